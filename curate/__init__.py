@@ -1,0 +1,1 @@
+"""Curate: Wikidata -> facts (cultures, predicates, SPARQL, endpoints, popularity, augmentation)."""

@@ -1,0 +1,45 @@
+"""Atomic, deterministic file writes: write a temp file beside the target, then rename."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+
+@contextmanager
+def atomic_path(target: str | os.PathLike) -> Iterator[Path]:
+    """Yield a temporary path in the target's folder; on success it replaces ``target``."""
+    target = Path(target)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    os.close(fd)
+    tmp_path = Path(tmp)
+    try:
+        yield tmp_path
+        os.replace(tmp_path, target)
+    finally:
+        if tmp_path.exists():
+            tmp_path.unlink()
+
+
+def write_bytes(target: str | os.PathLike, data: bytes) -> None:
+    with atomic_path(target) as tmp:
+        tmp.write_bytes(data)
+
+
+def write_text(target: str | os.PathLike, text: str) -> None:
+    write_bytes(target, text.encode("utf-8"))
+
+
+def dumps_json(obj: Any) -> str:
+    """Canonical JSON: sorted keys, UTF-8, 2-space indent, trailing newline (byte-stable)."""
+    return json.dumps(obj, ensure_ascii=False, sort_keys=True, indent=2) + "\n"
+
+
+def write_json(target: str | os.PathLike, obj: Any) -> None:
+    write_text(target, dumps_json(obj))

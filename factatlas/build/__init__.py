@@ -1,0 +1,1 @@
+"""Build: curated facts + rendered prompts -> multi-parallel benchmark (splits, candidates, stats)."""

@@ -1,0 +1,171 @@
+"""The shared vocabulary: frozen records that cross stage borders.
+
+Every stage reads and writes these (or their parquet rows, see ``factatlas.tables``); no loose dicts
+travel between curate, templates, build, probe and publish.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from enum import StrEnum
+from types import MappingProxyType
+from typing import Mapping
+
+QID_RE = re.compile(r"^Q[1-9][0-9]*$")
+PID_RE = re.compile(r"^P[1-9][0-9]*$")
+# BCP-47-ish codes as Wikidata uses them for labels and Wikipedia editions: en, zh-hans, be-tarask, pt-br.
+LANG_RE = re.compile(r"^[a-z]{2,3}(-[a-z0-9]{2,8})*$")
+
+# The answer slot inside a rendered cloze prompt's text. It appears exactly once.
+ANSWER_MARKER = "[Y]"
+
+
+def frozen_mapping(data: Mapping | None = None) -> Mapping:
+    """A read-only view of a copy of ``data`` (records are frozen all the way down)."""
+    return MappingProxyType(dict(data or {}))
+
+
+class Provenance(StrEnum):
+    """Why an object counts as a valid answer for a fact."""
+
+    DIRECT = "direct"  # stated in Wikidata for the subject
+    SUPERCLASS = "superclass"  # a P279 superclass of a direct object
+    ADMIN_ANCESTOR = "admin_ancestor"  # a P131 containing area of a direct object (places)
+
+
+class Gender(StrEnum):
+    MASCULINE = "masc"
+    FEMININE = "fem"
+    NEUTER = "neut"
+    NON_BINARY = "nonbinary"  # P21 values other than male/female; templates pick a neutral form
+    UNKNOWN = "unknown"
+
+
+@dataclass(frozen=True, slots=True)
+class CountryRef:
+    qid: str
+    label: str
+    wikipedia_sites: tuple[str, ...]  # Wikipedia edition codes used for popularity: ("ar", "en", "fr")
+
+
+@dataclass(frozen=True, slots=True)
+class MembershipRule:
+    """A culture defined by a Wikidata statement: ``?country wdt:<predicate> wd:<target>``."""
+
+    predicate: str
+    target: str
+    wikipedia_sites: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Culture:
+    name: str  # file stem, e.g. "arab"
+    label: str  # human name, e.g. "Arab League"
+    countries: tuple[CountryRef, ...]  # the checked list
+    membership_rule: MembershipRule | None = None
+    description: str = ""
+
+    @property
+    def country_qids(self) -> tuple[str, ...]:
+        return tuple(c.qid for c in self.countries)
+
+
+@dataclass(frozen=True, slots=True)
+class CulturePair:
+    name: str  # "arab-west"
+    cultures: tuple[str, str]
+
+
+@dataclass(frozen=True, slots=True)
+class Entity:
+    qid: str
+    labels: Mapping[str, str] = field(default_factory=frozen_mapping)  # lang -> label
+    aliases: Mapping[str, tuple[str, ...]] = field(default_factory=frozen_mapping)  # lang -> aliases
+    gender: Gender = Gender.UNKNOWN
+    gender_source: str = ""  # "P21", "class-default", "lexicon", "suffix", "" when unknown
+    classes: tuple[str, ...] = ()  # P31 QIDs
+    sitelinks: int = 0
+
+    def label(self, lang: str) -> str | None:
+        return self.labels.get(lang)
+
+
+@dataclass(frozen=True, slots=True)
+class ObjectRef:
+    qid: str
+    provenance: Provenance = Provenance.DIRECT
+    via: str | None = None  # the direct object an augmented object was derived from
+
+
+@dataclass(frozen=True, slots=True)
+class Fact:
+    """One fact per (culture, predicate, subject); every valid object kept."""
+
+    id: str  # fact_id(culture, predicate, subject)
+    predicate: str
+    subject: str
+    objects: tuple[ObjectRef, ...]
+    culture: str
+    countries: tuple[str, ...]  # the culture's countries the subject was matched through
+    popularity: float
+    rank: int  # 1-based rank of the subject within (culture, predicate)
+
+    @property
+    def direct_objects(self) -> tuple[str, ...]:
+        return tuple(o.qid for o in self.objects if o.provenance is Provenance.DIRECT)
+
+    @property
+    def object_qids(self) -> tuple[str, ...]:
+        return tuple(o.qid for o in self.objects)
+
+
+def fact_id(culture: str, predicate: str, subject: str) -> str:
+    return f"{culture}:{predicate}:{subject}"
+
+
+@dataclass(frozen=True, slots=True)
+class Drop:
+    """Every removal, anywhere: what was dropped, at which step, and why."""
+
+    item: str  # a fact id, QID, prompt id ...
+    step: str  # "candidates", "popularity", "objects", "labels", "augment", "render", "build", ...
+    reason: str  # a short stable code: "no-label:ar", "type-constraint", "quota", ...
+    detail: str = ""
+    culture: str = ""
+    predicate: str = ""
+    country: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Prompt:
+    """A rendered prompt for one (fact, language, template)."""
+
+    fact_id: str
+    lang: str
+    template_id: str  # language-neutral id, identical across languages: "P19/1", questions "P19/q1"
+    kind: str  # "cloze" | "question"
+    text: str  # cloze: contains ANSWER_MARKER exactly once
+    gold: Mapping[str, tuple[str, ...]]  # object qid -> surface forms (inflected first, base, aliases)
+
+    @property
+    def answer_start(self) -> int:
+        return self.text.find(ANSWER_MARKER)
+
+
+@dataclass(frozen=True, slots=True)
+class CandidateSet:
+    predicate: str
+    lang: str
+    qids: tuple[str, ...]
+    forms: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ProbeResult:
+    model: str
+    lang: str
+    template_id: str
+    fact_id: str
+    ranked_qids: tuple[str, ...]
+    scores: tuple[float, ...]

@@ -1,0 +1,210 @@
+"""Explicit Arrow schemas for every table that crosses a stage border, and byte-stable parquet I/O.
+
+Strings are ``pa.string()`` (never ``large_string``), lists are lists of strings: the schema a release
+publishes must not change because a dependency changed its defaults.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from factatlas.atomic import atomic_path
+from factatlas.records import Drop, Entity, Fact, Gender, ObjectRef, Provenance
+
+STR = pa.string()
+STR_LIST = pa.list_(pa.string())
+
+FACTS_SCHEMA = pa.schema(
+    [
+        ("fact_id", STR),
+        ("culture", STR),
+        ("predicate", STR),
+        ("subject_qid", STR),
+        ("countries", STR_LIST),
+        ("popularity", pa.float64()),
+        ("rank", pa.int32()),
+        ("object_qids", STR_LIST),
+        ("object_provenance", STR_LIST),  # parallel to object_qids: direct|superclass|admin_ancestor
+        ("object_via", STR_LIST),  # parallel: the direct object an augmented one came from, "" if direct
+    ]
+)
+
+# One row per (entity, language): long format keeps the schema fixed whatever the language list.
+LABELS_SCHEMA = pa.schema([("qid", STR), ("lang", STR), ("label", STR), ("aliases", STR_LIST)])
+
+ENTITIES_SCHEMA = pa.schema(
+    [
+        ("qid", STR),
+        ("gender", STR),
+        ("gender_source", STR),
+        ("classes", STR_LIST),
+        ("sitelinks", pa.int32()),
+    ]
+)
+
+DROPS_SCHEMA = pa.schema(
+    [
+        ("item", STR),
+        ("step", STR),
+        ("reason", STR),
+        ("detail", STR),
+        ("culture", STR),
+        ("predicate", STR),
+        ("country", STR),
+    ]
+)
+
+# The benchmark: one row per (fact, language, template). Written by `factatlas build`, read by probe
+# and publish.
+PROMPTS_SCHEMA = pa.schema(
+    [
+        ("prompt_id", STR),  # f"{fact_id}|{lang}|{template_id}"
+        ("fact_id", STR),
+        ("lang", STR),
+        ("template_id", STR),  # language-neutral: "P19/1", questions "P19/q1"
+        ("kind", STR),  # cloze | question
+        ("text", STR),  # cloze text holds records.ANSWER_MARKER exactly once
+        ("answer_start", pa.int32()),  # char offset of the marker; -1 for questions
+        ("pair", STR),
+        ("culture", STR),
+        ("predicate", STR),
+        ("split", STR),
+        ("subject_qid", STR),
+        ("subject_label", STR),
+        ("gold_qids", STR_LIST),
+        ("gold_forms", pa.list_(STR_LIST)),  # parallel to gold_qids: inflected form first, base, aliases
+        ("candidate_qids", STR_LIST),  # identical per (fact, template) across languages
+        ("candidate_forms", STR_LIST),  # parallel: the surface form that fills the slot in this prompt
+        ("template_status", STR),  # draft | reviewed
+    ]
+)
+
+# Probe output: one row per prompt and model.
+RANKINGS_SCHEMA = pa.schema(
+    [
+        ("model", STR),
+        ("scoring", STR),
+        ("prompt_id", STR),
+        ("fact_id", STR),
+        ("lang", STR),
+        ("template_id", STR),
+        ("culture", STR),
+        ("predicate", STR),
+        ("ranked_qids", STR_LIST),
+        ("scores", pa.list_(pa.float64())),  # parallel to ranked_qids, best first
+        ("correct_at_1", pa.bool_()),
+        ("prediction", STR),  # generative modes: the decoded text
+    ]
+)
+
+
+def write_table(path: str | os.PathLike, rows: Sequence[Mapping[str, Any]], schema: pa.Schema,
+                sort_by: Sequence[str] | None = None) -> Path:
+    """Write rows atomically as parquet with exactly ``schema``; byte-identical for identical rows."""
+    rows = list(rows)
+    if sort_by:
+        rows.sort(key=lambda r: tuple(r[k] for k in sort_by))
+    table = pa.Table.from_pylist(rows, schema=schema) if rows else schema.empty_table()
+    path = Path(path)
+    with atomic_path(path) as tmp:
+        pq.write_table(table, tmp, compression="zstd", write_statistics=False, store_schema=True)
+    return path
+
+
+def read_rows(path: str | os.PathLike, schema: pa.Schema | None = None) -> list[dict[str, Any]]:
+    table = pq.read_table(path)
+    if schema is not None and not table.schema.equals(schema, check_metadata=False):
+        raise ValueError(f"{path}: schema differs from the expected one; rebuild it with this version.\n"
+                         f"expected: {schema}\nfound: {table.schema}")
+    return table.to_pylist()
+
+
+# ---- records <-> rows -------------------------------------------------------------------------
+
+def fact_to_row(f: Fact) -> dict[str, Any]:
+    return {
+        "fact_id": f.id,
+        "culture": f.culture,
+        "predicate": f.predicate,
+        "subject_qid": f.subject,
+        "countries": list(f.countries),
+        "popularity": float(f.popularity),
+        "rank": int(f.rank),
+        "object_qids": [o.qid for o in f.objects],
+        "object_provenance": [str(o.provenance) for o in f.objects],
+        "object_via": [o.via or "" for o in f.objects],
+    }
+
+
+def fact_from_row(r: Mapping[str, Any]) -> Fact:
+    objects = tuple(
+        ObjectRef(q, Provenance(p), v or None)
+        for q, p, v in zip(r["object_qids"], r["object_provenance"], r["object_via"], strict=True)
+    )
+    return Fact(r["fact_id"], r["predicate"], r["subject_qid"], objects, r["culture"],
+                tuple(r["countries"]), float(r["popularity"]), int(r["rank"]))
+
+
+def write_facts(path: str | os.PathLike, facts: Iterable[Fact]) -> Path:
+    return write_table(path, [fact_to_row(f) for f in facts], FACTS_SCHEMA, sort_by=("fact_id",))
+
+
+def read_facts(path: str | os.PathLike) -> list[Fact]:
+    return [fact_from_row(r) for r in read_rows(path, FACTS_SCHEMA)]
+
+
+def write_entities(folder: str | os.PathLike, entities: Iterable[Entity]) -> None:
+    """Writes ``entities.parquet`` (metadata) and ``labels.parquet`` (labels and aliases, long format)."""
+    folder = Path(folder)
+    entities = list(entities)
+    meta = [
+        {"qid": e.qid, "gender": str(e.gender), "gender_source": e.gender_source,
+         "classes": list(e.classes), "sitelinks": int(e.sitelinks)}
+        for e in entities
+    ]
+    labels = []
+    for e in entities:
+        for lang in sorted(set(e.labels) | set(e.aliases)):
+            labels.append({"qid": e.qid, "lang": lang, "label": e.labels.get(lang, ""),
+                           "aliases": list(e.aliases.get(lang, ()))})
+    write_table(folder / "entities.parquet", meta, ENTITIES_SCHEMA, sort_by=("qid",))
+    write_table(folder / "labels.parquet", labels, LABELS_SCHEMA, sort_by=("qid", "lang"))
+
+
+def read_entities(folder: str | os.PathLike) -> dict[str, Entity]:
+    from factatlas.records import frozen_mapping
+
+    folder = Path(folder)
+    labels: dict[str, dict[str, str]] = {}
+    aliases: dict[str, dict[str, tuple[str, ...]]] = {}
+    for r in read_rows(folder / "labels.parquet", LABELS_SCHEMA):
+        if r["label"]:
+            labels.setdefault(r["qid"], {})[r["lang"]] = r["label"]
+        if r["aliases"]:
+            aliases.setdefault(r["qid"], {})[r["lang"]] = tuple(r["aliases"])
+    out = {}
+    for r in read_rows(folder / "entities.parquet", ENTITIES_SCHEMA):
+        q = r["qid"]
+        out[q] = Entity(q, frozen_mapping(labels.get(q)), frozen_mapping(aliases.get(q)), Gender(r["gender"]),
+                        r["gender_source"], tuple(r["classes"]), int(r["sitelinks"]))
+    return out
+
+
+def drop_to_row(d: Drop) -> dict[str, Any]:
+    return {"item": d.item, "step": d.step, "reason": d.reason, "detail": d.detail,
+            "culture": d.culture, "predicate": d.predicate, "country": d.country}
+
+
+def write_drops(path: str | os.PathLike, drops: Iterable[Drop]) -> Path:
+    return write_table(path, [drop_to_row(d) for d in drops], DROPS_SCHEMA,
+                       sort_by=("step", "culture", "predicate", "item", "reason", "detail"))
+
+
+def read_drops(path: str | os.PathLike) -> list[Drop]:
+    return [Drop(**r) for r in read_rows(path, DROPS_SCHEMA)]

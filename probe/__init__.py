@@ -1,0 +1,1 @@
+"""Probe: prompts x model -> rankings -> metrics -> validation report."""

@@ -1,0 +1,1 @@
+"""Publish: benchmark -> versioned dataset release (Hub or git), diffs between versions."""

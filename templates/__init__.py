@@ -1,0 +1,1 @@
+"""Templates: facts -> prompts (template language, morphology backends, translation bootstrap)."""

@@ -1,0 +1,36 @@
+from factatlas.records import Drop, Entity, Fact, Gender, ObjectRef, Provenance, fact_id, frozen_mapping
+from factatlas.tables import read_drops, read_entities, read_facts, write_drops, write_entities, write_facts
+
+
+def _facts():
+    return [
+        Fact(fact_id("west", "P36", "Q142"), "P36", "Q142", (ObjectRef("Q90"),), "west", ("Q142",), 9.0, 1),
+        Fact(fact_id("arab", "P19", "Q1"), "P19", "Q1",
+             (ObjectRef("Q85"), ObjectRef("Q1234", Provenance.ADMIN_ANCESTOR, "Q85")), "arab", ("Q79",), 3.5, 2),
+    ]
+
+
+def test_facts_round_trip_and_are_byte_identical(tmp_path):
+    write_facts(tmp_path / "a.parquet", _facts())
+    write_facts(tmp_path / "b.parquet", list(reversed(_facts())))
+    assert (tmp_path / "a.parquet").read_bytes() == (tmp_path / "b.parquet").read_bytes()
+    back = read_facts(tmp_path / "a.parquet")
+    assert back == sorted(_facts(), key=lambda f: f.id)
+    assert back[0].objects[1].provenance is Provenance.ADMIN_ANCESTOR and back[0].objects[1].via == "Q85"
+
+
+def test_entities_round_trip(tmp_path):
+    e = Entity("Q85", frozen_mapping({"en": "Cairo", "ar": "القاهرة"}), frozen_mapping({"en": ("Al-Qahira",)}),
+               Gender.UNKNOWN, "", ("Q515",), 250)
+    p = Entity("Q1", frozen_mapping({"en": "Umm Kulthum"}), frozen_mapping(), Gender.FEMININE, "P21", ("Q5",), 80)
+    write_entities(tmp_path, [e, p])
+    back = read_entities(tmp_path)
+    assert back["Q85"].labels == {"en": "Cairo", "ar": "القاهرة"}
+    assert back["Q85"].aliases == {"en": ("Al-Qahira",)}
+    assert back["Q1"].gender is Gender.FEMININE and back["Q1"].gender_source == "P21"
+
+
+def test_drops_round_trip(tmp_path):
+    drops = [Drop("arab:P19:Q1", "labels", "no-label:ar", "", "arab", "P19", "Q79")]
+    write_drops(tmp_path / "d.parquet", drops)
+    assert read_drops(tmp_path / "d.parquet") == drops
