@@ -1,0 +1,42 @@
+import json
+import subprocess
+import sys
+
+from factatlas.atomic import dumps_json, write_json
+from factatlas.errors import ConfigError, unknown
+from factatlas.rundir import RunDir
+
+
+def test_manifest_merges_stages_and_hashes_outputs(tmp_path):
+    run = RunDir.open(tmp_path / "r")
+    out = run.stage("curate") / "facts.parquet"
+    out.write_bytes(b"abc")
+    run.record_stage("curate", config={"pair": "arab-west"}, counts={"facts": 3}, outputs=[out])
+    run.record_stage("build", config={"langs": ["ar", "en"]})
+    manifest = json.loads(run.manifest_path.read_text())
+    assert set(manifest["stages"]) == {"curate", "build"}
+    assert manifest["stages"]["curate"]["outputs"] == {
+        "curate/facts.parquet": "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+    }
+    assert manifest["stages"]["curate"]["counts"] == {"facts": 3}
+
+
+def test_atomic_json_is_canonical(tmp_path):
+    write_json(tmp_path / "a.json", {"b": 1, "a": "é"})
+    assert (tmp_path / "a.json").read_text("utf-8") == '{\n  "a": "é",\n  "b": 1\n}\n'
+    assert dumps_json({"a": 1}) == dumps_json({"a": 1})
+    assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
+
+
+def test_errors_name_place_and_suggest():
+    e = ConfigError("unknown case 'Ess'; expected one of nom, gen", "templates/lang/ru.yaml", 14, 9)
+    assert str(e) == "templates/lang/ru.yaml:14:9: unknown case 'Ess'; expected one of nom, gen"
+    assert unknown("culture", "arab-wset", ["arab-west", "asia-west"]) == (
+        "unknown culture 'arab-wset'. Did you mean 'arab-west'? Available: arab-west, asia-west"
+    )
+
+
+def test_cli_help_is_fast_and_lists_commands():
+    # heavy stages (torch, datasets) must not be imported by the root command
+    code = "import sys; from factatlas.cli import app; assert 'torch' not in sys.modules, 'torch imported'"
+    subprocess.run([sys.executable, "-c", code], check=True)
