@@ -1,9 +1,117 @@
-"""Commands of this stage (registered on the root `factatlas` app)."""
+"""Commands of this stage (registered on the root `factatlas` app):
+`curate`, `cultures list|show`, `predicates list`, `validate CONFIG`."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import typer
+
+cultures_app = typer.Typer(help="Cultures (curate/cultures/*.yaml).\n\nExample: factatlas cultures show arab",
+                           no_args_is_help=True)
+predicates_app = typer.Typer(help="Predicates (curate/predicates.yaml).\n\nExample: factatlas predicates list",
+                             no_args_is_help=True)
+
+
+def curate_command(
+    pair: str = typer.Option(..., "--pair", help="A pair from curate/pairs.yaml (arab-west, ...) or a pair YAML file."),
+    langs: str = typer.Option("en", "--langs", help="Comma-separated label languages, e.g. ar,en."),
+    run: Path | None = typer.Option(None, "--run", help="Run directory (default: runs/<pair>)."),
+    endpoint: str | None = typer.Option(None, "--endpoint",
+                                        help="SPARQL endpoint URL (default: the embedded Wikidata sample)."),
+    user_agent: str | None = typer.Option(None, "--user-agent", envvar="FACTATLAS_USER_AGENT",
+                                          help="Descriptive agent with contact info (required for the public WDQS)."),
+    max_subjects: int = typer.Option(1000, "--max-subjects", help="At most N subjects per predicate per culture."),
+    country_quota: int | None = typer.Option(None, "--country-quota",
+                                             help="At most N subjects per country per predicate."),
+    popularity: str = typer.Option("length", "--popularity", help="length | edits | sitelinks."),
+    predicates: str | None = typer.Option(None, "--predicates", help="Subset, e.g. P17,P19 (default: all)."),
+    sample: Path | None = typer.Option(None, "--sample", help="Another N-Triples file for the embedded endpoint."),
+    page_lengths: Path | None = typer.Option(None, "--page-lengths", help="TSV site/title/length table."),
+) -> None:
+    """Curate culture-filtered facts from Wikidata into <run>/curate/.
+
+    Example: factatlas curate --pair arab-west --langs ar,en
+    """
+    from factatlas.curate.engine import CurationConfig, curate
+
+    from factatlas.console import err
+
+    config = CurationConfig(
+        pair=pair, langs=tuple(x.strip() for x in langs.split(",")), endpoint=endpoint, user_agent=user_agent,
+        sample=str(sample) if sample else None, max_subjects=max_subjects, country_quota=country_quota,
+        popularity=popularity,
+        predicates=tuple(p.strip() for p in predicates.split(",") if p.strip()) if predicates else (),
+        page_lengths=str(page_lengths) if page_lengths else None,
+    )
+    run_dir = run or Path("runs") / Path(pair).stem
+    result = curate(config, run_dir, progress=lambda msg: err.print(f"[dim]{msg}[/dim]", highlight=False))
+    typer.echo(result.table())
+    typer.echo(f"\nwrote {run_dir / 'curate'}: {len(result.facts)} facts, {len(result.entities)} entities, "
+              f"{len(result.drops)} drops; queries sent {result.queries['sent']}, cached {result.queries['cached']}")
+
+
+@cultures_app.command("list")
+def cultures_list() -> None:
+    """List the bundled cultures and pairs.
+
+    Example: factatlas cultures list
+    """
+    from factatlas.curate.config import list_cultures, list_pairs, load_culture_config
+
+    for name in list_cultures():
+        cc = load_culture_config(name)
+        rule = cc.culture.membership_rule
+        how = f"rule ?c wdt:{rule.predicate} wd:{rule.target} ({cc.membership_use})" if rule else "list"
+        typer.echo(f"{name:<16} {len(cc.culture.countries):>3} countries  {how:<34} {cc.culture.label}")
+    typer.echo("pairs: " + ", ".join(list_pairs()))
+
+
+@cultures_app.command("show")
+def cultures_show(name: str = typer.Argument(..., help="Culture name or path to a culture YAML.")) -> None:
+    """Show a culture's countries and Wikipedia editions.
+
+    Example: factatlas cultures show arab
+    """
+    from factatlas.curate.config import load_culture_config
+
+    cc = load_culture_config(name)
+    c = cc.culture
+    typer.echo(f"{c.name}: {c.label} — {c.description}".rstrip(" —"))
+    if c.membership_rule:
+        r = c.membership_rule
+        typer.echo(f"membership rule: ?country wdt:{r.predicate} wd:{r.target} (use: {cc.membership_use}; "
+                   f"editions for added countries: {', '.join(r.wikipedia_sites)})")
+    for country in c.countries:
+        typer.echo(f"  {country.qid:<9} {country.label:<28} {', '.join(country.wikipedia_sites)}")
+
+
+@predicates_app.command("list")
+def predicates_list() -> None:
+    """List the predicates with their types, culture filter and augmentation.
+
+    Example: factatlas predicates list
+    """
+    from factatlas.curate.config import load_predicates
+
+    for pid, s in load_predicates().items():
+        typer.echo(f"{pid:<6} {s.label:<36} {s.subject_type.name:>16} -> {s.object_type.name:<14} "
+                  f"culture: {s.describe_filter():<32} augment: {s.augment}")
+
+
+def validate_command(config: Path = typer.Argument(..., help="A culture, pair, pairs or predicates YAML file.")) -> None:
+    """Validate a curate config file (unknown keys, malformed QIDs/PIDs/language codes).
+
+    Example: factatlas validate curate/cultures/arab.yaml
+    """
+    from factatlas.curate.config import validate_file
+
+    typer.echo(validate_file(config))
 
 
 def register(app: typer.Typer) -> None:
     """Add this stage's commands to the root app."""
+    app.command("curate")(curate_command)
+    app.command("validate")(validate_command)
+    app.add_typer(cultures_app, name="cultures")
+    app.add_typer(predicates_app, name="predicates")

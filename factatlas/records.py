@@ -7,10 +7,10 @@ travel between curate, templates, build, probe and publish.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from types import MappingProxyType
-from typing import Mapping
 
 QID_RE = re.compile(r"^Q[1-9][0-9]*$")
 PID_RE = re.compile(r"^P[1-9][0-9]*$")

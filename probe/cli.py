@@ -1,9 +1,71 @@
-"""Commands of this stage (registered on the root `factatlas` app)."""
+"""Commands of this stage (registered on the root `factatlas` app): `probe` (and `report`, owned by
+probe-metrics in report_cli.py)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import typer
+from factatlas.probe.protocol import SCORING_RULES
 
 
 def register(app: typer.Typer) -> None:
     """Add this stage's commands to the root app."""
+    app.command("probe")(probe)
+    try:
+        from factatlas.probe import report_cli
+    except ImportError:  # the report module is optional until its owner ships it
+        return
+    report_cli.register(app)
+
+
+def probe(
+    run: Path = typer.Argument(..., help="Run directory (holding build/) or a benchmark directory."),
+    model: str = typer.Option(..., "--model", "-m",
+                              help="Local folder, Hub id, or tiny | tiny-bert | tiny-gpt2 | tiny-t5 "
+                                   "(built on the spot from the benchmark)."),
+    scoring: str | None = typer.Option(None, "--scoring", "-s",
+                                       help=f"Scoring rule (default: the family's): {', '.join(SCORING_RULES)}."),
+    langs: str | None = typer.Option(None, "--langs", help="Comma-separated languages (default: all)."),
+    shard: str | None = typer.Option(None, "--shard", help="i/n: score shard i (0-based) of n; the last "
+                                                           "finished shard merges them."),
+    batch_tokens: int = typer.Option(8192, "--batch-tokens", help="Token budget per forward pass."),
+    device: str = typer.Option("auto", "--device", help="auto | cpu | cuda."),
+    dtype: str = typer.Option("auto", "--dtype", help="auto (bf16/fp16 on GPU, fp32 on CPU) | fp32 | bf16 | fp16."),
+    family: str | None = typer.Option(None, "--family", help="Override detection: mlm | causal | seq2seq."),
+    remainder: bool = typer.Option(False, "--remainder", help="causal-*: also score the template's text after "
+                                                              "the slot."),
+    max_new_tokens: int = typer.Option(16, "--max-new-tokens", help="generative: answer length limit."),
+    xfactr_init: str = typer.Option("confidence", "--xfactr-init", help="independent | order | confidence."),
+    xfactr_refine: bool = typer.Option(True, "--xfactr-refine/--no-xfactr-refine", help="X-FACTR refinement."),
+    xfactr_length: str = typer.Option("mean", "--xfactr-length", help="Choose the answer length by mean | sum."),
+    xfactr_max_masks: int = typer.Option(5, "--xfactr-max-masks", help="Largest mask count tried."),
+    template_only: bool = typer.Option(True, "--template-only/--no-template-only",
+                                       help="Also score the template-only baseline."),
+    tiny_steps: int = typer.Option(300, "--tiny-steps", help="Fine-tuning steps of a tiny model."),
+    out_name: str | None = typer.Option(None, "--out-name", help="Folder name under probe/ (default: model slug)."),
+) -> None:
+    """Rank every prompt's candidates with a model -> probe/<model>/rankings.parquet + metrics.json.
+
+    Example: factatlas probe runs/arab-west --model bert-base-multilingual-cased --scoring mlm-pll
+
+    Quickstart: factatlas probe runs/arab-west --model tiny
+    """
+    from factatlas.probe.runner import ProbeConfig, parse_shard, probe_benchmark
+
+    from factatlas.console import out
+
+    config = ProbeConfig(
+        model=model, scoring=scoring, langs=tuple(x.strip() for x in langs.split(",") if x.strip()) if langs else None,
+        shard=parse_shard(shard), batch_tokens=batch_tokens, device=device, dtype=dtype, family=family,
+        template_only=template_only, include_remainder=remainder, max_new_tokens=max_new_tokens,
+        xfactr_init=xfactr_init, xfactr_refine=xfactr_refine, xfactr_length=xfactr_length,
+        xfactr_max_masks=xfactr_max_masks, tiny_steps=tiny_steps, out_name=out_name)
+    outcome = probe_benchmark(run, config)
+    out.print(f"rankings: {outcome.rankings_path}")
+    if outcome.template_only_path:
+        out.print(f"template-only baseline: {outcome.template_only_path}")
+    if outcome.metrics_path:
+        out.print(f"metrics: {outcome.metrics_path}" + (f"  ({outcome.metrics_note})" if outcome.metrics_note else ""))
+    for key, value in sorted(outcome.counts.items()):
+        out.print(f"  {key}: {value}")

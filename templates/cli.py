@@ -1,9 +1,148 @@
-"""Commands of this stage (registered on the root `factatlas` app)."""
+"""Commands of this stage: `factatlas templates validate|coverage|translate|unimorph-fetch|show` and
+`factatlas render RUN`."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import typer
+
+templates_app = typer.Typer(help="Prompt templates (templates/lang/*.yaml).\n\nExample: factatlas templates coverage",
+                            no_args_is_help=True)
+
+
+@templates_app.command("validate")
+def validate_command(files: list[Path] = typer.Argument(None, help="Template files (default: templates/lang/*.yaml).")
+                     ) -> None:
+    """Check template files; prints every problem as file:line:col with a fix. Exit 2 on problems.
+
+    Example: factatlas templates validate templates/lang/ru.yaml
+    """
+    from factatlas.templates.library import available_languages, templates_dir
+    from factatlas.templates.validate import validate_paths
+
+    from factatlas.errors import ConfigError
+
+    paths = [str(f) for f in files] if files else [str(templates_dir() / f"{lang}.yaml")
+                                                   for lang in available_languages()]
+    issues = validate_paths(paths)
+    if issues:
+        raise ConfigError(f"{len(issues)} problem(s):\n" + "\n".join(str(i) for i in issues))
+    typer.echo(f"ok: {len(paths)} file(s) valid")
+
+
+@templates_app.command("coverage")
+def coverage_command(langs: str | None = typer.Option(None, "--langs", help="Comma-separated (default: all)."),
+                     minimum: int = typer.Option(2, "--min", help="Cloze paraphrases a cell needs to be 'ok'."),
+                     root: Path | None = typer.Option(None, "--templates", help="Template folder (default: "
+                                                      "the packaged templates/lang/).")) -> None:
+    """Print the language x predicate matrix: cloze paraphrases + question (q), draft marks (*).
+
+    Example: factatlas templates coverage --langs en,ru,ko
+    """
+    from factatlas.templates.coverage import coverage_table
+    from factatlas.templates.library import load_library
+
+    lib = load_library(_split(langs), root=root, validate=False)
+    typer.echo(coverage_table(lib, minimum))
+
+
+@templates_app.command("show")
+def show_command(lang: str = typer.Argument(..., help="Language code."),
+                 predicate: str | None = typer.Option(None, "--predicate", help="e.g. P19")) -> None:
+    """List a language's templates with their parsed slots.
+
+    Example: factatlas templates show ru --predicate P19
+    """
+    from factatlas.templates.library import load_library
+    from factatlas.templates.syntax import parse
+
+    lib = load_library([lang])
+    for t in lib.templates(lang, predicate):
+        slots = " ".join(s.raw for s in parse(t.text).slots())
+        typer.echo(f"{t.id:<10} {t.kind:<8} {t.status:<8} {t.text}    [{slots}]")
+
+
+@templates_app.command("translate")
+def translate_command(
+    src: str = typer.Option("en", "--from", help="Source language of the templates."),
+    dst: str = typer.Option(..., "--to", help="Target language code."),
+    backends: list[str] = typer.Option(["googletrans"], "--backend",
+                                       help="Repeatable: googletrans, deep-google, deep-mymemory, or module:Class."),
+    out: Path | None = typer.Option(None, "--out", help="Write the draft file here (default: stdout)."),
+    min_votes: int = typer.Option(2, "--min-votes", help="Systems that must agree to keep a translation."),
+    cache: Path | None = typer.Option(None, "--cache", help="Translation cache dir "
+                                      "(default: $FACTATLAS_CACHE/translate or ~/.cache/factatlas/translate)."),
+) -> None:
+    """Bootstrap a draft template file by machine translation (kept when >= 2 systems agree).
+
+    Example: factatlas templates translate --from en --to sw --backend googletrans --backend deep-google --out sw.yaml
+    """
+    import os
+
+    from factatlas.templates.library import load_library
+    from factatlas.templates.translate import (
+        CachedTranslator,
+        draft_document,
+        dump_yaml,
+        make_translator,
+        translate_templates,
+    )
+
+    from factatlas.atomic import write_text
+    from factatlas.console import err
+
+    cache_dir = cache or Path(os.environ.get("FACTATLAS_CACHE") or Path.home() / ".cache" / "factatlas") / "translate"
+    lib = load_library([src])
+    translators = [CachedTranslator(make_translator(b), cache_dir) for b in backends]
+    result = translate_templates(lib.templates(src), dst, translators, min_votes)
+    text = dump_yaml(draft_document(result))
+    if out:
+        write_text(out, text)
+        err.print(f"wrote {out}")
+    else:
+        typer.echo(text)
+    for tid, reason in result.dropped:
+        err.print(f"dropped {tid}: {reason}", highlight=False)
+    err.print(" ".join(f"{k}={v}" for k, v in sorted(result.counts.items())), highlight=False)
+
+
+@templates_app.command("unimorph-fetch")
+def unimorph_fetch_command(iso: str = typer.Argument(..., help="ISO 639-3 code, e.g. hun."),
+                           cache_dir: Path | None = typer.Option(None, "--cache-dir", help="Default: user cache."),
+                           url: str = typer.Option("https://raw.githubusercontent.com/unimorph/{iso}/master/{iso}",
+                                                   "--url", help="URL pattern of the table.")) -> None:
+    """Download a UniMorph table into the cache used by the unimorph backend.
+
+    Example: factatlas templates unimorph-fetch hun
+    """
+    from factatlas.templates.backend_unimorph import download_table
+
+    typer.echo(str(download_table(iso, cache_dir, url)))
+
+
+def render_command(run: Path = typer.Argument(..., help="Run directory with curate/ outputs."),
+                   langs: str | None = typer.Option(None, "--langs", help="Comma-separated (default: all)."),
+                   root: Path | None = typer.Option(None, "--templates", help="Template folder (default: "
+                                                    "the packaged templates/lang/).")) -> None:
+    """Render curated facts into prompts per language and template (<run>/render/).
+
+    Example: factatlas render runs/arab-west --langs ar,en
+    """
+    from factatlas.templates.batch import render_run
+    from factatlas.templates.library import load_library
+
+    wanted = _split(langs)
+    report = render_run(run, wanted, load_library(wanted, root=root))
+    typer.echo(report.table())
+    typer.echo(f"wrote {run / 'render' / 'prompts.parquet'} ({len(report.rows)} prompts, {len(report.drops)} drops)")
+
+
+def _split(value: str | None) -> tuple[str, ...] | None:
+    return tuple(x.strip() for x in value.split(",") if x.strip()) if value else None
 
 
 def register(app: typer.Typer) -> None:
     """Add this stage's commands to the root app."""
+    app.add_typer(templates_app, name="templates")
+    app.command("render")(render_command)

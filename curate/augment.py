@@ -1,0 +1,49 @@
+"""Augmentation graphs (networkx): P279 superclass chains and P131 containing-area chains.
+
+Edges point from the narrower item to the broader one (sub -> super, place -> containing area).
+
+Stopping rule for containing areas: walk P131 upward from a place and stop *before* any country (an
+entity whose P31 reaches Q6256, or one of the culture's countries): the country is never added, and the
+walk does not continue above it. "Spain" is never a valid birthplace; "Madrid" and "Community of Madrid"
+are.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+
+import networkx as nx
+
+
+def qid_key(q: str) -> tuple[int, str]:
+    """Numeric order for QIDs (Q2 < Q10), stable for anything else."""
+    return (int(q[1:]), q) if q[1:].isdigit() else (1 << 62, q)
+
+
+def build_graph(edges: Iterable[tuple[str, str]]) -> nx.DiGraph:
+    g = nx.DiGraph()
+    g.add_edges_from(edges)
+    return g
+
+
+def superclasses(graph: nx.DiGraph, item: str) -> list[str]:
+    """Every P279 ancestor of ``item`` (not the item itself), in QID order."""
+    if item not in graph:
+        return []
+    return sorted((n for n in nx.descendants(graph, item) if n != item), key=qid_key)
+
+
+def containing_areas(graph: nx.DiGraph, place: str, is_country: Callable[[str], bool]) -> list[str]:
+    """P131 ancestors of ``place`` up to, and excluding, the first country on each chain."""
+    if place not in graph:
+        return []
+    seen: set[str] = set()
+    frontier = [place]
+    while frontier:
+        node = frontier.pop()
+        for parent in graph.successors(node):
+            if parent in seen or parent == place or is_country(parent):
+                continue
+            seen.add(parent)
+            frontier.append(parent)
+    return sorted(seen, key=qid_key)

@@ -1,0 +1,131 @@
+"""The query runner: on-disk response cache, ``queries.jsonl`` log, batching with back-off and halving.
+
+Every answer is stored atomically under ``cache/<sha256(endpoint id + query)>.json`` *before* the run
+moves on, so a killed run resumes without asking again for finished work, and cannot lose or duplicate a
+fact (outputs are written only at the end, from cached answers). A batch that timed out leaves a
+``.split`` marker, so a resumed run goes straight to the halves instead of timing out again.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from factatlas.curate.endpoints import Bindings, QueryTimeout, SparqlEndpoint
+from factatlas.curate.sparql import query_hash
+
+from factatlas.atomic import write_bytes
+from factatlas.errors import FactatlasError
+
+log = logging.getLogger(__name__)
+
+DEFAULT_BATCH = 200  # QIDs per VALUES list (WIKIDATA.md: start near 200, halve on timeout)
+BACKOFF_S = (5.0, 15.0, 45.0)  # waits before retrying a failed query (then give up or halve)
+
+
+@dataclass
+class RunnerStats:
+    sent: int = 0
+    cached: int = 0
+    failed: int = 0
+    split: int = 0
+    by_kind: dict[str, int] = field(default_factory=dict)
+    hashes: list[str] = field(default_factory=list)
+
+
+class QueryRunner:
+    def __init__(self, endpoint: SparqlEndpoint, cache_dir: str | Path, log_path: str | Path, *,
+                 sleeper: Callable[[float], None] = time.sleep, backoff: Sequence[float] = BACKOFF_S,
+                 clock: Callable[[], float] = time.monotonic):
+        self.endpoint = endpoint
+        self.cache_dir = Path(cache_dir)
+        self.cache_dir.mkdir(parents=True, exist_ok=True)
+        self.log_path = Path(log_path)
+        self.sleep = sleeper
+        self.clock = clock
+        self.backoff = tuple(backoff)
+        self.stats = RunnerStats()
+
+    # -- single queries ---------------------------------------------------------------------------
+
+    def _paths(self, h: str) -> tuple[Path, Path]:
+        return self.cache_dir / f"{h}.json", self.cache_dir / f"{h}.split"
+
+    def _log(self, **row) -> None:
+        self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        with open(self.log_path, "a", encoding="utf-8") as f:
+            f.write(json.dumps(row, ensure_ascii=False, sort_keys=True) + "\n")
+
+    def select(self, kind: str, query: str, *, retries: int | None = None) -> Bindings:
+        """Answer from the cache, or ask the endpoint (retrying timeouts with back-off) and cache."""
+        h = query_hash(self.endpoint.id, query)
+        self.stats.hashes.append(h)
+        cached, _ = self._paths(h)
+        if cached.exists():
+            rows = json.loads(cached.read_text("utf-8"))
+            self.stats.cached += 1
+            self._log(hash=h, endpoint=self.endpoint.id, kind=kind, text=query, rows=len(rows), seconds=0.0,
+                      status="cached")
+            return rows
+        attempts = len(self.backoff) if retries is None else retries
+        for attempt in range(attempts + 1):
+            start = self.clock()
+            try:
+                self.stats.sent += 1
+                self.stats.by_kind[kind] = self.stats.by_kind.get(kind, 0) + 1
+                rows = self.endpoint.select(query)
+            except QueryTimeout as e:
+                self.stats.failed += 1
+                self._log(hash=h, endpoint=self.endpoint.id, kind=kind, text=query, rows=0,
+                          seconds=round(self.clock() - start, 3), status=f"timeout: {e}")
+                if attempt >= attempts:
+                    raise
+                wait = self.backoff[min(attempt, len(self.backoff) - 1)]
+                log.warning("%s; retrying in %.0f s", e, wait)
+                self.sleep(wait)
+                continue
+            write_bytes(cached, json.dumps(rows, ensure_ascii=False, sort_keys=True).encode("utf-8"))
+            self._log(hash=h, endpoint=self.endpoint.id, kind=kind, text=query, rows=len(rows),
+                      seconds=round(self.clock() - start, 3), status="ok")
+            return rows
+        raise AssertionError("unreachable")
+
+    # -- batched queries --------------------------------------------------------------------------
+
+    def select_batched(self, kind: str, items: Sequence[str], build: Callable[[Sequence[str]], str],
+                       batch_size: int = DEFAULT_BATCH) -> Bindings:
+        """Run ``build(batch)`` over ``items`` in batches; a batch that times out is backed off and
+        halved (recursively) — the same query would time out again."""
+        items = list(dict.fromkeys(items))
+        rows: Bindings = []
+        for i in range(0, len(items), batch_size):
+            rows.extend(self._run_batch(kind, items[i:i + batch_size], build))
+        return rows
+
+    def _run_batch(self, kind: str, batch: Sequence[str], build: Callable[[Sequence[str]], str]) -> Bindings:
+        query = build(batch)
+        h = query_hash(self.endpoint.id, query)
+        cached, split = self._paths(h)
+        if split.exists() and not cached.exists() and len(batch) > 1:
+            self.stats.split += 1
+            return self._halves(kind, batch, build)
+        try:
+            # A batch that can still be split gets one try before halving; a single item gets the
+            # full back-off schedule.
+            return self.select(kind, query, retries=0 if len(batch) > 1 else None)
+        except QueryTimeout as e:
+            if len(batch) <= 1:
+                raise FactatlasError(f"{kind} query for {list(batch)} keeps failing at {self.endpoint.id}: {e}. "
+                                     "Rerun later (cached answers are kept) or use another endpoint") from e
+            write_bytes(split, b"")
+            self.stats.split += 1
+            self.sleep(self.backoff[0] if self.backoff else 0.0)
+            return self._halves(kind, batch, build)
+
+    def _halves(self, kind: str, batch: Sequence[str], build: Callable[[Sequence[str]], str]) -> Bindings:
+        mid = len(batch) // 2
+        return self._run_batch(kind, batch[:mid], build) + self._run_batch(kind, batch[mid:], build)

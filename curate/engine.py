@@ -1,0 +1,635 @@
+"""The five curation steps (DLAMA's method, done properly), over any SPARQL endpoint.
+
+1. candidates: subjects of each predicate tied to each culture's countries (batched VALUES), with their
+   P31 classes and article titles; subjects that are not of the predicate's subject type are dropped.
+2. popularity: rank by article length (or edits, or sitelinks), max over the culture's editions; optional
+   per-country quota; keep at most N subjects per (culture, predicate).
+3. objects: every object of each kept subject, without culture filters; objects not of the object type
+   are dropped.
+4. labels: labels + aliases in every requested language, P31 classes, P21 and sitelinks in one batched
+   pass; facts whose subject lacks a label, and objects lacking one, are dropped with that reason.
+5. augmentation: P279 superclasses (one closure query per batch of the object pool) and P131 containing
+   areas for places (stopping before countries); every object keeps its provenance.
+
+Every dropped candidate is a ``Drop`` with its step and reason. Outputs are sorted and byte-stable.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from factatlas.curate import sparql
+from factatlas.curate.augment import build_graph, containing_areas, qid_key, superclasses
+from factatlas.curate.cache import DEFAULT_BATCH, QueryRunner
+from factatlas.curate.config import (
+    CultureConfig,
+    PredicateSpec,
+    TypeSpec,
+    load_culture_config,
+    load_pair,
+    load_predicates,
+    parse_langs,
+    select_predicates,
+)
+from factatlas.curate.endpoints import (
+    DEFAULT_CLIENT_TIMEOUT_S,
+    EmbeddedEndpoint,
+    SparqlEndpoint,
+    make_endpoint,
+)
+from factatlas.curate.mediawiki import API_URL, REST_URL, MediaWikiClient
+from factatlas.curate.popularity import (
+    MODES,
+    MediaWikiEdits,
+    MediaWikiLengths,
+    PageLengthTable,
+    PopularitySource,
+)
+
+from factatlas.errors import ConfigError, unknown
+from factatlas.records import (
+    CountryRef,
+    Culture,
+    Drop,
+    Entity,
+    Fact,
+    Gender,
+    ObjectRef,
+    Provenance,
+    fact_id,
+    frozen_mapping,
+)
+from factatlas.rundir import RunDir
+from factatlas.tables import write_drops, write_entities, write_facts
+
+COUNTRY_CLASS = "Q6256"
+GENDER_BY_P21 = {
+    "Q6581097": Gender.MASCULINE,  # male
+    "Q6581072": Gender.FEMININE,  # female
+    "Q1052281": Gender.FEMININE,  # trans woman
+    "Q2449503": Gender.MASCULINE,  # trans man
+}
+
+
+# ---- configuration and result -----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CurationConfig:
+    pair: str
+    langs: tuple[str, ...] = ("en",)
+    endpoint: str | None = None  # None: the embedded sample; else a SPARQL endpoint URL
+    user_agent: str | None = None
+    sample: str | None = None  # another N-Triples file for the embedded endpoint
+    max_subjects: int = 1000
+    country_quota: int | None = None
+    popularity: str = "length"  # length | edits | sitelinks
+    page_lengths: str | None = None  # TSV table; default: the sample's for the embedded endpoint
+    mediawiki_api: str = API_URL
+    mediawiki_rest: str = REST_URL
+    predicates: tuple[str, ...] = ()  # empty: all of predicates.yaml
+    predicates_file: str | None = None
+    batch_size: int = DEFAULT_BATCH
+    timeout_s: float = DEFAULT_CLIENT_TIMEOUT_S
+
+    def validated(self) -> CurationConfig:
+        langs = parse_langs(self.langs)
+        if self.popularity not in MODES:
+            raise ConfigError("--popularity: " + unknown("popularity mode", self.popularity, MODES))
+        if self.max_subjects < 1:
+            raise ConfigError(f"--max-subjects {self.max_subjects}: must be at least 1")
+        if self.country_quota is not None and self.country_quota < 1:
+            raise ConfigError(f"--country-quota {self.country_quota}: must be at least 1 (or omit it)")
+        if self.batch_size < 1:
+            raise ConfigError(f"batch size {self.batch_size}: must be at least 1")
+        return CurationConfig(**{**asdict(self), "langs": langs, "predicates": tuple(self.predicates)})
+
+
+@dataclass(frozen=True)
+class CountryCount:
+    culture: str
+    country: str
+    label: str
+    facts_by_predicate: Mapping[str, int]
+
+
+@dataclass
+class CurationResult:
+    facts: list[Fact]
+    entities: dict[str, Entity]
+    drops: list[Drop]
+    counts: dict[str, dict[str, int]]  # culture -> predicate -> facts
+    country_counts: dict[str, dict[str, dict[str, int]]]  # culture -> country -> predicate -> facts
+    cultures: dict[str, Culture]
+    predicates: tuple[str, ...]
+    membership: dict[str, Any] = field(default_factory=dict)
+    queries: dict[str, Any] = field(default_factory=dict)
+
+    def empty_countries(self) -> dict[str, list[str]]:
+        return {c: [q for q, preds in self.country_counts[c].items() if not sum(preds.values())]
+                for c in self.counts}
+
+    def table(self) -> str:
+        from factatlas.curate.report import format_counts
+
+        return format_counts(self)
+
+
+# ---- entity knowledge gathered along the way --------------------------------------------------
+
+
+@dataclass
+class EntityInfo:
+    labels: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
+    aliases: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
+    classes: set[str] = field(default_factory=set)
+    p21: set[str] = field(default_factory=set)
+    sitelinks: int = 0
+    described: bool = False
+
+    def label(self, lang: str) -> str | None:
+        return min(self.labels[lang]) if self.labels.get(lang) else None
+
+    def to_entity(self, qid: str, langs: Sequence[str]) -> Entity:
+        labels = {x: self.label(x) for x in langs if self.label(x)}
+        aliases = {x: tuple(sorted(self.aliases[x] - {labels.get(x)})) for x in langs
+                   if self.aliases.get(x) and self.aliases[x] - {labels.get(x)}}
+        gender, source = Gender.UNKNOWN, ""
+        if self.p21:
+            genders = {GENDER_BY_P21.get(v, Gender.NON_BINARY) for v in self.p21}
+            gender, source = (genders.pop() if len(genders) == 1 else Gender.NON_BINARY), "P21"
+        return Entity(qid, frozen_mapping(labels), frozen_mapping(aliases), gender, source,
+                      tuple(sorted(self.classes, key=qid_key)), self.sitelinks)
+
+
+class Knowledge:
+    """What the run learned about entities and classes, filled by batched queries."""
+
+    def __init__(self, runner: QueryRunner, langs: Sequence[str], roots: Iterable[str], batch_size: int):
+        self.runner, self.langs, self.batch = runner, tuple(langs), batch_size
+        self.roots = tuple(sorted(set(roots), key=qid_key))
+        self.info: dict[str, EntityInfo] = defaultdict(EntityInfo)
+        self.reach: dict[str, set[str]] = {}
+
+    def describe(self, qids: Iterable[str]) -> None:
+        todo = sorted({q for q in qids if not self.info[q].described}, key=qid_key)
+        if not todo:
+            return
+        rows = self.runner.select_batched("describe", todo, lambda b: sparql.describe_query(b, self.langs),
+                                          self.batch)
+        for q in todo:
+            info = self.info[q]
+            info.described = True
+            info.classes.clear()  # the describe pass is authoritative for P31
+        for row in rows:
+            x, p = sparql.qid_of(row, "x"), sparql.iri(row, "p")
+            if x is None or p is None:
+                continue
+            info = self.info[x]
+            if p.endswith("#label") or p.endswith("/core#altLabel"):
+                lit = sparql.literal(row, "v")
+                if lit and lit[1] in self.langs:
+                    (info.labels if p.endswith("#label") else info.aliases)[lit[1]].add(lit[0])
+            elif p == sparql.WDT + "P31":
+                v = sparql.qid_of(row, "v")
+                if v:
+                    info.classes.add(v)
+            elif p == sparql.WDT + "P21":
+                v = sparql.qid_of(row, "v")
+                if v:
+                    info.p21.add(v)
+            elif p.endswith("#sitelinks"):
+                lit = sparql.literal(row, "v")
+                if lit and lit[0].lstrip("-").isdigit():
+                    info.sitelinks = int(lit[0])
+        self.ensure_classes(c for q in todo for c in self.info[q].classes)
+
+    def ensure_classes(self, classes: Iterable[str]) -> None:
+        todo = sorted({c for c in classes if c not in self.reach}, key=qid_key)
+        if not todo:
+            return
+        rows = self.runner.select_batched("class-reach", todo,
+                                          lambda b: sparql.class_reach_query(b, self.roots), self.batch)
+        for c in todo:
+            self.reach[c] = set()
+        for row in rows:
+            c, r = sparql.qid_of(row, "class"), sparql.qid_of(row, "root")
+            if c and r:
+                self.reach.setdefault(c, set()).add(r)
+
+    def type_check(self, qid: str, spec: TypeSpec) -> str | None:
+        """None when ``qid`` has type ``spec``; otherwise why not."""
+        if qid in spec.exclude_items:
+            return f"{qid} is excluded from {spec.name}"
+        classes = sorted(self.info[qid].classes, key=qid_key)
+        if not classes:
+            return f"{qid} has no P31 class (needs {spec.name})"
+        for c in classes:
+            bad = self.reach.get(c, set()) & set(spec.exclude)
+            if bad:
+                return f"{qid} is a {c}, under excluded {min(bad, key=qid_key)} ({spec.name})"
+        if any(self.reach.get(c, set()) & set(spec.classes) for c in classes):
+            return None
+        return f"{qid} (P31 {', '.join(classes[:3])}) is not a {spec.name}"
+
+    def is_country(self, qid: str) -> bool:
+        return any(COUNTRY_CLASS in self.reach.get(c, set()) for c in self.info[qid].classes)
+
+
+# ---- the run ----------------------------------------------------------------------------------
+
+
+@dataclass
+class Candidate:
+    qid: str
+    countries: set[str] = field(default_factory=set)
+    articles: set[tuple[str, str]] = field(default_factory=set)  # (site, title)
+    popularity: float = 0.0
+
+
+def curate(config: CurationConfig, run_dir: str | Path, *, endpoint: SparqlEndpoint | None = None,
+           popularity_source: PopularitySource | None = None, sleeper: Callable[[float], None] = time.sleep,
+           progress: Callable[[str], None] | None = None) -> CurationResult:
+    """Curate a culture pair into ``<run_dir>/curate/`` and record the stage in the manifest."""
+    started = datetime.now(UTC)
+    config = config.validated()
+    say = progress or (lambda _msg: None)
+    pair = load_pair(config.pair)
+    specs = select_predicates(load_predicates(config.predicates_file), config.predicates)
+    culture_configs = [load_culture_config(c) for c in pair.cultures]
+    if endpoint is None:
+        endpoint = make_endpoint(config.endpoint, config.user_agent or os.environ.get("FACTATLAS_USER_AGENT"),
+                                 config.sample, config.timeout_s)
+    run = RunDir.open(run_dir)
+    out_dir = run.stage("curate")
+    runner = QueryRunner(endpoint, out_dir / "cache", out_dir / "queries.jsonl", sleeper=sleeper)
+    roots = {COUNTRY_CLASS} | {r for s in specs.values() for t in (s.subject_type, s.object_type) for r in t.roots}
+    know = Knowledge(runner, config.langs, roots, config.batch_size)
+    drops: list[Drop] = []
+
+    # -- cultures (membership rules resolved and pinned) --
+    cultures: dict[str, Culture] = {}
+    membership: dict[str, Any] = {}
+    for cc in culture_configs:
+        culture, pinned = resolve_culture(cc, runner)
+        cultures[culture.name] = culture
+        if pinned:
+            membership[culture.name] = pinned
+    if len(cultures) != 2:
+        raise ConfigError(f"pair {pair.name}: the two cultures must have different names")
+
+    # -- step 1: candidates --
+    say("step 1/5: candidates")
+    candidates: dict[tuple[str, str], dict[str, Candidate]] = {}
+    for cname, culture in cultures.items():
+        sites = sorted({s for c in culture.countries for s in c.wikipedia_sites})
+        for pid_, spec in specs.items():
+            rows = runner.select_batched(
+                f"candidates:{pid_}", list(culture.country_qids),
+                lambda b, spec=spec, sites=sites: sparql.candidates_query(
+                    spec.pid, spec.culture_filter.side, spec.culture_filter.via, b, sites),
+                config.batch_size)
+            pool: dict[str, Candidate] = {}
+            for row in rows:
+                s, country = sparql.qid_of(row, "s"), sparql.qid_of(row, "country")
+                site = sparql.site_from_iri(sparql.iri(row, "site") or "")
+                title = sparql.literal(row, "title")
+                if not s or not country:
+                    continue
+                cand = pool.setdefault(s, Candidate(s))
+                cand.countries.add(country)
+                if site and title:
+                    cand.articles.add((site, title[0]))
+                klass = sparql.qid_of(row, "class")
+                if klass:
+                    know.info[s].classes.add(klass)
+            candidates[(cname, pid_)] = pool
+    know.ensure_classes(c for pool in candidates.values() for q in pool for c in know.info[q].classes)
+    for (cname, pid_), pool in candidates.items():
+        spec = specs[pid_]
+        for q in sorted(pool, key=qid_key):
+            why = know.type_check(q, spec.subject_type)
+            if why:
+                drops.append(Drop(fact_id(cname, pid_, q), "candidates", "subject-type", why, cname, pid_,
+                                  _first_country(pool[q])))
+                del pool[q]
+
+    # -- step 2: popularity --
+    say("step 2/5: popularity")
+    site_by_country = {c.qid: c.wikipedia_sites for cul in cultures.values() for c in cul.countries}
+    source_name = _score_candidates(config, candidates, site_by_country, runner, know, popularity_source)
+    kept: dict[tuple[str, str], list[Candidate]] = {}
+    for key, pool in candidates.items():
+        kept[key] = _select(key, pool, config.max_subjects, config.country_quota, drops)
+
+    # -- step 3: objects --
+    say("step 3/5: objects")
+    direct: dict[tuple[str, str], dict[str, list[str]]] = {}
+    for pid_ in specs:
+        subjects = sorted({c.qid for (_, p), cs in kept.items() if p == pid_ for c in cs}, key=qid_key)
+        rows = runner.select_batched(f"objects:{pid_}", subjects,
+                                     lambda b, pid_=pid_: sparql.objects_query(pid_, b), config.batch_size)
+        objects: dict[str, set[str]] = defaultdict(set)
+        non_items: dict[str, set[str]] = defaultdict(set)
+        for row in rows:
+            s = sparql.qid_of(row, "s")
+            o = sparql.qid_of(row, "o")
+            if s and o:
+                objects[s].add(o)
+            elif s:
+                non_items[s].add(row.get("o", {}).get("value", "?"))
+        for (cname, p), cs in kept.items():
+            if p != pid_:
+                continue
+            for c in cs:
+                fid = fact_id(cname, pid_, c.qid)
+                for v in sorted(non_items.get(c.qid, ())):
+                    drops.append(Drop(fid, "objects", "object-not-item", f"object {v} is not a Wikidata item",
+                                      cname, pid_, _first_country(c)))
+            direct[(cname, pid_)] = {c.qid: sorted(objects.get(c.qid, ()), key=qid_key) for c in cs}
+
+    # -- step 4: labels and entity metadata (one batched pass), then type and label filters --
+    say("step 4/5: labels")
+    know.describe({q for d in direct.values() for s, os_ in d.items() for q in (s, *os_)})
+    valid: dict[tuple[str, str], dict[str, list[str]]] = {}
+    cand_by_key = {key: {c.qid: c for c in cs} for key, cs in kept.items()}
+    for key, per_subject in direct.items():
+        cname, pid_ = key
+        spec = specs[pid_]
+        valid[key] = {}
+        for s, objs in per_subject.items():
+            cand = cand_by_key[key][s]
+            fid, country = fact_id(cname, pid_, s), _first_country(cand)
+            if not objs:
+                drops.append(Drop(fid, "objects", "no-object", f"{s} has no item object for {pid_}", cname, pid_,
+                                  country))
+                continue
+            typed = []
+            for o in objs:
+                why = know.type_check(o, spec.object_type)
+                if why:
+                    drops.append(Drop(fid, "objects", "object-type", why, cname, pid_, country))
+                else:
+                    typed.append(o)
+            if not typed:
+                drops.append(Drop(fid, "objects", "no-valid-object",
+                                  f"none of {', '.join(objs)} is a {spec.object_type.name}", cname, pid_, country))
+                continue
+            missing = [x for x in config.langs if not know.info[s].label(x)]
+            if missing:
+                drops.append(Drop(fid, "labels", f"no-label:{missing[0]}",
+                                  f"subject {s} has no label in {', '.join(missing)}", cname, pid_, country))
+                continue
+            labelled = []
+            for o in typed:
+                lacking = [x for x in config.langs if not know.info[o].label(x)]
+                if lacking:
+                    drops.append(Drop(fid, "labels", f"no-label:{lacking[0]}",
+                                      f"object {o} has no label in {', '.join(lacking)}", cname, pid_, country))
+                else:
+                    labelled.append(o)
+            if not labelled:
+                drops.append(Drop(fid, "labels", "no-labelled-object",
+                                  "every valid object lacks a label in some requested language", cname, pid_,
+                                  country))
+                continue
+            valid[key][s] = labelled
+
+    # -- step 5: augmentation --
+    say("step 5/5: augmentation")
+    augmented = _augment(specs, valid, cultures, runner, know, config, drops)
+
+    # -- assemble facts and entities --
+    facts: list[Fact] = []
+    for key, per_subject in valid.items():
+        cname, pid_ = key
+        rank = {c.qid: i for i, c in enumerate(kept[key], start=1)}
+        for s, objs in per_subject.items():
+            cand = cand_by_key[key][s]
+            refs = [ObjectRef(o, Provenance.DIRECT) for o in objs]
+            for extra, prov, via in augmented.get(key, {}).get(s, []):
+                refs.append(ObjectRef(extra, prov, via))
+            facts.append(Fact(fact_id(cname, pid_, s), pid_, s, tuple(refs), cname,
+                              tuple(sorted(cand.countries, key=qid_key)), cand.popularity, rank[s]))
+    facts.sort(key=lambda f: f.id)
+    referenced = {f.subject for f in facts} | {o.qid for f in facts for o in f.objects}
+    entities = {q: know.info[q].to_entity(q, config.langs) for q in sorted(referenced, key=qid_key)}
+
+    counts = {c: {p: 0 for p in specs} for c in cultures}
+    country_counts = {c: {q.qid: {p: 0 for p in specs} for q in cul.countries} for c, cul in cultures.items()}
+    for f in facts:
+        counts[f.culture][f.predicate] += 1
+        for q in f.countries:
+            if q in country_counts[f.culture]:
+                country_counts[f.culture][q][f.predicate] += 1
+
+    write_facts(out_dir / "facts.parquet", facts)
+    write_entities(out_dir, entities.values())
+    write_drops(out_dir / "dropped.parquet", drops)
+    result = CurationResult(facts, entities, drops, counts, country_counts, cultures, tuple(specs), membership,
+                            {"sent": runner.stats.sent, "cached": runner.stats.cached,
+                             "timeouts": runner.stats.failed, "splits": runner.stats.split,
+                             "by_kind": dict(sorted(runner.stats.by_kind.items()))})
+    _record(run, config, endpoint, result, runner, source_name, out_dir, started)
+    return result
+
+
+# ---- helpers ----------------------------------------------------------------------------------
+
+
+def resolve_culture(cc: CultureConfig, runner: QueryRunner) -> tuple[Culture, dict[str, Any]]:
+    """Resolve a membership rule (pinned in the manifest) and compare it with the checked list."""
+    culture, rule = cc.culture, cc.culture.membership_rule
+    if rule is None:
+        return culture, {}
+    rows = runner.select("membership", sparql.membership_query(rule.predicate, rule.target))
+    resolved = sorted({q for r in rows if (q := sparql.qid_of(r, "country"))}, key=qid_key)
+    listed = list(culture.country_qids)
+    pinned: dict[str, Any] = {
+        "rule": f"?country wdt:{rule.predicate} wd:{rule.target}",
+        "use": cc.membership_use,
+        "resolved": resolved,
+        "checked_list": listed,
+        "only_in_rule": [q for q in resolved if q not in listed],
+        "only_in_list": [q for q in listed if q not in resolved],
+    }
+    if cc.membership_use == "list":
+        return culture, pinned
+    if not resolved:
+        pinned["fallback"] = "the rule resolved to no country at this endpoint; curated the checked list"
+        return culture, pinned
+    by_qid = {c.qid: c for c in culture.countries}
+    countries = tuple(by_qid.get(q) or CountryRef(q, q, rule.wikipedia_sites or ("en",)) for q in resolved)
+    return Culture(culture.name, culture.label, countries, rule, culture.description), pinned
+
+
+def _first_country(c: Candidate) -> str:
+    return min(c.countries, key=qid_key) if c.countries else ""
+
+
+def _score_candidates(config: CurationConfig, candidates: Mapping[tuple[str, str], Mapping[str, Candidate]],
+                      site_by_country: Mapping[str, Sequence[str]], runner: QueryRunner, know: Knowledge,
+                      source: PopularitySource | None) -> str:
+    """Fill ``Candidate.popularity``: max over the subject's articles in its countries' editions."""
+    all_subjects = sorted({q for pool in candidates.values() for q in pool}, key=qid_key)
+    if config.popularity == "sitelinks":
+        rows = runner.select_batched("sitelinks", all_subjects, sitelinks_query, config.batch_size)
+        counts = {}
+        for row in rows:
+            q, lit = sparql.qid_of(row, "s"), sparql.literal(row, "n")
+            if q and lit and lit[0].isdigit():
+                counts[q] = int(lit[0])
+        for pool in candidates.values():
+            for c in pool.values():
+                c.popularity = float(counts.get(c.qid, 0))
+        return "sitelinks:sparql"
+    if source is None:
+        source = default_popularity_source(config)
+    wanted: dict[str, set[str]] = defaultdict(set)
+    usable: dict[tuple[str, str], dict[str, list[tuple[str, str]]]] = {}
+    for key, pool in candidates.items():
+        usable[key] = {}
+        for c in pool.values():
+            sites = {s for country in c.countries for s in site_by_country.get(country, ())}
+            arts = sorted(a for a in c.articles if a[0] in sites)
+            usable[key][c.qid] = arts
+            for site, title in arts:
+                wanted[site].add(title)
+    scores = source.scores(wanted)
+    for key, pool in candidates.items():
+        for c in pool.values():
+            c.popularity = max((scores.get(a, 0.0) for a in usable[key][c.qid]), default=0.0)
+    return source.name
+
+
+def default_popularity_source(config: CurationConfig) -> PopularitySource:
+    if config.page_lengths or (config.endpoint is None and config.popularity == "length"):
+        return PageLengthTable(config.page_lengths) if config.page_lengths else PageLengthTable()
+    if config.endpoint is None:
+        raise ConfigError(f"--popularity {config.popularity}: the embedded sample ships article lengths only; "
+                          "use --popularity length or sitelinks")
+    ua = config.user_agent or os.environ.get("FACTATLAS_USER_AGENT") or ""
+    client = MediaWikiClient(ua, api_url=config.mediawiki_api, rest_url=config.mediawiki_rest)
+    return MediaWikiEdits(client) if config.popularity == "edits" else MediaWikiLengths(client)
+
+
+def sitelinks_query(subjects: Sequence[str]) -> str:
+    return sparql.PREFIXES + (
+        "SELECT ?s ?n WHERE {\n"
+        f"  {sparql.values('s', [sparql.qid(s) for s in subjects])}\n"
+        "  ?s wikibase:sitelinks ?n .\n"
+        "}\n"
+    )
+
+
+def _select(key: tuple[str, str], pool: Mapping[str, Candidate], max_subjects: int, quota: int | None,
+            drops: list[Drop]) -> list[Candidate]:
+    """Most popular first (ties: lower QID); a subject passes the quota while one of its countries has room."""
+    cname, pid_ = key
+    ranked = sorted(pool.values(), key=lambda c: (-c.popularity, qid_key(c.qid)))
+    per_country: Counter[str] = Counter()
+    kept: list[Candidate] = []
+    for c in ranked:
+        fid = fact_id(cname, pid_, c.qid)
+        if quota is not None and all(per_country[q] >= quota for q in c.countries):
+            drops.append(Drop(fid, "popularity", "country-quota",
+                              f"all of {', '.join(sorted(c.countries, key=qid_key))} already have {quota} subjects",
+                              cname, pid_, _first_country(c)))
+            continue
+        if len(kept) >= max_subjects:
+            drops.append(Drop(fid, "popularity", "max-subjects",
+                              f"popularity {c.popularity:g} below the top {max_subjects}", cname, pid_,
+                              _first_country(c)))
+            continue
+        kept.append(c)
+        per_country.update(c.countries)
+    return kept
+
+
+def _augment(specs: Mapping[str, PredicateSpec], valid: Mapping[tuple[str, str], Mapping[str, list[str]]],
+             cultures: Mapping[str, Culture], runner: QueryRunner, know: Knowledge, config: CurationConfig,
+             drops: list[Drop]) -> dict[tuple[str, str], dict[str, list[tuple[str, Provenance, str]]]]:
+    """(culture, predicate) -> subject -> [(object, provenance, via)] for augmented objects."""
+    pools: dict[str, set[str]] = {"superclass": set(), "admin": set()}
+    for (_, pid_), per_subject in valid.items():
+        mode = specs[pid_].augment
+        if mode in pools:
+            pools[mode].update(o for objs in per_subject.values() for o in objs)
+    graphs = {}
+    for mode, build in (("superclass", sparql.superclass_edges_query), ("admin", sparql.admin_edges_query)):
+        pool = sorted(pools[mode], key=qid_key)
+        rows = runner.select_batched(f"augment:{mode}", pool, build, config.batch_size) if pool else []
+        edges = [(a, b) for r in rows if (a := sparql.qid_of(r, "sub")) and (b := sparql.qid_of(r, "super"))]
+        graphs[mode] = build_graph(edges)
+    know.describe(n for g in graphs.values() for n in g.nodes)
+
+    culture_countries = {q for c in cultures.values() for q in c.country_qids}
+
+    def is_country(q: str) -> bool:
+        return q in culture_countries or know.is_country(q)
+
+    out: dict[tuple[str, str], dict[str, list[tuple[str, Provenance, str]]]] = {}
+    rejected: set[tuple[str, str, str]] = set()
+    for key, per_subject in valid.items():
+        cname, pid_ = key
+        spec = specs[pid_]
+        if spec.augment not in pools:
+            continue
+        out[key] = {}
+        for s, objs in per_subject.items():
+            extra: dict[str, str] = {}
+            for o in objs:
+                if spec.augment == "superclass":
+                    ups, prov = superclasses(graphs["superclass"], o), Provenance.SUPERCLASS
+                else:
+                    ups, prov = containing_areas(graphs["admin"], o, is_country), Provenance.ADMIN_ANCESTOR
+                for up in ups:
+                    if up in objs or up in extra:
+                        continue
+                    why = know.type_check(up, spec.object_type) if spec.augment == "superclass" else None
+                    lacking = [x for x in config.langs if not know.info[up].label(x)]
+                    if why or lacking:
+                        reason = "superclass-type" if why else f"no-label:{lacking[0]}"
+                        if (cname, pid_, up + reason) not in rejected:
+                            rejected.add((cname, pid_, up + reason))
+                            drops.append(Drop(up, "augment", reason,
+                                              why or f"{up} has no label in {', '.join(lacking)}", cname, pid_))
+                        continue
+                    extra[up] = o
+            out[key][s] = [(q, prov, extra[q]) for q in sorted(extra, key=qid_key)]
+    return out
+
+
+def _record(run: RunDir, config: CurationConfig, endpoint: SparqlEndpoint, result: CurationResult,
+            runner: QueryRunner, source_name: str, out_dir: Path, started: datetime) -> None:
+    drop_counts = Counter(f"{d.step}/{d.reason}" for d in result.drops)
+    counts = {
+        "facts": len(result.facts),
+        "entities": len(result.entities),
+        "drops": len(result.drops),
+        "facts_by_culture_predicate": result.counts,
+        "drops_by_reason": dict(sorted(drop_counts.items())),
+        "empty_countries": result.empty_countries(),
+    }
+    resolved = asdict(config)
+    resolved["langs"] = list(config.langs)
+    resolved["predicates"] = list(result.predicates)
+    resolved.pop("user_agent", None)  # may contain an e-mail address; not needed to reproduce data
+    extra = {
+        "endpoint": endpoint.id,
+        "endpoint_kind": "embedded" if isinstance(endpoint, EmbeddedEndpoint) else "http",
+        "popularity_source": source_name,
+        "membership": result.membership,
+        "cultures": {c: [q.qid for q in cul.countries] for c, cul in result.cultures.items()},
+        "queries": {**result.queries, "hashes": sorted(set(runner.stats.hashes))},
+    }
+    run.record_stage("curate", config=resolved, counts=counts, extra=extra, started=started,
+                     outputs=[out_dir / n for n in ("facts.parquet", "entities.parquet", "labels.parquet",
+                                                    "dropped.parquet")])

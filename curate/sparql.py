@@ -1,0 +1,204 @@
+"""Pure SPARQL 1.1 builders: engine-neutral text for WDQS, QLever, Oxigraph or any Wikidata mirror.
+
+No ``SERVICE wikibase:label``, no ``hint:``, no ``bd:``. Every property-path closure is anchored: either
+both ends are bound (class reach checks) or the start is bound by ``VALUES`` (superclass and P131 chains).
+
+Every value is validated against a strict pattern before it is written into a query string, so a config
+value cannot smuggle SPARQL into a request (``UnsafeValue`` is raised before anything is sent).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Iterable, Mapping, Sequence
+
+from factatlas.errors import FactatlasError
+from factatlas.records import LANG_RE, PID_RE, QID_RE
+
+WD = "http://www.wikidata.org/entity/"
+WDT = "http://www.wikidata.org/prop/direct/"
+PREFIXES = (
+    "PREFIX wd: <http://www.wikidata.org/entity/>\n"
+    "PREFIX wdt: <http://www.wikidata.org/prop/direct/>\n"
+    "PREFIX wikibase: <http://wikiba.se/ontology#>\n"
+    "PREFIX schema: <http://schema.org/>\n"
+    "PREFIX rdfs: <http://www.w3.org/2000/01/rdf-schema#>\n"
+    "PREFIX skos: <http://www.w3.org/2004/02/skos/core#>\n"
+)
+# The entity properties fetched for every subject and object in the labels pass.
+DESCRIBE_PREDICATES = ("rdfs:label", "skos:altLabel", "wdt:P31", "wdt:P21", "wikibase:sitelinks")
+_SITE_RE = re.compile(r"^[a-z]{2,3}(-[a-z0-9]{2,8})*$")
+
+
+class UnsafeValue(FactatlasError):
+    """A value that is not a plain QID / PID / language code reached a query builder."""
+
+
+def qid(value: str) -> str:
+    if not isinstance(value, str) or not QID_RE.match(value):
+        raise UnsafeValue(f"refusing to build a query with {value!r}: not a Wikidata item id like 'Q79'")
+    return f"wd:{value}"
+
+
+def pid(value: str) -> str:
+    if not isinstance(value, str) or not PID_RE.match(value):
+        raise UnsafeValue(f"refusing to build a query with {value!r}: not a Wikidata property id like 'P17'")
+    return f"wdt:{value}"
+
+
+def lang_literal(value: str) -> str:
+    if not isinstance(value, str) or not LANG_RE.match(value):
+        raise UnsafeValue(f"refusing to build a query with {value!r}: not a language code like 'ar'")
+    return f'"{value}"'
+
+
+def site_iri(site: str) -> str:
+    """A Wikipedia edition code -> the IRI sitelinks use for schema:isPartOf."""
+    if not isinstance(site, str) or not _SITE_RE.match(site):
+        raise UnsafeValue(f"refusing to build a query with {site!r}: not a Wikipedia edition code like 'en'")
+    return f"<https://{site}.wikipedia.org/>"
+
+
+def values(var: str, terms: Iterable[str]) -> str:
+    return f"VALUES ?{var} {{ {' '.join(terms)} }}"
+
+
+def qid_from_iri(iri: str) -> str | None:
+    """``http://www.wikidata.org/entity/Q79`` -> ``Q79``; anything else (blank nodes, lexemes) -> None."""
+    if iri.startswith(WD):
+        q = iri[len(WD):]
+        return q if QID_RE.match(q) else None
+    return None
+
+
+def site_from_iri(iri: str) -> str | None:
+    m = re.match(r"^https://([a-z0-9-]+)\.wikipedia\.org/$", iri)
+    return m.group(1) if m else None
+
+
+def query_hash(endpoint_id: str, query: str) -> str:
+    return hashlib.sha256(f"{endpoint_id}\n{query}".encode()).hexdigest()
+
+
+# ---- the queries ------------------------------------------------------------------------------
+
+
+def membership_query(predicate: str, target: str) -> str:
+    """Countries defined by a membership rule, e.g. members (P463) of the Arab League (Q7172)."""
+    return PREFIXES + f"SELECT DISTINCT ?country WHERE {{\n  ?country {pid(predicate)} {qid(target)} .\n}}\n"
+
+
+def candidates_query(predicate: str, side: str, via: str | None, countries: Sequence[str],
+                     sites: Sequence[str]) -> str:
+    """Step 1: subjects of ``predicate`` tied to one of ``countries``, with their P31 classes and their
+    article titles in ``sites`` (a subject without an article in any of the culture's editions cannot be
+    ranked by popularity, so it is not a candidate).
+
+    Rows: ?s ?country ?class (optional) ?site ?title.
+    """
+    p = pid(predicate)
+    country_terms = [qid(c) for c in countries]
+    if side == "subject" and via is None:
+        link = f"  {values('s', country_terms)}\n  ?s {p} ?o .\n  BIND(?s AS ?country)\n"
+    elif side == "subject":
+        link = f"  {values('country', country_terms)}\n  ?s {pid(via)} ?country .\n  ?s {p} ?o .\n"
+    elif via is None:
+        link = f"  {values('country', country_terms)}\n  ?s {p} ?country .\n"
+    elif side == "object":
+        link = f"  {values('country', country_terms)}\n  ?o {pid(via)} ?country .\n  ?s {p} ?o .\n"
+    else:
+        raise UnsafeValue(f"culture filter side {side!r} is not 'subject' or 'object'")
+    return PREFIXES + (
+        "SELECT DISTINCT ?s ?country ?class ?site ?title WHERE {\n"
+        + link
+        + f"  {values('site', [site_iri(s) for s in sites])}\n"
+        "  ?article schema:about ?s ;\n"
+        "           schema:isPartOf ?site ;\n"
+        "           schema:name ?title .\n"
+        "  OPTIONAL { ?s wdt:P31 ?class . }\n"
+        "}\n"
+    )
+
+
+def class_reach_query(classes: Sequence[str], roots: Sequence[str]) -> str:
+    """Which ``roots`` each class reaches through P279* (both ends bound: a reachability check)."""
+    return PREFIXES + (
+        "SELECT DISTINCT ?class ?root WHERE {\n"
+        f"  {values('class', [qid(c) for c in classes])}\n"
+        f"  {values('root', [qid(r) for r in roots])}\n"
+        "  ?class wdt:P279* ?root .\n"
+        "}\n"
+    )
+
+
+def objects_query(predicate: str, subjects: Sequence[str]) -> str:
+    """Step 3: every object of ``predicate`` for the kept subjects, without culture filters."""
+    return PREFIXES + (
+        "SELECT DISTINCT ?s ?o WHERE {\n"
+        f"  {values('s', [qid(s) for s in subjects])}\n"
+        f"  ?s {pid(predicate)} ?o .\n"
+        "}\n"
+    )
+
+
+def describe_query(entities: Sequence[str], langs: Sequence[str]) -> str:
+    """Step 4 in one pass: labels and aliases in ``langs``, P31 classes, P21 and the sitelink count.
+
+    ``?x ?p ?v`` with both ``?x`` and ``?p`` bound by VALUES is a plain indexed join on every engine.
+    """
+    lang_list = ", ".join(lang_literal(x) for x in langs)
+    return PREFIXES + (
+        "SELECT DISTINCT ?x ?p ?v WHERE {\n"
+        f"  {values('x', [qid(e) for e in entities])}\n"
+        f"  {values('p', DESCRIBE_PREDICATES)}\n"
+        "  ?x ?p ?v .\n"
+        f"  FILTER(!isLiteral(?v) || LANG(?v) = \"\" || LANG(?v) IN ({lang_list}))\n"
+        "}\n"
+    )
+
+
+def superclass_edges_query(pool: Sequence[str]) -> str:
+    """Step 5: every P279 edge on the superclass chains of a batch of the object pool (one query per
+    batch, never pairs of batches)."""
+    return PREFIXES + (
+        "SELECT DISTINCT ?sub ?super WHERE {\n"
+        f"  {values('start', [qid(x) for x in pool])}\n"
+        "  ?start wdt:P279* ?sub .\n"
+        "  ?sub wdt:P279 ?super .\n"
+        "}\n"
+    )
+
+
+def admin_edges_query(places: Sequence[str]) -> str:
+    """Step 5: every P131 edge on the containing-area chains of a batch of places."""
+    return PREFIXES + (
+        "SELECT DISTINCT ?sub ?super WHERE {\n"
+        f"  {values('start', [qid(x) for x in places])}\n"
+        "  ?start wdt:P131* ?sub .\n"
+        "  ?sub wdt:P131 ?super .\n"
+        "}\n"
+    )
+
+
+# ---- reading result rows ----------------------------------------------------------------------
+
+Binding = Mapping[str, Mapping[str, str]]
+
+
+def iri(row: Binding, var: str) -> str | None:
+    term = row.get(var)
+    return term["value"] if term and term.get("type") == "uri" else None
+
+
+def qid_of(row: Binding, var: str) -> str | None:
+    value = iri(row, var)
+    return qid_from_iri(value) if value else None
+
+
+def literal(row: Binding, var: str) -> tuple[str, str] | None:
+    """(text, language tag) of a literal binding, or None."""
+    term = row.get(var)
+    if not term or term.get("type") not in ("literal", "typed-literal"):
+        return None
+    return term["value"], term.get("xml:lang", "")

@@ -1,0 +1,402 @@
+"""The multi-parallel builder: facts + entities + a prompt source -> benchmark content.
+
+Every language ends with exactly the same facts, the same template ids and the same candidate QIDs.
+Whatever fails in one language is removed from all of them and recorded as a Drop (step "build"):
+
+1. template ids that some language lacks (or whose kind differs between languages);
+2. facts whose subject or a direct object has no label in some language;
+3. (fact, template) pairs whose prompt does not render in some language; facts left without a template;
+4. objects whose answer form does not render for some (language, template) of their predicate: they
+   leave the candidate pool; a fact loses such an augmented object from its golds, and is dropped when it
+   concerns a direct object.
+Candidate pools are then the valid objects of the surviving facts, per predicate.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from factatlas.build.benchmark import (
+    SCHEMA_VERSION,
+    BenchmarkContent,
+    answer_start,
+    prompt_id,
+    referenced_qids,
+)
+from factatlas.build.candidates import (
+    CANDIDATE_MODES,
+    collision_report,
+    pool_collisions,
+    qid_sort_key,
+    sampled_candidates,
+    surface_collisions,
+)
+from factatlas.build.sources import PromptSource, RenderFailed, TemplateInfo
+from factatlas.build.splits import DEFAULT_FRACTIONS, assign_splits, split_counts, validate_fractions
+from factatlas.build.stats import WESTERN_CULTURE, compute_stats
+from factatlas.errors import ConfigError, unknown
+from factatlas.records import Drop, Entity, Fact, Provenance, frozen_mapping
+
+STEP = "build"
+
+
+@dataclass(frozen=True)
+class BuildSpec:
+    name: str
+    pair: str
+    cultures: tuple[str, ...]
+    languages: tuple[str, ...]
+    template_ids: tuple[str, ...] | None = None  # None: every id all languages share
+    candidate_mode: str = "predicate"
+    k: int | None = None  # sampled mode only
+    seed: int = 0
+    fractions: Mapping[str, float] = field(default_factory=lambda: dict(DEFAULT_FRACTIONS))
+    source: Mapping[str, Any] = field(default_factory=lambda: {"kind": "curated"})
+    western: str = WESTERN_CULTURE
+
+    def validated(self) -> BuildSpec:
+        if not self.languages:
+            raise ConfigError("build: give at least one language, e.g. --langs ar,en")
+        if len(set(self.languages)) != len(self.languages):
+            raise ConfigError(f"build: a language is listed twice in {list(self.languages)}")
+        if self.candidate_mode not in CANDIDATE_MODES:
+            raise ConfigError(unknown("candidate mode", self.candidate_mode, CANDIDATE_MODES))
+        if self.candidate_mode == "sampled" and (self.k is None or self.k < 2):
+            raise ConfigError(f"build: sampled candidates need --k >= 2 (gold + K-1 negatives), got {self.k}")
+        validate_fractions(self.fractions)
+        return self
+
+
+@dataclass(frozen=True)
+class BuildResult:
+    content: BenchmarkContent
+    counts: dict[str, int]
+
+
+def _drop(item: str, reason: str, detail: str = "", fact: Fact | None = None, predicate: str = "") -> Drop:
+    return Drop(item, STEP, reason, detail, fact.culture if fact else "", fact.predicate if fact else predicate, "")
+
+
+def select_templates(source: PromptSource, predicates: Sequence[str], spec: BuildSpec
+                     ) -> tuple[dict[str, tuple[TemplateInfo, ...]], dict[tuple[str, str], str], list[Drop]]:
+    """predicate -> templates shared by every language (in id order), status per (lang, id), drops."""
+    langs = spec.languages
+    wanted = set(spec.template_ids) if spec.template_ids is not None else None
+    chosen: dict[str, tuple[TemplateInfo, ...]] = {}
+    status: dict[tuple[str, str], str] = {}
+    drops: list[Drop] = []
+    every_id: set[str] = set()
+    for pred in predicates:
+        per_lang = {lang: {t.id: t for t in source.templates(lang, pred)} for lang in langs}
+        all_ids = set().union(*(set(d) for d in per_lang.values()))
+        every_id |= all_ids
+        if wanted is not None:
+            all_ids &= wanted
+        keep = []
+        for tid in sorted(all_ids, key=_template_sort_key):
+            missing = [lang for lang in langs if tid not in per_lang[lang]]
+            if missing:
+                drops += [_drop(tid, f"template-missing:{lang}", f"template {tid} exists in "
+                                f"{', '.join(sorted(set(langs) - set(missing)))} but not in {lang}", predicate=pred)
+                          for lang in missing]
+                continue
+            kinds = {per_lang[lang][tid].kind for lang in langs}
+            if len(kinds) > 1:
+                drops.append(_drop(tid, "template-kind-differs", f"kinds {sorted(kinds)}", predicate=pred))
+                continue
+            keep.append(per_lang[langs[0]][tid])
+            for lang in langs:
+                status[(lang, tid)] = per_lang[lang][tid].status
+        chosen[pred] = tuple(keep)
+    if wanted is not None:
+        absent = sorted(wanted - every_id)
+        if absent:
+            raise ConfigError(unknown("template id", absent[0], sorted(every_id)) if every_id else
+                              f"unknown template id '{absent[0]}': no templates for these predicates")
+    return chosen, status, drops
+
+
+def _template_sort_key(tid: str) -> tuple:
+    pred, _, rest = tid.partition("/")
+    return (qid_sort_key(pred.replace("P", "Q", 1)), rest.startswith("q"), len(rest), rest)
+
+
+def missing_labels(fact: Fact, entities: Mapping[str, Entity], langs: Sequence[str]) -> list[str]:
+    """'qid@lang' for the subject and direct objects lacking a label."""
+    out = []
+    for q in (fact.subject, *fact.direct_objects):
+        e = entities.get(q)
+        for lang in langs:
+            if e is None or not e.labels.get(lang):
+                out.append(f"{q}@{lang}")
+    return out
+
+
+def build_benchmark(facts: Sequence[Fact], entities: Mapping[str, Entity], source: PromptSource, spec: BuildSpec,
+                    *, upstream_drops: Sequence[Drop] = (), toolkit_version: str = "") -> BuildResult:
+    spec = spec.validated()
+    langs = spec.languages
+    drops: list[Drop] = []
+    facts = sorted(facts, key=lambda f: f.id)
+    if len({f.id for f in facts}) != len(facts):
+        raise ConfigError("build: the input holds a fact id twice; re-run curate")
+    predicates = sorted({f.predicate for f in facts}, key=lambda p: qid_sort_key(p.replace("P", "Q", 1)))
+    templates, status, template_drops = select_templates(source, predicates, spec)
+    drops += template_drops
+
+    # 1. facts need templates and labels in every language
+    alive: list[Fact] = []
+    for f in facts:
+        if not templates.get(f.predicate):
+            drops.append(_drop(f.id, "no-template", f"no template of {f.predicate} exists in every language", f))
+            continue
+        lacking = missing_labels(f, entities, langs)
+        if lacking:
+            first_lang = lacking[0].split("@", 1)[1]
+            drops.append(_drop(f.id, f"no-label:{first_lang}", "missing: " + ", ".join(lacking), f))
+            continue
+        alive.append(f)
+
+    # 2. prompts: a (fact, template) pair survives only if it renders in every language
+    texts: dict[tuple[str, str, str], str] = {}
+    fact_templates: dict[str, list[TemplateInfo]] = {}
+    survivors: list[Fact] = []
+    for f in alive:
+        ok_templates = []
+        for t in templates[f.predicate]:
+            rendered = {}
+            failure = None
+            for lang in langs:
+                r = source.render_prompt(lang, t.id, f.subject)
+                if isinstance(r, RenderFailed):
+                    failure = (lang, r)
+                    break
+                rendered[lang] = r
+            if failure:
+                lang, r = failure
+                drops.append(_drop(f"{f.id}|{t.id}", f"{r.reason}:{lang}", r.detail, f))
+                continue
+            for lang, text in rendered.items():
+                texts[(f.id, lang, t.id)] = text
+            ok_templates.append(t)
+        if not ok_templates:
+            drops.append(_drop(f.id, "no-renderable-template", "every template failed in some language", f))
+            continue
+        fact_templates[f.id] = ok_templates
+        survivors.append(f)
+
+    # 3. answer forms per (lang, template, object); objects that fail anywhere leave the pool
+    forms: dict[tuple[str, str, str], tuple[str, ...]] = {}
+    unrenderable: dict[str, Drop] = {}
+    needed: dict[tuple[str, str], str] = {}  # (template id, object) -> a subject to render it with
+    for f in survivors:
+        for t in fact_templates[f.id]:
+            for q in f.object_qids:
+                needed.setdefault((t.id, q), f.subject)
+    for (tid, q), subject in sorted(needed.items()):
+        if q in unrenderable:
+            continue
+        if not all(entities.get(q) is not None and entities[q].labels.get(lang) for lang in langs):
+            lacking = [lang for lang in langs if not (entities.get(q) and entities[q].labels.get(lang))]
+            unrenderable[q] = _drop(q, f"no-label:{lacking[0]}", f"object label missing in {', '.join(lacking)}",
+                                    predicate=tid.split("/")[0])
+            continue
+        for lang in langs:
+            r = source.render_answer(lang, tid, q, subject)
+            if isinstance(r, RenderFailed):
+                unrenderable[q] = _drop(q, f"{r.reason}:{lang}", f"{tid}: {r.detail}", predicate=tid.split("/")[0])
+                break
+            forms[(lang, tid, q)] = r
+    drops += [unrenderable[q] for q in sorted(unrenderable, key=qid_sort_key)]
+
+    kept: list[Fact] = []
+    golds: dict[str, tuple[str, ...]] = {}
+    for f in survivors:
+        bad_direct = [q for q in f.direct_objects if q in unrenderable]
+        if bad_direct:
+            drops.append(_drop(f.id, "gold-unrenderable", f"direct objects {', '.join(bad_direct)} have no "
+                                                           "answer form in some language", f))
+            continue
+        g = tuple(o.qid for o in f.objects if o.qid not in unrenderable)
+        lost = [o.qid for o in f.objects if o.qid in unrenderable and o.provenance is not Provenance.DIRECT]
+        if lost:
+            drops.append(_drop(f.id, "augmented-object-removed", ", ".join(lost), f))
+        golds[f.id] = g
+        kept.append(f)
+
+    pools = _pools(kept, golds)
+    assignment = assign_splits(((f.id, f.culture, f.predicate) for f in kept), spec.fractions)
+
+    # 4. rows
+    rows: list[dict[str, Any]] = []
+    shared_forms: dict[tuple[str, str, str], tuple[str, ...]] = {}  # predicate mode: one tuple per (lang, template)
+    for f in kept:
+        pool = pools[f.predicate]
+        if spec.candidate_mode == "predicate":
+            cands = pool
+        else:
+            cands = sampled_candidates(f.id, golds[f.id], pool, spec.k or 10, spec.seed)
+        gold = golds[f.id]
+        for lang in langs:
+            subject_label = entities[f.subject].labels[lang]
+            for t in fact_templates[f.id]:
+                text = texts[(f.id, lang, t.id)]
+                rows.append({
+                    "prompt_id": prompt_id(f.id, lang, t.id), "fact_id": f.id, "lang": lang, "template_id": t.id,
+                    "kind": t.kind, "text": text, "answer_start": answer_start(text, t.kind), "pair": spec.pair,
+                    "culture": f.culture, "predicate": f.predicate, "split": assignment[f.id],
+                    "subject_qid": f.subject, "subject_label": subject_label, "gold_qids": list(gold),
+                    "gold_forms": [list(forms[(lang, t.id, q)]) for q in gold],
+                    "candidate_qids": cands,
+                    "candidate_forms": _candidate_forms(forms, shared_forms, lang, t.id, f.predicate, cands,
+                                                        spec.candidate_mode == "predicate"),
+                    "template_status": status[(lang, t.id)],
+                })
+
+    bench_entities = restrict_entities(entities, referenced_qids(rows, kept), langs)
+    labels = {e.qid: dict(e.labels) for e in bench_entities}
+    candidates = [{"predicate": pred, "lang": lang, "qid": q, "label": labels[q][lang]}
+                  for pred, pool in pools.items() for lang in langs for q in pool]
+    collisions = pool_collisions(pools, labels, langs)
+    inflections = getattr(source, "inflections", None)
+    answer_inflection = ({lang: {kind: n for (lg, kind), n in sorted(inflections.items()) if lg == lang}
+                          for lang in langs} if inflections is not None else None)
+    stats = compute_stats(kept, rows, entities, langs, western=spec.western, input_facts=facts,
+                          extra={"duplicate_surface_forms": collision_report(collisions),
+                                 "prompts_with_ambiguous_candidates": ambiguous_prompts(rows, langs),
+                                 "splits": split_counts(assignment, {f.id: (f.culture, f.predicate) for f in kept},
+                                                        list(spec.fractions)),
+                                 "answer_inflection": answer_inflection,
+                                 "dropped": drop_counts(drops)})
+    all_templates = sorted({t.id for ts in fact_templates.values() for t in ts}, key=_template_sort_key)
+    meta = {
+        "schema_version": SCHEMA_VERSION, "name": spec.name, "pair": spec.pair, "cultures": list(spec.cultures),
+        "languages": list(langs), "templates": {lang: all_templates for lang in langs},
+        "candidate_mode": spec.candidate_mode, "k": spec.k if spec.candidate_mode == "sampled" else None,
+        "seed": spec.seed,
+        "splits": {"method": "sha256(fact_id) order within culture x predicate, largest-remainder quotas",
+                   "fractions": dict(spec.fractions),
+                   "counts": {name: sum(1 for s in assignment.values() if s == name) for name in spec.fractions}},
+        "source": dict(spec.source), "toolkit_version": toolkit_version,
+        "counts": {"facts": len(kept), "prompts": len(rows), "dropped": len(drops)},
+    }
+    content = BenchmarkContent(meta, rows, kept, bench_entities, candidates, [*upstream_drops, *drops], stats)
+    counts = {"input_facts": len(facts), "facts": len(kept), "prompts": len(rows), "dropped": len(drops)}
+    return BuildResult(content, counts)
+
+
+def _candidate_forms(forms: Mapping[tuple[str, str, str], tuple[str, ...]],
+                     shared: dict[tuple[str, str, str], tuple[str, ...]], lang: str, tid: str, predicate: str,
+                     cands: Sequence[str], predicate_wide: bool) -> tuple[str, ...]:
+    """The filler of each candidate; predicate-wide sets share one tuple per (lang, template)."""
+    if predicate_wide:
+        key = (lang, tid, predicate)
+        if key not in shared:
+            shared[key] = tuple(forms[(lang, tid, q)][0] for q in cands)
+        return shared[key]
+    return tuple(forms[(lang, tid, q)][0] for q in cands)
+
+
+def _pools(facts: Sequence[Fact], golds: Mapping[str, Sequence[str]]) -> dict[str, tuple[str, ...]]:
+    pools: dict[str, set[str]] = defaultdict(set)
+    for f in facts:
+        pools[f.predicate].update(golds[f.id])
+    return {p: tuple(sorted(qs, key=qid_sort_key)) for p, qs in sorted(pools.items())}
+
+
+def restrict_entities(entities: Mapping[str, Entity], qids: set[str], langs: Sequence[str]) -> list[Entity]:
+    """The referenced entities, with labels and aliases limited to the benchmark's languages."""
+    out = []
+    for q in sorted(qids, key=qid_sort_key):
+        e = entities.get(q)
+        if e is None:
+            continue
+        out.append(Entity(e.qid, frozen_mapping({lang: e.labels[lang] for lang in langs if lang in e.labels}),
+                          frozen_mapping({lang: tuple(e.aliases[lang]) for lang in langs if e.aliases.get(lang)}),
+                          e.gender, e.gender_source, tuple(e.classes), e.sitelinks))
+    return out
+
+
+def ambiguous_prompts(rows: Sequence[Mapping[str, Any]], langs: Sequence[str]) -> dict[str, int]:
+    """Per language: prompts whose candidate forms give one surface to two distinct QIDs."""
+    out = {lang: 0 for lang in langs}
+    cache: dict[tuple[int, int], bool] = {}  # rows share their candidate tuples: check each pair once
+    for r in rows:
+        key = (id(r["candidate_qids"]), id(r["candidate_forms"]))
+        if key not in cache:
+            pairs = zip(r["candidate_qids"], r["candidate_forms"], strict=True)
+            cache[key] = bool(surface_collisions(r["lang"], r["prompt_id"], pairs))
+        out[r["lang"]] += cache[key]
+    return out
+
+
+def drop_counts(drops: Sequence[Drop]) -> dict[str, int]:
+    counts: dict[str, int] = defaultdict(int)
+    for d in drops:
+        counts[f"{d.step}/{d.reason}"] += 1
+    return dict(sorted(counts.items()))
+
+
+# ---- the run-directory edge: `factatlas build RUN` -----------------------------------------------
+
+def toolkit_version() -> str:
+    from factatlas import __version__
+
+    return __version__
+
+
+def order_cultures(cultures: set[str] | Sequence[str], western: str = WESTERN_CULTURE) -> tuple[str, ...]:
+    """The non-Western culture first, as pair names read ("arab-west")."""
+    return tuple(sorted(set(cultures), key=lambda c: (c == western, c)))
+
+
+def curated_pair_name(manifest: Mapping[str, Any], cultures: Sequence[str]) -> str:
+    config = manifest.get("stages", {}).get("curate", {}).get("config", {})
+    pair = config.get("pair") if isinstance(config, Mapping) else None
+    return str(pair) if pair else "-".join(cultures)
+
+
+def build_run(run: str | Any, langs: Sequence[str], *, template_ids: Sequence[str] | None = None,
+              candidate_mode: str = "predicate", k: int | None = None, seed: int = 0,
+              fractions: Mapping[str, float] | None = None, templates_root: str | None = None,
+              name: str | None = None) -> BuildResult:
+    """Read ``<run>/curate/``, render with the template library, write ``<run>/build/``."""
+    from datetime import UTC, datetime
+    from pathlib import Path
+
+    from factatlas.build.benchmark import write_benchmark
+    from factatlas.build.sources import LibrarySource
+    from factatlas.rundir import RunDir
+    from factatlas.tables import read_drops, read_entities, read_facts
+    from factatlas.templates import load_library
+
+    started = datetime.now(UTC)
+    run_dir = RunDir.open(run)
+    curate = Path(run_dir.root) / "curate"
+    needed = [curate / n for n in ("facts.parquet", "entities.parquet", "labels.parquet")]
+    absent = [str(p) for p in needed if not p.exists()]
+    if absent:
+        raise ConfigError(f"{run_dir.root}: no curated facts ({', '.join(absent)} missing); run "
+                          f"`factatlas curate --pair PAIR --out {run_dir.root}` first")
+    facts = read_facts(curate / "facts.parquet")
+    entities = read_entities(curate)
+    upstream = read_drops(curate / "dropped.parquet") if (curate / "dropped.parquet").exists() else []
+    library = load_library(langs=tuple(langs), root=templates_root)
+    source = LibrarySource(library, entities)
+    cultures = order_cultures({f.culture for f in facts})
+    pair = curated_pair_name(run_dir.read_manifest(), cultures)
+    spec = BuildSpec(name=name or Path(run_dir.root).name, pair=pair, cultures=cultures, languages=tuple(langs),
+                     template_ids=tuple(template_ids) if template_ids else None, candidate_mode=candidate_mode,
+                     k=k, seed=seed, fractions=dict(fractions or DEFAULT_FRACTIONS),
+                     source={"kind": "curated", "run": Path(run_dir.root).name, **source.describe()})
+    result = build_benchmark(facts, entities, source, spec, upstream_drops=upstream, toolkit_version=toolkit_version())
+    out = run_dir.stage("build")
+    outputs = write_benchmark(out, result.content)
+    run_dir.record_stage("build", config={"langs": list(langs), "templates": list(template_ids or []) or "all",
+                                          "candidate_mode": candidate_mode, "k": k, "seed": seed,
+                                          "fractions": dict(spec.fractions)},
+                         counts=result.counts, outputs=outputs, started=started)
+    return result

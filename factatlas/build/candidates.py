@@ -1,0 +1,119 @@
+"""Candidate sets: identical QIDs in every language, every gold among its candidates.
+
+- predicate-wide (DLAMA, mLAMA): every distinct valid object of the predicate across the pair;
+- sampled (BMLAMA): the fact's valid objects plus K-1 negatives drawn from the predicate's pool, with a
+  random generator seeded by sha256(seed, fact id) — never Python's salted ``hash``.
+
+Candidate order is deterministic and does not put the gold at a fixed position (a scorer that breaks
+ties by candidate order must not gain from it): predicate-wide sets are ordered by QID number, sampled
+sets by sha256(fact id, QID).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+import unicodedata
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+
+from factatlas.records import Fact
+
+CANDIDATE_MODES = ("predicate", "sampled")
+
+
+def qid_sort_key(qid: str) -> tuple[int, int, str]:
+    """Q42 < Q100 (numeric), then anything that is not a QID, by text."""
+    if len(qid) > 1 and qid[0] == "Q" and qid[1:].isdigit():
+        return (0, int(qid[1:]), "")
+    return (1, 0, qid)
+
+
+def seeded_rng(seed: int, key: str) -> random.Random:
+    """A generator whose stream depends only on (seed, key): stable across runs, machines, Python builds."""
+    digest = hashlib.sha256(f"{seed}\x1f{key}".encode()).digest()
+    return random.Random(int.from_bytes(digest[:8], "big"))
+
+
+def hash_order_key(fact_id: str, qid: str) -> str:
+    return hashlib.sha256(f"{fact_id}\x1f{qid}".encode()).hexdigest()
+
+
+def predicate_pools(facts: Iterable[Fact]) -> dict[str, tuple[str, ...]]:
+    """predicate -> every distinct valid object of its facts, ordered by QID."""
+    pools: dict[str, set[str]] = defaultdict(set)
+    for f in facts:
+        pools[f.predicate].update(f.object_qids)
+    return {p: tuple(sorted(qs, key=qid_sort_key)) for p, qs in sorted(pools.items())}
+
+
+def predicate_candidates(fact: Fact, pool: Sequence[str]) -> tuple[str, ...]:
+    """Predicate-wide: the whole pool (already ordered); the fact's objects are in it by construction."""
+    missing = [q for q in fact.object_qids if q not in set(pool)]
+    if missing:
+        raise ValueError(f"{fact.id}: objects {missing} are not in the {fact.predicate} pool")
+    return tuple(pool)
+
+
+def sampled_candidates(fact_id: str, golds: Sequence[str], pool: Sequence[str], k: int, seed: int) -> tuple[str, ...]:
+    """All golds plus min(K-1, available) negatives sampled from ``pool`` minus the golds.
+
+    Deterministic per (seed, fact id); the result is ordered by sha256(fact id, QID).
+    """
+    if k < 1:
+        raise ValueError(f"k must be >= 1, got {k}")
+    gold_set = set(golds)
+    negatives = sorted((q for q in set(pool) if q not in gold_set), key=qid_sort_key)
+    rng = seeded_rng(seed, fact_id)
+    chosen = rng.sample(negatives, min(k - 1, len(negatives)))
+    return tuple(sorted({*golds, *chosen}, key=lambda q: hash_order_key(fact_id, q)))
+
+
+@dataclass(frozen=True, slots=True)
+class SurfaceCollision:
+    """One surface form shared by distinct QIDs in one language (within a predicate's pool or a record)."""
+
+    lang: str
+    scope: str  # predicate id, or the record/prompt id
+    form: str
+    qids: tuple[str, ...]
+
+
+@lru_cache(maxsize=1 << 18)
+def normalise_form(form: str) -> str:
+    return unicodedata.normalize("NFKC", form).casefold().strip()
+
+
+def surface_collisions(lang: str, scope: str, labelled: Iterable[tuple[str, str]]) -> list[SurfaceCollision]:
+    """Forms (NFKC + casefold) given to more than one distinct QID among ``(qid, form)`` pairs."""
+    by_form: dict[str, set[str]] = defaultdict(set)
+    shown: dict[str, str] = {}
+    for qid, form in labelled:
+        key = normalise_form(form)
+        by_form[key].add(qid)
+        shown.setdefault(key, form)
+    return [SurfaceCollision(lang, scope, shown[key], tuple(sorted(qs, key=qid_sort_key)))
+            for key, qs in sorted(by_form.items()) if len(qs) > 1]
+
+
+def pool_collisions(pools: Mapping[str, Sequence[str]], labels: Mapping[str, Mapping[str, str]],
+                    langs: Sequence[str]) -> dict[str, list[SurfaceCollision]]:
+    """lang -> collisions inside each predicate's candidate pool (``labels``: qid -> lang -> label)."""
+    out: dict[str, list[SurfaceCollision]] = {}
+    for lang in langs:
+        found: list[SurfaceCollision] = []
+        for pred, pool in sorted(pools.items()):
+            found += surface_collisions(lang, pred, ((q, labels[q][lang]) for q in pool if lang in labels.get(q, {})))
+        out[lang] = found
+    return out
+
+
+def collision_report(collisions: Mapping[str, Sequence[SurfaceCollision]], examples: int = 5) -> dict:
+    """JSON-ready summary: per language the number of colliding forms and a few examples."""
+    return {
+        lang: {"forms": len(found), "qids": sum(len(c.qids) for c in found),
+               "examples": [{"scope": c.scope, "form": c.form, "qids": list(c.qids)} for c in found[:examples]]}
+        for lang, found in sorted(collisions.items())
+    }

@@ -1,0 +1,158 @@
+"""Benchmark statistics (stats.json) and the printed summary table.
+
+Definitions (docs/build.md repeats them):
+- facts per culture x predicate x language: distinct fact ids with at least one prompt in that language;
+- entropy (DLAMA): within one culture and predicate, each fact is mapped to its valid object that is most
+  frequent among that cell's facts; entropy = -sum p log2 p of that distribution, in bits;
+- valid objects per fact: mean number of valid objects (augmented ones included);
+- western share: facts whose culture is the Western one / all facts;
+- label coverage per language: share of referenced entities that have a label in that language;
+- leakage rate: share of facts whose subject label (in that language) contains the label of one of its
+  gold objects (NFKC + casefold), e.g. "Cairo University" -> "Cairo".
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from factatlas.build.candidates import normalise_form
+from factatlas.records import Entity, Fact
+
+WESTERN_CULTURE = "west"
+
+
+def predicate_entropy(valid_objects_per_fact: Sequence[Sequence[str]]) -> float:
+    """DLAMA entropy (bits) of one predicate within one culture.
+
+    Each fact (given as its valid objects) is mapped to the object that is most frequent among all the
+    facts; ties go to the smallest object id so the value is deterministic. Facts without objects are
+    ignored; an empty input has entropy 0.
+    """
+    facts = [tuple(dict.fromkeys(objs)) for objs in valid_objects_per_fact if objs]
+    if not facts:
+        return 0.0
+    freq = Counter(o for objs in facts for o in objs)
+    chosen = Counter(min(objs, key=lambda o: (-freq[o], o)) for objs in facts)
+    n = len(facts)
+    h = -sum((c / n) * math.log2(c / n) for c in chosen.values())
+    return h + 0.0  # -0.0 -> 0.0
+
+
+def leaks(subject_label: str, object_labels: Iterable[str]) -> bool:
+    """True when an object label occurs inside the subject label (the prompt gives the answer away)."""
+    subject = normalise_form(subject_label)
+    return any(lbl and normalise_form(lbl) in subject for lbl in object_labels)
+
+
+def compute_stats(facts: Sequence[Fact], prompts: Sequence[Mapping[str, Any]], entities: Mapping[str, Entity],
+                  languages: Sequence[str], *, western: str = WESTERN_CULTURE,
+                  input_facts: Sequence[Fact] | None = None, extra: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """stats.json for a benchmark. ``input_facts`` (the curated facts before the build) gives label
+    coverage of the input; without it coverage is computed on the benchmark's own facts."""
+    facts_by_cell: dict[tuple[str, str], list[Fact]] = defaultdict(list)
+    for f in facts:
+        facts_by_cell[(f.culture, f.predicate)].append(f)
+
+    per_lang: dict[tuple[str, str, str], set[str]] = defaultdict(set)
+    prompts_per_lang: Counter[str] = Counter()
+    templates_per_lang: dict[str, set[str]] = defaultdict(set)
+    gold_of: dict[str, tuple[str, ...]] = {}
+    for p in prompts:
+        per_lang[(p["culture"], p["predicate"], p["lang"])].add(p["fact_id"])
+        prompts_per_lang[p["lang"]] += 1
+        templates_per_lang[p["lang"]].add(p["template_id"])
+        gold_of.setdefault(p["fact_id"], tuple(p["gold_qids"]))
+
+    cells: dict[str, dict[str, dict[str, Any]]] = {}
+    for (culture, predicate), cell_facts in sorted(facts_by_cell.items()):
+        objs = [f.object_qids for f in cell_facts]
+        cells.setdefault(culture, {})[predicate] = {
+            "facts": {lang: len(per_lang.get((culture, predicate, lang), ())) for lang in languages},
+            "entropy_bits": round(predicate_entropy(objs), 6),
+            "valid_objects_per_fact": round(sum(map(len, objs)) / len(objs), 6),
+            "distinct_objects": len({o for os_ in objs for o in os_}),
+        }
+
+    cultures = sorted({f.culture for f in facts})
+    n = len(facts)
+    leakage = _leakage(facts, entities, languages, gold_of)
+    coverage_facts = input_facts if input_facts is not None else facts
+    stats: dict[str, Any] = {
+        "facts": n,
+        "prompts": sum(prompts_per_lang.values()),
+        "prompts_per_language": dict(sorted(prompts_per_lang.items())),
+        "templates_per_language": {lang: len(templates_per_lang.get(lang, ())) for lang in languages},
+        "facts_per_culture": {c: sum(1 for f in facts if f.culture == c) for c in cultures},
+        "western_culture": western,
+        "western_share": round(sum(1 for f in facts if f.culture == western) / n, 6) if n else 0.0,
+        "valid_objects_per_fact": round(sum(len(f.objects) for f in facts) / n, 6) if n else 0.0,
+        "label_coverage": label_coverage(coverage_facts, entities, languages),
+        "label_coverage_scope": "input facts" if input_facts is not None else "benchmark facts",
+        "leakage_rate": leakage,
+        "cells": cells,
+    }
+    if extra:
+        stats.update(extra)
+    return stats
+
+
+def label_coverage(facts: Sequence[Fact], entities: Mapping[str, Entity], languages: Sequence[str]) -> dict[str, float]:
+    qids = sorted({q for f in facts for q in (f.subject, *f.object_qids)})
+    if not qids:
+        return {lang: 0.0 for lang in languages}
+    return {lang: round(sum(1 for q in qids if q in entities and entities[q].labels.get(lang)) / len(qids), 6)
+            for lang in languages}
+
+
+def _leakage(facts: Sequence[Fact], entities: Mapping[str, Entity], languages: Sequence[str],
+             gold_of: Mapping[str, Sequence[str]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for lang in languages:
+        leaked: Counter[str] = Counter()
+        total: Counter[str] = Counter()
+        for f in facts:
+            subj = entities.get(f.subject)
+            if subj is None or not subj.labels.get(lang):
+                continue
+            golds = gold_of.get(f.id, f.object_qids)
+            labels = [entities[q].labels.get(lang, "") for q in golds if q in entities]
+            total[f.culture] += 1
+            leaked[f.culture] += leaks(subj.labels[lang], labels)
+        all_total = sum(total.values())
+        out[lang] = {
+            "rate": round(sum(leaked.values()) / all_total, 6) if all_total else 0.0,
+            "facts": sum(leaked.values()),
+            "per_culture": {c: round(leaked[c] / total[c], 6) for c in sorted(total)},
+        }
+    return out
+
+
+def stats_table(stats: Mapping[str, Any], languages: Sequence[str]):
+    """A rich Table: culture x predicate rows; facts per language, entropy, objects per fact."""
+    from rich.table import Table
+
+    table = Table(title=f"benchmark: {stats['facts']} facts, {stats['prompts']} prompts", show_lines=False)
+    table.add_column("culture")
+    table.add_column("predicate")
+    for lang in languages:
+        table.add_column(f"facts {lang}", justify="right")
+    table.add_column("entropy (bits)", justify="right")
+    table.add_column("objects/fact", justify="right")
+    table.add_column("distinct objects", justify="right")
+    for culture, preds in sorted(stats["cells"].items()):
+        for pred, cell in sorted(preds.items(), key=lambda kv: _pid_key(kv[0])):
+            table.add_row(culture, pred, *(str(cell["facts"].get(lang, 0)) for lang in languages),
+                          f"{cell['entropy_bits']:.2f}", f"{cell['valid_objects_per_fact']:.2f}",
+                          str(cell["distinct_objects"]))
+    cov = ", ".join(f"{lang} {v:.1%}" for lang, v in stats["label_coverage"].items())
+    leak = ", ".join(f"{lang} {v['rate']:.1%}" for lang, v in stats["leakage_rate"].items())
+    table.caption = (f"western share {stats['western_share']:.1%} · label coverage ({stats['label_coverage_scope']}) "
+                     f"{cov} · leakage {leak}")
+    return table
+
+
+def _pid_key(pid: str) -> tuple[int, str]:
+    return (int(pid[1:]), "") if pid[1:].isdigit() else (1 << 30, pid)

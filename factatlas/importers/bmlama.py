@@ -1,0 +1,318 @@
+"""BMLAMA-17 / BMLAMA-53 (Qi, Fernández & Bisazza, EMNLP 2023) -> factatlas benchmark.
+
+Layout: ``<root>/<lang>.tsv``, header ``Prompt	Ans	Candidate Ans	Subject`` (BMLAMA17/zh.tsv spells it
+with an extra tab); row i is the same query in every language, candidates are joined by ``", "`` and
+candidate j is the translation of candidate j in every language; the gold is the last candidate.
+
+The files carry no QIDs and no relation ids, so the importer derives them:
+- an entity is identified by its labels in every language (row-aligned candidates), its id is
+  ``bm:`` + the first 12 hex digits of sha256 of those labels — stable across re-imports;
+- a relation is identified by its English pattern (``[X] was born in [Y].``), its id is a slug of the
+  pattern's words (``was-born-in``).
+
+Defects in the published files are detected and recorded as Drops (step "import"), never imported:
+- ``csv-quote-defect:<lang>``: fields written with CSV quoting into a TSV read without it — the gold or
+  a candidate keeps a stray ``"`` (BMLAMA17/he: 134 rows, BMLAMA53/he: 44 rows; the same rows as
+  ``known_data_defects.json``). The whole query is dropped from every language.
+- ``label-truncated:<lang>``: a label cut at ``", "`` upstream, visible as an unclosed bracket
+  (``Miami (kapital sa kondado sa Estados Unidos``). The candidate leaves that query in every language;
+  the query is dropped when it is the gold.
+- ``gold-not-in-candidates:<lang>``, ``mask-count:<lang>``: malformed rows (dropped).
+Labels that keep a comma in a script whose comma is not ``", "`` (Arabic ``،``) while other languages
+have one short label are counted as *suspected* truncations (reported in benchmark.json, kept).
+Prompt and subject fields that are correctly CSV-quoted (``"נאט""ו"``) are decoded and counted.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from collections import Counter, defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from factatlas.errors import ConfigError
+from factatlas.records import ANSWER_MARKER, Drop, Entity, Fact, ObjectRef, frozen_mapping
+
+STEP = "import"
+MASK = "<mask>"
+SEPARATOR = ", "
+CULTURE = "global"  # BMLAMA facts are not split by culture
+BRACKETS = (("(", ")"), ("[", "]"), ("（", "）"), ("«", "»"))
+COMMAS = ("،", "，", "、")
+
+
+@dataclass(frozen=True, slots=True)
+class BmlamaRow:
+    lang: str
+    index: int  # 0-based query index (same query in every language)
+    line: int  # 1-based line in the file
+    prompt: str
+    gold: str
+    candidates: tuple[str, ...]
+    subject: str
+    raw_gold: str
+    raw_candidates: str
+
+
+@dataclass(frozen=True)
+class BmlamaData:
+    name: str  # "bmlama17" | "bmlama53" | the folder name
+    folder: Path
+    languages: tuple[str, ...]
+    rows: Mapping[str, tuple[BmlamaRow, ...]]  # lang -> rows
+    decoded_fields: Mapping[str, int]  # lang -> correctly CSV-quoted prompt/subject fields decoded
+
+    @property
+    def queries(self) -> int:
+        return len(self.rows[self.languages[0]])
+
+    def counts(self) -> dict[str, dict[str, int]]:
+        """lang -> {"queries", "candidates"} as published (before any drop)."""
+        return {lang: {"queries": len(rows), "candidates": sum(len(r.candidates) for r in rows)}
+                for lang, rows in self.rows.items()}
+
+
+def unquote_csv_field(field: str) -> tuple[str, bool]:
+    """``"a ""b"" c"`` -> ``a "b" c`` when the whole field is CSV-quoted; else unchanged."""
+    if len(field) >= 2 and field[0] == '"' and field[-1] == '"':
+        inner = field[1:-1]
+        if '"' not in inner.replace('""', ""):
+            return inner.replace('""', '"'), True
+    return field, False
+
+
+def read_tsv(path: Path, lang: str) -> tuple[tuple[BmlamaRow, ...], int]:
+    rows: list[BmlamaRow] = []
+    decoded = 0
+    with open(path, encoding="utf-8", newline="") as fh:
+        for n, line in enumerate(fh, 1):
+            line = line.rstrip("\r\n")
+            if not line:
+                continue
+            fields = line.split("\t")
+            if fields[0] == "Prompt":  # header (BMLAMA17/zh.tsv's has an extra tab)
+                continue
+            if len(fields) != 4:
+                raise ConfigError(f"expected 4 tab-separated fields, found {len(fields)}", str(path), n)
+            prompt, p_dec = unquote_csv_field(fields[0])
+            subject, s_dec = unquote_csv_field(fields[3])
+            decoded += p_dec + s_dec
+            rows.append(BmlamaRow(lang, len(rows), n, prompt, fields[1], tuple(fields[2].split(SEPARATOR)), subject,
+                                  fields[1], fields[2]))
+    return tuple(rows), decoded
+
+
+def read_bmlama(path: str | os.PathLike) -> BmlamaData:
+    folder = Path(path)
+    files = sorted(folder.glob("*.tsv"))
+    if not files:
+        raise ConfigError(f"{folder}: no <lang>.tsv files; pass a BMLAMA17 or BMLAMA53 folder")
+    rows: dict[str, tuple[BmlamaRow, ...]] = {}
+    decoded: dict[str, int] = {}
+    for f in files:
+        rows[f.stem], decoded[f.stem] = read_tsv(f, f.stem)
+    sizes = {lang: len(r) for lang, r in rows.items()}
+    if len(set(sizes.values())) != 1:
+        raise ConfigError(f"{folder}: languages have different numbers of queries: {sizes}; rows must align")
+    langs = tuple(sorted(rows))
+    if "en" not in rows:
+        raise ConfigError(f"{folder}: en.tsv is needed to name the relations")
+    for i in range(sizes["en"]):
+        counts = {lang: len(rows[lang][i].candidates) for lang in langs}
+        if len(set(counts.values())) != 1:
+            raise ConfigError(f"{folder}: query {i + 1} has different candidate counts per language: {counts}")
+    return BmlamaData(folder.name.lower(), folder, langs, rows, decoded)
+
+
+_BRACKET_RE = re.compile("[" + re.escape("".join(o + c for o, c in BRACKETS)) + "]")
+
+
+@lru_cache(maxsize=1 << 16)
+def unbalanced(label: str) -> bool:
+    """An unclosed bracket: the label was cut at ", " upstream."""
+    return bool(_BRACKET_RE.search(label)) and any(label.count(o) != label.count(c) for o, c in BRACKETS)
+
+
+def relation_pattern(row: BmlamaRow) -> str:
+    prompt = row.prompt.replace(MASK, "[Y]")
+    return prompt.replace(row.subject, "[X]", 1) if row.subject in prompt else prompt
+
+
+def slug(pattern: str) -> str:
+    words = re.findall(r"[a-z0-9]+", pattern.replace("[X]", " ").replace("[Y]", " ").lower())
+    return "-".join(words)[:48] or "relation"
+
+
+def entity_id(labels: Sequence[str]) -> str:
+    return "bm:" + hashlib.sha256("\x1f".join(labels).encode("utf-8")).hexdigest()[:12]
+
+
+@dataclass(frozen=True)
+class Converted:
+    facts: list[Fact]
+    entities: dict[str, Entity]
+    prompts: list[dict[str, Any]]
+    candidates: list[dict[str, Any]]
+    drops: list[Drop]
+    relations: dict[str, str]  # relation id -> English pattern
+    defects: dict[str, Any]
+
+
+def row_defects(data: BmlamaData, i: int) -> tuple[list[tuple[str, str]], dict[int, tuple[str, str]]]:
+    """(reason, detail) that drop query i; and candidate position -> (reason, detail) for removed candidates."""
+    query: list[tuple[str, str]] = []
+    cands: dict[int, tuple[str, str]] = {}
+    for lang in data.languages:
+        r = data.rows[lang][i]
+        if '"' in r.raw_gold or '"' in r.raw_candidates:
+            query.append((f"csv-quote-defect:{lang}", f"line {r.line}: gold {r.raw_gold!r}, last candidate "
+                                                       f"{r.candidates[-1]!r}"))
+            continue
+        if r.prompt.count(MASK) != 1:
+            query.append((f"mask-count:{lang}", f"line {r.line}: {r.prompt!r}"))
+        if r.candidates[-1] != r.gold:
+            query.append((f"gold-not-in-candidates:{lang}", f"line {r.line}: gold {r.gold!r} is not the last "
+                                                             f"candidate {r.candidates[-1]!r}"))
+        for j, c in enumerate(r.candidates):
+            if unbalanced(c) and j not in cands:
+                cands[j] = (f"label-truncated:{lang}", f"line {r.line}: {c!r} (cut at ', ')")
+    gold_pos = len(data.rows[data.languages[0]][i].candidates) - 1
+    if gold_pos in cands:
+        query.append(cands.pop(gold_pos))
+    return query, cands
+
+
+def convert(data: BmlamaData) -> Converted:
+    langs = data.languages
+    name = data.name
+    drops: list[Drop] = []
+    patterns: dict[str, str] = {}
+    relation_of_pattern: dict[str, str] = {}
+    labels_of: dict[str, dict[str, str]] = {}
+    facts: list[Fact] = []
+    prompts: list[dict[str, Any]] = []
+    pools: dict[str, set[str]] = defaultdict(set)
+    suspected: Counter[str] = Counter()
+    examples: list[dict[str, Any]] = []
+    seen_suspect: set[str] = set()
+    for i in range(data.queries):
+        en = data.rows["en"][i]
+        pattern = relation_pattern(en)
+        if pattern not in relation_of_pattern:
+            rid = slug(pattern)
+            while rid in patterns and patterns[rid] != pattern:
+                rid += "-x"
+            relation_of_pattern[pattern] = rid
+            patterns[rid] = pattern
+        pred = relation_of_pattern[pattern]
+        fid = f"{name}:{i + 1:05d}"
+        query_defects, cand_defects = row_defects(data, i)
+        if query_defects:
+            reason, detail = query_defects[0]
+            more = f" (+{len(query_defects) - 1} more)" if len(query_defects) > 1 else ""
+            drops.append(Drop(fid, STEP, reason, detail + more, CULTURE, pred))
+            continue
+        n = len(en.candidates)
+        ids = []
+        for j in range(n):
+            labels = [data.rows[lang][i].candidates[j] for lang in langs]
+            q = entity_id(labels)
+            labels_of.setdefault(q, dict(zip(langs, labels, strict=True)))
+            ids.append(q)
+            if q not in seen_suspect and any(c in lbl for lbl in labels for c in COMMAS):
+                seen_suspect.add(q)
+                short = [lang for lang, lbl in zip(langs, labels, strict=True)
+                         if not any(c in lbl for c in (*COMMAS, ","))]
+                for lang in short:
+                    suspected[lang] += 1
+                if len(examples) < 5:
+                    examples.append(dict(zip(langs, labels, strict=True)))
+        for j, (reason, detail) in sorted(cand_defects.items()):
+            drops.append(Drop(f"{fid}|{ids[j]}", STEP, reason, detail, CULTURE, pred))
+        keep = [j for j in range(n) if j not in cand_defects]
+        subject_labels = [data.rows[lang][i].subject for lang in langs]
+        subject = entity_id(subject_labels)
+        labels_of.setdefault(subject, dict(zip(langs, subject_labels, strict=True)))
+        gold = ids[-1]
+        cand_ids = tuple(ids[j] for j in keep)
+        if len(set(cand_ids)) != len(cand_ids):
+            drops.append(Drop(fid, STEP, "duplicate-candidate", "two candidates have the same labels everywhere",
+                              CULTURE, pred))
+            continue
+        facts.append(Fact(fid, pred, subject, (ObjectRef(gold),), CULTURE, (), 0.0, i + 1))
+        pools[pred].update(cand_ids)
+        for lang in langs:
+            r = data.rows[lang][i]
+            text = r.prompt.replace(MASK, ANSWER_MARKER)
+            prompts.append({
+                "prompt_id": f"{fid}|{lang}|{pred}/1", "fact_id": fid, "lang": lang, "template_id": f"{pred}/1",
+                "kind": "cloze", "text": text, "answer_start": text.find(ANSWER_MARKER), "pair": name,
+                "culture": CULTURE, "predicate": pred, "split": "test", "subject_qid": subject,
+                "subject_label": r.subject, "gold_qids": [gold], "gold_forms": [[r.gold]],
+                "candidate_qids": cand_ids, "candidate_forms": tuple(r.candidates[j] for j in keep),
+                "template_status": "reviewed",
+            })
+    entities = {q: Entity(q, frozen_mapping(labels)) for q, labels in labels_of.items()}
+    candidates = [{"predicate": pred, "lang": lang, "qid": q, "label": labels_of[q][lang]}
+                  for pred, qs in sorted(pools.items()) for q in sorted(qs) for lang in langs]
+    defect_counts = Counter(d.reason for d in drops)
+    defects = {
+        "dropped": dict(sorted(defect_counts.items())),
+        "csv_quoted_fields_decoded": dict(sorted((k, v) for k, v in data.decoded_fields.items() if v)),
+        "suspected_truncations": {"entities_with_unsplit_comma": len(seen_suspect),
+                                  "short_label_languages": dict(sorted(suspected.items())), "examples": examples},
+    }
+    return Converted(facts, entities, prompts, candidates, drops, patterns, defects)
+
+
+def import_bmlama(path: str | os.PathLike, *, out: str | os.PathLike | None = None, write: bool = True):
+    """BMLAMA folder -> benchmark directory ``<out>/build/`` (default ``runs/<bmlama17|bmlama53>``)."""
+    from datetime import UTC, datetime
+
+    from factatlas.build.benchmark import SCHEMA_VERSION, BenchmarkContent
+    from factatlas.build.builder import BuildResult, ambiguous_prompts, drop_counts, toolkit_version
+    from factatlas.build.candidates import collision_report, pool_collisions
+    from factatlas.build.stats import compute_stats
+    from factatlas.importers.common import default_out, write_import
+
+    started = datetime.now(UTC)
+    data = read_bmlama(path)
+    conv = convert(data)
+    langs = data.languages
+    pools: dict[str, list[str]] = defaultdict(list)
+    for c in conv.candidates:
+        if c["lang"] == langs[0]:
+            pools[c["predicate"]].append(c["qid"])
+    labels = {q: dict(e.labels) for q, e in conv.entities.items()}
+    stats = compute_stats(conv.facts, conv.prompts, conv.entities, langs, extra={
+        "duplicate_surface_forms": collision_report(pool_collisions(pools, labels, langs)),
+        "prompts_with_ambiguous_candidates": ambiguous_prompts(conv.prompts, langs),
+        "dropped": drop_counts(conv.drops)})
+    template_ids = sorted({p["template_id"] for p in conv.prompts})
+    meta = {
+        "schema_version": SCHEMA_VERSION, "name": data.name, "pair": data.name, "cultures": [CULTURE],
+        "languages": list(langs), "templates": {lang: template_ids for lang in langs},
+        "candidate_mode": "sampled", "k": max((len(p["candidate_qids"]) for p in conv.prompts), default=0),
+        "seed": None,
+        "splits": {"method": "imported whole", "fractions": {"test": 1.0}, "counts": {"test": len(conv.facts)}},
+        "source": {"kind": "bmlama", "path": str(path), "variant": data.name, "published_counts": data.counts(),
+                   "relations": conv.relations, "defects": conv.defects,
+                   "candidate_order": "as published (gold last)",
+                   "citation": "Qi, Fernández & Bisazza (2023), Cross-Lingual Consistency of Factual Knowledge in "
+                               "Multilingual Language Models, EMNLP 2023."},
+        "toolkit_version": toolkit_version(),
+        "counts": {"facts": len(conv.facts), "prompts": len(conv.prompts), "dropped": len(conv.drops)},
+    }
+    content = BenchmarkContent(meta, conv.prompts, conv.facts, list(conv.entities.values()), conv.candidates,
+                               conv.drops, stats)
+    counts = {"input_queries": data.queries, "facts": len(conv.facts), "prompts": len(conv.prompts),
+              "dropped": len(conv.drops)}
+    if write:
+        write_import(out or default_out(data.name), content, started=started,
+                     config={"importer": "bmlama", "path": str(path)}, counts=counts)
+    return BuildResult(content, counts)

@@ -1,0 +1,66 @@
+"""Token-budget batching: sort work items by length, cut batches whose padded size fits a budget."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import torch
+
+
+def token_budget_batches(lengths: Sequence[int], budget: int, max_rows: int | None = None) -> list[list[int]]:
+    """Indices of ``lengths`` grouped into batches, longest first, with ``rows * max_len <= budget``.
+
+    Sorting by length keeps padding small; an item longer than the budget still gets a batch of its own.
+    Ties keep the input order, so batches are deterministic.
+    """
+    if budget < 1:
+        raise ValueError(f"token budget must be positive, got {budget}")
+    order = sorted(range(len(lengths)), key=lambda i: -lengths[i])
+    batches: list[list[int]] = []
+    current: list[int] = []
+    current_max = 0
+    for i in order:
+        n = max(int(lengths[i]), 1)
+        widest = max(current_max, n)
+        too_many = max_rows is not None and len(current) >= max_rows
+        if current and (widest * (len(current) + 1) > budget or too_many):
+            batches.append(current)
+            current, widest = [], n
+        current.append(i)
+        current_max = widest
+    if current:
+        batches.append(current)
+    return batches
+
+
+def pad_right(rows: Sequence[Sequence[int]], pad_id: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """(ids, attention_mask) as long tensors, right-padded to the longest row."""
+    width = max((len(r) for r in rows), default=0)
+    ids = torch.full((len(rows), width), pad_id, dtype=torch.long)
+    mask = torch.zeros((len(rows), width), dtype=torch.long)
+    for i, r in enumerate(rows):
+        if r:
+            ids[i, : len(r)] = torch.tensor(r, dtype=torch.long)
+            mask[i, : len(r)] = 1
+    return ids, mask
+
+
+def greedy_batches(order: Sequence[int], costs: Sequence[Sequence[int]], limits: Sequence[int]) -> list[list[int]]:
+    """Cut ``order`` into consecutive batches whose summed costs stay within every limit.
+
+    ``costs[i]`` has one entry per limit (e.g. tokens computed, logits kept); an item that alone exceeds a
+    limit gets a batch of its own.
+    """
+    batches: list[list[int]] = []
+    current: list[int] = []
+    totals = [0] * len(limits)
+    for i in order:
+        c = costs[i]
+        if current and any(t + x > lim for t, x, lim in zip(totals, c, limits, strict=True)):
+            batches.append(current)
+            current, totals = [], [0] * len(limits)
+        current.append(i)
+        totals = [t + x for t, x in zip(totals, c, strict=True)]
+    if current:
+        batches.append(current)
+    return batches

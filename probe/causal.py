@@ -1,0 +1,191 @@
+"""Causal-LM candidate scoring: the prompt prefix runs once, candidates continue from its KV cache.
+
+Prompts are grouped by prefix length, so a batch of prefixes needs no padding (and no attention-mask or
+position-id bookkeeping that differs between architectures). The prefix pass keeps only the last
+position's logits (the first candidate token's distribution) and its KV cache; the cache rows are then
+selected once per candidate and all candidates of the batch continue in one pass, right-padded (padding
+after the real tokens cannot affect them under causal attention). Only the positions that predict a
+scored token are projected onto the vocabulary (``logits_to_keep``), and log-probs are gathered on the
+device.
+
+Rules: ``mean`` / ``sum`` of log p(candidate tokens | prefix), optionally also the template's remainder
+after the slot (``include_remainder``). ``causal-sentence-legacy`` is BMLAMA's whole-sentence score:
+minus the mean NLL over every predicted token of the filled sentence, tokenized with the tokenizer's
+own special tokens (what ``model(ids, labels=ids).loss`` computes in its code).
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Sequence
+
+from factatlas.probe.batching import greedy_batches, pad_right
+from factatlas.probe.models import LoadedModel
+from factatlas.probe.protocol import ClozeQuery
+from factatlas.probe.slots import SlotTokens, special_wrap, tokenize_slots
+
+REDUCTIONS = ("mean", "sum")
+LOGIT_BUDGET = 1 << 26  # vocabulary logits (floats) kept alive in one pass
+
+
+def bos_ids(tokenizer) -> tuple[int, ...]:
+    """What the tokenizer itself puts before a text (Llama's <s>), else nothing."""
+    return tuple(special_wrap(tokenizer).head)
+
+
+def context_start(tokenizer, prefix: Sequence[int]) -> list[int]:
+    """The prefix fed to the model: the tokenizer's own BOS if any; a lone BOS/EOS for an empty prefix
+    (the slot opens the sentence), so the first candidate token still has a distribution."""
+    ids = [*bos_ids(tokenizer), *prefix]
+    if not ids:
+        start = tokenizer.bos_token_id if tokenizer.bos_token_id is not None else tokenizer.eos_token_id
+        if start is None:
+            raise ValueError("tokenizer has neither BOS nor EOS: cannot score a slot that opens the prompt")
+        ids = [start]
+    return ids
+
+
+class CausalLMScorer:
+    def __init__(self, lm: LoadedModel, reduce: str = "mean", include_remainder: bool = False,
+                 batch_tokens: int = 8192):
+        if lm.family != "causal":
+            raise ValueError(f"CausalLMScorer needs a causal LM, got a {lm.family} model")
+        if reduce not in REDUCTIONS:
+            raise ValueError(f"unknown reduction '{reduce}'; expected one of {REDUCTIONS}")
+        self.lm, self.reduce, self.include_remainder, self.batch_tokens = lm, reduce, include_remainder, batch_tokens
+        self.scoring = f"causal-{reduce}" + ("+remainder" if include_remainder else "")
+        self._keep_ok = "logits_to_keep" in inspect.signature(lm.model.forward).parameters
+
+    def score(self, queries: Sequence[ClozeQuery]) -> list[tuple[float, ...]]:
+        return self.score_slots(tokenize_slots(self.lm.tokenizer, queries))
+
+    def _continuation(self, slot: SlotTokens, ci: int) -> tuple[int, ...]:
+        return slot.candidates[ci] + (slot.suffix if self.include_remainder else ())
+
+    def score_slots(self, slots: Sequence[SlotTokens]) -> list[tuple[float, ...]]:
+        import torch
+
+        tok, model, device = self.lm.tokenizer, self.lm.model, self.lm.device
+        contexts = [context_start(tok, s.prefix) for s in slots]
+        conts = [[self._continuation(s, ci) for ci in range(len(s.candidates))] for s in slots]
+        vocab = model.get_output_embeddings().weight.shape[0] if model.get_output_embeddings() is not None else 1
+        costs = []
+        for ctx, cs in zip(contexts, conts, strict=True):
+            width = max(len(c) for c in cs)
+            costs.append((len(ctx) + len(cs) * (len(ctx) + width), (1 + sum(len(c) for c in cs)) * vocab))
+        order = sorted(range(len(slots)), key=lambda i: (len(contexts[i]), -max(len(c) for c in conts[i])))
+        batches = []
+        for group in _runs(order, key=lambda i: len(contexts[i])):
+            batches.extend(greedy_batches(group, costs, (self.batch_tokens, LOGIT_BUDGET)))
+        totals: list[list[float]] = [[0.0] * len(cs) for cs in conts]
+        pad_id = tok.pad_token_id if tok.pad_token_id is not None else 0
+        with torch.inference_mode():
+            for batch in batches:
+                ctx = torch.tensor([contexts[i] for i in batch], device=device)
+                kwargs = {"logits_to_keep": 1} if self._keep_ok else {}
+                out = model(input_ids=ctx, use_cache=True, **kwargs)
+                first = torch.log_softmax(out.logits[:, -1].float(), dim=-1)
+                row_prompt, row_cand, rows = [], [], []
+                for b, i in enumerate(batch):
+                    for ci, c in enumerate(conts[i]):
+                        row_prompt.append(b)
+                        row_cand.append((i, ci))
+                        rows.append(c)
+                first_tokens = torch.tensor([r[0] if r else 0 for r in rows], device=device)
+                prompt_index = torch.tensor(row_prompt, device=device)
+                row_sums = first[prompt_index, first_tokens].double()
+                width = max(len(r) for r in rows)
+                if width > 1:
+                    ids, _ = pad_right([r[:-1] for r in rows], pad_id)
+                    keep = torch.zeros(ids.shape, dtype=torch.bool)
+                    for r, cont in enumerate(rows):
+                        keep[r, : len(cont) - 1] = True
+                    cache = out.past_key_values
+                    cache.batch_select_indices(prompt_index)
+                    # Padding sits after every real token, so it cannot reach them; the mask says so anyway.
+                    attention = torch.zeros((len(rows), ctx.shape[1] + ids.shape[1]), dtype=torch.long)
+                    attention[:, : ctx.shape[1]] = 1
+                    for r, cont in enumerate(rows):
+                        attention[r, ctx.shape[1]: ctx.shape[1] + len(cont) - 1] = 1
+                    extra = {"logits_to_keep": keep.to(device)} if self._keep_ok else {}
+                    logits = model(input_ids=ids.to(device), attention_mask=attention.to(device),
+                                   past_key_values=cache, use_cache=True, **extra).logits
+                    if not self._keep_ok:
+                        logits = logits[keep.to(device)]
+                    logp = torch.log_softmax(logits.float(), dim=-1)
+                    kept_rows = keep.nonzero()[:, 0]
+                    next_tokens = torch.tensor([t for cont in rows for t in cont[1:]], device=device)
+                    row_sums.index_add_(0, kept_rows.to(device), logp[torch.arange(len(next_tokens), device=device), next_tokens].double())
+                sums = row_sums.cpu().tolist()
+                for (i, ci), total, cont in zip(row_cand, sums, rows, strict=True):
+                    totals[i][ci] = total if cont else float("-inf")
+        if self.reduce == "mean":
+            return [tuple(t / max(len(c), 1) for t, c in zip(ts, cs, strict=True)) for ts, cs in zip(totals, conts, strict=True)]
+        return [tuple(ts) for ts in totals]
+
+
+def _runs(order: Sequence[int], key) -> list[list[int]]:
+    """Consecutive items of ``order`` with equal ``key``."""
+    runs: list[list[int]] = []
+    for i in order:
+        if runs and key(runs[-1][-1]) == key(i):
+            runs[-1].append(i)
+        else:
+            runs.append([i])
+    return runs
+
+
+class SentenceLegacyScorer:
+    """BMLAMA's causal score: minus the mean NLL of the whole filled sentence, batched across candidates."""
+
+    scoring = "causal-sentence-legacy"
+
+    def __init__(self, lm: LoadedModel, batch_tokens: int = 8192):
+        if lm.family != "causal":
+            raise ValueError(f"SentenceLegacyScorer needs a causal LM, got a {lm.family} model")
+        self.lm, self.batch_tokens = lm, batch_tokens
+        self._keep_ok = "logits_to_keep" in inspect.signature(lm.model.forward).parameters
+
+    def sentences(self, queries: Sequence[ClozeQuery]) -> list[list[list[int]]]:
+        tok = self.lm.tokenizer
+        texts = [q.left + form + q.right for q in queries for form in q.forms]
+        ids = tok(texts, add_special_tokens=True)["input_ids"] if texts else []
+        out, pos = [], 0
+        for q in queries:
+            out.append(ids[pos: pos + len(q.forms)])
+            pos += len(q.forms)
+        return out
+
+    def score(self, queries: Sequence[ClozeQuery]) -> list[tuple[float, ...]]:
+        import torch
+
+        tok, model, device = self.lm.tokenizer, self.lm.model, self.lm.device
+        per_query = self.sentences(queries)
+        flat = [(qi, ci, s) for qi, ss in enumerate(per_query) for ci, s in enumerate(ss)]
+        vocab = model.get_output_embeddings().weight.shape[0] if model.get_output_embeddings() is not None else 1
+        costs = [(len(s), len(s) * vocab) for _, _, s in flat]
+        order = sorted(range(len(flat)), key=lambda i: -len(flat[i][2]))
+        pad_id = tok.pad_token_id if tok.pad_token_id is not None else 0
+        scores = [[float("-inf")] * len(ss) for ss in per_query]
+        with torch.inference_mode():
+            for batch in greedy_batches(order, costs, (self.batch_tokens, LOGIT_BUDGET)):
+                rows = [flat[i][2] for i in batch]
+                ids, mask = pad_right(rows, pad_id)
+                keep = torch.zeros(ids.shape, dtype=torch.bool)
+                for r, s in enumerate(rows):
+                    keep[r, : max(len(s) - 1, 0)] = True
+                ids, mask = ids.to(device), mask.to(device)
+                if self._keep_ok:
+                    logits = model(input_ids=ids, attention_mask=mask, logits_to_keep=keep.to(device)).logits
+                else:
+                    logits = model(input_ids=ids, attention_mask=mask).logits[keep.to(device)]
+                logp = torch.log_softmax(logits.float(), dim=-1)
+                targets = torch.tensor([t for s in rows for t in s[1:]], device=device)
+                picked = logp[torch.arange(len(targets), device=device), targets].double()
+                sums = torch.zeros(len(rows), dtype=torch.float64, device=device)
+                sums.index_add_(0, keep.nonzero()[:, 0].to(device), picked)
+                for i, total in zip(batch, sums.cpu().tolist(), strict=True):
+                    qi, ci, s = flat[i]
+                    if len(s) > 1:
+                        scores[qi][ci] = total / (len(s) - 1)
+        return [tuple(s) for s in scores]

@@ -1,0 +1,613 @@
+"""Rankings + benchmark -> the metrics dict the prober writes as ``metrics.json``.
+
+``compute_metrics(rankings_rows, benchmark_dir)`` groups RANKINGS_SCHEMA rows by the benchmark's facts,
+languages, cultures and predicates and applies the pure functions of ``factatlas.probe.metrics``.
+Definitions and aggregation rules: docs/metrics.md.
+
+Aggregation. A prompt's value is its P@k / reciprocal rank. A fact's value within a selection (one
+language, one culture, ...) is the mean over its prompts there (templates, then languages, weigh alike
+because the benchmark is multi-parallel). A predicate's value is the mean over its facts; **macro** is
+the mean over predicates, **micro** the mean over all facts.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+from factatlas.probe import metrics as M
+
+from factatlas.errors import FactatlasError
+
+SCHEMA_VERSION = 1
+
+TIE_POLICY = ("stable: candidates sorted by score, descending; equal scores keep their order in "
+              "candidate_qids. A prompt is correct at k when any valid object is among the first k.")
+
+# Which culture a language is associated with, for X-FaKT's associative / non-associative split.
+# Override per run (`factatlas report --associate ar=arab`) or with MetricsConfig.association.
+DEFAULT_LANGUAGE_CULTURES: Mapping[str, tuple[str, ...]] = {
+    "ar": ("arab",),
+    "en": ("west",), "de": ("west",), "fr": ("west",), "it": ("west",), "nl": ("west",),
+    "es": ("south-america",), "pt": ("south-america",),
+    "zh": ("asia",), "ja": ("asia",), "ko": ("asia",),
+}
+
+
+class MetricsError(FactatlasError):
+    """Rankings or a benchmark cannot be evaluated (unreadable, or they do not belong together)."""
+
+
+@dataclass(frozen=True)
+class MetricsConfig:
+    ks: tuple[int, ...] = (1, 5, 10)
+    rankc_weighting: str = "softmax"
+    bootstrap: int = 0  # resamples for confidence intervals; 0 = none
+    confidence: float = 0.95
+    seed: int = 0
+    association: Mapping[str, tuple[str, ...]] | None = None  # lang -> cultures; merged over the default
+    top_predictions: int = 5
+
+    def __post_init__(self) -> None:
+        if 1 not in self.ks or any(k < 1 for k in self.ks):
+            raise MetricsError(f"ks must hold 1 and only positive values, got {self.ks}")
+        if self.rankc_weighting not in M.RANKC_WEIGHTINGS:
+            from factatlas.errors import unknown
+
+            raise MetricsError(unknown("RankC weighting", self.rankc_weighting, M.RANKC_WEIGHTINGS))
+
+    def language_cultures(self) -> dict[str, tuple[str, ...]]:
+        merged = dict(DEFAULT_LANGUAGE_CULTURES)
+        merged.update({k: tuple(v) for k, v in (self.association or {}).items()})
+        return merged
+
+    def to_json(self) -> dict[str, Any]:
+        return {"ks": list(self.ks), "rankc_weighting": self.rankc_weighting, "bootstrap": self.bootstrap,
+                "confidence": self.confidence, "seed": self.seed, "top_predictions": self.top_predictions,
+                "association": {k: list(v) for k, v in sorted(self.language_cultures().items())}}
+
+
+# ---- the benchmark, as the metrics need it ------------------------------------------------------
+
+@dataclass(frozen=True)
+class BenchmarkView:
+    meta: Mapping[str, Any]
+    prompts: Mapping[str, Mapping[str, Any]]  # prompt_id -> PROMPTS_SCHEMA row
+    labels: Mapping[tuple[str, str], str] = field(default_factory=dict)  # (qid, lang) -> label
+
+    @cached_property
+    def languages(self) -> tuple[str, ...]:
+        langs = tuple(self.meta.get("languages") or ())
+        seen = sorted({p["lang"] for p in self.prompts.values()} - set(langs))
+        return langs + tuple(seen)
+
+    @cached_property
+    def cultures(self) -> tuple[str, ...]:
+        cultures = tuple(self.meta.get("cultures") or ())
+        seen = sorted({p["culture"] for p in self.prompts.values()} - set(cultures))
+        return cultures + tuple(seen)
+
+    def label(self, qid: str, langs: Sequence[str] = ()) -> str:
+        """A display label: the first language of ``langs`` (then English, then any) that has one."""
+        for lang in (*langs, "en", *self.languages):
+            if (qid, lang) in self.labels:
+                return self.labels[(qid, lang)]
+        return qid
+
+
+def load_benchmark_view(benchmark: Any) -> BenchmarkView:
+    """A benchmark directory (or a run directory holding ``build/``), or a loaded Benchmark object."""
+    if isinstance(benchmark, BenchmarkView):
+        return benchmark
+    if hasattr(benchmark, "prompts") and hasattr(benchmark, "meta"):
+        labels = {}
+        for qid, ent in (getattr(benchmark, "entities", None) or {}).items():
+            for lang, label in ent.labels.items():
+                labels[(qid, lang)] = label
+        _add_form_labels(labels, benchmark.prompts)
+        return BenchmarkView(dict(benchmark.meta), {p["prompt_id"]: p for p in benchmark.prompts}, labels)
+    return _read_benchmark_dir(Path(benchmark))
+
+
+def _read_benchmark_dir(path: Path) -> BenchmarkView:
+    import pyarrow.parquet as pq
+
+    if not (path / "benchmark.json").exists() and (path / "build" / "benchmark.json").exists():
+        path = path / "build"
+    for name in ("benchmark.json", "prompts.parquet"):
+        if not (path / name).exists():
+            raise MetricsError(f"{path / name}: missing; pass a benchmark directory written by "
+                               "`factatlas build RUN` or `factatlas import ...` (or the run directory).")
+    try:
+        meta = json.loads((path / "benchmark.json").read_text("utf-8"))
+        prompts = pq.read_table(path / "prompts.parquet").to_pylist()
+    except (OSError, ValueError) as e:
+        raise MetricsError(f"{path}: cannot read the benchmark: {e}") from e
+    labels: dict[tuple[str, str], str] = {}
+    if (path / "labels.parquet").exists():
+        for r in pq.read_table(path / "labels.parquet", columns=["qid", "lang", "label"]).to_pylist():
+            if r["label"]:
+                labels[(r["qid"], r["lang"])] = r["label"]
+    _add_form_labels(labels, prompts)
+    return BenchmarkView(meta, {p["prompt_id"]: p for p in prompts}, labels)
+
+
+def _add_form_labels(labels: dict[tuple[str, str], str], prompts: Iterable[Mapping[str, Any]]) -> None:
+    """Fill labels missing from labels.parquet with what the prompts carry (subject label, filler forms)."""
+    for p in prompts:
+        labels.setdefault((p["subject_qid"], p["lang"]), p["subject_label"])
+        for qid, form in zip(p["candidate_qids"], p["candidate_forms"] or [], strict=False):
+            labels.setdefault((qid, p["lang"]), form)
+
+
+# ---- per prompt ---------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Outcome:
+    """One ranked prompt, joined with its benchmark row."""
+
+    prompt_id: str
+    fact_id: str
+    lang: str
+    template_id: str
+    culture: str
+    predicate: str
+    ranked: tuple[str, ...]
+    golds: frozenset[str]
+    rank: int | None
+    chance: float  # expected P@1 of a uniformly random ranking of this prompt's candidates
+
+    @property
+    def top(self) -> str | None:
+        return self.ranked[0] if self.ranked else None
+
+    @property
+    def correct(self) -> bool:
+        return self.rank == 1
+
+
+def outcomes_from_rows(rows: Iterable[Mapping[str, Any]], bench: BenchmarkView) -> tuple[list[Outcome], dict]:
+    """Join rankings rows with the benchmark; every row not used is counted with its reason."""
+    counts = {"rows": 0, "unknown_prompt": 0, "duplicate_prompt": 0, "foreign_candidates": 0,
+              "generative": 0, "correct_at_1_mismatch": 0, "top_ties": 0}
+    seen: set[str] = set()
+    out: list[Outcome] = []
+    for row in rows:
+        counts["rows"] += 1
+        pid = row["prompt_id"]
+        prompt = bench.prompts.get(pid)
+        if prompt is None:
+            counts["unknown_prompt"] += 1
+            continue
+        if pid in seen:
+            counts["duplicate_prompt"] += 1
+            continue
+        seen.add(pid)
+        golds = frozenset(prompt["gold_qids"])
+        candidates = prompt["candidate_qids"]
+        ranked = tuple(row["ranked_qids"] or ())
+        if ranked:
+            if sorted(ranked) != sorted(candidates):
+                counts["foreign_candidates"] += 1
+                continue
+            rank = M.gold_rank(ranked, golds)
+            scores = row.get("scores") or ()
+            if len(scores) > 1 and scores[0] == scores[1]:
+                counts["top_ties"] += 1
+        else:  # generative QA: the prober judged the decoded text; there is no ranking
+            counts["generative"] += 1
+            rank = 1 if row.get("correct_at_1") else None
+        if row.get("correct_at_1") is not None and bool(row["correct_at_1"]) != (rank == 1):
+            counts["correct_at_1_mismatch"] += 1
+        n_gold = sum(1 for c in candidates if c in golds)
+        out.append(Outcome(pid, prompt["fact_id"], prompt["lang"], prompt["template_id"], prompt["culture"],
+                           prompt["predicate"], ranked, golds, rank,
+                           n_gold / len(candidates) if candidates else 0.0))
+    counts["used"] = len(out)
+    counts["benchmark_prompts"] = len(bench.prompts)
+    counts["coverage"] = len(out) / len(bench.prompts) if bench.prompts else 0.0
+    return out, counts
+
+
+def prompt_values(o: Outcome, ks: Sequence[int]) -> dict[str, float]:
+    values = {f"p@{k}": M.precision_at_k(o.rank, k) for k in ks}
+    values["mrr"] = M.reciprocal_rank(o.rank)
+    values["chance@1"] = o.chance
+    return values
+
+
+# ---- aggregation --------------------------------------------------------------------------------
+
+def _nan_to_none(x: float | None) -> float | None:
+    return None if x is None or (isinstance(x, float) and math.isnan(x)) else x
+
+
+def summarize(outcomes: Sequence[Outcome], config: MetricsConfig) -> dict[str, Any]:
+    """Macro (over predicates) and micro means of every prompt metric, with optional bootstrap CIs."""
+    if not outcomes:
+        return {"n_prompts": 0, "n_facts": 0, "n_predicates": 0}
+    per_fact: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))  # metric -> fact -> values
+    fact_predicate: dict[str, str] = {}
+    for o in outcomes:
+        fact_predicate[o.fact_id] = o.predicate
+        for name, v in prompt_values(o, config.ks).items():
+            per_fact[name][o.fact_id].append(v)
+    out: dict[str, Any] = {"n_prompts": len(outcomes), "n_facts": len(fact_predicate),
+                           "n_predicates": len(set(fact_predicate.values()))}
+    ci: dict[str, list[float]] = {}
+    for name, facts in per_fact.items():
+        by_predicate: dict[str, list[float]] = defaultdict(list)
+        for fid, values in sorted(facts.items()):
+            by_predicate[fact_predicate[fid]].append(sum(values) / len(values))
+        out[name] = M.macro_mean(by_predicate)
+        out[f"{name}_micro"] = M.micro_mean(by_predicate)
+        if config.bootstrap and name != "chance@1":
+            ci[name] = list(M.bootstrap_ci(by_predicate, config.bootstrap, config.confidence, config.seed))
+    if ci:
+        out["ci"] = ci
+    return out
+
+
+def _group(outcomes: Iterable[Outcome], *keys: str) -> dict[tuple, list[Outcome]]:
+    groups: dict[tuple, list[Outcome]] = defaultdict(list)
+    for o in outcomes:
+        groups[tuple(getattr(o, k) for k in keys)].append(o)
+    return groups
+
+
+def summaries(outcomes: Sequence[Outcome], config: MetricsConfig) -> dict[str, Any]:
+    by_lang_culture: dict[str, dict[str, Any]] = defaultdict(dict)
+    for (lang, culture), group in sorted(_group(outcomes, "lang", "culture").items()):
+        by_lang_culture[lang][culture] = summarize(group, config)
+    return {
+        "overall": summarize(outcomes, config),
+        "by_lang": {k[0]: summarize(g, config) for k, g in sorted(_group(outcomes, "lang").items())},
+        "by_culture": {k[0]: summarize(g, config) for k, g in sorted(_group(outcomes, "culture").items())},
+        "by_lang_culture": dict(by_lang_culture),
+    }
+
+
+def by_predicate(outcomes: Sequence[Outcome], config: MetricsConfig) -> dict[str, Any]:
+    """The P@1 table: per predicate, overall, per culture, per language x culture (no bootstrap)."""
+    plain = MetricsConfig(ks=config.ks, rankc_weighting=config.rankc_weighting)
+    out: dict[str, Any] = {}
+    for (pred,), group in sorted(_group(outcomes, "predicate").items()):
+        lang_culture: dict[str, dict[str, Any]] = defaultdict(dict)
+        for (lang, culture), g in sorted(_group(group, "lang", "culture").items()):
+            lang_culture[lang][culture] = summarize(g, plain)
+        out[pred] = {
+            "all": summarize(group, plain),
+            "by_lang": {k[0]: summarize(g, plain) for k, g in sorted(_group(group, "lang").items())},
+            "by_culture": {k[0]: summarize(g, plain) for k, g in sorted(_group(group, "culture").items())},
+            "by_lang_culture": dict(lang_culture),
+        }
+    return out
+
+
+# ---- across languages: RankC and COverlap -------------------------------------------------------
+
+def cross_lingual(outcomes: Sequence[Outcome], langs: Sequence[str], weighting: str) -> dict[str, Any]:
+    """RankC and COverlap for every language pair, over queries (fact, template) ranked in both."""
+    by_lang: dict[str, dict[tuple[str, str], Outcome]] = defaultdict(dict)
+    for o in outcomes:
+        if o.ranked:
+            by_lang[o.lang][(o.fact_id, o.template_id)] = o
+    langs = [lang for lang in langs if lang in by_lang]
+    cultures = sorted({o.culture for o in outcomes})
+    rankc: dict[str, dict[str, float | None]] = {a: {} for a in langs}
+    rankc_by_culture: dict[str, dict[str, dict[str, float | None]]] = {c: {a: {} for a in langs} for c in cultures}
+    cover: dict[str, dict[str, float | None]] = {a: {} for a in langs}
+    n_queries: dict[str, dict[str, int]] = {a: {} for a in langs}
+    for i, a in enumerate(langs):
+        for b in langs[i:]:
+            keys = [k for k in sorted(by_lang[a].keys() & by_lang[b].keys())
+                    if set(by_lang[a][k].ranked) == set(by_lang[b][k].ranked)]  # else the invariant broke
+            n_queries[a][b] = n_queries[b][a] = len(keys)
+            qa = [by_lang[a][k] for k in keys]
+            qb = [by_lang[b][k] for k in keys]
+            consist = M.rankc_per_query([o.ranked for o in qa], [o.ranked for o in qb], weighting)
+            rankc[a][b] = rankc[b][a] = float(consist.mean()) if keys else None
+            co = M.coverlap([o.correct for o in qa], [o.correct for o in qb]) if keys else math.nan
+            cover[a][b] = cover[b][a] = _nan_to_none(co)
+            for c in cultures:
+                in_c = [i for i, o in enumerate(qa) if o.culture == c]
+                v = float(consist[in_c].mean()) if in_c else None
+                rankc_by_culture[c][a][b] = rankc_by_culture[c][b][a] = v
+
+    def off_diagonal_mean(matrix: Mapping[str, Mapping[str, float | None]]) -> float | None:
+        values = [matrix[a][b] for i, a in enumerate(langs) for b in langs[i + 1:] if matrix[a][b] is not None]
+        return sum(values) / len(values) if values else None
+
+    return {
+        "languages": langs,
+        "queries": n_queries,
+        "rankc": {"weighting": weighting, "matrix": rankc, "mean": off_diagonal_mean(rankc),
+                  "by_culture": {c: {"matrix": m, "mean": off_diagonal_mean(m)}
+                                 for c, m in rankc_by_culture.items()}},
+        "coverlap": {"matrix": cover, "mean": off_diagonal_mean(cover)},
+    }
+
+
+# ---- paraphrases (mParaRel), X-FaKT, predictions ------------------------------------------------
+
+def pararel_section(outcomes: Sequence[Outcome]) -> dict[str, Any]:
+    """Per language and predicate, over facts asked with >= 2 templates; macro over predicates."""
+    templates_per_predicate: dict[str, set[str]] = defaultdict(set)
+    for o in outcomes:
+        if o.ranked:
+            templates_per_predicate[o.predicate].add(o.template_id)
+    single = sorted(p for p, t in templates_per_predicate.items() if len(t) < 2)
+    out: dict[str, Any] = {"skipped_single_template_predicates": single, "by_lang": {},
+                           "skipped_facts_single_template": 0}
+    for (lang,), group in sorted(_group(outcomes, "lang").items()):
+        per_pred: dict[str, Any] = {}
+        for (pred,), g in sorted(_group(group, "predicate").items()):
+            if pred in single:
+                continue
+            predictions, golds = [], []
+            for (_fid,), fact_prompts in sorted(_group((o for o in g if o.ranked), "fact_id").items()):
+                if len(fact_prompts) < 2:
+                    out["skipped_facts_single_template"] += 1
+                    continue
+                fact_prompts.sort(key=lambda o: o.template_id)
+                predictions.append([o.top for o in fact_prompts])
+                golds.append(fact_prompts[0].golds)
+            if predictions:
+                per_pred[pred] = M.pararel_scores(predictions, golds)
+        if per_pred:
+            macro = {k: sum(v[k] for v in per_pred.values()) / len(per_pred)
+                     for k in ("accuracy", "consistency", "consistency_accuracy")}
+            out["by_lang"][lang] = {"macro": macro, "by_predicate": per_pred}
+    out["available"] = bool(out["by_lang"])
+    if not out["available"]:
+        out["reason"] = "no predicate has two or more templates in one language"
+    return out
+
+
+def _fact_lang_errors(outcomes: Sequence[Outcome]) -> dict[tuple[str, str], tuple[str, float]]:
+    """(fact, lang) -> (culture, error rate over its templates)."""
+    acc: dict[tuple[str, str], list[float]] = defaultdict(list)
+    culture: dict[tuple[str, str], str] = {}
+    for o in outcomes:
+        acc[(o.fact_id, o.lang)].append(0.0 if o.correct else 1.0)
+        culture[(o.fact_id, o.lang)] = o.culture
+    return {k: (culture[k], sum(v) / len(v)) for k, v in acc.items()}
+
+
+def xfakt_section(outcomes: Sequence[Outcome], cultures: Sequence[str],
+                  association: Mapping[str, tuple[str, ...]]) -> dict[str, Any]:
+    """Associative (the fact's culture is the language's) vs non-associative error rates, per (fact, lang)."""
+    langs = sorted({o.lang for o in outcomes})
+    assoc = {lang: tuple(c for c in association.get(lang, ()) if c in cultures) for lang in langs}
+    assoc = {lang: cs for lang, cs in assoc.items() if cs}
+    out: dict[str, Any] = {"association": {k: list(v) for k, v in sorted(assoc.items())},
+                           "unassociated_languages": [lang for lang in langs if lang not in assoc]}
+    errors = _fact_lang_errors(outcomes)
+
+    def scores(keys: Iterable[tuple[str, str]]) -> dict[str, Any] | None:
+        a_err, n_err = [], []
+        for key in keys:
+            culture, err = errors[key]
+            (a_err if culture in assoc[key[1]] else n_err).append(err)
+        if not a_err or not n_err:
+            return None
+        mu_a, mu_n = sum(a_err) / len(a_err), sum(n_err) / len(n_err)
+        return {"mu_assoc": mu_a, "mu_non": mu_n, **M.xfakt_scores(mu_a, mu_n),
+                "ttest": M.xfakt_ttest(a_err, n_err)}
+
+    keys = sorted(k for k in errors if k[1] in assoc)
+    out["overall"] = scores(keys)
+    out["by_lang"] = {lang: s for lang in sorted(assoc) if (s := scores(k for k in keys if k[1] == lang))}
+    out["available"] = out["overall"] is not None
+    if not out["available"]:
+        out["reason"] = ("no language is associated with a culture of this benchmark" if not assoc else
+                         "the associated languages have no associative or no non-associative facts")
+    return out
+
+
+def predictions_section(outcomes: Sequence[Outcome], top: int) -> dict[str, Any]:
+    """Most common top-1 predictions (correct / wrong) per predicate, culture and language, and the
+    distribution of predictions per language and predicate (language bias)."""
+    ranked = [o for o in outcomes if o.ranked]
+    most_common: dict[str, dict[str, dict[str, Any]]] = defaultdict(lambda: defaultdict(dict))
+    for (pred, culture, lang), g in sorted(_group(ranked, "predicate", "culture", "lang").items()):
+        most_common[pred][culture][lang] = M.most_common_predictions(((o.top, o.correct) for o in g), top)
+    bias: dict[str, Any] = {}
+    for (lang,), g in sorted(_group(ranked, "lang").items()):
+        per_pred = {pred: M.prediction_distribution(o.top for o in pg)
+                    for (pred,), pg in sorted(_group(g, "predicate").items())}
+        shares = [d["top_share"] for d in per_pred.values() if d["top_share"] is not None]
+        bias[lang] = {"by_predicate": per_pred, "mean_top_share": sum(shares) / len(shares) if shares else None}
+    return {"most_common": {p: dict(c) for p, c in most_common.items()}, "language_bias": bias}
+
+
+# ---- the dataset itself (no model needed) -------------------------------------------------------
+
+def _label_forms(bench: BenchmarkView, prompt: Mapping[str, Any], qid: str) -> list[str]:
+    forms = []
+    label = bench.labels.get((qid, prompt["lang"]))
+    if label:
+        forms.append(label)
+    gold_forms = prompt.get("gold_forms") or []
+    golds = list(prompt["gold_qids"])
+    if qid in golds and golds.index(qid) < len(gold_forms) and gold_forms[golds.index(qid)]:
+        forms.append(gold_forms[golds.index(qid)][0])  # the slot filler (inflected form)
+    return forms
+
+
+def leaks(bench: BenchmarkView, prompt: Mapping[str, Any]) -> bool:
+    """An object label (or its slot form) inside the subject label, case-folded: the prompt gives the
+    answer away."""
+    subject = (prompt["subject_label"] or "").casefold()
+    return bool(subject) and any(
+        form and form.casefold() in subject
+        for qid in prompt["gold_qids"] for form in _label_forms(bench, prompt, qid))
+
+
+def dataset_profile(bench: BenchmarkView, max_examples: int = 5) -> dict[str, Any]:
+    """The checks and statistics of PROBING.md "Validating a dataset" that need no model."""
+    prompts = sorted(bench.prompts.values(), key=lambda p: p["prompt_id"])
+    langs = bench.languages
+    # multi-parallel: every (fact, template) in every language with the same candidates and golds
+    groups: dict[tuple[str, str], list[Mapping[str, Any]]] = defaultdict(list)
+    for p in prompts:
+        groups[(p["fact_id"], p["template_id"])].append(p)
+    missing_lang, cand_mismatch, gold_mismatch, examples = 0, 0, 0, []
+    for key, ps in sorted(groups.items()):
+        have = {p["lang"] for p in ps}
+        problems = []
+        if have != set(langs):
+            missing_lang += 1
+            problems.append(f"languages {sorted(have)} instead of {sorted(langs)}")
+        if len({tuple(p["candidate_qids"]) for p in ps}) > 1:
+            cand_mismatch += 1
+            problems.append("candidate QIDs differ between languages")
+        if len({tuple(sorted(p["gold_qids"])) for p in ps}) > 1:
+            gold_mismatch += 1
+            problems.append("gold QIDs differ between languages")
+        if problems and len(examples) < max_examples:
+            examples.append(f"{key[0]} {key[1]}: {'; '.join(problems)}")
+    # facts: one culture, predicate and valid-object set each
+    facts: dict[str, tuple[str, str, tuple[str, ...]]] = {}
+    for p in prompts:
+        facts.setdefault(p["fact_id"], (p["predicate"], p["culture"], tuple(p["gold_qids"])))
+    gold_outside, prompts_without_gold, gold_examples = 0, 0, []
+    for p in prompts:
+        cands = set(p["candidate_qids"])
+        outside = [q for q in p["gold_qids"] if q not in cands]
+        gold_outside += len(outside)
+        if outside and len(gold_examples) < max_examples:
+            gold_examples.append(f"{p['prompt_id']}: {', '.join(outside)} not among the candidates")
+        if not cands & set(p["gold_qids"]):
+            prompts_without_gold += 1
+    # leakage, per (fact, language)
+    leak_units: dict[tuple[str, str], bool] = {}
+    leak_examples = []
+    for p in prompts:
+        key = (p["fact_id"], p["lang"])
+        if leak_units.get(key):
+            continue
+        leak = leaks(bench, p)
+        leak_units[key] = leak
+        if leak and len(leak_examples) < max_examples:
+            leak_examples.append(f"{p['lang']}: subject '{p['subject_label']}' contains the answer "
+                                 f"({', '.join(bench.label(q, [p['lang']]) for q in p['gold_qids'])})")
+    leak_by_lang = {}
+    for lang in langs:
+        units = [v for (_, lang_), v in leak_units.items() if lang_ == lang]
+        leak_by_lang[lang] = {"n": sum(units), "units": len(units), "share": sum(units) / len(units) if units else 0.0}
+    n_leak = sum(leak_units.values())
+    # per predicate and culture: facts, entropy, majority class, candidates
+    by_pc: dict[tuple[str, str], list[tuple[str, ...]]] = defaultdict(list)
+    for pred, culture, objs in facts.values():
+        by_pc[(pred, culture)].append(objs)
+    predicates = sorted({k[0] for k in by_pc})
+    cultures = bench.cultures
+    n_candidates: dict[str, list[int]] = defaultdict(list)
+    for p in prompts:
+        n_candidates[p["predicate"]].append(len(p["candidate_qids"]))
+    per_predicate: dict[str, Any] = {}
+    for pred in predicates:
+        all_objs = [objs for (p_, _), lst in by_pc.items() if p_ == pred for objs in lst]
+        qid, acc = M.majority_baseline(all_objs)
+        entry: dict[str, Any] = {
+            "facts": {c: len(by_pc.get((pred, c), [])) for c in cultures},
+            "entropy": {c: M.predicate_entropy(by_pc[(pred, c)]) for c in cultures if by_pc.get((pred, c))},
+            "majority": {"qid": qid, "label": bench.label(qid), "p@1": acc, "tied": M.majority_ties(all_objs),
+                         "by_culture": {}},
+            "mean_candidates": sum(n_candidates[pred]) / len(n_candidates[pred]),
+        }
+        for c in cultures:
+            if by_pc.get((pred, c)):
+                # the predicate-wide majority object, scored on this culture's facts
+                hits = sum(1 for objs in by_pc[(pred, c)] if qid in objs)
+                entry["majority"]["by_culture"][c] = hits / len(by_pc[(pred, c)])
+        counts = [n for n in entry["facts"].values()]
+        entry["imbalance"] = (max(counts) / min(counts)) if counts and min(counts) > 0 else None
+        per_predicate[pred] = entry
+    facts_per_culture = {c: sum(1 for _, c_, _ in facts.values() if c_ == c) for c in cultures}
+    majority_values = [e["majority"]["p@1"] for e in per_predicate.values()]
+    return {
+        "languages": list(langs), "cultures": list(cultures), "n_prompts": len(prompts), "n_facts": len(facts),
+        "templates": {lang: sorted({p["template_id"] for p in prompts if p["lang"] == lang}) for lang in langs},
+        "parallel": {"groups": len(groups), "missing_language": missing_lang,
+                     "candidate_mismatch": cand_mismatch, "gold_mismatch": gold_mismatch, "examples": examples},
+        "gold_in_candidates": {"gold_outside": gold_outside, "prompts_without_gold": prompts_without_gold,
+                               "examples": gold_examples},
+        "leakage": {"n": n_leak, "units": len(leak_units), "share": n_leak / len(leak_units) if leak_units else 0.0,
+                    "by_lang": leak_by_lang, "examples": leak_examples},
+        "balance": {"facts_per_culture": facts_per_culture,
+                    "ratio": (max(facts_per_culture.values()) / min(facts_per_culture.values())
+                              if facts_per_culture and min(facts_per_culture.values()) > 0 else None)},
+        "majority_macro": sum(majority_values) / len(majority_values) if majority_values else None,
+        "predicates": per_predicate,
+    }
+
+
+# ---- the entry point ----------------------------------------------------------------------------
+
+def _single(rows: Sequence[Mapping[str, Any]], key: str) -> str | None:
+    values = sorted({r.get(key) for r in rows if r.get(key)})
+    return values[0] if len(values) == 1 else (", ".join(values) if values else None)
+
+
+def compute_metrics(rankings_rows: Iterable[Mapping[str, Any]], benchmark_dir: str | os.PathLike | Any,
+                    config: MetricsConfig | None = None,
+                    template_only_rows: Iterable[Mapping[str, Any]] | None = None) -> dict[str, Any]:
+    """Every metric of docs/metrics.md for one model's rankings on one benchmark (JSON-ready dict).
+
+    ``benchmark_dir``: a benchmark directory, a run directory holding ``build/``, or a loaded Benchmark.
+    ``template_only_rows``: rankings of the template-only baseline (subject replaced by a placeholder).
+    """
+    config = config or MetricsConfig()
+    bench = load_benchmark_view(benchmark_dir)
+    rows = list(rankings_rows)
+    outcomes, coverage = outcomes_from_rows(rows, bench)
+    if not outcomes:
+        raise MetricsError(f"none of the {len(rows)} rankings rows matches a prompt of the benchmark "
+                           f"({coverage}); were they produced on this benchmark?")
+    result: dict[str, Any] = {
+        "schema_version": SCHEMA_VERSION,
+        "model": _single(rows, "model"),
+        "scoring": _single(rows, "scoring"),
+        "benchmark": {k: bench.meta.get(k) for k in ("name", "pair", "cultures", "languages", "candidate_mode", "k")},
+        "tie_policy": TIE_POLICY,
+        "config": config.to_json(),
+        "coverage": coverage,
+        "summary": summaries(outcomes, config),
+        "by_predicate": by_predicate(outcomes, config),
+        "cross_lingual": cross_lingual(outcomes, bench.languages, config.rankc_weighting),
+        "pararel": pararel_section(outcomes),
+        "xfakt": xfakt_section(outcomes, bench.cultures, config.language_cultures()),
+        "predictions": predictions_section(outcomes, config.top_predictions),
+        "dataset": dataset_profile(bench),
+        "template_only": None,
+    }
+    if template_only_rows is not None:
+        t_outcomes, t_coverage = outcomes_from_rows(template_only_rows, bench)
+        plain = MetricsConfig(ks=config.ks, rankc_weighting=config.rankc_weighting)
+        result["template_only"] = {
+            "coverage": t_coverage,
+            "summary": {"overall": summarize(t_outcomes, plain),
+                        "by_lang": {k[0]: summarize(g, plain) for k, g in sorted(_group(t_outcomes, "lang").items())}},
+            "by_predicate": {k[0]: summarize(g, plain) for k, g in sorted(_group(t_outcomes, "predicate").items())},
+        }
+    return _json_ready(result)
+
+
+def _json_ready(obj: Any) -> Any:
+    """NaN -> None (strict JSON), tuples -> lists, keys as strings."""
+    if isinstance(obj, float):
+        return None if math.isnan(obj) else obj
+    if isinstance(obj, Mapping):
+        return {str(k): _json_ready(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_json_ready(v) for v in obj]
+    return obj

@@ -1,0 +1,152 @@
+"""Generative QA: greedy answers to question prompts, matched against every alias of the valid objects.
+
+Matching (PROBING.md): both sides are normalised — Unicode NFKC, case-folded, punctuation to spaces,
+articles dropped, whitespace collapsed — and an answer is correct if it *equals* a normalised alias of a
+valid object in any language (``generative``), or, in the named lenient mode, if such an alias occurs in
+it as a whole-word substring (``generative-lenient``). Answers are cut at the first line break.
+
+Rankings rows of these rules: ``ranked_qids`` = the candidates whose aliases the answer matches, the most
+specific (longest matching alias) first; ``scores`` = that alias length in characters; ``prediction`` = the
+answer; ``correct_at_1`` = the answer matches a valid object.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from factatlas.probe.batching import token_budget_batches
+from factatlas.probe.models import LoadedModel
+
+from factatlas.records import ANSWER_MARKER
+
+# Articles (and elided forms, which punctuation stripping leaves as single letters) of the languages
+# benchmarks use most; dropped as whole words on both sides of a comparison.
+ARTICLES = frozenset({
+    "a", "an", "the",  # en
+    "le", "la", "les", "l", "un", "une", "des",  # fr
+    "der", "die", "das", "den", "dem", "ein", "eine",  # de
+    "el", "los", "las", "una", "unos", "unas",  # es
+    "il", "lo", "gli", "i", "uno",  # it
+    "o", "os", "as", "um", "uma",  # pt
+    "de", "het", "een",  # nl ("de" is also a preposition elsewhere; dropped on both sides alike)
+})
+
+
+def normalise(text: str) -> str:
+    """NFKC, case-fold, punctuation -> space, articles dropped, whitespace collapsed."""
+    text = unicodedata.normalize("NFKC", text).casefold()
+    chars = [" " if unicodedata.category(c).startswith(("P", "S")) else c for c in text]
+    words = [w for w in "".join(chars).split() if w not in ARTICLES]
+    return " ".join(words)
+
+
+def first_line(answer: str) -> str:
+    return answer.strip().split("\n", 1)[0].strip()
+
+
+def matches(answer_norm: str, alias_norm: str, lenient: bool) -> bool:
+    if not alias_norm:
+        return False
+    if not lenient:
+        return answer_norm == alias_norm
+    return f" {alias_norm} " in f" {answer_norm} "
+
+
+def alias_index(prompt_rows: Iterable[Mapping[str, Any]], bench: Path | None = None) -> dict[str, set[str]]:
+    """qid -> normalised surface forms in every language: candidate fillers, gold forms, and the labels
+    and aliases of ``labels.parquet`` when the benchmark has one."""
+    out: dict[str, set[str]] = {}
+    for r in prompt_rows:
+        for q, form in zip(r["candidate_qids"], r["candidate_forms"], strict=True):
+            out.setdefault(q, set()).add(normalise(form))
+        for q, forms in zip(r["gold_qids"], r["gold_forms"], strict=True):
+            out.setdefault(q, set()).update(normalise(f) for f in forms)
+    if bench is not None and (Path(bench) / "labels.parquet").exists():
+        from factatlas.tables import LABELS_SCHEMA, read_rows
+
+        for r in read_rows(Path(bench) / "labels.parquet", LABELS_SCHEMA):
+            if r["qid"] in out:
+                out[r["qid"]].update(normalise(x) for x in (r["label"], *r["aliases"]) if x)
+    for forms in out.values():
+        forms.discard("")
+    return out
+
+
+def judge(answer: str, candidate_qids: Sequence[str], gold_qids: Sequence[str],
+          aliases: Mapping[str, set[str]], lenient: bool) -> tuple[list[str], list[float], bool]:
+    """(matched candidates, most specific first; their match lengths; correct)."""
+    norm = normalise(first_line(answer))
+    found: list[tuple[int, int, str]] = []
+    for pos, q in enumerate(candidate_qids):
+        best = max((len(a) for a in aliases.get(q, ()) if matches(norm, a, lenient)), default=0)
+        if best:
+            found.append((-best, pos, q))
+    found.sort()
+    gold = set(gold_qids)
+    correct = any(q in gold for _, _, q in found)
+    if not correct:  # a valid object outside the candidate set still counts
+        correct = any(matches(norm, a, lenient) for q in gold for a in aliases.get(q, ()))
+    return [q for _, _, q in found], [float(-n) for n, _, _ in found], correct
+
+
+def prompt_text_for_generation(row: Mapping[str, Any]) -> str:
+    """Question prompts as they are; a cloze prompt becomes its text before the slot."""
+    text = row["text"]
+    if ANSWER_MARKER in text:
+        return text[: text.index(ANSWER_MARKER)].rstrip()
+    return text
+
+
+def answer_prompts(generator, prompts: Sequence[Mapping[str, Any]], aliases: Mapping[str, set[str]], model: str,
+                   scoring: str, chunk: int = 256, progress: Callable[[int], None] | None = None) -> list[dict]:
+    from factatlas.probe.runner import ranking_row
+
+    lenient = scoring == "generative-lenient"
+    rows = []
+    for start in range(0, len(prompts), chunk):
+        part = prompts[start: start + chunk]
+        texts = [r["text"] if scoring == "xfactr" else prompt_text_for_generation(r) for r in part]
+        for r, answer in zip(part, generator.generate(texts), strict=True):
+            ranked, scores, correct = judge(answer, r["candidate_qids"], r["gold_qids"], aliases, lenient)
+            rows.append(ranking_row(r, model, scoring, ranked, scores, correct, first_line(answer)))
+        if progress:
+            progress(len(part))
+    return rows
+
+
+class GreedyGenerator:
+    """Greedy (temperature 0) decoding for causal and seq2seq models, batched, left-padded."""
+
+    def __init__(self, lm: LoadedModel, max_new_tokens: int = 16, batch_tokens: int = 8192):
+        if lm.family == "mlm":
+            raise ValueError("generative rules need a causal or seq2seq model; for masked LMs use xfactr")
+        self.lm, self.max_new_tokens, self.batch_tokens = lm, max_new_tokens, batch_tokens
+        self.scoring = "generative"
+
+    def generate(self, prompts: Sequence[str]) -> list[str]:
+        import torch
+
+        tok, model, device = self.lm.tokenizer, self.lm.model, self.lm.device
+        encoded = tok(list(prompts), add_special_tokens=True)["input_ids"]
+        pad_id = tok.pad_token_id if tok.pad_token_id is not None else tok.eos_token_id
+        out = [""] * len(prompts)
+        lengths = [len(e) + self.max_new_tokens for e in encoded]
+        with torch.inference_mode():
+            for batch in token_budget_batches(lengths, self.batch_tokens):
+                width = max(len(encoded[i]) for i in batch)
+                ids = torch.full((len(batch), width), pad_id, dtype=torch.long)
+                mask = torch.zeros((len(batch), width), dtype=torch.long)
+                for r, i in enumerate(batch):  # left padding: generation continues right after the prompt
+                    e = encoded[i]
+                    ids[r, width - len(e):] = torch.tensor(e)
+                    mask[r, width - len(e):] = 1
+                gen = model.generate(input_ids=ids.to(device), attention_mask=mask.to(device), do_sample=False,
+                                     num_beams=1, max_new_tokens=self.max_new_tokens, pad_token_id=pad_id)
+                if self.lm.family == "causal":
+                    gen = gen[:, width:]
+                for r, i in enumerate(batch):
+                    out[i] = tok.decode(gen[r].tolist(), skip_special_tokens=True).strip()
+        return out

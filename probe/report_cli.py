@@ -1,0 +1,54 @@
+"""`factatlas report RUN [--model SLUG]`: the validation report (registered by probe/cli.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from factatlas.errors import ConfigError
+
+
+def parse_associations(values: list[str] | None) -> dict[str, tuple[str, ...]]:
+    """``["ar=arab", "es=south-america+west"]`` -> {"ar": ("arab",), "es": ("south-america", "west")}."""
+    out: dict[str, tuple[str, ...]] = {}
+    for value in values or []:
+        lang, sep, cultures = value.partition("=")
+        if not sep or not lang.strip() or not cultures.strip():
+            raise ConfigError(f"--associate {value!r}: expected LANG=CULTURE (e.g. ar=arab; several cultures "
+                              "joined by '+')")
+        out[lang.strip()] = tuple(c.strip() for c in cultures.split("+") if c.strip())
+    return out
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("report")
+    def report(
+        run: Path = typer.Argument(..., help="Run directory holding build/ and probe/<model>/rankings.parquet."),
+        model: str | None = typer.Option(None, "--model", help="Model slug under probe/ (default: every model)."),
+        associate: list[str] | None = typer.Option(
+            None, "--associate", help="Language=culture for X-FaKT (repeatable), overrides the default mapping."),
+        bootstrap: int = typer.Option(1000, "--bootstrap", help="Bootstrap resamples for the P@1 intervals (0: off)."),
+        rankc_weighting: str = typer.Option("softmax", "--rankc-weighting", help="softmax | norm1 | norm2."),
+        strict: bool = typer.Option(False, "--strict", help="Exit with status 1 when a report's verdict is FAIL."),
+    ) -> None:
+        """Validate a probed benchmark: metrics, plots, PASS/FAIL verdict -> probe/<model>/report.html.
+
+        Example: factatlas report runs/arab-west --model tiny-bert --associate ar=arab --associate en=west
+        """
+        from factatlas.probe.evaluate import MetricsConfig
+        from factatlas.probe.report import write_report
+
+        from factatlas.console import out
+
+        config = MetricsConfig(bootstrap=bootstrap, rankc_weighting=rankc_weighting,
+                               association=parse_associations(associate))
+        results = write_report(run, model, config)
+        for r in results:
+            status = "PASS" if r.verdict.passed else "FAIL"
+            colour = "green" if r.verdict.passed else "red"
+            out.print(f"[{colour}]{status}[/{colour}] {r.model}: {r.html}", highlight=False, soft_wrap=True)
+            for reason in r.verdict.reasons:
+                out.print(f"  - {reason}", highlight=False, soft_wrap=True)
+        if strict and not all(r.verdict.passed for r in results):
+            raise typer.Exit(1)

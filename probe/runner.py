@@ -1,0 +1,399 @@
+"""Benchmark directory x model -> ``probe/<model-slug>/rankings.parquet`` (+ template-only, metrics.json).
+
+```
+<run>/probe/<slug>/rankings.parquet                 RANKINGS_SCHEMA, one row per scored prompt
+<run>/probe/<slug>/rankings_template_only.parquet   the same prompts, subject -> neutral placeholder
+<run>/probe/<slug>/metrics.json                     factatlas.probe.evaluate.compute_metrics
+<run>/probe/<slug>/probe.json                       what was run, counts, skips with reasons
+```
+With ``--shard i/n`` each process writes ``rankings.shard-i-of-n.parquet`` (and the template-only twin);
+the process that finds all n shards present merges them and writes metrics.json.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import json
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from factatlas.probe.protocol import (
+    DEFAULT_SCORING,
+    ClozeQuery,
+    check_scoring_for_family,
+    rank_candidates,
+)
+
+from factatlas.atomic import write_json
+from factatlas.errors import ConfigError
+from factatlas.records import ANSWER_MARKER
+from factatlas.tables import PROMPTS_SCHEMA, RANKINGS_SCHEMA, read_rows, write_table
+
+# A word meaning "something" per language: the template-only baseline keeps the template and drops the
+# subject. Languages not listed fall back to "X" (counted in probe.json as template_only/generic-placeholder).
+PLACEHOLDERS = {
+    "ar": "شيء", "de": "etwas", "en": "something", "es": "algo", "fa": "چیزی", "fr": "quelque chose",
+    "he": "משהו", "hi": "कुछ", "id": "sesuatu", "it": "qualcosa", "ja": "何か", "ko": "무언가",
+    "nl": "iets", "pl": "coś", "pt": "algo", "ru": "что-то", "sw": "kitu", "tr": "bir şey",
+    "uk": "щось", "ur": "کچھ", "vi": "cái gì đó", "zh": "某物",
+}
+GENERIC_PLACEHOLDER = "X"
+
+
+@dataclass(frozen=True)
+class ProbeConfig:
+    model: str  # local folder, Hub id, or "tiny" / "tiny-bert" / "tiny-gpt2" / "tiny-t5"
+    scoring: str | None = None  # None: the family's default rule
+    langs: tuple[str, ...] | None = None
+    shard: tuple[int, int] | None = None  # (index, count), 0 <= index < count
+    batch_tokens: int = 8192
+    device: str = "auto"
+    dtype: str = "auto"
+    family: str | None = None  # override config-based detection
+    template_only: bool = True
+    include_remainder: bool = False  # causal rules: also score the template's remainder after the slot
+    max_new_tokens: int = 16  # generative
+    xfactr_init: str = "confidence"
+    xfactr_refine: bool = True
+    xfactr_length: str = "mean"
+    xfactr_max_masks: int = 5
+    tiny_steps: int = 300
+    out_name: str | None = None  # folder under probe/ (default: the model slug, + "--<rule>" if not default)
+
+
+@dataclass
+class ProbeOutcome:
+    out_dir: Path
+    rankings_path: Path
+    template_only_path: Path | None
+    metrics_path: Path | None
+    counts: dict[str, Any] = field(default_factory=dict)
+    merged: bool = True
+    metrics_note: str = ""
+
+
+def parse_shard(text: str | None) -> tuple[int, int] | None:
+    """``"1/4"`` -> (1, 4): shard index 1 of 4, counted from 0."""
+    if not text:
+        return None
+    i, sep, n = text.partition("/")
+    try:
+        index, count = int(i), int(n)
+    except ValueError:
+        index, count = -1, 0
+    if not sep or count < 1 or not 0 <= index < count:
+        raise ConfigError(f"--shard {text!r}: expected i/n with 0 <= i < n, e.g. 0/4 ... 3/4")
+    return index, count
+
+
+def shard_of(prompt_id: str, count: int) -> int:
+    """Stable shard of a prompt: the same on every machine and Python version."""
+    return int.from_bytes(hashlib.sha256(prompt_id.encode("utf-8")).digest()[:8], "big") % count
+
+
+def resolve_benchmark_dir(path: str | Path) -> tuple[Path, Path]:
+    """(benchmark dir, run dir) for a run directory or a benchmark directory."""
+    path = Path(path)
+    if (path / "prompts.parquet").exists():
+        bench = path
+    elif (path / "build" / "prompts.parquet").exists():
+        bench = path / "build"
+    else:
+        raise ConfigError(f"{path}: no prompts.parquet here or in {path / 'build'}; pass a run directory "
+                          "after `factatlas build`, or a benchmark directory")
+    run = bench.parent if bench.name == "build" else bench
+    return bench, run
+
+
+def load_prompt_rows(bench: Path) -> list[dict[str, Any]]:
+    try:
+        from factatlas.build import load_benchmark
+    except ImportError:  # the build stage may be absent in a partial install
+        load_benchmark = None
+    if load_benchmark is not None and (bench / "benchmark.json").exists() and (bench / "facts.parquet").exists():
+        return [dict(r) for r in load_benchmark(bench).prompts]
+    return read_rows(bench / "prompts.parquet", PROMPTS_SCHEMA)
+
+
+def select_rows(rows: Sequence[Mapping[str, Any]], langs: Sequence[str] | None,
+                shard: tuple[int, int] | None) -> list[Mapping[str, Any]]:
+    if langs:
+        present = sorted({r["lang"] for r in rows})
+        missing = [lang for lang in langs if lang not in present]
+        if missing:
+            raise ConfigError(f"--langs: {', '.join(missing)} not in the benchmark; it has {', '.join(present)}")
+        rows = [r for r in rows if r["lang"] in langs]
+    if shard:
+        rows = [r for r in rows if shard_of(r["prompt_id"], shard[1]) == shard[0]]
+    return list(rows)
+
+
+def placeholder_for(lang: str) -> str:
+    return PLACEHOLDERS.get(lang, PLACEHOLDERS.get(lang.split("-")[0], GENERIC_PLACEHOLDER))
+
+
+def template_only_text(text: str, subject_label: str, lang: str) -> str | None:
+    """The prompt with the subject label replaced by the language's placeholder; None if not found
+    (e.g. the subject was inflected by the template), so the caller can count the skip."""
+    if not subject_label or subject_label not in text:
+        return None
+    return text.replace(subject_label, placeholder_for(lang))
+
+
+def model_out_name(slug: str, scoring: str, family: str) -> str:
+    return slug if DEFAULT_SCORING.get(family) == scoring else f"{slug}--{scoring}"
+
+
+# ---- scorer construction -----------------------------------------------------------------------
+
+def make_scorer(lm, scoring: str, config: ProbeConfig):
+    """The scorer object for a scoring rule (CandidateScorer or TextGenerator protocol)."""
+    check_scoring_for_family(scoring, lm.family)
+    bt = config.batch_tokens
+    if scoring in ("mlm-independent", "mlm-pll"):
+        from factatlas.probe.mlm import MaskedLMScorer
+
+        return MaskedLMScorer(lm, "independent" if scoring == "mlm-independent" else "pll", batch_tokens=bt)
+    if scoring in ("causal-mean", "causal-sum"):
+        from factatlas.probe.causal import CausalLMScorer
+
+        return CausalLMScorer(lm, scoring.removeprefix("causal-"), config.include_remainder, batch_tokens=bt)
+    if scoring == "causal-sentence-legacy":
+        from factatlas.probe.causal import SentenceLegacyScorer
+
+        return SentenceLegacyScorer(lm, batch_tokens=bt)
+    if scoring == "seq2seq":
+        from factatlas.probe.seq2seq import Seq2SeqScorer
+
+        return Seq2SeqScorer(lm, batch_tokens=bt)
+    if scoring in ("generative", "generative-lenient"):
+        from factatlas.probe.generative import GreedyGenerator
+
+        return GreedyGenerator(lm, max_new_tokens=config.max_new_tokens, batch_tokens=bt)
+    if scoring == "xfactr":
+        from factatlas.probe.xfactr import XFactrDecoder
+
+        return XFactrDecoder(lm, max_masks=config.xfactr_max_masks, init=config.xfactr_init,
+                             refine=config.xfactr_refine, length=config.xfactr_length, batch_tokens=bt)
+    raise ConfigError(f"scoring rule '{scoring}' has no scorer")  # registry and factory out of sync
+
+
+# ---- ranking rows ------------------------------------------------------------------------------
+
+def ranking_row(prompt: Mapping[str, Any], model: str, scoring: str, ranked: Sequence[str],
+                scores: Sequence[float], correct: bool, prediction: str = "") -> dict[str, Any]:
+    return {
+        "model": model, "scoring": scoring, "prompt_id": prompt["prompt_id"], "fact_id": prompt["fact_id"],
+        "lang": prompt["lang"], "template_id": prompt["template_id"], "culture": prompt["culture"],
+        "predicate": prompt["predicate"], "ranked_qids": list(ranked), "scores": [float(s) for s in scores],
+        "correct_at_1": bool(correct), "prediction": prediction,
+    }
+
+
+def rank_prompts(scorer, prompts: Sequence[Mapping[str, Any]], texts: Sequence[str], model: str,
+                 chunk: int = 512, progress: Callable[[int], None] | None = None) -> list[dict[str, Any]]:
+    """Closed-set ranking of cloze prompts (``texts[i]`` replaces ``prompts[i]['text']``)."""
+    out = []
+    for start in range(0, len(prompts), chunk):
+        part = prompts[start: start + chunk]
+        queries = [ClozeQuery(t, tuple(p["candidate_forms"])) for p, t in zip(part, texts[start: start + chunk], strict=True)]
+        for p, scores in zip(part, scorer.score(queries), strict=True):
+            ranked, ordered = rank_candidates(p["candidate_qids"], scores)
+            gold = set(p["gold_qids"])
+            out.append(ranking_row(p, model, scorer.scoring, ranked, ordered, bool(ranked) and ranked[0] in gold))
+        if progress:
+            progress(len(part))
+    return out
+
+
+# ---- the run -----------------------------------------------------------------------------------
+
+def probe_benchmark(run: str | Path, config: ProbeConfig, lm=None) -> ProbeOutcome:
+    """Probe one model on a benchmark and write the outputs. ``lm``: an already loaded model (tests)."""
+    from factatlas.console import err, progress
+
+    bench, run_dir = resolve_benchmark_dir(run)
+    rows = load_prompt_rows(bench)
+    selected = select_rows(rows, config.langs, config.shard)
+    counts: Counter = Counter()
+    counts["prompts/benchmark"] = len(rows)
+    counts["prompts/selected"] = len(selected)
+
+    tiny_info: dict[str, Any] = {}
+    if lm is None:
+        from factatlas.probe.models import load_model
+
+        name = config.model
+        if name.startswith("tiny") and not Path(name).exists():
+            name, tiny_info = _build_tiny(run_dir, rows, config)
+        lm = load_model(name, family=config.family, device=config.device, dtype=config.dtype)
+        model_name = config.model if tiny_info else lm.name
+    else:
+        model_name = lm.name
+    scoring = config.scoring or DEFAULT_SCORING[lm.family]
+    rule = check_scoring_for_family(scoring, lm.family)
+    slug = config.out_name or model_out_name(_slug_for(config.model, lm, tiny_info), scoring, lm.family)
+    out_dir = run_dir / "probe" / slug
+    scorer = make_scorer(lm, scoring, config)
+
+    if rule.kind == "rank" or scoring == "xfactr":
+        work = [r for r in selected if r["kind"] == "cloze"]
+    else:
+        work = [r for r in selected if r["kind"] == "question"]
+        if not work:
+            work = [r for r in selected if r["kind"] == "cloze"]
+            counts["generative/cloze-prefix-used"] = len(work)
+    counts[f"skipped/kind-not-used-by-{scoring}"] = len(selected) - len(work)
+    no_candidates = [r for r in work if not r["candidate_qids"]]
+    if no_candidates:
+        counts["skipped/no-candidates"] = len(no_candidates)
+        work = [r for r in work if r["candidate_qids"]]
+
+    with progress() as bar:
+        task = bar.add_task(f"{slug}: {scoring}", total=len(work))
+        if rule.kind == "rank":
+            rankings = rank_prompts(scorer, work, [r["text"] for r in work], model_name,
+                                    progress=lambda n: bar.advance(task, n))
+        else:
+            from factatlas.probe.generative import alias_index, answer_prompts
+
+            aliases = alias_index(rows, bench)
+            rankings = answer_prompts(scorer, work, aliases, model_name, scoring,
+                                      progress=lambda n: bar.advance(task, n))
+    counts["prompts/scored"] = len(rankings)
+
+    template_rows: list[dict[str, Any]] | None = None
+    if config.template_only and rule.kind == "rank":
+        kept, texts = [], []
+        for r in work:
+            text = template_only_text(r["text"], r["subject_label"], r["lang"])
+            if text is None:
+                counts["template_only/skipped:subject-not-in-text"] += 1
+                continue
+            if placeholder_for(r["lang"]) == GENERIC_PLACEHOLDER:
+                counts["template_only/generic-placeholder"] += 1
+            if text.count(ANSWER_MARKER) != 1:
+                counts["template_only/skipped:marker-lost"] += 1
+                continue
+            kept.append(r)
+            texts.append(text)
+        with progress() as bar:
+            task = bar.add_task(f"{slug}: template-only", total=len(kept))
+            template_rows = rank_prompts(scorer, kept, texts, model_name, progress=lambda n: bar.advance(task, n))
+        counts["template_only/scored"] = len(template_rows)
+    elif config.template_only:
+        counts["template_only/skipped:not-a-ranking-rule"] = len(work)
+
+    suffix = f".shard-{config.shard[0]}-of-{config.shard[1]}" if config.shard else ""
+    rankings_path = write_table(out_dir / f"rankings{suffix}.parquet", rankings, RANKINGS_SCHEMA, sort_by=("prompt_id",))
+    template_path = None
+    if template_rows is not None:
+        template_path = write_table(out_dir / f"rankings_template_only{suffix}.parquet", template_rows,
+                                    RANKINGS_SCHEMA, sort_by=("prompt_id",))
+    info = {"model": model_name, "model_slug": slug, "family": lm.family, "scoring": scorer.scoring,
+            "rule": asdict(rule), "device": lm.device, "dtype": lm.dtype, "config": _jsonable(asdict(config)),
+            "counts": dict(sorted(counts.items())), "tie_policy": "score descending; ties keep candidate order",
+            "tiny_model": tiny_info or None, "benchmark": str(bench)}
+    write_json(out_dir / f"probe{suffix}.json", info)
+    outcome = ProbeOutcome(out_dir, rankings_path, template_path, None, dict(counts))
+
+    if config.shard:
+        merged = merge_shards(out_dir, config.shard[1])
+        outcome.merged = merged is not None
+        if merged is None:
+            err.print(f"shard {config.shard[0]}/{config.shard[1]} written; metrics once all shards are there")
+            return outcome
+        rankings, template_rows = merged
+        outcome.rankings_path = out_dir / "rankings.parquet"
+        outcome.template_only_path = out_dir / "rankings_template_only.parquet" if template_rows is not None else None
+
+    outcome.metrics_path, outcome.metrics_note = write_metrics(out_dir, rankings, template_rows, bench)
+    from factatlas.rundir import RunDir
+
+    outputs = [p for p in (outcome.rankings_path, outcome.template_only_path, outcome.metrics_path) if p]
+    RunDir.open(run_dir).record_stage(f"probe/{slug}", config=info["config"], counts=info["counts"],
+                                      outputs=outputs, extra={"model": model_name, "scoring": scorer.scoring})
+    return outcome
+
+
+def merge_shards(out_dir: Path, count: int) -> tuple[list[dict], list[dict] | None] | None:
+    """Merge ``rankings.shard-*-of-n`` into rankings.parquet once all n are present; else None."""
+    paths = [out_dir / f"rankings.shard-{i}-of-{count}.parquet" for i in range(count)]
+    if not all(p.exists() for p in paths):
+        return None
+    rankings = [r for p in paths for r in read_rows(p, RANKINGS_SCHEMA)]
+    write_table(out_dir / "rankings.parquet", rankings, RANKINGS_SCHEMA, sort_by=("prompt_id",))
+    t_paths = [out_dir / f"rankings_template_only.shard-{i}-of-{count}.parquet" for i in range(count)]
+    template_rows = None
+    if all(p.exists() for p in t_paths):
+        template_rows = [r for p in t_paths for r in read_rows(p, RANKINGS_SCHEMA)]
+        write_table(out_dir / "rankings_template_only.parquet", template_rows, RANKINGS_SCHEMA,
+                    sort_by=("prompt_id",))
+    return rankings, template_rows
+
+
+def write_metrics(out_dir: Path, rankings: list[dict], template_rows: list[dict] | None,
+                  bench: Path) -> tuple[Path, str]:
+    """metrics.json through probe-metrics' compute_metrics; a P@1-only summary if it is unavailable."""
+    try:
+        from factatlas.probe.evaluate import compute_metrics
+    except ImportError as e:
+        metrics, note = minimal_metrics(rankings), f"minimal P@1 summary: factatlas.probe.evaluate unavailable ({e})"
+    else:
+        kwargs = {}
+        if template_rows is not None and "template_only_rows" in inspect.signature(compute_metrics).parameters:
+            kwargs["template_only_rows"] = template_rows
+        metrics, note = compute_metrics(rankings, bench, **kwargs), ""
+    if note:
+        metrics = {**metrics, "note": note}
+    path = out_dir / "metrics.json"
+    write_json(path, metrics)
+    return path, note
+
+
+def minimal_metrics(rankings: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    by_lang: dict[str, list[bool]] = {}
+    for r in rankings:
+        by_lang.setdefault(r["lang"], []).append(bool(r["correct_at_1"]))
+    return {"p_at_1_micro": {lang: sum(v) / len(v) for lang, v in sorted(by_lang.items())},
+            "prompts": len(rankings)}
+
+
+def _slug_for(model: str, lm, tiny_info: Mapping[str, Any]) -> str:
+    if tiny_info:
+        return tiny_info["slug"]
+    return lm.slug
+
+
+def _jsonable(obj: Any) -> Any:
+    return json.loads(json.dumps(obj, default=str))
+
+
+TINY_ALIASES = {"tiny": "bert", "tiny-bert": "bert", "tiny-gpt2": "gpt2", "tiny-t5": "t5"}
+
+
+def _build_tiny(run_dir: Path, rows: Sequence[Mapping[str, Any]], config: ProbeConfig) -> tuple[str, dict[str, Any]]:
+    """Build (or reuse) a tiny model trained on the benchmark's train split (else its dev split)."""
+    from factatlas.probe.tiny import make_tiny_model, tokenizer_texts, true_fact_examples
+
+    from factatlas.console import err
+
+    if config.model not in TINY_ALIASES:
+        raise ConfigError(f"unknown tiny model '{config.model}'. Available: {', '.join(sorted(TINY_ALIASES))}")
+    arch = TINY_ALIASES[config.model]
+    splits_present = sorted({r["split"] for r in rows})
+    train_splits = [s for s in ("train", "dev") if s in splits_present][:1]
+    examples = true_fact_examples(rows, splits=train_splits) if train_splits else []
+    folder = run_dir / "probe" / "_models" / f"tiny-{arch}"
+    if not (folder / "config.json").exists():
+        err.print(f"building tiny-{arch}: tokenizer on the benchmark text, {config.tiny_steps} fine-tuning "
+                  f"steps on {len(examples)} true facts of split {train_splits or 'none'}")
+        make_tiny_model(folder, arch, tokenizer_texts(rows), examples=examples, steps=config.tiny_steps,
+                        vocab_size=2000 if arch != "t5" else 1000)
+    info = {"arch": arch, "path": str(folder), "trained_on_splits": train_splits,
+            "train_examples": len(examples), "steps": config.tiny_steps, "slug": f"tiny-{arch}"}
+    return str(folder), info

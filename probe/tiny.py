@@ -1,0 +1,247 @@
+"""Tiny models for offline tests and the quickstart: BERT, GPT-2 and T5 built from configs.
+
+A tokenizer is trained on the benchmark's own text with the ``tokenizers`` library (well under a second),
+a small model is built from a config, optionally fine-tuned for a few hundred CPU steps on true facts
+(so that it really "knows" them), and everything is saved with ``save_pretrained``: tiny models load
+through exactly the same path as real ones (``load_model(folder)``).
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from factatlas.probe.models import LoadedModel, wrap_model
+from factatlas.probe.protocol import ClozeQuery
+from factatlas.probe.slots import special_wrap, tokenize_slots
+
+from factatlas.records import ANSWER_MARKER
+
+TINY_FAMILIES = {"bert": "mlm", "gpt2": "causal", "t5": "seq2seq"}
+N_SENTINELS = 8
+
+
+@dataclass(frozen=True, slots=True)
+class TinySize:
+    hidden: int = 64
+    layers: int = 2
+    heads: int = 2
+    intermediate: int = 128
+    max_positions: int = 128
+
+
+@dataclass(frozen=True, slots=True)
+class ClozeExample:
+    """A true fact as a cloze: the filler ``form`` goes where the prompt's answer marker was."""
+
+    text: str  # with ANSWER_MARKER
+    form: str
+
+
+def train_tokenizer(texts: Iterable[str], arch: str, vocab_size: int = 1000):
+    """A fast tokenizer for ``arch`` ("bert" WordPiece, "gpt2" byte-level BPE, "t5" Unigram with sentinels)."""
+    from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers
+    from transformers import PreTrainedTokenizerFast
+
+    texts = list(texts)
+    if arch == "bert":
+        specials = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+        tok = Tokenizer(models.WordPiece(unk_token="[UNK]"))
+        tok.normalizer = normalizers.NFC()
+        tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+        tok.decoder = decoders.WordPiece()
+        tok.train_from_iterator(texts, trainers.WordPieceTrainer(vocab_size=vocab_size, special_tokens=specials))
+        cls_id, sep_id = tok.token_to_id("[CLS]"), tok.token_to_id("[SEP]")
+        tok.post_processor = processors.TemplateProcessing(
+            single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B [SEP]",
+            special_tokens=[("[CLS]", cls_id), ("[SEP]", sep_id)])
+        return PreTrainedTokenizerFast(tokenizer_object=tok, pad_token="[PAD]", unk_token="[UNK]",
+                                       cls_token="[CLS]", sep_token="[SEP]", mask_token="[MASK]")
+    if arch == "gpt2":
+        tok = Tokenizer(models.BPE())
+        tok.normalizer = normalizers.NFC()
+        tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+        tok.decoder = decoders.ByteLevel()
+        tok.train_from_iterator(texts, trainers.BpeTrainer(
+            vocab_size=vocab_size, special_tokens=["<|endoftext|>"],
+            initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))
+        return PreTrainedTokenizerFast(tokenizer_object=tok, bos_token="<|endoftext|>",
+                                       eos_token="<|endoftext|>", pad_token="<|endoftext|>",
+                                       unk_token="<|endoftext|>")
+    if arch == "t5":
+        sentinels = [f"<extra_id_{i}>" for i in range(N_SENTINELS)]
+        tok = Tokenizer(models.Unigram())
+        tok.normalizer = normalizers.NFKC()
+        tok.pre_tokenizer = pre_tokenizers.Metaspace()
+        tok.decoder = decoders.Metaspace()
+        tok.train_from_iterator(texts, trainers.UnigramTrainer(
+            vocab_size=vocab_size, special_tokens=["<pad>", "</s>", "<unk>", *sentinels], unk_token="<unk>"))
+        eos_id = tok.token_to_id("</s>")
+        tok.post_processor = processors.TemplateProcessing(
+            single="$A </s>", pair="$A </s> $B </s>", special_tokens=[("</s>", eos_id)])
+        return PreTrainedTokenizerFast(tokenizer_object=tok, pad_token="<pad>", eos_token="</s>",
+                                       unk_token="<unk>", additional_special_tokens=sentinels)
+    raise ValueError(f"unknown tiny architecture '{arch}'; expected one of {sorted(TINY_FAMILIES)}")
+
+
+def build_model(arch: str, tokenizer, size: TinySize = TinySize(), seed: int = 0):
+    """A randomly initialised model of ``arch`` sized ``size``, vocabulary matching ``tokenizer``."""
+    import torch
+    import transformers
+
+    torch.manual_seed(seed)
+    vocab = len(tokenizer)
+    if arch == "bert":
+        config = transformers.BertConfig(
+            vocab_size=vocab, hidden_size=size.hidden, num_hidden_layers=size.layers,
+            num_attention_heads=size.heads, intermediate_size=size.intermediate,
+            max_position_embeddings=size.max_positions, pad_token_id=tokenizer.pad_token_id)
+        model = transformers.BertForMaskedLM(config)
+    elif arch == "gpt2":
+        config = transformers.GPT2Config(
+            vocab_size=vocab, n_embd=size.hidden, n_layer=size.layers, n_head=size.heads,
+            n_inner=size.intermediate, n_positions=size.max_positions,
+            bos_token_id=tokenizer.bos_token_id, eos_token_id=tokenizer.eos_token_id,
+            pad_token_id=tokenizer.pad_token_id)
+        model = transformers.GPT2LMHeadModel(config)
+    elif arch == "t5":
+        config = transformers.T5Config(
+            vocab_size=vocab, d_model=size.hidden, d_kv=size.hidden // size.heads, d_ff=size.intermediate,
+            num_layers=size.layers, num_heads=size.heads, pad_token_id=tokenizer.pad_token_id,
+            eos_token_id=tokenizer.eos_token_id, decoder_start_token_id=tokenizer.pad_token_id,
+            feed_forward_proj="relu", tie_word_embeddings=False)
+        model = transformers.T5ForConditionalGeneration(config)
+    else:
+        raise ValueError(f"unknown tiny architecture '{arch}'; expected one of {sorted(TINY_FAMILIES)}")
+    model.eval()
+    return model
+
+
+def _training_rows(lm: LoadedModel, examples: Sequence[ClozeExample]) -> list[tuple[list[int], list[int]]]:
+    """(input ids, labels) for one example each; labels use -100 where nothing is predicted.
+
+    MLM: the slot's last ``k - j`` tokens are masked for a random ``j`` (j = 0 is the fully masked slot the
+    independent rule reads, j > 0 the partially filled inputs of the left-to-right rule). Causal: the
+    whole sentence. Seq2seq: the slot as ``<extra_id_0>``, target ``<extra_id_0> form <extra_id_1>``.
+    Masked inputs are drawn afresh at every step, so this returns the unmasked pieces for MLM.
+    """
+    tok = lm.tokenizer
+    slots = tokenize_slots(tok, [ClozeQuery(e.text, (e.form,)) for e in examples])
+    wrap = special_wrap(tok)
+    rows = []
+    for s in slots:
+        cand = list(s.candidates[0])
+        if lm.family == "seq2seq":
+            s0, s1 = tok.convert_tokens_to_ids(["<extra_id_0>", "<extra_id_1>"])
+            rows.append((wrap.wrap([*s.prefix, s0, *s.suffix]), [s0, *cand, s1]))
+        elif lm.family == "causal":
+            ids = list(s.prefix) + cand + list(s.suffix) + [tok.eos_token_id]
+            if tok.bos_token_id is not None:
+                ids = [tok.bos_token_id, *ids]
+            rows.append((ids, list(ids)))
+        else:
+            start = len(wrap.head) + len(s.prefix)
+            rows.append((wrap.wrap([*s.prefix, *cand, *s.suffix]), [start, len(cand)]))
+    return rows
+
+
+def finetune(lm: LoadedModel, examples: Sequence[ClozeExample], steps: int = 300, batch_size: int = 16,
+             lr: float = 3e-3, seed: int = 0) -> list[float]:
+    """A few hundred AdamW steps on true facts; returns the loss per step. Leaves the model in eval mode."""
+    import torch
+    from factatlas.probe.batching import pad_right
+
+    if not examples or steps <= 0:
+        return []
+    rng = random.Random(seed)
+    torch.manual_seed(seed)
+    rows = _training_rows(lm, examples)
+    tok, model = lm.tokenizer, lm.model
+    pad_id = tok.pad_token_id if tok.pad_token_id is not None else 0
+    opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.0)
+    warmup = max(1, steps // 10)
+    sched = torch.optim.lr_scheduler.LambdaLR(
+        opt, lambda s: min(1.0, (s + 1) / warmup) * 0.5 * (1 + math.cos(math.pi * min(s, steps) / steps)))
+    model.train()
+    losses = []
+    with torch.enable_grad():
+        for _ in range(steps):
+            batch = [rows[rng.randrange(len(rows))] for _ in range(min(batch_size, len(rows)))]
+            if lm.family == "mlm":
+                inputs, labels = [], []
+                for ids, (start, k) in batch:
+                    j = rng.randrange(k) if k else 0
+                    masked, lab = list(ids), [-100] * len(ids)
+                    for p in range(start + j, start + k):
+                        lab[p], masked[p] = ids[p], tok.mask_token_id
+                    inputs.append(masked)
+                    labels.append(lab)
+                x, mask = pad_right(inputs, pad_id)
+                y, _ = pad_right(labels, -100)
+                loss = model(input_ids=x, attention_mask=mask, labels=y).loss
+            elif lm.family == "causal":
+                x, mask = pad_right([b[0] for b in batch], pad_id)
+                y = x.masked_fill(mask == 0, -100)
+                loss = model(input_ids=x, attention_mask=mask, labels=y).loss
+            else:
+                x, mask = pad_right([b[0] for b in batch], pad_id)
+                y, _ = pad_right([b[1] for b in batch], -100)
+                loss = model(input_ids=x, attention_mask=mask, labels=y).loss
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            opt.step()
+            sched.step()
+            opt.zero_grad()
+            losses.append(loss.item())
+    model.eval()
+    return losses
+
+
+def tokenizer_texts(prompt_rows: Iterable[Mapping[str, Any]]) -> list[str]:
+    """Everything a tokenizer should have seen: prompts (marker removed), fillers, gold forms."""
+    texts: list[str] = []
+    for r in prompt_rows:
+        texts.append(r["text"].replace(ANSWER_MARKER, " "))
+        texts.extend(r["candidate_forms"])
+        for forms in r["gold_forms"]:
+            texts.extend(forms)
+    return texts
+
+
+def true_fact_examples(prompt_rows: Iterable[Mapping[str, Any]], splits: Sequence[str] | None = None
+                       ) -> list[ClozeExample]:
+    """Cloze prompts filled with their gold candidate's form (the first gold among the candidates)."""
+    out = []
+    for r in prompt_rows:
+        if r["kind"] != "cloze" or (splits is not None and r["split"] not in splits):
+            continue
+        forms = dict(zip(r["candidate_qids"], r["candidate_forms"], strict=True))
+        gold = next((q for q in r["gold_qids"] if q in forms), None)
+        if gold is not None:
+            out.append(ClozeExample(r["text"], forms[gold]))
+    return out
+
+
+def make_tiny_model(out_dir: str | Path, arch: str, texts: Sequence[str], *,
+                    examples: Sequence[ClozeExample] = (), steps: int = 0, size: TinySize = TinySize(),
+                    vocab_size: int = 1000, seed: int = 0, lr: float = 3e-3, batch_size: int = 16) -> Path:
+    """Train a tokenizer on ``texts``, build a tiny ``arch`` model, fine-tune it, save it to ``out_dir``."""
+    import torch
+
+    if arch not in TINY_FAMILIES:
+        raise ValueError(f"unknown tiny architecture '{arch}'; expected one of {sorted(TINY_FAMILIES)}")
+    tokenizer = train_tokenizer(texts, arch, vocab_size)
+    model = build_model(arch, tokenizer, size, seed)
+    lm = wrap_model(model, tokenizer, name=f"tiny-{arch}", family=TINY_FAMILIES[arch])
+    threads = torch.get_num_threads()
+    finetune(lm, examples, steps=steps, lr=lr, seed=seed, batch_size=batch_size)
+    torch.set_num_threads(threads)
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    model.save_pretrained(out)
+    tokenizer.save_pretrained(out)
+    return out

@@ -1,0 +1,335 @@
+"""The dataset card (README.md): YAML metadata generated from the data, and a body documenting it.
+
+The YAML comes from ``huggingface_hub.DatasetCardData`` (what the Hub validates); the body is plain
+Markdown built from the benchmark's own numbers, so the card can never disagree with the files.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter, defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any
+
+from factatlas.records import Provenance as ObjectProvenance
+
+from .source import BenchmarkSource, table_from_bytes
+
+SIZE_CATEGORIES = ((1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K"),
+                   (1_000_000, "100K<n<1M"), (10_000_000, "1M<n<10M"), (100_000_000, "10M<n<100M"))
+TAGS = ("wikidata", "knowledge-probing", "factual-knowledge", "cultural-diversity", "factatlas")
+UPSTREAM_LICENSES = {"curated": "cc0-1.0"}  # Wikidata statements and labels are CC0
+DLAMA_BIBTEX = """@inproceedings{keleg-magdy-2023-dlama,
+  title = {{DLAMA}: A Framework for Curating Culturally Diverse Facts for Probing the Knowledge of Pretrained Language Models},
+  author = {Keleg, Amr and Magdy, Walid},
+  booktitle = {Findings of the Association for Computational Linguistics: ACL 2023},
+  year = {2023}
+}"""
+
+
+@dataclass(frozen=True)
+class ConfigEntry:
+    """One dataset config: its name, the language it holds (None = all) and split -> data file paths."""
+
+    name: str
+    lang: str | None
+    splits: tuple[tuple[str, tuple[str, ...], int], ...]  # (split, paths, rows)
+
+    @property
+    def rows(self) -> int:
+        return sum(n for _, _, n in self.splits)
+
+
+@dataclass(frozen=True)
+class PredicateStats:
+    culture: str
+    predicate: str
+    facts: int
+    answers: int  # distinct gold objects
+    entropy_bits: float  # of the distribution of direct gold objects over facts
+    majority_share: float  # share of facts whose gold set holds the most frequent object
+
+
+def size_category(n: int) -> str:
+    for limit, name in SIZE_CATEGORIES:
+        if n < limit:
+            return name
+    return "n>100M"
+
+
+def answer_entropy(object_sets: Sequence[Sequence[str]]) -> tuple[float, float]:
+    """(entropy in bits of the gold-object distribution, majority baseline share).
+
+    Each fact spreads one unit of mass evenly over its gold objects, so a fact with many valid answers
+    does not weigh more than one with a single answer. The majority share is the P@1 of always
+    answering the most frequent object — the floor a model must beat to show knowledge.
+    """
+    if not object_sets:
+        return 0.0, 0.0
+    mass: Counter[str] = Counter()
+    hits: Counter[str] = Counter()
+    for objs in object_sets:
+        uniq = sorted(set(objs))
+        for o in uniq:
+            mass[o] += 1 / len(uniq)
+            hits[o] += 1
+    total = sum(mass.values())
+    entropy = -sum((m / total) * math.log2(m / total) for m in mass.values() if m > 0)
+    top = max(sorted(hits), key=lambda o: hits[o])
+    return round(entropy + 0.0, 3), round(hits[top] / len(object_sets), 3)
+
+
+def predicate_stats(src: BenchmarkSource) -> list[PredicateStats]:
+    groups: dict[tuple[str, str], list[tuple[str, ...]]] = defaultdict(list)
+    for f in src.facts:
+        direct = f.direct_objects or f.object_qids
+        groups[(f.culture, f.predicate)].append(direct)
+    out = []
+    for (culture, pred), sets in sorted(groups.items()):
+        ent, maj = answer_entropy(sets)
+        out.append(PredicateStats(culture, pred, len(sets), len({o for s in sets for o in s}), ent, maj))
+    return out
+
+
+def predicate_labels(pids: Sequence[str]) -> dict[str, str]:
+    """Human labels from curate/predicates.yaml where the curate stage is installed; else empty."""
+    try:
+        from factatlas.curate.config import load_predicates
+
+        specs = load_predicates()
+    except Exception:  # curate not built, or a predicate file error: the card then shows bare PIDs
+        return {}
+    return {p: getattr(specs[p], "label", "") for p in pids if p in specs}
+
+
+def license_for(src: BenchmarkSource, override: str | None) -> str:
+    if override:
+        return override
+    return UPSTREAM_LICENSES.get(src.provenance.source_kind, "other")
+
+
+def card_yaml(src: BenchmarkSource, configs: Sequence[ConfigEntry], *, license_id: str, pretty_name: str,
+              default_config: str) -> str:
+    from huggingface_hub import DatasetCardData
+
+    kinds = {p["kind"] for p in src.prompts}
+    tasks = sorted({"fill-mask" if k == "cloze" else "question-answering" for k in kinds}) or ["fill-mask"]
+    all_rows = sum(c.rows for c in configs if c.lang is None)
+    yaml_configs = []
+    for c in configs:
+        entry: dict[str, Any] = {
+            "config_name": c.name,
+            "data_files": [{"split": s, "path": _glob(paths)} for s, paths, _ in c.splits],
+        }
+        if c.name == default_config:
+            entry["default"] = True
+        yaml_configs.append(entry)
+    data = DatasetCardData(
+        language=list(src.languages),
+        license=license_id,
+        multilinguality="multilingual" if len(src.languages) > 1 else "monolingual",
+        size_categories=[size_category(all_rows)],
+        task_categories=tasks,
+        task_ids=["open-domain-qa"] if "question-answering" in tasks else None,
+        source_datasets=["original"] if src.provenance.source_kind == "curated" else ["extended"],
+        pretty_name=pretty_name,
+        configs=yaml_configs,
+        tags=list(TAGS),
+    )
+    return data.to_yaml()
+
+
+def _glob(paths: Sequence[str]) -> str:
+    """``data/<config>/<split>-*.parquet`` — one pattern for all shards of a split."""
+    first = paths[0]
+    folder, name = first.rsplit("/", 1)
+    return f"{folder}/{name.split('-', 1)[0]}-*.parquet"
+
+
+def _table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+    def cell(v: Any) -> str:
+        return str(v).replace("|", "\\|").replace("\n", " ")
+
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    lines += ["| " + " | ".join(cell(v) for v in r) + " |" for r in rows]
+    return "\n".join(lines)
+
+
+def _body_template() -> str:
+    return (resources.files("factatlas.publish") / "card_body.md").read_text("utf-8")
+
+
+def card_body(src: BenchmarkSource, configs: Sequence[ConfigEntry], *, repo: str, version: str,
+              license_id: str, pretty_name: str, default_config: str) -> str:
+    """The Markdown body. Every number comes from ``src``; sections are filled into card_body.md."""
+    meta = src.meta
+    cultures = list(meta.get("cultures") or sorted({f.culture for f in src.facts}))
+    facts_per_culture = Counter(f.culture for f in src.facts)
+    countries: dict[str, Counter[str]] = defaultdict(Counter)
+    for f in src.facts:
+        for c in f.countries:
+            countries[f.culture][c] += 1
+    culture_rows = []
+    for c in cultures:
+        names = ", ".join(f"{src.country_labels.get(q, q)} ({q}): {n}"
+                          for q, n in sorted(countries[c].items(), key=lambda kv: (-kv[1], kv[0])))
+        culture_rows.append((c, facts_per_culture[c], names or "—"))
+
+    pstats = predicate_stats(src)
+    labels = predicate_labels(sorted({p.predicate for p in pstats}))
+    predicate_rows = [(f"{p.predicate} {labels.get(p.predicate, '')}".strip(), p.culture, p.facts, p.answers,
+                       f"{p.entropy_bits:.3f}", f"{p.majority_share:.3f}") for p in pstats]
+
+    lang_rows = []
+    for lang in src.languages:
+        rows = [p for p in src.prompts if p["lang"] == lang]
+        templates: dict[str, str] = {}
+        for p in rows:
+            templates[p["template_id"]] = p["template_status"]
+        status = Counter(templates.values())
+        lang_rows.append((lang, len(rows), len({p["fact_id"] for p in rows}), len(templates),
+                          ", ".join(f"{k}: {v}" for k, v in sorted(status.items())) or "—"))
+
+    config_rows = [(f"`{c.name}`" + (" (default)" if c.name == default_config else ""),
+                    c.lang or "all", ", ".join(f"{s}: {n}" for s, _, n in c.splits)) for c in configs]
+
+    prov = src.provenance
+    hashes = prov.query_hashes
+    provenance_rows = [
+        ("source", prov.source_kind), ("endpoint", prov.endpoint), ("Wikidata retrieval time", prov.retrieved),
+        ("SPARQL queries", f"{len(hashes)} (sha256 listed in manifest.json)" if hashes else "not recorded"),
+        ("toolkit", f"factatlas {prov.toolkit_version}"),
+        ("candidate sets", f"{meta.get('candidate_mode', 'not recorded')}"
+                           + (f", k={meta['k']}" if meta.get("k") else "")),
+        ("templates in this repo", {"benchmark": "copied from the benchmark directory",
+                                    "run": "copied from the run directory",
+                                    "library": "factatlas library files at publish time (the benchmark "
+                                               "kept no copy)",
+                                    "none": "not available"}[src.templates_origin]),
+    ]
+
+    example = next((p for p in src.prompts if p["lang"] == "en"), src.prompts[0] if src.prompts else None)
+    load_example = (f'from datasets import load_dataset\n\nds = load_dataset("{repo}", "{default_config}", '
+                    f'revision="v{version}")')
+    values = {
+        "pretty_name": pretty_name,
+        "repo": repo,
+        "version": version,
+        "summary": _summary(src, cultures),
+        "load_example": load_example,
+        "example_row": _example_row(example),
+        "configs_table": _table(("config", "language", "rows per split"), config_rows),
+        "cultures_table": _table(("culture", "facts", "countries (facts matched through each)"), culture_rows),
+        "predicates_table": _table(("predicate", "culture", "facts", "distinct answers", "answer entropy (bits)",
+                                    "majority-answer P@1"), predicate_rows),
+        "languages_table": _table(("language", "prompts", "facts", "templates", "template status"), lang_rows),
+        "provenance_table": _table(("", ""), provenance_rows),
+        "limitations": "\n".join(f"- {x}" for x in limitations(src, pstats)),
+        "citation": citation(repo, version, pretty_name, prov),
+        "dlama_citation": DLAMA_BIBTEX,
+        "license_note": _license_note(license_id, prov.source_kind),
+    }
+    return _body_template().format(**values)
+
+
+def _summary(src: BenchmarkSource, cultures: Sequence[str]) -> str:
+    n_facts = len(src.facts)
+    n_prompts = len(src.prompts)
+    return (f"{n_facts} facts about {' and '.join(cultures) or 'the cultures below'}, "
+            f"{len(src.languages)} language(s) ({', '.join(src.languages)}), {n_prompts} prompts "
+            f"(multi-parallel: the same facts, templates and candidate answers in every language).")
+
+
+def _example_row(row: Mapping[str, Any] | None) -> str:
+    if row is None:
+        return "(no rows)"
+    keep = ("prompt_id", "lang", "template_id", "kind", "text", "subject_label", "gold_qids", "candidate_qids")
+    lines = []
+    for k in keep:
+        v = row[k]
+        if isinstance(v, list) and len(v) > 6:
+            v = v[:6] + [f"... {len(v) - 6} more"]
+        lines.append(f"{k}: {v}")
+    return "\n".join(lines)
+
+
+def limitations(src: BenchmarkSource, pstats: Sequence[PredicateStats]) -> list[str]:
+    """Known limitations, stated with this release's own numbers."""
+    out = ["Facts come from Wikidata as retrieved at the time above; Wikidata is incomplete and its "
+           "coverage differs between cultures, so a missing object is not evidence of a false answer."]
+    per_culture = Counter(f.culture for f in src.facts)
+    if len(per_culture) > 1:
+        lo, hi = min(per_culture.values()), max(per_culture.values())
+        if hi and lo / hi < 0.8:
+            out.append(f"The cultures are unbalanced: {', '.join(f'{c}: {n}' for c, n in sorted(per_culture.items()))} "
+                       "facts; compare per-culture scores, not pooled ones.")
+    templates: dict[tuple[str, str], str] = {(p["lang"], p["template_id"]): p["template_status"]
+                                             for p in src.prompts}
+    drafts = sorted({lang for (lang, _), s in templates.items() if s != "reviewed"})
+    if drafts:
+        n = sum(1 for s in templates.values() if s != "reviewed")
+        out.append(f"{n} template(s) are not reviewed by a native speaker (languages: {', '.join(drafts)}); "
+                   "machine-translated drafts can be ungrammatical and lower scores in those languages.")
+    augmented = sum(1 for f in src.facts for o in f.objects if o.provenance is not ObjectProvenance.DIRECT)
+    if augmented:
+        out.append(f"{augmented} gold objects are not stated directly in Wikidata but derived (superclasses "
+                   "or containing administrative areas); they widen what counts as correct.")
+    low = [p for p in pstats if p.facts >= 5 and p.majority_share >= 0.5]
+    if low:
+        out.append("Low-diversity relations, where always answering the most frequent object reaches at least "
+                   "50% P@1: " + ", ".join(f"{p.predicate}/{p.culture} ({p.majority_share:.0%})" for p in low)
+                   + ".")
+    drops = _drop_reasons(src)
+    if drops:
+        top = ", ".join(f"{r}: {n}" for r, n in drops.most_common(5))
+        out.append(f"{sum(drops.values())} items were dropped while building (benchmark/dropped.parquet); "
+                   f"most frequent reasons: {top}. Dropping facts without labels in every language biases "
+                   "the benchmark towards well-documented subjects.")
+    if src.provenance.source_kind == "curated":
+        out.append("Subjects were selected by popularity (Wikipedia signals); rare entities are under-represented.")
+    return out
+
+
+def _drop_reasons(src: BenchmarkSource) -> Counter[str]:
+    data = src.side_files.get("dropped.parquet")
+    if not data:
+        return Counter()
+    return Counter(r["reason"] for r in table_from_bytes(data).select(["reason"]).to_pylist())
+
+
+def _license_note(license_id: str, source_kind: str) -> str:
+    if source_kind == "curated":
+        return (f"`{license_id}`. Facts and labels come from Wikidata (CC0 1.0). Prompt templates are part of "
+                "factatlas (`templates/`, Apache-2.0).")
+    return (f"`{license_id}`. This release was imported from `{source_kind}`: check that dataset's own "
+            "licence before redistribution; factatlas adds no restrictions of its own.")
+
+
+def citation(repo: str, version: str, pretty_name: str, prov: Any) -> str:
+    key = repo.replace("/", "_").replace("-", "_") + "_v" + version.replace(".", "_").replace("-", "_")
+    year = prov.retrieved[:4] if prov.retrieved[:4].isdigit() else ""
+    lines = [f"@misc{{{key},", f"  title = {{{{{pretty_name}}}}},", f"  version = {{{version}}},",
+             f"  howpublished = {{\\url{{https://huggingface.co/datasets/{repo}}}}},"]
+    if year:
+        lines.append(f"  year = {{{year}}},")
+    lines.append(f"  note = {{Built with factatlas {prov.toolkit_version} from Wikidata}}")
+    lines.append("}")
+    return "\n".join(lines)
+
+
+def render_card(yaml_text: str, body: str) -> str:
+    return "---\n" + yaml_text.rstrip("\n") + "\n---\n\n" + body.rstrip("\n") + "\n"
+
+
+def split_card(text: str) -> tuple[dict[str, Any], str]:
+    """(YAML metadata, body) of a card; ({}, text) when it has no front matter."""
+    import yaml
+
+    if not text.startswith("---\n"):
+        return {}, text
+    end = text.find("\n---\n", 4)
+    if end < 0:
+        return {}, text
+    return yaml.safe_load(text[4:end]) or {}, text[end + 5:]

@@ -1,0 +1,288 @@
+"""Where releases go: a git repository (local or remote) or the Hugging Face Hub, behind one protocol.
+
+Both targets keep the same rules: a release is ONE commit whose tree is exactly the rendered repository,
+followed by a tag ``vX.Y.Z`` on that commit's sha; an existing tag is never moved or overwritten.
+Secrets (the Hub token, credentials inside git URLs) never appear in messages: every error raised here
+passes through ``redact``.
+"""
+
+from __future__ import annotations
+
+import io
+import logging
+import os
+import re
+import subprocess
+import tarfile
+import tempfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from factatlas.errors import ConfigError, FactatlasError
+
+from .versions import Version, check_new_version, versions_from_tags
+
+log = logging.getLogger(__name__)
+
+BRANCH = "main"
+_URL_CREDENTIALS = re.compile(r"(?P<scheme>[a-z][a-z0-9+.-]*://)[^/@\s]+@", re.IGNORECASE)
+_HF_TOKEN_SHAPE = re.compile(r"\bhf_[A-Za-z0-9]{8,}\b")
+
+
+def redact(text: str, secrets: Sequence[str | None] = ()) -> str:
+    """``text`` without the given secrets, URL credentials or anything shaped like a Hub token."""
+    for s in secrets:
+        if s:
+            text = text.replace(s, "***")
+    text = _URL_CREDENTIALS.sub(r"\g<scheme>***@", text)
+    return _HF_TOKEN_SHAPE.sub("hf_***", text)
+
+
+@dataclass(frozen=True)
+class PublishResult:
+    target: str  # where it went, credentials removed
+    version: str
+    tag: str
+    commit: str  # sha of the release commit; the tag points at it
+    url: str = ""
+
+
+class Publisher(Protocol):
+    """A place releases are committed and tagged in."""
+
+    @property
+    def location(self) -> str: ...
+
+    def existing_tags(self) -> list[str]: ...
+
+    def read_tag(self, tag: str) -> dict[str, bytes]: ...
+
+    def publish(self, files: Mapping[str, bytes], version: Version, message: str) -> PublishResult: ...
+
+
+def refuse_existing(publisher: Publisher, version: Version) -> None:
+    check_new_version(version, versions_from_tags(publisher.existing_tags()), publisher.location)
+
+
+# ---- git -----------------------------------------------------------------------------------------
+
+def _is_url(target: str) -> bool:
+    return "://" in target or re.match(r"^[\w.-]+@[\w.-]+:", target) is not None
+
+
+class GitPublisher:
+    """Commit + annotated tag in a git repository given by a local path or a remote URL (git CLI)."""
+
+    def __init__(self, target: str | Path, branch: str = BRANCH):
+        self.target = str(target)
+        self.branch = branch
+
+    @property
+    def location(self) -> str:
+        return "git:" + redact(self.target)
+
+    def _git(self, *args: str, cwd: str | Path | None = None, check: bool = True,
+             input: bytes | None = None) -> subprocess.CompletedProcess:
+        env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"}
+        proc = subprocess.run(["git", *args], cwd=cwd, env=env, capture_output=True, input=input)
+        if check and proc.returncode != 0:
+            msg = proc.stderr.decode("utf-8", "replace").strip() or proc.stdout.decode("utf-8", "replace")
+            raise FactatlasError(redact(f"{self.location}: git {args[0]} failed: {msg}"))
+        return proc
+
+    def _exists(self) -> bool:
+        return _is_url(self.target) or Path(self.target).exists()
+
+    def existing_tags(self) -> list[str]:
+        if not self._exists():
+            return []
+        out = self._git("ls-remote", "--tags", self.target).stdout.decode()
+        tags = set()
+        for line in out.splitlines():
+            ref = line.split("\t", 1)[1] if "\t" in line else ""
+            if ref.startswith("refs/tags/"):
+                tags.add(ref[len("refs/tags/"):].removesuffix("^{}"))
+        return sorted(tags)
+
+    def head(self) -> str | None:
+        if not self._exists():
+            return None
+        out = self._git("ls-remote", "--heads", self.target, self.branch).stdout.decode().split()
+        return out[0] if out else None
+
+    def read_tag(self, tag: str) -> dict[str, bytes]:
+        """Every file of the tree a tag points at (works for local paths and remote URLs)."""
+        with tempfile.TemporaryDirectory(prefix="factatlas-git-") as tmp:
+            self._git("init", "-q", tmp)
+            proc = self._git("fetch", "-q", "--depth", "1", self.target, f"refs/tags/{tag}", cwd=tmp, check=False)
+            if proc.returncode != 0:
+                raise ConfigError(redact(f"{self.location}: no tag '{tag}' "
+                                         f"(tags: {', '.join(self.existing_tags()) or 'none'})"))
+            tar = self._git("archive", "--format=tar", "FETCH_HEAD", cwd=tmp).stdout
+        files = {}
+        with tarfile.open(fileobj=io.BytesIO(tar)) as tf:
+            for member in tf.getmembers():
+                if member.isfile():
+                    files[member.name] = tf.extractfile(member).read()  # type: ignore[union-attr]
+        return dict(sorted(files.items()))
+
+    def publish(self, files: Mapping[str, bytes], version: Version, message: str) -> PublishResult:
+        refuse_existing(self, version)
+        if not self._exists():
+            # A new local target becomes a bare repository: it can receive pushes and be cloned or mirrored.
+            self._git("init", "-q", "--bare", f"--initial-branch={self.branch}", self.target)
+        parent = self.head()
+        with tempfile.TemporaryDirectory(prefix="factatlas-publish-") as tmp:
+            work = Path(tmp)
+            self._git("init", "-q", f"--initial-branch={self.branch}", str(work))
+            if parent:
+                self._git("fetch", "-q", "--depth", "1", self.target, f"refs/heads/{self.branch}", cwd=work)
+                self._git("update-ref", f"refs/heads/{self.branch}", "FETCH_HEAD", cwd=work)
+            for path, data in files.items():
+                dest = work / path
+                dest.parent.mkdir(parents=True, exist_ok=True)
+                dest.write_bytes(data)
+            # The index starts empty, so the commit's tree is exactly the release (stale files vanish).
+            self._git("add", "-A", "--", ".", cwd=work)
+            identity = self._identity(work)
+            self._git(*identity, "commit", "-q", "--allow-empty", "-m", message, cwd=work)
+            sha = self._git("rev-parse", "HEAD", cwd=work).stdout.decode().strip()
+            self._git(*identity, "tag", "-a", version.tag, "-m", message, sha, cwd=work)
+            push = self._git("push", "-q", "--atomic", self.target, f"HEAD:refs/heads/{self.branch}",
+                             f"refs/tags/{version.tag}:refs/tags/{version.tag}", cwd=work, check=False)
+            if push.returncode != 0:
+                lines = push.stderr.decode("utf-8", "replace").strip().splitlines()
+                # the server's own explanation ("remote: ...") is long; git's summary lines say what failed
+                msg = "; ".join(x.strip() for x in lines if not x.startswith("remote:")) or "; ".join(lines)
+                hint = ""
+                if "checked out" in msg:
+                    hint = (" The target has the branch checked out: publish to a bare repository "
+                            "(git init --bare) or a remote URL instead.")
+                raise FactatlasError(redact(f"{self.location}: git push failed, nothing was published: "
+                                            f"{msg}.{hint}"))
+        return PublishResult(self.location, str(version), version.tag, sha)
+
+    def _identity(self, work: Path) -> list[str]:
+        """``-c user.*`` only where git has no identity configured (CI machines, fresh containers)."""
+        args = []
+        for key, default in (("user.name", "factatlas"), ("user.email", "factatlas@localhost")):
+            if self._git("config", "--get", key, cwd=work, check=False).returncode != 0:
+                args += ["-c", f"{key}={default}"]
+        return args
+
+
+# ---- Hugging Face Hub ----------------------------------------------------------------------------
+
+class HubPublisher:
+    """Releases on the Hub through huggingface_hub.HfApi; the token never leaves the HTTP headers."""
+
+    def __init__(self, repo_id: str, *, token: str | None = None, endpoint: str | None = None,
+                 private: bool = False):
+        from huggingface_hub import HfApi, get_token
+
+        self.repo_id = repo_id
+        self.private = private
+        self._token = token or os.environ.get("HF_TOKEN") or get_token()
+        self.api = HfApi(endpoint=endpoint, token=self._token or None)
+
+    @property
+    def location(self) -> str:
+        return f"hub:{self.repo_id}"
+
+    def _call(self, what: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except Exception as e:  # every Hub error is re-raised with secrets removed, without its chain
+            raise FactatlasError(redact(f"{self.location}: {what} failed: {type(e).__name__}: {e}",
+                                        [self._token])) from None
+
+    def _refs(self) -> Any | None:
+        from huggingface_hub.errors import RepositoryNotFoundError
+
+        try:
+            return self.api.list_repo_refs(self.repo_id, repo_type="dataset")
+        except RepositoryNotFoundError:
+            return None
+        except Exception as e:
+            raise FactatlasError(redact(f"{self.location}: listing refs failed: {type(e).__name__}: {e}",
+                                        [self._token])) from None
+
+    def existing_tags(self) -> list[str]:
+        refs = self._refs()
+        return sorted(t.name for t in refs.tags) if refs else []
+
+    def read_tag(self, tag: str) -> dict[str, bytes]:
+        from huggingface_hub import snapshot_download
+
+        with tempfile.TemporaryDirectory(prefix="factatlas-hub-") as tmp:
+            self._call(f"downloading {tag}", snapshot_download, self.repo_id, repo_type="dataset", revision=tag,
+                       local_dir=tmp, token=self._token or None, endpoint=self.api.endpoint)
+            root = Path(tmp)
+            return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*"))
+                    if p.is_file() and ".cache" not in p.relative_to(root).parts}
+
+    def publish(self, files: Mapping[str, bytes], version: Version, message: str) -> PublishResult:
+        from huggingface_hub import CommitOperationAdd, CommitOperationDelete
+
+        if not self._token:
+            raise ConfigError(f"{self.location}: no Hub token; set HF_TOKEN or run `hf auth login` (a token "
+                              "with write access to the namespace)")
+        refuse_existing(self, version)  # before anything is created: a refused release changes nothing
+        self._call("create_repo", self.api.create_repo, self.repo_id, repo_type="dataset", private=self.private,
+                   exist_ok=True)
+        refs = self._refs()
+        tags = sorted(t.name for t in refs.tags) if refs else []
+        check_new_version(version, versions_from_tags(tags), self.location)  # a tag that appeared meanwhile
+        head = next((b.target_commit for b in (refs.branches if refs else []) if b.name == BRANCH), None)
+        stale: list[str] = []
+        if head:
+            current = self._call("list_repo_files", self.api.list_repo_files, self.repo_id, repo_type="dataset",
+                                 revision=head)
+            # .gitattributes is the Hub's own LFS configuration, not part of the release
+            stale = sorted(p for p in current if p not in files and p != ".gitattributes")
+        operations = [CommitOperationAdd(path_in_repo=p, path_or_fileobj=io.BytesIO(d)) for p, d in files.items()]
+        operations += [CommitOperationDelete(path_in_repo=p) for p in stale]
+        info = self._call("create_commit", self.api.create_commit, self.repo_id, operations=operations,
+                          commit_message=message, repo_type="dataset", revision=BRANCH, parent_commit=head)
+        self._call("create_tag", self.api.create_tag, self.repo_id, tag=version.tag, revision=info.oid,
+                   tag_message=message, repo_type="dataset")
+        return PublishResult(self.location, str(version), version.tag, info.oid, info.commit_url)
+
+
+# ---- targets and references ----------------------------------------------------------------------
+
+def open_target(target: str, repo: str, *, private: bool = False, token: str | None = None,
+                endpoint: str | None = None) -> Publisher:
+    """``hub`` -> HubPublisher(repo); ``git:PATH_OR_URL`` -> GitPublisher."""
+    if target == "hub":
+        return HubPublisher(repo, token=token, endpoint=endpoint, private=private)
+    if target.startswith("git:") and len(target) > 4:
+        return GitPublisher(target[4:])
+    raise ConfigError(f"unknown target '{redact(target)}': expected 'hub' or 'git:PATH' (a local path or a "
+                      "git URL), e.g. --target git:releases/arab-west.git")
+
+
+def read_ref(ref: str, *, token: str | None = None, endpoint: str | None = None) -> dict[str, bytes]:
+    """The files of a release named by ``ref``:
+
+    - ``git:PATH_OR_URL@v1.0.0`` (without ``@tag``: the highest version tag),
+    - ``hub:org/name@v1.0.0`` (without ``@tag``: the highest version tag),
+    - a rendered release folder (holds manifest.json).
+    """
+    for prefix in ("git:", "hub:"):
+        if ref.startswith(prefix):
+            where, _, tag = ref[len(prefix):].rpartition("@") if "@" in ref[len(prefix):].split("/")[-1] \
+                else (ref[len(prefix):], "", "")
+            publisher: Publisher = (GitPublisher(where) if prefix == "git:"
+                                    else HubPublisher(where, token=token, endpoint=endpoint))
+            if not tag:
+                versions = versions_from_tags(publisher.existing_tags())
+                if not versions:
+                    raise ConfigError(f"{publisher.location}: no version tags to read")
+                tag = versions[-1].tag
+            return publisher.read_tag(tag)
+    from .render import read_release_dir
+
+    return read_release_dir(ref)

@@ -1,0 +1,249 @@
+"""Benchmark -> release: the files of a dataset repository, rendered in memory, purely and deterministically.
+
+```
+README.md                                   card: YAML (configs, languages, licence, ...) + body
+CITATION.bib                                how to cite this version (and the DLAMA method)
+CHANGELOG.md                                diff to the previous version, newest first
+manifest.json                               version, provenance, configs, sha256 + size of every file
+data/<pair>.<lang>/<split>-0000k-of-0000n.parquet   one config per culture pair x language
+data/all/<split>-0000k-of-0000n.parquet             every language
+benchmark/  benchmark.json facts.parquet entities.parquet labels.parquet [candidates|dropped].parquet stats.json
+templates/  the template files the prompts were rendered with
+```
+``render_release`` returns path -> bytes; the same source, options and previous release give the same
+bytes (no clocks, sorted rows, fixed Arrow schema, canonical JSON).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import re
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from factatlas.atomic import dumps_json, write_bytes
+from factatlas.errors import ConfigError
+from factatlas.tables import PROMPTS_SCHEMA
+
+from .card import DLAMA_BIBTEX, ConfigEntry, card_body, card_yaml, citation, license_for, render_card
+from .diff import ALL_CONFIG, ReleaseDiff, changelog, changelog_section, diff_snapshots, snapshot_from_files
+from .source import BenchmarkSource
+from .versions import Version
+
+REPO_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,95}/[A-Za-z0-9][A-Za-z0-9_.-]{0,95}$")
+SPLIT_RE = re.compile(r"^\w+$")
+SPLIT_ORDER = ("train", "validation", "dev", "test")
+RELEASE_FORMAT = 1
+
+
+@dataclass(frozen=True)
+class ReleaseOptions:
+    repo: str  # "org/name"
+    version: Version
+    license: str | None = None  # default: cc0-1.0 for curated benchmarks, "other" for imported ones
+    pretty_name: str | None = None
+    max_shard_rows: int = 100_000
+
+
+@dataclass(frozen=True)
+class Release:
+    files: Mapping[str, bytes]  # path in repo -> bytes, sorted by path
+    configs: tuple[ConfigEntry, ...]
+    default_config: str
+    diff: ReleaseDiff | None  # against the previous release, None for a first release
+
+    @property
+    def card(self) -> str:
+        return self.files["README.md"].decode("utf-8")
+
+
+def check_repo_id(repo: str) -> str:
+    if not REPO_ID_RE.match(repo) or ".." in repo or repo.endswith((".git", ".")):
+        raise ConfigError(f"invalid repository id '{repo}': expected 'org/name' (letters, digits, '-', '_', '.')")
+    return repo
+
+
+def parquet_bytes(rows: Sequence[Mapping[str, Any]], schema: pa.Schema) -> bytes:
+    table = pa.Table.from_pylist(list(rows), schema=schema) if rows else schema.empty_table()
+    sink = io.BytesIO()
+    pq.write_table(table, sink, compression="zstd", store_schema=True)
+    return sink.getvalue()
+
+
+def _split_key(split: str) -> tuple[int, str]:
+    return (SPLIT_ORDER.index(split) if split in SPLIT_ORDER else len(SPLIT_ORDER), split)
+
+
+def plan_configs(src: BenchmarkSource) -> dict[str, tuple[str | None, list[Mapping[str, Any]]]]:
+    """config name -> (language or None for all, rows sorted by prompt_id)."""
+    by_config: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
+    lang_of: dict[str, str | None] = {ALL_CONFIG: None}
+    for row in src.prompts:
+        if not SPLIT_RE.match(row["split"] or ""):
+            raise ConfigError(f"prompt {row['prompt_id']}: split '{row['split']}' is not a valid split name "
+                              "(letters, digits, '_'); fix the benchmark's splits and rebuild.")
+        name = f"{row['pair']}.{row['lang']}"
+        by_config[name].append(row)
+        lang_of[name] = row["lang"]
+        by_config[ALL_CONFIG].append(row)
+    return {name: (lang_of[name], by_config[name]) for name in [*sorted(set(by_config) - {ALL_CONFIG}),
+                                                                 ALL_CONFIG] if by_config[name]}
+
+
+def render_data(src: BenchmarkSource, max_shard_rows: int) -> tuple[dict[str, bytes], tuple[ConfigEntry, ...]]:
+    files: dict[str, bytes] = {}
+    configs = []
+    for name, (lang, rows) in plan_configs(src).items():
+        per_split: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
+        for r in rows:
+            per_split[r["split"]].append(r)
+        splits = []
+        for split in sorted(per_split, key=_split_key):
+            split_rows = sorted(per_split[split], key=lambda r: r["prompt_id"])
+            n = max(1, -(-len(split_rows) // max_shard_rows))
+            paths = []
+            for i in range(n):
+                path = f"data/{name}/{split}-{i:05d}-of-{n:05d}.parquet"
+                files[path] = parquet_bytes(split_rows[i * max_shard_rows:(i + 1) * max_shard_rows], PROMPTS_SCHEMA)
+                paths.append(path)
+            splits.append((split, tuple(paths), len(split_rows)))
+        configs.append(ConfigEntry(name, lang, tuple(splits)))
+    return files, tuple(configs)
+
+
+def default_config_of(configs: Sequence[ConfigEntry]) -> str:
+    english = [c.name for c in configs if c.lang == "en"]
+    per_lang = [c.name for c in configs if c.lang is not None]
+    return (english or per_lang or [configs[0].name])[0]
+
+
+def pretty_name_of(src: BenchmarkSource, override: str | None) -> str:
+    if override:
+        return override
+    name = src.meta.get("name") or src.meta.get("pair") or "benchmark"
+    return f"factatlas {name} ({', '.join(src.languages)})"
+
+
+def render_release(src: BenchmarkSource, opts: ReleaseOptions,
+                   previous: Mapping[str, bytes] | None = None) -> Release:
+    """Render every file of the release. ``previous``: the files of the version this one follows."""
+    check_repo_id(opts.repo)
+    if not src.prompts:
+        raise ConfigError("the benchmark has no prompts: nothing to release. Check `factatlas build` output.")
+    files, configs = render_data(src, opts.max_shard_rows)
+    files.update({f"benchmark/{name}": data for name, data in src.side_files.items()})
+    files.update({f"templates/{name}": data for name, data in src.templates.items()})
+    default = default_config_of(configs)
+    license_id = license_for(src, opts.license)
+    pretty = pretty_name_of(src, opts.pretty_name)
+    version = str(opts.version)
+    yaml_text = card_yaml(src, configs, license_id=license_id, pretty_name=pretty, default_config=default)
+    body = card_body(src, configs, repo=opts.repo, version=version, license_id=license_id,
+                     pretty_name=pretty, default_config=default)
+    files["README.md"] = render_card(yaml_text, body).encode("utf-8")
+    files["CITATION.bib"] = (citation(opts.repo, version, pretty, src.provenance) + "\n\n" + DLAMA_BIBTEX
+                             + "\n").encode("utf-8")
+
+    diff = None
+    if previous is not None:
+        diff = diff_snapshots(snapshot_from_files(previous), snapshot_from_files(files))
+        diff = _with_versions(diff, _version_of(previous), version)
+    first = (f"{len(src.facts)} facts, {len(src.prompts)} prompts in {len(src.languages)} language(s) "
+             f"({', '.join(src.languages)}); configs: {', '.join(c.name for c in configs)}.")
+    previous_log = previous.get("CHANGELOG.md", b"").decode("utf-8") if previous else None
+    files["CHANGELOG.md"] = changelog(changelog_section(version, diff, first), previous_log).encode("utf-8")
+    files["manifest.json"] = dumps_json(release_manifest(src, opts, configs, default, license_id, diff, files)
+                                        ).encode("utf-8")
+    return Release(dict(sorted(files.items())), configs, default, diff)
+
+
+def _version_of(files: Mapping[str, bytes]) -> str | None:
+    import json
+
+    if "manifest.json" not in files:
+        return None
+    return json.loads(files["manifest.json"]).get("version")
+
+
+def _with_versions(d: ReleaseDiff, old: str | None, new: str) -> ReleaseDiff:
+    from dataclasses import replace
+
+    return replace(d, old_version=old, new_version=new)
+
+
+def sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def release_manifest(src: BenchmarkSource, opts: ReleaseOptions, configs: Sequence[ConfigEntry], default: str,
+                     license_id: str, diff: ReleaseDiff | None, files: Mapping[str, bytes]) -> dict[str, Any]:
+    return {
+        "format": RELEASE_FORMAT,
+        "repo": opts.repo,
+        "version": str(opts.version),
+        "tag": opts.version.tag,
+        "previous_version": diff.old_version if diff else None,
+        "suggested_bump": diff.suggested_bump.value if diff else None,
+        "license": license_id,
+        "benchmark": {k: src.meta.get(k) for k in ("name", "pair", "cultures", "languages", "candidate_mode", "k",
+                                                   "schema_version")},
+        "counts": {"facts": len(src.facts), "prompts": len(src.prompts), "entities": len(src.entities)},
+        "provenance": src.provenance.as_dict(),
+        "templates_origin": src.templates_origin,
+        "default_config": default,
+        "configs": {c.name: {"language": c.lang,
+                             "splits": {s: {"rows": n, "files": list(paths)} for s, paths, n in c.splits}}
+                    for c in configs},
+        "files": {path: {"sha256": sha256(data), "bytes": len(data)} for path, data in sorted(files.items())
+                  if path != "manifest.json"},
+    }
+
+
+# ---- files on disk -------------------------------------------------------------------------------
+
+def write_release(release: Release | Mapping[str, bytes], folder: str | Path) -> Path:
+    """Write the release into ``folder`` (which must be empty or absent)."""
+    files = release.files if isinstance(release, Release) else release
+    folder = Path(folder)
+    if folder.exists() and any(folder.iterdir()):
+        raise ConfigError(f"{folder}: release folder is not empty; remove it or pick another folder")
+    for path, data in files.items():
+        write_bytes(folder / path, data)
+    return folder
+
+
+def is_release_dir(folder: str | Path) -> bool:
+    folder = Path(folder)
+    return (folder / "README.md").is_file() and (folder / "data").is_dir() and (folder / "manifest.json").is_file()
+
+
+def read_release_dir(folder: str | Path) -> dict[str, bytes]:
+    """path in repo -> bytes for every file of a rendered release folder (git metadata ignored)."""
+    folder = Path(folder)
+    if not is_release_dir(folder):
+        raise ConfigError(f"{folder}: not a release folder (expected README.md, manifest.json and data/); "
+                          "give a release folder, git:PATH@vX.Y.Z, hub:org/name@vX.Y.Z or a run directory")
+    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*"))
+            if p.is_file() and ".git" not in p.relative_to(folder).parts
+            and ".cache" not in p.relative_to(folder).parts}
+
+
+def verify_release(files: Mapping[str, bytes]) -> list[str]:
+    """Problems found checking every file against manifest.json's hashes (empty = intact)."""
+    import json
+
+    manifest = json.loads(files["manifest.json"])
+    listed = manifest.get("files", {})
+    problems = [f"{p}: missing" for p in sorted(listed) if p not in files]
+    problems += [f"{p}: not listed in manifest.json" for p in sorted(files) if p != "manifest.json"
+                 and p not in listed]
+    problems += [f"{p}: sha256 differs from manifest.json" for p in sorted(listed)
+                 if p in files and sha256(files[p]) != listed[p]["sha256"]]
+    return problems

@@ -1,0 +1,241 @@
+"""Reading what a release is rendered from: a benchmark directory and the run around it (I/O edge).
+
+``factatlas publish RUN`` accepts a run directory (``runs/<name>`` holding ``build/``) or a benchmark
+directory itself (``<run>/build`` or what ``factatlas import`` wrote). Everything rendering needs is
+loaded here into one frozen ``BenchmarkSource``, so that rendering stays a pure function of it.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from factatlas.errors import ConfigError
+from factatlas.records import Entity, Fact
+from factatlas.tables import (
+    FACTS_SCHEMA,
+    LABELS_SCHEMA,
+    PROMPTS_SCHEMA,
+    fact_from_row,
+    read_entities,
+    read_facts,
+)
+
+from .publishers import redact
+
+log = logging.getLogger(__name__)
+
+REQUIRED_FILES = ("benchmark.json", "prompts.parquet", "facts.parquet", "entities.parquet", "labels.parquet")
+# Copied into the release verbatim (when present) so a release documents itself and can be diffed.
+SIDE_FILES = ("benchmark.json", "facts.parquet", "entities.parquet", "labels.parquet", "candidates.parquet",
+              "dropped.parquet", "stats.json")
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """How the facts were obtained, from the run manifest and the curation query log."""
+
+    source_kind: str  # curated | dlama-v1 | bmlama | mlama | unknown
+    endpoint: str  # SPARQL endpoint URL, "embedded sample", or "not recorded"
+    retrieved: str  # ISO time of the Wikidata retrieval, or "not recorded"
+    query_hashes: tuple[str, ...]  # sorted, unique
+    toolkit_version: str
+    source: Mapping[str, Any] = field(default_factory=dict)  # benchmark.json "source", verbatim
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"source_kind": self.source_kind, "endpoint": self.endpoint, "retrieved": self.retrieved,
+                "query_hashes": list(self.query_hashes), "toolkit_version": self.toolkit_version,
+                "source": dict(self.source)}
+
+
+@dataclass(frozen=True)
+class BenchmarkSource:
+    meta: Mapping[str, Any]  # benchmark.json
+    prompts: tuple[Mapping[str, Any], ...]  # PROMPTS_SCHEMA rows, sorted by prompt_id
+    facts: tuple[Fact, ...]
+    entities: Mapping[str, Entity]
+    side_files: Mapping[str, bytes]  # file name -> bytes, copied into the release under benchmark/
+    templates: Mapping[str, bytes]  # file name -> bytes, copied into the release under templates/
+    templates_origin: str  # "benchmark", "run", "library" or "none"
+    provenance: Provenance
+    country_labels: Mapping[str, str] = field(default_factory=dict)  # country qid -> label
+
+    @property
+    def languages(self) -> tuple[str, ...]:
+        langs = self.meta.get("languages") or sorted({p["lang"] for p in self.prompts})
+        return tuple(langs)
+
+
+def locate(path: str | Path) -> tuple[Path, Path | None]:
+    """(benchmark dir, run dir or None) for a run directory or a benchmark directory."""
+    path = Path(path)
+    if (path / "build" / "benchmark.json").is_file():
+        return path / "build", path
+    if (path / "benchmark.json").is_file():
+        run = path.parent if (path.parent / "manifest.json").is_file() else None
+        return path, run
+    raise ConfigError(f"{path}: not a run directory (no build/benchmark.json) nor a benchmark directory "
+                      "(no benchmark.json). Run `factatlas build` first or point at <run>/build.")
+
+
+def load_source(path: str | Path) -> BenchmarkSource:
+    bench, run = locate(path)
+    missing = [f for f in REQUIRED_FILES if not (bench / f).is_file()]
+    if missing:
+        raise ConfigError(f"{bench}: benchmark directory lacks {', '.join(missing)}; rebuild it with "
+                          "`factatlas build`.")
+    meta = json.loads((bench / "benchmark.json").read_text("utf-8"))
+    try:
+        prompts = pq.read_table(bench / "prompts.parquet")
+    except (OSError, pa.ArrowException) as e:
+        raise ConfigError(f"{bench / 'prompts.parquet'}: unreadable parquet ({e}); rebuild it.") from e
+    if not prompts.schema.equals(PROMPTS_SCHEMA, check_metadata=False):
+        raise ConfigError(f"{bench / 'prompts.parquet'}: schema differs from factatlas.tables.PROMPTS_SCHEMA; "
+                          f"rebuild it with this version.\nfound: {prompts.schema}")
+    rows = sorted(prompts.to_pylist(), key=lambda r: r["prompt_id"])
+    facts = tuple(read_facts(bench / "facts.parquet"))
+    entities = read_entities(bench)
+    side = {name: (bench / name).read_bytes() for name in SIDE_FILES if (bench / name).is_file()}
+    manifest = _read_json(run / "manifest.json") if run else {}
+    templates, origin = _find_templates(bench, run, meta)
+    return BenchmarkSource(
+        meta=meta, prompts=tuple(rows), facts=facts, entities=entities, side_files=side,
+        templates=templates, templates_origin=origin,
+        provenance=provenance_from(meta, manifest, _query_hashes(run)),
+        country_labels=_country_labels(facts, entities, meta),
+    )
+
+
+def _read_json(path: Path) -> dict[str, Any]:
+    if not path.is_file():
+        return {}
+    try:
+        return json.loads(path.read_text("utf-8"))
+    except json.JSONDecodeError as e:
+        raise ConfigError(f"{path}:{e.lineno}:{e.colno}: invalid JSON ({e.msg})") from e
+
+
+def _query_hashes(run: Path | None) -> tuple[str, ...]:
+    if run is None or not (run / "curate" / "queries.jsonl").is_file():
+        return ()
+    hashes = set()
+    path = run / "curate" / "queries.jsonl"
+    for n, line in enumerate(path.read_text("utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as e:
+            raise ConfigError(f"{path}:{n}:{e.colno}: invalid JSON line ({e.msg})") from e
+        h = row.get("hash") or row.get("query_hash")
+        if h:
+            hashes.add(str(h))
+    return tuple(sorted(hashes))
+
+
+def provenance_from(meta: Mapping[str, Any], manifest: Mapping[str, Any],
+                    query_hashes: tuple[str, ...]) -> Provenance:
+    """Pure: pick the curation facts out of benchmark.json and the run manifest's curate stage."""
+    source = dict(meta.get("source") or {})
+    curate = (manifest.get("stages") or {}).get("curate") or {}
+    config = curate.get("config") or {}
+    endpoint: Any = "not recorded"
+    for holder in (curate, config, source):
+        if "endpoint" in holder:
+            endpoint = holder["endpoint"] or "embedded Wikidata sample (bundled with factatlas)"
+            break
+    retrieved = (curate.get("retrieved") or curate.get("retrieval_time") or source.get("retrieved")
+                 or curate.get("finished") or "not recorded")
+    if not query_hashes:
+        query_hashes = tuple(sorted(set(curate.get("query_hashes") or ())))
+    toolkit = (meta.get("toolkit_version") or ((curate.get("versions") or {}).get("factatlas"))
+               or "not recorded")
+    return Provenance(source_kind=str(source.get("kind", "unknown")), endpoint=redact(str(endpoint)),
+                      retrieved=str(retrieved), query_hashes=query_hashes, toolkit_version=str(toolkit),
+                      source=source)
+
+
+def _find_templates(bench: Path, run: Path | None, meta: Mapping[str, Any]) -> tuple[dict[str, bytes], str]:
+    """The template files the benchmark was rendered with: the benchmark's or run's own copy first."""
+    for origin, folder in (("benchmark", bench / "templates"), ("run", run / "templates" if run else None)):
+        if folder is not None and folder.is_dir():
+            files = {p.name: p.read_bytes() for p in sorted(folder.iterdir())
+                     if p.is_file() and p.suffix in (".yaml", ".yml", ".json", ".jsonl", ".md")}
+            if files:
+                return files, origin
+    if (meta.get("source") or {}).get("kind", "curated") != "curated":
+        return {}, "none"  # imported benchmarks were not rendered from our library
+    files = {}
+    lang_dir = resources.files("factatlas.templates") / "lang"
+    for lang in meta.get("languages") or ():
+        f = lang_dir / f"{lang}.yaml"
+        if f.is_file():
+            files[f"{lang}.yaml"] = f.read_bytes()
+    if files:
+        log.warning("templates: the benchmark holds no copy of its templates; releasing the library's "
+                    "templates/lang/*.yaml as installed now")
+        return files, "library"
+    return {}, "none"
+
+
+def _country_labels(facts: tuple[Fact, ...], entities: Mapping[str, Entity],
+                    meta: Mapping[str, Any]) -> dict[str, str]:
+    """English (else any) labels of the countries facts were matched through, where they are known."""
+    qids = sorted({c for f in facts for c in f.countries})
+    out: dict[str, str] = {}
+    for q in qids:
+        e = entities.get(q)
+        if e is not None and e.labels:
+            out[q] = e.labels.get("en") or e.labels[sorted(e.labels)[0]]
+    missing = [q for q in qids if q not in out]
+    if missing:
+        out.update(_labels_from_culture_configs(meta, missing))
+    return out
+
+
+def _labels_from_culture_configs(meta: Mapping[str, Any], qids: list[str]) -> dict[str, str]:
+    try:
+        from factatlas.curate.config import load_culture
+    except ImportError:
+        return {}
+    out = {}
+    for name in meta.get("cultures") or ():
+        try:
+            culture = load_culture(name)
+        except Exception as e:  # a culture not bundled here (imported benchmark): labels stay QIDs
+            log.info("culture %r not loadable for country labels: %s", name, e)
+            continue
+        out.update({c.qid: c.label for c in culture.countries if c.qid in qids})
+    return out
+
+
+# ---- reading tables back from bytes (releases hold them as files in a repo) ----------------------
+
+def table_from_bytes(data: bytes) -> pa.Table:
+    return pq.read_table(io.BytesIO(data))
+
+
+def facts_from_bytes(data: bytes) -> list[Fact]:
+    t = table_from_bytes(data)
+    if not t.schema.equals(FACTS_SCHEMA, check_metadata=False):
+        raise ConfigError("facts.parquet: schema differs from factatlas.tables.FACTS_SCHEMA")
+    return [fact_from_row(r) for r in t.to_pylist()]
+
+
+def labels_from_bytes(data: bytes) -> dict[tuple[str, str], str]:
+    t = table_from_bytes(data)
+    if not t.schema.equals(LABELS_SCHEMA, check_metadata=False):
+        raise ConfigError("labels.parquet: schema differs from factatlas.tables.LABELS_SCHEMA")
+    qids, langs, labels = (t.column(c).to_pylist() for c in ("qid", "lang", "label"))
+    return {(q, lg): lb for q, lg, lb in zip(qids, langs, labels, strict=True) if lb}
+
+

@@ -1,0 +1,321 @@
+"""Article and preposition rules: es/fr/pt/it/ca articles and fusions, the French country preposition,
+German articles by case, Greek articles (and guessed noun case endings), Arabic/Hebrew definite prefix.
+
+Tables live in templates/data/articles.yaml. Whether a name takes an article depends on its semantic
+type (common nouns always; countries in French/Portuguese/Italian/Greek; German masculine, feminine
+and plural place names) and on per-name exceptions. A form that needs the gender of an entity whose
+gender is unknown fails with a reason; it never falls back to a guess silently.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from collections.abc import Mapping
+from functools import cache
+from importlib import resources
+
+import yaml
+from factatlas.templates.morphology import (
+    EXACT,
+    FAILED,
+    GUESSED,
+    NONE,
+    Features,
+    InflectionRequest,
+    InflectionResult,
+)
+
+from factatlas.records import Gender
+
+VOWELS = set("aeiouyàâäáéèêëíìîïóòôöúùûüœæAEIOUYÀÂÄÁÉÈÊËÍÌÎÏÓÒÔÖÚÙÛÜŒÆ")
+_IT_LO = ("s", "z", "gn", "ps", "x", "y", "pn")
+
+
+@cache
+def article_tables() -> Mapping[str, Mapping]:
+    return yaml.safe_load(resources.files("factatlas.templates").joinpath("data/articles.yaml").read_text("utf-8"))
+
+
+class _Cannot(Exception):
+    pass
+
+
+def _gender_key(gender: Gender, number: str) -> str:
+    base = {Gender.MASCULINE: "masc", Gender.FEMININE: "fem", Gender.NEUTER: "neut"}.get(gender, "")
+    if number == "pl":
+        return f"{base}.pl" if base else "pl"
+    return base
+
+
+def _pick(table: Mapping[str, str], key: str, what: str) -> str:
+    if key in table:
+        return table[key]
+    if key.endswith(".pl") and "pl" in table:
+        return table["pl"]
+    if key == "pl":
+        values = {v for k, v in table.items() if k.endswith("pl")}
+        if len(values) == 1:
+            return values.pop()
+    raise _Cannot(f"no {what} for gender/number '{key or 'unknown'}'")
+
+
+def _starts_with_vowel(text: str, spec: Mapping) -> bool:
+    if not text:
+        return False
+    if text[0] in "hH":
+        aspire = spec.get("h_aspire", ())
+        return not any(text == w or text.startswith(w + " ") or text.lower().startswith(w.lower())
+                       for w in aspire)
+    return text[0] in VOWELS
+
+
+def _capitalise(text: str, request: InflectionRequest) -> str:
+    return text[:1].upper() + text[1:] if request.sentence_initial and text else text
+
+
+def takes_article(label: str, etype: str, spec: Mapping) -> bool:
+    if label in spec.get("without_article", ()):
+        return False
+    if label in spec.get("with_article", ()):
+        return True
+    return etype in spec.get("article_types", ())
+
+
+def _join(*parts: str) -> str:
+    out = ""
+    for p in parts:
+        if not p:
+            continue
+        out = p if not out else (out + p if out.endswith("'") else out + " " + p)
+    return out
+
+
+class RulesBackend:
+    name = "rules"
+
+    def inflect(self, label: str, lang: str, features: Features,
+                request: InflectionRequest = InflectionRequest()) -> InflectionResult | None:
+        spec = article_tables().get(lang)
+        if spec is None or features.particle or features.number:
+            return None
+        if features.is_plain:
+            return InflectionResult(_capitalise(label, request), NONE, self.name)
+        try:
+            if lang in ("ar", "he"):
+                form, status = _semitic(label, features, request, spec)
+            elif lang == "de":
+                form, status = _german(label, features, request, spec)
+            elif lang == "el":
+                form, status = _greek(label, features, request, spec)
+            else:
+                form, status = _romance(label, lang, features, request, spec)
+        except _Cannot as e:
+            return InflectionResult(label, FAILED, self.name, f"{lang} {features.describe()} of '{label}': {e}")
+        detail = ""
+        if status == GUESSED:
+            detail = f"gender from {request.agreement.source or 'nothing'}"
+        return InflectionResult(_capitalise(form, request), status, self.name, detail)
+
+
+def _status(request: InflectionRequest, used_gender: bool) -> str:
+    src = request.agreement.source
+    return GUESSED if used_gender and (src.startswith("suffix") or not src) else EXACT
+
+
+# ---- Romance -----------------------------------------------------------------------------------
+
+def _split_label_article(label: str, spec: Mapping) -> tuple[str | None, str]:
+    if label in spec.get("keep_label_article", ()):
+        return None, label
+    for art in spec.get("label_articles", ()):
+        if label.startswith(art + " ") and len(label) > len(art) + 1:
+            return art.lower(), label[len(art) + 1:]
+    return None, label
+
+
+def _romance(label: str, lang: str, f: Features, req: InflectionRequest, spec: Mapping) -> tuple[str, str]:
+    ag = req.agreement
+    key = _gender_key(ag.gender, ag.number)
+    if f.preposition == "en":
+        return _french_en(label, req, spec)
+    used_gender = False
+    own_article, body = _split_label_article(label, spec)
+    article = None
+    if f.article == "def" and own_article is None and takes_article(label, req.entity_type, spec):
+        vowel = _starts_with_vowel(body, spec)
+        if "elided" in spec and vowel and ag.number != "pl":
+            article = spec["elided"]
+        else:
+            article = _pick(spec["definite"], key, "definite article")
+            used_gender = True
+            if lang == "it":
+                article = _italian_article(article, body, ag.number)
+    elif f.article == "indef":
+        article = _pick(spec["indefinite"], key, "indefinite article")
+        used_gender = True
+    prep = None
+    if f.preposition:
+        prep = spec.get("prepositions", {}).get(f.preposition)
+        if prep is None:
+            raise _Cannot(f"preposition '{f.preposition}' is not defined for {lang}")
+        if own_article is not None and article is None:
+            article = own_article
+        else:
+            body = label
+    if prep and article:
+        fused = spec.get("fusions", {}).get(f.preposition, {}).get(article)
+        text = _join(fused, body) if fused else _join(prep, article, body)
+    elif prep:
+        elided = spec.get("elide", {}).get(f.preposition)
+        text = _join(elided, body) if elided and _starts_with_vowel(body, spec) else _join(prep, body)
+    else:
+        text = _join(article or "", body if article else label)
+    return text, _status(req, used_gender)
+
+
+def _italian_article(article: str, body: str, number: str) -> str:
+    low = body.lower()
+    vowel = bool(low) and low[0] in "aeiouàèéìòù"
+    lo_case = low.startswith(_IT_LO) and not (low.startswith("s") and len(low) > 1 and low[1] in "aeiou")
+    if article == "il" and lo_case:
+        return "lo"
+    if article == "i" and (vowel or lo_case):
+        return "gli"
+    return article
+
+
+def _french_en(label: str, req: InflectionRequest, spec: Mapping) -> tuple[str, str]:
+    exceptions = spec.get("en_exceptions", {})
+    if label in exceptions:
+        return exceptions[label], EXACT
+    own_article, body = _split_label_article(label, spec)
+    if own_article is not None:  # Le Caire -> au Caire
+        fused = spec["fusions"]["a"].get(own_article)
+        return _join(fused or "à " + own_article, body), EXACT
+    if not takes_article(label, req.entity_type, spec):
+        return _join("à", label), EXACT
+    ag = req.agreement
+    if ag.number == "pl":
+        return _join("aux", label), EXACT
+    if ag.gender is Gender.FEMININE or _starts_with_vowel(label, spec):
+        return _join("en", label), _status(req, ag.gender is Gender.FEMININE)
+    if ag.gender is Gender.MASCULINE:
+        return _join("au", label), _status(req, True)
+    raise _Cannot("gender unknown: cannot choose between 'en' and 'au'")
+
+
+# ---- German ------------------------------------------------------------------------------------
+
+def _german(label: str, f: Features, req: InflectionRequest, spec: Mapping) -> tuple[str, str]:
+    ag = req.agreement
+    case = f.case or (spec["preposition_case"].get(f.preposition) if f.preposition else None) or "nom"
+    common = req.entity_type in spec.get("article_types", ())
+    gkey = "pl" if ag.number == "pl" else _gender_key(ag.gender, "sg")
+    article = None
+    used_gender = False
+    if f.article == "def" and (common or gkey in spec.get("proper_article_genders", ())):
+        article = _pick(spec["definite"][case], gkey, f"definite article ({case})")
+        used_gender = True
+    elif f.article == "indef":
+        if not common:
+            raise _Cannot("an indefinite article needs a common noun")
+        article = _pick(spec["indefinite"][case], gkey, f"indefinite article ({case})")
+        used_gender = True
+    elif f.article == "def" and not gkey:
+        raise _Cannot("gender unknown: cannot tell whether the name takes an article")
+    noun = _german_adjectives(label, case, gkey) if article else label
+    if case == "dat" and gkey == "pl" and noun[-1:] not in ("n", "s"):
+        noun += "n"  # dative plural: den Vereinigten Arabischen Emiraten
+    if case == "gen":
+        if article is None:
+            # Proper names without article: Deutschlands, Paris' (Duden: apostrophe after s, ß, x, z)
+            noun = label + ("'" if label[-1:].lower() in ("s", "ß", "x", "z") else "s")
+        elif gkey in ("masc", "neut") and common:
+            noun = label + "s"
+    text = _join(article or "", noun)
+    if f.preposition:
+        prep = spec["prepositions"][f.preposition]
+        fused = spec["fusions"].get(f.preposition, {}).get(article) if article else None
+        text = _join(fused, noun) if fused else _join(prep, text)
+    return text, _status(req, used_gender)
+
+
+def _german_adjectives(label: str, case: str, gkey: str) -> str:
+    """Weak adjective endings after the definite article: die Vereinigten Staaten, der Dominikanischen Republik.
+
+    Capitalised words ending in -e before the last word are the name's adjectives; they end in -e in the
+    nominative singular (and the accusative singular feminine/neuter) and in -en everywhere else.
+    """
+    words = label.split()
+    if len(words) < 2:
+        return label
+    weak_e = gkey != "pl" and (case == "nom" or (case == "acc" and gkey in ("fem", "neut")))
+    out = [w + ("" if weak_e else "n") if w[:1].isupper() and w.endswith("e") else w for w in words[:-1]]
+    return " ".join([*out, words[-1]])
+
+
+# ---- Greek -------------------------------------------------------------------------------------
+
+def _greek(label: str, f: Features, req: InflectionRequest, spec: Mapping) -> tuple[str, str]:
+    ag = req.agreement
+    case = f.case or ("acc" if f.preposition else "nom")
+    key = _gender_key(ag.gender, ag.number)
+    status = EXACT
+    noun = label
+    if case != "nom":
+        endings = spec.get("noun_endings", {}).get(key, {})
+        last = label.split()[-1]
+        bare = _unstressed(last)
+        for ending in sorted(endings, key=len, reverse=True):
+            if bare.endswith(ending):
+                stressed = _unstressed(last[-len(ending):]) != last[-len(ending):]
+                new_ending = _stress_first_vowel(endings[ending][case]) if stressed else endings[ending][case]
+                noun = label[: len(label) - len(ending)] + new_ending
+                status = GUESSED
+                break
+    article = None
+    if f.article == "def" and takes_article(label, req.entity_type, spec):
+        article = _pick(spec["definite"][case], key, f"definite article ({case})")
+        if article == "την" and not _keeps_final_n(noun):
+            article = "τη"  # final -ν of the feminine article only before vowels and stops
+    elif f.article == "indef":
+        article = _pick(spec["indefinite"][case], key, f"indefinite article ({case})")
+    if f.preposition:
+        fused = spec["fusions"]["se"].get("την" if article == "τη" else article) if article else None
+        if fused == "στην" and article == "τη":
+            fused = "στη"
+        text = _join(fused, noun) if fused else _join(spec["prepositions"]["se"], _join(article or "", noun))
+    else:
+        text = _join(article or "", noun)
+    if status == EXACT:
+        status = _status(req, article is not None)
+    return text, status
+
+
+def _unstressed(text: str) -> str:
+    return "".join(c for c in unicodedata.normalize("NFD", text) if not unicodedata.combining(c))
+
+
+def _stress_first_vowel(ending: str) -> str:
+    for i, c in enumerate(ending):
+        if c in "αεηιουω":
+            return unicodedata.normalize("NFC", ending[:i] + c + "\u0301" + ending[i + 1:])
+    return ending
+
+
+def _keeps_final_n(word: str) -> bool:
+    bare = _unstressed(word).lower()
+    return bool(bare) and (bare[0] in "αεηιουωκπτξψ" or bare[:2] in ("μπ", "ντ", "γκ", "τσ", "τζ"))
+
+
+# ---- Arabic / Hebrew ---------------------------------------------------------------------------
+
+def _semitic(label: str, f: Features, req: InflectionRequest, spec: Mapping) -> tuple[str, str]:
+    if f.preposition or f.article == "indef":
+        raise _Cannot("only the definite article is defined")
+    prefix = spec["prefix"]
+    if label.startswith(prefix) or not takes_article(label, req.entity_type, spec):
+        return label, EXACT
+    if " " in label:  # construct states put the article elsewhere: flag it
+        return prefix + label, GUESSED
+    return prefix + label, EXACT

@@ -1,0 +1,95 @@
+"""Gender and number of an entity's label in a language, with the source of the decision.
+
+Order (MORPHOLOGY.md): P21 for people -> lexicon gender of the head noun (pymorphy3 for Russian, the
+`lexicon` tables in templates/data/genders.yaml elsewhere) -> P31 class defaults per language ->
+suffix heuristics. Non-binary P21 values stay ``Gender.NON_BINARY`` (templates pick their ``other``
+form); a person without P21 stays unknown — we never guess a person's gender from their name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from functools import cache
+from importlib import resources
+
+import yaml
+from factatlas.templates.morphology import Agreement
+
+from factatlas.records import Entity, Gender
+
+_GENDERS = {"masc": Gender.MASCULINE, "fem": Gender.FEMININE, "neut": Gender.NEUTER}
+
+
+@cache
+def _data(name: str) -> Mapping:
+    return yaml.safe_load(resources.files("factatlas.templates").joinpath(f"data/{name}").read_text("utf-8"))
+
+
+@cache
+def class_types() -> Mapping[str, str]:
+    """P31 QID -> semantic type (templates/data/classes.yaml)."""
+    out: dict[str, str] = {}
+    for type_name, qids in _data("classes.yaml").items():
+        for q in qids:
+            out.setdefault(q, type_name)
+    return out
+
+
+def entity_type(entity: Entity, slot_type: str = "") -> str:
+    """The entity's semantic type from its P31 classes, else the type its predicate slot implies."""
+    types = class_types()
+    for q in entity.classes:
+        if q in types:
+            return types[q]
+    return "city" if slot_type == "place" else slot_type
+
+
+def parse_value(value: str) -> tuple[Gender, str]:
+    """'fem' -> (FEMININE, 'sg'); 'masc.pl' -> (MASCULINE, 'pl'); 'pl' -> (UNKNOWN, 'pl')."""
+    parts = value.split(".")
+    gender = next((_GENDERS[p] for p in parts if p in _GENDERS), Gender.UNKNOWN)
+    return gender, ("pl" if "pl" in parts else "sg")
+
+
+def _head_word(label: str, head: str) -> str:
+    words = label.split()
+    if not words:
+        return label
+    return words[0] if head == "first" else words[-1]
+
+
+def resolve_agreement(entity: Entity, lang: str, label: str, etype: str = "") -> Agreement:
+    """Gender and number of ``label`` (the entity's label in ``lang``) and where that came from."""
+    if entity.gender_source == "P21" or etype == "person" or entity.gender is Gender.NON_BINARY:
+        if entity.gender is not Gender.UNKNOWN:
+            return Agreement(entity.gender, "sg", entity.gender_source or "P21")
+        if etype == "person":
+            return Agreement(Gender.UNKNOWN, "sg", "P21:missing")
+    return _label_agreement(lang, label, etype)
+
+
+@cache
+def _label_agreement(lang: str, label: str, etype: str) -> Agreement:
+    spec = _data("genders.yaml").get(lang, {})
+    if lang == "ru":
+        from factatlas.templates.backend_ru import lexicon_agreement
+
+        found = lexicon_agreement(label)
+        if found is not None:
+            return found
+    lexicon = spec.get("lexicon", {})
+    if label in lexicon:
+        g, n = parse_value(lexicon[label])
+        return Agreement(g, n, "lexicon:table")
+    classes = spec.get("classes", {})
+    if etype and etype in classes:
+        g, n = parse_value(classes[etype])
+        return Agreement(g, n, f"class-default:{etype}")
+    word = _head_word(label, spec.get("head", "first"))
+    suffixes = spec.get("suffixes", {})
+    low = word.lower()
+    for suffix in sorted(suffixes, key=len, reverse=True):
+        if low.endswith(suffix):
+            g, n = parse_value(suffixes[suffix])
+            return Agreement(g, n, f"suffix:-{suffix}" if suffix else "suffix:default")
+    return Agreement(Gender.UNKNOWN, "sg", "")

@@ -1,0 +1,247 @@
+"""Rendering: a template + entities -> prompt text with the answer marker, and answer filler forms.
+
+```python
+r = Renderer(entities)
+r.render_prompt(template, "Q7186")            # RenderedPrompt(text="Marie Curie was born in [Y].") | RenderFailure
+r.render_answer(template, "Q270", "Q7186")     # RenderedAnswer(forms=("Warschau", "Warschau", ...))
+```
+Everything that depends on the answer (its case, article, fused preposition, Korean particle) is part of
+the answer's filler form, rendered per object; the prompt holds ``ANSWER_MARKER`` exactly once.
+A slot that cannot be filled is a ``RenderFailure`` with a stable reason — never the base label.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from factatlas.templates.gender import entity_type, resolve_agreement
+from factatlas.templates.library import Template
+from factatlas.templates.morphology import (
+    FAILED,
+    GUESSED,
+    NONE,
+    Agreement,
+    Features,
+    InflectionBackend,
+    InflectionRequest,
+    InflectionResult,
+    language_registry,
+    make_backend,
+)
+from factatlas.templates.predicates import PREDICATES
+from factatlas.templates.syntax import Group, ParsedTemplate, Slot, TemplateSyntaxError, Text, parse
+
+from factatlas.records import ANSWER_MARKER, Entity, Gender
+
+# Stable failure reasons (counted in render reports and build drops).
+FAILURE_REASONS = ("unknown-entity", "no-label", "unknown-language", "template-error", "inflection-unsupported",
+                   "inflection-failed", "inflection-guessed", "no-agreement-form", "placeholder-survived",
+                   "answer-marker")
+
+_SURVIVORS = re.compile(r"[\[\]{}]")
+_SPACES = re.compile(r"[ \t]{2,}")
+_SENTENCE_END = (".", "!", "?", "。", "！", "？", "؟", ":", "\n")
+
+
+@dataclass(frozen=True, slots=True)
+class RenderedPrompt:
+    template_id: str
+    lang: str
+    kind: str
+    text: str  # cloze: holds ANSWER_MARKER exactly once
+    subject_inflection: str = NONE  # exact | guessed | none: how the subject's slot(s) were formed
+
+
+@dataclass(frozen=True, slots=True)
+class RenderedAnswer:
+    qid: str
+    forms: tuple[str, ...]  # filler first (replaces the marker), then the base label, then aliases
+    inflection: str  # exact | guessed | none
+
+
+@dataclass(frozen=True, slots=True)
+class RenderFailure:
+    reason: str  # one of FAILURE_REASONS
+    detail: str = ""
+
+    def __bool__(self) -> bool:  # `if result:` reads as "rendered"
+        return False
+
+
+def _sentence_initial(nodes: tuple, index: int) -> bool:
+    """True when the node at ``index`` opens the text or follows a sentence end."""
+    tail = ""
+    for node in reversed(nodes[:index]):
+        if not isinstance(node, Text):
+            return bool(tail.strip()) and tail.rstrip().endswith(_SENTENCE_END)
+        tail = node.value + tail
+        if tail.strip():
+            return tail.rstrip().endswith(_SENTENCE_END)
+    return True
+
+
+def choose_option(group: Group, agreement: Agreement) -> str | None:
+    """The form of an agreement group for an entity: plural first, then gender, then sg, then other."""
+    values = group.values
+    if agreement.number == "pl" and "pl" in values:
+        return group.form("pl")
+    gender = {Gender.MASCULINE: "masc", Gender.FEMININE: "fem", Gender.NEUTER: "neut"}.get(agreement.gender)
+    if gender and gender in values:
+        return group.form(gender)
+    if agreement.number == "sg" and "sg" in values and not (set(values) & {"masc", "fem", "neut"}):
+        return group.form("sg")
+    if "other" in values:
+        return group.form("other")
+    return None
+
+
+class Renderer:
+    """Renders templates for entities; caches parses, gender decisions and inflections."""
+
+    def __init__(self, entities: Mapping[str, Entity], backends: Mapping[str, InflectionBackend] | None = None,
+                 allow_guessed: bool = True, unimorph_cache: str | None = None):
+        self.entities = entities
+        self.allow_guessed = allow_guessed
+        self._backends: dict[str, InflectionBackend] = dict(backends or {})
+        self._unimorph_cache = unimorph_cache
+        self._agreements: dict[tuple[str, str, str], Agreement] = {}
+        self._inflections: dict[tuple, InflectionResult | None] = {}
+
+    # ---- pieces ----
+
+    def backend(self, lang: str) -> InflectionBackend | None:
+        if lang in self._backends:
+            return self._backends[lang]
+        spec = language_registry().get(lang)
+        if spec is None:
+            return None
+        options = {"cache_dir": self._unimorph_cache} if spec.backend == "unimorph" else {}
+        backend = make_backend(spec.backend, **options)
+        self._backends[lang] = backend
+        return backend
+
+    def agreement(self, entity: Entity, lang: str, slot_type: str) -> Agreement:
+        key = (entity.qid, lang, slot_type)
+        found = self._agreements.get(key)
+        if found is None:
+            label = entity.labels.get(lang, "")
+            found = resolve_agreement(entity, lang, label, entity_type(entity, slot_type))
+            self._agreements[key] = found
+        return found
+
+    def fill(self, entity: Entity, lang: str, features: Features, slot_type: str,
+             sentence_initial: bool = False) -> InflectionResult | RenderFailure:
+        """The surface form of ``entity`` for a slot with ``features``."""
+        label = entity.labels.get(lang)
+        if not label:
+            return RenderFailure("no-label", f"{entity.qid} has no {lang} label")
+        etype = entity_type(entity, slot_type)
+        agreement = self.agreement(entity, lang, slot_type)
+        key = (lang, label, features, agreement, etype, sentence_initial)
+        if key in self._inflections:
+            result = self._inflections[key]
+        else:
+            backend = self.backend(lang)
+            if backend is None:
+                return RenderFailure("unknown-language", f"no inflection backend for '{lang}'")
+            if features.is_plain and not sentence_initial:
+                result = InflectionResult(label, NONE, "identity")
+            else:
+                result = backend.inflect(label, lang, features, InflectionRequest(agreement, etype, sentence_initial))
+            self._inflections[key] = result
+        if result is None:
+            return RenderFailure("inflection-unsupported",
+                                 f"{lang} backend cannot form '{label}' ({entity.qid}) as {features.describe()}")
+        if result.status == FAILED:
+            return RenderFailure("inflection-failed", result.detail or f"'{label}' as {features.describe()}")
+        if result.status == GUESSED and not self.allow_guessed:
+            return RenderFailure("inflection-guessed", f"'{label}' -> '{result.form}': {result.detail}")
+        return result
+
+    # ---- the contract ----
+
+    def render_prompt(self, template: Template, subject_qid: str) -> RenderedPrompt | RenderFailure:
+        parsed = self._parse(template)
+        if isinstance(parsed, RenderFailure):
+            return parsed
+        subject = self.entities.get(subject_qid)
+        if subject is None:
+            return RenderFailure("unknown-entity", f"subject {subject_qid} is not among the entities")
+        if not subject.labels.get(template.lang):
+            return RenderFailure("no-label", f"{subject_qid} has no {template.lang} label")
+        slots = PREDICATES.get(template.predicate)
+        xtype = slots.subject_type if slots else ""
+        out: list[str] = []
+        statuses: list[str] = []
+        for i, node in enumerate(parsed.nodes):
+            if isinstance(node, Text):
+                out.append(node.value)
+            elif isinstance(node, Slot):
+                if node.name == "Y":
+                    out.append(ANSWER_MARKER)
+                    continue
+                res = self.fill(subject, template.lang, node.features, xtype, _sentence_initial(parsed.nodes, i))
+                if isinstance(res, RenderFailure):
+                    return res
+                out.append(res.form)
+                statuses.append(res.status)
+            else:
+                form = choose_option(node, self.agreement(subject, template.lang, xtype))
+                if form is None:
+                    ag = self.agreement(subject, template.lang, xtype)
+                    return RenderFailure("no-agreement-form",
+                                         f"{template.lang} {template.id}: no form for {subject_qid} "
+                                         f"(gender {ag.gender}, number {ag.number}, source "
+                                         f"{ag.source or 'none'}) among {'/'.join(node.values)}; add 'other='")
+                out.append(form)
+        text = _SPACES.sub(" ", "".join(out)).strip()
+        check = _check_text(text, template.kind)
+        if check is not None:
+            return check
+        status = GUESSED if GUESSED in statuses else ("exact" if "exact" in statuses else NONE)
+        return RenderedPrompt(template.id, template.lang, template.kind, text, status)
+
+    def render_answer(self, template: Template, object_qid: str, subject_qid: str | None = None
+                      ) -> RenderedAnswer | RenderFailure:
+        parsed = self._parse(template)
+        if isinstance(parsed, RenderFailure):
+            return parsed
+        obj = self.entities.get(object_qid)
+        if obj is None:
+            return RenderFailure("unknown-entity", f"object {object_qid} is not among the entities")
+        label = obj.labels.get(template.lang)
+        if not label:
+            return RenderFailure("no-label", f"{object_qid} has no {template.lang} label")
+        slots = PREDICATES.get(template.predicate)
+        ytype = slots.object_type if slots else ""
+        features, initial = Features(), False
+        for i, node in enumerate(parsed.nodes):
+            if isinstance(node, Slot) and node.name == "Y":
+                features, initial = node.features, _sentence_initial(parsed.nodes, i)
+                break
+        res = self.fill(obj, template.lang, features, ytype, initial)
+        if isinstance(res, RenderFailure):
+            return res
+        if _SURVIVORS.search(res.form):
+            return RenderFailure("placeholder-survived", f"answer form {res.form!r} holds a bracket")
+        aliases = obj.aliases.get(template.lang, ())
+        forms = tuple(dict.fromkeys(f for f in (res.form, label, *aliases) if f))
+        return RenderedAnswer(object_qid, forms, res.status)
+
+    def _parse(self, template: Template) -> ParsedTemplate | RenderFailure:
+        try:
+            return parse(template.text)
+        except TemplateSyntaxError as e:
+            return RenderFailure("template-error", f"{template.where(e.offset)}: {e.message}")
+
+
+def _check_text(text: str, kind: str) -> RenderFailure | None:
+    rest = text.replace(ANSWER_MARKER, "", 1) if kind == "cloze" else text
+    if kind == "cloze" and text.count(ANSWER_MARKER) != 1:
+        return RenderFailure("answer-marker", f"the answer marker occurs {text.count(ANSWER_MARKER)} times: {text!r}")
+    m = _SURVIVORS.search(rest)
+    if m:
+        return RenderFailure("placeholder-survived", f"'{m.group()}' survived rendering at {m.start()}: {text!r}")
+    return None

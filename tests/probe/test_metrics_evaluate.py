@@ -1,0 +1,208 @@
+"""compute_metrics on a real benchmark directory and rankings rows with hand-checkable outcomes."""
+
+from __future__ import annotations
+
+import json
+
+import pyarrow.parquet as pq
+import pytest
+from factatlas.probe.evaluate import (
+    DEFAULT_LANGUAGE_CULTURES,
+    MetricsConfig,
+    MetricsError,
+    compute_metrics,
+    load_benchmark_view,
+)
+from factatlas.probe.metrics import coverlap, rankc, xfakt_scores
+from test_report_fixtures import (
+    COUNTRIES,
+    LEAKY,
+    entities,
+    model_rankings,
+    prompt_rows,
+    write_benchmark_dir,
+)
+
+from factatlas.tables import RANKINGS_SCHEMA, write_table
+
+
+@pytest.fixture(scope="module")
+def bench(tmp_path_factory):
+    rows = prompt_rows()
+    return write_benchmark_dir(tmp_path_factory.mktemp("bench") / "build", rows, entities()), rows
+
+
+def ranking(prompt: dict, correct: bool, model: str = "m") -> dict:
+    gold = prompt["gold_qids"][0]
+    others = [q for q in prompt["candidate_qids"] if q != gold]
+    ranked = [gold, *others] if correct else [others[0], gold, *others[1:]]
+    return {"model": model, "scoring": "causal-sum", "prompt_id": prompt["prompt_id"], "fact_id": prompt["fact_id"],
+            "lang": prompt["lang"], "template_id": prompt["template_id"], "culture": prompt["culture"],
+            "predicate": prompt["predicate"], "ranked_qids": ranked,
+            "scores": [-float(i) for i in range(len(ranked))], "correct_at_1": correct, "prediction": ""}
+
+
+def controlled_rankings(rows):
+    """en: P36/1 right, P36/2 wrong, P37 right only for Arab facts.  ar: everything right."""
+    out = []
+    for p in rows:
+        if p["lang"] == "ar":
+            ok = True
+        elif p["predicate"] == "P36":
+            ok = p["template_id"] == "P36/1"
+        else:
+            ok = p["culture"] == "arab"
+        out.append(ranking(p, ok))
+    return out
+
+
+def test_macro_micro_per_language_culture_and_predicate(bench):
+    path, rows = bench
+    # round trip through parquet, exactly as the prober writes rankings
+    write_table(path.parent / "rankings.parquet", controlled_rankings(rows), RANKINGS_SCHEMA, sort_by=("prompt_id",))
+    m = compute_metrics(pq.read_table(path.parent / "rankings.parquet").to_pylist(), path)
+    s = m["summary"]
+    # en, P36: every fact right in P36/1 and wrong in P36/2 -> each fact 1/2 -> predicate 0.5
+    # en, P37: 6 of 12 facts right -> 0.5.  macro = (0.5 + 0.5) / 2 = 0.5
+    assert s["by_lang"]["en"]["p@1"] == pytest.approx(0.5)
+    assert s["by_lang"]["ar"]["p@1"] == 1.0
+    # en x west: P36 0.5, P37 0.0 -> 0.25; en x arab: P36 0.5, P37 1.0 -> 0.75
+    assert s["by_lang_culture"]["en"]["west"]["p@1"] == pytest.approx(0.25)
+    assert s["by_lang_culture"]["en"]["arab"]["p@1"] == pytest.approx(0.75)
+    # overall: a fact's value is the mean over its prompts in both languages.
+    # P36, every fact: ar 2 of 2 prompts right, en 1 of 2 -> 3/4
+    # P37: arab facts 2/2 (ar, en), west facts 1/2 -> mean 3/4.  macro = micro = 0.75
+    assert s["overall"]["p@1"] == pytest.approx(0.75)
+    assert s["overall"]["p@1_micro"] == pytest.approx(0.75)
+    # a wrong prompt has the gold second: MRR en P37 west = 1/2 -> en west MRR = (0.75 + 0.5) / 2
+    assert s["by_lang_culture"]["en"]["west"]["mrr"] == pytest.approx(0.625)
+    assert s["by_lang"]["en"]["p@5"] == 1.0
+    # chance: P36 has 12 candidates, P37 7 -> (1/12 + 1/7) / 2
+    assert s["overall"]["chance@1"] == pytest.approx((1 / 12 + 1 / 7) / 2)
+    assert m["by_predicate"]["P37"]["by_lang_culture"]["en"]["west"]["p@1"] == 0.0
+    assert m["by_predicate"]["P36"]["by_lang"]["en"]["p@1"] == pytest.approx(0.5)
+    assert (s["overall"]["n_facts"], s["overall"]["n_predicates"], s["overall"]["n_prompts"]) == (24, 2, 72)
+    assert m["coverage"]["coverage"] == 1.0 and m["coverage"]["correct_at_1_mismatch"] == 0
+    assert (m["model"], m["scoring"]) == ("m", "causal-sum")
+    json.dumps(m, allow_nan=False)  # strict JSON
+
+
+def test_cross_lingual_matrices_equal_direct_calls(bench):
+    path, rows = bench
+    ranked = model_rankings(rows)
+    m = compute_metrics(ranked, path, MetricsConfig(rankc_weighting="norm2"))
+    by_key = {(r["lang"], r["fact_id"], r["template_id"]): r for r in ranked}
+    keys = sorted({(r["fact_id"], r["template_id"]) for r in ranked})
+    ar = [by_key[("ar", *k)] for k in keys]
+    en = [by_key[("en", *k)] for k in keys]
+    cl = m["cross_lingual"]
+    assert cl["rankc"]["matrix"]["ar"]["en"] == pytest.approx(
+        rankc([r["ranked_qids"] for r in ar], [r["ranked_qids"] for r in en], "norm2"))
+    assert cl["rankc"]["matrix"]["en"]["en"] == 1.0
+    assert cl["coverlap"]["matrix"]["en"]["ar"] == pytest.approx(
+        coverlap([r["correct_at_1"] for r in en], [r["correct_at_1"] for r in ar]))
+    assert cl["queries"]["ar"]["en"] == 36
+    arab = [i for i, k in enumerate(keys) if k[0].startswith("arab:")]
+    assert cl["rankc"]["by_culture"]["arab"]["matrix"]["ar"]["en"] == pytest.approx(
+        rankc([ar[i]["ranked_qids"] for i in arab], [en[i]["ranked_qids"] for i in arab], "norm2"))
+
+
+def test_pararel_xfakt_and_predictions(bench):
+    path, rows = bench
+    m = compute_metrics(controlled_rankings(rows), path)
+    pr = m["pararel"]
+    # P37 has one template: skipped. en P36: predictions differ between the two templates for every fact
+    # (gold vs first other) -> consistency 0, accuracy 1/2; ar: both right -> 1, 1, 1
+    assert pr["skipped_single_template_predicates"] == ["P37"]
+    assert pr["by_lang"]["en"]["by_predicate"]["P36"] == pytest.approx(
+        {"accuracy": 0.5, "consistency": 0.0, "consistency_accuracy": 0.0, "n_facts": 12})
+    assert pr["by_lang"]["ar"]["macro"] == pytest.approx({"accuracy": 1, "consistency": 1, "consistency_accuracy": 1})
+    xf = m["xfakt"]
+    assert xf["association"] == {"ar": ["arab"], "en": ["west"]}
+    # errors per (fact, lang): ar all 0. en: P36 facts 1/2 each; P37 arab 0, west 1.
+    # associative = ar-arab (12 x 0) + en-west (6 x 0.5 + 6 x 1) -> mu = 9 / 24 = 0.375
+    # non-associative = ar-west (12 x 0) + en-arab (6 x 0.5 + 6 x 0) -> mu = 3 / 24 = 0.125
+    assert xf["overall"]["mu_assoc"] == pytest.approx(0.375)
+    assert xf["overall"]["mu_non"] == pytest.approx(0.125)
+    assert xf["overall"]["xfakt"] == pytest.approx(xfakt_scores(0.375, 0.125)["xfakt"])
+    assert xf["overall"]["ttest"]["n_assoc"] == 24 and xf["overall"]["ttest"]["t"] > 0
+    assert xf["by_lang"]["en"]["mu_assoc"] == pytest.approx(0.75)
+    # en P37 west facts are all wrong and always answer the first other candidate
+    mc = m["predictions"]["most_common"]["P37"]["west"]["en"]
+    assert mc["n"] == 6 and mc["correct"] == []
+    assert sum(k for _, k in mc["wrong"]) == 6
+    bias = m["predictions"]["language_bias"]["ar"]["by_predicate"]["P37"]
+    assert bias["top"] == "Q13955" and bias["top_share"] == pytest.approx(6 / 12)  # Arabic for the 6 Arab facts
+
+
+def test_association_override_and_unassociated_languages(bench):
+    path, rows = bench
+    m = compute_metrics(controlled_rankings(rows), path, MetricsConfig(association={"en": ("arab",), "ar": ()}))
+    assert m["xfakt"]["association"] == {"en": ["arab"]}
+    assert m["xfakt"]["unassociated_languages"] == ["ar"]
+    assert DEFAULT_LANGUAGE_CULTURES["ar"] == ("arab",)  # the default is untouched
+
+
+def test_dataset_profile_entropy_majority_leakage(bench, tmp_path):
+    path, rows = bench
+    m = compute_metrics(controlled_rankings(rows), path)
+    ds = m["dataset"]
+    # P37 arab: all Arabic -> 0 bits; west: French, Portuguese, Italian, Spanish, English, German -> log2 6
+    assert ds["predicates"]["P37"]["entropy"] == pytest.approx({"arab": 0.0, "west": 2.5849625})
+    assert ds["predicates"]["P37"]["majority"] == {"qid": "Q13955", "label": "Arabic", "p@1": 0.5, "tied": 1,
+                                                   "by_culture": {"arab": 1.0, "west": 0.0}}
+    # every capital is valid for one fact: a 12-way tie, broken by the smallest QID (Q1741 Vienna)
+    assert ds["predicates"]["P36"]["majority"]["tied"] == 12
+    assert ds["predicates"]["P36"]["majority"]["qid"] == "Q1741"
+    # Tunisia / Tunis leaks in both languages: 1 of 24 (fact, language) units each
+    assert ds["leakage"]["by_lang"]["en"] == {"n": 1, "units": 24, "share": pytest.approx(1 / 24)}
+    assert ds["parallel"]["missing_language"] == 0 and ds["gold_in_candidates"]["gold_outside"] == 0
+    # with the three capital-named-after-country facts: 4 of 30 leak per language
+    leaky = prompt_rows(COUNTRIES + LEAKY)
+    bdir = write_benchmark_dir(tmp_path / "leaky", leaky, entities(COUNTRIES + LEAKY))
+    m2 = compute_metrics(controlled_rankings(leaky), bdir)
+    assert m2["dataset"]["leakage"]["by_lang"]["ar"]["n"] == 4
+    assert m2["dataset"]["leakage"]["share"] == pytest.approx(8 / 60)
+
+
+def test_broken_inputs_are_counted_not_silently_used(bench):
+    path, rows = bench
+    ranked = controlled_rankings(rows)
+    stray = dict(ranked[0], prompt_id="arab:P36:Q1|en|P36/1")
+    foreign = dict(ranked[1], ranked_qids=["Q999", *ranked[1]["ranked_qids"][1:]])
+    lying = dict(ranked[2], correct_at_1=not ranked[2]["correct_at_1"])
+    m = compute_metrics([stray, foreign, lying, ranked[2], *ranked[3:]], path)
+    cov = m["coverage"]
+    assert (cov["unknown_prompt"], cov["foreign_candidates"], cov["duplicate_prompt"]) == (1, 1, 1)
+    assert cov["correct_at_1_mismatch"] == 1
+    assert cov["used"] == len(rows) - 2  # ranked[0] replaced by the stray row, ranked[1] by the foreign one
+    with pytest.raises(MetricsError, match="none of the 1 rankings rows"):
+        compute_metrics([stray], path)
+
+
+def test_bootstrap_intervals_and_template_only(bench):
+    path, rows = bench
+    ranked = controlled_rankings(rows)
+    m = compute_metrics(ranked, path, MetricsConfig(bootstrap=200), template_only_rows=ranked[:10])
+    lo, hi = m["summary"]["by_lang"]["en"]["ci"]["p@1"]
+    assert lo <= m["summary"]["by_lang"]["en"]["p@1"] <= hi
+    assert m["summary"]["by_lang"]["ar"]["ci"]["p@1"] == [1.0, 1.0]
+    assert m["template_only"]["coverage"]["used"] == 10
+    assert m["template_only"]["summary"]["overall"]["n_prompts"] == 10
+
+
+def test_loaded_benchmark_objects_are_accepted(bench):
+    path, rows = bench
+
+    class Loaded:  # what factatlas.build.load_benchmark returns: .meta, .prompts, .entities
+        meta = json.loads((path / "benchmark.json").read_text("utf-8"))
+        prompts = rows
+        entities = {e.qid: e for e in entities()}
+
+    view = load_benchmark_view(Loaded())
+    assert view.languages == ("ar", "en") and view.label("Q90", ["ar"]) == "باريس"
+    a = compute_metrics(controlled_rankings(rows), Loaded())
+    b = compute_metrics(controlled_rankings(rows), path)
+    assert a == b
+    with pytest.raises(MetricsError, match="benchmark.json: missing"):
+        compute_metrics(controlled_rankings(rows), path.parent / "nowhere")

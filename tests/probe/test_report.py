@@ -1,0 +1,175 @@
+"""The validation report: verdict rules, the HTML and its PNGs, the `factatlas report` command."""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+from html.parser import HTMLParser
+
+import pytest
+import typer
+from factatlas.probe import report as R
+from factatlas.probe.evaluate import MetricsConfig
+from factatlas.probe.report_cli import parse_associations, register
+from test_report_fixtures import write_run
+from typer.testing import CliRunner
+
+from factatlas.errors import FactatlasError
+
+
+class _Refs(HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.images: list[str] = []
+        self.links: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if tag == "img":
+            self.images.append(a["src"])
+        if tag == "link" and a.get("href"):
+            self.links.append(a["href"])
+
+
+@pytest.fixture(scope="module")
+def passing_run(tmp_path_factory):
+    root = write_run(tmp_path_factory.mktemp("runs") / "arab-west")
+    results = R.write_report(root, None, MetricsConfig(bootstrap=100))
+    return root, results
+
+
+def test_report_passes_and_html_references_existing_pngs(passing_run):
+    root, results = passing_run
+    (res,) = results
+    assert res.verdict.passed, res.verdict.reasons
+    assert res.html == root / "probe" / "synth-model" / "report.html"
+    page = res.html.read_text("utf-8")
+    refs = _Refs()
+    refs.feed(page)
+    assert not refs.links  # CSS is inlined: the folder is readable without the toolkit
+    expected = {"p_at_1.png", "rankc.png", "coverlap.png", "baselines.png", "entropy.png", "balance.png",
+                "language_bias.png", "xfakt.png"}
+    assert set(refs.images) == expected
+    for src in refs.images:
+        assert "/" not in src  # relative, beside the page
+        png = res.html.parent / src
+        assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    for section in ("Verdict: PASS", "P@1 by predicate × culture", "Cross-lingual consistency", "Baselines",
+                    "language bias", "Most common predictions", "Paraphrase consistency", "X-FaKT", "Leakage",
+                    "Balance between cultures"):
+        assert section in page
+    assert "Cairo" in page and "<script" not in page
+    verdict = json.loads((res.html.parent / "verdict.json").read_text("utf-8"))
+    assert verdict["verdict"] == "PASS" and verdict["reasons"] == []
+    assert verdict["thresholds"]["max_leakage_share"] == R.MAX_LEAKAGE_SHARE
+
+
+def test_report_is_byte_stable(passing_run):
+    root, results = passing_run
+    before = {p.name: p.read_bytes() for p in results[0].html.parent.iterdir() if p.suffix in (".html", ".png")}
+    R.write_report(root, "synth-model", MetricsConfig(bootstrap=100))
+    after = {p.name: p.read_bytes() for p in results[0].html.parent.iterdir() if p.suffix in (".html", ".png")}
+    assert before == after
+
+
+def test_leaking_benchmark_fails_with_that_reason(tmp_path):
+    root = write_run(tmp_path / "leaky", leaky=True)
+    (res,) = R.write_report(root, None, MetricsConfig())
+    assert not res.verdict.passed
+    assert [r.split(":")[0] for r in res.verdict.reasons] == ["leakage"]
+    # 4 of 30 (fact, language) units leak in each language: 13.3% > 5%
+    assert "13.3%" in res.verdict.reasons[0]
+    assert "Verdict: FAIL" in res.html.read_text("utf-8")
+
+
+def test_template_only_baseline_as_good_as_the_model_fails(tmp_path):
+    root = write_run(tmp_path / "giveaway", template_only="same")
+    (res,) = R.write_report(root, None, MetricsConfig())
+    assert [r.split(":")[0] for r in res.verdict.reasons] == ["template-only baseline"]
+    assert "gap +0.0 points" in res.verdict.reasons[0]
+
+
+def test_missing_template_only_baseline_fails(tmp_path):
+    root = write_run(tmp_path / "nobaseline", template_only=None)
+    (res,) = R.write_report(root, None, MetricsConfig())
+    assert not res.verdict.passed
+    assert "rankings_template_only.parquet" in res.verdict.reasons[0]
+    assert "not run" in res.html.read_text("utf-8")
+
+
+def test_verdict_rules_on_metrics(passing_run):
+    root, _ = passing_run
+    import pyarrow.parquet as pq
+    from factatlas.probe.evaluate import compute_metrics
+
+    folder = root / "probe" / "synth-model"
+    base = compute_metrics(pq.read_table(folder / "rankings.parquet").to_pylist(), root / "build",
+                           template_only_rows=pq.read_table(folder / "rankings_template_only.parquet").to_pylist())
+    assert R.verdict(base).passed
+
+    def failing(mutate) -> list[str]:
+        m = copy.deepcopy(base)
+        mutate(m)
+        return [c.name for c in R.verdict(m).checks if c.status == R.FAIL]
+
+    def parallel(m):
+        m["dataset"]["parallel"]["candidate_mismatch"] = 2
+
+    def gold(m):
+        m["dataset"]["gold_in_candidates"]["gold_outside"] = 1
+
+    def one_language(m):
+        m["cross_lingual"]["languages"] = ["en"]
+
+    def small_gap(m):  # template-only P@1 just under the full prompt's: 4.9 points < 5
+        m["template_only"]["summary"]["overall"]["p@1"] = m["summary"]["overall"]["p@1"] - 0.049
+
+    assert failing(parallel) == ["multi-parallel"]
+    assert failing(gold) == ["gold among candidates"]
+    assert failing(one_language) == ["P@1 table and RankC heat-map"]
+    assert failing(small_gap) == ["template-only baseline"]
+
+    def skewed(m):
+        m["dataset"]["predicates"]["P36"]["imbalance"] = R.MAX_CULTURE_IMBALANCE + 1
+
+    m = copy.deepcopy(base)
+    skewed(m)
+    balance = next(c for c in R.verdict(m).checks if c.name == "balance between cultures")
+    assert balance.status == R.WARN and R.verdict(m).passed  # reported, not a failure
+
+
+def test_report_command(passing_run, tmp_path):
+    app = typer.Typer()
+    register(app)
+
+    @app.callback()
+    def _root() -> None:  # keep "report" a sub-command
+        pass
+
+    root = write_run(tmp_path / "cli-run", template_only="same")
+    runner = CliRunner()
+    res = runner.invoke(app, ["report", str(root), "--model", "synth-model", "--bootstrap", "0",
+                              "--associate", "en=arab"])
+    assert res.exit_code == 0, res.output
+    assert re.search(r"FAIL synth-model: .*report\.html", res.output)
+    assert "template-only baseline" in res.output
+    assert "en → arab" in (root / "probe" / "synth-model" / "report.html").read_text("utf-8")
+    assert runner.invoke(app, ["report", str(root), "--strict", "--bootstrap", "0"]).exit_code == 1
+    bad = runner.invoke(app, ["report", str(root), "--model", "synth-modl"])
+    assert isinstance(bad.exception, FactatlasError)
+    assert "Did you mean 'synth-model'?" in str(bad.exception)
+
+
+def test_parse_associations():
+    assert parse_associations(["ar=arab", "es=south-america+west"]) == {"ar": ("arab",),
+                                                                        "es": ("south-america", "west")}
+    with pytest.raises(FactatlasError, match="expected LANG=CULTURE"):
+        parse_associations(["ar"])
+
+
+def test_report_without_rankings_names_the_fix(tmp_path):
+    root = write_run(tmp_path / "r")
+    (root / "probe" / "synth-model" / "rankings.parquet").unlink()
+    with pytest.raises(R.ReportError, match="factatlas probe"):
+        R.write_report(root)

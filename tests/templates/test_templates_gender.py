@@ -1,0 +1,49 @@
+"""Gender/number resolution: P21 -> lexicon head noun -> P31 class defaults -> suffix, source recorded."""
+
+from __future__ import annotations
+
+import pytest
+from factatlas.templates.gender import entity_type, resolve_agreement
+from factatlas.templates.morphology import Agreement
+from templates_fixtures import ENTITIES, entity
+
+from factatlas.records import Gender
+
+
+def resolve(qid: str, lang: str, slot_type: str = "") -> Agreement:
+    e = ENTITIES[qid]
+    return resolve_agreement(e, lang, e.labels[lang], entity_type(e, slot_type))
+
+
+@pytest.mark.parametrize(("qid", "lang", "expected"), [
+    ("Q7200", "ru", Agreement(Gender.MASCULINE, "sg", "P21")),
+    ("Q80440", "fr", Agreement(Gender.FEMININE, "sg", "P21")),
+    ("Q21178405", "fr", Agreement(Gender.NON_BINARY, "sg", "P21")),  # kept, not collapsed to masc/fem
+    ("Q42", "ar", Agreement(Gender.UNKNOWN, "sg", "P21:missing")),  # a person's gender is never guessed
+    ("Q891", "ru", Agreement(Gender.MASCULINE, "sg", "lexicon:pymorphy3")),  # Нижний Новгород: head Новгород
+    ("Q142", "ru", Agreement(Gender.FEMININE, "sg", "lexicon:pymorphy3")),
+    ("Q30", "ru", Agreement(Gender.UNKNOWN, "pl", "lexicon:pymorphy3")),  # Соединённые Штаты: plural
+    ("Q30", "fr", Agreement(Gender.MASCULINE, "pl", "lexicon:table")),
+    ("Q96", "fr", Agreement(Gender.MASCULINE, "sg", "lexicon:table")),  # Mexique: -e but masculine
+    ("Q142", "fr", Agreement(Gender.FEMININE, "sg", "suffix:-e")),
+    ("Q16", "fr", Agreement(Gender.MASCULINE, "sg", "suffix:default")),
+    ("Q79", "ar", Agreement(Gender.FEMININE, "sg", "class-default:country")),  # مصر
+    ("Q183", "de", Agreement(Gender.NEUTER, "sg", "class-default:country")),
+    ("Q39", "de", Agreement(Gender.FEMININE, "sg", "lexicon:table")),  # die Schweiz
+    ("Q150", "fr", Agreement(Gender.MASCULINE, "sg", "class-default:language")),  # le français
+    ("Q6607", "es", Agreement(Gender.FEMININE, "sg", "suffix:-a")),
+])
+def test_resolution_order_and_recorded_source(qid, lang, expected):
+    assert resolve(qid, lang) == expected
+
+
+def test_predicate_slot_type_is_the_fallback_when_p31_is_unknown():
+    e = entity("Q9000009", {"ar": "مدينة"}, ())
+    assert entity_type(e, "city") == "city"
+    assert resolve_agreement(e, "ar", "مدينة", "city") == Agreement(Gender.FEMININE, "sg", "class-default:city")
+    assert entity_type(ENTITIES["Q30"], "city") == "country"  # P31 wins over the slot type
+
+
+def test_no_rule_leaves_the_gender_unknown_with_no_source():
+    e = entity("Q9000010", {"ja": "東京"}, ())
+    assert resolve_agreement(e, "ja", "東京", "") == Agreement(Gender.UNKNOWN, "sg", "")

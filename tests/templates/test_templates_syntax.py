@@ -1,0 +1,93 @@
+"""The tokenizer and parser: AST with offsets, named agreement options, errors with offsets and hints."""
+
+from __future__ import annotations
+
+import pytest
+from factatlas.templates.morphology import Features
+from factatlas.templates.syntax import Group, Option, Slot, TemplateSyntaxError, Text, parse, tokenize
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+
+def test_parse_slots_features_groups_and_glued_affixes():
+    text = "[X] {X: masc=родился | fem=родилась | other=родился(-ась)} в [Y.loc]."
+    p = parse(text)
+    group_end = text.index("}") + 1
+    y = text.index("[Y")
+    assert p.nodes == (
+        Slot("X", Features(), "[X]", 0, 3),
+        Text(" ", 3, 4),
+        Group("X", (Option("masc", "родился", text.index("masc"), text.index("родился")),
+                    Option("fem", "родилась", text.index("fem"), text.index("родилась")),
+                    Option("other", "родился(-ась)", text.index("other"), text.index("родился(-ась)"))),
+              4, group_end),
+        Text(" в ", group_end, y),
+        Slot("Y", Features(case="loc"), "[Y.loc]", y, y + 7),
+        Text(".", y + 7, y + 8),
+    )
+    assert p.slots("Y")[0].raw == "[Y.loc]" and p.groups[0].values == ("masc", "fem", "other")
+
+
+def test_features_are_classified_and_particles_kept():
+    assert parse("[Y.def.de]").nodes[0].features == Features(article="def", preposition="de")
+    assert parse("[Y.def.dat.in]").nodes[0].features == Features(case="dat", article="def", preposition="in")
+    assert parse("[X+은]").nodes[0].features == Features(particle="은")
+    glued = parse("ب[Y]").nodes
+    assert [type(n).__name__ for n in glued] == ["Text", "Slot"] and glued[0].value == "ب"
+
+
+def test_empty_option_form_is_allowed_for_glued_agreement():
+    group = parse("ولد{X: masc= | fem=ت} [X]").nodes[1]
+    assert group.form("masc") == "" and group.form("fem") == "ت"
+
+
+@pytest.mark.parametrize(("text", "offset", "message", "hint"), [
+    ("[X] born in [Y.loc", 12, "unclosed slot '['", "close it with ']'"),
+    ("[X] born ] in [Y]", 9, "unmatched ']'", "remove it"),
+    ("[ X ] born in [Y]", 1, "space inside a slot", "without spaces"),
+    ("[Х] born in [Y]", 1, "unknown slot 'Х' (U+0425 CYRILLIC CAPITAL LETTER HA)", "type the Latin capital letter: [X]"),
+    ("[Z] born in [Y]", 1, "unknown slot 'Z'", "slots are [X]"),
+    ("[X] born in [Y.lok]", 15, "unknown feature 'lok'. Did you mean 'loc'?", "case nom gen"),
+    ("[X] born in [Y.loc.gen]", 19, "two case features ('loc' and 'gen')", "keep one case"),
+    ("[X] {X: mas=a | fem=b} [Y]", 8, "unknown agreement value 'mas'. Did you mean 'masc'?", "values:"),
+    ("[X] {X: masc=a | masc=b} [Y]", 17, "agreement value 'masc' given twice", "one form per value"),
+    ("[X] {X: masc=a | fem} [Y]", 17, "agreement option without '='", "value=form"),
+    ("[X] {X masc=a} [Y]", 4, "agreement group without ':'", "{X: masc=form"),
+    ("[X] {X: masc=a [Y]", 15, "'[' inside an agreement option", "put slots outside"),
+    ("[X] {X: masc=a", 4, "unclosed agreement group '{'", "close it with '}'"),
+    ("[] born", 0, "empty slot", "write [X] or [Y]"),
+    ("[X+] born", 3, "empty particle after '+'", "[X+은]"),
+])
+def test_syntax_errors_point_at_the_offending_character(text, offset, message, hint):
+    with pytest.raises(TemplateSyntaxError) as info:
+        parse(text)
+    assert info.value.offset == offset
+    assert info.value.message == message
+    assert hint in info.value.hint
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(alphabet=st.characters(blacklist_characters="[]{}", blacklist_categories=("Cs",)), max_size=40))
+def test_plain_text_round_trips_as_one_text_node(text):
+    p = parse(text)
+    assert "".join(n.value for n in p.nodes) == text
+    assert all(isinstance(n, Text) for n in p.nodes)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from(["[X]", "[Y.loc]", "[X.gen]", "{X: masc=a | fem=b | other=c}", " word ", "ب",
+                                 "[Y.def.de]", "[X+은]"]), max_size=8))
+def test_node_offsets_cover_the_text_exactly(parts):
+    text = "".join(parts)
+    p = parse(text)
+    pos = 0
+    for node in p.nodes:
+        assert node.start == pos
+        pos = node.end
+    assert pos == len(text)
+
+
+def test_tokenizer_yields_typed_tokens():
+    kinds = [t.kind for t in tokenize("a [Y.loc] {X: masc=b}")]
+    assert kinds == ["TEXT", "LBRACK", "NAME", "DOT", "NAME", "RBRACK", "TEXT", "LBRACE", "NAME", "COLON", "NAME",
+                     "EQ", "FORM", "RBRACE", "END"]

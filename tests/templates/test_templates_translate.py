@@ -1,0 +1,158 @@
+"""Translation bootstrap with deterministic local translators (no network): voting, repair, cache."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+
+import pytest
+import yaml
+from factatlas.templates.library import Template, read_language_file
+from factatlas.templates.translate import (
+    CachedTranslator,
+    TranslationBackend,
+    draft_document,
+    dump_yaml,
+    normalise,
+    placeholder_problem,
+    repair_placeholders,
+    to_source_text,
+    translate_templates,
+    vote,
+)
+from factatlas.templates.validate import validate_file
+
+
+class PhraseTranslator:
+    """A real translator for a tiny English -> Swahili/Russian phrasebook: word-by-word with phrase rules.
+
+    ``style`` varies the output the way different MT systems do (spacing, casing, mangled placeholders)."""
+
+    PHRASES = {
+        ("en", "sw"): {"was born in": "alizaliwa", "died in": "alifariki", "is the capital of": "ni mji mkuu wa",
+                       "is a citizen of": "ni raia wa", "plays the": "anapiga"},
+        ("en", "ru"): {"was born in": "родился в", "died in": "умер в", "is the capital of": "— столица"},
+    }
+
+    def __init__(self, name: str, style: str = "plain"):
+        self.name, self.style = name, style
+        self.calls: list[tuple[str, ...]] = []
+
+    def translate(self, texts: Sequence[str], src: str, dst: str) -> list[str]:
+        self.calls.append(tuple(texts))
+        out = []
+        for text in texts:
+            t = text
+            for en, tr in sorted(self.PHRASES[(src, dst)].items(), key=lambda kv: -len(kv[0])):
+                t = t.replace(en, tr)
+            if self.style == "spaced":
+                t = t.replace("[X]", "[ X ]").replace("[Y]", "[ Y ]").upper()
+            elif self.style == "fullwidth":
+                t = t.replace("[X]", "［Ｘ］").replace("[Y]", "［Ｙ］")
+            elif self.style == "cyrillic":
+                t = t.replace("[X]", "[Х]").replace("[Y]", "[У]")
+            elif self.style == "lossy":
+                t = t.replace("[Y]", "")
+            out.append(t)
+        return out
+
+
+class Broken:
+    name = "broken"
+
+    def translate(self, texts, src, dst):
+        raise OSError("service unreachable")
+
+
+def tpl(tid: str, text: str, kind: str = "cloze", predicate: str = "P19") -> Template:
+    return Template(tid, "en", predicate, kind, text, "reviewed", "human")
+
+
+TEMPLATES = [tpl("P19/1", "[X] was born in [Y]."), tpl("P20/1", "[X] died in [Y].", predicate="P20"),
+             tpl("P36/1", "[Y] is the capital of [X].", predicate="P36"),
+             tpl("P19/q1", "Where was [X] born?", "question")]
+
+
+def test_protocol_is_implemented_by_the_local_translator():
+    assert isinstance(PhraseTranslator("a"), TranslationBackend)
+
+
+def test_source_text_strips_features_and_uses_the_neutral_agreement_form():
+    t = Template("P19/1", "fr", "P19", "cloze", "[X] est {X: masc=né | fem=née | other=né(e)} [Y.a].", "reviewed", "")
+    assert to_source_text(t) == "[X] est né(e) [Y]."
+
+
+@pytest.mark.parametrize(("mangled", "fixed"), [
+    ("[x] alizaliwa [y].", "[X] alizaliwa [Y]."),
+    ("[ X ] alizaliwa [ Y ].", "[X] alizaliwa [Y]."),
+    ("［Ｘ］ alizaliwa ［Ｙ］.", "[X] alizaliwa [Y]."),
+    ("[Х] родился в [У].", "[X] родился в [Y]."),
+    ("[엑스]는 [와이]에서 태어났다.", "[X]는 [Y]에서 태어났다."),
+    ("(X) was born in (Y).", "[X] was born in [Y]."),
+])
+def test_placeholder_repair(mangled, fixed):
+    assert repair_placeholders(mangled) == fixed
+
+
+def test_placeholder_checks():
+    assert placeholder_problem("[X] alizaliwa [Y].", "cloze") is None
+    assert placeholder_problem("[X] alizaliwa.", "cloze") == "[Y] occurs 0 times"
+    assert placeholder_problem("[X] [Y] [Y]", "cloze") == "[Y] occurs 2 times"
+    assert placeholder_problem("alizaliwa [Y]", "cloze") == "[X] lost"
+    assert placeholder_problem("[X] [Y]?", "question") == "[Y] appeared in a question"
+
+
+def test_vote_keeps_agreement_of_two_after_normalisation():
+    v = vote({"a": "[X] alizaliwa [Y].", "b": "[ X ] ALIZALIWA [ Y ]", "c": "[X] alizaliwa huko [Y]."}, "cloze")
+    assert (v.text, v.voters) == ("[X] alizaliwa [Y].", ("a", "b"))
+    assert normalise("[X]  Alizaliwa [Y] .") == normalise("[x] alizaliwa [y]".replace("x", "X").replace("y", "Y"))
+    none = vote({"a": "[X] alizaliwa [Y].", "b": "[X] alizaliwa huko [Y]."}, "cloze")
+    assert none.text is None and none.reason.startswith("no-agreement")
+    lost = vote({"a": "[X] alizaliwa.", "b": "alizaliwa [Y]."}, "cloze")
+    assert lost.text is None and lost.reason == "placeholder-lost: a: [Y] occurs 0 times; b: [X] lost"
+
+
+def test_translate_templates_end_to_end(tmp_path):
+    backends = [PhraseTranslator("alpha"), PhraseTranslator("beta", "spaced"), PhraseTranslator("gamma", "lossy")]
+    result = translate_templates(TEMPLATES, "sw", backends)
+    kept = {e["id"]: e for _, e in result.kept}
+    assert kept["P19/1"] == {"id": "P19/1", "text": "[X] alizaliwa [Y].", "status": "draft", "source": "mt:alpha+beta"}
+    assert kept["P36/1"]["text"] == "[Y] ni mji mkuu wa [X]."
+    # the question has no [Y]: the lossy system agrees too
+    assert kept["P19/q1"] == {"id": "P19/q1", "kind": "question", "text": "Where was [X] born?", "status": "draft",
+                              "source": "mt:alpha+beta+gamma"}
+    assert result.dropped == []
+    assert result.counts == {"kept": 4}
+    doc = draft_document(result, name="Swahili")
+    assert doc["scripts"] == ["Latin"] and list(doc["templates"]) == ["P19", "P20", "P36"]
+    path = tmp_path / "sw.yaml"
+    path.write_text(dump_yaml(doc), "utf-8")
+    assert validate_file(read_language_file(path)) == []  # the draft file is valid as written
+    assert yaml.safe_load(path.read_text("utf-8"))["templates"]["P19"][0]["status"] == "draft"
+
+
+def test_single_system_or_disagreement_is_dropped_with_reasons():
+    result = translate_templates(TEMPLATES[:1], "sw", [PhraseTranslator("alpha"), Broken()])
+    assert result.kept == []
+    assert result.dropped == [("P19/1", "no-agreement: 1 different translations, need 2 equal")]
+    dead = translate_templates(TEMPLATES[:1], "sw", [Broken()])
+    assert dead.dropped == [("P19/1", "backend-error: broken: OSError: service unreachable")]
+    assert dead.counts == {"kept": 0, "dropped/backend-error": 1}
+
+
+def test_repaired_placeholders_vote_together():
+    result = translate_templates(TEMPLATES[:1], "ru", [PhraseTranslator("a", "fullwidth"),
+                                                       PhraseTranslator("b", "cyrillic")])
+    assert [e for _, e in result.kept] == [{"id": "P19/1", "text": "[X] родился в [Y].", "status": "draft",
+                                            "source": "mt:a+b"}]
+
+
+def test_cache_answers_repeats_without_calling_the_backend(tmp_path):
+    inner = PhraseTranslator("alpha")
+    cached = CachedTranslator(inner, tmp_path)
+    first = cached.translate(["[X] was born in [Y].", "[X] died in [Y]."], "en", "sw")
+    again = CachedTranslator(PhraseTranslator("alpha"), tmp_path)
+    assert again.translate(["[X] died in [Y]."], "en", "sw") == [first[1]]
+    assert again.calls == 0 and cached.calls == 2 and len(inner.calls) == 1
+    stored = json.loads((tmp_path / "alpha" / "en-sw.json").read_text("utf-8"))
+    assert stored == {"[X] was born in [Y].": "[X] alizaliwa [Y].", "[X] died in [Y].": "[X] alifariki [Y]."}
