@@ -34,7 +34,7 @@ from factatlas.curate.endpoints import SAMPLE_PATH, EmbeddedEndpoint, load_store
 from factatlas.curate.engine import CurationConfig, curate, resolve_culture
 from factatlas.curate.localserver import MediaWikiApp, serve
 from factatlas.curate.mediawiki import MediaWikiClient
-from factatlas.curate.popularity import SAMPLE_PAGE_LENGTHS, MediaWikiLengths
+from factatlas.curate.popularity import SAMPLE_PAGE_LENGTHS, MediaWikiLengths, read_redirects
 
 UA = "factatlas-benchmark/1.0 (local stand-in; benchmark@example.org)"
 DLAMA_BATCH = 50
@@ -173,7 +173,8 @@ def main(argv: list[str] | None = None) -> int:
     store = load_store(args.sample)
     lengths = read_lengths(args.page_lengths)
 
-    with tempfile.TemporaryDirectory() as tmp, serve(MediaWikiApp(lengths)) as url:
+    redirects = read_redirects(args.page_lengths.with_name("redirects.tsv"))
+    with tempfile.TemporaryDirectory() as tmp, serve(MediaWikiApp(lengths, redirects)) as url:
         api, rest = url + "/{site}/w/api.php", url + "/{site}/w/rest.php"
         ours_client = MediaWikiClient(UA, api_url=api, rest_url=rest)
         ours = Counting(EmbeddedEndpoint(args.sample, store=store))

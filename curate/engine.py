@@ -227,17 +227,17 @@ class Knowledge:
     def type_check(self, qid: str, spec: TypeSpec) -> str | None:
         """None when ``qid`` has type ``spec``; otherwise why not."""
         if qid in spec.exclude_items:
-            return f"{qid} is excluded from {spec.name}"
+            return f"{qid} is listed in exclude_items of type '{spec.name}'"
         classes = sorted(self.info[qid].classes, key=qid_key)
         if not classes:
-            return f"{qid} has no P31 class (needs {spec.name})"
+            return f"{qid} has no P31 class (type '{spec.name}' needs one)"
         for c in classes:
             bad = self.reach.get(c, set()) & set(spec.exclude)
             if bad:
-                return f"{qid} is a {c}, under excluded {min(bad, key=qid_key)} ({spec.name})"
+                return f"{qid} is a {c}, under {min(bad, key=qid_key)} which type '{spec.name}' excludes"
         if any(self.reach.get(c, set()) & set(spec.classes) for c in classes):
             return None
-        return f"{qid} (P31 {', '.join(classes[:3])}) is not a {spec.name}"
+        return f"{qid} (P31 {', '.join(classes[:3])}) does not have type '{spec.name}'"
 
     def is_country(self, qid: str) -> bool:
         return any(COUNTRY_CLASS in self.reach.get(c, set()) for c in self.info[qid].classes)
@@ -267,6 +267,8 @@ def curate(config: CurationConfig, run_dir: str | Path, *, endpoint: SparqlEndpo
     if endpoint is None:
         endpoint = make_endpoint(config.endpoint, config.user_agent or os.environ.get("FACTATLAS_USER_AGENT"),
                                  config.sample, config.timeout_s)
+    if config.popularity != "sitelinks" and popularity_source is None:
+        popularity_source = default_popularity_source(config)  # fail on a bad choice before any query
     run = RunDir.open(run_dir)
     out_dir = run.stage("curate")
     runner = QueryRunner(endpoint, out_dir / "cache", out_dir / "queries.jsonl", sleeper=sleeper)
@@ -380,7 +382,7 @@ def curate(config: CurationConfig, run_dir: str | Path, *, endpoint: SparqlEndpo
                     typed.append(o)
             if not typed:
                 drops.append(Drop(fid, "objects", "no-valid-object",
-                                  f"none of {', '.join(objs)} is a {spec.object_type.name}", cname, pid_, country))
+                                  f"none of {', '.join(objs)} has type '{spec.object_type.name}'", cname, pid_, country))
                 continue
             missing = [x for x in config.langs if not know.info[s].label(x)]
             if missing:
@@ -490,8 +492,7 @@ def _score_candidates(config: CurationConfig, candidates: Mapping[tuple[str, str
             for c in pool.values():
                 c.popularity = float(counts.get(c.qid, 0))
         return "sitelinks:sparql"
-    if source is None:
-        source = default_popularity_source(config)
+    assert source is not None
     wanted: dict[str, set[str]] = defaultdict(set)
     usable: dict[tuple[str, str], dict[str, list[tuple[str, str]]]] = {}
     for key, pool in candidates.items():

@@ -29,10 +29,14 @@ class PopularitySource(Protocol):
 
 
 class PageLengthTable:
+    """Article lengths from a ``site<TAB>title<TAB>length`` table. Redirects (``site<TAB>from<TAB>to``) are
+    followed like the live API does, from ``redirects`` or a ``redirects.tsv`` beside the table."""
+
     name = "length:table"
 
-    def __init__(self, path: str | Path = SAMPLE_PAGE_LENGTHS):
+    def __init__(self, path: str | Path = SAMPLE_PAGE_LENGTHS, redirects: str | Path | None = None):
         self.path = Path(path)
+        self.redirects = read_redirects(redirects or self.path.with_name("redirects.tsv"))
         if not self.path.exists():
             raise ConfigError(f"page-length table not found at {self.path}; it ships with the embedded "
                               "sample (curate/sample/page_lengths.tsv)")
@@ -48,7 +52,25 @@ class PageLengthTable:
                     raise ConfigError(f"{self.path}:{n}: length {row.get('length')!r} is not a number") from e
 
     def scores(self, site_titles: Mapping[str, Collection[str]]) -> dict[tuple[str, str], float]:
-        return {(s, t): self.table[(s, t)] for s, ts in site_titles.items() for t in ts if (s, t) in self.table}
+        out = {}
+        for site, titles in site_titles.items():
+            for title in titles:
+                target = self.redirects.get((site, title), title)
+                if (site, target) in self.table:
+                    out[(site, title)] = self.table[(site, target)]
+        return out
+
+
+def read_redirects(path: str | Path) -> dict[tuple[str, str], str]:
+    """``site<TAB>from<TAB>to`` rows -> {(site, from): to}; a missing file means no redirects."""
+    path = Path(path)
+    if not path.exists():
+        return {}
+    with open(path, encoding="utf-8", newline="") as f:
+        reader = csv.DictReader(f, delimiter="\t", quoting=csv.QUOTE_NONE)
+        if reader.fieldnames is None or not {"site", "from", "to"} <= set(reader.fieldnames):
+            raise ConfigError(f"{path}:1: expected the header 'site<TAB>from<TAB>to'")
+        return {(r["site"], r["from"]): r["to"] for r in reader}
 
 
 class MediaWikiLengths:

@@ -34,14 +34,17 @@ def bos_ids(tokenizer) -> tuple[int, ...]:
 
 
 def context_start(tokenizer, prefix: Sequence[int]) -> list[int]:
-    """The prefix fed to the model: the tokenizer's own BOS if any; a lone BOS/EOS for an empty prefix
-    (the slot opens the sentence), so the first candidate token still has a distribution."""
-    ids = [*bos_ids(tokenizer), *prefix]
+    """The ids fed to the model before the slot: what the tokenizer itself puts first (Llama's <s>), else
+    its BOS token if it has one (GPT-2's <|endoftext|>, the document start it was trained after), then the
+    prefix. A slot opening the prompt then still has a distribution; without any BOS the EOS stands in."""
+    head = list(bos_ids(tokenizer))
+    if not head and tokenizer.bos_token_id is not None:
+        head = [tokenizer.bos_token_id]
+    ids = [*head, *prefix]
     if not ids:
-        start = tokenizer.bos_token_id if tokenizer.bos_token_id is not None else tokenizer.eos_token_id
-        if start is None:
+        if tokenizer.eos_token_id is None:
             raise ValueError("tokenizer has neither BOS nor EOS: cannot score a slot that opens the prompt")
-        ids = [start]
+        ids = [tokenizer.eos_token_id]
     return ids
 
 
@@ -83,7 +86,7 @@ class CausalLMScorer:
             for batch in batches:
                 ctx = torch.tensor([contexts[i] for i in batch], device=device)
                 kwargs = {"logits_to_keep": 1} if self._keep_ok else {}
-                out = model(input_ids=ctx, use_cache=True, **kwargs)
+                out = model(input_ids=ctx, attention_mask=torch.ones_like(ctx), use_cache=True, **kwargs)
                 first = torch.log_softmax(out.logits[:, -1].float(), dim=-1)
                 row_prompt, row_cand, rows = [], [], []
                 for b, i in enumerate(batch):

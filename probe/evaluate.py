@@ -430,25 +430,22 @@ def predictions_section(outcomes: Sequence[Outcome], top: int) -> dict[str, Any]
 
 # ---- the dataset itself (no model needed) -------------------------------------------------------
 
-def _label_forms(bench: BenchmarkView, prompt: Mapping[str, Any], qid: str) -> list[str]:
-    forms = []
+def _gold_label(bench: BenchmarkView, prompt: Mapping[str, Any], i: int, qid: str) -> str:
+    """The object's label in the prompt's language; the slot filler when labels.parquet lacks it."""
     label = bench.labels.get((qid, prompt["lang"]))
     if label:
-        forms.append(label)
-    gold_forms = prompt.get("gold_forms") or []
-    golds = list(prompt["gold_qids"])
-    if qid in golds and golds.index(qid) < len(gold_forms) and gold_forms[golds.index(qid)]:
-        forms.append(gold_forms[golds.index(qid)][0])  # the slot filler (inflected form)
-    return forms
+        return label
+    forms = prompt.get("gold_forms") or []
+    return forms[i][0] if i < len(forms) and forms[i] else ""
 
 
 def leaks(bench: BenchmarkView, prompt: Mapping[str, Any]) -> bool:
-    """An object label (or its slot form) inside the subject label, case-folded: the prompt gives the
-    answer away."""
-    subject = (prompt["subject_label"] or "").casefold()
-    return bool(subject) and any(
-        form and form.casefold() in subject
-        for qid in prompt["gold_qids"] for form in _label_forms(bench, prompt, qid))
+    """An object label inside the subject label (NFKC + casefold): the prompt gives the answer away.
+    Same rule as the build's stats.json leakage rate (factatlas.build.stats.leaks)."""
+    from factatlas.build.stats import leaks as label_leaks
+
+    labels = [_gold_label(bench, prompt, i, q) for i, q in enumerate(prompt["gold_qids"])]
+    return bool(prompt["subject_label"]) and label_leaks(prompt["subject_label"], labels)
 
 
 def dataset_profile(bench: BenchmarkView, max_examples: int = 5) -> dict[str, Any]:

@@ -125,12 +125,34 @@ class GreedyGenerator:
             raise ValueError("generative rules need a causal or seq2seq model; for masked LMs use xfactr")
         self.lm, self.max_new_tokens, self.batch_tokens = lm, max_new_tokens, batch_tokens
         self.scoring = "generative"
+        self._sentinels = None
+        if lm.family == "seq2seq":
+            ids = lm.tokenizer.convert_tokens_to_ids(["<extra_id_0>", "<extra_id_1>"])
+            if None not in ids and lm.tokenizer.unk_token_id not in ids:
+                self._sentinels = tuple(ids)
+
+    def _answer_ids(self, ids: list[int]) -> list[int]:
+        """A T5-style span answer ``<extra_id_0> x <extra_id_1> ...`` is cut to ``x``."""
+        start = self.lm.model.config.decoder_start_token_id if self.lm.family == "seq2seq" else None
+        while ids and ids[0] == start:
+            ids = ids[1:]
+        if self._sentinels and ids and ids[0] == self._sentinels[0]:
+            ids = ids[1:]
+            if self._sentinels[1] in ids:
+                ids = ids[: ids.index(self._sentinels[1])]
+        return ids
 
     def generate(self, prompts: Sequence[str]) -> list[str]:
         import torch
 
         tok, model, device = self.lm.tokenizer, self.lm.model, self.lm.device
-        encoded = tok(list(prompts), add_special_tokens=True)["input_ids"]
+        if self.lm.family == "causal":
+            from factatlas.probe.causal import context_start
+
+            bare = tok(list(prompts), add_special_tokens=False)["input_ids"] if prompts else []
+            encoded = [context_start(tok, ids) for ids in bare]
+        else:
+            encoded = tok(list(prompts), add_special_tokens=True)["input_ids"] if prompts else []
         pad_id = tok.pad_token_id if tok.pad_token_id is not None else tok.eos_token_id
         out = [""] * len(prompts)
         lengths = [len(e) + self.max_new_tokens for e in encoded]
@@ -148,5 +170,5 @@ class GreedyGenerator:
                 if self.lm.family == "causal":
                     gen = gen[:, width:]
                 for r, i in enumerate(batch):
-                    out[i] = tok.decode(gen[r].tolist(), skip_special_tokens=True).strip()
+                    out[i] = tok.decode(self._answer_ids(gen[r].tolist()), skip_special_tokens=True).strip()
         return out

@@ -15,11 +15,17 @@ apply the pessimistic policy (the gold loses every tie) when the scores are pass
 from __future__ import annotations
 
 import math
+import warnings
 from collections import Counter
 from collections.abc import Collection, Hashable, Iterable, Mapping, Sequence
 from typing import Literal
 
 import numpy as np
+
+# DLAMA entropy has one definition in the toolkit: the build stage computes it for stats.json, the
+# report uses the same function (each fact -> its valid object most frequent among the culture's facts
+# of the predicate, ties to the smallest QID; -sum p log2 p in bits; facts without objects ignored).
+from factatlas.build.stats import predicate_entropy
 
 __all__ = [
     "RANKC_WEIGHTINGS",
@@ -262,19 +268,6 @@ def _fact_objects(valid_objects_per_fact: Iterable[Collection[str]]) -> list[tup
     return facts
 
 
-def predicate_entropy(valid_objects_per_fact: Iterable[Collection[str]]) -> float:
-    """DLAMA's entropy (bits) of one culture's facts of one predicate.
-
-    Each fact is mapped to its valid object that is most frequent among these facts (a tie goes to the
-    smallest QID string, for determinism); the entropy is -sum p log2 p over those mapped objects.
-    """
-    facts = _fact_objects(valid_objects_per_fact)
-    freq = Counter(o for objs in facts for o in objs)
-    mapped = Counter(min(objs, key=lambda o: (-freq[o], o)) for objs in facts)
-    n = len(facts)
-    return abs(-sum(c / n * math.log2(c / n) for c in mapped.values()))
-
-
 def majority_baseline(valid_objects_per_fact: Iterable[Collection[str]]) -> tuple[str, float]:
     """The object valid for the most facts (tie: smallest QID) and the P@1 of always predicting it."""
     facts = _fact_objects(valid_objects_per_fact)
@@ -387,6 +380,10 @@ def xfakt_ttest(errors_assoc: Sequence[float], errors_non: Sequence[float]) -> d
     if np.var(errors_assoc) == 0 and np.var(errors_non) == 0:
         out["reason"] = "no variance in either group"
         return out
-    res = stats.ttest_ind(errors_assoc, errors_non, equal_var=False)
+    with warnings.catch_warnings():
+        # scipy warns about "catastrophic cancellation" when one group is constant; its variance is then
+        # exactly 0 and Welch's statistic is still well defined (both constant is handled above)
+        warnings.simplefilter("ignore", RuntimeWarning)
+        res = stats.ttest_ind(errors_assoc, errors_non, equal_var=False)
     out["t"], out["p"] = float(res.statistic), float(res.pvalue)
     return out

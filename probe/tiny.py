@@ -126,7 +126,8 @@ def _training_rows(lm: LoadedModel, examples: Sequence[ClozeExample]) -> list[tu
 
     MLM: the slot's last ``k - j`` tokens are masked for a random ``j`` (j = 0 is the fully masked slot the
     independent rule reads, j > 0 the partially filled inputs of the left-to-right rule). Causal: the
-    whole sentence. Seq2seq: the slot as ``<extra_id_0>``, target ``<extra_id_0> form <extra_id_1>``.
+    whole sentence. Seq2seq: the slot as ``<extra_id_0>``, target ``<extra_id_0> form <extra_id_1>``; a
+    slot that ends the text (question + answer) is plain QA: target ``form </s>``.
     Masked inputs are drawn afresh at every step, so this returns the unmasked pieces for MLM.
     """
     tok = lm.tokenizer
@@ -135,13 +136,17 @@ def _training_rows(lm: LoadedModel, examples: Sequence[ClozeExample]) -> list[tu
     rows = []
     for s in slots:
         cand = list(s.candidates[0])
-        if lm.family == "seq2seq":
+        if lm.family == "seq2seq" and not s.suffix:
+            # The slot ends the text (a question and its answer): plain QA, the way instruction-tuned
+            # seq2seq models answer, so greedy generation stops at </s>.
+            rows.append((wrap.wrap(list(s.prefix)), [*cand, tok.eos_token_id]))
+        elif lm.family == "seq2seq":
             s0, s1 = tok.convert_tokens_to_ids(["<extra_id_0>", "<extra_id_1>"])
             rows.append((wrap.wrap([*s.prefix, s0, *s.suffix]), [s0, *cand, s1]))
         elif lm.family == "causal":
-            ids = list(s.prefix) + cand + list(s.suffix) + [tok.eos_token_id]
-            if tok.bos_token_id is not None:
-                ids = [tok.bos_token_id, *ids]
+            from factatlas.probe.causal import context_start
+
+            ids = [*context_start(tok, s.prefix), *cand, *s.suffix, tok.eos_token_id]
             rows.append((ids, list(ids)))
         else:
             start = len(wrap.head) + len(s.prefix)
@@ -238,8 +243,11 @@ def make_tiny_model(out_dir: str | Path, arch: str, texts: Sequence[str], *,
     model = build_model(arch, tokenizer, size, seed)
     lm = wrap_model(model, tokenizer, name=f"tiny-{arch}", family=TINY_FAMILIES[arch])
     threads = torch.get_num_threads()
-    finetune(lm, examples, steps=steps, lr=lr, seed=seed, batch_size=batch_size)
-    torch.set_num_threads(threads)
+    torch.set_num_threads(1)  # tiny matrices: extra threads only add synchronisation (6-20x slower on busy CPUs)
+    try:
+        finetune(lm, examples, steps=steps, lr=lr, seed=seed, batch_size=batch_size)
+    finally:
+        torch.set_num_threads(threads)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     model.save_pretrained(out)

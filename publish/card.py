@@ -47,7 +47,7 @@ class PredicateStats:
     culture: str
     predicate: str
     facts: int
-    answers: int  # distinct gold objects
+    answers: int  # distinct objects stated directly
     entropy_bits: float  # of the distribution of direct gold objects over facts
     majority_share: float  # share of facts whose gold set holds the most frequent object
 
@@ -82,14 +82,18 @@ def answer_entropy(object_sets: Sequence[Sequence[str]]) -> tuple[float, float]:
 
 
 def predicate_stats(src: BenchmarkSource) -> list[PredicateStats]:
-    groups: dict[tuple[str, str], list[tuple[str, ...]]] = defaultdict(list)
+    """Entropy over the objects stated in Wikidata (the answer distribution); the majority baseline over
+    every gold object (an answer is correct when it is any of them, derived ones included)."""
+    direct: dict[tuple[str, str], list[tuple[str, ...]]] = defaultdict(list)
+    gold: dict[tuple[str, str], list[tuple[str, ...]]] = defaultdict(list)
     for f in src.facts:
-        direct = f.direct_objects or f.object_qids
-        groups[(f.culture, f.predicate)].append(direct)
+        direct[(f.culture, f.predicate)].append(f.direct_objects or f.object_qids)
+        gold[(f.culture, f.predicate)].append(f.object_qids)
     out = []
-    for (culture, pred), sets in sorted(groups.items()):
-        ent, maj = answer_entropy(sets)
-        out.append(PredicateStats(culture, pred, len(sets), len({o for s in sets for o in s}), ent, maj))
+    for key, sets in sorted(direct.items()):
+        ent, _ = answer_entropy(sets)
+        _, maj = answer_entropy(gold[key])
+        out.append(PredicateStats(key[0], key[1], len(sets), len({o for s in sets for o in s}), ent, maj))
     return out
 
 

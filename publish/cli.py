@@ -64,6 +64,9 @@ def publish_command(
     stdout.print(f"published {result.tag} to {result.target}: commit {result.commit}"
                  + (f" {result.url}" if result.url else ""), highlight=False, soft_wrap=True)
     stdout.print(f"release folder: {plan.release_dir}", highlight=False, soft_wrap=True)
+    if result.removed:
+        err.print(f"removed {len(result.removed)} file(s) of the previous head that are not in this release: "
+                  + ", ".join(result.removed), highlight=False, markup=False, soft_wrap=True)
 
 
 def diff_command(

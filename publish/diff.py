@@ -340,12 +340,11 @@ def _md_table(header: tuple[str, ...], rows: list[tuple]) -> str:
 
 def format_diff(d: ReleaseDiff, details: int = 0) -> str:
     """Markdown: the summary, reasons per bump level, tables per predicate x culture and per language."""
-    parts = [f"Suggested bump: **{d.suggested_bump.value}**"]
-    for level, reasons in d.reasons().items():
-        if reasons:
-            parts.append(f"- {level.value}: " + "; ".join(reasons))
+    summary = [f"Suggested bump: **{d.suggested_bump.value}**", ""]
+    summary += [f"- {level.value}: " + "; ".join(reasons) for level, reasons in d.reasons().items() if reasons]
     if d.suggested_bump is Bump.NONE:
-        parts.append("- no changes in facts, labels, prompts, configs or schema")
+        summary.append("- no changes in facts, labels, prompts, configs or schema")
+    parts = ["\n".join(summary)]
     if d.by_group:
         rows = [(p, c, g.added, g.removed, g.gained, g.lost, g.relabeled) for (p, c), g in d.by_group.items()]
         parts.append("Facts per predicate and culture (gained/lost/relabeled count facts):\n\n" + _md_table(

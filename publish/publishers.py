@@ -47,6 +47,7 @@ class PublishResult:
     tag: str
     commit: str  # sha of the release commit; the tag points at it
     url: str = ""
+    removed: tuple[str, ...] = ()  # files of the previous head that the release no longer has
 
 
 class Publisher(Protocol):
@@ -149,6 +150,10 @@ class GitPublisher:
             identity = self._identity(work)
             self._git(*identity, "commit", "-q", "--allow-empty", "-m", message, cwd=work)
             sha = self._git("rev-parse", "HEAD", cwd=work).stdout.decode().strip()
+            removed: tuple[str, ...] = ()
+            if parent:
+                names = self._git("diff", "--name-only", "--diff-filter=D", "-z", parent, sha, cwd=work).stdout
+                removed = tuple(sorted(n for n in names.decode("utf-8").split("\0") if n))
             self._git(*identity, "tag", "-a", version.tag, "-m", message, sha, cwd=work)
             push = self._git("push", "-q", "--atomic", self.target, f"HEAD:refs/heads/{self.branch}",
                              f"refs/tags/{version.tag}:refs/tags/{version.tag}", cwd=work, check=False)
@@ -162,7 +167,7 @@ class GitPublisher:
                             "(git init --bare) or a remote URL instead.")
                 raise FactatlasError(redact(f"{self.location}: git push failed, nothing was published: "
                                             f"{msg}.{hint}"))
-        return PublishResult(self.location, str(version), version.tag, sha)
+        return PublishResult(self.location, str(version), version.tag, sha, removed=removed)
 
     def _identity(self, work: Path) -> list[str]:
         """``-c user.*`` only where git has no identity configured (CI machines, fresh containers)."""
@@ -248,7 +253,8 @@ class HubPublisher:
                           commit_message=message, repo_type="dataset", revision=BRANCH, parent_commit=head)
         self._call("create_tag", self.api.create_tag, self.repo_id, tag=version.tag, revision=info.oid,
                    tag_message=message, repo_type="dataset")
-        return PublishResult(self.location, str(version), version.tag, info.oid, info.commit_url)
+        return PublishResult(self.location, str(version), version.tag, info.oid, info.commit_url,
+                             removed=tuple(stale))
 
 
 # ---- targets and references ----------------------------------------------------------------------

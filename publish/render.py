@@ -18,10 +18,11 @@ from __future__ import annotations
 
 import hashlib
 import io
+import json
 import re
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -165,16 +166,12 @@ def render_release(src: BenchmarkSource, opts: ReleaseOptions,
 
 
 def _version_of(files: Mapping[str, bytes]) -> str | None:
-    import json
-
     if "manifest.json" not in files:
         return None
     return json.loads(files["manifest.json"]).get("version")
 
 
 def _with_versions(d: ReleaseDiff, old: str | None, new: str) -> ReleaseDiff:
-    from dataclasses import replace
-
     return replace(d, old_version=old, new_version=new)
 
 
@@ -237,8 +234,6 @@ def read_release_dir(folder: str | Path) -> dict[str, bytes]:
 
 def verify_release(files: Mapping[str, bytes]) -> list[str]:
     """Problems found checking every file against manifest.json's hashes (empty = intact)."""
-    import json
-
     manifest = json.loads(files["manifest.json"])
     listed = manifest.get("files", {})
     problems = [f"{p}: missing" for p in sorted(listed) if p not in files]

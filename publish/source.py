@@ -153,10 +153,13 @@ def provenance_from(meta: Mapping[str, Any], manifest: Mapping[str, Any],
         if "endpoint" in holder:
             endpoint = holder["endpoint"] or "embedded Wikidata sample (bundled with factatlas)"
             break
-    retrieved = (curate.get("retrieved") or curate.get("retrieval_time") or source.get("retrieved")
-                 or curate.get("finished") or "not recorded")
-    if not query_hashes:
-        query_hashes = tuple(sorted(set(curate.get("query_hashes") or ())))
+    retrieved = curate.get("retrieved") or curate.get("retrieval_time") or source.get("retrieved")
+    if not retrieved:
+        retrieved = (f"{curate['finished']} (end of the curate stage; responses served from its query cache "
+                     "may be older)") if curate.get("finished") else "not recorded"
+    if not query_hashes:  # no queries.jsonl beside the manifest: the hashes the curate stage recorded
+        recorded = curate.get("query_hashes") or (curate.get("queries") or {}).get("hashes") or ()
+        query_hashes = tuple(sorted(set(recorded)))
     toolkit = (meta.get("toolkit_version") or ((curate.get("versions") or {}).get("factatlas"))
                or "not recorded")
     return Provenance(source_kind=str(source.get("kind", "unknown")), endpoint=redact(str(endpoint)),

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import difflib
+import json
 import shutil
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -63,17 +64,23 @@ def plan_publish(run: str | Path, publisher: Publisher, *, repo: str, version: s
         old = prev_version or _version_in(previous)
         problem = check_bump(old, new, release.diff.suggested_bump)
         if problem:
-            reasons = "; ".join(r for rs in release.diff.reasons().values() for r in rs)
+            reasons = "; ".join(f"{level.value}: {', '.join(rs)}" for level, rs in release.diff.reasons().items() if rs)
             raise ConfigError(f"{publisher.location}: {problem} ({reasons}). Pass --ignore-bump to publish anyway.")
     bench, run_dir = locate(run)
-    out = Path(release_dir) if release_dir else (run_dir or bench.parent) / "release"
+    if release_dir:
+        out = Path(release_dir)
+    elif run_dir is not None:
+        out = run_dir / "release"
+    else:  # a bare benchmark directory: the release goes beside it
+        out = bench.with_name(f"{bench.name}-release")
+    if out.exists() and any(out.iterdir()) and not is_release_dir(out):
+        raise ConfigError(f"{out}: exists and is not a release folder; refusing to replace it. Pick another "
+                          "--out or remove it.")
     card = previous.get("README.md", b"").decode("utf-8") if previous else None
     return PublishPlan(release, new, prev_version, previous_ref, card, out, publisher.location)
 
 
 def _version_in(files: Mapping[str, bytes] | None) -> Version | None:
-    import json
-
     if not files or "manifest.json" not in files:
         return None
     v = json.loads(files["manifest.json"]).get("version")
@@ -139,8 +146,6 @@ def load_any(ref: str) -> dict[str, bytes]:
 
 
 def diff_refs(old: str, new: str) -> ReleaseDiff:
-    from dataclasses import replace
-
     a, b = load_any(old), load_any(new)
     d = diff_snapshots(snapshot_from_files(a), snapshot_from_files(b))
     va, vb = _version_in(a), _version_in(b)

@@ -20,6 +20,7 @@ Source entity record (every key optional except ``label``)::
     alias: {en: [Cairo City]}                # skos:altLabel
     P31: [Q5119, Q1549591]                   # any PID: one QID or a list (P21 also takes male/female/...)
     sitelinks: 250                           # wikibase:sitelinks; makes the entity a sitelinked subject
+    sites: [ar]                              # exact editions to link (default: see sitelinks_of)
     wiki: {en: "Cairo"}                      # sitelink title override (default: the label in that language)
     redirect: {en: "Cairo, Egypt"}           # the sitelink name is this redirect to the real title
     length: {en: 123456}                     # article byte length override (default: derived, see below)
@@ -70,7 +71,7 @@ XSD_INTEGER = "http://www.w3.org/2001/XMLSchema#integer"
 QID = re.compile(r"Q[1-9][0-9]*")
 PID = re.compile(r"P[1-9][0-9]*")
 LANG = re.compile(r"[a-z]{2,3}")
-RECORD_KEYS = {"label", "alias", "sitelinks", "wiki", "redirect", "length"}
+RECORD_KEYS = {"label", "alias", "sitelinks", "sites", "wiki", "redirect", "length"}
 
 
 class SourceError(ValueError):
@@ -85,6 +86,7 @@ class Entity:
     aliases: dict[str, list[str]] = field(default_factory=dict)
     claims: dict[str, list[str]] = field(default_factory=dict)
     sitelinks: int | None = None
+    sites: tuple[str, ...] = ()
     wiki: dict[str, str] = field(default_factory=dict)
     redirect: dict[str, str] = field(default_factory=dict)
     length: dict[str, int] = field(default_factory=dict)
@@ -105,6 +107,15 @@ def _as_list(value: object) -> list[str]:
     if isinstance(value, list):
         return [str(v) for v in value]
     return [str(value)]
+
+
+def _site_titles(raw: object, where: str) -> dict[str, str]:
+    titles: dict[str, str] = {}
+    for site, title in (raw or {}).items():
+        if not LANG.fullmatch(str(site)) or not isinstance(title, str):
+            raise SourceError(f"{where}: {site!r}: {title!r} is not a Wikipedia edition and a title; quote it")
+        titles[str(site)] = title
+    return titles
 
 
 def _parse_entity(qid: str, raw: dict, defaults: dict, latin: bool, origin: str) -> Entity:
@@ -139,10 +150,18 @@ def _parse_entity(qid: str, raw: dict, defaults: dict, latin: bool, origin: str)
         entity.claims[pid] = values
     if raw.get("sitelinks") is not None:
         entity.sitelinks = int(raw["sitelinks"])
-    entity.wiki = {str(k): str(v) for k, v in (raw.get("wiki") or {}).items()}
-    entity.redirect = {str(k): str(v) for k, v in (raw.get("redirect") or {}).items()}
+    entity.sites = tuple(_as_list(raw.get("sites")))
+    entity.wiki = _site_titles(raw.get("wiki"), f"{where}: wiki")
+    entity.redirect = _site_titles(raw.get("redirect"), f"{where}: redirect")
     entity.length = {str(k): int(v) for k, v in (raw.get("length") or {}).items()}
     return entity
+
+
+def _display(path: Path) -> str:
+    try:
+        return str(path.resolve().relative_to(REPO))
+    except ValueError:
+        return str(path)
 
 
 def load_sources(source_dir: Path) -> tuple[dict[str, Entity], dict[str, list[str]]]:
@@ -155,7 +174,7 @@ def load_sources(source_dir: Path) -> tuple[dict[str, Entity], dict[str, list[st
         if path.name == "editions.yaml":
             continue
         doc = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-        origin = f"curate/sample/source/{path.name}"
+        origin = _display(path)
         defaults = doc.get("defaults") or {}
         for qid, raw in (doc.get("entities") or {}).items():
             qid = str(qid)
@@ -223,6 +242,8 @@ def sitelinks_of(entity: Entity, entities: dict[str, Entity], editions: dict[str
         sites |= set(LABEL_LANGS)
     elif entity.sitelinks >= MAJOR_EDITIONS_AT:
         sites |= set(MAJOR_EDITIONS)
+    if entity.sites:
+        sites = set(entity.sites)
     if len(sites) > entity.sitelinks:
         raise SourceError(
             f"{entity.origin}: {entity.qid}: sitelinks {entity.sitelinks} is below the {len(sites)} "
@@ -249,6 +270,7 @@ def _article_iri(site: str, title: str) -> str:
 def triples(entities: dict[str, Entity], editions: dict[str, list[str]]) -> tuple[list[str], list[Sitelink]]:
     lines: list[str] = []
     links: list[Sitelink] = []
+    article_owner: dict[str, Entity] = {}
     for entity in entities.values():
         subject = f"<{WD}{entity.qid}>"
         for lang, text in entity.labels.items():
@@ -262,6 +284,12 @@ def triples(entities: dict[str, Entity], editions: dict[str, list[str]]) -> tupl
         for link in sitelinks_of(entity, entities, editions):
             links.append(link)
             iri = f"<{_article_iri(link.site, link.title)}>"
+            owner = article_owner.setdefault(iri, entity)
+            if owner is not entity:
+                raise SourceError(
+                    f"{entity.origin}: {entity.qid}: the {link.site} article {link.title!r} is already the "
+                    f"sitelink of {owner.qid} ({owner.origin}); give one of them a `wiki: {{{link.site}: ...}}` title"
+                )
             lines.append(f"{iri} <{SCHEMA}about> {subject} .")
             lines.append(f"{iri} <{SCHEMA}isPartOf> <https://{link.site}.wikipedia.org/> .")
             lines.append(f'{iri} <{SCHEMA}inLanguage> "{link.site}" .')

@@ -14,6 +14,7 @@ from functools import cache, lru_cache
 
 from factatlas.templates.morphology import (
     EXACT,
+    FAILED,
     GUESSED,
     NONE,
     Agreement,
@@ -29,6 +30,7 @@ NUMBER_TAGS = {"sg": "sing", "pl": "plur"}
 NAME_TAGS = {"Name", "Surn", "Patr"}
 _CYRILLIC = re.compile(r"[\u0400-\u04FF]")
 _SPLIT = re.compile(r"(\s+)")
+_QUALIFIER = re.compile(r"\s+\([^()]*\)$")
 
 
 @cache
@@ -36,6 +38,12 @@ def analyzer():
     import pymorphy3
 
     return pymorphy3.MorphAnalyzer(lang="ru")
+
+
+@lru_cache(maxsize=200_000)
+def parse_word(word: str) -> tuple:
+    """pymorphy3's analyses of one word (cached: names recur across templates and cases)."""
+    return tuple(analyzer().parse(word))
 
 
 def _is_dictionary(parse) -> bool:
@@ -67,13 +75,13 @@ _GENDER_TAG = {Gender.MASCULINE: "masc", Gender.FEMININE: "femn", Gender.NEUTER:
 def inflect_russian(label: str, case: str, number: str | None, person_gender: str | None,
                     is_person: bool) -> tuple[str, str, str] | None:
     """(form, status, detail) or None when the head cannot be found or pymorphy3 cannot inflect it."""
-    morph = analyzer()
     parts = _SPLIT.split(label)
     words = parts[0::2]
     grammemes = {CASE_TAGS[case]} | ({NUMBER_TAGS[number]} if number else set())
-    parses = [morph.parse(w) for w in words]
+    parses = [parse_word(w) for w in words]
     out = list(words)
     guessed: list[str] = []
+    indeclinable: list[str] = []
 
     def inflect_at(i: int, parse) -> bool:
         if "Fixd" in parse.tag:
@@ -87,16 +95,46 @@ def inflect_russian(label: str, case: str, number: str | None, person_gender: st
         return True
 
     if is_person:
-        done = 0
-        for i, ps in enumerate(parses):
+        def name_parse(ps):
             p = next((p for p in ps if p.tag.case == "nomn" and NAME_TAGS & set(p.tag.grammemes)
                       and (person_gender is None or p.tag.gender in (person_gender, None))), None)
+            return p if p is not None else _nominative(ps, ("NOUN",), person_gender)
+
+        def person_word(word: str, ps) -> str | None:
+            p = name_parse(ps)
+            if p is None or not _is_dictionary(p):
+                low = word.lower()
+                # Foreign names: vowel-final ones never decline (Бейонсе, Кайли); women's names ending in a
+                # consonant do not either (Селин Дион, Заха Хадид)
+                if low[-1:] in _INDECLINABLE_ENDINGS or (person_gender == "femn" and low[-1:] not in "аяь"):
+                    indeclinable.append(word)
+                    return word
             if p is None:
-                p = _nominative(ps, ("NOUN",), person_gender)
-            if p is None:
-                continue
-            if not inflect_at(i, p):
+                form = rule_declension(word, case, animate=True)
+                if form is not None:
+                    guessed.append(word)
+                return form
+            if "Fixd" in p.tag:
+                return word
+            new = p.inflect(grammemes)
+            if new is None:
                 return None
+            if not _is_dictionary(p):
+                guessed.append(word)
+            return _restore(new.word, word)
+
+        done = 0
+        for i, ps in enumerate(parses):
+            if "-" in words[i]:  # double surnames decline part by part: Склодовской-Кюри
+                new_parts = [person_word(part, parse_word(part)) for part in words[i].split("-")]
+                out[i] = "-".join(n if n is not None else part for n, part in zip(new_parts, words[i].split("-"),
+                                                                                  strict=True))
+                done += 1
+                continue
+            new = person_word(words[i], ps)
+            if new is None:
+                continue
+            out[i] = new
             done += 1
         if not done:
             return None
@@ -112,7 +150,7 @@ def inflect_russian(label: str, case: str, number: str | None, person_gender: st
                 head = i
             break
         if head is None:
-            return None
+            return _without_head(words, parses, grammemes, parts, case)
         head_parse = _nominative(parses[head], ("NOUN",))
         if not inflect_at(head, head_parse):
             return None
@@ -122,18 +160,85 @@ def inflect_russian(label: str, case: str, number: str | None, person_gender: st
                 return None
     parts[0::2] = out
     form = "".join(parts)
-    if guessed:
-        return form, GUESSED, "not in the OpenCorpora dictionary: " + ", ".join(guessed)
+    if guessed or indeclinable:
+        notes = (["not in the OpenCorpora dictionary: " + ", ".join(guessed)] if guessed else []) + (
+            ["kept as indeclinable foreign names: " + ", ".join(indeclinable)] if indeclinable else [])
+        return form, GUESSED, "; ".join(notes)
     return form, EXACT, ""
+
+
+_INDECLINABLE_ENDINGS = set("еиоуюэыё")
+_ARABIC_ARTICLE = re.compile(r"^(Эль|Эр|Аль|Ар|Ас|Аш|Ад|Ат|Ан|Аз|Эн|Эс|Эт|Эд|Эш|Эз)-(.+)$")
+
+
+def _without_head(words: list[str], parses: list, grammemes: set[str], parts: list[str], case: str
+                  ) -> tuple[str, str, str] | None:
+    """Names pymorphy3 finds no head noun in: substantivised adjectives (британский английский), an
+    Arabic article before the noun (Эр-Рияд -> Эр-Рияде), vowel-final foreign names (Тимбукту)."""
+    mods = [_nominative(ps, ("ADJF", "PRTF")) for ps in parses]
+    out = list(words)
+    if all(m is not None for m in mods):
+        for i, m in enumerate(mods):
+            new = m.inflect(grammemes)
+            if new is None:
+                return None
+            out[i] = _restore(new.word, words[i])
+        parts[0::2] = out
+        return "".join(parts), GUESSED, "adjectives used as a noun: all inflected"
+    if len(words) != 1:
+        return None
+    word = words[0]
+    m = _ARABIC_ARTICLE.match(word)
+    if m:
+        rest = m.group(2)
+        p = next((p for p in parse_word(rest) if p.tag.POS == "NOUN" and p.tag.case == "nomn"), None)
+        new = p.inflect(grammemes) if p is not None else None
+        rest_form = _restore(new.word, rest) if new is not None else rule_declension(rest, case, animate=False)
+        if rest_form is None:
+            return None
+        return f"{m.group(1)}-{rest_form}", GUESSED, "Arabic article kept, the noun inflected"
+    if word[-1:].lower() in _INDECLINABLE_ENDINGS:
+        return word, GUESSED, "kept as an indeclinable foreign name"
+    form = rule_declension(word, case, animate=False)
+    return (form, GUESSED, "declined by the regular endings (not in the dictionary)") if form else None
+
+
+# Regular endings for names the dictionary does not know: ending -> case -> replacement of that ending.
+_ENDINGS = {
+    "а": {"gen": "ы", "dat": "е", "acc": "у", "ins": "ой", "loc": "е"},
+    "я": {"gen": "и", "dat": "е", "acc": "ю", "ins": "ей", "loc": "е"},
+    "й": {"gen": "я", "dat": "ю", "acc": "й", "ins": "ем", "loc": "е"},
+    "": {"gen": "а", "dat": "у", "acc": "", "ins": "ом", "loc": "е"},
+}
+
+
+def rule_declension(word: str, case: str, animate: bool) -> str | None:
+    """Decline an unknown name by the regular endings (-а, -я, -й, consonant); None for -ь (gender unclear)."""
+    if case == "nom" or not word:
+        return word
+    low = word[-1].lower()
+    if low in _INDECLINABLE_ENDINGS or low == "ь" or not ("\u0400" <= low <= "\u04ff"):
+        return None if low == "ь" else word
+    if low in "аяй":
+        stem, table = word[:-1], _ENDINGS[low]
+        ending = table[case]
+        if low == "а" and case == "gen" and stem[-1:].lower() in "гкхжшчщ":
+            ending = "и"
+        if low == "й" and case == "acc" and animate:
+            ending = "я"
+        return stem + ending
+    ending = _ENDINGS[""][case]
+    if case == "acc" and animate:
+        ending = "а"
+    return word + ending
 
 
 def lexicon_agreement(label: str) -> Agreement | None:
     """Gender and number of a Russian name's head noun, from the dictionary (None if unknown/Latin)."""
     if not _CYRILLIC.search(label):
         return None
-    morph = analyzer()
     words = label.split()
-    parses = [morph.parse(w) for w in words]
+    parses = [parse_word(w) for w in words]
     for i, ps in enumerate(parses):
         modifier = _nominative(ps, ("ADJF", "PRTF"))
         noun = _nominative(ps, ("NOUN",))
@@ -164,8 +269,14 @@ class RussianBackend:
             return InflectionResult(label, NONE, self.name, "non-Cyrillic name kept as written")
         is_person = request.entity_type == "person"
         gender = _GENDER_TAG.get(request.agreement.gender)
-        found = inflect_russian(label, features.case or "nom", features.number, gender, is_person)
+        qualifier = _QUALIFIER.search(label)  # «Эр-Рияд (провинция)»: the qualifier stays as it is
+        core = label[: qualifier.start()] if qualifier else label
+        found = inflect_russian(core, features.case or "nom", features.number, gender, is_person)
         if found is None:
-            return None
+            return InflectionResult(label, FAILED, self.name,
+                                    f"no {'name word' if is_person else 'head noun'} of '{label}' could be "
+                                    f"put into {features.describe()} by pymorphy3")
         form, status, detail = found
+        if qualifier:
+            form += label[qualifier.start():]
         return InflectionResult(form, status, self.name, detail)

@@ -316,6 +316,8 @@ def _semitic(label: str, f: Features, req: InflectionRequest, spec: Mapping) -> 
     prefix = spec["prefix"]
     if label.startswith(prefix) or not takes_article(label, req.entity_type, spec):
         return label, EXACT
-    if " " in label:  # construct states put the article elsewhere: flag it
-        return prefix + label, GUESSED
+    if " " in label:
+        # noun + adjectives all take the article (لغة فرنسية -> اللغة الفرنسية); a construct state (إضافة)
+        # would put it on the last word only, which a label does not tell: flagged guessed
+        return " ".join(w if w.startswith(prefix) else prefix + w for w in label.split(" ")), GUESSED
     return prefix + label, EXACT

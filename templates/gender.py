@@ -81,6 +81,10 @@ def _label_agreement(lang: str, label: str, etype: str) -> Agreement:
     if label in lexicon:
         g, n = parse_value(lexicon[label])
         return Agreement(g, n, "lexicon:table")
+    head = _head_word(label, spec.get("head", "first"))
+    if head != label and head.lower() in lexicon:  # the head noun of a phrase: «língua francesa» -> língua
+        g, n = parse_value(lexicon[head.lower()])
+        return Agreement(g, n, "lexicon:head")
     classes = spec.get("classes", {})
     if etype and etype in classes:
         g, n = parse_value(classes[etype])

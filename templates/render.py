@@ -108,6 +108,7 @@ class Renderer:
         self._unimorph_cache = unimorph_cache
         self._agreements: dict[tuple[str, str, str], Agreement] = {}
         self._inflections: dict[tuple, InflectionResult | None] = {}
+        self._types: dict[tuple[str, str], str] = {}
 
     # ---- pieces ----
 
@@ -137,8 +138,10 @@ class Renderer:
         label = entity.labels.get(lang)
         if not label:
             return RenderFailure("no-label", f"{entity.qid} has no {lang} label")
-        etype = entity_type(entity, slot_type)
         agreement = self.agreement(entity, lang, slot_type)
+        etype = self._types.get((entity.qid, slot_type))
+        if etype is None:
+            etype = self._types[(entity.qid, slot_type)] = entity_type(entity, slot_type)
         key = (lang, label, features, agreement, etype, sentence_initial)
         if key in self._inflections:
             result = self._inflections[key]

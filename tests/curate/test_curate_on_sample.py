@@ -60,3 +60,33 @@ def test_http_path_equals_embedded_on_the_sample(sample_run, tmp_path):
         curate(replace(CurationConfig(pair="arab-west", langs=("ar", "en")), endpoint=url + "/sparql",
                        page_lengths=str(SAMPLE_PAGE_LENGTHS)), tmp_path / "http", endpoint=endpoint)
     assert output_bytes(tmp_path / "http") == output_bytes(run)
+
+
+def test_popularity_follows_the_sample_redirects(sample_run):
+    from factatlas.curate.popularity import PageLengthTable, read_redirects
+
+    res, _ = sample_run
+    redirects = read_redirects(SAMPLE_PAGE_LENGTHS.with_name("redirects.tsv"))
+    assert redirects, "the sample ships redirects to exercise"
+    table = PageLengthTable()
+    for (site, source), target in redirects.items():
+        assert table.scores({site: [source]}) == {(site, source): table.table[(site, target)]}
+
+
+def test_live_style_lengths_through_the_mediawiki_stand_in_equal_the_table(sample_run, tmp_path):
+    """The same sample curated with lengths from the MediaWiki-API stand-in (redirects resolved by the
+    client) gives byte-identical files."""
+    from factatlas.curate.localserver import MediaWikiApp, serve
+    from factatlas.curate.mediawiki import MediaWikiClient
+    from factatlas.curate.popularity import MediaWikiLengths, PageLengthTable
+
+    _, run = sample_run
+    table = PageLengthTable()
+    app = MediaWikiApp({k: int(v) for k, v in table.table.items()}, table.redirects)
+    with serve(app) as url:
+        client = MediaWikiClient("factatlas-tests/1.0 (tests@example.org)", api_url=url + "/{site}/w/api.php",
+                                 rest_url=url + "/{site}/w/rest.php", sleeper=Recorder())
+        curate(CurationConfig(pair="arab-west", langs=("ar", "en")), tmp_path / "mw",
+               popularity_source=MediaWikiLengths(client))
+    assert output_bytes(tmp_path / "mw") == output_bytes(run)
+    assert any(c.get("redirects") == "1" for c in app.calls)

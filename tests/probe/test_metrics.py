@@ -200,14 +200,12 @@ def test_predicate_entropy_hand_worked():
     assert predicate_entropy([["X"], ["Y"], ["Y", "X"]]) == pytest.approx(0.9182958, abs=1e-7)
     assert predicate_entropy([["Q1"], ["Q2"], ["Q3"], ["Q4"]]) == pytest.approx(2.0)  # uniform over 4
     assert predicate_entropy([["Q1"], ["Q1"]]) == 0.0
-    with pytest.raises(ValueError):
-        predicate_entropy([])
-    with pytest.raises(ValueError, match="no valid object"):
-        predicate_entropy([["Q1"], []])
+    assert predicate_entropy([]) == 0.0  # no facts: nothing to guess
+    assert predicate_entropy([["Q1"], [], ["Q2"]]) == 1.0  # a fact without objects is ignored
 
 
 @settings(max_examples=100, deadline=None)
-@given(st.lists(st.sets(st.sampled_from(["Q1", "Q2", "Q3", "Q4", "Q5"]), min_size=1, max_size=3),
+@given(st.lists(st.lists(st.sampled_from(["Q1", "Q2", "Q3", "Q4", "Q5"]), min_size=1, max_size=3, unique=True),
                 min_size=1, max_size=30))
 def test_predicate_entropy_bounds(facts):
     h = predicate_entropy(facts)

@@ -53,6 +53,7 @@ def test_create_repo_then_commit_then_tag_on_the_commit_sha(bench_factory, caplo
         r2 = pub.publish(stale_free, Version.parse("1.1.0"), "Release v1.1.0")
         assert hub.calls() == ["refs", "create_repo", "refs", "tree", "validate_yaml", "preupload", "commit", "tag"]
         assert repo.commits[r2.commit] == stale_free  # templates/ar.yaml from v1.0.0 deleted in the commit
+        assert r2.removed == ("templates/ar.yaml",)
         assert repo.tags == {"v1.0.0": r1.commit, "v1.1.0": r2.commit}
         assert pub.existing_tags() == ["v1.0.0", "v1.1.0"]
         requests = list(hub.requests)

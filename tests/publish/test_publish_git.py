@@ -65,6 +65,7 @@ def test_each_release_is_one_commit_with_an_annotated_tag_on_it(published):
     assert publisher.read_tag("v1.0.0") == dict(p.plan1.release.files)
     assert publisher.read_tag("v1.1.0") == dict(p.plan2.release.files)
     assert "data/arab-west.fr/test-00000-of-00001.parquet" not in p.plan1.release.files
+    assert p.res1.removed == () and p.res2.removed == ()  # v1.1.0 only adds files
     # the run manifests record the release
     manifest = json.loads((p.run2 / "manifest.json").read_text())
     assert manifest["stages"]["publish"]["commit"] == p.res2.commit
@@ -104,7 +105,7 @@ def test_a_version_step_smaller_than_the_changes_is_refused(published):
     run3 = make_benchmark(p.root / "runs" / "v12", facts=BASE_FACTS[:-1], langs=("ar", "en", "fr"))
     refs_before = git("for-each-ref", cwd=p.target)
     with pytest.raises(ConfigError, match=r"v1.1.0 -> v1.2.0 is a minor step but the changes need a major bump: "
-                                          r"publish v2.0.0 \(1 facts removed"):
+                                          r"publish v2.0.0 \(major: 1 facts removed"):
         publish(run3, repo=REPO, version="1.2.0", target=f"git:{p.target}")
     assert git("for-each-ref", cwd=p.target) == refs_before
     assert not (run3 / "release").exists()
@@ -234,3 +235,25 @@ def test_a_checked_out_target_branch_is_refused_with_a_fix(tmp_path):
     with pytest.raises(FactatlasError, match=r"(?s)git push failed, nothing was published: .*checked out.*bare repository"):
         publish(run, repo=REPO, version="1.0.0", target=f"git:{work}")
     assert git("tag", cwd=work) == ""
+
+
+def test_files_dropped_from_a_release_are_deleted_in_its_commit(tmp_path):
+    target = tmp_path / "repo.git"
+    publisher = GitPublisher(target)
+    from factatlas.publish.versions import Version
+
+    publisher.publish({"README.md": b"one", "old.txt": b"x"}, Version.parse("1.0.0"), "v1")
+    result = publisher.publish({"README.md": b"two"}, Version.parse("1.0.1"), "v2")
+    assert result.removed == ("old.txt",)
+    assert publisher.read_tag("v1.0.1") == {"README.md": b"two"}
+    assert publisher.read_tag("v1.0.0") == {"README.md": b"one", "old.txt": b"x"}
+
+
+def test_an_unrelated_out_folder_is_never_replaced(tmp_path):
+    run = make_benchmark(tmp_path / "run")
+    keep = tmp_path / "precious"
+    keep.mkdir()
+    (keep / "notes.txt").write_text("mine")
+    with pytest.raises(ConfigError, match="exists and is not a release folder"):
+        publish(run, repo=REPO, version="1.0.0", target=f"git:{tmp_path / 'r.git'}", release_dir=keep)
+    assert (keep / "notes.txt").read_text() == "mine" and not (tmp_path / "r.git").exists()

@@ -93,7 +93,7 @@ def test_card_yaml_is_generated_from_the_data(bench_factory):
     assert "| fr | 6 | 6 | 2 | draft: 2 |" in body
     assert "| endpoint | http://127.0.0.1:9999/sparql |" in body
     assert "| SPARQL queries | 2 (sha256 listed in manifest.json) |" in body
-    assert "| Wikidata retrieval time | 2026-01-02T03:04:05+00:00 |" in body
+    assert "| Wikidata retrieval time | 2026-01-02T03:04:05+00:00 (end of the curate stage;" in body
     assert "2 template(s) are not reviewed by a native speaker (languages: fr)" in body
     assert "@misc{org_atlas_v1_0_0," in body and "version = {1.0.0}" in body
     assert 'load_dataset("org/atlas", "arab-west.en", revision="v1.0.0")' in body

@@ -68,6 +68,8 @@ def test_russian_person_names_inflect_every_name_word_in_the_persons_gender():
     assert backend.inflect("Анна Ахматова", "ru", Features(case="gen"), fem).form == "Анны Ахматовой"
     assert backend.inflect("Лев Толстой", "ru", Features(case="ins"), masc).form == "Львом Толстым"
     assert backend.inflect("Фёдор Достоевский", "ru", Features(case="dat"), masc).form == "Фёдору Достоевскому"
+    # double surnames decline part by part; the indeclinable part stays
+    assert backend.inflect("Мария Склодовская-Кюри", "ru", Features(case="gen"), fem).form == "Марии Склодовской-Кюри"
 
 
 def test_russian_unknown_words_are_flagged_guessed():

@@ -98,7 +98,8 @@ def test_render_run_writes_prompts_gold_forms_and_counted_drops(run_dir, templat
     drops = read_drops(run_dir / "render" / "dropped.parquet")
     reasons = sorted((d.item, d.reason) for d in drops)
     assert ("east:P19:Q42|ru|P19/1", "no-label") in reasons  # Douglas Adams has no Russian label
-    assert ("east:P36:Q142|en|P36/1", "no-gold") in reasons  # Paris has no English label
+    assert ("east:P19:Q42|en|P19/1", "no-gold") in reasons  # Paris has no English label in the fixture
+    assert ("east:P19:Q42|en|P19/1|Q90", "no-label") in reasons
     assert report.counts["rendered"] == len(rows)
     assert sum(v for k, v in report.counts.items() if k.startswith("dropped/")) == sum(
         1 for d in drops if d.item.count("|") == 2)

@@ -1,0 +1,97 @@
+"""BMLAMA-17/53 importer against the published files in ../shared/reference (skipped when absent)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from factatlas.build import load_benchmark
+from factatlas.build.invariants import check_directory
+from factatlas.importers import bmlama
+
+REFERENCE = Path(__file__).resolve().parents[2].parent / "shared" / "reference" / "bmlama"
+needs_bmlama = pytest.mark.skipif(not (REFERENCE / "BMLAMA17").is_dir(), reason=f"reference absent: {REFERENCE}")
+
+# Published sizes: queries and candidate slots per language (identical in every language).
+PUBLISHED = {"BMLAMA17": (17, 6792, 65935), "BMLAMA53": (53, 3070, 29354)}
+
+
+@pytest.fixture(scope="module", params=sorted(PUBLISHED))
+def data(request):
+    if not (REFERENCE / request.param).is_dir():
+        pytest.skip(f"reference absent: {REFERENCE / request.param}")
+    d = bmlama.read_bmlama(REFERENCE / request.param)
+    return request.param, d, bmlama.convert(d)
+
+
+@needs_bmlama
+def test_published_queries_and_candidates_per_language(data):
+    name, d, _ = data
+    n_langs, queries, candidates = PUBLISHED[name]
+    assert len(d.languages) == n_langs
+    assert d.counts() == {lang: {"queries": queries, "candidates": candidates} for lang in d.languages}
+
+
+@needs_bmlama
+def test_quote_defects_match_known_data_defects(data):
+    name, d, conv = data
+    known = json.loads((REFERENCE / "known_data_defects.json").read_text("utf-8"))[name]
+    quote_drops = [x for x in conv.drops if x.reason.startswith("csv-quote-defect:")]
+    assert {x.reason for x in quote_drops} == {"csv-quote-defect:he"}
+    lines = {d.rows["he"][int(x.item.rsplit(":", 1)[1]) - 1].line for x in quote_drops}
+    assert lines == {k["line"] for k in known}
+    assert len(quote_drops) == {"BMLAMA17": 134, "BMLAMA53": 44}[name]
+    # every imported query keeps its gold among its candidates, in every language
+    assert all(p["gold_qids"][0] in p["candidate_qids"] for p in conv.prompts)
+
+
+@needs_bmlama
+def test_truncated_labels_are_dropped_not_imported(data):
+    name, d, conv = data
+    truncated = [x for x in conv.drops if x.reason.startswith("label-truncated:")]
+    if name == "BMLAMA53":
+        # Cebuano "Miami (kapital sa kondado sa Estados Unidos" lost its tail at ", "
+        assert {x.reason for x in truncated} == {"label-truncated:ceb"} and len(truncated) == 240
+        assert any("'Miami (kapital sa kondado sa Estados Unidos'" in x.detail for x in truncated)
+    else:
+        assert truncated == []
+    forms = {f for p in conv.prompts for f in p["candidate_forms"]}
+    assert not any(bmlama.unbalanced(f) for f in forms)
+    suspected = conv.defects["suspected_truncations"]
+    assert suspected["entities_with_unsplit_comma"] > 0 and suspected["short_label_languages"]["en"] > 0
+
+
+@needs_bmlama
+def test_relations_entities_and_prompts(data):
+    name, d, conv = data
+    assert len(conv.relations) == {"BMLAMA17": 38, "BMLAMA53": 27}[name]
+    assert conv.relations["shares-border-with"] == "[X] shares border with [Y]."
+    first = {p["lang"]: p for p in conv.prompts if p["fact_id"] == f"{d.name}:00001"}
+    if name == "BMLAMA17":
+        assert first["en"]["text"] == "Charles II of Spain was born in [Y]."
+        assert first["en"]["candidate_forms"][-1] == "Madrid" and first["ar"]["candidate_forms"][-1] == "مدريد"
+    # one entity id per aligned candidate: the same ids in every language, gold last as published
+    assert len({p["candidate_qids"] for p in first.values()}) == 1
+    assert first["en"]["gold_qids"] == [first["en"]["candidate_qids"][-1]]
+
+
+def test_csv_quoted_fields_are_decoded():
+    assert bmlama.unquote_csv_field('"נאט""ו"') == ('נאט"ו', True)
+    assert bmlama.unquote_csv_field('"a, b"') == ("a, b", True)
+    assert bmlama.unquote_csv_field('plain "x') == ('plain "x', False)
+    assert bmlama.unbalanced("Miami (kapital sa kondado") and not bmlama.unbalanced("Paris (Texas)")
+
+
+@needs_bmlama
+@pytest.mark.slow
+def test_import_bmlama17_writes_a_valid_benchmark(tmp_path):
+    result = bmlama.import_bmlama(REFERENCE / "BMLAMA17", out=tmp_path / "run")
+    assert result.counts == {"input_queries": 6792, "facts": 6658, "prompts": 6658 * 17, "dropped": 134}
+    out = tmp_path / "run" / "build"
+    assert check_directory(out) == []
+    bench = load_benchmark(out)
+    assert bench.meta["candidate_mode"] == "sampled" and bench.meta["k"] == 10
+    assert bench.meta["source"]["published_counts"]["he"] == {"queries": 6792, "candidates": 65935}
+    assert {d.reason for d in bench.drops} == {"csv-quote-defect:he"}

@@ -1,0 +1,64 @@
+"""Causal and seq2seq scorers on tiny GPT-2 / T5 models fine-tuned on the train split."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from factatlas.probe.baselines import causal_per_candidate_scores, seq2seq_per_candidate_scores
+from factatlas.probe.causal import CausalLMScorer, SentenceLegacyScorer
+from factatlas.probe.protocol import ClozeQuery, rank_candidates
+from factatlas.probe.runner import rank_prompts
+from factatlas.probe.seq2seq import Seq2SeqScorer
+from probe_capitals import CHANCE, cloze_rows, p_at_1
+
+
+def _queries(rows):
+    return [ClozeQuery(r["text"], tuple(r["candidate_forms"])) for r in rows]
+
+
+def test_causal_knows_trained_facts(tiny_gpt2, capitals_rows):
+    rows = cloze_rows(capitals_rows, "P36/1")  # the slot ends the sentence: the continuation rule fits
+    rankings = rank_prompts(CausalLMScorer(tiny_gpt2, "mean"), rows, [r["text"] for r in rows], "tiny-gpt2")
+    assert p_at_1(rankings, rows, "train") >= 0.7
+    assert p_at_1(rankings, rows, "test") <= 3 * CHANCE
+
+
+@pytest.mark.parametrize(("reduce", "remainder"), [("mean", False), ("sum", True)])
+def test_kv_cache_scorer_equals_per_candidate_recomputation(tiny_gpt2, capitals_rows, reduce, remainder):
+    queries = _queries(cloze_rows(capitals_rows))[::3]
+    ours = CausalLMScorer(tiny_gpt2, reduce, remainder, batch_tokens=400).score(queries)
+    reference = causal_per_candidate_scores(tiny_gpt2, queries, reduce, remainder)
+    for q, a, b in zip(queries, ours, reference, strict=True):
+        assert rank_candidates(q.forms, a)[0] == rank_candidates(q.forms, b)[0]
+        assert a == pytest.approx(b, abs=1e-4)
+
+
+def test_remainder_helps_when_the_slot_opens_the_sentence(tiny_gpt2, capitals_rows):
+    rows = cloze_rows(capitals_rows, "P36/2")  # "[Y] is the capital city of X."
+    texts = [r["text"] for r in rows]
+    plain = rank_prompts(CausalLMScorer(tiny_gpt2, "sum"), rows, texts, "m")
+    full = rank_prompts(CausalLMScorer(tiny_gpt2, "sum", include_remainder=True), rows, texts, "m")
+    assert p_at_1(full, rows, "train") > p_at_1(plain, rows, "train") + 0.3
+
+
+def test_sentence_legacy_equals_hf_loss(tiny_gpt2):
+    q = ClozeQuery("The capital of Egypt is [Y].", ("Cairo", "Amsterdam", "Le Caire"))
+    scores = SentenceLegacyScorer(tiny_gpt2).score([q])[0]
+    tok = tiny_gpt2.tokenizer
+    for form, score in zip(q.forms, scores, strict=True):
+        ids = torch.tensor([tok(q.left + form + q.right)["input_ids"]])
+        loss = tiny_gpt2.model(input_ids=ids, labels=ids).loss
+        assert score == pytest.approx(-float(loss), abs=1e-5)
+
+
+def test_seq2seq_knows_trained_facts_and_equals_per_candidate_loop(tiny_t5, capitals_rows):
+    rows = cloze_rows(capitals_rows)
+    rankings = rank_prompts(Seq2SeqScorer(tiny_t5), rows, [r["text"] for r in rows], "tiny-t5")
+    assert p_at_1(rankings, rows, "train") >= 0.7
+    assert p_at_1(rankings, rows, "test") <= 3 * CHANCE
+    queries = _queries(rows)[::8]
+    ours = Seq2SeqScorer(tiny_t5, batch_tokens=500).score(queries)
+    reference = seq2seq_per_candidate_scores(tiny_t5, queries)
+    for q, a, b in zip(queries, ours, reference, strict=True):
+        assert rank_candidates(q.forms, a)[0] == rank_candidates(q.forms, b)[0]
+        assert a == pytest.approx(b, abs=1e-4)

@@ -1,0 +1,81 @@
+"""Masked-LM scorers on a tiny BERT that was fine-tuned on the train split of the capitals benchmark."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from factatlas.probe.baselines import bmlama_pll_scores, mlama_independent_scores
+from factatlas.probe.mlm import MaskedLMScorer, plan_passes
+from factatlas.probe.protocol import ClozeQuery, rank_candidates
+from factatlas.probe.runner import rank_prompts
+from factatlas.probe.slots import SlotTokens
+from probe_capitals import CHANCE, cloze_rows, p_at_1
+
+
+def _queries(rows):
+    return [ClozeQuery(r["text"], tuple(r["candidate_forms"])) for r in rows]
+
+
+@pytest.mark.parametrize("mode", ["independent", "pll"])
+def test_trained_facts_known_held_out_at_chance(tiny_bert, capitals_rows, mode):
+    rows = cloze_rows(capitals_rows)
+    rankings = rank_prompts(MaskedLMScorer(tiny_bert, mode), rows, [r["text"] for r in rows], "tiny-bert")
+    assert p_at_1(rankings, rows, "train") >= 0.6 > 12 * CHANCE / 2
+    assert p_at_1(rankings, rows, "test") <= 3 * CHANCE
+
+
+def test_independent_equals_mlama_algorithm(tiny_bert, capitals_rows):
+    queries = _queries(cloze_rows(capitals_rows))
+    ours = MaskedLMScorer(tiny_bert, "independent", batch_tokens=300).score(queries)
+    reference = mlama_independent_scores(tiny_bert, queries)
+    for q, a, b in zip(queries, ours, reference, strict=True):
+        assert rank_candidates(q.forms, a)[0] == rank_candidates(q.forms, b)[0]
+        assert a == pytest.approx(b, abs=1e-4)
+
+
+def test_pll_equals_bmlama_algorithm(tiny_bert, capitals_rows):
+    queries = _queries(cloze_rows(capitals_rows))[::6]  # the per-candidate loop is slow by design
+    ours = MaskedLMScorer(tiny_bert, "pll", batch_tokens=300).score(queries)
+    reference = bmlama_pll_scores(tiny_bert, queries)
+    for q, a, b in zip(queries, ours, reference, strict=True):
+        assert rank_candidates(q.forms, a)[0] == rank_candidates(q.forms, b)[0]
+        assert a == pytest.approx(b, abs=1e-4)
+
+
+def test_head_only_at_read_positions_matches_full_logits(tiny_bert, capitals_rows):
+    queries = _queries(cloze_rows(capitals_rows))[:10]
+    split = MaskedLMScorer(tiny_bert, "pll").score(queries)
+    full = MaskedLMScorer(tiny_bert, "pll", split_head=False).score(queries)
+    assert split == [pytest.approx(f, abs=1e-5) for f in full]
+
+
+def test_plan_passes_counts_only_needed_mask_counts_and_shares_trie_prefixes():
+    mask, head, tail = 99, (1,), (2,)
+    # candidates: lengths 1, 2, 2 (sharing the first token 5), 4
+    slot = SlotTokens(prefix=(10, 11), candidates=((7,), (5, 6), (5, 8), (3, 4, 5, 6)), suffix=(12,))
+    indep, counts = plan_passes([slot], "independent", mask, head, tail)
+    assert counts == [1, 2, 2, 4]
+    assert sorted(len(p.ids) for p in indep) == [6, 7, 9]  # 5 + k for k = 1, 2, 4; no pass for k = 3
+    assert indep[1].ids == [1, 10, 11, 99, 99, 12, 2]
+    pll, _ = plan_passes([slot], "pll", mask, head, tail)
+    fills = sorted(tuple(t for t in p.ids[3:-2] if t != mask) for p in pll)
+    # trie nodes: k=1: (); k=2: (), (5,) shared by both length-2 candidates; k=4: (), (3,), (3,4), (3,4,5)
+    assert fills == sorted([(), (), (5,), (), (3,), (3, 4), (3, 4, 5)])
+    assert sum(len(p.targets) for p in pll) == 1 + 2 + 2 + 4
+
+
+def test_scores_are_mean_log_probs(tiny_bert):
+    """One single-token candidate: its score is log p([MASK] = token) from one plain forward pass."""
+    from factatlas.probe.slots import special_wrap, tokenize_slots
+
+    q = ClozeQuery("The capital of France is [Y].", ("Paris", "Rome"))
+    slot = tokenize_slots(tiny_bert.tokenizer, [q])[0]
+    wrap = special_wrap(tiny_bert.tokenizer)
+    scores = MaskedLMScorer(tiny_bert).score([q])[0]
+    for cand, score in zip(slot.candidates, scores, strict=True):
+        ids = wrap.wrap([*slot.prefix, *[tiny_bert.tokenizer.mask_token_id] * len(cand), *slot.suffix])
+        logits = tiny_bert.model(input_ids=torch.tensor([ids])).logits[0]
+        start = len(wrap.head) + len(slot.prefix)
+        lp = torch.log_softmax(logits, -1)
+        expected = sum(float(lp[start + j, t]) for j, t in enumerate(cand)) / len(cand)
+        assert score == pytest.approx(expected, abs=1e-5)
