@@ -150,6 +150,7 @@ def dlama_scheme(store, pair: str, langs: tuple[str, ...], kept: dict, client: M
 def _closure_pairs(endpoint, pool: list[str]) -> set[tuple[str, str]]:
     """Our scheme's answer: closure edges from one query per batch, restricted to pairs inside the pool."""
     import networkx as nx
+
     from factatlas.curate.augment import build_graph
 
     edges = []

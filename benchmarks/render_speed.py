@@ -18,12 +18,11 @@ import sys
 import time
 from collections import Counter
 
+from factatlas.records import Entity, Gender, frozen_mapping
 from factatlas.templates import load_library
 from factatlas.templates.backend_ru import inflect_russian, parse_word
 from factatlas.templates.render import FAILURE_REASONS, RenderedPrompt, Renderer
 from factatlas.templates.syntax import _Parser
-
-from factatlas.records import Entity, Gender, frozen_mapping
 
 LANGS = ("en", "ar", "es", "ko", "zh", "ru", "fr", "de", "ja", "pt", "hi", "sw")
 TEMPLATE_IDS = ("P19/1", "P19/2", "P19/3")

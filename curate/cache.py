@@ -15,10 +15,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from factatlas.atomic import write_bytes
 from factatlas.curate.endpoints import Bindings, QueryTimeout, SparqlEndpoint
 from factatlas.curate.sparql import query_hash
-
-from factatlas.atomic import write_bytes
 from factatlas.errors import FactatlasError
 
 log = logging.getLogger(__name__)

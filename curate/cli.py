@@ -33,9 +33,8 @@ def curate_command(
 
     Example: factatlas curate --pair arab-west --langs ar,en
     """
-    from factatlas.curate.engine import CurationConfig, curate
-
     from factatlas.console import err
+    from factatlas.curate.engine import CurationConfig, curate
 
     config = CurationConfig(
         pair=pair, langs=tuple(x.strip() for x in langs.split(",")), endpoint=endpoint, user_agent=user_agent,

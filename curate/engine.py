@@ -52,7 +52,6 @@ from factatlas.curate.popularity import (
     PageLengthTable,
     PopularitySource,
 )
-
 from factatlas.errors import ConfigError, unknown
 from factatlas.records import (
     CountryRef,
@@ -286,6 +285,7 @@ def curate(config: CurationConfig, run_dir: str | Path, *, endpoint: SparqlEndpo
             membership[culture.name] = pinned
     if len(cultures) != 2:
         raise ConfigError(f"pair {pair.name}: the two cultures must have different names")
+    cultures = _label_added_countries(cultures, know)
 
     # -- step 1: candidates --
     say("step 1/5: candidates")
@@ -470,6 +470,22 @@ def resolve_culture(cc: CultureConfig, runner: QueryRunner) -> tuple[Culture, di
     by_qid = {c.qid: c for c in culture.countries}
     countries = tuple(by_qid.get(q) or CountryRef(q, q, rule.wikipedia_sites or ("en",)) for q in resolved)
     return Culture(culture.name, culture.label, countries, rule, culture.description), pinned
+
+
+def _label_added_countries(cultures: dict[str, Culture], know: Knowledge) -> dict[str, Culture]:
+    """Countries a membership rule added beyond the checked list carry only a QID: label them."""
+    unlabelled = [c.qid for cul in cultures.values() for c in cul.countries if c.label == c.qid]
+    if not unlabelled:
+        return cultures
+    know.describe(unlabelled)
+    out = {}
+    for name, cul in cultures.items():
+        countries = tuple(
+            CountryRef(c.qid, next((lb for x in know.langs if (lb := know.info[c.qid].label(x))), c.qid),
+                       c.wikipedia_sites) if c.label == c.qid else c
+            for c in cul.countries)
+        out[name] = Culture(cul.name, cul.label, countries, cul.membership_rule, cul.description)
+    return out
 
 
 def _first_country(c: Candidate) -> str:

@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Protocol
 
 from factatlas.curate.mediawiki import MediaWikiClient
-
 from factatlas.errors import ConfigError
 
 MODES = ("length", "edits", "sitelinks")

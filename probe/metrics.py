@@ -44,7 +44,9 @@ __all__ = [
     "predicate_entropy",
     "prediction_distribution",
     "rankc",
+    "rankc_from_positions",
     "rankc_per_query",
+    "ranking_positions",
     "rankc_weights",
     "reciprocal_rank",
     "xfakt_scores",
@@ -178,16 +180,32 @@ def rankc_per_query(rankings_a: Sequence[Sequence[Hashable]], rankings_b: Sequen
             raise ValueError(f"query {i}: empty ranking")
         by_size.setdefault(len(ra), []).append(i)
     for n, idx in by_size.items():
-        pos_a, pos_b = _positions(rankings_a, rankings_b, idx, n)
-        deepest = np.maximum(pos_a, pos_b)  # depth (0-based) at which a candidate is in both top lists
-        rows = np.arange(len(idx))[:, None]
-        entered = np.bincount((rows * n + deepest).ravel(), minlength=len(idx) * n).reshape(len(idx), n)
-        overlap = np.cumsum(entered, axis=1)  # overlap[:, j-1] = |top_j ∩ top'_j|
-        raw = _raw_rankc_weights(n, weighting)
-        # same summation order for numerator and denominator, clipped against the last ulp: identical
-        # rankings give exactly 1.0
-        out[idx] = np.minimum(((overlap / np.arange(1, n + 1)) * raw).sum(axis=1) / raw.sum(), 1.0)
+        out[idx] = rankc_from_positions(*_positions(rankings_a, rankings_b, idx, n), weighting)
     return out
+
+
+def rankc_from_positions(pos_a: np.ndarray, pos_b: np.ndarray, weighting: Weighting = "softmax") -> np.ndarray:
+    """consist per query from position arrays of shape (queries, N): ``pos[q, c]`` is the 0-based rank
+    of candidate c (numbered 0..N-1 identically in both languages). The vectorised core of RankC for
+    callers that keep rankings as arrays (see ``ranking_positions``)."""
+    q, n = pos_a.shape
+    if pos_b.shape != (q, n):
+        raise ValueError(f"position arrays differ in shape: {pos_a.shape} vs {pos_b.shape}")
+    raw = _raw_rankc_weights(n, weighting)
+    if q == 0:
+        return np.empty(0)
+    deepest = np.maximum(pos_a, pos_b)  # depth (0-based) at which a candidate is in both top lists
+    rows = np.arange(q)[:, None]
+    entered = np.bincount((rows * n + deepest).ravel(), minlength=q * n).reshape(q, n)
+    overlap = np.cumsum(entered, axis=1)  # overlap[:, j-1] = |top_j ∩ top'_j|
+    # same summation order for numerator and denominator, clipped against the last ulp: identical
+    # rankings give exactly 1.0
+    return np.minimum(((overlap / np.arange(1, n + 1)) * raw).sum(axis=1) / raw.sum(), 1.0)
+
+
+def ranking_positions(order: np.ndarray) -> np.ndarray:
+    """Inverse permutations: ``order[q]`` lists candidate numbers best first -> ``pos[q, c]``."""
+    return _inverse(np.asarray(order, dtype=np.int64), list(range(len(order))), "a")
 
 
 def _positions(rankings_a, rankings_b, idx: list[int], n: int) -> tuple[np.ndarray, np.ndarray]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from functools import cache, lru_cache
 
+from factatlas.records import Gender
 from factatlas.templates.morphology import (
     EXACT,
     FAILED,
@@ -22,8 +23,6 @@ from factatlas.templates.morphology import (
     InflectionRequest,
     InflectionResult,
 )
-
-from factatlas.records import Gender
 
 CASE_TAGS = {"nom": "nomn", "gen": "gent", "dat": "datv", "acc": "accs", "ins": "ablt", "loc": "loct"}
 NUMBER_TAGS = {"sg": "sing", "pl": "plur"}

@@ -15,6 +15,8 @@ from functools import cache
 from importlib import resources
 
 import yaml
+
+from factatlas.records import Gender
 from factatlas.templates.morphology import (
     EXACT,
     FAILED,
@@ -24,8 +26,6 @@ from factatlas.templates.morphology import (
     InflectionRequest,
     InflectionResult,
 )
-
-from factatlas.records import Gender
 
 VOWELS = set("aeiouyàâäáéèêëíìîïóòôöúùûüœæAEIOUYÀÂÄÁÉÈÊËÍÌÎÏÓÒÔÖÚÙÛÜŒÆ")
 _IT_LO = ("s", "z", "gn", "ps", "x", "y", "pn")

@@ -15,6 +15,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from factatlas.atomic import atomic_path
+from factatlas.errors import FactatlasError
 from factatlas.templates.morphology import (
     EXACT,
     FAILED,
@@ -25,9 +27,6 @@ from factatlas.templates.morphology import (
     InflectionResult,
     language_registry,
 )
-
-from factatlas.atomic import atomic_path
-from factatlas.errors import FactatlasError
 
 DEFAULT_URL = "https://raw.githubusercontent.com/unimorph/{iso}/master/{iso}"
 CASE_TAGS = {"nom": "NOM", "gen": "GEN", "dat": "DAT", "acc": "ACC", "ins": "INS", "loc": "ESS"}

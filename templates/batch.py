@@ -12,10 +12,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from factatlas.records import ANSWER_MARKER, Drop, Entity, Fact
 from factatlas.templates.library import Library, Template
 from factatlas.templates.render import RenderedAnswer, Renderer, RenderFailure
-
-from factatlas.records import ANSWER_MARKER, Drop, Entity, Fact
 
 
 @dataclass
@@ -84,11 +83,10 @@ def render_run(run: str | Path, langs: Sequence[str] | None = None, library: Lib
     """Render ``<run>/curate/`` into ``<run>/render/`` and record the stage in the manifest."""
     from datetime import UTC, datetime
 
-    from factatlas.templates.library import load_library
-
     from factatlas.errors import ConfigError
     from factatlas.rundir import RunDir
     from factatlas.tables import PROMPTS_SCHEMA, read_entities, read_facts, write_drops, write_table
+    from factatlas.templates.library import load_library
 
     started = datetime.now(UTC)
     run_dir = RunDir.open(run)

@@ -18,10 +18,9 @@ def validate_command(files: list[Path] = typer.Argument(None, help="Template fil
 
     Example: factatlas templates validate templates/lang/ru.yaml
     """
+    from factatlas.errors import ConfigError
     from factatlas.templates.library import available_languages, templates_dir
     from factatlas.templates.validate import validate_paths
-
-    from factatlas.errors import ConfigError
 
     paths = [str(f) for f in files] if files else [str(templates_dir() / f"{lang}.yaml")
                                                    for lang in available_languages()]
@@ -80,6 +79,8 @@ def translate_command(
     """
     import os
 
+    from factatlas.atomic import write_text
+    from factatlas.console import err
     from factatlas.templates.library import load_library
     from factatlas.templates.translate import (
         CachedTranslator,
@@ -88,9 +89,6 @@ def translate_command(
         make_translator,
         translate_templates,
     )
-
-    from factatlas.atomic import write_text
-    from factatlas.console import err
 
     cache_dir = cache or Path(os.environ.get("FACTATLAS_CACHE") or Path.home() / ".cache" / "factatlas") / "translate"
     lib = load_library([src])

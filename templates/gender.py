@@ -13,9 +13,9 @@ from functools import cache
 from importlib import resources
 
 import yaml
-from factatlas.templates.morphology import Agreement
 
 from factatlas.records import Entity, Gender
+from factatlas.templates.morphology import Agreement
 
 _GENDERS = {"masc": Gender.MASCULINE, "fem": Gender.FEMININE, "neut": Gender.NEUTER}
 

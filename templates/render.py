@@ -16,6 +16,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from factatlas.records import ANSWER_MARKER, Entity, Gender
 from factatlas.templates.gender import entity_type, resolve_agreement
 from factatlas.templates.library import Template
 from factatlas.templates.morphology import (
@@ -32,8 +33,6 @@ from factatlas.templates.morphology import (
 )
 from factatlas.templates.predicates import PREDICATES
 from factatlas.templates.syntax import Group, ParsedTemplate, Slot, TemplateSyntaxError, Text, parse
-
-from factatlas.records import ANSWER_MARKER, Entity, Gender
 
 # Stable failure reasons (counted in render reports and build drops).
 FAILURE_REASONS = ("unknown-entity", "no-label", "unknown-language", "template-error", "inflection-unsupported",

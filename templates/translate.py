@@ -25,11 +25,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
-from factatlas.templates.library import Template
-from factatlas.templates.syntax import Group, Slot, Text, parse
-
 from factatlas.atomic import write_json
 from factatlas.errors import ConfigError, FactatlasError, unknown
+from factatlas.templates.library import Template
+from factatlas.templates.syntax import Group, Slot, Text, parse
 
 
 @runtime_checkable

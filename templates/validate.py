@@ -14,6 +14,8 @@ import re
 import unicodedata
 from collections.abc import Iterable
 
+from factatlas.errors import did_you_mean
+from factatlas.records import ANSWER_MARKER
 from factatlas.templates.library import Issue, LanguageFile, Template, read_language_file
 from factatlas.templates.morphology import language_registry
 from factatlas.templates.predicates import PREDICATES
@@ -25,9 +27,6 @@ from factatlas.templates.syntax import (
     Text,
     parse,
 )
-
-from factatlas.errors import did_you_mean
-from factatlas.records import ANSWER_MARKER
 
 KNOWN_GENDERS = GENDER_VALUES
 _SCRIPT_PREFIXES = {

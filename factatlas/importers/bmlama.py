@@ -258,16 +258,39 @@ def convert(data: BmlamaData) -> Converted:
                 "template_status": "reviewed",
             })
     entities = {q: Entity(q, frozen_mapping(labels)) for q, labels in labels_of.items()}
+    inconsistent = inconsistent_translations(labels_of.values(), langs, used={q for f in facts for q in (f.subject,)}
+                                             | {q for qs in pools.values() for q in qs})
     candidates = [{"predicate": pred, "lang": lang, "qid": q, "label": labels_of[q][lang]}
                   for pred, qs in sorted(pools.items()) for q in sorted(qs) for lang in langs]
     defect_counts = Counter(d.reason for d in drops)
     defects = {
         "dropped": dict(sorted(defect_counts.items())),
         "csv_quoted_fields_decoded": dict(sorted((k, v) for k, v in data.decoded_fields.items() if v)),
+        "inconsistent_translations": inconsistent,
         "suspected_truncations": {"entities_with_unsplit_comma": len(seen_suspect),
                                   "short_label_languages": dict(sorted(suspected.items())), "examples": examples},
     }
     return Converted(facts, entities, prompts, candidates, drops, patterns, defects)
+
+
+def inconsistent_translations(signatures, langs: Sequence[str], used: set[str] | None = None,
+                              examples: int = 5) -> dict[str, Any]:
+    """English labels whose translation differs between rows, per language (reported, not dropped).
+
+    Candidate j of a row is the translation of candidate j in every language, so one English label should
+    have one translation per language; BMLAMA17/el renders "Detroit" as «Βερολίνο» (Berlin) in some rows.
+    """
+    per_en: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
+    for labels in signatures:
+        if used is not None and entity_id([labels[lang] for lang in langs]) not in used:
+            continue
+        for lang in langs:
+            per_en[labels["en"]][lang].add(labels[lang])
+    counts = {lang: sum(1 for by_lang in per_en.values() if len(by_lang[lang]) > 1) for lang in langs if lang != "en"}
+    shown = [{"en": en, **{lang: sorted(v) for lang, v in sorted(by_lang.items()) if len(v) > 1}}
+             for en, by_lang in sorted(per_en.items()) if any(len(v) > 1 for v in by_lang.values())][:examples]
+    return {"english_labels": len(per_en), "varying_per_language": {k: v for k, v in sorted(counts.items()) if v},
+            "examples": shown}
 
 
 def import_bmlama(path: str | os.PathLike, *, out: str | os.PathLike | None = None, write: bool = True):

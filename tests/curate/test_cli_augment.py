@@ -5,10 +5,10 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from factatlas.curate.augment import build_graph, containing_areas, superclasses
 from typer.testing import CliRunner
 
 from factatlas.cli import app
+from factatlas.curate.augment import build_graph, containing_areas, superclasses
 
 runner = CliRunner()
 

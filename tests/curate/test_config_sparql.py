@@ -7,6 +7,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+
 from factatlas.curate import sparql
 from factatlas.curate.config import (
     list_cultures,
@@ -19,7 +20,6 @@ from factatlas.curate.config import (
 )
 from factatlas.curate.engine import curate
 from factatlas.curate.localserver import SparqlApp, serve
-
 from factatlas.errors import ConfigError
 
 REFERENCE = Path(__file__).resolve().parents[2].parent / "shared" / "reference" / "dlama" / "countries.json"

@@ -7,6 +7,7 @@ from dataclasses import replace
 
 import pytest
 from conftest import Recorder, output_bytes
+
 from factatlas.curate.endpoints import SAMPLE_PATH, HttpSparqlEndpoint, load_store
 from factatlas.curate.engine import CurationConfig, curate
 from factatlas.curate.popularity import SAMPLE_PAGE_LENGTHS

@@ -7,8 +7,8 @@ from dataclasses import replace
 
 import pytest
 from conftest import OUTPUT_FILES, output_bytes
-from factatlas.curate.engine import CurationConfig, curate
 
+from factatlas.curate.engine import CurationConfig, curate
 from factatlas.errors import ConfigError
 from factatlas.records import Gender, Provenance
 from factatlas.tables import read_drops, read_entities, read_facts
@@ -171,3 +171,18 @@ def test_bad_run_options_are_config_errors(config, tmp_path):
             curate(bad, tmp_path / "x")
     with pytest.raises(ConfigError, match="Did you mean 'length'"):
         curate(replace(config, popularity="lenght"), tmp_path / "x")
+
+
+def test_countries_added_by_the_rule_are_curated_and_reported(config, tmp_path):
+    culture = tmp_path / "arab-small.yaml"
+    culture.write_text("label: Arab League (list of one)\nmembership: {predicate: P463, target: Q7172, "
+                       "wikipedia_sites: [ar, en]}\ncountries:\n  - {qid: Q79, label: Egypt, wikipedia_sites: [ar, en]}\n")
+    pair = tmp_path / "pair.yaml"
+    pair.write_text(f"cultures: [{culture}, west]\n")
+    res = curate(replace(config, pair=str(pair), predicates=("P36",)), tmp_path / "r")
+    pinned = res.membership["arab-small"]
+    assert (pinned["only_in_rule"], pinned["only_in_list"]) == (["Q822"], [])
+    lebanon = next(c for c in res.cultures["arab-small"].countries if c.qid == "Q822")
+    assert (lebanon.label, lebanon.wikipedia_sites) == ("لبنان", ("ar", "en"))  # first requested language
+    assert res.counts["arab-small"]["P36"] == 2
+    assert "only in the rule: Q822" in res.table()

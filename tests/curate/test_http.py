@@ -10,6 +10,7 @@ from urllib.parse import quote
 
 import pytest
 from conftest import Recorder, output_bytes
+
 from factatlas.curate.endpoints import (
     EndpointError,
     HttpSparqlEndpoint,
@@ -19,7 +20,6 @@ from factatlas.curate.endpoints import (
 )
 from factatlas.curate.engine import curate
 from factatlas.curate.localserver import FaultInjector, SparqlApp, serve
-
 from factatlas.errors import ConfigError
 
 

@@ -7,12 +7,12 @@ from dataclasses import replace
 
 import pytest
 from conftest import Recorder, output_bytes
+from fixture_graph import ARTICLES, length_of
+
 from factatlas.curate.engine import curate
 from factatlas.curate.localserver import MediaWikiApp, serve
 from factatlas.curate.mediawiki import MediaWikiClient, MediaWikiError
 from factatlas.curate.popularity import MediaWikiEdits, MediaWikiLengths
-from fixture_graph import ARTICLES, length_of
-
 from factatlas.errors import ConfigError
 
 UA = "factatlas-tests/1.0 (https://example.org; tests@example.org)"

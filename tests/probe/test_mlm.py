@@ -74,7 +74,8 @@ def test_scores_are_mean_log_probs(tiny_bert):
     scores = MaskedLMScorer(tiny_bert).score([q])[0]
     for cand, score in zip(slot.candidates, scores, strict=True):
         ids = wrap.wrap([*slot.prefix, *[tiny_bert.tokenizer.mask_token_id] * len(cand), *slot.suffix])
-        logits = tiny_bert.model(input_ids=torch.tensor([ids])).logits[0]
+        with torch.no_grad():
+            logits = tiny_bert.model(input_ids=torch.tensor([ids])).logits[0]
         start = len(wrap.head) + len(slot.prefix)
         lp = torch.log_softmax(logits, -1)
         expected = sum(float(lp[start + j, t]) for j, t in enumerate(cand)) / len(cand)

@@ -8,6 +8,9 @@ from importlib import resources
 
 import pytest
 import yaml
+
+from factatlas.errors import FactatlasError
+from factatlas.records import Gender
 from factatlas.templates.backend_ko import KoreanBackend, attach, final_consonant
 from factatlas.templates.backend_ru import RussianBackend, lexicon_agreement
 from factatlas.templates.backend_rules import RulesBackend
@@ -21,9 +24,6 @@ from factatlas.templates.morphology import (
     language_registry,
     make_backend,
 )
-
-from factatlas.errors import FactatlasError
-from factatlas.records import Gender
 
 LOC = Features(case="loc")
 

@@ -7,12 +7,12 @@ from __future__ import annotations
 import re
 
 import pytest
+
+from factatlas.records import ANSWER_MARKER, Entity, Gender, frozen_mapping
 from factatlas.templates.library import available_languages, load_library, read_language_file, templates_dir
 from factatlas.templates.predicates import PREDICATES
 from factatlas.templates.render import RenderedAnswer, RenderedPrompt, Renderer
 from factatlas.templates.validate import validate_file
-
-from factatlas.records import ANSWER_MARKER, Entity, Gender, frozen_mapping
 
 LANGS = ("en", "ar", "es", "ko", "zh", "ru", "fr", "de", "ja", "pt", "hi", "sw", "it")
 

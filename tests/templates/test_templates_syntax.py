@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import pytest
-from factatlas.templates.morphology import Features
-from factatlas.templates.syntax import Group, Option, Slot, TemplateSyntaxError, Text, parse, tokenize
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
+from factatlas.templates.morphology import Features
+from factatlas.templates.syntax import Group, Option, Slot, TemplateSyntaxError, Text, parse, tokenize
 
 
 def test_parse_slots_features_groups_and_glued_affixes():

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 import pytest
 import yaml
+
 from factatlas.templates.library import Template, read_language_file
 from factatlas.templates.translate import (
     CachedTranslator,

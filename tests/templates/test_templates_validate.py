@@ -5,10 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from factatlas.templates.library import load_library, read_language_file
-from factatlas.templates.validate import script_issues, validate_file
 
 from factatlas.errors import ConfigError
+from factatlas.templates.library import load_library, read_language_file
+from factatlas.templates.validate import script_issues, validate_file
 
 HEADER = {
     "ru": "lang: ru\nname: Russian\nscripts: [Cyrillic]\ngenders: [masc, fem, neut]\ntemplates:\n",
