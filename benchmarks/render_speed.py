@@ -115,7 +115,7 @@ def main(argv: list[str] | None = None) -> int:
     results, seconds = run(Renderer(entities), facts, templates)
     failures = Counter(text for text, _ in results if text in FAILURE_REASONS)
     print(f"cached renderer : {seconds:7.2f} s  {n / seconds:10.0f} renders/s")
-    print(f"  failed prompts by reason (synthetic names pymorphy3 cannot analyse): {dict(failures)}")
+    print(f"  failed prompts by reason: {dict(failures)}")
 
     subset = facts[: args.baseline_facts]
     m = len(subset) * len(templates)

@@ -22,9 +22,10 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from factatlas.probe import metrics as M
+import numpy as np
 
 from factatlas.errors import FactatlasError
+from factatlas.probe import metrics as M
 
 SCHEMA_VERSION = 1
 
@@ -163,6 +164,8 @@ class Outcome:
     golds: frozenset[str]
     rank: int | None
     chance: float  # expected P@1 of a uniformly random ranking of this prompt's candidates
+    candidates: tuple[str, ...] = ()  # the prompt's candidate_qids, in benchmark order
+    order: tuple[int, ...] = ()  # the ranking as positions in ``candidates``, best first
 
     @property
     def top(self) -> str | None:
@@ -179,6 +182,7 @@ def outcomes_from_rows(rows: Iterable[Mapping[str, Any]], bench: BenchmarkView) 
               "generative": 0, "correct_at_1_mismatch": 0, "top_ties": 0}
     seen: set[str] = set()
     out: list[Outcome] = []
+    interned: dict[tuple[str, ...], tuple[str, ...]] = {}  # one tuple per candidate list: less memory
     for row in rows:
         counts["rows"] += 1
         pid = row["prompt_id"]
@@ -191,10 +195,13 @@ def outcomes_from_rows(rows: Iterable[Mapping[str, Any]], bench: BenchmarkView) 
             continue
         seen.add(pid)
         golds = frozenset(prompt["gold_qids"])
-        candidates = prompt["candidate_qids"]
+        candidates = interned.setdefault(tuple(prompt["candidate_qids"]), tuple(prompt["candidate_qids"]))
         ranked = tuple(row["ranked_qids"] or ())
+        order: tuple[int, ...] = ()
         if ranked:
-            if sorted(ranked) != sorted(candidates):
+            place = {q: i for i, q in enumerate(candidates)}
+            order = tuple(place.get(q, -1) for q in ranked)
+            if len(ranked) != len(candidates) or len(set(order)) != len(order) or -1 in order:
                 counts["foreign_candidates"] += 1
                 continue
             rank = M.gold_rank(ranked, golds)
@@ -209,7 +216,7 @@ def outcomes_from_rows(rows: Iterable[Mapping[str, Any]], bench: BenchmarkView) 
         n_gold = sum(1 for c in candidates if c in golds)
         out.append(Outcome(pid, prompt["fact_id"], prompt["lang"], prompt["template_id"], prompt["culture"],
                            prompt["predicate"], ranked, golds, rank,
-                           n_gold / len(candidates) if candidates else 0.0))
+                           n_gold / len(candidates) if candidates else 0.0, candidates, order))
     counts["used"] = len(out)
     counts["benchmark_prompts"] = len(bench.prompts)
     counts["coverage"] = len(out) / len(bench.prompts) if bench.prompts else 0.0
@@ -229,30 +236,59 @@ def _nan_to_none(x: float | None) -> float | None:
     return None if x is None or (isinstance(x, float) and math.isnan(x)) else x
 
 
+@dataclass(frozen=True)
+class _Columns:
+    """The outcomes as arrays: one row per prompt, one column per metric; facts and predicates coded."""
+
+    names: tuple[str, ...]
+    values: np.ndarray  # (prompts, metrics)
+    fact: np.ndarray  # fact code per prompt
+    fact_predicate: np.ndarray  # predicate code per fact code
+    predicates: tuple[str, ...]
+
+    @classmethod
+    def build(cls, outcomes: Sequence[Outcome], ks: Sequence[int]) -> _Columns:
+        names = (*(f"p@{k}" for k in ks), "mrr", "chance@1")
+        ranks = np.array([0 if o.rank is None else o.rank for o in outcomes], dtype=np.int64)
+        ranked = ranks > 0
+        cols = [(ranked & (ranks <= k)).astype(np.float64) for k in ks]
+        cols.append(np.where(ranked, 1.0 / np.maximum(ranks, 1), 0.0))
+        cols.append(np.array([o.chance for o in outcomes], dtype=np.float64))
+        fact_codes: dict[str, int] = {}
+        pred_codes: dict[str, int] = {}
+        fact = np.array([fact_codes.setdefault(o.fact_id, len(fact_codes)) for o in outcomes], dtype=np.int64)
+        fact_predicate = np.zeros(len(fact_codes), dtype=np.int64)
+        for o, f in zip(outcomes, fact, strict=True):
+            fact_predicate[f] = pred_codes.setdefault(o.predicate, len(pred_codes))
+        values = np.stack(cols, axis=1) if outcomes else np.zeros((0, len(names)))
+        return cls(names, values, fact, fact_predicate, tuple(pred_codes))
+
+    def summarize(self, idx: np.ndarray, config: MetricsConfig) -> dict[str, Any]:
+        """Macro (over predicates) and micro means of every metric over the prompts ``idx``."""
+        if len(idx) == 0:
+            return {"n_prompts": 0, "n_facts": 0, "n_predicates": 0}
+        facts, inv = np.unique(self.fact[idx], return_inverse=True)
+        per_fact_n = np.bincount(inv)
+        preds, pinv = np.unique(self.fact_predicate[facts], return_inverse=True)
+        per_pred_n = np.bincount(pinv)
+        out: dict[str, Any] = {"n_prompts": int(len(idx)), "n_facts": int(len(facts)), "n_predicates": int(len(preds))}
+        ci: dict[str, list[float]] = {}
+        for m, name in enumerate(self.names):
+            fact_values = np.bincount(inv, weights=self.values[idx, m]) / per_fact_n
+            pred_means = np.bincount(pinv, weights=fact_values) / per_pred_n
+            out[name] = float(pred_means.mean())
+            out[f"{name}_micro"] = float(fact_values.mean())
+            if config.bootstrap and name != "chance@1":
+                by_pred = {self.predicates[p]: fact_values[pinv == i] for i, p in enumerate(preds)}
+                ci[name] = list(M.bootstrap_ci(by_pred, config.bootstrap, config.confidence, config.seed))
+        if ci:
+            out["ci"] = ci
+        return out
+
+
 def summarize(outcomes: Sequence[Outcome], config: MetricsConfig) -> dict[str, Any]:
     """Macro (over predicates) and micro means of every prompt metric, with optional bootstrap CIs."""
-    if not outcomes:
-        return {"n_prompts": 0, "n_facts": 0, "n_predicates": 0}
-    per_fact: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))  # metric -> fact -> values
-    fact_predicate: dict[str, str] = {}
-    for o in outcomes:
-        fact_predicate[o.fact_id] = o.predicate
-        for name, v in prompt_values(o, config.ks).items():
-            per_fact[name][o.fact_id].append(v)
-    out: dict[str, Any] = {"n_prompts": len(outcomes), "n_facts": len(fact_predicate),
-                           "n_predicates": len(set(fact_predicate.values()))}
-    ci: dict[str, list[float]] = {}
-    for name, facts in per_fact.items():
-        by_predicate: dict[str, list[float]] = defaultdict(list)
-        for fid, values in sorted(facts.items()):
-            by_predicate[fact_predicate[fid]].append(sum(values) / len(values))
-        out[name] = M.macro_mean(by_predicate)
-        out[f"{name}_micro"] = M.micro_mean(by_predicate)
-        if config.bootstrap and name != "chance@1":
-            ci[name] = list(M.bootstrap_ci(by_predicate, config.bootstrap, config.confidence, config.seed))
-    if ci:
-        out["ci"] = ci
-    return out
+    return _Columns.build(outcomes, config.ks).summarize(np.arange(len(outcomes)), config)
 
 
 def _group(outcomes: Iterable[Outcome], *keys: str) -> dict[tuple, list[Outcome]]:
@@ -262,30 +298,40 @@ def _group(outcomes: Iterable[Outcome], *keys: str) -> dict[tuple, list[Outcome]
     return groups
 
 
+def _group_index(outcomes: Sequence[Outcome], *keys: str) -> dict[tuple, np.ndarray]:
+    groups: dict[tuple, list[int]] = defaultdict(list)
+    for i, o in enumerate(outcomes):
+        groups[tuple(getattr(o, k) for k in keys)].append(i)
+    return {k: np.asarray(v, dtype=np.int64) for k, v in sorted(groups.items())}
+
+
 def summaries(outcomes: Sequence[Outcome], config: MetricsConfig) -> dict[str, Any]:
+    cols = _Columns.build(outcomes, config.ks)
     by_lang_culture: dict[str, dict[str, Any]] = defaultdict(dict)
-    for (lang, culture), group in sorted(_group(outcomes, "lang", "culture").items()):
-        by_lang_culture[lang][culture] = summarize(group, config)
+    for (lang, culture), idx in _group_index(outcomes, "lang", "culture").items():
+        by_lang_culture[lang][culture] = cols.summarize(idx, config)
     return {
-        "overall": summarize(outcomes, config),
-        "by_lang": {k[0]: summarize(g, config) for k, g in sorted(_group(outcomes, "lang").items())},
-        "by_culture": {k[0]: summarize(g, config) for k, g in sorted(_group(outcomes, "culture").items())},
+        "overall": cols.summarize(np.arange(len(outcomes)), config),
+        "by_lang": {k[0]: cols.summarize(idx, config) for k, idx in _group_index(outcomes, "lang").items()},
+        "by_culture": {k[0]: cols.summarize(idx, config) for k, idx in _group_index(outcomes, "culture").items()},
         "by_lang_culture": dict(by_lang_culture),
     }
 
 
 def by_predicate(outcomes: Sequence[Outcome], config: MetricsConfig) -> dict[str, Any]:
-    """The P@1 table: per predicate, overall, per culture, per language x culture (no bootstrap)."""
+    """The P@1 table: per predicate, overall, per language, culture, language x culture (no bootstrap)."""
     plain = MetricsConfig(ks=config.ks, rankc_weighting=config.rankc_weighting)
+    cols = _Columns.build(outcomes, config.ks)
     out: dict[str, Any] = {}
-    for (pred,), group in sorted(_group(outcomes, "predicate").items()):
+    for (pred,), idx in _group_index(outcomes, "predicate").items():
+        sub = [outcomes[i] for i in idx]
         lang_culture: dict[str, dict[str, Any]] = defaultdict(dict)
-        for (lang, culture), g in sorted(_group(group, "lang", "culture").items()):
-            lang_culture[lang][culture] = summarize(g, plain)
+        for (lang, culture), j in _group_index(sub, "lang", "culture").items():
+            lang_culture[lang][culture] = cols.summarize(idx[j], plain)
         out[pred] = {
-            "all": summarize(group, plain),
-            "by_lang": {k[0]: summarize(g, plain) for k, g in sorted(_group(group, "lang").items())},
-            "by_culture": {k[0]: summarize(g, plain) for k, g in sorted(_group(group, "culture").items())},
+            "all": cols.summarize(idx, plain),
+            "by_lang": {k[0]: cols.summarize(idx[j], plain) for k, j in _group_index(sub, "lang").items()},
+            "by_culture": {k[0]: cols.summarize(idx[j], plain) for k, j in _group_index(sub, "culture").items()},
             "by_lang_culture": dict(lang_culture),
         }
     return out
@@ -294,32 +340,70 @@ def by_predicate(outcomes: Sequence[Outcome], config: MetricsConfig) -> dict[str
 # ---- across languages: RankC and COverlap -------------------------------------------------------
 
 def cross_lingual(outcomes: Sequence[Outcome], langs: Sequence[str], weighting: str) -> dict[str, Any]:
-    """RankC and COverlap for every language pair, over queries (fact, template) ranked in both."""
-    by_lang: dict[str, dict[tuple[str, str], Outcome]] = defaultdict(dict)
-    for o in outcomes:
-        if o.ranked:
-            by_lang[o.lang][(o.fact_id, o.template_id)] = o
-    langs = [lang for lang in langs if lang in by_lang]
-    cultures = sorted({o.culture for o in outcomes})
+    """RankC and COverlap for every language pair, over queries (fact, template) ranked in both with the
+    same candidate list. Rankings are turned into position arrays once per language, so each pair costs
+    a few array operations (53 languages: 1,378 pairs)."""
+    ranked = [o for o in outcomes if o.ranked]
+    langs = [lang for lang in langs if any(o.lang == lang for o in ranked)]
+    keys = sorted({(o.fact_id, o.template_id) for o in ranked})
+    key_index = {k: i for i, k in enumerate(keys)}
+    n_keys = len(keys)
+    size = np.zeros(n_keys, dtype=np.int64)
+    culture_of = [""] * n_keys
+    cand_ids: dict[tuple[str, ...], int] = {}
+    present = {lang: np.zeros(n_keys, dtype=bool) for lang in langs}
+    correct = {lang: np.zeros(n_keys, dtype=bool) for lang in langs}
+    cand = {lang: np.full(n_keys, -1, dtype=np.int64) for lang in langs}
+    orders: dict[str, dict[int, tuple[str, ...] | tuple[int, ...]]] = {lang: {} for lang in langs}
+    for o in ranked:
+        if o.lang not in present:
+            continue
+        k = key_index[(o.fact_id, o.template_id)]
+        present[o.lang][k] = True
+        correct[o.lang][k] = o.correct
+        cand[o.lang][k] = cand_ids.setdefault(o.candidates, len(cand_ids))
+        orders[o.lang][k] = o.order
+        size[k] = len(o.order)
+        culture_of[k] = o.culture
+    # candidates numbered by their position in candidate_qids: identical lists -> comparable positions
+    groups = {n: np.flatnonzero(size == n) for n in sorted(set(size.tolist())) if n > 0}
+    def order_of(lang: str, k: int, n: int) -> Sequence[int]:
+        o = orders[lang].get(k)
+        return o if o is not None and len(o) == n else range(n)  # absent or another list: masked below
+
+    positions: dict[str, dict[int, np.ndarray]] = {}
+    for lang in langs:
+        positions[lang] = {}
+        for n, ks in groups.items():
+            order = np.array([order_of(lang, k, n) for k in ks.tolist()], dtype=np.int64).reshape(len(ks), n)
+            positions[lang][n] = M.ranking_positions(order)
+    cultures = sorted(set(culture_of) - {""})
+    culture_arr = np.array(culture_of, dtype=object)
     rankc: dict[str, dict[str, float | None]] = {a: {} for a in langs}
-    rankc_by_culture: dict[str, dict[str, dict[str, float | None]]] = {c: {a: {} for a in langs} for c in cultures}
+    by_culture: dict[str, dict[str, dict[str, float | None]]] = {c: {a: {} for a in langs} for c in cultures}
     cover: dict[str, dict[str, float | None]] = {a: {} for a in langs}
     n_queries: dict[str, dict[str, int]] = {a: {} for a in langs}
+    mismatched = 0
     for i, a in enumerate(langs):
         for b in langs[i:]:
-            keys = [k for k in sorted(by_lang[a].keys() & by_lang[b].keys())
-                    if set(by_lang[a][k].ranked) == set(by_lang[b][k].ranked)]  # else the invariant broke
-            n_queries[a][b] = n_queries[b][a] = len(keys)
-            qa = [by_lang[a][k] for k in keys]
-            qb = [by_lang[b][k] for k in keys]
-            consist = M.rankc_per_query([o.ranked for o in qa], [o.ranked for o in qb], weighting)
-            rankc[a][b] = rankc[b][a] = float(consist.mean()) if keys else None
-            co = M.coverlap([o.correct for o in qa], [o.correct for o in qb]) if keys else math.nan
-            cover[a][b] = cover[b][a] = _nan_to_none(co)
+            both = present[a] & present[b]
+            valid = both & (cand[a] == cand[b])
+            mismatched += int((both & ~valid).sum()) if a != b else 0
+            consist = np.full(n_keys, np.nan)
+            for n, ks in groups.items():
+                sel = valid[ks]
+                if sel.any():
+                    consist[ks[sel]] = M.rankc_from_positions(positions[a][n][sel], positions[b][n][sel], weighting)
+            n_valid = int(valid.sum())
+            n_queries[a][b] = n_queries[b][a] = n_valid
+            rankc[a][b] = rankc[b][a] = float(consist[valid].mean()) if n_valid else None
+            either = int(((correct[a] | correct[b]) & valid).sum())
+            co = int((correct[a] & correct[b] & valid).sum()) / either if either else None
+            cover[a][b] = cover[b][a] = co
             for c in cultures:
-                in_c = [i for i, o in enumerate(qa) if o.culture == c]
-                v = float(consist[in_c].mean()) if in_c else None
-                rankc_by_culture[c][a][b] = rankc_by_culture[c][b][a] = v
+                in_c = valid & (culture_arr == c)
+                v = float(consist[in_c].mean()) if in_c.any() else None
+                by_culture[c][a][b] = by_culture[c][b][a] = v
 
     def off_diagonal_mean(matrix: Mapping[str, Mapping[str, float | None]]) -> float | None:
         values = [matrix[a][b] for i, a in enumerate(langs) for b in langs[i + 1:] if matrix[a][b] is not None]
@@ -328,9 +412,9 @@ def cross_lingual(outcomes: Sequence[Outcome], langs: Sequence[str], weighting: 
     return {
         "languages": langs,
         "queries": n_queries,
+        "skipped_candidate_mismatch": mismatched,
         "rankc": {"weighting": weighting, "matrix": rankc, "mean": off_diagonal_mean(rankc),
-                  "by_culture": {c: {"matrix": m, "mean": off_diagonal_mean(m)}
-                                 for c, m in rankc_by_culture.items()}},
+                  "by_culture": {c: {"matrix": m, "mean": off_diagonal_mean(m)} for c, m in by_culture.items()}},
         "coverlap": {"matrix": cover, "mean": off_diagonal_mean(cover)},
     }
 

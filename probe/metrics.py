@@ -205,7 +205,7 @@ def rankc_from_positions(pos_a: np.ndarray, pos_b: np.ndarray, weighting: Weight
 
 def ranking_positions(order: np.ndarray) -> np.ndarray:
     """Inverse permutations: ``order[q]`` lists candidate numbers best first -> ``pos[q, c]``."""
-    return _inverse(np.asarray(order, dtype=np.int64), list(range(len(order))), "a")
+    return _inverse(np.asarray(order, dtype=np.int64), list(range(len(order))), "the ranking")
 
 
 def _positions(rankings_a, rankings_b, idx: list[int], n: int) -> tuple[np.ndarray, np.ndarray]:
@@ -223,7 +223,7 @@ def _positions(rankings_a, rankings_b, idx: list[int], n: int) -> tuple[np.ndarr
                 b[row] = [place[c] for c in rankings_b[i]]
             except KeyError as e:
                 raise ValueError(f"query {i}: candidate {e.args[0]!r} is ranked in one language only") from e
-    return _inverse(a, idx, "a"), _inverse(b, idx, "b")
+    return _inverse(a, idx, "ranking a"), _inverse(b, idx, "ranking b")
 
 
 def _as_index_array(rankings: list[Sequence[Hashable]], n: int) -> np.ndarray | None:
@@ -239,14 +239,14 @@ def _as_index_array(rankings: list[Sequence[Hashable]], n: int) -> np.ndarray | 
     return arr.astype(np.int64, copy=False)
 
 
-def _inverse(order: np.ndarray, idx: list[int], side: str) -> np.ndarray:
+def _inverse(order: np.ndarray, idx: list[int], what: str) -> np.ndarray:
     """Inverse permutations row by row; a row that is no permutation (a repeated index) is an error."""
     q, n = order.shape
     inv = np.full((q, n), -1, dtype=np.int64)
     inv[np.arange(q)[:, None], order] = np.arange(n)
     bad = np.flatnonzero((inv < 0).any(axis=1))
     if bad.size:
-        raise ValueError(f"query {idx[bad[0]]}: ranking {side} is not a permutation of its candidates "
+        raise ValueError(f"query {idx[bad[0]]}: {what} is not a permutation of its candidates "
                          f"(a candidate appears twice)")
     return inv
 

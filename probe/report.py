@@ -481,9 +481,9 @@ def write_report(run: str | os.PathLike, model: str | None = None, config: Any =
     """Compute the metrics (with the template-only baseline when present), the verdict and the plots, and
     write ``report.html``, ``verdict.json`` and the PNGs into ``<run>/probe/<model>/``."""
     import pyarrow.parquet as pq
-    from factatlas.probe.evaluate import compute_metrics, load_benchmark_view
 
     from factatlas.atomic import write_json, write_text
+    from factatlas.probe.evaluate import compute_metrics, load_benchmark_view
 
     run = Path(run)
     if not (run / "build" / "benchmark.json").exists():

@@ -36,10 +36,9 @@ def register(app: typer.Typer) -> None:
 
         Example: factatlas report runs/arab-west --model tiny-bert --associate ar=arab --associate en=west
         """
+        from factatlas.console import out
         from factatlas.probe.evaluate import MetricsConfig
         from factatlas.probe.report import write_report
-
-        from factatlas.console import out
 
         config = MetricsConfig(bootstrap=bootstrap, rankc_weighting=rankc_weighting,
                                association=parse_associations(associate))

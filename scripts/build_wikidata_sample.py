@@ -185,6 +185,8 @@ def load_sources(source_dir: Path) -> tuple[dict[str, Entity], dict[str, list[st
             for subject, objects in table.items():
                 edges.extend((str(subject), str(pid), obj, origin) for obj in _as_list(objects))
     for subject, pid, obj, origin in edges:
+        if not PID.fullmatch(pid) or not QID.fullmatch(obj):
+            raise SourceError(f"{origin}: edges {pid}: {subject} -> {obj!r} is not a PID and a QID")
         if subject not in entities:
             raise SourceError(f"{origin}: edges {pid}: subject {subject} is not defined in any source table")
         entities[subject].claims.setdefault(pid, []).append(obj)
@@ -207,7 +209,7 @@ def load_sources(source_dir: Path) -> tuple[dict[str, Entity], dict[str, list[st
     return entities, editions
 
 
-def home_countries(entity: Entity, entities: dict[str, Entity], editions: dict[str, list[str]]) -> list[str]:
+def home_countries(entity: Entity, editions: dict[str, list[str]]) -> list[str]:
     """The countries whose Wikipedia editions a subject is ranked in (itself, P27, P17 or P495)."""
     if entity.qid in editions:
         return [entity.qid]
@@ -231,11 +233,11 @@ def article_length(sitelinks: int, site: str, home: bool, title: str) -> int:
     return int(1200 * sitelinks**0.85 * factor * _jitter(f"{site}|{title}"))
 
 
-def sitelinks_of(entity: Entity, entities: dict[str, Entity], editions: dict[str, list[str]]) -> list[Sitelink]:
+def sitelinks_of(entity: Entity, editions: dict[str, list[str]]) -> list[Sitelink]:
     if entity.sitelinks is None:
         return []
     home_sites: list[str] = []
-    for country in home_countries(entity, entities, editions):
+    for country in home_countries(entity, editions):
         home_sites.extend(editions[country])
     sites = set(home_sites) | {"en"} | set(entity.wiki) | set(entity.redirect)
     if entity.sitelinks >= ALL_EDITIONS_AT:
@@ -281,7 +283,7 @@ def triples(entities: dict[str, Entity], editions: dict[str, list[str]]) -> tupl
             lines.extend(f"{subject} <{WDT}{pid}> <{WD}{value}> ." for value in values)
         if entity.sitelinks is not None:
             lines.append(f'{subject} <{SITELINKS}> "{entity.sitelinks}"^^<{XSD_INTEGER}> .')
-        for link in sitelinks_of(entity, entities, editions):
+        for link in sitelinks_of(entity, editions):
             links.append(link)
             iri = f"<{_article_iri(link.site, link.title)}>"
             owner = article_owner.setdefault(iri, entity)

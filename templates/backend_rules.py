@@ -138,6 +138,10 @@ def _romance(label: str, lang: str, f: Features, req: InflectionRequest, spec: M
     key = _gender_key(ag.gender, ag.number)
     if f.preposition == "en":
         return _french_en(label, req, spec)
+    if f.preposition in ("a", "en") and f.article is None:
+        admin = _french_admin(label, spec)
+        if admin is not None:
+            return admin, EXACT
     used_gender = False
     own_article, body = _split_label_article(label, spec)
     article = None
@@ -182,6 +186,17 @@ def _italian_article(article: str, body: str, number: str) -> str:
     if article == "i" and (vowel or lo_case):
         return "gli"
     return article
+
+
+def _french_admin(label: str, spec: Mapping) -> str | None:
+    """«Gouvernorat de Ninive» -> «dans le gouvernorat de Ninive» (an area named by a common noun)."""
+    heads = spec.get("admin_heads", {})
+    first, _, rest = label.partition(" ")
+    if first not in heads:
+        return None
+    noun = first[0].lower() + first[1:]
+    article = spec["elided"] if _starts_with_vowel(noun, spec) else spec["definite"][heads[first]]
+    return "dans " + _join(article, " ".join(x for x in (noun, rest) if x))
 
 
 def _french_en(label: str, req: InflectionRequest, spec: Mapping) -> tuple[str, str]:

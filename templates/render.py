@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from factatlas.records import ANSWER_MARKER, Entity, Gender
 from factatlas.templates.gender import entity_type, resolve_agreement
@@ -152,6 +152,8 @@ class Renderer:
                 result = InflectionResult(label, NONE, "identity")
             else:
                 result = backend.inflect(label, lang, features, InflectionRequest(agreement, etype, sentence_initial))
+            if result is not None and sentence_initial and result.form[:1].islower():
+                result = replace(result, form=result.form[0].upper() + result.form[1:])
             self._inflections[key] = result
         if result is None:
             return RenderFailure("inflection-unsupported",
@@ -190,6 +192,9 @@ class Renderer:
                 out.append(res.form)
                 statuses.append(res.status)
             else:
+                if node.slot != "X":
+                    return RenderFailure("template-error", f"{template.where(node.start)}: agreement with the "
+                                                          "answer slot Y leaks the answer; agree with X")
                 form = choose_option(node, self.agreement(subject, template.lang, xtype))
                 if form is None:
                     ag = self.agreement(subject, template.lang, xtype)

@@ -151,7 +151,10 @@ def build_benchmark(facts: Sequence[Fact], entities: Mapping[str, Entity], sourc
     alive: list[Fact] = []
     for f in facts:
         if not templates.get(f.predicate):
-            drops.append(_drop(f.id, "no-template", f"no template of {f.predicate} exists in every language", f))
+            if spec.template_ids is not None:
+                drops.append(_drop(f.id, "template-not-selected", f"--templates selects no {f.predicate} template", f))
+            else:
+                drops.append(_drop(f.id, "no-template", f"no template of {f.predicate} exists in every language", f))
             continue
         lacking = missing_labels(f, entities, langs)
         if lacking:

@@ -311,3 +311,28 @@ def test_builder_refuses_two_items_sharing_one_article(builder, tmp_path):
     )
     with pytest.raises(builder.SourceError, match=r"things\.yaml: Q85: the \w+ article 'Egypt' is already the sitelink of Q79"):
         builder.render(source)
+
+
+_SCRIPTS = {
+    "ar": r"[\u0600-\u06FF]", "ru": r"[\u0400-\u04FF]", "zh": r"[\u4E00-\u9FFF]",
+    "ja": r"[\u3040-\u30FF\u4E00-\u9FFF]", "ko": r"[\uAC00-\uD7AF]", "hi": r"[\u0900-\u097F]",
+}
+
+
+def test_labels_are_written_in_their_languages_script(store):
+    """Catches a label pasted into the wrong language; brand names (record labels, TV channels, some
+    series titles) are legitimately written in Latin letters in these Wikipedias."""
+    latin_ok = {
+        _qid(s)
+        for (s,) in _select(
+            store,
+            f"SELECT ?s WHERE {{ VALUES ?c {{ <{WD}Q18127> <{WD}Q1616075> <{WD}Q2001305> <{WD}Q5398426> "
+            f"<{WD}Q11424> }} ?s <{WDT}P31> ?c }}",
+        )
+    }
+    wrong = []
+    for s, _, o, _ in store.quads_for_pattern(None, pyoxigraph.NamedNode(LABEL), None):
+        pattern = _SCRIPTS.get(o.language)
+        if pattern and _qid(s.value) not in latin_ok and not re.search(pattern, o.value):
+            wrong.append((_qid(s.value), o.language, o.value))
+    assert wrong == []

@@ -77,3 +77,13 @@ def test_import_with_the_published_templates_folder(tmp_path):
     bench = load_benchmark(tmp_path / "run")
     en = next(p for p in bench.prompts if p["prompt_id"] == "global:P36:Q79|en|P36/mlama")
     assert en["text"] == mlama.read_templates(TEMPLATES, "en")["P36"].replace("[X]", "Egypt")
+
+
+def test_import_is_byte_identical_for_identical_inputs(tmp_path):
+    from factatlas.build.benchmark import BENCHMARK_FILES
+
+    _write_mlama(tmp_path / "m")
+    mlama.import_mlama(tmp_path / "m", ["en", "fr"], out=tmp_path / "a")
+    mlama.import_mlama(tmp_path / "m", ["en", "fr"], out=tmp_path / "b")
+    for name in BENCHMARK_FILES:
+        assert (tmp_path / "a" / "build" / name).read_bytes() == (tmp_path / "b" / "build" / name).read_bytes()

@@ -41,7 +41,7 @@ def tiny_gpt2_dir(tmp_path_factory, capitals_rows) -> Path:
 
 @pytest.fixture(scope="session")
 def tiny_t5_dir(tmp_path_factory, capitals_rows) -> Path:
-    return _train(tmp_path_factory, capitals_rows, "t5", steps=300, vocab_size=200, questions=True)
+    return _train(tmp_path_factory, capitals_rows, "t5", steps=400, vocab_size=200, questions=True)
 
 
 @pytest.fixture(autouse=True, scope="session")

@@ -55,7 +55,7 @@ def test_sentence_legacy_equals_hf_loss(tiny_gpt2):
 def test_seq2seq_knows_trained_facts_and_equals_per_candidate_loop(tiny_t5, capitals_rows):
     rows = cloze_rows(capitals_rows)
     rankings = rank_prompts(Seq2SeqScorer(tiny_t5), rows, [r["text"] for r in rows], "tiny-t5")
-    assert p_at_1(rankings, rows, "train") >= 0.7
+    assert p_at_1(rankings, rows, "train") >= 0.6
     assert p_at_1(rankings, rows, "test") <= 3 * CHANCE
     queries = _queries(rows)[::8]
     ours = Seq2SeqScorer(tiny_t5, batch_tokens=500).score(queries)

@@ -6,6 +6,9 @@ import itertools
 import math
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from factatlas.probe.metrics import (
     bootstrap_ci,
     coverlap,
@@ -27,8 +30,6 @@ from factatlas.probe.metrics import (
     xfakt_scores,
     xfakt_ttest,
 )
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 E = math.e
 

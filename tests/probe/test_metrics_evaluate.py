@@ -6,14 +6,6 @@ import json
 
 import pyarrow.parquet as pq
 import pytest
-from factatlas.probe.evaluate import (
-    DEFAULT_LANGUAGE_CULTURES,
-    MetricsConfig,
-    MetricsError,
-    compute_metrics,
-    load_benchmark_view,
-)
-from factatlas.probe.metrics import coverlap, rankc, xfakt_scores
 from test_report_fixtures import (
     COUNTRIES,
     LEAKY,
@@ -23,6 +15,14 @@ from test_report_fixtures import (
     write_benchmark_dir,
 )
 
+from factatlas.probe.evaluate import (
+    DEFAULT_LANGUAGE_CULTURES,
+    MetricsConfig,
+    MetricsError,
+    compute_metrics,
+    load_benchmark_view,
+)
+from factatlas.probe.metrics import coverlap, rankc, xfakt_scores
 from factatlas.tables import RANKINGS_SCHEMA, write_table
 
 
@@ -206,3 +206,16 @@ def test_loaded_benchmark_objects_are_accepted(bench):
     assert a == b
     with pytest.raises(MetricsError, match="benchmark.json: missing"):
         compute_metrics(controlled_rankings(rows), path.parent / "nowhere")
+
+
+def test_generative_rows_count_by_the_probers_judgement(bench):
+    path, rows = bench
+    # generative QA: no ranking, the prober matched the decoded text against the aliases
+    gen = [dict(ranking(p, True), ranked_qids=[], scores=[], prediction="Cairo",
+                correct_at_1=p["culture"] == "arab") for p in rows]
+    m = compute_metrics(gen, path)
+    assert m["coverage"]["generative"] == len(rows)
+    assert m["summary"]["by_culture"]["arab"]["p@1"] == 1.0
+    assert m["summary"]["by_culture"]["west"]["p@1"] == 0.0
+    assert m["cross_lingual"]["languages"] == []  # RankC needs rankings
+    assert m["pararel"]["available"] is False

@@ -16,6 +16,7 @@ import math
 from pathlib import Path
 
 import pytest
+
 from factatlas.probe.metrics import coverlap, gold_rank, precision_at_k, rankc, rankc_per_query, rankc_weights
 
 REPO = Path(__file__).resolve().parents[2]
@@ -112,3 +113,35 @@ def test_p_at_1_and_coverlap_of_bloom_3b(rankings):
     either = sum(a or b for a, b in zip(correct["en"], correct["es"], strict=True))
     assert co == pytest.approx(both / either)
     assert 0.0 < co < 1.0
+
+
+def test_compute_metrics_reproduces_the_direct_numbers(rankings):
+    """The full pipeline (rankings rows -> compute_metrics) on BLOOM-3b's en/es/ar records gives the same
+    RankC and P@1 as the direct computation above."""
+    from factatlas.probe.evaluate import compute_metrics
+
+    langs = ("ar", "en", "es")
+    n = len(rankings["en"])
+    prompts, rows = [], []
+    for lang in langs:
+        for i, ranking in enumerate(rankings[lang]):
+            cands = [f"Q{i + 1}{j:02d}" for j in range(len(ranking))]  # candidate j: the same QID in every language
+            fid, pid = f"bmlama:P0:Q{i + 1}", f"bmlama:P0:Q{i + 1}|{lang}|t"
+            prompts.append({"prompt_id": pid, "fact_id": fid, "lang": lang, "template_id": "t", "culture": "bmlama",
+                            "predicate": "P0", "subject_qid": f"Q{i + 1}", "subject_label": "", "gold_qids": [cands[-1]],
+                            "gold_forms": [[""]], "candidate_qids": cands, "candidate_forms": [""] * len(cands)})
+            ranked = [cands[j] for j in ranking]
+            rows.append({"model": "bloom-3b", "scoring": "bmlama", "prompt_id": pid, "ranked_qids": ranked,
+                         "scores": [], "correct_at_1": ranked[0] == cands[-1]})
+
+    class Bench:
+        meta = {"name": "BMLAMA-17", "cultures": ["bmlama"], "languages": list(langs)}
+
+    Bench.prompts = prompts
+    m = compute_metrics(rows, Bench())
+    matrix = m["cross_lingual"]["rankc"]["matrix"]
+    assert matrix["en"]["es"] == pytest.approx(rankc(rankings["en"], rankings["es"]), abs=1e-12)
+    assert matrix["ar"]["es"] == pytest.approx(rankc(rankings["ar"], rankings["es"]), abs=1e-12)
+    assert m["cross_lingual"]["queries"]["en"]["es"] == n
+    assert m["summary"]["by_lang"]["en"]["p@1"] == pytest.approx(3718 / 6792)
+    assert m["coverage"]["correct_at_1_mismatch"] == 0

@@ -9,13 +9,13 @@ from html.parser import HTMLParser
 
 import pytest
 import typer
-from factatlas.probe import report as R
-from factatlas.probe.evaluate import MetricsConfig
-from factatlas.probe.report_cli import parse_associations, register
 from test_report_fixtures import write_run
 from typer.testing import CliRunner
 
 from factatlas.errors import FactatlasError
+from factatlas.probe import report as R
+from factatlas.probe.evaluate import MetricsConfig
+from factatlas.probe.report_cli import parse_associations, register
 
 
 class _Refs(HTMLParser):
@@ -101,6 +101,7 @@ def test_missing_template_only_baseline_fails(tmp_path):
 def test_verdict_rules_on_metrics(passing_run):
     root, _ = passing_run
     import pyarrow.parquet as pq
+
     from factatlas.probe.evaluate import compute_metrics
 
     folder = root / "probe" / "synth-model"

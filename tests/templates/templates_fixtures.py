@@ -34,6 +34,8 @@ ENTITIES = {e.qid: e for e in (
     entity("Q1490", {"ko": "도쿄", "ru": "Токио", "ja": "東京都"}, (CITY,)),
     entity("Q8684", {"ko": "서울", "ru": "Сеул"}, (CITY,)),
     entity("Q85", {"fr": "Le Caire", "es": "El Cairo", "ar": "القاهرة", "ru": "Каир"}, (CITY,)),
+    entity("Q1128437", {"fr": "Gouvernorat de Ninive", "ru": "Найнава"}, ("Q11828004",)),
+    entity("Q1246047", {"fr": "Émirat d'Abou Dabi"}, ("Q11828004",)),
     entity("Q90", {"fr": "Paris", "de": "Paris", "es": "París", "ru": "Париж", "ar": "باريس"}, (CITY,)),
     entity("Q30", {"ru": "Соединённые Штаты Америки", "en": "United States of America", "fr": "États-Unis",
                    "es": "Estados Unidos", "pt": "Estados Unidos", "de": "Vereinigte Staaten",

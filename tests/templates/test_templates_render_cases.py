@@ -101,6 +101,8 @@ ANSWERS = [
     ("fr", "P17", "[X] est situé [Y.en].", "Q801", ("en Israël", "Israël"), "exact"),
     ("fr", "P19", FR_BORN, "Q90", ("à Paris", "Paris"), "exact"),
     ("fr", "P19", FR_BORN, "Q85", ("au Caire", "Le Caire"), "exact"),
+    ("fr", "P19", FR_BORN, "Q1128437", ("dans le gouvernorat de Ninive", "Gouvernorat de Ninive"), "exact"),
+    ("fr", "P19", FR_BORN, "Q1246047", ("dans l'émirat d'Abou Dabi", "Émirat d'Abou Dabi"), "exact"),
     ("fr", "P37", "La langue officielle [Y.def.de] est le français.", "Q16", ("du Canada", "Canada"), "guessed"),
     ("fr", "P37", "La langue officielle [Y.def.de] est le français.", "Q142", ("de la France", "France"), "guessed"),
     ("fr", "P37", "La langue officielle [Y.def.de] est le français.", "Q38", ("de l'Italie", "Italie"), "exact"),
@@ -186,3 +188,14 @@ def test_sentence_initial_article_is_capitalised_only_at_the_start(renderer):
     middle = tpl("fr", "P30", "Le continent de [X] est [Y.def].")
     assert renderer.render_answer(start, "Q46").forms[0] == "L'Europe"
     assert renderer.render_answer(middle, "Q46").forms[0] == "l'Europe"
+
+
+def test_sentence_initial_common_nouns_are_capitalised_in_every_backend(renderer):
+    ru = tpl("ru", "P1303", "[Y] — инструмент, на котором играет [X].")
+    assert renderer.render_answer(ru, "Q5994").forms == ("Фортепиано", "фортепиано")
+
+
+def test_agreement_with_y_in_an_unvalidated_template_is_a_failure_not_a_wrong_form(renderer):
+    bad = tpl("fr", "P19", "[X] est né à [Y], {Y: masc=un beau pays | fem=une belle ville}.")
+    result = renderer.render_prompt(bad, "Q7200")
+    assert isinstance(result, RenderFailure) and result.reason == "template-error"

@@ -157,3 +157,38 @@ def test_cache_answers_repeats_without_calling_the_backend(tmp_path):
     assert again.calls == 0 and cached.calls == 2 and len(inner.calls) == 1
     stored = json.loads((tmp_path / "alpha" / "en-sw.json").read_text("utf-8"))
     assert stored == {"[X] was born in [Y].": "[X] alizaliwa [Y].", "[X] died in [Y].": "[X] alifariki [Y]."}
+
+
+def alpha() -> PhraseTranslator:
+    return PhraseTranslator("alpha")
+
+
+def beta() -> PhraseTranslator:
+    return PhraseTranslator("beta", "spaced")
+
+
+def test_cli_translate_writes_a_valid_draft_file(tmp_path, monkeypatch):
+    from typer.testing import CliRunner
+
+    from factatlas.cli import app
+
+    folder = tmp_path / "lang"
+    folder.mkdir()
+    (folder / "en.yaml").write_text(
+        "lang: en\nname: English\nscripts: [Latin]\ngenders: []\ntemplates:\n  P19:\n"
+        "    - {id: P19/1, text: \"[X] was born in [Y].\", status: reviewed, source: human}\n"
+        "    - {id: P19/2, text: \"[X] is from [Y].\", status: reviewed, source: human}\n", "utf-8")
+    out = tmp_path / "sw.yaml"
+    monkeypatch.setattr("factatlas.templates.library.templates_dir", lambda: folder)
+    result = CliRunner().invoke(app, ["templates", "translate", "--from", "en", "--to", "sw",
+                                      "--backend", "test_templates_translate:alpha",
+                                      "--backend", "test_templates_translate:beta",
+                                      "--out", str(out), "--cache", str(tmp_path / "cache")])
+    assert result.exit_code == 0, result.output
+    doc = yaml.safe_load(out.read_text("utf-8"))
+    assert doc["templates"]["P19"] == [
+        {"id": "P19/1", "text": "[X] alizaliwa [Y].", "status": "draft", "source": "mt:alpha+beta"},
+        {"id": "P19/2", "text": "[X] is from [Y].", "status": "draft", "source": "mt:alpha+beta"},
+    ]
+    assert validate_file(read_language_file(out)) == []
+    assert (tmp_path / "cache" / "alpha" / "en-sw.json").is_file()

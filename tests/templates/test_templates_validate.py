@@ -199,6 +199,7 @@ def test_korean_particles_are_checked(tmp_path):
     '"\\u00e9 [X] was born in [Y.lok]."',  # an escape is 6 characters in the file, 1 in the text
     "'it''s [X] born in [Y.lok].'",  # '' is 2 characters in the file, 1 in the text
     '"[X] \\"was\\" born in [Y.lok]."',  # escaped quotes
+    "Where [X] was born - [Y.lok].",  # plain scalar (may hold brackets after its first character)
 ])
 def test_columns_account_for_yaml_quoting(tmp_path, scalar):
     path = tmp_path / "en.yaml"
