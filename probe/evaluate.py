@@ -444,7 +444,7 @@ def pararel_section(outcomes: Sequence[Outcome]) -> dict[str, Any]:
                 predictions.append([o.top for o in fact_prompts])
                 golds.append(fact_prompts[0].golds)
             if predictions:
-                per_pred[pred] = M.pararel_scores(predictions, golds)
+                per_pred[pred] = {**M.pararel_scores(predictions, golds), "n_facts": len(predictions)}
         if per_pred:
             macro = {k: sum(v[k] for v in per_pred.values()) / len(per_pred)
                      for k in ("accuracy", "consistency", "consistency_accuracy")}

@@ -353,7 +353,7 @@ def pararel_scores(predictions: Sequence[Sequence[Hashable]],
     """mParaRel metrics for one relation in one language, averaged over its facts.
 
     ``predictions[i]``: fact i's top-1 prediction under each template; ``golds[i]``: its valid objects.
-    Returns {"accuracy", "consistency", "consistency_accuracy", "n_facts"}.
+    Returns {"accuracy", "consistency", "consistency_accuracy"}.
     """
     if len(predictions) != len(golds):
         raise ValueError(f"{len(predictions)} prediction lists but {len(golds)} gold sets")
@@ -365,7 +365,6 @@ def pararel_scores(predictions: Sequence[Sequence[Hashable]],
         "accuracy": sum(f[0] for f in per_fact) / n,
         "consistency": sum(f[1] for f in per_fact) / n,
         "consistency_accuracy": sum(f[2] for f in per_fact) / n,
-        "n_facts": n,
     }
 
 

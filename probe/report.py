@@ -457,7 +457,7 @@ def _predicate_labeller() -> Callable[[str], str]:
         from factatlas.curate.config import load_predicates
 
         specs = load_predicates()
-    except Exception:  # the report works without the curate stage's predicate registry
+    except (ImportError, OSError, ValueError, FactatlasError):  # labels are cosmetic: fall back to PIDs
         return lambda pid: pid
     return lambda pid: f"{pid} {specs[pid].label}" if pid in specs and getattr(specs[pid], "label", "") else pid
 

@@ -40,4 +40,15 @@ def coverage_table(lib: Library, minimum: int = 2) -> str:
         lines.append(f"{lang:<5} " + " ".join(row) + f"  {status}")
     lines.append(f"cell = cloze paraphrases, q = question form, * = has drafts; ok = {pids[0]}/1-style canonical "
                  f"template, a question and >= {minimum} paraphrases for every predicate")
+    lines.append(summary_line(cells, lib.languages, pids))
     return "\n".join(lines)
+
+
+def summary_line(cells: dict, langs, pids) -> str:
+    """The issue's minima at a glance: fewest paraphrases per language, languages complete."""
+    fewest = {lang: min(cells[(lang, p)]["cloze"] for p in pids) for lang in langs}
+    complete = [lang for lang in langs if all(cells[(lang, p)]["canonical"] and cells[(lang, p)]["question"]
+                                              for p in pids)]
+    parts = ", ".join(f"{lang} {n}" for lang, n in fewest.items())
+    return (f"{len(complete)}/{len(langs)} languages have P/1 and a question for all {len(pids)} predicates; "
+            f"fewest cloze paraphrases per predicate: {parts}")

@@ -193,38 +193,45 @@ def build_benchmark(facts: Sequence[Fact], entities: Mapping[str, Entity], sourc
 
     # 3. answer forms per (lang, template, object); objects that fail anywhere leave the pool
     forms: dict[tuple[str, str, str], tuple[str, ...]] = {}
-    unrenderable: dict[str, Drop] = {}
-    needed: dict[tuple[str, str], str] = {}  # (template id, object) -> a subject to render it with
+    unrenderable: dict[tuple[str, str], Drop] = {}  # (predicate, object): failures are per predicate
+    # every template used in a predicate x every object of the predicate: a prompt's candidates come from
+    # the whole pool, including objects of facts whose own prompt for that template failed
+    used: dict[str, set[str]] = defaultdict(set)
+    objects_of: dict[str, dict[str, str]] = defaultdict(dict)  # predicate -> object -> a subject
     for f in survivors:
-        for t in fact_templates[f.id]:
-            for q in f.object_qids:
-                needed.setdefault((t.id, q), f.subject)
+        used[f.predicate].update(t.id for t in fact_templates[f.id])
+        for q in f.object_qids:
+            objects_of[f.predicate].setdefault(q, f.subject)
+    needed = {(tid, q): subject for pred, tids in used.items() for tid in tids
+              for q, subject in objects_of[pred].items()}
     for (tid, q), subject in sorted(needed.items()):
-        if q in unrenderable:
+        pred = tid.split("/", 1)[0]
+        if (pred, q) in unrenderable:
             continue
         if not all(entities.get(q) is not None and entities[q].labels.get(lang) for lang in langs):
             lacking = [lang for lang in langs if not (entities.get(q) and entities[q].labels.get(lang))]
-            unrenderable[q] = _drop(q, f"no-label:{lacking[0]}", f"object label missing in {', '.join(lacking)}",
-                                    predicate=tid.split("/")[0])
+            unrenderable[(pred, q)] = _drop(q, f"no-label:{lacking[0]}", f"object label missing in "
+                                                                         f"{', '.join(lacking)}", predicate=pred)
             continue
         for lang in langs:
             r = source.render_answer(lang, tid, q, subject)
             if isinstance(r, RenderFailed):
-                unrenderable[q] = _drop(q, f"{r.reason}:{lang}", f"{tid}: {r.detail}", predicate=tid.split("/")[0])
+                unrenderable[(pred, q)] = _drop(q, f"{r.reason}:{lang}", f"{tid}: {r.detail}", predicate=pred)
                 break
             forms[(lang, tid, q)] = r
-    drops += [unrenderable[q] for q in sorted(unrenderable, key=qid_sort_key)]
+    drops += [unrenderable[k] for k in sorted(unrenderable, key=lambda k: (k[0], qid_sort_key(k[1])))]
 
     kept: list[Fact] = []
     golds: dict[str, tuple[str, ...]] = {}
     for f in survivors:
-        bad_direct = [q for q in f.direct_objects if q in unrenderable]
+        bad_direct = [q for q in f.direct_objects if (f.predicate, q) in unrenderable]
         if bad_direct:
             drops.append(_drop(f.id, "gold-unrenderable", f"direct objects {', '.join(bad_direct)} have no "
                                                            "answer form in some language", f))
             continue
-        g = tuple(o.qid for o in f.objects if o.qid not in unrenderable)
-        lost = [o.qid for o in f.objects if o.qid in unrenderable and o.provenance is not Provenance.DIRECT]
+        g = tuple(o.qid for o in f.objects if (f.predicate, o.qid) not in unrenderable)
+        lost = [o.qid for o in f.objects
+                if (f.predicate, o.qid) in unrenderable and o.provenance is not Provenance.DIRECT]
         if lost:
             drops.append(_drop(f.id, "augmented-object-removed", ", ".join(lost), f))
         golds[f.id] = g

@@ -43,6 +43,12 @@ def build_command(
     c = result.counts
     err.print(f"built {run}/build: {c['facts']} of {c['input_facts']} facts, {c['prompts']} prompts, "
               f"{c['dropped']} dropped (see {run}/build/dropped.parquet)", highlight=False)
+    if not c["facts"]:
+        top = ", ".join(f"{k} x{n}" for k, n in sorted(result.content.stats["dropped"].items(),
+                                                        key=lambda kv: -kv[1])[:5])
+        err.print(f"[red]error:[/red] no fact survived the build (top reasons: {top}); the benchmark is empty",
+                  highlight=False)
+        raise typer.Exit(1)
 
 
 def validate_command(

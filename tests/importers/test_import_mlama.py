@@ -87,3 +87,17 @@ def test_import_is_byte_identical_for_identical_inputs(tmp_path):
     mlama.import_mlama(tmp_path / "m", ["en", "fr"], out=tmp_path / "b")
     for name in BENCHMARK_FILES:
         assert (tmp_path / "a" / "build" / name).read_bytes() == (tmp_path / "b" / "build" / name).read_bytes()
+
+
+def test_import_command(tmp_path):
+    from typer.testing import CliRunner
+
+    from factatlas.cli import app
+
+    _write_mlama(tmp_path / "m")
+    res = CliRunner().invoke(app, ["import", "mlama", str(tmp_path / "m"), "--langs", "en,fr", "--out",
+                                   str(tmp_path / "run")])
+    assert res.exit_code == 0, res.output
+    assert "imported mlama" in res.output and check_directory(tmp_path / "run" / "build") == []
+    bad = CliRunner().invoke(app, ["import", "mlama", str(tmp_path / "m"), "--langs", "en,de"])
+    assert bad.exit_code != 0 and "no folder for language 'de'" in str(bad.exception)

@@ -248,6 +248,8 @@ def test_downloader_error_names_the_url_and_the_fix(tmp_path, table_server):
 
 def test_hungarian_locative_tag_is_configurable(tmp_path):
     (tmp_path / "hun.tsv").write_text(HUN_TABLE, "utf-8")
+    assert language_registry()["hu"].options["loc_tag"] == "IN+ESS"
+    assert UnimorphBackend(cache_dir=tmp_path).inflect("Bécs", "hu", LOC).form == "Bécsben"
     table = UnimorphTable.load(tmp_path / "hun.tsv")
     assert table.lookup("Bécs", frozenset({"N", "IN+ESS", "SG"})) == "Bécsben"
     assert table.guess("Győr", frozenset({"N", "ON+ESS", "SG"})) is None  # no shared suffix evidence
