@@ -127,7 +127,8 @@ def test_cli_render_and_coverage(run_dir, template_dir):
     en = next(line for line in lines if line.startswith("en "))
     assert en.split()[2] == "2q*" and en.split()[6] == "1"  # P19: 2 cloze + question, a draft; P36: 1
     assert "gaps:" in en
-    assert lines[-1].startswith("0/2 languages have P/1 and a question for all 20 predicates")
+    assert lines[-1] == ("0/3 languages have P/1 and a question for all 20 predicates; fewest cloze "
+                         "paraphrases per predicate: en 0, fr 0, ru 0")
 
 
 def test_cli_validate_reports_file_line_col_and_exits_2(tmp_path):
