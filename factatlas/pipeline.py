@@ -1,9 +1,168 @@
-"""The end-to-end job: curate -> build -> probe -> report -> publish on the embedded sample, offline."""
+"""The end-to-end job: curate -> build -> probe -> report -> publish on the embedded sample, offline.
+
+`factatlas quickstart` is the README's first command. It uses only bundled data and a tiny model it
+trains on the spot, so it runs on a fresh machine without network access; every stage writes into one
+run directory and the release is committed and tagged in a local git repository, then read back with
+`datasets.load_dataset` from a clone of the tag.
+"""
 
 from __future__ import annotations
 
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
 import typer
+
+from factatlas.errors import ConfigError
+
+QUICKSTART_MARKER = ".factatlas-quickstart"
+
+
+@dataclass(frozen=True)
+class QuickstartConfig:
+    run: Path = Path("runs/quickstart")
+    pair: str = "arab-west"
+    langs: tuple[str, ...] = ("ar", "en")
+    model: str = "tiny"
+    repo: str = "factatlas/arab-west-sample"
+    version: str = "1.0.0"
+    skip_probe: bool = False
+
+
+@dataclass
+class QuickstartResult:
+    run: Path
+    seconds: dict[str, float] = field(default_factory=dict)
+    counts: dict[str, Any] = field(default_factory=dict)
+    loaded: dict[str, dict[str, int]] = field(default_factory=dict)  # config -> split -> rows read back
+
+
+def prepare_run_dir(run: Path) -> None:
+    """Start from an empty run directory; only ever delete one that quickstart itself created."""
+    if run.exists() and any(run.iterdir()):
+        if not (run / QUICKSTART_MARKER).exists():
+            raise ConfigError(f"{run}: exists and was not made by `factatlas quickstart`; "
+                              f"pass --run with a new folder or remove it yourself")
+        shutil.rmtree(run)
+    run.mkdir(parents=True, exist_ok=True)
+    (run / QUICKSTART_MARKER).write_text("made by factatlas quickstart; safe to delete\n", "utf-8")
+
+
+def read_back_release(target_repo: Path, version: str) -> dict[str, dict[str, int]]:
+    """Clone the release tag and load every config with `datasets.load_dataset`: rows per split."""
+    os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    import datasets
+
+    datasets.disable_progress_bars()
+    from factatlas.publish.render import read_release_dir
+
+    with tempfile.TemporaryDirectory(prefix="factatlas-readback-") as tmp:
+        clone = Path(tmp) / "release"
+        subprocess.run(["git", "clone", "--quiet", "--branch", f"v{version}", "--depth", "1",
+                        str(target_repo.resolve()), str(clone)], check=True, capture_output=True)
+        configs = _config_names(read_release_dir(clone))
+        loaded: dict[str, dict[str, int]] = {}
+        for config in configs:
+            ds = datasets.load_dataset(str(clone), config, cache_dir=str(Path(tmp) / "cache"))
+            loaded[config] = {split: ds[split].num_rows for split in ds}
+    return loaded
+
+
+def _config_names(files: dict[str, bytes]) -> list[str]:
+    import yaml
+
+    card = files["README.md"].decode("utf-8")
+    header = card.split("---", 2)[1]
+    return [c["config_name"] for c in yaml.safe_load(header).get("configs", [])]
+
+
+def run_quickstart(config: QuickstartConfig, say: Callable[[str], None] = print) -> QuickstartResult:
+    from factatlas.build.builder import build_run
+    from factatlas.curate.engine import CurationConfig, curate
+    from factatlas.curate.report import format_counts
+    from factatlas.publish.workflow import publish
+
+    run = config.run
+    prepare_run_dir(run)
+    result = QuickstartResult(run)
+
+    def timed(name: str, fn: Callable[[], Any]) -> Any:
+        say(f"── {name} ──")
+        t0 = time.perf_counter()
+        value = fn()
+        result.seconds[name] = round(time.perf_counter() - t0, 2)
+        say(f"   {name}: {result.seconds[name]:.1f} s")
+        return value
+
+    curated = timed("curate", lambda: curate(CurationConfig(pair=config.pair, langs=config.langs), run))
+    say(format_counts(curated))
+    result.counts["facts"] = len(curated.facts)
+    result.counts["curate_drops"] = len(curated.drops)
+
+    built = timed("build", lambda: build_run(run, config.langs))
+    result.counts["prompts"] = built.counts.get("prompts")
+    result.counts["benchmark_facts"] = built.counts.get("facts")
+
+    if not config.skip_probe:
+        from factatlas.probe.report import write_report
+        from factatlas.probe.runner import ProbeConfig, probe_benchmark
+
+        outcome = timed("probe", lambda: probe_benchmark(run, ProbeConfig(model=config.model)))
+        result.counts["probe_dir"] = str(outcome.out_dir)
+        reports = timed("report", lambda: write_report(run))
+        for report in reports:
+            verdict = "PASS" if report.verdict.passed else "FAIL"
+            say(f"report: {report.html} — verdict {verdict}")
+            for reason in report.verdict.reasons:
+                say(f"  - {reason}")
+
+    target = run / "hub.git"
+    plan, _ = timed("publish", lambda: publish(run, repo=config.repo, version=config.version,
+                                               target=f"git:{target}"))
+    result.counts["release_files"] = len(plan.release.files)
+    result.loaded = timed("read back", lambda: read_back_release(target, config.version))
+    for name, splits in sorted(result.loaded.items()):
+        say(f"load_dataset(v{config.version}, {name!r}): " + ", ".join(f"{s}={n}" for s, n in splits.items()))
+    return result
 
 
 def register(app: typer.Typer) -> None:
     """Adds `factatlas quickstart`."""
+
+    @app.command("quickstart")
+    def quickstart_command(
+        run: Path = typer.Option(Path("runs/quickstart"), help="Run directory (recreated on every call)."),
+        pair: str = typer.Option("arab-west", help="Culture pair from curate/pairs.yaml."),
+        langs: str = typer.Option("ar,en", help="Comma-separated label/template languages."),
+        model: str = typer.Option("tiny", help="Model for the probe: 'tiny' builds one on the spot, or a path."),
+        skip_probe: bool = typer.Option(False, help="Curate, build and publish only."),
+    ) -> None:
+        """Curate -> build -> probe -> report -> publish on the embedded Wikidata sample, offline.
+
+        Example: factatlas quickstart --langs ar,en
+        """
+        from factatlas.console import err
+
+        config = QuickstartConfig(run=run, pair=pair, langs=_split_langs(langs), model=model, skip_probe=skip_probe)
+        result = run_quickstart(config, say=lambda msg: err.print(msg, highlight=False))
+        total = sum(result.seconds.values())
+        print(f"quickstart finished in {total:.1f} s: {result.counts.get('facts')} facts curated, "
+              f"{result.counts.get('prompts')} prompts built, release v{config.version} tagged in "
+              f"{run / 'hub.git'} and read back ({sum(sum(s.values()) for s in result.loaded.values())} rows "
+              f"over {len(result.loaded)} configs)")
+
+
+def _split_langs(text: str) -> tuple[str, ...]:
+    langs = tuple(x.strip() for x in text.split(",") if x.strip())
+    if not langs:
+        raise ConfigError("--langs: give at least one language code, e.g. --langs ar,en")
+    return langs
+

@@ -77,7 +77,8 @@ class GitPublisher:
     """Commit + annotated tag in a git repository given by a local path or a remote URL (git CLI)."""
 
     def __init__(self, target: str | Path, branch: str = BRANCH):
-        self.target = str(target)
+        # git runs in temporary work trees, so a relative local path must be made absolute first
+        self.target = str(target) if _is_url(str(target)) else str(Path(target).resolve())
         self.branch = branch
 
     @property

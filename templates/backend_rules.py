@@ -78,7 +78,14 @@ def takes_article(label: str, etype: str, spec: Mapping) -> bool:
         return False
     if label in spec.get("with_article", ()):
         return True
-    return etype in spec.get("article_types", ())
+    if etype in spec.get("article_types", ()):
+        return True
+    # a place named by a common noun (fr «tour Eiffel», «gouvernorat de …») takes the article; a proper
+    # name (Marrakech, Burj Khalifa) does not
+    if etype in spec.get("common_head_types", ()):
+        first = label.split(" ", 1)[0]
+        return label[:1].islower() or first in spec.get("admin_heads", {})
+    return False
 
 
 def _join(*parts: str) -> str:
@@ -101,7 +108,9 @@ class RulesBackend:
         if features.is_plain:
             return InflectionResult(_capitalise(label, request), NONE, self.name)
         try:
-            if lang in ("ar", "he"):
+            if lang == "en":
+                form, status = _english(label, features, request, spec)
+            elif lang in ("ar", "he"):
                 form, status = _semitic(label, features, request, spec)
             elif lang == "de":
                 form, status = _german(label, features, request, spec)
@@ -125,11 +134,13 @@ def _status(request: InflectionRequest, used_gender: bool) -> str:
 # ---- Romance -----------------------------------------------------------------------------------
 
 def _split_label_article(label: str, spec: Mapping) -> tuple[str | None, str]:
+    """«Le Caire» -> ("le", "Caire"); «Il Cairo» -> ("il", "Cairo"); «L'Aquila» -> ("l'", "Aquila")."""
     if label in spec.get("keep_label_article", ()):
         return None, label
     for art in spec.get("label_articles", ()):
-        if label.startswith(art + " ") and len(label) > len(art) + 1:
-            return art.lower(), label[len(art) + 1:]
+        sep = "" if art.endswith("'") else " "
+        if label.startswith(art + sep) and len(label) > len(art) + len(sep):
+            return art.lower(), label[len(art) + len(sep):]
     return None, label
 
 
@@ -144,6 +155,15 @@ def _romance(label: str, lang: str, f: Features, req: InflectionRequest, spec: M
             return admin, EXACT
     used_gender = False
     own_article, body = _split_label_article(label, spec)
+    if own_article is not None and not spec.get("fuse_label_article", True):
+        # es: an article that is part of the name is written as is and never contracted (RAE: «de El
+        # Cairo», «en El Cairo»); `def` adds nothing
+        prep = spec.get("prepositions", {}).get(f.preposition) if f.preposition else None
+        return _join(prep or "", label), EXACT
+    head_article = _admin_head_article(label, spec) if f.article == "def" and own_article is None else None
+    if head_article is not None:  # «Gouvernorat de Ninive» -> «le gouvernorat de Ninive»
+        own_article, body = head_article
+        label = _join(own_article, body)
     article = None
     if f.article == "def" and own_article is None and takes_article(label, req.entity_type, spec):
         vowel = _starts_with_vowel(body, spec)
@@ -175,6 +195,19 @@ def _romance(label: str, lang: str, f: Features, req: InflectionRequest, spec: M
     else:
         text = _join(article or "", body if article else label)
     return text, _status(req, used_gender)
+
+
+def _admin_head_article(label: str, spec: Mapping) -> tuple[str, str] | None:
+    """(article, label with the head noun lower-cased) for a label opening with an administrative or
+    landmark common noun listed in ``admin_heads``: «Musée du Louvre» -> ("le", "musée du Louvre")."""
+    heads = spec.get("admin_heads", {})
+    first, _, rest = label.partition(" ")
+    if first not in heads:
+        return None
+    noun = first[0].lower() + first[1:]
+    body = " ".join(x for x in (noun, rest) if x)
+    article = spec["elided"] if "elided" in spec and _starts_with_vowel(noun, spec) else spec["definite"][heads[first]]
+    return article, body
 
 
 def _italian_article(article: str, body: str, number: str) -> str:

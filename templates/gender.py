@@ -36,12 +36,16 @@ def class_types() -> Mapping[str, str]:
 
 
 def entity_type(entity: Entity, slot_type: str = "") -> str:
-    """The entity's semantic type from its P31 classes, else the type its predicate slot implies."""
+    """The entity's semantic type from its P31 classes, else the type its predicate slot implies.
+
+    A P17 subject whose classes are not listed stays a generic ``place`` (a tower, a mosque, a region):
+    treating it as a city gave it the city's gender default (ar «تقع برج إيفل» for a masculine noun).
+    """
     types = class_types()
     for q in entity.classes:
         if q in types:
             return types[q]
-    return "city" if slot_type == "place" else slot_type
+    return slot_type
 
 
 def parse_value(value: str) -> tuple[Gender, str]:
@@ -56,6 +60,16 @@ def _head_word(label: str, head: str) -> str:
     if not words:
         return label
     return words[0] if head == "first" else words[-1]
+
+
+def _head_candidates(head_word: str, head: str) -> tuple[str, ...]:
+    """Spellings of a head word to look up: as written (German nouns are capitalised), lower-cased, and for
+    head-last languages the last part of a hyphenated compound (de «Dance-Pop» -> «Pop»)."""
+    out = [head_word, head_word.lower()]
+    if head == "last" and "-" in head_word.strip("-"):
+        part = head_word.rsplit("-", 1)[1]
+        out += [part, part.lower(), part[:1].upper() + part[1:]]
+    return tuple(dict.fromkeys(w for w in out if w))
 
 
 def resolve_agreement(entity: Entity, lang: str, label: str, etype: str = "") -> Agreement:
@@ -81,17 +95,20 @@ def _label_agreement(lang: str, label: str, etype: str) -> Agreement:
     if label in lexicon:
         g, n = parse_value(lexicon[label])
         return Agreement(g, n, "lexicon:table")
-    head = _head_word(label, spec.get("head", "first"))
-    if head != label and head.lower() in lexicon:  # the head noun of a phrase: «língua francesa» -> língua
-        g, n = parse_value(lexicon[head.lower()])
-        return Agreement(g, n, "lexicon:head")
+    # The head noun's own gender beats the type's default: «língua francesa» is feminine although
+    # languages default to masculine in Portuguese («o francês»); de «Dance-Pop» is masculine (Pop).
+    head_pos = spec.get("head", "first")
+    head = _head_word(label, head_pos)
+    for word in _head_candidates(head, head_pos):
+        if word != label and word in lexicon:
+            g, n = parse_value(lexicon[word])
+            return Agreement(g, n, "lexicon:head")
     classes = spec.get("classes", {})
     if etype and etype in classes:
         g, n = parse_value(classes[etype])
         return Agreement(g, n, f"class-default:{etype}")
-    word = _head_word(label, spec.get("head", "first"))
     suffixes = spec.get("suffixes", {})
-    low = word.lower()
+    low = head.lower()
     for suffix in sorted(suffixes, key=len, reverse=True):
         if low.endswith(suffix):
             g, n = parse_value(suffixes[suffix])

@@ -102,14 +102,17 @@ def import_dlama_command(
 def import_bmlama_command(
     path: Path = typer.Argument(..., help="A BMLAMA17 or BMLAMA53 folder of <lang>.tsv files."),
     out: Path | None = typer.Option(None, "--out", help="Run directory to write; default runs/<bmlama17|53>."),
+    mlama_templates: Path | None = typer.Option(None, "--mlama-templates",
+                                                help="Folder with mLAMA's en.jsonl: name relations by PID."),
 ) -> None:
     """Import BMLAMA-17 or BMLAMA-53 (defective rows are dropped and listed).
 
     Example: factatlas import bmlama ../shared/reference/bmlama/BMLAMA17
+    --mlama-templates ../shared/reference/mlama/templates
     """
     from factatlas.importers.bmlama import import_bmlama
 
-    result = import_bmlama(path, out=out)
+    result = import_bmlama(path, out=out, mlama_templates=mlama_templates)
     _report_import(result, out or Path("runs") / result.content.meta["name"])
 
 

@@ -187,7 +187,24 @@ def row_defects(data: BmlamaData, i: int) -> tuple[list[tuple[str, str]], dict[i
     return query, cands
 
 
-def convert(data: BmlamaData) -> Converted:
+def normalise_pattern(pattern: str) -> str:
+    """'[X] was born in [Y] .' and '[X] was born in [Y].' compare equal."""
+    return re.sub(r"\s+([.,?!])", r"\1", " ".join(pattern.split()))
+
+
+def relation_names(english_templates: Mapping[str, str]) -> dict[str, str]:
+    """Normalised English pattern -> Wikidata PID, from mLAMA's English templates (relation -> text);
+    patterns shared by several PIDs (mLAMA's "[X] is located in [Y]" is P17, P30, P131 and P276) are left out."""
+    by_pattern: dict[str, set[str]] = defaultdict(set)
+    for relation, text in english_templates.items():
+        if re.fullmatch(r"P[1-9][0-9]*", relation):
+            by_pattern[normalise_pattern(text)].add(relation)
+    return {pat: next(iter(pids)) for pat, pids in by_pattern.items() if len(pids) == 1}
+
+
+def convert(data: BmlamaData, names: Mapping[str, str] | None = None) -> Converted:
+    """``names``: normalised English pattern -> relation id (e.g. from ``relation_names``); other patterns get
+    a slug of their words."""
     langs = data.languages
     name = data.name
     drops: list[Drop] = []
@@ -204,7 +221,7 @@ def convert(data: BmlamaData) -> Converted:
         en = data.rows["en"][i]
         pattern = relation_pattern(en)
         if pattern not in relation_of_pattern:
-            rid = slug(pattern)
+            rid = (names or {}).get(normalise_pattern(pattern)) or slug(pattern)
             while rid in patterns and patterns[rid] != pattern:
                 rid += "-x"
             relation_of_pattern[pattern] = rid
@@ -293,8 +310,12 @@ def inconsistent_translations(signatures, langs: Sequence[str], used: set[str] |
             "examples": shown}
 
 
-def import_bmlama(path: str | os.PathLike, *, out: str | os.PathLike | None = None, write: bool = True):
-    """BMLAMA folder -> benchmark directory ``<out>/build/`` (default ``runs/<bmlama17|bmlama53>``)."""
+def import_bmlama(path: str | os.PathLike, *, out: str | os.PathLike | None = None, write: bool = True,
+                  mlama_templates: str | os.PathLike | None = None):
+    """BMLAMA folder -> benchmark directory ``<out>/build/`` (default ``runs/<bmlama17|bmlama53>``).
+
+    With ``mlama_templates`` (mLAMA's ``en.jsonl``), relations whose English pattern is one mLAMA relation
+    get its PID (``P19``) instead of a slug, so results line up with DLAMA/mLAMA per predicate."""
     from datetime import UTC, datetime
 
     from factatlas.build.benchmark import SCHEMA_VERSION, BenchmarkContent
@@ -305,7 +326,12 @@ def import_bmlama(path: str | os.PathLike, *, out: str | os.PathLike | None = No
 
     started = datetime.now(UTC)
     data = read_bmlama(path)
-    conv = convert(data)
+    names = None
+    if mlama_templates is not None:
+        from factatlas.importers.dlama import read_mlama_templates
+
+        names = relation_names(read_mlama_templates(mlama_templates, ["en"])["en"])
+    conv = convert(data, names)
     langs = data.languages
     pools: dict[str, list[str]] = defaultdict(list)
     for c in conv.candidates:

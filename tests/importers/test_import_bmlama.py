@@ -99,3 +99,23 @@ def test_import_bmlama17_writes_a_valid_benchmark(tmp_path):
     assert bench.meta["candidate_mode"] == "sampled" and bench.meta["k"] == 10
     assert bench.meta["source"]["published_counts"]["he"] == {"queries": 6792, "candidates": 65935}
     assert {d.reason for d in bench.drops} == {"csv-quote-defect:he"}
+
+
+@needs_bmlama
+def test_relations_get_pids_from_mlama_english_templates():
+    from factatlas.importers.dlama import read_mlama_templates
+
+    templates = REFERENCE.parent / "mlama" / "templates"
+    if not templates.is_dir():
+        pytest.skip(f"reference absent: {templates}")
+    names = bmlama.relation_names(read_mlama_templates(templates, ["en"])["en"])
+    assert names["[X] was born in [Y]."] == "P19"
+    assert "[X] is located in [Y]." not in names  # P17, P30, P131 and P276 share it: no guess
+    d = bmlama.read_bmlama(REFERENCE / "BMLAMA17")
+    conv = bmlama.convert(d, names)
+    assert sorted(conv.relations) == sorted([
+        "P19", "P20", "P279", "P37", "P413", "P449", "P47", "P138", "P364", "P463", "P101", "P106", "P527", "P530",
+        "P176", "P27", "P407", "is-located-in", "P178", "P1376", "P1412", "P108", "P136", "P39", "P264", "P937",
+        "P140", "P1303", "P127", "P103", "P190", "P1001", "P31", "P495", "P159", "P36", "P740", "P361"])
+    first = next(p for p in conv.prompts if p["fact_id"] == "bmlama17:00001" and p["lang"] == "en")
+    assert first["predicate"] == "P19" and first["template_id"] == "P19/1"
