@@ -21,10 +21,18 @@ def atomic_path(target: str | os.PathLike) -> Iterator[Path]:
     tmp_path = Path(tmp)
     try:
         yield tmp_path
+        # mkstemp makes owner-only files; outputs are shared artifacts, so give them the usual mode
+        os.chmod(tmp_path, 0o666 & ~_umask())
         os.replace(tmp_path, target)
     finally:
         if tmp_path.exists():
             tmp_path.unlink()
+
+
+def _umask() -> int:
+    current = os.umask(0)
+    os.umask(current)
+    return current
 
 
 def write_bytes(target: str | os.PathLike, data: bytes) -> None:

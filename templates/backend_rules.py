@@ -9,6 +9,7 @@ gender is unknown fails with a reason; it never falls back to a guess silently.
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from collections.abc import Mapping
 from functools import cache
@@ -66,6 +67,8 @@ def _starts_with_vowel(text: str, spec: Mapping) -> bool:
         aspire = spec.get("h_aspire", ())
         return not any(text == w or text.startswith(w + " ") or text.lower().startswith(w.lower())
                        for w in aspire)
+    if text[0] in "yY" and len(text) > 1 and text[1] in VOWELS:
+        return False  # a consonantal y: le Yémen, au Yémen, la Yougoslavie
     return text[0] in VOWELS
 
 
@@ -131,6 +134,33 @@ def _status(request: InflectionRequest, used_gender: bool) -> str:
     return GUESSED if used_gender and (src.startswith("suffix") or not src) else EXACT
 
 
+# ---- English -----------------------------------------------------------------------------------
+
+def english_takes_the(label: str, etype: str, spec: Mapping) -> bool:
+    """Whether a name takes "the": the United States, the Netherlands, the Eiffel Tower — not France.
+
+    Listed names first (``with_article`` / ``without_article``), then name patterns from the table
+    (``prefixes`` such as "United ", "Republic of "; ``suffixes`` such as " Islands", " Tower"), then the
+    semantic types that are common nouns (``article_types``)."""
+    if label in spec.get("without_article", ()):
+        return False
+    if label in spec.get("with_article", ()):
+        return True
+    if any(label.startswith(p) for p in spec.get("prefixes", ())):
+        return True
+    if any(label.endswith(x) for x in spec.get("suffixes", ())):
+        return True
+    return etype in spec.get("article_types", ())
+
+
+def _english(label: str, f: Features, req: InflectionRequest, spec: Mapping) -> tuple[str, str]:
+    if f.article != "def" or f.preposition or f.case:
+        raise _Cannot("English templates may only ask for `def`")
+    if label[:4].lower() == "the " or not english_takes_the(label, req.entity_type, spec):
+        return label, EXACT
+    return _join(spec["definite"], label), EXACT
+
+
 # ---- Romance -----------------------------------------------------------------------------------
 
 def _split_label_article(label: str, spec: Mapping) -> tuple[str | None, str]:
@@ -155,11 +185,12 @@ def _romance(label: str, lang: str, f: Features, req: InflectionRequest, spec: M
             return admin, EXACT
     used_gender = False
     own_article, body = _split_label_article(label, spec)
-    if own_article is not None and not spec.get("fuse_label_article", True):
+    if own_article is not None and spec.get("label_article_mode", "fuse") == "separate":
         # es: an article that is part of the name is written as is and never contracted (RAE: «de El
         # Cairo», «en El Cairo»); `def` adds nothing
         prep = spec.get("prepositions", {}).get(f.preposition) if f.preposition else None
         return _join(prep or "", label), EXACT
+    label_has_article = own_article is not None
     head_article = _admin_head_article(label, spec) if f.article == "def" and own_article is None else None
     if head_article is not None:  # «Gouvernorat de Ninive» -> «le gouvernorat de Ninive»
         own_article, body = head_article
@@ -183,7 +214,11 @@ def _romance(label: str, lang: str, f: Features, req: InflectionRequest, spec: M
         if prep is None:
             raise _Cannot(f"preposition '{f.preposition}' is not defined for {lang}")
         if own_article is not None and article is None:
+            # the name's own article fuses with the preposition; a title keeps its capital: it «Il
+            # padrino» -> «del Padrino», pt «O Poderoso Chefão» -> «do Poderoso Chefão»
             article = own_article
+            if label_has_article:
+                body = body[:1].upper() + body[1:]
         else:
             body = label
     if prep and article:
@@ -204,7 +239,8 @@ def _admin_head_article(label: str, spec: Mapping) -> tuple[str, str] | None:
     first, _, rest = label.partition(" ")
     if first not in heads:
         return None
-    noun = first[0].lower() + first[1:]
+    # État keeps its capital in the political sense (l'État de New York); the other heads are common nouns
+    noun = first if first in spec.get("capitalised_heads", ()) else first[0].lower() + first[1:]
     body = " ".join(x for x in (noun, rest) if x)
     article = spec["elided"] if "elided" in spec and _starts_with_vowel(noun, spec) else spec["definite"][heads[first]]
     return article, body
@@ -223,13 +259,8 @@ def _italian_article(article: str, body: str, number: str) -> str:
 
 def _french_admin(label: str, spec: Mapping) -> str | None:
     """«Gouvernorat de Ninive» -> «dans le gouvernorat de Ninive» (an area named by a common noun)."""
-    heads = spec.get("admin_heads", {})
-    first, _, rest = label.partition(" ")
-    if first not in heads:
-        return None
-    noun = first[0].lower() + first[1:]
-    article = spec["elided"] if _starts_with_vowel(noun, spec) else spec["definite"][heads[first]]
-    return "dans " + _join(article, " ".join(x for x in (noun, rest) if x))
+    found = _admin_head_article(label, spec)
+    return None if found is None else "dans " + _join(*found)
 
 
 def _french_en(label: str, req: InflectionRequest, spec: Mapping) -> tuple[str, str]:
@@ -261,7 +292,8 @@ def _german(label: str, f: Features, req: InflectionRequest, spec: Mapping) -> t
     gkey = "pl" if ag.number == "pl" else _gender_key(ag.gender, "sg")
     article = None
     used_gender = False
-    if f.article == "def" and (common or gkey in spec.get("proper_article_genders", ())):
+    if f.article == "def" and (common or gkey in spec.get("proper_article_genders", ())
+                               or label in spec.get("with_article", ())):
         article = _pick(spec["definite"][case], gkey, f"definite article ({case})")
         used_gender = True
     elif f.article == "indef":
@@ -278,8 +310,8 @@ def _german(label: str, f: Features, req: InflectionRequest, spec: Mapping) -> t
         if article is None:
             # Proper names without article: Deutschlands, Paris' (Duden: apostrophe after s, ß, x, z)
             noun = label + ("'" if label[-1:].lower() in ("s", "ß", "x", "z") else "s")
-        elif gkey in ("masc", "neut") and common:
-            noun = label + "s"
+        elif gkey in ("masc", "neut") and (common or label in spec.get("with_article", ())):
+            noun += "s"  # des Klaviers, des Vereinigten Königreichs
     text = _join(article or "", noun)
     if f.preposition:
         prep = spec["prepositions"][f.preposition]
@@ -298,8 +330,19 @@ def _german_adjectives(label: str, case: str, gkey: str) -> str:
     if len(words) < 2:
         return label
     weak_e = gkey != "pl" and (case == "nom" or (case == "acc" and gkey in ("fem", "neut")))
-    out = [w + ("" if weak_e else "n") if w[:1].isupper() and w.endswith("e") else w for w in words[:-1]]
+    out = []
+    for w in words[:-1]:
+        if w[:1].isupper():
+            # a strong ending of the article-less label (Vereinigtes Königreich, Arabischer Pop) becomes
+            # weak after the article: das Vereinigte Königreich, im Vereinigten Königreich
+            w = _GERMAN_STRONG.sub(r"\1e", w)
+            if w.endswith("e"):
+                w += "" if weak_e else "n"
+        out.append(w)
     return " ".join([*out, words[-1]])
+
+
+_GERMAN_STRONG = re.compile(r"^(\w+(?:isch|ig|lich|t))(?:es|er)$")
 
 
 # ---- Greek -------------------------------------------------------------------------------------
@@ -365,7 +408,16 @@ def _semitic(label: str, f: Features, req: InflectionRequest, spec: Mapping) -> 
     if label.startswith(prefix) or not takes_article(label, req.entity_type, spec):
         return label, EXACT
     if " " in label:
-        # noun + adjectives all take the article (لغة فرنسية -> اللغة الفرنسية); a construct state (إضافة)
-        # would put it on the last word only, which a label does not tell: flagged guessed
-        return " ".join(w if w.startswith(prefix) else prefix + w for w in label.split(" ")), GUESSED
+        words = label.split(" ")
+        if any(w.startswith(prefix) for w in words[1:]):
+            # a construct state (إضافة) already definite through its last noun: موسيقى الروك stays as is
+            return label, EXACT
+        definite = " ".join(w if w.startswith(prefix) else prefix + w for w in words)
+        # noun + agreeing adjectives all take the article: موسيقى كلاسيكية -> الموسيقى الكلاسيكية. When
+        # every word after the head ends like an adjective (nisba -ي/-ية, listed in `adjective_endings`)
+        # that is certain; otherwise the phrase may be an indefinite construct (طقم طبول -> طقم الطبول),
+        # which a label does not tell: flagged guessed
+        endings = tuple(spec.get("adjective_endings", ()))
+        sure = bool(endings) and all(w.endswith(endings) for w in words[1:])
+        return definite, EXACT if sure else GUESSED
     return prefix + label, EXACT

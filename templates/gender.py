@@ -99,7 +99,10 @@ def _label_agreement(lang: str, label: str, etype: str) -> Agreement:
     # languages default to masculine in Portuguese («o francês»); de «Dance-Pop» is masculine (Pop).
     head_pos = spec.get("head", "first")
     head = _head_word(label, head_pos)
-    for word in _head_candidates(head, head_pos):
+    candidates = _head_candidates(head, head_pos)
+    for prefix in spec.get("strip_prefixes", ()):  # ar المتحف -> متحف
+        candidates += tuple(w[len(prefix):] for w in candidates if w.startswith(prefix) and len(w) > len(prefix) + 1)
+    for word in candidates:
         if word != label and word in lexicon:
             g, n = parse_value(lexicon[word])
             return Agreement(g, n, "lexicon:head")

@@ -141,6 +141,9 @@ class Renderer:
         etype = self._types.get((entity.qid, slot_type))
         if etype is None:
             etype = self._types[(entity.qid, slot_type)] = entity_type(entity, slot_type)
+        quotes = _title_quotes(lang) if etype == "work" else None
+        if quotes:  # de: work titles in „…“ so an article of the title is not read as the sentence's
+            label = quotes[0] + label + quotes[1]
         key = (lang, label, features, agreement, etype, sentence_initial)
         if key in self._inflections:
             result = self._inflections[key]
@@ -242,6 +245,12 @@ class Renderer:
             return parse(template.text)
         except TemplateSyntaxError as e:
             return RenderFailure("template-error", f"{template.where(e.offset)}: {e.message}")
+
+
+def _title_quotes(lang: str) -> tuple[str, str] | None:
+    spec = language_registry().get(lang)
+    quotes = spec.options.get("title_quotes") if spec else None
+    return (quotes[0], quotes[1]) if quotes else None
 
 
 def _check_text(text: str, kind: str) -> RenderFailure | None:

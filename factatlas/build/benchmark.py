@@ -153,25 +153,31 @@ def read_prompts(path: str | os.PathLike) -> list[dict[str, Any]]:
 
 def _shared_lists(column: pa.ChunkedArray, interned: dict[tuple[str, ...], tuple[str, ...]]
                   ) -> list[tuple[str, ...]]:
-    """A list<dictionary<string>> column as tuples; each distinct list is built (and hashed) once."""
+    """A list<dictionary<string>> column as tuples; each distinct list is built (and hashed) once.
+
+    Rows are keyed on the raw bytes of their dictionary codes, so a row whose list was seen before costs
+    one bytes slice and one dict lookup, not thousands of string objects."""
+    from array import array
+
     out: list[tuple[str, ...]] = []
     for arr in column.chunks:
         if arr.null_count:
             raise ValueError("a candidate list column holds nulls")
-        offsets = arr.offsets.to_numpy()
-        offsets = offsets - offsets[0]
+        offsets = arr.offsets.to_pylist()
+        base = offsets[0]
         flat = arr.flatten()
         if not pa.types.is_dictionary(flat.type):
             flat = flat.dictionary_encode()
-        codes = flat.indices.to_numpy(zero_copy_only=False)
+        codes = flat.indices.cast(pa.int32())
+        width = 4
+        raw = memoryview(codes.buffers()[1])[codes.offset * width:(codes.offset + len(codes)) * width]
         words = flat.dictionary.to_pylist()
         cache: dict[bytes, tuple[str, ...]] = {}
         for i in range(len(arr)):
-            piece = codes[offsets[i]:offsets[i + 1]]
-            key = piece.tobytes()
+            key = bytes(raw[(offsets[i] - base) * width:(offsets[i + 1] - base) * width])
             t = cache.get(key)
             if t is None:
-                t = tuple(words[j] for j in piece.tolist())
+                t = tuple(words[j] for j in array("i", key))
                 t = cache[key] = interned.setdefault(t, t)
             out.append(t)
     return out
@@ -189,25 +195,19 @@ def prompts_table(rows: Sequence[Mapping[str, Any]]) -> pa.Table:
 
 
 def _list_column(values: Sequence[Sequence[str]]) -> pa.Array:
-    import numpy as np
-
+    """A list<string> column from per-row sequences; rows sharing one sequence object (predicate-wide
+    candidates) are converted once and gathered by a C++ ``take``."""
     index: dict[int, int] = {}
     uniques: list[Sequence[str]] = []
-    which = np.empty(len(values), dtype=np.int64)
-    for i, v in enumerate(values):
+    which: list[int] = []
+    for v in values:
         j = index.get(id(v))
         if j is None:
             j = index[id(v)] = len(uniques)
             uniques.append(v)
-        which[i] = j
-    lengths = np.array([len(u) for u in uniques], dtype=np.int64)
-    starts = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
-    flat = pa.array([w for u in uniques for w in u], type=pa.string())
-    row_lengths = lengths[which]
-    offsets = np.concatenate([[0], np.cumsum(row_lengths)]).astype(np.int32)
-    take = np.arange(offsets[-1], dtype=np.int64) - np.repeat(offsets[:-1].astype(np.int64), row_lengths) \
-        + np.repeat(starts[which], row_lengths)
-    return pa.ListArray.from_arrays(pa.array(offsets, type=pa.int32()), flat.take(pa.array(take)))
+        which.append(j)
+    distinct = pa.array([list(u) for u in uniques], type=pa.list_(pa.string()))
+    return distinct.take(pa.array(which, type=pa.int64()))
 
 
 def sorted_prompts(rows: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:

@@ -48,8 +48,9 @@ class LibrarySource:
     """The template library + Renderer of factatlas.templates (contract in CONTRACTS.md)."""
 
     def __init__(self, library: Any, entities: Mapping[str, Entity]):
-        from factatlas.templates import Renderer
+        from factatlas.templates import Renderer, RenderFailure
 
+        self._failure_type = RenderFailure
         self.library = library
         self.renderer = Renderer(entities)
         self.inflections: Counter[tuple[str, str]] = Counter()  # (lang, exact|guessed|none) per answer form
@@ -65,18 +66,18 @@ class LibrarySource:
 
     def render_prompt(self, lang: str, template_id: str, subject_qid: str) -> str | RenderFailed:
         r = self.renderer.render_prompt(self._template(lang, template_id), subject_qid)
-        if hasattr(r, "text"):
-            return r.text
-        return RenderFailed(r.reason, r.detail)
+        if isinstance(r, self._failure_type):
+            return RenderFailed(r.reason, r.detail)
+        return r.text
 
     def render_answer(self, lang: str, template_id: str, object_qid: str,
                       subject_qid: str) -> tuple[str, ...] | RenderFailed:
         r = self.renderer.render_answer(self._template(lang, template_id), object_qid, subject_qid)
-        if hasattr(r, "forms"):
-            self.inflections[(lang, r.inflection)] += 1
-            forms = dedupe(r.forms)
-            return forms if forms else RenderFailed("empty-form", f"{object_qid} rendered no form")
-        return RenderFailed(r.reason, r.detail)
+        if isinstance(r, self._failure_type):
+            return RenderFailed(r.reason, r.detail)
+        self.inflections[(lang, r.inflection)] += 1
+        forms = dedupe(r.forms)
+        return forms if forms else RenderFailed("empty-form", f"{object_qid} rendered no form")
 
     def describe(self) -> dict[str, Any]:
         return {"templates": "factatlas template library", "languages": list(self.library.languages)}

