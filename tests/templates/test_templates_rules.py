@@ -30,7 +30,8 @@ def req(gender: Gender = Gender.UNKNOWN, number: str = "sg", etype: str = "", so
     ("ca", "Andorra", Features(preposition="de"), req(F, etype="country"), "d'Andorra"),
     # Spanish: a + el -> al; names with their own article; indefinite
     ("es", "piano", Features(article="def", preposition="a"), req(M, etype="instrument"), "al piano"),
-    ("es", "El Cairo", Features(preposition="de"), req(M, etype="city"), "del Cairo"),
+    # RAE (DPD «El Cairo», Ortografía 2010): an article that is part of a place name is never contracted
+    ("es", "El Cairo", Features(preposition="de"), req(M, etype="city"), "de El Cairo"),
     ("es", "El Salvador", Features(preposition="de"), req(M, etype="country"), "de El Salvador"),
     ("es", "cantante", Features(article="indef"), req(F, etype="occupation"), "una cantante"),
     # Portuguese: a + a -> à
