@@ -145,13 +145,13 @@ def main(argv=None) -> int:
     ap.add_argument("--heads", type=int)
     ap.add_argument("--intermediate", type=int)
     ap.add_argument("--vocab", type=int)
-    ap.add_argument("--tokenizer-vocab", type=int, default=4000,
+    ap.add_argument("--tokenizer-vocab", type=int, default=1000,
                     help="WordPiece vocabulary trained on the prompts (smaller = more multi-token candidates)")
     ap.add_argument("--bmlama-prompts", type=int, default=200,
                     help="prompts for the per-candidate baseline (0: all); ours is timed on the same subset")
     ap.add_argument("--mlama-prompts", type=int, default=0, help="prompts for the mLAMA-style baseline (0: all)")
     ap.add_argument("--batch-tokens", type=int, default=8192)
-    ap.add_argument("--threads", type=int, default=1, help="torch CPU threads (same for every side)")
+    ap.add_argument("--threads", type=int, default=0, help="torch CPU threads, the same for every side (0: torch default)")
     ap.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
     ap.add_argument("--dtype", choices=("fp32", "bf16", "fp16"), default="fp32",
                     help="our scorers' dtype; the baselines always run fp32 as the anchors do")
@@ -166,7 +166,9 @@ def main(argv=None) -> int:
     from factatlas.probe.baselines import bmlama_pll_scores, mlama_independent_scores
     from factatlas.probe.mlm import MaskedLMScorer
 
-    torch.set_num_threads(args.threads)
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    args.threads = torch.get_num_threads()
     sizes = PRESETS[args.preset]
     if args.quick:
         args.prompts, args.candidates, args.bmlama_prompts = 200, 10, 40

@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
+
 from factatlas.probe.models import LoadedModel
 from factatlas.probe.protocol import ClozeQuery
 from factatlas.probe.slots import special_wrap, tokenize_slots
@@ -57,6 +58,7 @@ def mlama_independent_scores(lm: LoadedModel, queries: Sequence[ClozeQuery], bat
                              ) -> list[tuple[float, ...]]:
     """Independent-mask rule, mLAMA's batching: every mask count up to the batch maximum."""
     import torch
+
     from factatlas.probe.batching import pad_right
 
     tok, model = lm.tokenizer, lm.model
@@ -87,6 +89,7 @@ def causal_per_candidate_scores(lm: LoadedModel, queries: Sequence[ClozeQuery], 
                                 include_remainder: bool = False) -> list[tuple[float, ...]]:
     """BMLAMA's decoder-only loop for the continuation rule: the prompt recomputed for every candidate."""
     import torch
+
     from factatlas.probe.causal import context_start
 
     tok, model = lm.tokenizer, lm.model
@@ -110,6 +113,7 @@ def causal_per_candidate_scores(lm: LoadedModel, queries: Sequence[ClozeQuery], 
 def seq2seq_per_candidate_scores(lm: LoadedModel, queries: Sequence[ClozeQuery]) -> list[tuple[float, ...]]:
     """BMLAMA's mT5 loop: encoder and decoder rerun for every candidate, batch size 1."""
     import torch
+
     from factatlas.probe.seq2seq import sentinel_ids
 
     tok, model = lm.tokenizer, lm.model

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
+
 from factatlas.probe.protocol import SCORING_RULES
 
 
@@ -51,9 +52,8 @@ def probe(
 
     Quickstart: factatlas probe runs/arab-west --model tiny
     """
-    from factatlas.probe.runner import ProbeConfig, parse_shard, probe_benchmark
-
     from factatlas.console import out
+    from factatlas.probe.runner import ProbeConfig, parse_shard, probe_benchmark
 
     config = ProbeConfig(
         model=model, scoring=scoring, langs=tuple(x.strip() for x in langs.split(",") if x.strip()) if langs else None,

@@ -19,7 +19,6 @@ from typing import Any
 
 from factatlas.probe.batching import token_budget_batches
 from factatlas.probe.models import LoadedModel
-
 from factatlas.records import ANSWER_MARKER
 
 # Articles (and elided forms, which punctuation stripping leaves as single letters) of the languages

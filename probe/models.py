@@ -109,7 +109,9 @@ def _auto_class(family: str):
 def load_model(name: str, *, family: str | None = None, device: str = "auto", dtype: str = "auto") -> LoadedModel:
     """Load tokenizer + model from a local folder or a Hub id (cached or downloadable)."""
     from transformers import AutoConfig, AutoTokenizer
+    from transformers.utils import logging as hf_logging
 
+    hf_logging.disable_progress_bar()  # our own progress goes to stderr via factatlas.console
     if family is not None and family not in FAMILIES:
         raise ConfigError(f"unknown model family '{family}'. Available: {', '.join(FAMILIES)}")
     try:

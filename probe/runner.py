@@ -21,15 +21,14 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from factatlas.atomic import write_json
+from factatlas.errors import ConfigError
 from factatlas.probe.protocol import (
     DEFAULT_SCORING,
     ClozeQuery,
     check_scoring_for_family,
     rank_candidates,
 )
-
-from factatlas.atomic import write_json
-from factatlas.errors import ConfigError
 from factatlas.records import ANSWER_MARKER
 from factatlas.tables import PROMPTS_SCHEMA, RANKINGS_SCHEMA, read_rows, write_table
 
@@ -378,9 +377,8 @@ TINY_ALIASES = {"tiny": "bert", "tiny-bert": "bert", "tiny-gpt2": "gpt2", "tiny-
 
 def _build_tiny(run_dir: Path, rows: Sequence[Mapping[str, Any]], config: ProbeConfig) -> tuple[str, dict[str, Any]]:
     """Build (or reuse) a tiny model trained on the benchmark's train split (else its dev split)."""
-    from factatlas.probe.tiny import make_tiny_model, tokenizer_texts, true_fact_examples
-
     from factatlas.console import err
+    from factatlas.probe.tiny import make_tiny_model, tokenizer_texts, true_fact_examples
 
     if config.model not in TINY_ALIASES:
         raise ConfigError(f"unknown tiny model '{config.model}'. Available: {', '.join(sorted(TINY_ALIASES))}")
@@ -389,11 +387,16 @@ def _build_tiny(run_dir: Path, rows: Sequence[Mapping[str, Any]], config: ProbeC
     train_splits = [s for s in ("train", "dev") if s in splits_present][:1]
     examples = true_fact_examples(rows, splits=train_splits) if train_splits else []
     folder = run_dir / "probe" / "_models" / f"tiny-{arch}"
-    if not (folder / "config.json").exists():
+    texts = tokenizer_texts(rows)
+    recipe = {"arch": arch, "steps": config.tiny_steps, "train_splits": train_splits,
+              "text_sha256": hashlib.sha256("\n".join(texts).encode("utf-8")).hexdigest()}
+    stamp = folder / "factatlas-tiny.json"
+    if not stamp.exists() or json.loads(stamp.read_text("utf-8")) != recipe:  # reuse only an identical build
         err.print(f"building tiny-{arch}: tokenizer on the benchmark text, {config.tiny_steps} fine-tuning "
                   f"steps on {len(examples)} true facts of split {train_splits or 'none'}")
-        make_tiny_model(folder, arch, tokenizer_texts(rows), examples=examples, steps=config.tiny_steps,
+        make_tiny_model(folder, arch, texts, examples=examples, steps=config.tiny_steps,
                         vocab_size=2000 if arch != "t5" else 1000)
+        write_json(stamp, recipe)
     info = {"arch": arch, "path": str(folder), "trained_on_splits": train_splits,
             "train_examples": len(examples), "steps": config.tiny_steps, "slug": f"tiny-{arch}"}
     return str(folder), info

@@ -18,7 +18,6 @@ from typing import Any
 from factatlas.probe.models import LoadedModel, wrap_model
 from factatlas.probe.protocol import ClozeQuery
 from factatlas.probe.slots import special_wrap, tokenize_slots
-
 from factatlas.records import ANSWER_MARKER
 
 TINY_FAMILIES = {"bert": "mlm", "gpt2": "causal", "t5": "seq2seq"}
@@ -158,6 +157,7 @@ def finetune(lm: LoadedModel, examples: Sequence[ClozeExample], steps: int = 300
              lr: float = 3e-3, seed: int = 0) -> list[float]:
     """A few hundred AdamW steps on true facts; returns the loss per step. Leaves the model in eval mode."""
     import torch
+
     from factatlas.probe.batching import pad_right
 
     if not examples or steps <= 0:
@@ -236,7 +236,9 @@ def make_tiny_model(out_dir: str | Path, arch: str, texts: Sequence[str], *,
                     vocab_size: int = 1000, seed: int = 0, lr: float = 3e-3, batch_size: int = 16) -> Path:
     """Train a tokenizer on ``texts``, build a tiny ``arch`` model, fine-tune it, save it to ``out_dir``."""
     import torch
+    from transformers.utils import logging as hf_logging
 
+    hf_logging.disable_progress_bar()
     if arch not in TINY_FAMILIES:
         raise ValueError(f"unknown tiny architecture '{arch}'; expected one of {sorted(TINY_FAMILIES)}")
     tokenizer = train_tokenizer(texts, arch, vocab_size)

@@ -83,6 +83,14 @@ def resolve_agreement(entity: Entity, lang: str, label: str, etype: str = "") ->
 
 
 @cache
+def _compound_nouns(lang: str) -> tuple[str, ...]:
+    """Single-word lexicon nouns (4+ letters) that may end a compound, longest first."""
+    lexicon = _data("genders.yaml").get(lang, {}).get("lexicon", {})
+    return tuple(sorted((w for w in lexicon if " " not in w and len(w) >= 4 and w[:1].isupper()),
+                        key=len, reverse=True))
+
+
+@cache
 def _label_agreement(lang: str, label: str, etype: str) -> Agreement:
     spec = _data("genders.yaml").get(lang, {})
     if lang == "ru":
@@ -106,6 +114,13 @@ def _label_agreement(lang: str, label: str, etype: str) -> Agreement:
         if word != label and word in lexicon:
             g, n = parse_value(lexicon[word])
             return Agreement(g, n, "lexicon:head")
+    if spec.get("compounds"):
+        # German compounds take the gender of their last noun: Rockmusik -> Musik (fem)
+        low_head = head.lower()
+        for noun in _compound_nouns(lang):
+            if low_head.endswith(noun.lower()) and low_head != noun.lower():
+                g, n = parse_value(lexicon[noun])
+                return Agreement(g, n, "lexicon:compound")
     classes = spec.get("classes", {})
     if etype and etype in classes:
         g, n = parse_value(classes[etype])

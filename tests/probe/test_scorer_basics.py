@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import pytest
-from factatlas.probe.batching import greedy_batches, token_budget_batches
-from factatlas.probe.protocol import ClozeQuery, check_scoring_for_family, rank_candidates, scoring_rule
-from factatlas.probe.runner import parse_shard, placeholder_for, shard_of, template_only_text
 from hypothesis import given
 from hypothesis import strategies as st
 
 from factatlas.errors import ConfigError
+from factatlas.probe.batching import greedy_batches, token_budget_batches
+from factatlas.probe.protocol import ClozeQuery, check_scoring_for_family, rank_candidates, scoring_rule
+from factatlas.probe.runner import parse_shard, placeholder_for, shard_of, template_only_text
 
 
 def test_rank_candidates_ties_keep_candidate_order():
@@ -84,6 +84,7 @@ def test_cloze_query_requires_one_marker():
 
 def test_detect_family_from_config_not_name():
     import transformers
+
     from factatlas.probe.models import detect_family
 
     assert detect_family(transformers.BertConfig(architectures=["BertForMaskedLM"])) == "mlm"

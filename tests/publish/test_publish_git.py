@@ -17,13 +17,13 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-from factatlas.publish.publishers import GitPublisher
-from factatlas.publish.workflow import publish
 from publish_fixtures import BASE_FACTS, make_benchmark
 from typer.testing import CliRunner
 
 from factatlas.cli import app
 from factatlas.errors import ConfigError, FactatlasError
+from factatlas.publish.publishers import GitPublisher
+from factatlas.publish.workflow import publish
 from factatlas.tables import PROMPTS_SCHEMA
 
 REPO = "org/atlas"

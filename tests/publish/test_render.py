@@ -4,6 +4,9 @@ import json
 
 import pyarrow.parquet as pq
 import pytest
+from publish_fixtures import BASE_FACTS
+
+from factatlas.errors import ConfigError
 from factatlas.publish.card import answer_entropy, size_category, split_card
 from factatlas.publish.render import (
     ReleaseOptions,
@@ -15,9 +18,6 @@ from factatlas.publish.render import (
 )
 from factatlas.publish.source import load_source
 from factatlas.publish.versions import Version
-from publish_fixtures import BASE_FACTS
-
-from factatlas.errors import ConfigError
 from factatlas.tables import PROMPTS_SCHEMA
 
 V1 = Version.parse("1.0.0")

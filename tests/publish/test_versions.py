@@ -1,6 +1,8 @@
 from __future__ import annotations
 
 import pytest
+
+from factatlas.errors import ConfigError
 from factatlas.publish.versions import (
     Bump,
     Version,
@@ -10,8 +12,6 @@ from factatlas.publish.versions import (
     previous_version,
     versions_from_tags,
 )
-
-from factatlas.errors import ConfigError
 
 
 @pytest.mark.parametrize("text,expected", [

@@ -199,3 +199,168 @@ def test_agreement_with_y_in_an_unvalidated_template_is_a_failure_not_a_wrong_fo
     bad = tpl("fr", "P19", "[X] est né à [Y], {Y: masc=un beau pays | fem=une belle ville}.")
     result = renderer.render_prompt(bad, "Q7200")
     assert isinstance(result, RenderFailure) and result.reason == "template-error"
+
+
+# ---- defects found by rendering every template with real entities (exact renders, real templates) ----
+
+from factatlas.records import Entity, Gender, frozen_mapping  # noqa: E402
+from factatlas.templates.gender import resolve_agreement  # noqa: E402
+from factatlas.templates.library import load_library  # noqa: E402
+
+
+def _e(qid: str, labels: dict[str, str], classes: tuple[str, ...], gender: Gender = Gender.UNKNOWN) -> Entity:
+    return Entity(qid, frozen_mapping(labels), frozen_mapping({}), gender,
+                  "P21" if gender is not Gender.UNKNOWN else "", classes)
+
+
+FIELD = {e.qid: e for e in (
+    _e("Q150", {"pt": "língua francesa", "it": "lingua francese", "fr": "français", "en": "French",
+                "ar": "اللغة الفرنسية"}, ("Q34770",)),
+    _e("Q9730", {"fr": "musique classique", "pt": "música clássica", "it": "musica classica",
+                 "ar": "موسيقى كلاسيكية", "de": "klassische Musik", "es": "música clásica"}, ("Q188451",)),
+    _e("Q11399", {"ar": "موسيقى الروك", "de": "Rockmusik"}, ("Q188451",)),
+    _e("Q128309", {"ar": "طقم طبول", "de": "Schlagzeug"}, ("Q34379",)),
+    _e("Q1444", {"de": "Orgel", "fr": "orgue", "en": "organ"}, ("Q34379",)),
+    _e("Q6607", {"en": "guitar", "de": "Gitarre"}, ("Q34379",)),
+    _e("Q85", {"it": "Il Cairo", "pt": "Cairo", "fr": "Le Caire", "es": "El Cairo", "de": "Kairo",
+               "ar": "القاهرة", "en": "Cairo"}, ("Q515",)),
+    _e("Q3476", {"it": "L'Aquila"}, ("Q515",)),
+    _e("Q8678", {"pt": "Rio de Janeiro"}, ("Q515",)),
+    _e("Q36433", {"pt": "Porto"}, ("Q515",)),
+    _e("Q64", {"pt": "Berlim", "it": "Berlino"}, ("Q515",)),
+    _e("Q47703", {"pt": "O Poderoso Chefão", "it": "Il padrino", "fr": "Le Parrain", "es": "El padrino",
+                  "de": "Der Pate", "en": "The Godfather"}, ("Q11424",)),
+    _e("Q7186", {"ru": "Мария Склодовская-Кюри", "en": "Marie Curie", "pt": "Marie Curie",
+                 "it": "Marie Curie"}, ("Q5",), Gender.FEMININE),
+    _e("Q30", {"en": "United States of America", "de": "Vereinigte Staaten"}, ("Q6256",)),
+    _e("Q145", {"en": "United Kingdom", "de": "Vereinigtes Königreich"}, ("Q6256",)),
+    _e("Q55", {"en": "Netherlands"}, ("Q6256",)),
+    _e("Q928", {"en": "Philippines"}, ("Q6256",)),
+    _e("Q778", {"en": "The Bahamas"}, ("Q6256",)),
+    _e("Q142", {"en": "France", "fr": "France", "ar": "فرنسا", "de": "Frankreich", "pt": "França"}, ("Q6256",)),
+    _e("Q805", {"fr": "Yémen"}, ("Q6256",)),
+    _e("Q243", {"fr": "tour Eiffel", "ar": "برج إيفل", "en": "Eiffel Tower"}, ("Q1440476",)),
+    _e("Q201219", {"ar": "المتحف المصري"}, ("Q33506",)),
+    _e("Q101625", {"ar": "مراكش", "fr": "Marrakech", "en": "Marrakesh"}, ("Q515",)),
+    _e("Q1384", {"fr": "État de New York"}, ("Q35657",)),
+    _e("Q1273", {"ar": "توسكانا", "fr": "Toscane"}, ("Q16110",)),
+    _e("Q1128437", {"fr": "Gouvernorat de Ninive"}, ("Q11828004",)),
+)}
+
+
+@pytest.fixture(scope="module")
+def field() -> tuple[Renderer, object]:
+    return Renderer(FIELD), load_library(("en", "fr", "de", "es", "pt", "it", "ar", "ru"))
+
+
+FIELD_PROMPTS = [
+    # (2) a name's own article fuses with the preposition; the title keeps its capital
+    ("pt", "P364/1", "Q47703", "O idioma original do Poderoso Chefão é [Y]."),
+    ("it", "P364/1", "Q47703", "La lingua originale del Padrino è [Y]."),
+    ("fr", "P364/1", "Q47703", "La langue originale du Parrain est [Y]."),
+    # (3) a woman's hyphenated surname declines as a feminine adjective on both halves' first part
+    ("ru", "P19/2", "Q7186", "Место рождения Марии Склодовской-Кюри — [Y]."),
+    # (4) German work titles go in quotation marks, the title's own article untouched
+    ("de", "P364/1", "Q47703", "Die Originalsprache von „Der Pate“ ist [Y]."),
+    ("de", "P495/2", "Q47703", "„Der Pate“ wurde [Y] produziert."),
+    # (5) English "the" before the names that take it, sentence-initial capital
+    ("en", "P47/1", "Q55", "The Netherlands shares a border with [Y]."),
+    ("en", "P36/1", "Q30", "The capital of the United States of America is [Y]."),
+    ("en", "P36/1", "Q142", "The capital of France is [Y]."),
+    ("en", "P530/1", "Q778", "The Bahamas maintains diplomatic relations with [Y]."),
+    ("en", "P17/1", "Q243", "The Eiffel Tower is located in [Y]."),
+    ("en", "P17/1", "Q101625", "Marrakesh is located in [Y]."),
+    # (6) P17 subjects are places, not cities: French article for a common-noun name, Arabic head gender
+    ("fr", "P17/1", "Q243", "La tour Eiffel se trouve [Y]."),
+    ("fr", "P17/1", "Q101625", "Marrakech se trouve [Y]."),
+    ("fr", "P17/1", "Q1128437", "Le gouvernorat de Ninive se trouve [Y]."),
+    ("fr", "P17/3", "Q1384", "Le pays où se trouve l'État de New York est [Y]."),
+    ("ar", "P17/1", "Q243", "يقع برج إيفل في [Y]."),
+    ("ar", "P17/1", "Q201219", "يقع المتحف المصري في [Y]."),
+    ("ar", "P17/1", "Q101625", "تقع مراكش في [Y]."),
+]
+
+
+@pytest.mark.parametrize(("lang", "tid", "subject", "expected"), FIELD_PROMPTS)
+def test_field_defect_prompts(field, lang, tid, subject, expected):
+    renderer, lib = field
+    result = renderer.render_prompt(lib.get(lang, tid), subject)
+    assert isinstance(result, RenderedPrompt), result
+    assert result.text == expected
+
+
+FIELD_ANSWERS = [
+    # (1) the head noun's lexicon gender wins over the type default (languages masculine in pt/it)
+    ("pt", "[X] fala [Y.def].", "P1412", "Q150", "a língua francesa", "exact"),
+    ("it", "[X] parla [Y.def].", "P1412", "Q150", "la lingua francese", "exact"),
+    ("fr", "[X] joue [Y.def.de].", "P136", "Q9730", "de la musique classique", "exact"),
+    ("pt", "[X] toca [Y.def].", "P136", "Q9730", "a música clássica", "exact"),
+    # (2) names that begin with an article / take one
+    ("it", "[X] è nata [Y.a].", "P19", "Q85", "al Cairo", "exact"),
+    ("it", "[X] è originaria [Y.di].", "P19", "Q85", "del Cairo", "exact"),
+    ("it", "[X] è nata [Y.a].", "P19", "Q3476", "all'Aquila", "exact"),
+    ("it", "[X] è nata [Y.a].", "P19", "Q64", "a Berlino", "exact"),
+    ("fr", "[X] est originaire [Y.def.de].", "P19", "Q85", "du Caire", "exact"),
+    ("es", "[X] es originaria [Y.de].", "P19", "Q85", "de El Cairo", "exact"),  # RAE: never «del Cairo»
+    ("pt", "[X] nasceu [Y.def.em].", "P19", "Q85", "no Cairo", "exact"),
+    ("pt", "[X] nasceu [Y.def.em].", "P19", "Q8678", "no Rio de Janeiro", "exact"),
+    ("pt", "[X] é originária [Y.def.de].", "P19", "Q36433", "do Porto", "exact"),
+    ("pt", "[X] nasceu [Y.def.em].", "P19", "Q64", "em Berlim", "exact"),
+    ("pt", "O local de nascimento de [X] é [Y.def].", "P19", "Q85", "o Cairo", "exact"),
+    # (4) German: every instrument gets a gender; a neuter name that takes the article, -s genitive
+    ("de", "Das Instrument, das [X] spielt, ist [Y.def.nom].", "P1303", "Q1444", "die Orgel", "exact"),
+    ("de", "Das Instrument, das [X] spielt, ist [Y.def.nom].", "P1303", "Q128309", "das Schlagzeug", "exact"),
+    ("de", "[X] spielt [Y.def.acc].", "P136", "Q11399", "die Rockmusik", "exact"),  # compound: -musik
+    ("de", "[X] liegt [Y.def.in].", "P17", "Q145", "im Vereinigten Königreich", "exact"),
+    ("de", "[X] besitzt die Staatsbürgerschaft [Y.def.gen].", "P27", "Q145", "des Vereinigten Königreichs",
+     "exact"),
+    ("de", "Das Herkunftsland von [X] ist [Y.def.nom].", "P495", "Q145", "das Vereinigte Königreich", "exact"),
+    # (5) English "the"
+    ("en", "[X] is a citizen of [Y.def].", "P27", "Q30", "the United States of America", "exact"),
+    ("en", "[X] is a citizen of [Y.def].", "P27", "Q145", "the United Kingdom", "exact"),
+    ("en", "[X] is a citizen of [Y.def].", "P27", "Q928", "the Philippines", "exact"),
+    ("en", "[X] is a citizen of [Y.def].", "P27", "Q778", "The Bahamas", "exact"),
+    ("en", "[X] is a citizen of [Y.def].", "P27", "Q142", "France", "exact"),
+    ("en", "[X] plays [Y.def].", "P1303", "Q6607", "the guitar", "exact"),
+    # French y + vowel is a consonant: no elision, au/du
+    ("fr", "[X] est située [Y.en].", "P17", "Q805", "au Yémen", "guessed"),
+    ("fr", "La langue officielle [Y.def.de] est l'arabe.", "P37", "Q805", "du Yémen", "guessed"),
+    # (7) Arabic: ال on the noun and its agreeing adjectives; a construct already definite stays as is;
+    # an indefinite construct cannot be told from noun + adjective and is flagged
+    ("ar", "تؤدي [X] [Y.def].", "P136", "Q9730", "الموسيقى الكلاسيكية", "exact"),
+    ("ar", "تؤدي [X] [Y.def].", "P136", "Q11399", "موسيقى الروك", "exact"),
+    ("ar", "تعزف [X] على [Y.def].", "P1303", "Q128309", "الطقم الطبول", "guessed"),
+]
+
+
+@pytest.mark.parametrize(("lang", "text", "predicate", "obj", "filler", "status"), FIELD_ANSWERS)
+def test_field_defect_answers(field, lang, text, predicate, obj, filler, status):
+    renderer, _ = field
+    result = renderer.render_answer(tpl(lang, predicate, text), obj)
+    assert isinstance(result, RenderedAnswer), result
+    assert result.forms[0] == filler
+    assert result.inflection == status
+
+
+@pytest.mark.parametrize(("lang", "qid", "slot_type", "gender", "source"), [
+    ("pt", "Q150", "language", Gender.FEMININE, "lexicon:head"),
+    ("it", "Q150", "language", Gender.FEMININE, "lexicon:head"),
+    ("fr", "Q9730", "genre", Gender.FEMININE, "lexicon:head"),
+    ("de", "Q11399", "genre", Gender.FEMININE, "lexicon:compound"),
+    ("ar", "Q243", "place", Gender.MASCULINE, "lexicon:head"),
+    ("ar", "Q1273", "place", Gender.FEMININE, "class-default:place"),
+    ("ar", "Q101625", "place", Gender.FEMININE, "class-default:city"),
+])
+def test_head_noun_gender_beats_class_default(lang, qid, slot_type, gender, source):
+    e = FIELD[qid]
+    from factatlas.templates.gender import entity_type
+
+    ag = resolve_agreement(e, lang, e.labels[lang], entity_type(e, slot_type))
+    assert (ag.gender, ag.source) == (gender, source)
+
+
+def test_place_subjects_are_not_typed_as_cities():
+    from factatlas.templates.gender import entity_type
+
+    assert entity_type(FIELD["Q243"], "place") == "place"
+    assert entity_type(FIELD["Q101625"], "place") == "city"  # its P31 says city
