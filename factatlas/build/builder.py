@@ -369,6 +369,20 @@ def curated_pair_name(manifest: Mapping[str, Any], cultures: Sequence[str]) -> s
     return str(pair) if pair else "-".join(cultures)
 
 
+def copy_template_files(library: Any, langs: Sequence[str], folder: Any) -> list[Any]:
+    """Keep the exact template files a benchmark was rendered from beside it (releases ship them)."""
+    from pathlib import Path
+
+    from factatlas.atomic import write_bytes
+
+    written = []
+    for lang in langs:
+        target = Path(folder) / f"{lang}.yaml"
+        write_bytes(target, Path(library.file(lang).path).read_bytes())
+        written.append(target)
+    return written
+
+
 def build_run(run: str | Any, langs: Sequence[str], *, template_ids: Sequence[str] | None = None,
               candidate_mode: str = "predicate", k: int | None = None, seed: int = 0,
               fractions: Mapping[str, float] | None = None, templates_root: str | None = None,
@@ -405,6 +419,7 @@ def build_run(run: str | Any, langs: Sequence[str], *, template_ids: Sequence[st
     result = build_benchmark(facts, entities, source, spec, upstream_drops=upstream, toolkit_version=toolkit_version())
     out = run_dir.stage("build")
     outputs = write_benchmark(out, result.content)
+    outputs += copy_template_files(library, langs, out / "templates")
     run_dir.record_stage("build", config={"langs": list(langs), "templates": list(template_ids or []) or "all",
                                           "candidate_mode": candidate_mode, "k": k, "seed": seed,
                                           "fractions": dict(spec.fractions)},
