@@ -34,6 +34,12 @@ class RunnerStats:
     split: int = 0
     by_kind: dict[str, int] = field(default_factory=dict)
     hashes: list[str] = field(default_factory=list)
+    # when each answer was fetched from the endpoint (epoch seconds; a cached answer keeps its file's time)
+    fetched_at: dict[str, float] = field(default_factory=dict)
+
+    def retrieval_window(self) -> tuple[float, float] | None:
+        times = self.fetched_at.values()
+        return (min(times), max(times)) if times else None
 
 
 class QueryRunner:
@@ -67,6 +73,7 @@ class QueryRunner:
         if cached.exists():
             rows = json.loads(cached.read_text("utf-8"))
             self.stats.cached += 1
+            self.stats.fetched_at[h] = cached.stat().st_mtime
             self._log(hash=h, endpoint=self.endpoint.id, kind=kind, text=query, rows=len(rows), seconds=0.0,
                       status="cached")
             return rows
@@ -88,6 +95,7 @@ class QueryRunner:
                 self.sleep(wait)
                 continue
             write_bytes(cached, json.dumps(rows, ensure_ascii=False, sort_keys=True).encode("utf-8"))
+            self.stats.fetched_at[h] = time.time()
             self._log(hash=h, endpoint=self.endpoint.id, kind=kind, text=query, rows=len(rows),
                       seconds=round(self.clock() - start, 3), status="ok")
             return rows

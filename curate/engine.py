@@ -647,6 +647,11 @@ def _record(run: RunDir, config: CurationConfig, endpoint: SparqlEndpoint, resul
         "cultures": {c: [q.qid for q in cul.countries] for c, cul in result.cultures.items()},
         "queries": {**result.queries, "hashes": sorted(set(runner.stats.hashes))},
     }
+    window = runner.stats.retrieval_window()
+    if window:
+        # what the data reflects: when the endpoint answered (cached answers keep their original time)
+        extra["retrieved_first"], extra["retrieved"] = (
+            datetime.fromtimestamp(t, UTC).isoformat(timespec="seconds") for t in window)
     run.record_stage("curate", config=resolved, counts=counts, extra=extra, started=started,
                      outputs=[out_dir / n for n in ("facts.parquet", "entities.parquet", "labels.parquet",
                                                     "dropped.parquet")])

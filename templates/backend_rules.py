@@ -1,4 +1,4 @@
-"""Article and preposition rules: es/fr/pt/it/ca articles and fusions, the French country preposition,
+"""Article and preposition rules: English "the", es/fr/pt/it/ca articles and fusions, the French country preposition,
 German articles by case, Greek articles (and guessed noun case endings), Arabic/Hebrew definite prefix.
 
 Tables live in templates/data/articles.yaml. Whether a name takes an article depends on its semantic

@@ -84,7 +84,7 @@ class InflectionBackend(Protocol):
 
 
 class IdentityBackend:
-    """Languages whose templates never ask for a form (en, zh, ja, hi, sw ...): the label as is."""
+    """Languages whose templates never ask for a form (zh, ja, hi, sw ...): the label as is."""
 
     name = "identity"
 

@@ -56,3 +56,21 @@ def test_kill_after_k_queries_then_resume(k, fixture_files, fixture_store, confi
     curate(config, run, endpoint=third)
     assert third.asked == []  # a finished run is answered entirely from the cache
     assert output_bytes(run) == reference_outputs
+
+
+def test_manifest_records_when_the_endpoint_answered(fixture_files, fixture_store, config, tmp_path):
+    import json
+    import os
+
+    embedded = EmbeddedEndpoint(fixture_files[0], store=fixture_store)
+    run = tmp_path / "run"
+    curate(config, run, endpoint=embedded)
+    # pretend the cached answers were fetched on two known days; a rerun answers from the cache
+    answers = sorted((run / "curate" / "cache").glob("*.json"))
+    day1, day2 = 1_700_000_000, 1_700_086_400  # 2023-11-14T22:13:20Z, one day later
+    for i, path in enumerate(answers):
+        os.utime(path, (day1 if i else day2, day1 if i else day2))
+    curate(config, run, endpoint=CountingEndpoint(embedded))
+    stage = json.loads((run / "manifest.json").read_text())["stages"]["curate"]
+    assert stage["retrieved_first"] == "2023-11-14T22:13:20+00:00"
+    assert stage["retrieved"] == "2023-11-15T22:13:20+00:00"
