@@ -171,7 +171,7 @@ def parse_langs(langs: str | Iterable[str]) -> tuple[str, ...]:
 
 CULTURE_KEYS = ("name", "label", "description", "membership", "countries")
 MEMBERSHIP_KEYS = ("predicate", "target", "wikipedia_sites", "use")
-COUNTRY_KEYS = ("qid", "label", "wikipedia_sites")
+COUNTRY_KEYS = ("qid", "label", "wikipedia_sites", "also_matches")
 
 
 @dataclass(frozen=True)
@@ -236,9 +236,11 @@ def parse_culture(doc: Located, default_name: str) -> CultureConfig:
         if not sites:
             raise doc.error(f"countries[{i}].wikipedia_sites: list at least one edition, e.g. [en]",
                             "countries", i, "wikipedia_sites")
+        also = tuple(check_qid(doc, q, "countries", i, "also_matches", j)
+                     for j, q in enumerate(check_list(doc, c.get("also_matches", []), "countries", i, "also_matches")))
         countries.append(CountryRef(
             qid, check_str(doc, c["label"], "countries", i, "label"),
-            tuple(check_lang(doc, s, "countries", i, "wikipedia_sites", j) for j, s in enumerate(sites))))
+            tuple(check_lang(doc, s, "countries", i, "wikipedia_sites", j) for j, s in enumerate(sites)), also))
     if not countries and rule is None:
         raise doc.error("countries: a culture needs at least one country (or a membership rule)", "countries")
     culture = Culture(name=name, label=label, countries=tuple(countries), membership_rule=rule,

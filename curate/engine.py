@@ -292,15 +292,20 @@ def curate(config: CurationConfig, run_dir: str | Path, *, endpoint: SparqlEndpo
     candidates: dict[tuple[str, str], dict[str, Candidate]] = {}
     for cname, culture in cultures.items():
         sites = sorted({s for c in culture.countries for s in c.wikipedia_sites})
+        # statements may name another item for a country (the Kingdom Q29999 for the Netherlands Q55);
+        # they count for the listed country, except where the subject is the country itself
+        canonical = {c.qid: c.qid for c in culture.countries}
+        canonical.update({alt: c.qid for c in culture.countries for alt in c.also_matches})
         for pid_, spec in specs.items():
+            itself = spec.culture_filter.side == "subject" and spec.culture_filter.via is None
             rows = runner.select_batched(
-                f"candidates:{pid_}", list(culture.country_qids),
+                f"candidates:{pid_}", list(culture.country_qids) if itself else sorted(canonical, key=qid_key),
                 lambda b, spec=spec, sites=sites: sparql.candidates_query(
                     spec.pid, spec.culture_filter.side, spec.culture_filter.via, b, sites),
                 config.batch_size)
             pool: dict[str, Candidate] = {}
             for row in rows:
-                s, country = sparql.qid_of(row, "s"), sparql.qid_of(row, "country")
+                s, country = sparql.qid_of(row, "s"), canonical.get(sparql.qid_of(row, "country") or "")
                 site = sparql.site_from_iri(sparql.iri(row, "site") or "")
                 title = sparql.literal(row, "title")
                 if not s or not country:

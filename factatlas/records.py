@@ -47,6 +47,9 @@ class CountryRef:
     qid: str
     label: str
     wikipedia_sites: tuple[str, ...]  # Wikipedia edition codes used for popularity: ("ar", "en", "fr")
+    # Other items that stand for this country in statements about people, places and works: Dutch
+    # people are citizens (P27) of the Kingdom of the Netherlands Q29999, while the culture lists Q55.
+    also_matches: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -84,6 +84,8 @@ GOOD_CULTURE = "label: East Africa\ncountries:\n  - {qid: Q114, label: Kenya, wi
     ("label: X\nmembership: {predicate: P463, target: Q7172, use: rules}\ncountries: []\n",
      "membership.use: 'rules' is not one of rule, list. Did you mean 'rule'?"),
     ("label: X\ncountries: [\n", "not valid YAML"),
+    ("label: X\ncountries:\n  - {qid: Q55, label: NL, wikipedia_sites: [nl], also_matches: [Kingdom]}\n",
+     "countries.0.also_matches.0: 'Kingdom' is not a Wikidata item id"),
 ])
 def test_culture_errors_name_file_line_key_and_fix(tmp_path, text, message):
     path = write(tmp_path, "bad.yaml", text)

@@ -91,3 +91,13 @@ def test_live_style_lengths_through_the_mediawiki_stand_in_equal_the_table(sampl
                popularity_source=MediaWikiLengths(client))
     assert output_bytes(tmp_path / "mw") == output_bytes(run)
     assert any(c.get("redirects") == "1" for c in app.calls)
+
+
+def test_statements_naming_the_kingdom_count_for_the_netherlands(sample_run):
+    # Dutch people are citizens of the Kingdom Q29999; west.yaml lists Q55 with also_matches: [Q29999]
+    res, _ = sample_run
+    by_id = {f.id: f for f in res.facts}
+    cruyff = by_id["west:P27:Q17163"]
+    assert cruyff.countries == ("Q55",) and "Q29999" in cruyff.object_qids
+    # ... but the Kingdom is not a second subject where the subject is the country itself
+    assert not [f for f in res.facts if f.subject == "Q29999"]
