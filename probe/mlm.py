@@ -28,6 +28,15 @@ class MaskedPass:
     ids: list[int]
     positions: list[int] = field(default_factory=list)  # distinct positions read from this pass
     targets: list[tuple[int, int, int]] = field(default_factory=list)  # (index into positions, token, cand)
+    _index: dict[int, int] = field(default_factory=dict, repr=False)
+
+    def read(self, position: int) -> int:
+        """Index of ``position`` among the positions read (added on first use)."""
+        i = self._index.get(position)
+        if i is None:
+            i = self._index[position] = len(self.positions)
+            self.positions.append(position)
+        return i
 
 
 def plan_passes(slots: Sequence[SlotTokens], mode: str, mask_id: int, head: Sequence[int],
@@ -58,10 +67,7 @@ def plan_passes(slots: Sequence[SlotTokens], mode: str, mask_id: int, head: Sequ
                     p = by_key[key] = MaskedPass(ids)
                 read = range(k) if mode == "independent" else (len(fill),)
                 for j in read:
-                    pos = start + j
-                    if pos not in p.positions:
-                        p.positions.append(pos)
-                    p.targets.append((p.positions.index(pos), cand[j], offset + ci))
+                    p.targets.append((p.read(start + j), cand[j], offset + ci))
         passes.extend(by_key.values())
         offset += len(slot.candidates)
     return passes, token_counts

@@ -74,7 +74,86 @@ def _common_prefix_length(a: Sequence[int], b: Sequence[int]) -> int:
 
 
 def tokenize_slots(tokenizer, queries: Sequence[ClozeQuery]) -> list[SlotTokens]:
-    """In-context token ids for every query and candidate (batched through the fast tokenizer)."""
+    """In-context token ids for every query and candidate (batched through the fast tokenizer).
+
+    Fillers after whitespace (or at the very start) are tokenized once per distinct (whitespace, form)
+    and reused across prompts — the pre-tokenizers of BERT, BPE and sentencepiece models split at
+    whitespace, so a word's ids do not depend on the words before it. That shortcut is checked against
+    the exact per-prompt tokenization on a sample of the queries and dropped for the whole call when any
+    of them differs (a tokenizer that merges across spaces).
+    """
+    queries = list(queries)
+    if not queries:
+        return []
+    fast = _fast_slots(tokenizer, queries)
+    if fast is not None:
+        sample = _sample_indices(len(queries))
+        exact = _exact_slots(tokenizer, [queries[i] for i in sample])
+        if all(fast[i] == e for i, e in zip(sample, exact, strict=True)):
+            return fast
+    return _exact_slots(tokenizer, queries)
+
+
+def _sample_indices(n: int, k: int = 24) -> list[int]:
+    if n <= k:
+        return list(range(n))
+    step = n / k
+    return sorted({int(i * step) for i in range(k)} | {n - 1})
+
+
+def _fast_slots(tokenizer, queries: Sequence[ClozeQuery]) -> list[SlotTokens] | None:
+    """Slots with cached filler ids; None when no query has whitespace (or nothing) before its slot."""
+    cacheable = [q.left == "" or q.left[-1].isspace() for q in queries]
+    if not any(cacheable):
+        return None
+    anchor = "a"
+    anchor_ids = _encode(tokenizer, [anchor])[0]
+    keys: dict[tuple[str, str], None] = {}
+    for q, ok in zip(queries, cacheable, strict=True):
+        if ok:
+            ws = q.left[len(q.left.rstrip()):]
+            for form in q.forms:
+                keys[(ws, form)] = None
+    texts = [form if ws == "" else anchor + ws + form for ws, form in keys]
+    cache: dict[tuple[str, str], tuple[int, ...]] = {}
+    for (ws, form), ids in zip(keys, _encode(tokenizer, texts), strict=True):
+        if ws:
+            if ids[: len(anchor_ids)] != anchor_ids:
+                return None
+            ids = ids[len(anchor_ids):]
+        cache[(ws, form)] = tuple(ids)
+    slow = [q for q, ok in zip(queries, cacheable, strict=True) if not ok]
+    slow_slots = iter(_exact_slots(tokenizer, slow))
+    fast_queries = [q for q, ok in zip(queries, cacheable, strict=True) if ok]
+    encoded = _encode(tokenizer, [q.left.rstrip() for q in fast_queries]
+                      + [q.left + q.forms[0] + q.right for q in fast_queries])
+    n = len(fast_queries)
+    out: list[SlotTokens] = []
+    fi = 0
+    for q, ok in zip(queries, cacheable, strict=True):
+        if not ok:
+            out.append(next(slow_slots))
+            continue
+        ws = q.left[len(q.left.rstrip()):]
+        prefix = tuple(encoded[fi])
+        candidates = tuple(cache[(ws, form)] for form in q.forms)
+        if any(not c for c in candidates):
+            return None
+        full = encoded[n + fi]
+        head = len(prefix) + len(candidates[0])
+        if tuple(full[:head]) == prefix + candidates[0]:
+            suffix = tuple(full[head:])
+        else:
+            suffix = tuple(_encode(tokenizer, [q.right])[0])
+        out.append(SlotTokens(prefix, candidates, suffix))
+        fi += 1
+    return out
+
+
+def _exact_slots(tokenizer, queries: Sequence[ClozeQuery]) -> list[SlotTokens]:
+    """Every ``left + form`` tokenized as a whole: the reference the cached path must reproduce."""
+    if not queries:
+        return []
     lefts = [q.left.rstrip() for q in queries]
     texts: list[str] = []
     for q in queries:
@@ -108,6 +187,11 @@ def tokenize_slots(tokenizer, queries: Sequence[ClozeQuery]) -> list[SlotTokens]
 
 
 def _encode(tokenizer, texts: Sequence[str]) -> list[list[int]]:
+    """Token ids without special tokens; straight through the Rust tokenizer when there is one (the
+    Python-side conversion of transformers' batch encoding costs as much as the tokenization itself)."""
     if not texts:
         return []
+    backend = getattr(tokenizer, "_tokenizer", None)
+    if backend is not None and hasattr(backend, "encode_batch"):
+        return [e.ids for e in backend.encode_batch(list(texts), add_special_tokens=False)]
     return tokenizer(list(texts), add_special_tokens=False)["input_ids"]

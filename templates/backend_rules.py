@@ -292,6 +292,14 @@ def _german(label: str, f: Features, req: InflectionRequest, spec: Mapping) -> t
     gkey = "pl" if ag.number == "pl" else _gender_key(ag.gender, "sg")
     article = None
     used_gender = False
+    if req.entity_type in spec.get("common_head_types", ()):
+        # a place takes the article when named by a common noun whose gender a lexicon gave (der
+        # Eiffelturm, das Kolosseum, der Kanton Bern, die Toskana) and none as a bare proper name (Bayern,
+        # Texas) — a gender from a suffix rule or the type default does not decide that
+        takes = label in spec.get("with_article", ()) or ag.source.startswith("lexicon")
+        if f.article == "def" and not takes:
+            f = Features(case=f.case, preposition=f.preposition)
+        common = takes
     if f.article == "def" and (common or gkey in spec.get("proper_article_genders", ())
                                or label in spec.get("with_article", ())):
         article = _pick(spec["definite"][case], gkey, f"definite article ({case})")

@@ -103,6 +103,12 @@ def _label_agreement(lang: str, label: str, etype: str) -> Agreement:
     if label in lexicon:
         g, n = parse_value(lexicon[label])
         return Agreement(g, n, "lexicon:table")
+    # A common noun in apposition before a name is the head (de «Kanton Bern», «Provinz Riad»)
+    first = label.split(" ", 1)[0]
+    appositions = spec.get("apposition_heads", {})
+    if first != label and first in appositions:
+        g, n = parse_value(appositions[first])
+        return Agreement(g, n, "lexicon:apposition")
     # The head noun's own gender beats the type's default: «língua francesa» is feminine although
     # languages default to masculine in Portuguese («o francês»); de «Dance-Pop» is masculine (Pop).
     head_pos = spec.get("head", "first")

@@ -20,6 +20,8 @@ from factatlas.records import ANSWER_MARKER, Entity, Gender
 from factatlas.templates.gender import entity_type, resolve_agreement
 from factatlas.templates.library import Template
 from factatlas.templates.morphology import (
+    CASES,
+    EXACT,
     FAILED,
     GUESSED,
     NONE,
@@ -142,8 +144,12 @@ class Renderer:
         if etype is None:
             etype = self._types[(entity.qid, slot_type)] = entity_type(entity, slot_type)
         quotes = _title_quotes(lang) if etype == "work" else None
-        if quotes:  # de: work titles in „…“ so an article of the title is not read as the sentence's
-            label = quotes[0] + label + quotes[1]
+        if quotes and features.case:
+            # ru: a title in an oblique case is named by its kind, the title itself stays in the
+            # nominative: «Язык оригинала фильма «Крёстный отец»», never an inflected title
+            noun = _title_noun(lang, entity.classes, features.case)
+            if noun:
+                return InflectionResult(f"{noun} {quotes[0]}{label}{quotes[1]}", EXACT, "title")
         key = (lang, label, features, agreement, etype, sentence_initial)
         if key in self._inflections:
             result = self._inflections[key]
@@ -165,6 +171,8 @@ class Renderer:
             return RenderFailure("inflection-failed", result.detail or f"'{label}' as {features.describe()}")
         if result.status == GUESSED and not self.allow_guessed:
             return RenderFailure("inflection-guessed", f"'{label}' -> '{result.form}': {result.detail}")
+        if quotes:  # work titles in quotation marks (de „Der Pate“, ru «Мумия»), inflected inside if at all
+            result = replace(result, form=f"{quotes[0]}{result.form}{quotes[1]}")
         return result
 
     # ---- the contract ----
@@ -251,6 +259,17 @@ def _title_quotes(lang: str) -> tuple[str, str] | None:
     spec = language_registry().get(lang)
     quotes = spec.options.get("title_quotes") if spec else None
     return (quotes[0], quotes[1]) if quotes else None
+
+
+def _title_noun(lang: str, classes: tuple[str, ...], case: str) -> str | None:
+    """The noun naming a work's kind in ``case`` (ru `title_nouns`: Q11424 film -> «фильма» in gen)."""
+    spec = language_registry().get(lang)
+    nouns = spec.options.get("title_nouns", {}) if spec else {}
+    for q in classes:
+        forms = nouns.get(q)
+        if forms and case in CASES:
+            return forms[CASES.index(case)]
+    return None
 
 
 def _check_text(text: str, kind: str) -> RenderFailure | None:

@@ -109,3 +109,25 @@ def test_tiny_model_built_on_the_spot(run_dir):
     assert info["tiny_model"]["train_examples"] == 48  # 12 train facts x 2 languages x 2 cloze templates
     assert (run_dir / "probe" / "_models" / "tiny-bert" / "config.json").exists()
     assert "rankings:" in result.output
+
+
+@pytest.mark.parametrize(("model_fixture", "scoring"), [("tiny_t5_dir", "seq2seq"), ("tiny_gpt2_dir", "causal-mean"),
+                                                        ("tiny_bert_dir", "xfactr"), ("tiny_t5_dir", "generative")])
+def test_every_family_end_to_end(request, run_dir, capitals_rows, model_fixture, scoring):
+    folder = request.getfixturevalue(model_fixture)
+    _probe(run_dir, "--model", folder, "--scoring", scoring, "--out-name", "m", "--no-template-only",
+           "--xfactr-max-masks", "3")
+    rankings = read_rows(run_dir / "probe" / "m" / "rankings.parquet", RANKINGS_SCHEMA)
+    split = {r["prompt_id"]: r["split"] for r in capitals_rows}
+    train = [r["correct_at_1"] for r in rankings if split[r["prompt_id"]] == "train"]
+    assert rankings and {r["scoring"] for r in rankings} == {scoring}
+    assert sum(train) / len(train) >= 3 * CHANCE
+
+
+def test_bad_option_values_are_config_errors(run_dir, tiny_bert_dir):
+    with pytest.raises(ConfigError, match="initial prediction 'sideways'"):
+        _probe(run_dir, "--model", tiny_bert_dir, "--scoring", "xfactr", "--xfactr-init", "sideways")
+    with pytest.raises(ConfigError, match="--shard"):
+        _probe(run_dir, "--model", tiny_bert_dir, "--shard", "2/2")
+    with pytest.raises(ConfigError, match="no prompts.parquet"):
+        _probe(run_dir / "nowhere", "--model", tiny_bert_dir)

@@ -229,7 +229,9 @@ FIELD = {e.qid: e for e in (
     _e("Q36433", {"pt": "Porto"}, ("Q515",)),
     _e("Q64", {"pt": "Berlim", "it": "Berlino"}, ("Q515",)),
     _e("Q47703", {"pt": "O Poderoso Chefão", "it": "Il padrino", "fr": "Le Parrain", "es": "El padrino",
-                  "de": "Der Pate", "en": "The Godfather"}, ("Q11424",)),
+                  "de": "Der Pate", "en": "The Godfather", "ru": "Крёстный отец"}, ("Q11424",)),
+    _e("Q1079", {"ru": "Во все тяжкие"}, ("Q5398426",)),
+    _e("Q9000003", {"ru": "Мумия"}, ("Q17537576",)),  # a creative work of a class without a kind noun
     _e("Q7186", {"ru": "Мария Склодовская-Кюри", "en": "Marie Curie", "pt": "Marie Curie",
                  "it": "Marie Curie"}, ("Q5",), Gender.FEMININE),
     _e("Q30", {"en": "United States of America", "de": "Vereinigte Staaten"}, ("Q6256",)),
@@ -239,7 +241,10 @@ FIELD = {e.qid: e for e in (
     _e("Q778", {"en": "The Bahamas"}, ("Q6256",)),
     _e("Q142", {"en": "France", "fr": "France", "ar": "فرنسا", "de": "Frankreich", "pt": "França"}, ("Q6256",)),
     _e("Q805", {"fr": "Yémen"}, ("Q6256",)),
-    _e("Q243", {"fr": "tour Eiffel", "ar": "برج إيفل", "en": "Eiffel Tower"}, ("Q1440476",)),
+    _e("Q243", {"fr": "tour Eiffel", "ar": "برج إيفل", "en": "Eiffel Tower", "de": "Eiffelturm"}, ("Q1440476",)),
+    _e("Q11911", {"de": "Kanton Bern"}, ("Q23058",)),
+    _e("Q980", {"de": "Bayern"}, ("Q1221156",)),
+    _e("Q10285", {"de": "Kolosseum"}, ("Q53060",)),
     _e("Q201219", {"ar": "المتحف المصري"}, ("Q33506",)),
     _e("Q101625", {"ar": "مراكش", "fr": "Marrakech", "en": "Marrakesh"}, ("Q515",)),
     _e("Q1384", {"fr": "État de New York"}, ("Q35657",)),
@@ -263,6 +268,12 @@ FIELD_PROMPTS = [
     # (4) German work titles go in quotation marks, the title's own article untouched
     ("de", "P364/1", "Q47703", "Die Originalsprache von „Der Pate“ ist [Y]."),
     ("de", "P495/2", "Q47703", "„Der Pate“ wurde [Y] produziert."),
+    # Russian titles: «ёлочки», named by their kind in oblique cases, the title itself never inflected
+    # (pymorphy3 cannot decline «Во все тяжкие»: this used to be a counted failure)
+    ("ru", "P364/1", "Q47703", "Язык оригинала фильма «Крёстный отец» — [Y]."),
+    ("ru", "P364/1", "Q1079", "Язык оригинала сериала «Во все тяжкие» — [Y]."),
+    ("ru", "P364/2", "Q47703", "«Крёстный отец» снят на [Y]."),
+    ("ru", "P495/1", "Q9000003", "Страна происхождения «Мумии» — [Y]."),
     # (5) English "the" before the names that take it, sentence-initial capital
     ("en", "P47/1", "Q55", "The Netherlands shares a border with [Y]."),
     ("en", "P36/1", "Q30", "The capital of the United States of America is [Y]."),
@@ -275,6 +286,10 @@ FIELD_PROMPTS = [
     ("fr", "P17/1", "Q101625", "Marrakech se trouve [Y]."),
     ("fr", "P17/1", "Q1128437", "Le gouvernorat de Ninive se trouve [Y]."),
     ("fr", "P17/3", "Q1384", "Le pays où se trouve l'État de New York est [Y]."),
+    ("de", "P17/1", "Q243", "Der Eiffelturm liegt [Y]."),  # compound: -turm, masculine
+    ("de", "P17/1", "Q11911", "Der Kanton Bern liegt [Y]."),  # apposition head
+    ("de", "P17/1", "Q10285", "Das Kolosseum liegt [Y]."),
+    ("de", "P17/1", "Q980", "Bayern liegt [Y]."),  # a neuter proper name: no article
     ("ar", "P17/1", "Q243", "يقع برج إيفل في [Y]."),
     ("ar", "P17/1", "Q201219", "يقع المتحف المصري في [Y]."),
     ("ar", "P17/1", "Q101625", "تقع مراكش في [Y]."),
