@@ -7,11 +7,13 @@ from collections.abc import Sequence
 import torch
 
 
-def token_budget_batches(lengths: Sequence[int], budget: int, max_rows: int | None = None) -> list[list[int]]:
+def token_budget_batches(lengths: Sequence[int], budget: int, max_rows: int | None = None,
+                         same_length: bool = False) -> list[list[int]]:
     """Indices of ``lengths`` grouped into batches, longest first, with ``rows * max_len <= budget``.
 
-    Sorting by length keeps padding small; an item longer than the budget still gets a batch of its own.
-    Ties keep the input order, so batches are deterministic.
+    Sorting by length keeps padding small; ``same_length`` removes it (a batch never mixes lengths, so
+    it needs no attention mask). An item longer than the budget still gets a batch of its own. Ties keep
+    the input order, so batches are deterministic.
     """
     if budget < 1:
         raise ValueError(f"token budget must be positive, got {budget}")
@@ -23,7 +25,8 @@ def token_budget_batches(lengths: Sequence[int], budget: int, max_rows: int | No
         n = max(int(lengths[i]), 1)
         widest = max(current_max, n)
         too_many = max_rows is not None and len(current) >= max_rows
-        if current and (widest * (len(current) + 1) > budget or too_many):
+        new_length = same_length and bool(current) and n != current_max
+        if current and (widest * (len(current) + 1) > budget or too_many or new_length):
             batches.append(current)
             current, widest = [], n
         current.append(i)

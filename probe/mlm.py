@@ -5,7 +5,7 @@ candidate's first tokens, the rest masked, and a list of targets ``(position, to
 from that pass. Passes are deduplicated (independent: one per prompt and mask count some candidate
 needs; left-to-right: one per node of the trie of candidate prefixes, grouped by length), sorted by
 length, batched under a token budget, and only the target positions go through the LM head; the
-log-softmax and the gather run on the device, and only one float per candidate comes back.
+log-normaliser (logsumexp) and the gather run on the device, and only one float per candidate comes back.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from factatlas.probe.batching import pad_right, token_budget_batches
+from factatlas.probe.batching import token_budget_batches
 from factatlas.probe.models import LoadedModel
 from factatlas.probe.protocol import ClozeQuery
 from factatlas.probe.slots import SlotTokens, special_wrap, tokenize_slots
@@ -84,11 +84,62 @@ def lm_head_split(model):
     return base, heads[0]
 
 
+def bert_like_last_layer(base):
+    """The final layer of a BERT-style encoder (BERT, RoBERTa, XLM-R, ...) when its parts are the known
+    ones — absolute positions, no cross-attention — so it can run for the read positions only; else None."""
+    layers = getattr(getattr(base, "encoder", None), "layer", None)
+    if not isinstance(layers, torch_module_list()) or len(layers) < 2:
+        return None
+    last = layers[-1]
+    att = getattr(last, "attention", None)
+    sa = getattr(att, "self", None)
+    needed = (all(hasattr(sa, n) for n in ("query", "key", "value", "num_attention_heads", "attention_head_size",
+                                           "scaling"))
+              and hasattr(att, "output") and hasattr(last, "intermediate") and hasattr(last, "output"))
+    if not needed or getattr(last, "add_cross_attention", False) or getattr(base.config, "is_decoder", False):
+        return None
+    if getattr(sa, "position_embedding_type", "absolute") != "absolute":
+        return None
+    return last
+
+
+def torch_module_list():
+    import torch
+
+    return torch.nn.ModuleList
+
+
+def _last_layer_at(last, hidden, rows, cols):
+    """The final BERT-style layer evaluated only at (rows, cols): keys and values still come from every
+    position, but queries, attention output and feed-forward run for the read positions alone.
+    ``rows`` must be grouped (all reads of a row together, rows ascending), as ``score_slots`` builds them."""
+    import torch
+
+    sa = last.attention.self
+    batch, length, width = hidden.shape
+    heads, size = sa.num_attention_heads, sa.attention_head_size
+    per_row = torch.bincount(rows, minlength=batch)
+    most = int(per_row.max())
+    slot = torch.arange(len(rows), device=rows.device) - torch.repeat_interleave(
+        torch.cumsum(per_row, 0) - per_row, per_row)  # index of each read within its row
+    positions = torch.zeros((batch, most), dtype=torch.long, device=rows.device)
+    positions[rows, slot] = cols
+    query_in = hidden.gather(1, positions[..., None].expand(batch, most, width))  # [B, m, H]
+    q = sa.query(query_in).view(batch, most, heads, size).transpose(1, 2)
+    k = sa.key(hidden).view(batch, length, heads, size).transpose(1, 2)
+    v = sa.value(hidden).view(batch, length, heads, size).transpose(1, 2)
+    context = torch.nn.functional.scaled_dot_product_attention(q, k, v, scale=sa.scaling)
+    context = context.transpose(1, 2).reshape(batch, most, heads * size)[rows, slot]
+    query_in = query_in[rows, slot]
+    attended = last.attention.output(context, query_in)
+    return last.output(last.intermediate(attended), attended)
+
+
 class MaskedLMScorer:
     """Candidate scorer for masked LMs. ``mode``: "independent" (mLAMA) or "pll" (left to right)."""
 
     def __init__(self, lm: LoadedModel, mode: str = "independent", batch_tokens: int = 8192,
-                 split_head: bool = True):
+                 split_head: bool = True, partial_last_layer: bool = True):
         if lm.family != "mlm":
             raise ValueError(f"MaskedLMScorer needs a masked LM, got a {lm.family} model")
         if mode not in MODES:
@@ -98,6 +149,9 @@ class MaskedLMScorer:
         self.lm, self.mode, self.batch_tokens = lm, mode, batch_tokens
         self.scoring = "mlm-independent" if mode == "independent" else "mlm-pll"
         self._split = lm_head_split(lm.model) if split_head else None
+        self._last = None
+        if self._split is not None and partial_last_layer:
+            self._last = bert_like_last_layer(self._split[0])
 
     def score(self, queries: Sequence[ClozeQuery]) -> list[tuple[float, ...]]:
         slots = tokenize_slots(self.lm.tokenizer, queries)
@@ -111,11 +165,11 @@ class MaskedLMScorer:
         passes, counts = plan_passes(slots, self.mode, tok.mask_token_id, wrap.head, wrap.tail)
         device = self.lm.device
         sums = torch.zeros(len(counts), dtype=torch.float64, device=device)
-        pad_id = tok.pad_token_id if tok.pad_token_id is not None else 0
         with torch.inference_mode():
-            for batch in token_budget_batches([len(p.ids) for p in passes], self.batch_tokens):
+            # Passes of one length batch together: no padding, so no attention mask and no wasted rows.
+            for batch in token_budget_batches([len(p.ids) for p in passes], self.batch_tokens, same_length=True):
                 chosen = [passes[i] for i in batch]
-                ids, mask = pad_right([p.ids for p in chosen], pad_id)
+                ids = torch.tensor([p.ids for p in chosen], dtype=torch.long)
                 rows, cols, read_index, tokens, cands = [], [], [], [], []
                 for r, p in enumerate(chosen):
                     base = len(rows)
@@ -125,10 +179,13 @@ class MaskedLMScorer:
                         read_index.append(base + pi)
                         tokens.append(token)
                         cands.append(cand)
-                logits = self._logits_at(ids.to(device), mask.to(device), torch.tensor(rows, device=device),
+                logits = self._logits_at(ids.to(device), None, torch.tensor(rows, device=device),
                                          torch.tensor(cols, device=device))
-                logp = torch.log_softmax(logits.float(), dim=-1)
-                values = logp[torch.tensor(read_index, device=device), torch.tensor(tokens, device=device)]
+                # log p(token) = logit - logsumexp(row): no vocabulary-sized log-softmax output is written
+                logits = logits.float()
+                norm = torch.logsumexp(logits, dim=-1)
+                at = torch.tensor(read_index, device=device)
+                values = logits[at, torch.tensor(tokens, device=device)] - norm[at]
                 sums.index_add_(0, torch.tensor(cands, device=device), values.double())
         means = sums.cpu().tolist()
         out: list[tuple[float, ...]] = []
@@ -140,6 +197,15 @@ class MaskedLMScorer:
         return out
 
     def _logits_at(self, ids, mask, rows, cols):
+        if self._split is not None and self._last is not None and mask is None:
+            base, head = self._split
+            layers = base.encoder.layer
+            base.encoder.layer = layers[:-1]  # all but the last layer on every position
+            try:
+                hidden = base(input_ids=ids)[0]
+            finally:
+                base.encoder.layer = layers
+            return head(_last_layer_at(self._last, hidden, rows, cols))
         if self._split is not None:
             base, head = self._split
             hidden = base(input_ids=ids, attention_mask=mask)[0]

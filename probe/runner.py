@@ -27,6 +27,7 @@ from factatlas.errors import ConfigError
 from factatlas.probe.protocol import (
     DEFAULT_SCORING,
     ClozeQuery,
+    ScoringRule,
     check_scoring_for_family,
     rank_candidates,
 )
@@ -243,10 +244,57 @@ def probe_benchmark(run: str | Path, config: ProbeConfig, lm=None) -> ProbeOutco
     scoring = config.scoring or DEFAULT_SCORING[lm.family]
     rule = check_scoring_for_family(scoring, lm.family)
     slug = config.out_name or model_out_name(_slug_for(config.model, lm, tiny_info), scoring, lm.family)
-    scorer = make_scorer(lm, scoring, config)
+    job = ProbeJob(lm, make_scorer(lm, scoring, config), rule, slug, model_name, tiny_info or None)
     with _cpu_threads_for(lm):
-        return _run(scorer, lm, rule, scoring, slug, model_name, rows, selected, counts, bench, run_dir,
-                    config, tiny_info)
+        return _run(job, rows, selected, counts, bench, run_dir, config)
+
+
+@dataclass(frozen=True)
+class ProbeJob:
+    """What one probe run scores with: the model, its scorer and rule, and where results are filed."""
+
+    lm: Any
+    scorer: Any  # CandidateScorer | TextGenerator
+    rule: ScoringRule
+    slug: str
+    model_name: str
+    tiny_model: dict[str, Any] | None
+
+
+def select_work(selected: Sequence[Mapping[str, Any]], rule: ScoringRule, counts: Counter) -> list[Mapping[str, Any]]:
+    """The prompts a rule scores (cloze for ranking rules and X-FACTR, questions for generation — cloze
+    prompts cut at the slot when there are none), counting everything left out."""
+    if rule.kind == "rank" or rule.name == "xfactr":
+        work = [r for r in selected if r["kind"] == "cloze"]
+    else:
+        work = [r for r in selected if r["kind"] == "question"]
+        if not work:
+            work = [r for r in selected if r["kind"] == "cloze"]
+            counts["generative/cloze-prefix-used"] = len(work)
+    counts[f"skipped/kind-not-used-by-{rule.name}"] = len(selected) - len(work)
+    without = sum(1 for r in work if not r["candidate_qids"])
+    if without:
+        counts["skipped/no-candidates"] = without
+    return [r for r in work if r["candidate_qids"]]
+
+
+def template_only_inputs(work: Sequence[Mapping[str, Any]], counts: Counter
+                         ) -> tuple[list[Mapping[str, Any]], list[str]]:
+    """(prompts, texts with the subject replaced) for the template-only baseline; skips are counted."""
+    kept, texts = [], []
+    for r in work:
+        text = template_only_text(r["text"], r["subject_label"], r["lang"])
+        if text is None:
+            counts["template_only/skipped:subject-not-in-text"] += 1
+            continue
+        if text.count(ANSWER_MARKER) != 1:
+            counts["template_only/skipped:marker-lost"] += 1
+            continue
+        if placeholder_for(r["lang"]) == GENERIC_PLACEHOLDER:
+            counts["template_only/generic-placeholder"] += 1
+        kept.append(r)
+        texts.append(text)
+    return kept, texts
 
 
 @contextmanager
@@ -265,53 +313,28 @@ def _cpu_threads_for(lm):
         torch.set_num_threads(before)
 
 
-def _run(scorer, lm, rule, scoring, slug, model_name, rows, selected, counts, bench, run_dir, config,
-         tiny_info) -> ProbeOutcome:
+def _run(job: ProbeJob, rows, selected, counts: Counter, bench: Path, run_dir: Path,
+         config: ProbeConfig) -> ProbeOutcome:
     from factatlas.console import err, progress
 
+    lm, scorer, rule, slug, model_name = job.lm, job.scorer, job.rule, job.slug, job.model_name
     out_dir = run_dir / "probe" / slug
-
-    if rule.kind == "rank" or scoring == "xfactr":
-        work = [r for r in selected if r["kind"] == "cloze"]
-    else:
-        work = [r for r in selected if r["kind"] == "question"]
-        if not work:
-            work = [r for r in selected if r["kind"] == "cloze"]
-            counts["generative/cloze-prefix-used"] = len(work)
-    counts[f"skipped/kind-not-used-by-{scoring}"] = len(selected) - len(work)
-    no_candidates = [r for r in work if not r["candidate_qids"]]
-    if no_candidates:
-        counts["skipped/no-candidates"] = len(no_candidates)
-        work = [r for r in work if r["candidate_qids"]]
-
+    work = select_work(selected, rule, counts)
     with progress() as bar:
-        task = bar.add_task(f"{slug}: {scoring}", total=len(work))
+        task = bar.add_task(f"{slug}: {rule.name}", total=len(work))
         if rule.kind == "rank":
             rankings = rank_prompts(scorer, work, [r["text"] for r in work], model_name,
                                     progress=lambda n: bar.advance(task, n))
         else:
             from factatlas.probe.generative import alias_index, answer_prompts
 
-            aliases = alias_index(rows, bench)
-            rankings = answer_prompts(scorer, work, aliases, model_name, scoring,
+            rankings = answer_prompts(scorer, work, alias_index(rows, bench), model_name, rule.name,
                                       progress=lambda n: bar.advance(task, n))
     counts["prompts/scored"] = len(rankings)
 
     template_rows: list[dict[str, Any]] | None = None
     if config.template_only and rule.kind == "rank":
-        kept, texts = [], []
-        for r in work:
-            text = template_only_text(r["text"], r["subject_label"], r["lang"])
-            if text is None:
-                counts["template_only/skipped:subject-not-in-text"] += 1
-                continue
-            if placeholder_for(r["lang"]) == GENERIC_PLACEHOLDER:
-                counts["template_only/generic-placeholder"] += 1
-            if text.count(ANSWER_MARKER) != 1:
-                counts["template_only/skipped:marker-lost"] += 1
-                continue
-            kept.append(r)
-            texts.append(text)
+        kept, texts = template_only_inputs(work, counts)
         with progress() as bar:
             task = bar.add_task(f"{slug}: template-only", total=len(kept))
             template_rows = rank_prompts(scorer, kept, texts, model_name, progress=lambda n: bar.advance(task, n))
@@ -328,7 +351,7 @@ def _run(scorer, lm, rule, scoring, slug, model_name, rows, selected, counts, be
     info = {"model": model_name, "model_slug": slug, "family": lm.family, "scoring": scorer.scoring,
             "rule": asdict(rule), "device": lm.device, "dtype": lm.dtype, "config": _jsonable(asdict(config)),
             "counts": dict(sorted(counts.items())), "tie_policy": "score descending; ties keep candidate order",
-            "tiny_model": tiny_info or None, "benchmark": str(bench)}
+            "tiny_model": job.tiny_model, "benchmark": str(bench)}
     write_json(out_dir / f"probe{suffix}.json", info)
     outcome = ProbeOutcome(out_dir, rankings_path, template_path, None, dict(counts))
 

@@ -43,11 +43,18 @@ def test_pll_equals_bmlama_algorithm(tiny_bert, capitals_rows):
         assert a == pytest.approx(b, abs=1e-4)
 
 
-def test_head_only_at_read_positions_matches_full_logits(tiny_bert, capitals_rows):
-    queries = _queries(cloze_rows(capitals_rows))[:10]
-    split = MaskedLMScorer(tiny_bert, "pll").score(queries)
-    full = MaskedLMScorer(tiny_bert, "pll", split_head=False).score(queries)
-    assert split == [pytest.approx(f, abs=1e-5) for f in full]
+@pytest.mark.parametrize("mode", ["independent", "pll"])
+def test_read_positions_only_shortcuts_match_full_logits(tiny_bert, capitals_rows, mode):
+    """The last layer at read positions only, and the LM head at read positions only, change nothing."""
+    from factatlas.probe.mlm import bert_like_last_layer
+
+    queries = _queries(cloze_rows(capitals_rows))[:16]
+    fast = MaskedLMScorer(tiny_bert, mode)
+    assert fast._last is not None and bert_like_last_layer(tiny_bert.model.bert) is not None
+    head_only = MaskedLMScorer(tiny_bert, mode, partial_last_layer=False).score(queries)
+    full = MaskedLMScorer(tiny_bert, mode, split_head=False).score(queries)
+    assert fast.score(queries) == [pytest.approx(f, abs=1e-5) for f in full]
+    assert head_only == [pytest.approx(f, abs=1e-5) for f in full]
 
 
 def test_plan_passes_counts_only_needed_mask_counts_and_shares_trie_prefixes():

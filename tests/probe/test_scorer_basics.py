@@ -23,9 +23,11 @@ def test_rank_candidates_rejects_length_mismatch():
         rank_candidates(["Q1"], [0.0, 1.0])
 
 
-@given(st.lists(st.integers(1, 60), max_size=80), st.integers(1, 200))
-def test_token_budget_batches_partition_and_respect_budget(lengths, budget):
-    batches = token_budget_batches(lengths, budget)
+@given(st.lists(st.integers(1, 60), max_size=80), st.integers(1, 200), st.booleans())
+def test_token_budget_batches_partition_and_respect_budget(lengths, budget, same_length):
+    batches = token_budget_batches(lengths, budget, same_length=same_length)
+    if same_length:
+        assert all(len({lengths[i] for i in b}) == 1 for b in batches)
     flat = sorted(i for b in batches for i in b)
     assert flat == list(range(len(lengths)))
     for b in batches:

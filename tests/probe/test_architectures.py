@@ -1,0 +1,101 @@
+"""The scorers on other real architectures (random tiny weights, no download): the fast paths must
+reproduce the per-candidate reference loops — RoPE (Llama, Qwen2), ALiBi (BLOOM), RoBERTa-style and
+DistilBERT-style heads (the latter without the encoder/head split), mT5."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from factatlas.probe.baselines import (
+    causal_per_candidate_scores,
+    mlama_independent_scores,
+    seq2seq_per_candidate_scores,
+)
+from factatlas.probe.causal import CausalLMScorer
+from factatlas.probe.mlm import MaskedLMScorer, bert_like_last_layer, lm_head_split
+from factatlas.probe.models import wrap_model
+from factatlas.probe.protocol import ClozeQuery
+from factatlas.probe.seq2seq import Seq2SeqScorer
+
+QUERIES = [
+    ClozeQuery("The capital of Egypt is [Y].", ("Cairo", "Le Caire", "Amsterdam", "Rome")),
+    ClozeQuery("[Y] is the capital city of the United Kingdom.", ("London", "Stockholm", "Beirut")),
+    ClozeQuery("La capitale de l'Autriche est [Y] depuis longtemps.", ("Vienne", "Bruxelles", "Damas", "Alger")),
+]
+
+
+def _tok(tiny_dir):
+    from transformers import AutoTokenizer
+
+    return AutoTokenizer.from_pretrained(tiny_dir)
+
+
+def _causal(kind, tok):
+    import transformers
+
+    common = {"vocab_size": len(tok), "bos_token_id": tok.bos_token_id, "eos_token_id": tok.eos_token_id,
+              "pad_token_id": tok.pad_token_id}
+    if kind == "llama":
+        cfg = transformers.LlamaConfig(hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+                                       num_attention_heads=4, num_key_value_heads=2, **common)
+        return transformers.LlamaForCausalLM(cfg)
+    if kind == "qwen2":
+        cfg = transformers.Qwen2Config(hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+                                       num_attention_heads=4, num_key_value_heads=2, **common)
+        return transformers.Qwen2ForCausalLM(cfg)
+    cfg = transformers.BloomConfig(hidden_size=64, n_layer=2, n_head=4, **common)
+    return transformers.BloomForCausalLM(cfg)
+
+
+@pytest.mark.parametrize("kind", ["llama", "qwen2", "bloom"])
+def test_kv_cache_scorer_matches_recomputation(tiny_gpt2_dir, kind):
+    tok = _tok(tiny_gpt2_dir)
+    torch.manual_seed(0)
+    lm = wrap_model(_causal(kind, tok), tok, name=kind)
+    assert lm.family == "causal"
+    for remainder in (False, True):
+        ours = CausalLMScorer(lm, "sum", include_remainder=remainder, batch_tokens=64).score(QUERIES)
+        reference = causal_per_candidate_scores(lm, QUERIES, "sum", remainder)
+        for a, b in zip(ours, reference, strict=True):
+            assert a == pytest.approx(b, abs=1e-4)
+
+
+@pytest.mark.parametrize("kind", ["xlm-roberta", "distilbert"])
+def test_masked_scorer_on_other_encoders(tiny_bert_dir, kind):
+    import transformers
+
+    tok = _tok(tiny_bert_dir)
+    torch.manual_seed(0)
+    if kind == "xlm-roberta":
+        cfg = transformers.XLMRobertaConfig(vocab_size=len(tok), hidden_size=64, num_hidden_layers=2,
+                                            num_attention_heads=2, intermediate_size=128,
+                                            pad_token_id=tok.pad_token_id)
+        model = transformers.XLMRobertaForMaskedLM(cfg)
+        assert bert_like_last_layer(lm_head_split(model)[0]) is not None  # the read-positions-only last layer
+    else:
+        cfg = transformers.DistilBertConfig(vocab_size=len(tok), dim=64, n_layers=2, n_heads=2, hidden_dim=128,
+                                            pad_token_id=tok.pad_token_id)
+        model = transformers.DistilBertForMaskedLM(cfg)
+        assert lm_head_split(model) is None  # several head modules: full logits, same numbers
+    lm = wrap_model(model, tok, name=kind)
+    ours = MaskedLMScorer(lm, "independent", batch_tokens=64).score(QUERIES)
+    reference = mlama_independent_scores(lm, QUERIES)
+    for a, b in zip(ours, reference, strict=True):
+        assert a == pytest.approx(b, abs=1e-4)
+
+
+def test_mt5_architecture(tiny_t5_dir):
+    import transformers
+
+    tok = _tok(tiny_t5_dir)
+    torch.manual_seed(0)
+    cfg = transformers.MT5Config(vocab_size=len(tok), d_model=64, d_kv=16, d_ff=128, num_layers=2, num_heads=4,
+                                 pad_token_id=tok.pad_token_id, eos_token_id=tok.eos_token_id,
+                                 decoder_start_token_id=tok.pad_token_id)
+    lm = wrap_model(transformers.MT5ForConditionalGeneration(cfg), tok, name="mt5")
+    assert lm.family == "seq2seq"
+    ours = Seq2SeqScorer(lm, batch_tokens=64).score(QUERIES)
+    reference = seq2seq_per_candidate_scores(lm, QUERIES)
+    for a, b in zip(ours, reference, strict=True):
+        assert a == pytest.approx(b, abs=1e-4)
