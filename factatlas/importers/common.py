@@ -2,14 +2,32 @@
 
 from __future__ import annotations
 
+import json
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from factatlas.build.benchmark import BenchmarkContent, write_benchmark
+from factatlas.errors import ConfigError
 from factatlas.rundir import RunDir
+
+T = TypeVar("T")
+
+
+def jsonl_records(path: Path, what: str, convert: Callable[[dict[str, Any], int], T]) -> Iterator[T]:
+    """``convert(record, line_number)`` for every non-empty line; a malformed line is a ConfigError that
+    names ``path:line`` and what the line should have been."""
+    with open(path, encoding="utf-8") as fh:
+        for n, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                value = convert(json.loads(line), n)
+            except (ValueError, KeyError, TypeError) as e:
+                raise ConfigError(f"not {what}: {e}", str(path), n) from e
+            yield value
 
 IMPORT_FRACTIONS: Mapping[str, float] = {"test": 1.0}  # a published benchmark is imported whole
 

@@ -13,7 +13,6 @@ builds entities from the labels, and reports what the data itself gets wrong:
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from collections import Counter, defaultdict
@@ -23,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from factatlas.errors import ConfigError, unknown
+from factatlas.importers.common import jsonl_records
 from factatlas.records import Drop, Entity, Fact, ObjectRef, fact_id, frozen_mapping
 
 STEP = "import"
@@ -104,21 +104,16 @@ def read_view(folder: Path, lang: str) -> tuple[DlamaRecord, ...]:
         predicate, region = FILE_RE.match(path.name).groups()  # type: ignore[union-attr]
         if region not in REGION_CULTURES:
             raise ConfigError(f"{path}: unknown DLAMA region '{region}'; known: {', '.join(REGION_CULTURES)}")
-        with open(path, encoding="utf-8") as fh:
-            for n, line in enumerate(fh, 1):
-                if not line.strip():
-                    continue
-                try:
-                    r = json.loads(line)
-                    objs, labels = tuple(r["obj_uri"]), tuple(r["obj_label"])
-                    rec = DlamaRecord(predicate, region, REGION_CULTURES[region], lang, r["sub_uri"], objs,
-                                      r["sub_label"], labels, tuple(r.get("country") or ()), int(r["size"]),
-                                      r["uuid"], n, str(path))
-                except (ValueError, KeyError, TypeError) as e:
-                    raise ConfigError(f"not a DLAMA record: {e}", str(path), n) from e
-                if len(objs) != len(labels):
-                    raise ConfigError(f"{len(objs)} obj_uri but {len(labels)} obj_label", str(path), n)
-                records.append(rec)
+        def record(r: dict[str, Any], n: int, predicate=predicate, region=region, path=path) -> DlamaRecord:
+            return DlamaRecord(predicate, region, REGION_CULTURES[region], lang, r["sub_uri"], tuple(r["obj_uri"]),
+                               r["sub_label"], tuple(r["obj_label"]), tuple(r.get("country") or ()),
+                               int(r["size"]), r["uuid"], n, str(path))
+
+        for rec in jsonl_records(path, "a DLAMA record", record):
+            if len(rec.objects) != len(rec.object_labels):
+                raise ConfigError(f"{len(rec.objects)} obj_uri but {len(rec.object_labels)} obj_label",
+                                  str(path), rec.line)
+            records.append(rec)
     return tuple(records)
 
 
@@ -189,14 +184,9 @@ def read_mlama_templates(folder: str | os.PathLike, langs: Sequence[str]) -> dic
             raise ConfigError(f"{folder}: no mLAMA templates for '{lang}' (expected {lang}.jsonl or "
                               f"{lang}/templates.jsonl)")
         texts: dict[str, str] = {}
-        with open(path, encoding="utf-8") as fh:
-            for n, line in enumerate(fh, 1):
-                if line.strip():
-                    try:
-                        r = json.loads(line)
-                        texts.setdefault(r["relation"], r["template"])
-                    except (ValueError, KeyError) as e:
-                        raise ConfigError(f"not an mLAMA template line: {e}", str(path), n) from e
+        for relation, template in jsonl_records(path, "an mLAMA template line",
+                                                lambda r, _n: (r["relation"], r["template"])):
+            texts.setdefault(relation, template)
         out[lang] = texts
     return out
 

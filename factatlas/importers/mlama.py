@@ -12,7 +12,6 @@ predicate-wide (mLAMA's "typed querying": all objects of the relation).
 
 from __future__ import annotations
 
-import json
 import os
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
@@ -20,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from factatlas.errors import ConfigError
+from factatlas.importers.common import jsonl_records
 from factatlas.records import Drop, Entity, Fact, ObjectRef, fact_id, frozen_mapping
 
 STEP = "import"
@@ -51,15 +51,8 @@ def read_triples(root: Path, lang: str) -> list[Triple]:
     for path in sorted(folder.glob("*.jsonl")):
         if path.name == "templates.jsonl":
             continue
-        with open(path, encoding="utf-8") as fh:
-            for n, line in enumerate(fh, 1):
-                if not line.strip():
-                    continue
-                try:
-                    r = json.loads(line)
-                    out.append(Triple(lang, path.stem, r["sub_uri"], r["obj_uri"], r["sub_label"], r["obj_label"]))
-                except (ValueError, KeyError) as e:
-                    raise ConfigError(f"not an mLAMA triple: {e}", str(path), n) from e
+        out.extend(jsonl_records(path, "an mLAMA triple", lambda r, _n, path=path: Triple(
+            lang, path.stem, r["sub_uri"], r["obj_uri"], r["sub_label"], r["obj_label"])))
     return out
 
 

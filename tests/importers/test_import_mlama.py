@@ -101,3 +101,15 @@ def test_import_command(tmp_path):
     assert "imported mlama" in res.output and check_directory(tmp_path / "run" / "build") == []
     bad = CliRunner().invoke(app, ["import", "mlama", str(tmp_path / "m"), "--langs", "en,de"])
     assert bad.exit_code != 0 and "no folder for language 'de'" in str(bad.exception)
+
+
+def test_malformed_lines_are_named_by_file_and_line(tmp_path):
+    from factatlas.errors import ConfigError
+    from factatlas.importers.mlama import read_triples
+
+    (tmp_path / "en").mkdir()
+    good = '{"sub_uri": "Q90", "obj_uri": "Q142", "sub_label": "Paris", "obj_label": "France"}'
+    (tmp_path / "en" / "P17.jsonl").write_text(good + "\n\n" + '{"sub_uri": "Q64"}\n', "utf-8")
+    with pytest.raises(ConfigError) as e:
+        read_triples(tmp_path, "en")
+    assert str(e.value).startswith(f"{tmp_path / 'en' / 'P17.jsonl'}:3: not an mLAMA triple: ")
