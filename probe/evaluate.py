@@ -183,6 +183,7 @@ def outcomes_from_rows(rows: Iterable[Mapping[str, Any]], bench: BenchmarkView) 
     seen: set[str] = set()
     out: list[Outcome] = []
     interned: dict[tuple[str, ...], tuple[str, ...]] = {}  # one tuple per candidate list: less memory
+    kinds: set[str] = set()  # prompt kinds the scoring rule used (cloze rules skip question prompts)
     for row in rows:
         counts["rows"] += 1
         pid = row["prompt_id"]
@@ -194,6 +195,7 @@ def outcomes_from_rows(rows: Iterable[Mapping[str, Any]], bench: BenchmarkView) 
             counts["duplicate_prompt"] += 1
             continue
         seen.add(pid)
+        kinds.add(prompt.get("kind", "cloze"))
         golds = frozenset(prompt["gold_qids"])
         candidates = interned.setdefault(tuple(prompt["candidate_qids"]), tuple(prompt["candidate_qids"]))
         ranked = tuple(row["ranked_qids"] or ())
@@ -219,7 +221,9 @@ def outcomes_from_rows(rows: Iterable[Mapping[str, Any]], bench: BenchmarkView) 
                            n_gold / len(candidates) if candidates else 0.0, candidates, order))
     counts["used"] = len(out)
     counts["benchmark_prompts"] = len(bench.prompts)
-    counts["coverage"] = len(out) / len(bench.prompts) if bench.prompts else 0.0
+    counts["eligible_prompts"] = sum(1 for p in bench.prompts.values() if p.get("kind", "cloze") in kinds)
+    counts["other_kind_prompts"] = counts["benchmark_prompts"] - counts["eligible_prompts"]
+    counts["coverage"] = len(out) / counts["eligible_prompts"] if counts["eligible_prompts"] else 0.0
     return out, counts
 
 

@@ -164,10 +164,13 @@ def check_coverage(metrics: Mapping[str, Any]) -> Check:
     skipped = {k: cov[k] for k in ("unknown_prompt", "duplicate_prompt", "foreign_candidates",
                                     "correct_at_1_mismatch") if cov.get(k)}
     detail = tuple(f"{k}: {v}" for k, v in skipped.items())
-    if cov["used"] < cov["benchmark_prompts"] or skipped:
-        return Check("rankings coverage", WARN, f"{cov['used']} of {cov['benchmark_prompts']} prompts ranked "
-                     f"({_pct(cov['coverage'])})", detail)
-    return Check("rankings coverage", INFO, f"all {cov['benchmark_prompts']} prompts ranked")
+    eligible = cov.get("eligible_prompts", cov["benchmark_prompts"])
+    other = cov.get("other_kind_prompts", 0)
+    unused = f" ({other} prompts of another kind, e.g. questions, are not used by this scoring rule)" if other else ""
+    if cov["used"] < eligible or skipped:
+        return Check("rankings coverage", WARN, f"{cov['used']} of {eligible} prompts ranked "
+                     f"({_pct(cov['coverage'])}){unused}", detail)
+    return Check("rankings coverage", INFO, f"all {eligible} prompts ranked{unused}")
 
 
 def verdict(metrics: Mapping[str, Any]) -> Verdict:

@@ -219,3 +219,23 @@ def test_generative_rows_count_by_the_probers_judgement(bench):
     assert m["summary"]["by_culture"]["west"]["p@1"] == 0.0
     assert m["cross_lingual"]["languages"] == []  # RankC needs rankings
     assert m["pararel"]["available"] is False
+
+
+def test_coverage_counts_only_the_prompt_kinds_the_rule_used(tmp_path):
+    from factatlas.probe.report import INFO, check_coverage
+
+    rows = prompt_rows()
+    questions = [dict(p, kind="question", template_id=p["template_id"].split("/")[0] + "/q1",
+                      prompt_id=p["prompt_id"].rsplit("|", 1)[0] + "|" + p["template_id"].split("/")[0] + "/q1",
+                      text="Which?", answer_start=-1)
+                 for p in rows if p["template_id"].endswith("/1")]
+    questions = list({q["prompt_id"]: q for q in questions}.values())
+    path = write_benchmark_dir(tmp_path / "build", rows + questions, entities())
+    m = compute_metrics(controlled_rankings(rows), path)  # a cloze rule ranks cloze prompts only
+    cov = m["coverage"]
+    assert (cov["eligible_prompts"], cov["other_kind_prompts"]) == (len(rows), len(questions))
+    assert cov["coverage"] == 1.0
+    check = check_coverage(m)
+    assert check.status == INFO
+    assert check.summary == (f"all {len(rows)} prompts ranked ({len(questions)} prompts of another kind, "
+                             "e.g. questions, are not used by this scoring rule)")
