@@ -120,6 +120,8 @@ def load_benchmark_view(benchmark: Any) -> BenchmarkView:
 def _read_benchmark_dir(path: Path) -> BenchmarkView:
     import pyarrow.parquet as pq
 
+    from factatlas.build.benchmark import read_prompts
+
     if not (path / "benchmark.json").exists() and (path / "build" / "benchmark.json").exists():
         path = path / "build"
     for name in ("benchmark.json", "prompts.parquet"):
@@ -128,7 +130,8 @@ def _read_benchmark_dir(path: Path) -> BenchmarkView:
                                "`factatlas build RUN` or `factatlas import ...` (or the run directory).")
     try:
         meta = json.loads((path / "benchmark.json").read_text("utf-8"))
-        prompts = pq.read_table(path / "prompts.parquet").to_pylist()
+        # shared candidate lists: an imported DLAMA pair stays in a few hundred MB instead of GBs
+        prompts = read_prompts(path / "prompts.parquet")
     except (OSError, ValueError) as e:
         raise MetricsError(f"{path}: cannot read the benchmark: {e}") from e
     labels: dict[tuple[str, str], str] = {}
