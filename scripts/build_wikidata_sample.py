@@ -50,7 +50,7 @@ SAMPLE_DIR = REPO / "curate" / "sample"
 SOURCE_DIR = SAMPLE_DIR / "source"
 
 #: Languages every subject/object entity is labelled in (the template languages).
-LABEL_LANGS = ("en", "ar", "es", "ko", "zh", "ru", "fr", "de", "ja", "pt", "hi", "sw")
+LABEL_LANGS = ("en", "ar", "es", "ko", "zh", "ru", "fr", "de", "ja", "pt", "hi", "sw", "it")
 #: Latin-script editions whose labels may default to the English spelling (``latin_defaults``).
 LATIN_LANGS = ("es", "fr", "de", "pt", "sw", "it", "nl", "ca", "ga", "lb", "rm", "mi")
 #: Editions a well-known subject also has an article in, by sitelink count (popular -> more editions).

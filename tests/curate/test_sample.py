@@ -19,7 +19,8 @@ SCRIPT = REPO / "scripts" / "build_wikidata_sample.py"
 WD = "http://www.wikidata.org/entity/"
 WDT = "http://www.wikidata.org/prop/direct/"
 LABEL = "http://www.w3.org/2000/01/rdf-schema#label"
-LANGS = ("en", "ar", "es", "ko", "zh", "ru", "fr", "de", "ja", "pt", "hi", "sw")
+# The 13 template languages (templates/lang/*.yaml); every entity a fact can use is labelled in all.
+LANGS = ("en", "ar", "es", "ko", "zh", "ru", "fr", "de", "ja", "pt", "hi", "sw", "it")
 PREDICATES = (
     "P17", "P19", "P20", "P27", "P30", "P36", "P37", "P47", "P103", "P106",
     "P136", "P190", "P264", "P364", "P449", "P495", "P530", "P1303", "P1376", "P1412",
@@ -34,6 +35,12 @@ WEST = (
     "Q228", "Q40", "Q31", "Q142", "Q183", "Q27", "Q38", "Q347", "Q32", "Q235",
     "Q55", "Q45", "Q238", "Q29", "Q39", "Q145", "Q16", "Q30", "Q408", "Q664",
 )
+# The seed cultures (curate/cultures/asia.yaml, south-america.yaml).
+ASIA = (
+    "Q148", "Q252", "Q17", "Q833", "Q711", "Q836", "Q423", "Q928", "Q334", "Q884", "Q865", "Q869", "Q881",
+)
+SOUTH_AMERICA = ("Q414", "Q750", "Q155", "Q298", "Q739", "Q736", "Q734", "Q733", "Q419", "Q730", "Q77", "Q717")
+VOICE = "Q17172850"  # the P1303 pollution the engine excludes
 
 # How a fact is tied to a culture's countries (the DLAMA table in WIKIDATA.md).
 _SUBJECT_IS_COUNTRY = {"P30", "P36", "P37", "P47", "P530"}
@@ -96,7 +103,7 @@ def test_lines_are_sorted_and_unique(ntriples):
     assert lines == sorted(set(lines))
 
 
-def test_every_entity_used_by_the_20_predicates_has_all_12_labels(store):
+def test_every_entity_used_by_the_20_predicates_has_all_13_labels(store):
     values = " ".join(f"wdt:{p}" for p in PREDICATES)
     used = {
         _qid(e)
@@ -143,6 +150,8 @@ def _culture_subjects(store, predicate: str, countries: list[str]) -> set[str]:
         pattern = f"VALUES ?c {{ {values} }} ?s wdt:{predicate} ?o . ?o wdt:P17 ?c ."
     else:
         pattern = f"VALUES ?c {{ {values} }} ?s wdt:{predicate} ?o . ?s wdt:{_VIA[predicate]} ?c ."
+    if predicate == "P1303":
+        pattern += f" FILTER(?o != wd:{VOICE})"
     query = f"PREFIX wd: <{WD}> PREFIX wdt: <{WDT}> SELECT DISTINCT ?s WHERE {{ {pattern} }}"
     return {_qid(s) for (s,) in _select(store, query)}
 
@@ -153,6 +162,14 @@ def test_each_predicate_has_subjects_in_both_cultures(store, predicate):
     west = _culture_subjects(store, predicate, WEST)
     assert len(arab) >= 8, f"{predicate}: arab subjects {sorted(arab)}"
     assert len(west) >= 8, f"{predicate}: west subjects {sorted(west)}"
+
+
+@pytest.mark.parametrize("predicate", PREDICATES)
+def test_each_predicate_has_subjects_in_the_asia_and_south_america_seeds(store, predicate):
+    asia = _culture_subjects(store, predicate, ASIA)
+    south_america = _culture_subjects(store, predicate, SOUTH_AMERICA)
+    assert len(asia) >= 3, f"{predicate}: asia subjects {sorted(asia)}"
+    assert len(south_america) >= 3, f"{predicate}: south-america subjects {sorted(south_america)}"
 
 
 def test_class_hierarchy_rows_of_the_contract_exist(store):
@@ -336,3 +353,29 @@ def test_labels_are_written_in_their_languages_script(store):
         if pattern and _qid(s.value) not in latin_ok and not re.search(pattern, o.value):
             wrong.append((_qid(s.value), o.language, o.value))
     assert wrong == []
+
+
+def test_label_languages_are_the_template_languages(builder):
+    """A language added to the template library must be added to the sample (labels) as well."""
+    template_langs = {path.stem for path in (REPO / "templates" / "lang").glob("*.yaml")}
+    assert template_langs == set(LANGS)
+    assert builder.LABEL_LANGS == LANGS
+
+
+def _labels_in(store, lang: str) -> dict[str, str]:
+    return {
+        _qid(s.value): o.value
+        for s, _, o, _ in store.quads_for_pattern(None, pyoxigraph.NamedNode(LABEL), None)
+        if o.language == lang
+    }
+
+
+def test_italian_labels_are_italian_exonyms_not_english_copies(store):
+    italian, english = _labels_in(store, "it"), _labels_in(store, "en")
+    assert {q: italian[q] for q in ("Q85", "Q30", "Q145", "Q55", "Q84", "Q1741", "Q13955", "Q23572")} == {
+        "Q85": "Il Cairo", "Q30": "Stati Uniti d'America", "Q145": "Regno Unito", "Q55": "Paesi Bassi",
+        "Q84": "Londra", "Q1741": "Vienna", "Q13955": "arabo", "Q23572": "Il Trono di Spade",
+    }
+    countries = [_qid(s) for (s,) in _select(store, f"SELECT ?s WHERE {{ ?s <{WDT}P31> <{WD}Q3624078> }}")]
+    copied = [q for q in countries if italian[q] == english[q]]
+    assert len(copied) < len(countries) / 2, f"Italian country names equal to the English ones: {copied}"
