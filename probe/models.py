@@ -106,6 +106,11 @@ def _auto_class(family: str):
             "seq2seq": transformers.AutoModelForSeq2SeqLM}[family]
 
 
+def _looks_like_path(name: str) -> bool:
+    """Hub ids are ``name`` or ``org/name``; anything starting like a path is meant as a local folder."""
+    return name.startswith((".", "/", "~")) or name.count("/") > 1 or "\\" in name
+
+
 def load_model(name: str, *, family: str | None = None, device: str = "auto", dtype: str = "auto") -> LoadedModel:
     """Load tokenizer + model from a local folder or a Hub id (cached or downloadable)."""
     from transformers import AutoConfig, AutoTokenizer
@@ -114,6 +119,9 @@ def load_model(name: str, *, family: str | None = None, device: str = "auto", dt
     hf_logging.disable_progress_bar()  # our own progress goes to stderr via factatlas.console
     if family is not None and family not in FAMILIES:
         raise ConfigError(f"unknown model family '{family}'. Available: {', '.join(FAMILIES)}")
+    if _looks_like_path(name) and not Path(name).expanduser().is_dir():
+        raise ConfigError(f"--model {name}: no such folder; pass a folder written by save_pretrained "
+                          "(config.json + weights) or a Hub id such as bert-base-multilingual-cased")
     try:
         config = AutoConfig.from_pretrained(name)
     except (OSError, ValueError) as e:

@@ -131,3 +131,5 @@ def test_bad_option_values_are_config_errors(run_dir, tiny_bert_dir):
         _probe(run_dir, "--model", tiny_bert_dir, "--shard", "2/2")
     with pytest.raises(ConfigError, match="no prompts.parquet"):
         _probe(run_dir / "nowhere", "--model", tiny_bert_dir)
+    with pytest.raises(ConfigError, match=r"--model \./no-such-model: no such folder"):
+        _probe(run_dir, "--model", "./no-such-model")
