@@ -82,15 +82,22 @@ def inflect_russian(label: str, case: str, number: str | None, person_gender: st
     guessed: list[str] = []
     indeclinable: list[str] = []
 
-    def inflect_at(i: int, parse) -> bool:
+    def inflect_word(word: str, parse) -> str | None:
+        """The word in the requested case (indeclinables as they are); None when pymorphy3 cannot."""
         if "Fixd" in parse.tag:
-            return True
+            return word
         new = parse.inflect(grammemes)
         if new is None:
-            return False
+            return None
         if not _is_dictionary(parse):
-            guessed.append(words[i])
-        out[i] = _restore(new.word, words[i])
+            guessed.append(word)
+        return _restore(new.word, word)
+
+    def inflect_at(i: int, parse) -> bool:
+        form = inflect_word(words[i], parse)
+        if form is None:
+            return False
+        out[i] = form
         return True
 
     if is_person:
@@ -113,14 +120,7 @@ def inflect_russian(label: str, case: str, number: str | None, person_gender: st
                 if form is not None:
                     guessed.append(word)
                 return form
-            if "Fixd" in p.tag:
-                return word
-            new = p.inflect(grammemes)
-            if new is None:
-                return None
-            if not _is_dictionary(p):
-                guessed.append(word)
-            return _restore(new.word, word)
+            return inflect_word(word, p)
 
         done = 0
         for i, ps in enumerate(parses):
