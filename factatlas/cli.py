@@ -24,7 +24,7 @@ app = typer.Typer(
 
 def _register_stages() -> None:
     from factatlas import pipeline
-    from factatlas.build import cli as build_cli
+    from factatlas.builder import cli as build_cli
     from factatlas.curate import cli as curate_cli
     from factatlas.probe import cli as probe_cli
     from factatlas.publish import cli as publish_cli

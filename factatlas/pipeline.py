@@ -107,7 +107,7 @@ def _config_names(files: dict[str, bytes]) -> list[str]:
 
 
 def run_quickstart(config: QuickstartConfig, say: Callable[[str], None] = print) -> QuickstartResult:
-    from factatlas.build.builder import build_run
+    from factatlas.builder.build import build_run
     from factatlas.curate.engine import CurationConfig, curate
     from factatlas.curate.report import format_counts
     from factatlas.publish.workflow import publish

@@ -120,7 +120,7 @@ def load_benchmark_view(benchmark: Any) -> BenchmarkView:
 def _read_benchmark_dir(path: Path) -> BenchmarkView:
     import pyarrow.parquet as pq
 
-    from factatlas.build.benchmark import read_prompts
+    from factatlas.builder.benchmark import read_prompts
 
     if not (path / "benchmark.json").exists() and (path / "build" / "benchmark.json").exists():
         path = path / "build"
@@ -532,8 +532,8 @@ def _gold_label(bench: BenchmarkView, prompt: Mapping[str, Any], i: int, qid: st
 
 def leaks(bench: BenchmarkView, prompt: Mapping[str, Any]) -> bool:
     """An object label inside the subject label (NFKC + casefold): the prompt gives the answer away.
-    Same rule as the build's stats.json leakage rate (factatlas.build.stats.leaks)."""
-    from factatlas.build.stats import leaks as label_leaks
+    Same rule as the build's stats.json leakage rate (factatlas.builder.stats.leaks)."""
+    from factatlas.builder.stats import leaks as label_leaks
 
     labels = [_gold_label(bench, prompt, i, q) for i, q in enumerate(prompt["gold_qids"])]
     return bool(prompt["subject_label"]) and label_leaks(prompt["subject_label"], labels)

@@ -25,7 +25,7 @@ import numpy as np
 # DLAMA entropy has one definition in the toolkit: the build stage computes it for stats.json, the
 # report uses the same function (each fact -> its valid object most frequent among the culture's facts
 # of the predicate, ties to the smallest QID; -sum p log2 p in bits; facts without objects ignored).
-from factatlas.build.stats import predicate_entropy
+from factatlas.builder.stats import predicate_entropy
 
 __all__ = [
     "RANKC_WEIGHTINGS",

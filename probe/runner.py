@@ -113,7 +113,7 @@ def resolve_benchmark_dir(path: str | Path) -> tuple[Path, Path]:
 
 def load_prompt_rows(bench: Path) -> list[dict[str, Any]]:
     try:
-        from factatlas.build import load_benchmark
+        from factatlas.builder import load_benchmark
     except ImportError:  # the build stage may be absent in a partial install
         load_benchmark = None
     if load_benchmark is not None and (bench / "benchmark.json").exists() and (bench / "facts.parquet").exists():

@@ -10,3 +10,7 @@ Modules (flat):
     workflow    ``publish(run, repo=, version=, target=, dry_run=)`` and ``diff_refs(old, new)``
     cli         the ``factatlas publish`` and ``factatlas diff`` commands
 """
+
+from factatlas import require_namespaced  # noqa: E402
+
+require_namespaced(__name__, "publish")

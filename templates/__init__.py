@@ -14,3 +14,7 @@ from factatlas.templates.render import RenderedAnswer, RenderedPrompt, Renderer,
 
 __all__ = ["Issue", "LanguageFile", "Library", "RenderFailure", "RenderedAnswer", "RenderedPrompt", "Renderer",
            "Template", "load_library"]
+
+from factatlas import require_namespaced  # noqa: E402
+
+require_namespaced(__name__, "templates")

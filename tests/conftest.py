@@ -2,11 +2,37 @@
 
 from __future__ import annotations
 
+import importlib
 import ipaddress
 import os
 import socket
+from pathlib import Path
 
 import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def _modules_outside_checkout() -> list[str]:
+    """Every package a test imports must be this checkout's: an editable install of another clone
+    must never supply `factatlas.curate` while `factatlas` comes from here (or the reverse)."""
+    import factatlas
+
+    wrong = []
+    for name in ("factatlas", *(f"factatlas.{stage}" for stage in factatlas.STAGES)):
+        module = importlib.import_module(name)
+        if not Path(module.__file__).resolve().is_relative_to(REPO):
+            wrong.append(f"{name} from {module.__file__}")
+    return wrong
+
+
+# child processes (CLI runs, servers, kill tests) import the same checkout as this process
+os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, (str(REPO), os.environ.get("PYTHONPATH"))))
+
+_wrong = _modules_outside_checkout()
+if _wrong:
+    pytest.exit(f"tests of {REPO} would import code from elsewhere: {'; '.join(_wrong)}. "
+                f"Run pytest from the checkout's root (python3 -m pytest).", returncode=4)
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")

@@ -2,26 +2,12 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent))
-
-from fixture_graph import write_fixture  # noqa: E402
-
-OUTPUT_FILES = ("facts.parquet", "entities.parquet", "labels.parquet", "dropped.parquet")
-
-
-class Recorder:
-    """An injectable sleeper: records the waits instead of sleeping."""
-
-    def __init__(self):
-        self.waits: list[float] = []
-
-    def __call__(self, seconds: float) -> None:
-        self.waits.append(seconds)
+from tests.curate.fixture_graph import write_fixture
+from tests.curate.support import output_bytes
 
 
 @pytest.fixture(scope="session")
@@ -42,10 +28,6 @@ def config(fixture_files):
 
     graph, table = fixture_files
     return CurationConfig(pair="arab-west", langs=("ar", "en"), sample=str(graph), page_lengths=str(table))
-
-
-def output_bytes(run_dir: Path) -> dict[str, bytes]:
-    return {name: (Path(run_dir) / "curate" / name).read_bytes() for name in OUTPUT_FILES}
 
 
 @pytest.fixture(scope="session")

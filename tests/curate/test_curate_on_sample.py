@@ -6,11 +6,11 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
-from conftest import Recorder, output_bytes
 
 from factatlas.curate.endpoints import SAMPLE_PATH, HttpSparqlEndpoint, load_store
 from factatlas.curate.engine import CurationConfig, curate
 from factatlas.curate.popularity import SAMPLE_PAGE_LENGTHS
+from tests.curate.support import Recorder, output_bytes
 
 pytestmark = pytest.mark.skipif(not (SAMPLE_PATH.exists() and SAMPLE_PAGE_LENGTHS.exists()),
                                 reason="the embedded Wikidata sample is not built yet")

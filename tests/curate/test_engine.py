@@ -6,12 +6,12 @@ import json
 from dataclasses import replace
 
 import pytest
-from conftest import OUTPUT_FILES, output_bytes
 
 from factatlas.curate.engine import CurationConfig, curate
 from factatlas.errors import ConfigError
 from factatlas.records import Gender, Provenance
 from factatlas.tables import read_drops, read_entities, read_facts
+from tests.curate.support import OUTPUT_FILES, output_bytes
 
 
 @pytest.fixture(scope="module")

@@ -9,7 +9,6 @@ from dataclasses import replace
 from urllib.parse import quote
 
 import pytest
-from conftest import Recorder, output_bytes
 
 from factatlas.curate.endpoints import (
     EndpointError,
@@ -21,6 +20,7 @@ from factatlas.curate.endpoints import (
 from factatlas.curate.engine import curate
 from factatlas.curate.localserver import FaultInjector, SparqlApp, serve
 from factatlas.errors import ConfigError
+from tests.curate.support import Recorder, output_bytes
 
 
 def http_endpoint(url: str, sleeper=None, timeout_s: float = 65.0, post_threshold: int = 2000) -> HttpSparqlEndpoint:

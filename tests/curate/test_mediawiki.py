@@ -6,14 +6,14 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
-from conftest import Recorder, output_bytes
-from fixture_graph import ARTICLES, length_of
 
 from factatlas.curate.engine import curate
 from factatlas.curate.localserver import MediaWikiApp, serve
 from factatlas.curate.mediawiki import MediaWikiClient, MediaWikiError
 from factatlas.curate.popularity import MediaWikiEdits, MediaWikiLengths
 from factatlas.errors import ConfigError
+from tests.curate.fixture_graph import ARTICLES, length_of
+from tests.curate.support import Recorder, output_bytes
 
 UA = "factatlas-tests/1.0 (https://example.org; tests@example.org)"
 

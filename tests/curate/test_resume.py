@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import pytest
-from conftest import output_bytes
 
 from factatlas.curate.endpoints import EmbeddedEndpoint
 from factatlas.curate.engine import curate
 from factatlas.curate.sparql import query_hash
+from tests.curate.support import output_bytes
 
 
 class Killed(BaseException):

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from factatlas.build import load_benchmark
-from factatlas.build.invariants import check_directory
-from factatlas.importers import bmlama
+from factatlas.builder import load_benchmark
+from factatlas.builder.importers import bmlama
+from factatlas.builder.invariants import check_directory
 
 REFERENCE = Path(__file__).resolve().parents[2].parent / "shared" / "reference" / "bmlama"
 needs_bmlama = pytest.mark.skipif(not (REFERENCE / "BMLAMA17").is_dir(), reason=f"reference absent: {REFERENCE}")
@@ -103,7 +103,7 @@ def test_import_bmlama17_writes_a_valid_benchmark(tmp_path):
 
 @needs_bmlama
 def test_relations_get_pids_from_mlama_english_templates():
-    from factatlas.importers.dlama import read_mlama_templates
+    from factatlas.builder.importers.dlama import read_mlama_templates
 
     templates = REFERENCE.parent / "mlama" / "templates"
     if not templates.is_dir():

@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from factatlas.build import load_benchmark
-from factatlas.build.invariants import check_directory
+from factatlas.builder import load_benchmark
+from factatlas.builder.importers import dlama
+from factatlas.builder.invariants import check_directory
 from factatlas.cli import app
 from factatlas.errors import ConfigError
-from factatlas.importers import dlama
 
 REFERENCE = Path(__file__).resolve().parents[2].parent / "shared" / "reference"
 DLAMA = REFERENCE / "dlama" / "dlama-v1"

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from factatlas.build import load_benchmark
-from factatlas.build.invariants import check_directory
-from factatlas.importers import mlama
+from factatlas.builder import load_benchmark
+from factatlas.builder.importers import mlama
+from factatlas.builder.invariants import check_directory
 
 TEMPLATES = Path(__file__).resolve().parents[2].parent / "shared" / "reference" / "mlama" / "templates"
 needs_templates = pytest.mark.skipif(not TEMPLATES.is_dir(), reason=f"reference absent: {TEMPLATES}")
@@ -80,7 +80,7 @@ def test_import_with_the_published_templates_folder(tmp_path):
 
 
 def test_import_is_byte_identical_for_identical_inputs(tmp_path):
-    from factatlas.build.benchmark import BENCHMARK_FILES
+    from factatlas.builder.benchmark import BENCHMARK_FILES
 
     _write_mlama(tmp_path / "m")
     mlama.import_mlama(tmp_path / "m", ["en", "fr"], out=tmp_path / "a")
@@ -104,8 +104,8 @@ def test_import_command(tmp_path):
 
 
 def test_malformed_lines_are_named_by_file_and_line(tmp_path):
+    from factatlas.builder.importers.mlama import read_triples
     from factatlas.errors import ConfigError
-    from factatlas.importers.mlama import read_triples
 
     (tmp_path / "en").mkdir()
     good = '{"sub_uri": "Q90", "obj_uri": "Q142", "sub_label": "Paris", "obj_label": "France"}'

@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from probe_capitals import capital_prompt_rows, question_examples, write_benchmark
+
+from tests.probe.probe_capitals import capital_prompt_rows, question_examples, write_benchmark
 
 
 @pytest.fixture(scope="session")

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import pytest
 import torch
-from probe_capitals import CHANCE, cloze_rows, p_at_1
 
 from factatlas.probe.baselines import causal_per_candidate_scores, seq2seq_per_candidate_scores
 from factatlas.probe.causal import CausalLMScorer, SentenceLegacyScorer
 from factatlas.probe.protocol import ClozeQuery, rank_candidates
 from factatlas.probe.runner import rank_prompts
 from factatlas.probe.seq2seq import Seq2SeqScorer
+from tests.probe.probe_capitals import CHANCE, cloze_rows, p_at_1
 
 
 def _queries(rows):

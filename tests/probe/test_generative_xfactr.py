@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import pytest
-from probe_capitals import CHANCE, cloze_rows, p_at_1
 
 from factatlas.probe.generative import GreedyGenerator, alias_index, answer_prompts, judge, normalise
 from factatlas.probe.xfactr import XFactrDecoder
+from tests.probe.probe_capitals import CHANCE, cloze_rows, p_at_1
 
 
 def test_normalise():

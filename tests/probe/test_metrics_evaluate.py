@@ -6,14 +6,6 @@ import json
 
 import pyarrow.parquet as pq
 import pytest
-from test_report_fixtures import (
-    COUNTRIES,
-    LEAKY,
-    entities,
-    model_rankings,
-    prompt_rows,
-    write_benchmark_dir,
-)
 
 from factatlas.probe.evaluate import (
     DEFAULT_LANGUAGE_CULTURES,
@@ -24,6 +16,14 @@ from factatlas.probe.evaluate import (
 )
 from factatlas.probe.metrics import coverlap, rankc, xfakt_scores
 from factatlas.tables import RANKINGS_SCHEMA, write_table
+from tests.probe.test_report_fixtures import (
+    COUNTRIES,
+    LEAKY,
+    entities,
+    model_rankings,
+    prompt_rows,
+    write_benchmark_dir,
+)
 
 
 @pytest.fixture(scope="module")
@@ -194,7 +194,7 @@ def test_bootstrap_intervals_and_template_only(bench):
 def test_loaded_benchmark_objects_are_accepted(bench):
     path, rows = bench
 
-    class Loaded:  # what factatlas.build.load_benchmark returns: .meta, .prompts, .entities
+    class Loaded:  # what factatlas.builder.load_benchmark returns: .meta, .prompts, .entities
         meta = json.loads((path / "benchmark.json").read_text("utf-8"))
         prompts = rows
         entities = {e.qid: e for e in entities()}

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import pytest
 import torch
-from probe_capitals import CHANCE, cloze_rows, p_at_1
 
 from factatlas.probe.baselines import bmlama_pll_scores, mlama_independent_scores
 from factatlas.probe.mlm import MaskedLMScorer, plan_passes
 from factatlas.probe.protocol import ClozeQuery, rank_candidates
 from factatlas.probe.runner import rank_prompts
 from factatlas.probe.slots import SlotTokens
+from tests.probe.probe_capitals import CHANCE, cloze_rows, p_at_1
 
 
 def _queries(rows):

@@ -9,13 +9,13 @@ from html.parser import HTMLParser
 
 import pytest
 import typer
-from test_report_fixtures import write_run
 from typer.testing import CliRunner
 
 from factatlas.errors import FactatlasError
 from factatlas.probe import report as R
 from factatlas.probe.evaluate import MetricsConfig
 from factatlas.probe.report_cli import parse_associations, register
+from tests.probe.test_report_fixtures import write_run
 
 
 class _Refs(HTMLParser):

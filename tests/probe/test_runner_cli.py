@@ -6,12 +6,12 @@ import json
 import shutil
 
 import pytest
-from probe_capitals import CHANCE
 from typer.testing import CliRunner
 
 from factatlas.cli import app
 from factatlas.errors import ConfigError
 from factatlas.tables import RANKINGS_SCHEMA, read_rows
+from tests.probe.probe_capitals import CHANCE
 
 
 @pytest.fixture()

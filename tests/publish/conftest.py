@@ -6,7 +6,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from publish_fixtures import make_benchmark
+
+from tests.publish.publish_fixtures import make_benchmark
 
 
 @pytest.fixture

@@ -7,7 +7,6 @@ import json
 
 import pyarrow as pa
 import pyarrow.parquet as pq
-from publish_fixtures import BASE_FACTS, LABELS
 
 from factatlas.publish.diff import (
     FactChange,
@@ -21,6 +20,7 @@ from factatlas.publish.diff import (
 from factatlas.publish.render import ReleaseOptions, render_release
 from factatlas.publish.source import load_source
 from factatlas.publish.versions import Bump, Version
+from tests.publish.publish_fixtures import BASE_FACTS, LABELS
 
 
 def release_files(run, version="1.0.0", previous=None):

@@ -5,13 +5,13 @@ from __future__ import annotations
 import logging
 
 import pytest
-from hub_stub import HubStub
 
 from factatlas.errors import ConfigError, FactatlasError
 from factatlas.publish.publishers import HubPublisher, open_target, redact
 from factatlas.publish.render import ReleaseOptions, render_release
 from factatlas.publish.source import load_source
 from factatlas.publish.versions import Version
+from tests.publish.hub_stub import HubStub
 
 TOKEN = "hf_TestTokenDoNotLeak0123456789"
 

@@ -17,7 +17,6 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-from publish_fixtures import BASE_FACTS, make_benchmark
 from typer.testing import CliRunner
 
 from factatlas.cli import app
@@ -25,6 +24,7 @@ from factatlas.errors import ConfigError, FactatlasError
 from factatlas.publish.publishers import GitPublisher
 from factatlas.publish.workflow import publish
 from factatlas.tables import PROMPTS_SCHEMA
+from tests.publish.publish_fixtures import BASE_FACTS, make_benchmark
 
 REPO = "org/atlas"
 

@@ -4,7 +4,6 @@ import json
 
 import pyarrow.parquet as pq
 import pytest
-from publish_fixtures import BASE_FACTS
 
 from factatlas.errors import ConfigError
 from factatlas.publish.card import answer_entropy, size_category, split_card
@@ -19,6 +18,7 @@ from factatlas.publish.render import (
 from factatlas.publish.source import load_source
 from factatlas.publish.versions import Version
 from factatlas.tables import PROMPTS_SCHEMA
+from tests.publish.publish_fixtures import BASE_FACTS
 
 V1 = Version.parse("1.0.0")
 
@@ -159,7 +159,7 @@ def test_bad_inputs_name_the_problem(bench_factory, tmp_path):
 
 
 def test_benchmark_dir_without_run_and_without_template_copies(bench_factory, tmp_path):
-    from publish_fixtures import make_benchmark
+    from tests.publish.publish_fixtures import make_benchmark
 
     bench = make_benchmark(tmp_path / "bare", with_run=False, facts=BASE_FACTS[:2])
     src = load_source(bench)

@@ -7,7 +7,6 @@ import sys
 from pathlib import Path
 
 import pytest
-from templates_fixtures import ENTITIES
 from typer.testing import CliRunner
 
 from factatlas.cli import app
@@ -15,6 +14,7 @@ from factatlas.records import Fact, ObjectRef, fact_id
 from factatlas.tables import PROMPTS_SCHEMA, read_drops, read_rows, write_entities, write_facts
 from factatlas.templates.batch import render_run
 from factatlas.templates.library import load_library
+from tests.templates.templates_fixtures import ENTITIES
 
 FILES = {
     "en": """lang: en

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import pytest
-from templates_fixtures import ENTITIES, entity
 
 from factatlas.records import Gender
 from factatlas.templates.gender import entity_type, resolve_agreement
 from factatlas.templates.morphology import Agreement
+from tests.templates.templates_fixtures import ENTITIES, entity
 
 
 def resolve(qid: str, lang: str, slot_type: str = "") -> Agreement:

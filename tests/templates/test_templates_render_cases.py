@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import pytest
-from templates_fixtures import ENTITIES
 
 from factatlas.records import ANSWER_MARKER
 from factatlas.templates.library import Template
 from factatlas.templates.render import RenderedAnswer, RenderedPrompt, Renderer, RenderFailure
+from tests.templates.templates_fixtures import ENTITIES
 
 
 @pytest.fixture(scope="module")

@@ -19,14 +19,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from factatlas.build.benchmark import (
+from factatlas.builder.benchmark import (
     SCHEMA_VERSION,
     BenchmarkContent,
     answer_start,
     prompt_id,
     referenced_qids,
 )
-from factatlas.build.candidates import (
+from factatlas.builder.candidates import (
     CANDIDATE_MODES,
     collision_report,
     pool_collisions,
@@ -34,9 +34,9 @@ from factatlas.build.candidates import (
     sampled_candidates,
     surface_collisions,
 )
-from factatlas.build.sources import PromptSource, RenderFailed, TemplateInfo
-from factatlas.build.splits import DEFAULT_FRACTIONS, assign_splits, split_counts, validate_fractions
-from factatlas.build.stats import WESTERN_CULTURE, compute_stats
+from factatlas.builder.sources import PromptSource, RenderFailed, TemplateInfo
+from factatlas.builder.splits import DEFAULT_FRACTIONS, assign_splits, split_counts, validate_fractions
+from factatlas.builder.stats import WESTERN_CULTURE, compute_stats
 from factatlas.errors import ConfigError, unknown
 from factatlas.records import Drop, Entity, Fact, Provenance, frozen_mapping
 
@@ -391,8 +391,8 @@ def build_run(run: str | Any, langs: Sequence[str], *, template_ids: Sequence[st
     from datetime import UTC, datetime
     from pathlib import Path
 
-    from factatlas.build.benchmark import write_benchmark
-    from factatlas.build.sources import LibrarySource
+    from factatlas.builder.benchmark import write_benchmark
+    from factatlas.builder.sources import LibrarySource
     from factatlas.rundir import RunDir
     from factatlas.tables import read_drops, read_entities, read_facts
     from factatlas.templates import load_library

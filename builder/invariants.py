@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from factatlas.records import ANSWER_MARKER, Fact
 
 if TYPE_CHECKING:
-    from factatlas.build.benchmark import BenchmarkContent
+    from factatlas.builder.benchmark import BenchmarkContent
 
 # Columns that describe the fact/template, not the language: they must agree across languages.
 PARALLEL_COLUMNS = ("kind", "pair", "culture", "predicate", "split", "subject_qid", "gold_qids", "candidate_qids")
@@ -271,7 +271,7 @@ def check_directory(path: str | os.PathLike) -> list[Violation]:
 
     import pyarrow.parquet as pq
 
-    from factatlas.build.benchmark import BENCHMARK_FILES, CANDIDATES_SCHEMA, read_prompts
+    from factatlas.builder.benchmark import BENCHMARK_FILES, CANDIDATES_SCHEMA, read_prompts
     from factatlas.tables import (
         DROPS_SCHEMA,
         ENTITIES_SCHEMA,

@@ -7,7 +7,7 @@
 <dir>/labels.parquet      LABELS_SCHEMA    }
 <dir>/candidates.parquet  CANDIDATES_SCHEMA: the candidate pool per (predicate, lang)
 <dir>/dropped.parquet     DROPS_SCHEMA: every removal, with its reason
-<dir>/stats.json          statistics (factatlas.build.stats)
+<dir>/stats.json          statistics (factatlas.builder.stats)
 <dir>/benchmark.json      metadata (schema_version 1)
 ```
 """
@@ -222,7 +222,7 @@ def write_benchmark(out_dir: str | os.PathLike, content: BenchmarkContent, *, ch
     """
     from dataclasses import replace
 
-    from factatlas.build.invariants import check_content, format_violations
+    from factatlas.builder.invariants import check_content, format_violations
 
     content = replace(content, prompts=sorted_prompts(content.prompts))
     if check:

@@ -29,9 +29,9 @@ def build_command(
 
     Example: factatlas build runs/arab-west --langs ar,en --candidates sampled --k 10
     """
-    from factatlas.build.builder import build_run
-    from factatlas.build.splits import parse_fractions
-    from factatlas.build.stats import stats_table
+    from factatlas.builder.build import build_run
+    from factatlas.builder.splits import parse_fractions
+    from factatlas.builder.stats import stats_table
     from factatlas.console import err, out
 
     lang_list = _split_list(langs)
@@ -58,7 +58,7 @@ def validate_command(
 
     Example: factatlas validate-benchmark runs/arab-west/build
     """
-    from factatlas.build.invariants import check_directory, format_violations
+    from factatlas.builder.invariants import check_directory, format_violations
     from factatlas.console import err, out
 
     if not (directory / "benchmark.json").exists() and (directory / "build" / "benchmark.json").exists():
@@ -92,7 +92,7 @@ def import_dlama_command(
     Example: factatlas import dlama-v1 ../shared/reference/dlama/dlama-v1 --pair arab-west
     --mlama-templates ../shared/reference/mlama/templates
     """
-    from factatlas.importers.dlama import import_dlama
+    from factatlas.builder.importers.dlama import import_dlama
 
     result = import_dlama(path, pair, out=out, mlama_templates=mlama_templates)
     _report_import(result, out or Path("runs") / result.content.meta["name"])
@@ -110,7 +110,7 @@ def import_bmlama_command(
     Example: factatlas import bmlama ../shared/reference/bmlama/BMLAMA17
     --mlama-templates ../shared/reference/mlama/templates
     """
-    from factatlas.importers.bmlama import import_bmlama
+    from factatlas.builder.importers.bmlama import import_bmlama
 
     result = import_bmlama(path, out=out, mlama_templates=mlama_templates)
     _report_import(result, out or Path("runs") / result.content.meta["name"])
@@ -128,14 +128,14 @@ def import_mlama_command(
 
     Example: factatlas import mlama data/mlama1.1 --langs en,fr,ar
     """
-    from factatlas.importers.mlama import import_mlama
+    from factatlas.builder.importers.mlama import import_mlama
 
     result = import_mlama(path, _split_list(langs), out=out, templates=templates)
     _report_import(result, out or Path("runs") / result.content.meta["name"])
 
 
 def _report_import(result, run: Path) -> None:
-    from factatlas.build.stats import stats_table
+    from factatlas.builder.stats import stats_table
     from factatlas.console import err, out
 
     meta = result.content.meta

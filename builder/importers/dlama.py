@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from factatlas.builder.importers.common import jsonl_records
 from factatlas.errors import ConfigError, unknown
-from factatlas.importers.common import jsonl_records
 from factatlas.records import Drop, Entity, Fact, ObjectRef, fact_id, frozen_mapping
 
 STEP = "import"
@@ -211,9 +211,9 @@ def import_dlama(path: str | os.PathLike, pair: str = "arab-west", *, out: str |
     """
     from datetime import UTC, datetime
 
-    from factatlas.build.builder import BuildSpec, build_benchmark, toolkit_version
-    from factatlas.build.sources import LibrarySource, SubstitutionSource
-    from factatlas.importers.common import IMPORT_FRACTIONS, default_out, write_import
+    from factatlas.builder.build import BuildSpec, build_benchmark, toolkit_version
+    from factatlas.builder.importers.common import IMPORT_FRACTIONS, default_out, write_import
+    from factatlas.builder.sources import LibrarySource, SubstitutionSource
 
     started = datetime.now(UTC)
     data = read_pair(path, pair)

@@ -18,7 +18,7 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from factatlas.build.candidates import normalise_form
+from factatlas.builder.candidates import normalise_form
 from factatlas.records import Entity, Fact
 
 WESTERN_CULTURE = "west"

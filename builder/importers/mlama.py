@@ -18,8 +18,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from factatlas.builder.importers.common import jsonl_records
 from factatlas.errors import ConfigError
-from factatlas.importers.common import jsonl_records
 from factatlas.records import Drop, Entity, Fact, ObjectRef, fact_id, frozen_mapping
 
 STEP = "import"
@@ -38,7 +38,7 @@ class Triple:
 
 def read_templates(folder: str | os.PathLike, lang: str) -> dict[str, str]:
     """relation -> template text from ``<folder>/<lang>.jsonl`` or ``<folder>/<lang>/templates.jsonl``."""
-    from factatlas.importers.dlama import read_mlama_templates
+    from factatlas.builder.importers.dlama import read_mlama_templates
 
     return read_mlama_templates(folder, [lang])[lang]
 
@@ -88,9 +88,9 @@ def import_mlama(path: str | os.PathLike, langs: Sequence[str], *, out: str | os
     """mLAMA folder -> benchmark directory ``<out>/build/`` (default ``runs/mlama-<langs>``)."""
     from datetime import UTC, datetime
 
-    from factatlas.build.builder import BuildSpec, build_benchmark, toolkit_version
-    from factatlas.build.sources import SubstitutionSource
-    from factatlas.importers.common import IMPORT_FRACTIONS, default_out, write_import
+    from factatlas.builder.build import BuildSpec, build_benchmark, toolkit_version
+    from factatlas.builder.importers.common import IMPORT_FRACTIONS, default_out, write_import
+    from factatlas.builder.sources import SubstitutionSource
 
     if not langs:
         raise ConfigError("import mlama: give languages, e.g. --langs en,fr")

@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
-from factatlas.build.benchmark import BenchmarkContent, write_benchmark
+from factatlas.builder.benchmark import BenchmarkContent, write_benchmark
 from factatlas.errors import ConfigError
 from factatlas.rundir import RunDir
 

@@ -318,17 +318,17 @@ def import_bmlama(path: str | os.PathLike, *, out: str | os.PathLike | None = No
     get its PID (``P19``) instead of a slug, so results line up with DLAMA/mLAMA per predicate."""
     from datetime import UTC, datetime
 
-    from factatlas.build.benchmark import SCHEMA_VERSION, BenchmarkContent
-    from factatlas.build.builder import BuildResult, ambiguous_prompts, drop_counts, toolkit_version
-    from factatlas.build.candidates import collision_report, pool_collisions
-    from factatlas.build.stats import compute_stats
-    from factatlas.importers.common import default_out, write_import
+    from factatlas.builder.benchmark import SCHEMA_VERSION, BenchmarkContent
+    from factatlas.builder.build import BuildResult, ambiguous_prompts, drop_counts, toolkit_version
+    from factatlas.builder.candidates import collision_report, pool_collisions
+    from factatlas.builder.importers.common import default_out, write_import
+    from factatlas.builder.stats import compute_stats
 
     started = datetime.now(UTC)
     data = read_bmlama(path)
     names = None
     if mlama_templates is not None:
-        from factatlas.importers.dlama import read_mlama_templates
+        from factatlas.builder.importers.dlama import read_mlama_templates
 
         names = relation_names(read_mlama_templates(mlama_templates, ["en"])["en"])
     conv = convert(data, names)
