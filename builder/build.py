@@ -34,11 +34,11 @@ from factatlas.builder.candidates import (
     sampled_candidates,
     surface_collisions,
 )
-from factatlas.builder.sources import PromptSource, RenderFailed, TemplateInfo
+from factatlas.builder.sources import PromptSource, TemplateInfo
 from factatlas.builder.splits import DEFAULT_FRACTIONS, assign_splits, split_counts, validate_fractions
 from factatlas.builder.stats import WESTERN_CULTURE, compute_stats
 from factatlas.errors import ConfigError, unknown
-from factatlas.records import Drop, Entity, Fact, Provenance, frozen_mapping
+from factatlas.records import Drop, Entity, Fact, Provenance, RenderFailure, frozen_mapping
 
 STEP = "build"
 
@@ -174,7 +174,7 @@ def build_benchmark(facts: Sequence[Fact], entities: Mapping[str, Entity], sourc
             failure = None
             for lang in langs:
                 r = source.render_prompt(lang, t.id, f.subject)
-                if isinstance(r, RenderFailed):
+                if isinstance(r, RenderFailure):
                     failure = (lang, r)
                     break
                 rendered[lang] = r
@@ -215,7 +215,7 @@ def build_benchmark(facts: Sequence[Fact], entities: Mapping[str, Entity], sourc
             continue
         for lang in langs:
             r = source.render_answer(lang, tid, q, subject)
-            if isinstance(r, RenderFailed):
+            if isinstance(r, RenderFailure):
                 unrenderable[(pred, q)] = _drop(q, f"{r.reason}:{lang}", f"{tid}: {r.detail}", predicate=pred)
                 break
             forms[(lang, tid, q)] = r

@@ -141,6 +141,17 @@ class Drop:
 
 
 @dataclass(frozen=True, slots=True)
+class RenderFailure:
+    """A prompt or answer that could not be rendered (templates' renderer, the build's prompt sources)."""
+
+    reason: str  # stable code: "no-label", "inflection-failed", ... (templates.render.FAILURE_REASONS)
+    detail: str = ""
+
+    def __bool__(self) -> bool:  # `if result:` reads as "rendered"
+        return False
+
+
+@dataclass(frozen=True, slots=True)
 class Prompt:
     """A rendered prompt for one (fact, language, template)."""
 

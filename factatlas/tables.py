@@ -85,6 +85,9 @@ PROMPTS_SCHEMA = pa.schema(
     ]
 )
 
+# The candidate pool of each predicate in each language: the label every candidate QID has there.
+CANDIDATES_SCHEMA = pa.schema([("predicate", STR), ("lang", STR), ("qid", STR), ("label", STR)])
+
 # Probe output: one row per prompt and model.
 RANKINGS_SCHEMA = pa.schema(
     [

@@ -13,7 +13,6 @@ the process that finds all n shards present merges them and writes metrics.json.
 from __future__ import annotations
 
 import hashlib
-import inspect
 import json
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
@@ -23,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from factatlas.atomic import write_json
+from factatlas.benchmark import Benchmark
 from factatlas.errors import ConfigError
 from factatlas.probe.protocol import (
     DEFAULT_SCORING,
@@ -32,7 +32,7 @@ from factatlas.probe.protocol import (
     rank_candidates,
 )
 from factatlas.records import ANSWER_MARKER
-from factatlas.tables import PROMPTS_SCHEMA, RANKINGS_SCHEMA, read_rows, write_table
+from factatlas.tables import RANKINGS_SCHEMA, read_rows, write_table
 
 # A word meaning "something" per language: the template-only baseline keeps the template and drops the
 # subject. Languages not listed fall back to "X" (counted in probe.json as template_only/generic-placeholder).
@@ -75,7 +75,6 @@ class ProbeOutcome:
     metrics_path: Path | None
     counts: dict[str, Any] = field(default_factory=dict)
     merged: bool = True
-    metrics_note: str = ""
 
 
 def parse_shard(text: str | None) -> tuple[int, int] | None:
@@ -97,28 +96,13 @@ def shard_of(prompt_id: str, count: int) -> int:
     return int.from_bytes(hashlib.sha256(prompt_id.encode("utf-8")).digest()[:8], "big") % count
 
 
-def resolve_benchmark_dir(path: str | Path) -> tuple[Path, Path]:
-    """(benchmark dir, run dir) for a run directory or a benchmark directory."""
-    path = Path(path)
-    if (path / "prompts.parquet").exists():
-        bench = path
-    elif (path / "build" / "prompts.parquet").exists():
-        bench = path / "build"
-    else:
-        raise ConfigError(f"{path}: no prompts.parquet here or in {path / 'build'}; pass a run directory "
-                          "after `factatlas build`, or a benchmark directory")
-    run = bench.parent if bench.name == "build" else bench
-    return bench, run
-
-
-def load_prompt_rows(bench: Path) -> list[dict[str, Any]]:
-    try:
-        from factatlas.builder import load_benchmark
-    except ImportError:  # the build stage may be absent in a partial install
-        load_benchmark = None
-    if load_benchmark is not None and (bench / "benchmark.json").exists() and (bench / "facts.parquet").exists():
-        return [dict(r) for r in load_benchmark(bench).prompts]
-    return read_rows(bench / "prompts.parquet", PROMPTS_SCHEMA)
+def open_benchmark(path: str | Path) -> tuple[Benchmark, Path]:
+    """The benchmark and the run directory that receives ``probe/``: the run around the benchmark, else
+    the folder holding it (``<x>/build`` files under ``<x>``)."""
+    bench = Benchmark.open(path)
+    if bench.run is not None:
+        return bench, bench.run
+    return bench, bench.path.parent if bench.path.name == "build" else bench.path
 
 
 def select_rows(rows: Sequence[Mapping[str, Any]], langs: Sequence[str] | None,
@@ -223,8 +207,8 @@ def rank_prompts(scorer, prompts: Sequence[Mapping[str, Any]], texts: Sequence[s
 
 def probe_benchmark(run: str | Path, config: ProbeConfig, lm=None) -> ProbeOutcome:
     """Probe one model on a benchmark and write the outputs. ``lm``: an already loaded model (tests)."""
-    bench, run_dir = resolve_benchmark_dir(run)
-    rows = load_prompt_rows(bench)
+    benchmark, run_dir = open_benchmark(run)
+    rows = benchmark.prompts
     selected = select_rows(rows, config.langs, config.shard)
     counts: Counter = Counter()
     counts["prompts/benchmark"] = len(rows)
@@ -246,7 +230,7 @@ def probe_benchmark(run: str | Path, config: ProbeConfig, lm=None) -> ProbeOutco
     slug = config.out_name or model_out_name(_slug_for(config.model, lm, tiny_info), scoring, lm.family)
     job = ProbeJob(lm, make_scorer(lm, scoring, config), rule, slug, model_name, tiny_info or None)
     with _cpu_threads_for(lm):
-        return _run(job, rows, selected, counts, bench, run_dir, config)
+        return _run(job, rows, selected, counts, benchmark, run_dir, config)
 
 
 @dataclass(frozen=True)
@@ -313,7 +297,7 @@ def _cpu_threads_for(lm):
         torch.set_num_threads(before)
 
 
-def _run(job: ProbeJob, rows, selected, counts: Counter, bench: Path, run_dir: Path,
+def _run(job: ProbeJob, rows, selected, counts: Counter, benchmark: Benchmark, run_dir: Path,
          config: ProbeConfig) -> ProbeOutcome:
     from factatlas.console import err, progress
 
@@ -328,7 +312,7 @@ def _run(job: ProbeJob, rows, selected, counts: Counter, bench: Path, run_dir: P
         else:
             from factatlas.probe.generative import alias_index, answer_prompts
 
-            rankings = answer_prompts(scorer, work, alias_index(rows, bench), model_name, rule.name,
+            rankings = answer_prompts(scorer, work, alias_index(rows, benchmark.path), model_name, rule.name,
                                       progress=lambda n: bar.advance(task, n))
     counts["prompts/scored"] = len(rankings)
 
@@ -351,7 +335,7 @@ def _run(job: ProbeJob, rows, selected, counts: Counter, bench: Path, run_dir: P
     info = {"model": model_name, "model_slug": slug, "family": lm.family, "scoring": scorer.scoring,
             "rule": asdict(rule), "device": lm.device, "dtype": lm.dtype, "config": _jsonable(asdict(config)),
             "counts": dict(sorted(counts.items())), "tie_policy": "score descending; ties keep candidate order",
-            "tiny_model": job.tiny_model, "benchmark": str(bench)}
+            "tiny_model": job.tiny_model, "benchmark": str(benchmark.path)}
     write_json(out_dir / f"probe{suffix}.json", info)
     outcome = ProbeOutcome(out_dir, rankings_path, template_path, None, dict(counts))
 
@@ -365,7 +349,7 @@ def _run(job: ProbeJob, rows, selected, counts: Counter, bench: Path, run_dir: P
         outcome.rankings_path = out_dir / "rankings.parquet"
         outcome.template_only_path = out_dir / "rankings_template_only.parquet" if template_rows is not None else None
 
-    outcome.metrics_path, outcome.metrics_note = write_metrics(out_dir, rankings, template_rows, bench)
+    outcome.metrics_path = write_metrics(out_dir, rankings, template_rows, benchmark)
     from factatlas.rundir import RunDir
 
     outputs = [p for p in (outcome.rankings_path, outcome.template_only_path, outcome.metrics_path) if p]
@@ -391,30 +375,13 @@ def merge_shards(out_dir: Path, count: int) -> tuple[list[dict], list[dict] | No
 
 
 def write_metrics(out_dir: Path, rankings: list[dict], template_rows: list[dict] | None,
-                  bench: Path) -> tuple[Path, str]:
-    """metrics.json through probe-metrics' compute_metrics; a P@1-only summary if it is unavailable."""
-    try:
-        from factatlas.probe.evaluate import compute_metrics
-    except ImportError as e:
-        metrics, note = minimal_metrics(rankings), f"minimal P@1 summary: factatlas.probe.evaluate unavailable ({e})"
-    else:
-        kwargs = {}
-        if template_rows is not None and "template_only_rows" in inspect.signature(compute_metrics).parameters:
-            kwargs["template_only_rows"] = template_rows
-        metrics, note = compute_metrics(rankings, bench, **kwargs), ""
-    if note:
-        metrics = {**metrics, "note": note}
+                  bench: Benchmark) -> Path:
+    """metrics.json: the full metrics of factatlas.probe.evaluate."""
+    from factatlas.probe.evaluate import compute_metrics
+
     path = out_dir / "metrics.json"
-    write_json(path, metrics)
-    return path, note
-
-
-def minimal_metrics(rankings: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    by_lang: dict[str, list[bool]] = {}
-    for r in rankings:
-        by_lang.setdefault(r["lang"], []).append(bool(r["correct_at_1"]))
-    return {"p_at_1_micro": {lang: sum(v) / len(v) for lang, v in sorted(by_lang.items())},
-            "prompts": len(rankings)}
+    write_json(path, compute_metrics(rankings, bench, template_only_rows=template_rows))
+    return path
 
 
 def _slug_for(model: str, lm, tiny_info: Mapping[str, Any]) -> str:

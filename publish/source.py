@@ -19,15 +19,14 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from factatlas.benchmark import Benchmark
+from factatlas.benchmark import locate as core_locate
 from factatlas.errors import ConfigError
 from factatlas.records import Entity, Fact
 from factatlas.tables import (
     FACTS_SCHEMA,
     LABELS_SCHEMA,
-    PROMPTS_SCHEMA,
     fact_from_row,
-    read_entities,
-    read_facts,
 )
 
 from .publishers import redact
@@ -77,41 +76,21 @@ class BenchmarkSource:
 
 def locate(path: str | Path) -> tuple[Path, Path | None]:
     """(benchmark dir, run dir or None) for a run directory or a benchmark directory."""
-    path = Path(path)
-    if (path / "build" / "benchmark.json").is_file():
-        return path / "build", path
-    if (path / "benchmark.json").is_file():
-        run = path.parent if (path.parent / "manifest.json").is_file() else None
-        return path, run
-    raise ConfigError(f"{path}: not a run directory (no build/benchmark.json) nor a benchmark directory "
-                      "(no benchmark.json). Run `factatlas build` first or point at <run>/build.")
+    where = core_locate(path)
+    return where.benchmark, where.run
 
 
 def load_source(path: str | Path) -> BenchmarkSource:
-    bench, run = locate(path)
-    missing = [f for f in REQUIRED_FILES if not (bench / f).is_file()]
-    if missing:
-        raise ConfigError(f"{bench}: benchmark directory lacks {', '.join(missing)}; rebuild it with "
-                          "`factatlas build`.")
-    meta = json.loads((bench / "benchmark.json").read_text("utf-8"))
-    try:
-        prompts = pq.read_table(bench / "prompts.parquet")
-    except (OSError, pa.ArrowException) as e:
-        raise ConfigError(f"{bench / 'prompts.parquet'}: unreadable parquet ({e}); rebuild it.") from e
-    if not prompts.schema.equals(PROMPTS_SCHEMA, check_metadata=False):
-        raise ConfigError(f"{bench / 'prompts.parquet'}: schema differs from factatlas.tables.PROMPTS_SCHEMA; "
-                          f"rebuild it with this version.\nfound: {prompts.schema}")
-    rows = sorted(prompts.to_pylist(), key=lambda r: r["prompt_id"])
-    facts = tuple(read_facts(bench / "facts.parquet"))
-    entities = read_entities(bench)
-    side = {name: (bench / name).read_bytes() for name in SIDE_FILES if (bench / name).is_file()}
-    manifest = _read_json(run / "manifest.json") if run else {}
-    templates, origin = _find_templates(bench, run, meta)
+    bench = Benchmark.open(path, require=REQUIRED_FILES)
+    facts = tuple(bench.facts)
+    side = {name: (bench.path / name).read_bytes() for name in SIDE_FILES if (bench.path / name).is_file()}
+    manifest = _read_json(bench.run / "manifest.json") if bench.run else {}
+    templates, origin = _find_templates(bench.path, bench.run, bench.meta)
     return BenchmarkSource(
-        meta=meta, prompts=tuple(rows), facts=facts, entities=entities, side_files=side,
+        meta=bench.meta, prompts=tuple(bench.prompts), facts=facts, entities=bench.entities, side_files=side,
         templates=templates, templates_origin=origin,
-        provenance=provenance_from(meta, manifest, _query_hashes(run)),
-        country_labels=_country_labels(facts, entities, meta),
+        provenance=provenance_from(bench.meta, manifest, _query_hashes(bench.run)),
+        country_labels=_country_labels(facts, bench.entities, bench.meta),
     )
 
 

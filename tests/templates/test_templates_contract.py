@@ -68,7 +68,7 @@ SAMPLES = {
 }
 ENTITIES = {q: Entity(q, frozen_mapping(labels), frozen_mapping(), g, "P21" if g is not Gender.UNKNOWN else "", cls)
             for q, (cls, g, labels) in SAMPLES.items()}
-BY_TYPE = {"person": ("Q7186", "Q7200"), "place": ("Q90", "Q270"), "city": ("Q90", "Q270"),
+BY_TYPE = {"person": ("Q7186", "Q7200"), "place": ("Q90", "Q270"), "settlement": ("Q90", "Q270"),
            "country": ("Q142", "Q36"), "language": ("Q150",), "occupation": ("Q169470",), "genre": ("Q8341",),
            "instrument": ("Q5994",), "record-label": ("Q183387",), "tv-network": ("Q9531",), "work": ("Q132689",),
            "continent": ("Q46",)}

@@ -364,7 +364,7 @@ def test_field_defect_answers(field, lang, text, predicate, obj, filler, status)
     ("de", "Q11399", "genre", Gender.FEMININE, "lexicon:compound"),
     ("ar", "Q243", "place", Gender.MASCULINE, "lexicon:head"),
     ("ar", "Q1273", "place", Gender.FEMININE, "class-default:place"),
-    ("ar", "Q101625", "place", Gender.FEMININE, "class-default:city"),
+    ("ar", "Q101625", "place", Gender.FEMININE, "class-default:settlement"),
 ])
 def test_head_noun_gender_beats_class_default(lang, qid, slot_type, gender, source):
     e = FIELD[qid]
@@ -378,4 +378,4 @@ def test_place_subjects_are_not_typed_as_cities():
     from factatlas.templates.gender import entity_type
 
     assert entity_type(FIELD["Q243"], "place") == "place"
-    assert entity_type(FIELD["Q101625"], "place") == "city"  # its P31 says city
+    assert entity_type(FIELD["Q101625"], "place") == "settlement"  # its P31 says settlement

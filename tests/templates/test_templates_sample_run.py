@@ -24,10 +24,8 @@ pytestmark = pytest.mark.slow
 def rendered(tmp_path_factory):
     if not set(LANGS) <= set(available_languages()):
         pytest.skip("template files for the sample languages are not there yet")
-    try:
-        from factatlas.curate.engine import CurationConfig, curate
-    except ImportError:
-        pytest.skip("the curate stage is not available")
+    from factatlas.curate.engine import CurationConfig, curate
+
     run = tmp_path_factory.mktemp("sample") / "arab-west"
     curate(CurationConfig(pair="arab-west", langs=LANGS), run)
     report = render_run(run, LANGS, load_library(LANGS))
