@@ -292,6 +292,7 @@ def build_benchmark(facts: Sequence[Fact], entities: Mapping[str, Entity], sourc
                    "counts": {name: sum(1 for s in assignment.values() if s == name) for name in spec.fractions}},
         "source": dict(spec.source), "toolkit_version": toolkit_version,
         "counts": {"facts": len(kept), "prompts": len(rows), "dropped": len(drops)},
+        **display_labels(kept, entities),
     }
     content = BenchmarkContent(meta, rows, kept, bench_entities, candidates, [*upstream_drops, *drops], stats)
     counts = {"input_facts": len(facts), "facts": len(kept), "prompts": len(rows), "dropped": len(drops)}
@@ -356,6 +357,22 @@ def toolkit_version() -> str:
     from factatlas import __version__
 
     return __version__
+
+
+def display_labels(facts: Sequence[Fact], entities: Mapping[str, Entity]) -> dict[str, dict[str, str]]:
+    """What the report and the dataset card name things by, recorded in benchmark.json so that they read
+    the benchmark and never a stage's config: predicate labels from the registry (predicates it does not
+    know stay bare PIDs) and the English (else first) label of every country the facts matched through."""
+    from factatlas.predicates import load_predicates
+
+    registry = load_predicates()
+    countries: dict[str, str] = {}
+    for q in sorted({c for f in facts for c in f.countries}):
+        e = entities.get(q)
+        if e is not None and e.labels:
+            countries[q] = e.labels.get("en") or e.labels[sorted(e.labels)[0]]
+    return {"predicate_labels": {p: registry[p].label for p in sorted({f.predicate for f in facts}) if p in registry},
+            "country_labels": countries}
 
 
 def order_cultures(cultures: set[str] | Sequence[str], western: str = WESTERN_CULTURE) -> tuple[str, ...]:

@@ -19,7 +19,7 @@ from typing import Any
 
 from factatlas.probe.batching import token_budget_batches
 from factatlas.probe.models import LoadedModel
-from factatlas.records import ANSWER_MARKER
+from factatlas.records import ANSWER_MARKER, ProbeResult, Prompt
 
 # Articles (and elided forms, which punctuation stripping leaves as single letters) of the languages
 # benchmarks use most; dropped as whole words on both sides of a comparison.
@@ -91,25 +91,26 @@ def judge(answer: str, candidate_qids: Sequence[str], gold_qids: Sequence[str],
     return [q for _, _, q in found], [float(-n) for n, _, _ in found], correct
 
 
-def prompt_text_for_generation(row: Mapping[str, Any]) -> str:
+def prompt_text_for_generation(prompt: Prompt) -> str:
     """Question prompts as they are; a cloze prompt becomes its text before the slot."""
-    text = row["text"]
+    text = prompt.text
     if ANSWER_MARKER in text:
         return text[: text.index(ANSWER_MARKER)].rstrip()
     return text
 
 
-def answer_prompts(generator, prompts: Sequence[Mapping[str, Any]], aliases: Mapping[str, set[str]], model: str,
-                   scoring: str, chunk: int = 256, progress: Callable[[int], None] | None = None) -> list[dict]:
+def answer_prompts(generator, prompts: Sequence[Prompt], aliases: Mapping[str, set[str]], model: str,
+                   scoring: str, chunk: int = 256, progress: Callable[[int], None] | None = None
+                   ) -> list[ProbeResult]:
     from factatlas.probe.runner import ranking_row
 
     lenient = scoring == "generative-lenient"
     rows = []
     for start in range(0, len(prompts), chunk):
         part = prompts[start: start + chunk]
-        texts = [r["text"] if scoring == "xfactr" else prompt_text_for_generation(r) for r in part]
+        texts = [r.text if scoring == "xfactr" else prompt_text_for_generation(r) for r in part]
         for r, answer in zip(part, generator.generate(texts), strict=True):
-            ranked, scores, correct = judge(answer, r["candidate_qids"], r["gold_qids"], aliases, lenient)
+            ranked, scores, correct = judge(answer, r.candidate_qids, r.gold_qids, aliases, lenient)
             rows.append(ranking_row(r, model, scoring, ranked, scores, correct, first_line(answer)))
         if progress:
             progress(len(part))

@@ -95,17 +95,6 @@ def predicate_stats(src: BenchmarkSource) -> list[PredicateStats]:
     return out
 
 
-def predicate_labels(pids: Sequence[str]) -> dict[str, str]:
-    """Human labels from curate/predicates.yaml where the curate stage is installed; else empty."""
-    try:
-        from factatlas.curate.config import load_predicates
-
-        specs = load_predicates()
-    except Exception:  # curate not built, or a predicate file error: the card then shows bare PIDs
-        return {}
-    return {p: getattr(specs[p], "label", "") for p in pids if p in specs}
-
-
 def license_for(src: BenchmarkSource, override: str | None) -> str:
     if override:
         return override
@@ -180,7 +169,7 @@ def card_body(src: BenchmarkSource, configs: Sequence[ConfigEntry], *, repo: str
         culture_rows.append((c, facts_per_culture[c], names or "—"))
 
     pstats = predicate_stats(src)
-    labels = predicate_labels(sorted({p.predicate for p in pstats}))
+    labels = src.predicate_labels
     predicate_rows = [(f"{p.predicate} {labels.get(p.predicate, '')}".strip(), p.culture, p.facts, p.answers,
                        f"{p.entropy_bits:.3f}", f"{p.majority_share:.3f}") for p in pstats]
 

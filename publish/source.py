@@ -66,7 +66,8 @@ class BenchmarkSource:
     templates: Mapping[str, bytes]  # file name -> bytes, copied into the release under templates/
     templates_origin: str  # "benchmark", "run", "library" or "none"
     provenance: Provenance
-    country_labels: Mapping[str, str] = field(default_factory=dict)  # country qid -> label
+    country_labels: Mapping[str, str] = field(default_factory=dict)  # country qid -> label (benchmark.json)
+    predicate_labels: Mapping[str, str] = field(default_factory=dict)  # pid -> label (benchmark.json)
 
     @property
     def languages(self) -> tuple[str, ...]:
@@ -90,7 +91,8 @@ def load_source(path: str | Path) -> BenchmarkSource:
         meta=bench.meta, prompts=tuple(bench.prompts), facts=facts, entities=bench.entities, side_files=side,
         templates=templates, templates_origin=origin,
         provenance=provenance_from(bench.meta, manifest, _query_hashes(bench.run)),
-        country_labels=_country_labels(facts, bench.entities, bench.meta),
+        country_labels=recorded_labels(bench.meta, "country_labels", bench.path),
+        predicate_labels=recorded_labels(bench.meta, "predicate_labels", bench.path),
     )
 
 
@@ -169,35 +171,12 @@ def _find_templates(bench: Path, run: Path | None, meta: Mapping[str, Any]) -> t
     return {}, "none"
 
 
-def _country_labels(facts: tuple[Fact, ...], entities: Mapping[str, Entity],
-                    meta: Mapping[str, Any]) -> dict[str, str]:
-    """English (else any) labels of the countries facts were matched through, where they are known."""
-    qids = sorted({c for f in facts for c in f.countries})
-    out: dict[str, str] = {}
-    for q in qids:
-        e = entities.get(q)
-        if e is not None and e.labels:
-            out[q] = e.labels.get("en") or e.labels[sorted(e.labels)[0]]
-    missing = [q for q in qids if q not in out]
-    if missing:
-        out.update(_labels_from_culture_configs(meta, missing))
-    return out
-
-
-def _labels_from_culture_configs(meta: Mapping[str, Any], qids: list[str]) -> dict[str, str]:
-    try:
-        from factatlas.curate.config import load_culture
-    except ImportError:
-        return {}
-    out = {}
-    for name in meta.get("cultures") or ():
-        try:
-            culture = load_culture(name)
-        except Exception as e:  # a culture not bundled here (imported benchmark): labels stay QIDs
-            log.info("culture %r not loadable for country labels: %s", name, e)
-            continue
-        out.update({c.qid: c.label for c in culture.countries if c.qid in qids})
-    return out
+def recorded_labels(meta: Mapping[str, Any], key: str, where: Path) -> dict[str, str]:
+    """A label table the build recorded in benchmark.json (``predicate_labels``, ``country_labels``)."""
+    if not isinstance(meta.get(key), dict):
+        raise ConfigError(f"{where / 'benchmark.json'}: no '{key}'; the benchmark predates display labels in "
+                          "benchmark.json, rebuild it with `factatlas build RUN` (or import it again).")
+    return dict(meta[key])
 
 
 # ---- reading tables back from bytes (releases hold them as files in a repo) ----------------------
