@@ -27,12 +27,14 @@ def test_one_reader_opens_run_benchmark_and_release_alike(tmp_path):
     from factatlas.publish.source import load_source
     from factatlas.publish.versions import Version
 
-    run = make_benchmark(tmp_path / "run")
+    # two splits: the release holds data/all/dev-*.parquet and test-*.parquet, read back in prompt_id order
+    run = make_benchmark(tmp_path / "run", splits={"west:P19:Q2": "dev", "west:P36:Q183": "dev"})
     via_run, via_dir = Benchmark.open(run), Benchmark.open(run / "build")
     write_release(render_release(load_source(run), ReleaseOptions("org/atlas", Version(1, 0, 0))), tmp_path / "rel")
     via_release = Benchmark.open(tmp_path / "rel")
     assert via_run.path == via_dir.path == run / "build" and via_run.run == via_dir.run == run
     assert via_release.location.release == tmp_path / "rel" and via_release.run is None
+    assert [p.name.split("-")[0] for p in via_release.location.prompt_files] == ["dev", "test"]
     ids = [p["prompt_id"] for p in via_run.prompts]
     assert ids == sorted(ids) and len(ids) == 2 * len(via_run.facts)
     for other in (via_dir, via_release):
@@ -101,3 +103,42 @@ def test_one_entropy_keeps_the_published_numbers():
     assert predicate_entropy([("Q1",), ("Q1", "Q2"), ("Q2", "Q1"), ("Q3",)]) == pytest.approx(
         -(0.75 * math.log2(0.75) + 0.25 * math.log2(0.25)))
     assert predicate_entropy([(), ("Q1",)]) == 0.0
+
+
+def test_card_and_report_name_predicates_from_the_benchmark_itself(tmp_path):
+    from factatlas.errors import ConfigError
+    from factatlas.probe.report import ReportError, predicate_labeller
+    from factatlas.publish.render import ReleaseOptions, render_release
+    from factatlas.publish.source import load_source
+    from factatlas.publish.versions import Version
+
+    run = make_benchmark(tmp_path / "run")
+    meta_path = run / "build" / "benchmark.json"
+    meta = json.loads(meta_path.read_text("utf-8"))
+    # what the build records; the card's predicate table reads it, not curate's config
+    meta["predicate_labels"] = {"P19": "born in (as recorded)", "P36": "capital"}
+    meta_path.write_text(json.dumps(meta), "utf-8")
+    readme = render_release(load_source(run), ReleaseOptions("org/atlas", Version(1, 0, 0))).files["README.md"]
+    assert "| P19 born in (as recorded) |" in readme.decode("utf-8")
+    assert predicate_labeller(meta, meta_path)("P36") == "P36 capital"
+    assert predicate_labeller(meta, meta_path)("P999") == "P999"  # not in the registry: the bare PID
+    del meta["predicate_labels"]
+    meta_path.write_text(json.dumps(meta), "utf-8")
+    with pytest.raises(ConfigError, match=r"build/benchmark.json: no 'predicate_labels'; .* rebuild it"):
+        load_source(run)
+    with pytest.raises(ReportError, match=r"benchmark.json: no 'predicate_labels'"):
+        predicate_labeller(meta, meta_path)
+
+
+def test_the_build_records_display_labels_from_the_registry_and_its_entities():
+    from factatlas.builder.build import display_labels
+    from factatlas.records import Entity, Fact, ObjectRef, frozen_mapping
+
+    facts = [Fact("arab:P19:Q1", "P19", "Q1", (ObjectRef("Q85"),), "arab", ("Q79",), 1.0, 1),
+             Fact("x:P9999:Q2", "P9999", "Q2", (ObjectRef("Q3"),), "x", ("Q810", "Q79"), 1.0, 1)]
+    entities = {"Q79": Entity("Q79", frozen_mapping({"ar": "مصر", "en": "Egypt"})),
+                "Q810": Entity("Q810", frozen_mapping({"fr": "Jordanie", "ar": "الأردن"}))}
+    assert display_labels(facts, entities) == {
+        "predicate_labels": {"P19": "place of birth"},  # P9999 is not in the registry
+        "country_labels": {"Q79": "Egypt", "Q810": "الأردن"},  # English, else the first language code
+    }
