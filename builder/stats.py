@@ -14,20 +14,14 @@ Definitions (docs/build.md repeats them):
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from factatlas.builder.candidates import normalise_form
 from factatlas.entropy import predicate_entropy
+from factatlas.forms import leaks
 from factatlas.records import Entity, Fact
 
 WESTERN_CULTURE = "west"
-
-
-def leaks(subject_label: str, object_labels: Iterable[str]) -> bool:
-    """True when an object label occurs inside the subject label (the prompt gives the answer away)."""
-    subject = normalise_form(subject_label)
-    return any(lbl and normalise_form(lbl) in subject for lbl in object_labels)
 
 
 def compute_stats(facts: Sequence[Fact], prompts: Sequence[Mapping[str, Any]], entities: Mapping[str, Entity],

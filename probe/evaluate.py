@@ -507,8 +507,8 @@ def _gold_label(bench: BenchmarkView, prompt: Mapping[str, Any], i: int, qid: st
 
 def leaks(bench: BenchmarkView, prompt: Mapping[str, Any]) -> bool:
     """An object label inside the subject label (NFKC + casefold): the prompt gives the answer away.
-    Same rule as the build's stats.json leakage rate (factatlas.builder.stats.leaks)."""
-    from factatlas.builder.stats import leaks as label_leaks
+    Same rule as the build's stats.json leakage rate (factatlas.forms.leaks)."""
+    from factatlas.forms import leaks as label_leaks
 
     labels = [_gold_label(bench, prompt, i, q) for i, q in enumerate(prompt["gold_qids"])]
     return bool(prompt["subject_label"]) and label_leaks(prompt["subject_label"], labels)

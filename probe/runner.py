@@ -314,7 +314,7 @@ def _run(job: ProbeJob, rows, selected, counts: Counter, benchmark: Benchmark, r
         else:
             from factatlas.probe.generative import alias_index, answer_prompts
 
-            rankings = answer_prompts(scorer, work, alias_index(rows, benchmark.path), model_name, rule.name,
+            rankings = answer_prompts(scorer, work, alias_index(rows, benchmark), model_name, rule.name,
                                       progress=lambda n: bar.advance(task, n))
     counts["prompts/scored"] = len(rankings)
 
