@@ -13,7 +13,7 @@ speed-up on identical inputs:
 
 They apply the same tokenization RULE as our scorers (a candidate is tokenized in context, as
 ``left + form``; the prefix is cut back where a candidate merges with it) but implement it on their own,
-one query at a time through the tokenizer's public ``__call__`` and ``build_inputs_with_special_tokens``:
+one query at a time through the tokenizer's public ``__call__``:
 a bug in ``factatlas.probe.slots`` (its filler cache, its batching, its special-token probe) then makes
 the equality tests fail instead of cancelling out.
 """
@@ -57,16 +57,23 @@ def reference_slot(tok, q: ClozeQuery) -> ReferenceSlot:
     return ReferenceSlot(left[:cut], candidates, suffix)
 
 
+def _specials(tok) -> tuple[list[int], list[int]]:
+    """(ids the tokenizer puts before a text, ids it puts after): found around the text "a"."""
+    bare = list(tok("a", add_special_tokens=False)["input_ids"])
+    full = list(tok("a", add_special_tokens=True)["input_ids"])
+    at = next(i for i in range(len(full) - len(bare) + 1) if full[i:i + len(bare)] == bare)
+    return full[:at], full[at + len(bare):]
+
+
 def with_specials(tok, ids: list[int]) -> list[int]:
     """``ids`` with the model's special tokens ([CLS] ... [SEP], ... </s>), as the tokenizer adds them."""
-    return list(tok.build_inputs_with_special_tokens(list(ids)))
+    head, tail = _specials(tok)
+    return [*head, *ids, *tail]
 
 
 def specials_before(tok) -> int:
     """How many special tokens the tokenizer puts before a text."""
-    marker = tok("a", add_special_tokens=False)["input_ids"]
-    full = with_specials(tok, marker)
-    return next(i for i in range(len(full)) if full[i:i + len(marker)] == marker)
+    return len(_specials(tok)[0])
 
 
 def bmlama_pll_scores(lm: LoadedModel, queries: Sequence[ClozeQuery]) -> list[tuple[float, ...]]:
