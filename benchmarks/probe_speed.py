@@ -32,6 +32,8 @@ RELATIONS = (
     "The original language of {X} is [Y] .",
 )
 SYLLABLES = [c + v for c in "bcdfghjklmnprstvz" for v in "aeiou"] + ["ar", "el", "on", "is", "um", "an"]
+HALF_PRECISION_TOL = 0.05  # nats: bf16/fp16 scorer vs fp32 anchors, see main()
+
 # Dense bf16/fp16 tensor-core peaks (TFLOP/s) by device-name substring; --peak-tflops overrides.
 PEAK_TFLOPS = {"H100": 989.0, "H200": 989.0, "A100": 312.0, "L40S": 362.0, "A10": 125.0, "4090": 165.0}
 
@@ -216,19 +218,20 @@ def main(argv=None) -> int:
         from factatlas.probe.models import wrap_model
 
         ref_lm = wrap_model(copy.deepcopy(lm.model).float(), lm.tokenizer, name=lm.name, family="mlm")
-    ok = True
-    # Half precision reorders near-equal candidates, so its rankings are only reported, not required equal.
-    exact_dtype = args.dtype == "fp32"
-    if not exact_dtype:
-        print(f"note: ours runs {args.dtype}, the anchors fp32: ranking differences are reported, ratios "
-              "are not identical-output comparisons")
+    # Half precision reorders near-equal candidates: there a ranking may differ only between candidates
+    # whose fp32 scores lie within HALF_PRECISION_TOL (mean log-probability, nats; bf16 keeps ~3 digits).
+    tol = 1e-5 if args.dtype == "fp32" else HALF_PRECISION_TOL
+    if args.dtype != "fp32":
+        print(f"note: ours runs {args.dtype}, the anchors fp32: rankings must agree up to score gaps of {tol}")
     n_m = args.mlama_prompts or len(queries)
     sub = queries[:n_m]
     ref, t_ref = timed(lambda: mlama_independent_scores(ref_lm, sub), args.device)
     ours_sub = ours_indep[:n_m] if n_m == len(queries) else indep.score(sub)
     t_ours = t_indep * n_m / len(queries) if n_m == len(queries) else timed(lambda: indep.score(sub), args.device)[1]
-    differ, bad = compare(sub, ours_sub, ref, tol=1e-5)
-    ok &= bad == 0 or exact_dtype is False
+    differ, bad = compare(sub, ours_sub, ref, tol=tol)
+    if bad:
+        print(f"FAILED: mLAMA-style rankings differ on {bad} prompts beyond gaps of {tol}", file=sys.stderr)
+        return 1
     results["mlama"] = t_ref / t_ours
     print(f"mLAMA-style independent: {n_m / t_ref:9.1f} prompts/s ({t_ref:.2f} s) on {n_m} prompts; rankings "
           f"{'identical' if not differ else f'differ on {differ} ({bad} beyond near-ties)'}")
@@ -238,8 +241,10 @@ def main(argv=None) -> int:
     sub = queries[:n_b]
     ref, t_ref = timed(lambda: bmlama_pll_scores(ref_lm, sub), args.device)
     ours_sub, t_ours = timed(lambda: pll.score(sub), args.device)
-    differ, bad = compare(sub, ours_sub, ref, tol=1e-5)
-    ok &= bad == 0 or exact_dtype is False
+    differ, bad = compare(sub, ours_sub, ref, tol=tol)
+    if bad:
+        print(f"FAILED: BMLAMA-style rankings differ on {bad} prompts beyond gaps of {tol}", file=sys.stderr)
+        return 1
     results["bmlama"] = t_ref / t_ours
     print(f"BMLAMA-style per-candidate PLL: {n_b / t_ref:9.2f} prompts/s ({t_ref:.2f} s) on {n_b} prompts; "
           f"ours on the same {n_b}: {n_b / t_ours:.1f} prompts/s; rankings "
@@ -248,9 +253,6 @@ def main(argv=None) -> int:
     if n_b < len(queries):
         print(f"      (ours on all {len(queries)} prompts: {len(queries) / t_pll:.1f} prompts/s, "
               f"{(len(queries) / t_pll) / (n_b / t_ref):.1f}x the baseline's throughput)")
-    if not ok:
-        print("FAILED: rankings differ beyond numerical near-ties", file=sys.stderr)
-        return 1
     return 0
 
 

@@ -1,4 +1,5 @@
-"""The benchmark directory: one writer (used by `factatlas build` and every importer) and one loader.
+"""The benchmark directory's one writer (used by `factatlas build` and every importer); the one reader
+is ``factatlas.benchmark.Benchmark.open``.
 
 ```
 <dir>/prompts.parquet     PROMPTS_SCHEMA, one row per (fact, lang, template), sorted by prompt_id
@@ -16,40 +17,25 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
 
 from factatlas.atomic import write_json
-from factatlas.errors import FactatlasError
+from factatlas.benchmark import BENCHMARK_FILES, SCHEMA_VERSION, SHARED_LIST_COLUMNS, BenchmarkError
 from factatlas.records import ANSWER_MARKER, Drop, Entity, Fact
 from factatlas.tables import (
+    CANDIDATES_SCHEMA,
     DROPS_SCHEMA,
     FACTS_SCHEMA,
     PROMPTS_SCHEMA,
-    read_drops,
-    read_entities,
-    read_facts,
-    read_rows,
     write_drops,
     write_entities,
     write_facts,
     write_table,
 )
-
-SCHEMA_VERSION = 1
-BENCHMARK_FILES = ("prompts.parquet", "facts.parquet", "entities.parquet", "labels.parquet",
-                   "candidates.parquet", "dropped.parquet", "stats.json", "benchmark.json")
-
-# The candidate pool of each predicate in each language: the label every candidate QID has there.
-CANDIDATES_SCHEMA = pa.schema([("predicate", pa.string()), ("lang", pa.string()), ("qid", pa.string()),
-                               ("label", pa.string())])
-
-
-class BenchmarkError(FactatlasError):
-    """A benchmark directory is missing, unreadable or violates the multi-parallel invariant."""
 
 
 def prompt_id(fact_id: str, lang: str, template_id: str) -> str:
@@ -58,27 +44,6 @@ def prompt_id(fact_id: str, lang: str, template_id: str) -> str:
 
 def answer_start(text: str, kind: str) -> int:
     return text.find(ANSWER_MARKER) if kind == "cloze" else -1
-
-
-@dataclass(frozen=True)
-class Benchmark:
-    """A loaded benchmark directory (what probe and publish consume)."""
-
-    path: Path
-    meta: dict[str, Any]
-    prompts: list[dict[str, Any]]
-    facts: list[Fact]
-    entities: dict[str, Entity]
-    candidates: list[dict[str, Any]] = field(default_factory=list)
-    drops: list[Drop] = field(default_factory=list)
-    stats: dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def languages(self) -> tuple[str, ...]:
-        return tuple(self.meta.get("languages", ()))
-
-    def prompts_for(self, lang: str) -> list[dict[str, Any]]:
-        return [p for p in self.prompts if p["lang"] == lang]
 
 
 @dataclass(frozen=True)
@@ -92,95 +57,6 @@ class BenchmarkContent:
     candidates: list[dict[str, Any]]
     drops: list[Drop]
     stats: dict[str, Any]
-
-
-def load_benchmark(path: str | os.PathLike) -> Benchmark:
-    """Read a benchmark directory written by `factatlas build` or `factatlas import`.
-
-    ``path`` is the benchmark directory itself or a run directory holding ``build/``.
-    """
-    import json
-
-    path = Path(path)
-    if not (path / "benchmark.json").exists() and (path / "build" / "benchmark.json").exists():
-        path = path / "build"
-    missing = [name for name in BENCHMARK_FILES if not (path / name).exists()]
-    if missing:
-        raise BenchmarkError(f"{path}: not a benchmark directory; missing {', '.join(missing)}. "
-                             "Create one with `factatlas build RUN` or `factatlas import ...`.")
-    try:
-        meta = json.loads((path / "benchmark.json").read_text("utf-8"))
-        stats = json.loads((path / "stats.json").read_text("utf-8"))
-        prompts = read_prompts(path / "prompts.parquet")
-        facts = read_facts(path / "facts.parquet")
-        entities = read_entities(path)
-        candidates = read_rows(path / "candidates.parquet", CANDIDATES_SCHEMA)
-        drops = read_drops(path / "dropped.parquet")
-    except (ValueError, OSError, KeyError) as e:
-        raise BenchmarkError(f"{path}: cannot read the benchmark: {e}") from e
-    if meta.get("schema_version") != SCHEMA_VERSION:
-        raise BenchmarkError(f"{path}/benchmark.json: schema_version {meta.get('schema_version')!r} is not "
-                             f"{SCHEMA_VERSION}; rebuild it with this toolkit version.")
-    return Benchmark(path, meta, prompts, facts, entities, candidates, drops, stats)
-
-
-SHARED_LIST_COLUMNS = ("candidate_qids", "candidate_forms")
-
-
-def read_prompts(path: str | os.PathLike) -> list[dict[str, Any]]:
-    """prompts.parquet as row dicts. ``candidate_qids`` and ``candidate_forms`` come back as tuples, one
-    shared object per distinct list: predicate-wide sets repeat the same thousands of QIDs on every row,
-    so they are read dictionary-encoded and materialised once per distinct list (a whole DLAMA pair stays
-    in a few hundred MB)."""
-    import pyarrow.parquet as pq
-
-    shared_paths = [f"{c}.list.element" for c in SHARED_LIST_COLUMNS]
-    found = pq.read_schema(path)
-    if not found.equals(PROMPTS_SCHEMA, check_metadata=False):
-        raise ValueError(f"{path}: schema differs from PROMPTS_SCHEMA; rebuild it with this version.\n"
-                         f"found: {found}")
-    pf = pq.ParquetFile(path, read_dictionary=shared_paths)
-    names = PROMPTS_SCHEMA.names
-    interned: dict[tuple[str, ...], tuple[str, ...]] = {}
-    rows: list[dict[str, Any]] = []
-    for g in range(pf.num_row_groups):
-        table = pf.read_row_group(g)
-        columns = [_shared_lists(table.column(n), interned) if n in SHARED_LIST_COLUMNS
-                   else table.column(n).to_pylist() for n in names]
-        rows += [dict(zip(names, values, strict=True)) for values in zip(*columns, strict=True)]
-    return rows
-
-
-def _shared_lists(column: pa.ChunkedArray, interned: dict[tuple[str, ...], tuple[str, ...]]
-                  ) -> list[tuple[str, ...]]:
-    """A list<dictionary<string>> column as tuples; each distinct list is built (and hashed) once.
-
-    Rows are keyed on the raw bytes of their dictionary codes, so a row whose list was seen before costs
-    one bytes slice and one dict lookup, not thousands of string objects."""
-    from array import array
-
-    out: list[tuple[str, ...]] = []
-    for arr in column.chunks:
-        if arr.null_count:
-            raise ValueError("a candidate list column holds nulls")
-        offsets = arr.offsets.to_pylist()
-        base = offsets[0]
-        flat = arr.flatten()
-        if not pa.types.is_dictionary(flat.type):
-            flat = flat.dictionary_encode()
-        codes = flat.indices.cast(pa.int32())
-        width = 4
-        raw = memoryview(codes.buffers()[1])[codes.offset * width:(codes.offset + len(codes)) * width]
-        words = flat.dictionary.to_pylist()
-        cache: dict[bytes, tuple[str, ...]] = {}
-        for i in range(len(arr)):
-            key = bytes(raw[(offsets[i] - base) * width:(offsets[i + 1] - base) * width])
-            t = cache.get(key)
-            if t is None:
-                t = tuple(words[j] for j in array("i", key))
-                t = cache[key] = interned.setdefault(t, t)
-            out.append(t)
-    return out
 
 
 def prompts_table(rows: Sequence[Mapping[str, Any]]) -> pa.Table:
@@ -273,6 +149,6 @@ def referenced_qids(prompts: Sequence[Mapping[str, Any]], facts: Sequence[Fact])
 
 __all__ = [
     "BENCHMARK_FILES", "CANDIDATES_SCHEMA", "DROPS_SCHEMA", "FACTS_SCHEMA", "PROMPTS_SCHEMA", "SCHEMA_VERSION",
-    "Benchmark", "BenchmarkContent", "BenchmarkError", "answer_start", "load_benchmark", "prompt_id",
+    "BenchmarkContent", "BenchmarkError", "answer_start", "prompt_id",
     "referenced_qids", "sorted_prompts", "write_benchmark",
 ]

@@ -34,11 +34,11 @@ from factatlas.builder.candidates import (
     sampled_candidates,
     surface_collisions,
 )
-from factatlas.builder.sources import PromptSource, RenderFailed, TemplateInfo
+from factatlas.builder.sources import PromptSource, TemplateInfo
 from factatlas.builder.splits import DEFAULT_FRACTIONS, assign_splits, split_counts, validate_fractions
 from factatlas.builder.stats import WESTERN_CULTURE, compute_stats
 from factatlas.errors import ConfigError, unknown
-from factatlas.records import Drop, Entity, Fact, Provenance, frozen_mapping
+from factatlas.records import Drop, Entity, Fact, Provenance, RenderFailure, frozen_mapping
 
 STEP = "build"
 
@@ -174,7 +174,7 @@ def build_benchmark(facts: Sequence[Fact], entities: Mapping[str, Entity], sourc
             failure = None
             for lang in langs:
                 r = source.render_prompt(lang, t.id, f.subject)
-                if isinstance(r, RenderFailed):
+                if isinstance(r, RenderFailure):
                     failure = (lang, r)
                     break
                 rendered[lang] = r
@@ -215,7 +215,7 @@ def build_benchmark(facts: Sequence[Fact], entities: Mapping[str, Entity], sourc
             continue
         for lang in langs:
             r = source.render_answer(lang, tid, q, subject)
-            if isinstance(r, RenderFailed):
+            if isinstance(r, RenderFailure):
                 unrenderable[(pred, q)] = _drop(q, f"{r.reason}:{lang}", f"{tid}: {r.detail}", predicate=pred)
                 break
             forms[(lang, tid, q)] = r
@@ -292,6 +292,7 @@ def build_benchmark(facts: Sequence[Fact], entities: Mapping[str, Entity], sourc
                    "counts": {name: sum(1 for s in assignment.values() if s == name) for name in spec.fractions}},
         "source": dict(spec.source), "toolkit_version": toolkit_version,
         "counts": {"facts": len(kept), "prompts": len(rows), "dropped": len(drops)},
+        **display_labels(kept, entities),
     }
     content = BenchmarkContent(meta, rows, kept, bench_entities, candidates, [*upstream_drops, *drops], stats)
     counts = {"input_facts": len(facts), "facts": len(kept), "prompts": len(rows), "dropped": len(drops)}
@@ -356,6 +357,22 @@ def toolkit_version() -> str:
     from factatlas import __version__
 
     return __version__
+
+
+def display_labels(facts: Sequence[Fact], entities: Mapping[str, Entity]) -> dict[str, dict[str, str]]:
+    """What the report and the dataset card name things by, recorded in benchmark.json so that they read
+    the benchmark and never a stage's config: predicate labels from the registry (predicates it does not
+    know stay bare PIDs) and the English (else first) label of every country the facts matched through."""
+    from factatlas.predicates import load_predicates
+
+    registry = load_predicates()
+    countries: dict[str, str] = {}
+    for q in sorted({c for f in facts for c in f.countries}):
+        e = entities.get(q)
+        if e is not None and e.labels:
+            countries[q] = e.labels.get("en") or e.labels[sorted(e.labels)[0]]
+    return {"predicate_labels": {p: registry[p].label for p in sorted({f.predicate for f in facts}) if p in registry},
+            "country_labels": countries}
 
 
 def order_cultures(cultures: set[str] | Sequence[str], western: str = WESTERN_CULTURE) -> tuple[str, ...]:

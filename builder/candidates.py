@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import hashlib
 import random
-import unicodedata
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
+from factatlas.forms import normalise_form
 from factatlas.records import Fact
 
 CANDIDATE_MODES = ("predicate", "sampled")
@@ -82,10 +82,6 @@ class SurfaceCollision:
 
 
 @lru_cache(maxsize=1 << 18)
-def normalise_form(form: str) -> str:
-    return unicodedata.normalize("NFKC", form).casefold().strip()
-
-
 def surface_collisions(lang: str, scope: str, labelled: Iterable[tuple[str, str]]) -> list[SurfaceCollision]:
     """Forms (NFKC + casefold) given to more than one distinct QID among ``(qid, form)`` pairs."""
     by_form: dict[str, set[str]] = defaultdict(set)

@@ -6,8 +6,6 @@ from pathlib import Path
 
 import typer
 
-from factatlas.errors import ConfigError
-
 
 def _split_list(text: str | None) -> list[str]:
     return [x.strip() for x in (text or "").split(",") if x.strip()]
@@ -58,13 +56,11 @@ def validate_command(
 
     Example: factatlas validate-benchmark runs/arab-west/build
     """
+    from factatlas.benchmark import locate
     from factatlas.builder.invariants import check_directory, format_violations
     from factatlas.console import err, out
 
-    if not (directory / "benchmark.json").exists() and (directory / "build" / "benchmark.json").exists():
-        directory = directory / "build"
-    if not directory.is_dir():
-        raise ConfigError(f"{directory}: no such benchmark directory")
+    directory = locate(directory).benchmark
     violations = check_directory(directory)
     if violations:
         err.print(f"[red]{directory}: {len(violations)} violation(s) of the benchmark invariant:[/red]")

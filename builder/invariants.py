@@ -271,15 +271,14 @@ def check_directory(path: str | os.PathLike) -> list[Violation]:
 
     import pyarrow.parquet as pq
 
-    from factatlas.builder.benchmark import BENCHMARK_FILES, CANDIDATES_SCHEMA, read_prompts
+    from factatlas.benchmark import BENCHMARK_FILES, Benchmark, BenchmarkError, locate
     from factatlas.tables import (
+        CANDIDATES_SCHEMA,
         DROPS_SCHEMA,
         ENTITIES_SCHEMA,
         FACTS_SCHEMA,
         LABELS_SCHEMA,
         PROMPTS_SCHEMA,
-        read_entities,
-        read_facts,
     )
 
     path = Path(path)
@@ -300,11 +299,12 @@ def check_directory(path: str | os.PathLike) -> list[Violation]:
         meta = json.loads((path / "benchmark.json").read_text("utf-8"))
     except ValueError as e:
         return [Violation("meta-json", str(path / "benchmark.json"), f"not valid JSON: {e}")]
-    prompts = read_prompts(path / "prompts.parquet")
-    facts = read_facts(path / "facts.parquet")
-    entities = read_entities(path)
-    candidates = pq.read_table(path / "candidates.parquet").to_pylist()
-    out += check_benchmark_rows(meta, prompts, facts, entities.keys(), candidates)
+    try:
+        bench = Benchmark(locate(path), meta)
+        prompts, entities = bench.prompts, bench.entities
+        out += check_benchmark_rows(meta, prompts, bench.facts, entities.keys(), bench.candidates)
+    except BenchmarkError as e:
+        return [Violation("unreadable", str(path), str(e))]
     for p in prompts:
         e = entities.get(p["subject_qid"])
         if e is not None and p["subject_label"] and e.labels.get(p["lang"]) not in (None, p["subject_label"]):

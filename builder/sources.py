@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from factatlas.records import ANSWER_MARKER, Entity
+from factatlas.records import ANSWER_MARKER, Entity, RenderFailure
 
 
 @dataclass(frozen=True, slots=True)
@@ -23,19 +23,13 @@ class TemplateInfo:
     status: str  # reviewed | draft
 
 
-@dataclass(frozen=True, slots=True)
-class RenderFailed:
-    reason: str  # stable code: "no-label", "inflection-failed", ...
-    detail: str = ""
-
-
 class PromptSource(Protocol):
     def templates(self, lang: str, predicate: str) -> tuple[TemplateInfo, ...]: ...
 
-    def render_prompt(self, lang: str, template_id: str, subject_qid: str) -> str | RenderFailed: ...
+    def render_prompt(self, lang: str, template_id: str, subject_qid: str) -> str | RenderFailure: ...
 
     def render_answer(self, lang: str, template_id: str, object_qid: str,
-                      subject_qid: str) -> tuple[str, ...] | RenderFailed: ...
+                      subject_qid: str) -> tuple[str, ...] | RenderFailure: ...
 
     def describe(self) -> dict[str, Any]: ...
 
@@ -64,20 +58,20 @@ class LibrarySource:
             raise KeyError(f"template {template_id} not in the {lang} library")
         return t
 
-    def render_prompt(self, lang: str, template_id: str, subject_qid: str) -> str | RenderFailed:
+    def render_prompt(self, lang: str, template_id: str, subject_qid: str) -> str | RenderFailure:
         r = self.renderer.render_prompt(self._template(lang, template_id), subject_qid)
         if isinstance(r, self._failure_type):
-            return RenderFailed(r.reason, r.detail)
+            return RenderFailure(r.reason, r.detail)
         return r.text
 
     def render_answer(self, lang: str, template_id: str, object_qid: str,
-                      subject_qid: str) -> tuple[str, ...] | RenderFailed:
+                      subject_qid: str) -> tuple[str, ...] | RenderFailure:
         r = self.renderer.render_answer(self._template(lang, template_id), object_qid, subject_qid)
         if isinstance(r, self._failure_type):
-            return RenderFailed(r.reason, r.detail)
+            return RenderFailure(r.reason, r.detail)
         self.inflections[(lang, r.inflection)] += 1
         forms = dedupe(r.forms)
-        return forms if forms else RenderFailed("empty-form", f"{object_qid} rendered no form")
+        return forms if forms else RenderFailure("empty-form", f"{object_qid} rendered no form")
 
     def describe(self) -> dict[str, Any]:
         return {"templates": "factatlas template library", "languages": list(self.library.languages)}
@@ -109,18 +103,18 @@ class SubstitutionSource:
         e = self.entities.get(qid)
         return e.labels.get(lang) if e is not None else None
 
-    def render_prompt(self, lang: str, template_id: str, subject_qid: str) -> str | RenderFailed:
+    def render_prompt(self, lang: str, template_id: str, subject_qid: str) -> str | RenderFailure:
         predicate = template_id.split("/", 1)[0]
         label = self._label(lang, subject_qid)
         if not label:
-            return RenderFailed("no-label", f"{subject_qid} has no {lang} label")
+            return RenderFailure("no-label", f"{subject_qid} has no {lang} label")
         return self.texts[lang][predicate].replace("[X]", label).replace("[Y]", ANSWER_MARKER)
 
     def render_answer(self, lang: str, template_id: str, object_qid: str,
-                      subject_qid: str) -> tuple[str, ...] | RenderFailed:
+                      subject_qid: str) -> tuple[str, ...] | RenderFailure:
         label = self._label(lang, object_qid)
         if not label:
-            return RenderFailed("no-label", f"{object_qid} has no {lang} label")
+            return RenderFailure("no-label", f"{object_qid} has no {lang} label")
         return dedupe((label, *self.entities[object_qid].aliases.get(lang, ())))
 
     def describe(self) -> dict[str, Any]:

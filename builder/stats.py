@@ -13,38 +13,15 @@ Definitions (docs/build.md repeats them):
 
 from __future__ import annotations
 
-import math
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from factatlas.builder.candidates import normalise_form
+from factatlas.entropy import predicate_entropy
+from factatlas.forms import leaks
 from factatlas.records import Entity, Fact
 
 WESTERN_CULTURE = "west"
-
-
-def predicate_entropy(valid_objects_per_fact: Sequence[Sequence[str]]) -> float:
-    """DLAMA entropy (bits) of one predicate within one culture.
-
-    Each fact (given as its valid objects) is mapped to the object that is most frequent among all the
-    facts; ties go to the smallest object id so the value is deterministic. Facts without objects are
-    ignored; an empty input has entropy 0.
-    """
-    facts = [tuple(dict.fromkeys(objs)) for objs in valid_objects_per_fact if objs]
-    if not facts:
-        return 0.0
-    freq = Counter(o for objs in facts for o in objs)
-    chosen = Counter(min(objs, key=lambda o: (-freq[o], o)) for objs in facts)
-    n = len(facts)
-    h = -sum((c / n) * math.log2(c / n) for c in chosen.values())
-    return h + 0.0  # -0.0 -> 0.0
-
-
-def leaks(subject_label: str, object_labels: Iterable[str]) -> bool:
-    """True when an object label occurs inside the subject label (the prompt gives the answer away)."""
-    subject = normalise_form(subject_label)
-    return any(lbl and normalise_form(lbl) in subject for lbl in object_labels)
 
 
 def compute_stats(facts: Sequence[Fact], prompts: Sequence[Mapping[str, Any]], entities: Mapping[str, Entity],

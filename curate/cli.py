@@ -9,7 +9,7 @@ import typer
 
 cultures_app = typer.Typer(help="Cultures (curate/cultures/*.yaml).\n\nExample: factatlas cultures show arab",
                            no_args_is_help=True)
-predicates_app = typer.Typer(help="Predicates (curate/predicates.yaml).\n\nExample: factatlas predicates list",
+predicates_app = typer.Typer(help="Predicates (the registry, factatlas/predicates.yaml).\n\nExample: factatlas predicates list",
                              no_args_is_help=True)
 
 

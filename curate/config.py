@@ -1,4 +1,5 @@
-"""Cultures, pairs and predicates as data: loading, validation and the typed objects the engine uses.
+"""Cultures and pairs as data: loading, validation and the typed objects the engine uses (the predicate
+registry is the core's, ``factatlas.predicates``; re-exported here for the engine).
 
 Every error names the file, the line, the key and the fix (``factatlas.errors.ConfigError``). Values
 that end up inside SPARQL (QIDs, PIDs, language codes) are validated here, before any query exists.
@@ -6,153 +7,35 @@ that end up inside SPARQL (QIDs, PIDs, language codes) are validated here, befor
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-import yaml
 
 from factatlas.errors import ConfigError, did_you_mean, unknown
-from factatlas.records import LANG_RE, PID_RE, QID_RE, CountryRef, Culture, CulturePair, MembershipRule
+from factatlas.located import (
+    Located,
+    check_keys,
+    check_lang,
+    check_list,
+    check_pid,
+    check_qid,
+    check_str,
+    load_located,
+)
+from factatlas.predicates import (
+    PredicateSpec,
+    TypeSpec,
+    load_predicates,
+    parse_predicates,
+    select_predicates,
+)
+from factatlas.records import LANG_RE, CountryRef, Culture, CulturePair, MembershipRule
 
 DATA_DIR = Path(__file__).resolve().parent
 CULTURES_DIR = DATA_DIR / "cultures"
 PAIRS_FILE = DATA_DIR / "pairs.yaml"
-PREDICATES_FILE = DATA_DIR / "predicates.yaml"
 
-CULTURE_SIDES = ("subject", "object")
-AUGMENT_MODES = ("none", "superclass", "admin")
 MEMBERSHIP_USES = ("rule", "list")
-
-
-# ---- YAML with positions ----------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Located:
-    """A parsed YAML document plus the (line, col) of every key path, for errors that point at it."""
-
-    path: str
-    data: Any
-    marks: Mapping[tuple, tuple[int, int]]
-
-    def where(self, *keys: Any) -> tuple[int | None, int | None]:
-        for n in range(len(keys), -1, -1):
-            if keys[:n] in self.marks:
-                return self.marks[keys[:n]]
-        return None, None
-
-    def error(self, message: str, *keys: Any) -> ConfigError:
-        """An error pointing at the value at ``keys`` (or its closest known parent)."""
-        line, col = self.where(*keys)
-        return ConfigError(message, self.path, line, col)
-
-    def key_error(self, message: str, *keys: Any) -> ConfigError:
-        """An error pointing at the key itself (unknown keys)."""
-        line, col = self.marks.get(("key:", *keys), self.where(*keys))
-        return ConfigError(message, self.path, line, col)
-
-
-def _construct(node: yaml.Node, key: tuple, marks: dict) -> Any:
-    marks[key] = (node.start_mark.line + 1, node.start_mark.column + 1)
-    if isinstance(node, yaml.MappingNode):
-        out: dict[Any, Any] = {}
-        for k_node, v_node in node.value:
-            k = _scalar(k_node) if isinstance(k_node, yaml.ScalarNode) else str(k_node.value)
-            out[k] = _construct(v_node, (*key, k), marks)  # marks the value's position
-            marks[("key:", *key, k)] = (k_node.start_mark.line + 1, k_node.start_mark.column + 1)
-        return out
-    if isinstance(node, yaml.SequenceNode):
-        return [_construct(v, (*key, i), marks) for i, v in enumerate(node.value)]
-    return _scalar(node)
-
-
-def _scalar(node: yaml.ScalarNode) -> Any:
-    loader = yaml.SafeLoader("")
-    try:
-        return loader.construct_object(node, deep=True)
-    finally:
-        loader.dispose()
-
-
-def load_located(path: str | Path) -> Located:
-    path = Path(path)
-    try:
-        text = path.read_text("utf-8")
-    except FileNotFoundError as e:
-        raise ConfigError("file not found; check the path", str(path)) from e
-    try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
-    except yaml.YAMLError as e:
-        mark = getattr(e, "problem_mark", None)
-        raise ConfigError(f"not valid YAML: {getattr(e, 'problem', e)}", str(path),
-                          mark.line + 1 if mark else None, mark.column + 1 if mark else None) from e
-    marks: dict[tuple, tuple[int, int]] = {}
-    data = _construct(node, (), marks) if node is not None else {}
-    return Located(_display(path), data, marks)
-
-
-def _display(path: Path) -> str:
-    try:
-        return str(path.resolve().relative_to(Path.cwd()))
-    except ValueError:
-        return str(path)
-
-
-# ---- value checks (shared with the SPARQL builders) ---------------------------------------------
-
-
-def check_keys(doc: Located, mapping: Any, allowed: Iterable[str], *keys: Any, required: Iterable[str] = ()) -> dict:
-    allowed = tuple(allowed)
-    where = ".".join(str(k) for k in keys) or "top level"
-    if not isinstance(mapping, dict):
-        raise doc.error(f"{where}: expected a mapping with keys {', '.join(allowed)}", *keys)
-    for k in mapping:
-        if k not in allowed:
-            raise doc.key_error(f"{where}: unknown key '{k}'.{did_you_mean(str(k), allowed)} "
-                                f"Allowed keys: {', '.join(allowed)}", *keys, k)
-    for k in required:
-        if k not in mapping:
-            raise doc.error(f"{where}: missing required key '{k}'", *keys)
-    return mapping
-
-
-def check_qid(doc: Located, value: Any, *keys: Any) -> str:
-    if not isinstance(value, str) or not QID_RE.match(value):
-        raise doc.error(f"{_dotted(keys)}: {value!r} is not a Wikidata item id; write it like 'Q79' "
-                        "(Q followed by digits)", *keys)
-    return value
-
-
-def check_pid(doc: Located, value: Any, *keys: Any) -> str:
-    if not isinstance(value, str) or not PID_RE.match(value):
-        raise doc.error(f"{_dotted(keys)}: {value!r} is not a Wikidata property id; write it like 'P17' "
-                        "(P followed by digits)", *keys)
-    return value
-
-
-def check_lang(doc: Located, value: Any, *keys: Any) -> str:
-    if not isinstance(value, str) or not LANG_RE.match(value):
-        raise doc.error(f"{_dotted(keys)}: {value!r} is not a language / Wikipedia edition code; write it "
-                        "like 'ar', 'en' or 'zh-hans' (lower case)", *keys)
-    return value
-
-
-def check_list(doc: Located, value: Any, *keys: Any) -> list:
-    if not isinstance(value, list):
-        raise doc.error(f"{_dotted(keys)}: expected a list, e.g. [ar, en]", *keys)
-    return value
-
-
-def check_str(doc: Located, value: Any, *keys: Any) -> str:
-    if not isinstance(value, str) or not value.strip():
-        raise doc.error(f"{_dotted(keys)}: expected a non-empty string", *keys)
-    return value
-
-
-def _dotted(keys: tuple) -> str:
-    return ".".join(str(k) for k in keys)
 
 
 def parse_langs(langs: str | Iterable[str]) -> tuple[str, ...]:
@@ -295,106 +178,6 @@ def load_pair(name_or_path: str | Path) -> CulturePair:
     return pair
 
 
-# ---- predicates -------------------------------------------------------------------------------
-
-TYPE_KEYS = ("label", "classes", "exclude", "exclude_items")
-PREDICATE_KEYS = ("label", "subject", "object", "culture", "augment")
-CULTURE_FILTER_KEYS = ("side", "via")
-
-
-@dataclass(frozen=True)
-class TypeSpec:
-    name: str
-    label: str
-    classes: tuple[str, ...]  # roots: an entity's P31 class must reach one through P279*
-    exclude: tuple[str, ...] = ()  # roots: no P31 class may reach one
-    exclude_items: tuple[str, ...] = ()  # these QIDs never have this type
-
-    @property
-    def roots(self) -> tuple[str, ...]:
-        return self.classes + self.exclude
-
-
-@dataclass(frozen=True)
-class CultureFilter:
-    side: str  # "subject" | "object"
-    via: str | None = None  # None: that end is a culture country; "P27": that end wdt:P27 a country
-
-
-@dataclass(frozen=True)
-class PredicateSpec:
-    pid: str
-    label: str
-    subject_type: TypeSpec
-    object_type: TypeSpec
-    culture_filter: CultureFilter
-    augment: str  # "none" | "superclass" | "admin"
-
-    def describe_filter(self) -> str:
-        end = self.culture_filter.side
-        return f"{end} is a culture country" if not self.culture_filter.via else \
-            f"{end} {self.culture_filter.via} a culture country"
-
-
-def load_predicates(path: str | Path | None = None) -> dict[str, PredicateSpec]:
-    doc = load_located(path or PREDICATES_FILE)
-    return parse_predicates(doc)
-
-
-def parse_predicates(doc: Located) -> dict[str, PredicateSpec]:
-    d = check_keys(doc, doc.data, ("types", "predicates"), required=("types", "predicates"))
-    types: dict[str, TypeSpec] = {}
-    if not isinstance(d["types"], dict):
-        raise doc.error("types: expected a mapping type-name -> {classes: [...]}", "types")
-    for name, t in d["types"].items():
-        t = check_keys(doc, t, TYPE_KEYS, "types", name, required=("classes",))
-
-        def qids(key: str, t=t, name=name) -> tuple[str, ...]:
-            return tuple(check_qid(doc, q, "types", name, key, i)
-                         for i, q in enumerate(check_list(doc, t.get(key, []), "types", name, key)))
-
-        classes = qids("classes")
-        if not classes:
-            raise doc.error(f"types.{name}.classes: list at least one root class QID", "types", name, "classes")
-        types[str(name)] = TypeSpec(str(name), str(t.get("label", name)), classes, qids("exclude"),
-                                    qids("exclude_items"))
-    out: dict[str, PredicateSpec] = {}
-    if not isinstance(d["predicates"], dict):
-        raise doc.error("predicates: expected a mapping PID -> {subject: .., object: ..}", "predicates")
-    for pid, p in d["predicates"].items():
-        check_pid(doc, pid, "predicates", pid)
-        p = check_keys(doc, p, PREDICATE_KEYS, "predicates", pid, required=("subject", "object", "culture"))
-        for end in ("subject", "object"):
-            if p[end] not in types:
-                raise doc.error(f"predicates.{pid}.{end}: " + unknown("type", str(p[end]), types),
-                                "predicates", pid, end)
-        cf = check_keys(doc, p["culture"], CULTURE_FILTER_KEYS, "predicates", pid, "culture", required=("side",))
-        if cf["side"] not in CULTURE_SIDES:
-            raise doc.error(f"predicates.{pid}.culture.side: {cf['side']!r} is not one of subject, object"
-                            f".{did_you_mean(str(cf['side']), CULTURE_SIDES)}", "predicates", pid, "culture", "side")
-        via = cf.get("via")
-        if via is not None:
-            check_pid(doc, via, "predicates", pid, "culture", "via")
-        augment = p.get("augment", "none")
-        if augment not in AUGMENT_MODES:
-            raise doc.error(f"predicates.{pid}.augment: " + unknown("augment mode", str(augment), AUGMENT_MODES),
-                            "predicates", pid, "augment")
-        out[pid] = PredicateSpec(pid, str(p.get("label", pid)), types[p["subject"]], types[p["object"]],
-                                 CultureFilter(cf["side"], via), augment)
-    return out
-
-
-def select_predicates(specs: Mapping[str, PredicateSpec], wanted: Iterable[str] | None) -> dict[str, PredicateSpec]:
-    if not wanted:
-        return dict(specs)
-    out = {}
-    for pid in wanted:
-        if pid not in specs:
-            raise ConfigError(unknown("predicate", pid, specs) + ". Add it to curate/predicates.yaml")
-        out[pid] = specs[pid]
-    return out
-
-
 # ---- validate any curate config file ----------------------------------------------------------
 
 
@@ -422,3 +205,7 @@ def validate_file(path: str | Path) -> str:
         return f"{doc.path}: ok — culture {cc.culture.name}: {len(cc.culture.countries)} countries"
     raise ConfigError("not a curate config: expected a culture (countries:), a pair (cultures:), a pair "
                       "list (pairs:) or predicates (types:, predicates:)", doc.path, 1, 1)
+
+
+__all__ = ["Located", "PredicateSpec", "TypeSpec", "check_keys", "check_lang", "check_list", "check_pid",
+           "check_qid", "check_str", "load_located", "load_predicates", "parse_predicates", "select_predicates"]

@@ -141,34 +141,68 @@ class Drop:
 
 
 @dataclass(frozen=True, slots=True)
-class Prompt:
-    """A rendered prompt for one (fact, language, template)."""
+class RenderFailure:
+    """A prompt or answer that could not be rendered (templates' renderer, the build's prompt sources)."""
 
+    reason: str  # stable code: "no-label", "inflection-failed", ... (templates.render.FAILURE_REASONS)
+    detail: str = ""
+
+    def __bool__(self) -> bool:  # `if result:` reads as "rendered"
+        return False
+
+
+@dataclass(frozen=True, slots=True)
+class Prompt:
+    """A rendered prompt for one (fact, language, template): one row of prompts.parquet.
+
+    Fields follow ``factatlas.tables.PROMPTS_SCHEMA``. Candidate lists are shared: predicate-wide sets
+    hold thousands of QIDs, so every prompt of a (predicate, language) points at one tuple (keep it so:
+    ``tables.prompt_from_row`` never copies a tuple).
+    """
+
+    prompt_id: str  # f"{fact_id}|{lang}|{template_id}"
     fact_id: str
     lang: str
     template_id: str  # language-neutral id, identical across languages: "P19/1", questions "P19/q1"
     kind: str  # "cloze" | "question"
     text: str  # cloze: contains ANSWER_MARKER exactly once
-    gold: Mapping[str, tuple[str, ...]]  # object qid -> surface forms (inflected first, base, aliases)
-
-    @property
-    def answer_start(self) -> int:
-        return self.text.find(ANSWER_MARKER)
+    answer_start: int  # char offset of the marker; -1 for questions
+    pair: str
+    culture: str
+    predicate: str
+    split: str
+    subject_qid: str
+    subject_label: str
+    gold_qids: tuple[str, ...]
+    gold_forms: tuple[tuple[str, ...], ...]  # parallel to gold_qids: inflected form first, base, aliases
+    candidate_qids: tuple[str, ...]  # identical per (fact, template) across languages
+    candidate_forms: tuple[str, ...]  # parallel: the surface form that fills the slot in this prompt
+    template_status: str  # draft | reviewed
 
 
 @dataclass(frozen=True, slots=True)
 class CandidateSet:
+    """The candidate pool of one predicate in one language (candidates.parquet, grouped)."""
+
     predicate: str
     lang: str
     qids: tuple[str, ...]
-    forms: tuple[str, ...]
+    labels: tuple[str, ...]  # parallel to qids
 
 
 @dataclass(frozen=True, slots=True)
 class ProbeResult:
+    """One scored prompt of one model: one row of rankings.parquet (``tables.RANKINGS_SCHEMA``)."""
+
     model: str
+    scoring: str
+    prompt_id: str
+    fact_id: str
     lang: str
     template_id: str
-    fact_id: str
+    culture: str
+    predicate: str
     ranked_qids: tuple[str, ...]
-    scores: tuple[float, ...]
+    scores: tuple[float, ...]  # parallel to ranked_qids, best first
+    correct_at_1: bool
+    prediction: str = ""  # generative modes: the decoded text

@@ -15,7 +15,17 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from factatlas.atomic import atomic_path
-from factatlas.records import Drop, Entity, Fact, Gender, ObjectRef, Provenance
+from factatlas.records import (
+    CandidateSet,
+    Drop,
+    Entity,
+    Fact,
+    Gender,
+    ObjectRef,
+    ProbeResult,
+    Prompt,
+    Provenance,
+)
 
 STR = pa.string()
 STR_LIST = pa.list_(pa.string())
@@ -84,6 +94,9 @@ PROMPTS_SCHEMA = pa.schema(
         ("template_status", STR),  # draft | reviewed
     ]
 )
+
+# The candidate pool of each predicate in each language: the label every candidate QID has there.
+CANDIDATES_SCHEMA = pa.schema([("predicate", STR), ("lang", STR), ("qid", STR), ("label", STR)])
 
 # Probe output: one row per prompt and model.
 RANKINGS_SCHEMA = pa.schema(
@@ -208,3 +221,50 @@ def write_drops(path: str | os.PathLike, drops: Iterable[Drop]) -> Path:
 
 def read_drops(path: str | os.PathLike) -> list[Drop]:
     return [Drop(**r) for r in read_rows(path, DROPS_SCHEMA)]
+
+
+def prompt_from_row(r: Mapping[str, Any]) -> Prompt:
+    """A PROMPTS_SCHEMA row as a Prompt; tuples in the row (shared candidate lists) are kept, not copied."""
+    return Prompt(r["prompt_id"], r["fact_id"], r["lang"], r["template_id"], r["kind"], r["text"],
+                  int(r["answer_start"]), r["pair"], r["culture"], r["predicate"], r["split"], r["subject_qid"],
+                  r["subject_label"], tuple(r["gold_qids"]), tuple(tuple(f) for f in r["gold_forms"]),
+                  tuple(r["candidate_qids"]), tuple(r["candidate_forms"]), r["template_status"])
+
+
+def prompt_to_row(p: Prompt) -> dict[str, Any]:
+    return {name: getattr(p, name) for name in PROMPTS_SCHEMA.names}
+
+
+def probe_result_to_row(r: ProbeResult) -> dict[str, Any]:
+    return {"model": r.model, "scoring": r.scoring, "prompt_id": r.prompt_id, "fact_id": r.fact_id,
+            "lang": r.lang, "template_id": r.template_id, "culture": r.culture, "predicate": r.predicate,
+            "ranked_qids": list(r.ranked_qids), "scores": [float(s) for s in r.scores],
+            "correct_at_1": bool(r.correct_at_1), "prediction": r.prediction}
+
+
+def probe_result_from_row(r: Mapping[str, Any]) -> ProbeResult:
+    return ProbeResult(r["model"], r["scoring"], r["prompt_id"], r["fact_id"], r["lang"], r["template_id"],
+                       r["culture"], r["predicate"], tuple(r["ranked_qids"]), tuple(r["scores"]),
+                       bool(r["correct_at_1"]), r["prediction"] or "")
+
+
+def write_probe_results(path: str | os.PathLike, results: Iterable[ProbeResult]) -> Path:
+    return write_table(path, [probe_result_to_row(r) for r in results], RANKINGS_SCHEMA, sort_by=("prompt_id",))
+
+
+def read_probe_results(path: str | os.PathLike) -> list[ProbeResult]:
+    return [probe_result_from_row(r) for r in read_rows(path, RANKINGS_SCHEMA)]
+
+
+def candidate_sets_from_rows(rows: Iterable[Mapping[str, Any]]) -> list[CandidateSet]:
+    """CANDIDATES_SCHEMA rows -> one CandidateSet per (predicate, lang), in row order."""
+    grouped: dict[tuple[str, str], list[tuple[str, str]]] = {}
+    for r in rows:
+        grouped.setdefault((r["predicate"], r["lang"]), []).append((r["qid"], r["label"]))
+    return [CandidateSet(pred, lang, tuple(q for q, _ in pairs), tuple(lb for _, lb in pairs))
+            for (pred, lang), pairs in grouped.items()]
+
+
+def candidate_set_rows(sets: Iterable[CandidateSet]) -> list[dict[str, Any]]:
+    return [{"predicate": c.predicate, "lang": c.lang, "qid": q, "label": lb}
+            for c in sets for q, lb in zip(c.qids, c.labels, strict=True)]

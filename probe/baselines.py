@@ -11,19 +11,69 @@ speed-up on identical inputs:
   the largest count in the batch (including counts no candidate needs), the full-vocabulary
   log-softmax for every position copied to the host, the candidate tokens read there.
 
-Both use the same in-context candidate tokenization (``factatlas.probe.slots``) as our scorers: the point
-is to compare algorithms, not tokenizations.
+They apply the same tokenization RULE as our scorers (a candidate is tokenized in context, as
+``left + form``; the prefix is cut back where a candidate merges with it) but implement it on their own,
+one query at a time through the tokenizer's public ``__call__``:
+a bug in ``factatlas.probe.slots`` (its filler cache, its batching, its special-token probe) then makes
+the equality tests fail instead of cancelling out.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
 from factatlas.probe.models import LoadedModel
 from factatlas.probe.protocol import ClozeQuery
-from factatlas.probe.slots import special_wrap, tokenize_slots
+
+
+@dataclass(frozen=True)
+class ReferenceSlot:
+    prefix: list[int]
+    candidates: list[list[int]]
+    suffix: list[int]
+
+
+def reference_slot(tok, q: ClozeQuery) -> ReferenceSlot:
+    """The in-context tokenization rule, written plainly: every ``left + form`` tokenized whole."""
+
+    def ids(text: str) -> list[int]:
+        return list(tok(text, add_special_tokens=False)["input_ids"])
+
+    left = ids(q.left.rstrip())
+    with_forms = [ids(q.left + form) for form in q.forms]
+    cut = len(left)
+    for full in with_forms:
+        same = 0
+        while same < min(len(left), len(full)) and left[same] == full[same]:
+            same += 1
+        cut = min(cut, same, max(len(full) - 1, 0))  # every candidate keeps at least one token
+    candidates = [full[cut:] for full in with_forms]
+    whole = ids(q.left + q.forms[0] + q.right)
+    head = left[:cut] + candidates[0]
+    suffix = whole[len(head):] if whole[:len(head)] == head else ids(q.right)
+    return ReferenceSlot(left[:cut], candidates, suffix)
+
+
+def _specials(tok) -> tuple[list[int], list[int]]:
+    """(ids the tokenizer puts before a text, ids it puts after): found around the text "a"."""
+    bare = list(tok("a", add_special_tokens=False)["input_ids"])
+    full = list(tok("a", add_special_tokens=True)["input_ids"])
+    at = next(i for i in range(len(full) - len(bare) + 1) if full[i:i + len(bare)] == bare)
+    return full[:at], full[at + len(bare):]
+
+
+def with_specials(tok, ids: list[int]) -> list[int]:
+    """``ids`` with the model's special tokens ([CLS] ... [SEP], ... </s>), as the tokenizer adds them."""
+    head, tail = _specials(tok)
+    return [*head, *ids, *tail]
+
+
+def specials_before(tok) -> int:
+    """How many special tokens the tokenizer puts before a text."""
+    return len(_specials(tok)[0])
 
 
 def bmlama_pll_scores(lm: LoadedModel, queries: Sequence[ClozeQuery]) -> list[tuple[float, ...]]:
@@ -37,13 +87,12 @@ def bmlama_pll_scores(lm: LoadedModel, queries: Sequence[ClozeQuery]) -> list[tu
         for q in queries:
             scores = []
             for ci in range(len(q.forms)):
-                slot = tokenize_slots(tok, [q])[0]  # re-tokenized in the loop, as the original does
-                wrap = special_wrap(tok)
+                slot = reference_slot(tok, q)  # re-tokenized in the loop, as the original does
                 cand = slot.candidates[ci]
-                start = len(wrap.head) + len(slot.prefix)
+                start = specials_before(tok) + len(slot.prefix)
                 logps = []
                 for j in range(len(cand)):
-                    ids = wrap.wrap([*slot.prefix, *cand[:j], *([mask_id] * (len(cand) - j)), *slot.suffix])
+                    ids = with_specials(tok, [*slot.prefix, *cand[:j], *([mask_id] * (len(cand) - j)), *slot.suffix])
                     logits = model(input_ids=torch.tensor([ids], device=lm.device)).logits
                     row = logits[0, start + j].detach().float().cpu().numpy().astype(np.float64)
                     probs = np.exp(row - row.max())
@@ -62,22 +111,21 @@ def mlama_independent_scores(lm: LoadedModel, queries: Sequence[ClozeQuery], bat
     from factatlas.probe.batching import pad_right
 
     tok, model = lm.tokenizer, lm.model
-    wrap = special_wrap(tok)
     pad_id = tok.pad_token_id if tok.pad_token_id is not None else 0
     out: list[tuple[float, ...]] = []
     with torch.no_grad():
         for b in range(0, len(queries), batch_size):
             batch = queries[b: b + batch_size]
-            slots = tokenize_slots(tok, batch)
+            slots = [reference_slot(tok, q) for q in batch]
             max_k = max(len(c) for s in slots for c in s.candidates)
             scores = [[0.0] * len(s.candidates) for s in slots]
             for k in range(1, max_k + 1):
-                rows = [wrap.wrap([*s.prefix, *([tok.mask_token_id] * k), *s.suffix]) for s in slots]
+                rows = [with_specials(tok, [*s.prefix, *([tok.mask_token_id] * k), *s.suffix]) for s in slots]
                 ids, mask = pad_right(rows, pad_id)
                 logits = model(input_ids=ids.to(lm.device), attention_mask=mask.to(lm.device)).logits
                 log_probs = torch.log_softmax(logits.float(), dim=-1).cpu().numpy()  # full vocab, every position
                 for r, s in enumerate(slots):
-                    start = len(wrap.head) + len(s.prefix)
+                    start = specials_before(tok) + len(s.prefix)
                     for ci, cand in enumerate(s.candidates):
                         if len(cand) == k:
                             scores[r][ci] = float(np.mean([log_probs[r, start + j, t] for j, t in enumerate(cand)]))
@@ -96,8 +144,8 @@ def causal_per_candidate_scores(lm: LoadedModel, queries: Sequence[ClozeQuery], 
     out = []
     with torch.no_grad():
         for q in queries:
-            slot = tokenize_slots(tok, [q])[0]
-            ctx = context_start(tok, slot.prefix)
+            slot = reference_slot(tok, q)
+            ctx = context_start(tok, tuple(slot.prefix))
             scores = []
             for cand in slot.candidates:
                 cont = list(cand) + (list(slot.suffix) if include_remainder else [])
@@ -118,12 +166,11 @@ def seq2seq_per_candidate_scores(lm: LoadedModel, queries: Sequence[ClozeQuery])
 
     tok, model = lm.tokenizer, lm.model
     s0, s1 = sentinel_ids(tok)
-    wrap = special_wrap(tok)
     out = []
     with torch.no_grad():
         for q in queries:
-            slot = tokenize_slots(tok, [q])[0]
-            enc = torch.tensor([wrap.wrap([*slot.prefix, s0, *slot.suffix])], device=lm.device)
+            slot = reference_slot(tok, q)
+            enc = torch.tensor([with_specials(tok, [*slot.prefix, s0, *slot.suffix])], device=lm.device)
             scores = []
             for cand in slot.candidates:
                 labels = torch.tensor([[s0, *cand, s1]], device=lm.device)

@@ -1,5 +1,5 @@
-"""Commands of this stage (registered on the root `factatlas` app): `probe` (and `report`, owned by
-probe-metrics in report_cli.py)."""
+"""Commands of this stage (registered on the root `factatlas` app): `probe`, and `report` from
+report_cli.py."""
 
 from __future__ import annotations
 
@@ -12,11 +12,9 @@ from factatlas.probe.protocol import SCORING_RULES
 
 def register(app: typer.Typer) -> None:
     """Add this stage's commands to the root app."""
+    from factatlas.probe import report_cli
+
     app.command("probe")(probe)
-    try:
-        from factatlas.probe import report_cli
-    except ImportError:  # the report module is optional until its owner ships it
-        return
     report_cli.register(app)
 
 
@@ -66,6 +64,6 @@ def probe(
     if outcome.template_only_path:
         out.print(f"template-only baseline: {outcome.template_only_path}")
     if outcome.metrics_path:
-        out.print(f"metrics: {outcome.metrics_path}" + (f"  ({outcome.metrics_note})" if outcome.metrics_note else ""))
+        out.print(f"metrics: {outcome.metrics_path}")
     for key, value in sorted(outcome.counts.items()):
         out.print(f"  {key}: {value}")

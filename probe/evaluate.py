@@ -12,18 +12,17 @@ the mean over predicates, **micro** the mean over all facts.
 
 from __future__ import annotations
 
-import json
 import math
 import os
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from factatlas.benchmark import Benchmark, BenchmarkError
 from factatlas.errors import FactatlasError
 from factatlas.probe import metrics as M
 
@@ -103,44 +102,20 @@ class BenchmarkView:
         return qid
 
 
-def load_benchmark_view(benchmark: Any) -> BenchmarkView:
-    """A benchmark directory (or a run directory holding ``build/``), or a loaded Benchmark object."""
+def load_benchmark_view(benchmark: BenchmarkView | Benchmark | str | os.PathLike) -> BenchmarkView:
+    """A benchmark (see ``factatlas.benchmark.Benchmark.open`` for the paths it accepts) as the metrics
+    see it: prompts by id and a display label per (qid, language)."""
     if isinstance(benchmark, BenchmarkView):
         return benchmark
-    if hasattr(benchmark, "prompts") and hasattr(benchmark, "meta"):
-        labels = {}
-        for qid, ent in (getattr(benchmark, "entities", None) or {}).items():
-            for lang, label in ent.labels.items():
-                labels[(qid, lang)] = label
-        _add_form_labels(labels, benchmark.prompts)
-        return BenchmarkView(dict(benchmark.meta), {p["prompt_id"]: p for p in benchmark.prompts}, labels)
-    return _read_benchmark_dir(Path(benchmark))
-
-
-def _read_benchmark_dir(path: Path) -> BenchmarkView:
-    import pyarrow.parquet as pq
-
-    from factatlas.builder.benchmark import read_prompts
-
-    if not (path / "benchmark.json").exists() and (path / "build" / "benchmark.json").exists():
-        path = path / "build"
-    for name in ("benchmark.json", "prompts.parquet"):
-        if not (path / name).exists():
-            raise MetricsError(f"{path / name}: missing; pass a benchmark directory written by "
-                               "`factatlas build RUN` or `factatlas import ...` (or the run directory).")
     try:
-        meta = json.loads((path / "benchmark.json").read_text("utf-8"))
-        # shared candidate lists: an imported DLAMA pair stays in a few hundred MB instead of GBs
-        prompts = read_prompts(path / "prompts.parquet")
-    except (OSError, ValueError) as e:
-        raise MetricsError(f"{path}: cannot read the benchmark: {e}") from e
-    labels: dict[tuple[str, str], str] = {}
-    if (path / "labels.parquet").exists():
-        for r in pq.read_table(path / "labels.parquet", columns=["qid", "lang", "label"]).to_pylist():
-            if r["label"]:
-                labels[(r["qid"], r["lang"])] = r["label"]
+        bench = benchmark if isinstance(benchmark, Benchmark) else Benchmark.open(benchmark)
+        # labels.parquet is optional here: labels only decorate the report, the prompts carry the rest
+        labels = dict(bench.labels) if (bench.path / "labels.parquet").is_file() else {}
+        prompts = bench.prompts
+    except BenchmarkError as e:
+        raise MetricsError(str(e)) from e
     _add_form_labels(labels, prompts)
-    return BenchmarkView(meta, {p["prompt_id"]: p for p in prompts}, labels)
+    return BenchmarkView(dict(bench.meta), {p["prompt_id"]: p for p in prompts}, labels)
 
 
 def _add_form_labels(labels: dict[tuple[str, str], str], prompts: Iterable[Mapping[str, Any]]) -> None:
@@ -532,8 +507,8 @@ def _gold_label(bench: BenchmarkView, prompt: Mapping[str, Any], i: int, qid: st
 
 def leaks(bench: BenchmarkView, prompt: Mapping[str, Any]) -> bool:
     """An object label inside the subject label (NFKC + casefold): the prompt gives the answer away.
-    Same rule as the build's stats.json leakage rate (factatlas.builder.stats.leaks)."""
-    from factatlas.builder.stats import leaks as label_leaks
+    Same rule as the build's stats.json leakage rate (factatlas.forms.leaks)."""
+    from factatlas.forms import leaks as label_leaks
 
     labels = [_gold_label(bench, prompt, i, q) for i, q in enumerate(prompt["gold_qids"])]
     return bool(prompt["subject_label"]) and label_leaks(prompt["subject_label"], labels)

@@ -14,12 +14,12 @@ from __future__ import annotations
 
 import unicodedata
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
+from factatlas.benchmark import Benchmark
 from factatlas.probe.batching import token_budget_batches
 from factatlas.probe.models import LoadedModel
-from factatlas.records import ANSWER_MARKER
+from factatlas.records import ANSWER_MARKER, ProbeResult, Prompt
 
 # Articles (and elided forms, which punctuation stripping leaves as single letters) of the languages
 # benchmarks use most; dropped as whole words on both sides of a comparison.
@@ -54,21 +54,21 @@ def matches(answer_norm: str, alias_norm: str, lenient: bool) -> bool:
     return f" {alias_norm} " in f" {answer_norm} "
 
 
-def alias_index(prompt_rows: Iterable[Mapping[str, Any]], bench: Path | None = None) -> dict[str, set[str]]:
+def alias_index(prompt_rows: Iterable[Mapping[str, Any]], bench: Benchmark | None = None) -> dict[str, set[str]]:
     """qid -> normalised surface forms in every language: candidate fillers, gold forms, and the labels
-    and aliases of ``labels.parquet`` when the benchmark has one."""
+    and aliases of the benchmark's ``labels.parquet`` when it has one."""
     out: dict[str, set[str]] = {}
     for r in prompt_rows:
         for q, form in zip(r["candidate_qids"], r["candidate_forms"], strict=True):
             out.setdefault(q, set()).add(normalise(form))
         for q, forms in zip(r["gold_qids"], r["gold_forms"], strict=True):
             out.setdefault(q, set()).update(normalise(f) for f in forms)
-    if bench is not None and (Path(bench) / "labels.parquet").exists():
-        from factatlas.tables import LABELS_SCHEMA, read_rows
-
-        for r in read_rows(Path(bench) / "labels.parquet", LABELS_SCHEMA):
-            if r["qid"] in out:
-                out[r["qid"]].update(normalise(x) for x in (r["label"], *r["aliases"]) if x)
+    if bench is not None and (bench.path / "labels.parquet").is_file():
+        for qid, entity in bench.entities.items():
+            if qid in out:
+                for lang in sorted(set(entity.labels) | set(entity.aliases)):
+                    forms = (entity.labels.get(lang, ""), *entity.aliases.get(lang, ()))
+                    out[qid].update(normalise(x) for x in forms if x)
     for forms in out.values():
         forms.discard("")
     return out
@@ -91,25 +91,26 @@ def judge(answer: str, candidate_qids: Sequence[str], gold_qids: Sequence[str],
     return [q for _, _, q in found], [float(-n) for n, _, _ in found], correct
 
 
-def prompt_text_for_generation(row: Mapping[str, Any]) -> str:
+def prompt_text_for_generation(prompt: Prompt) -> str:
     """Question prompts as they are; a cloze prompt becomes its text before the slot."""
-    text = row["text"]
+    text = prompt.text
     if ANSWER_MARKER in text:
         return text[: text.index(ANSWER_MARKER)].rstrip()
     return text
 
 
-def answer_prompts(generator, prompts: Sequence[Mapping[str, Any]], aliases: Mapping[str, set[str]], model: str,
-                   scoring: str, chunk: int = 256, progress: Callable[[int], None] | None = None) -> list[dict]:
+def answer_prompts(generator, prompts: Sequence[Prompt], aliases: Mapping[str, set[str]], model: str,
+                   scoring: str, chunk: int = 256, progress: Callable[[int], None] | None = None
+                   ) -> list[ProbeResult]:
     from factatlas.probe.runner import ranking_row
 
     lenient = scoring == "generative-lenient"
     rows = []
     for start in range(0, len(prompts), chunk):
         part = prompts[start: start + chunk]
-        texts = [r["text"] if scoring == "xfactr" else prompt_text_for_generation(r) for r in part]
+        texts = [r.text if scoring == "xfactr" else prompt_text_for_generation(r) for r in part]
         for r, answer in zip(part, generator.generate(texts), strict=True):
-            ranked, scores, correct = judge(answer, r["candidate_qids"], r["gold_qids"], aliases, lenient)
+            ranked, scores, correct = judge(answer, r.candidate_qids, r.gold_qids, aliases, lenient)
             rows.append(ranking_row(r, model, scoring, ranked, scores, correct, first_line(answer)))
         if progress:
             progress(len(part))

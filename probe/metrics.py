@@ -22,10 +22,9 @@ from typing import Literal
 
 import numpy as np
 
-# DLAMA entropy has one definition in the toolkit: the build stage computes it for stats.json, the
-# report uses the same function (each fact -> its valid object most frequent among the culture's facts
-# of the predicate, ties to the smallest QID; -sum p log2 p in bits; facts without objects ignored).
-from factatlas.builder.stats import predicate_entropy
+# Entropy has one definition in the toolkit (factatlas.entropy): the build stage computes DLAMA entropy
+# for stats.json, the report uses the same function.
+from factatlas.entropy import entropy_bits, predicate_entropy
 
 __all__ = [
     "RANKC_WEIGHTINGS",
@@ -328,8 +327,8 @@ def prediction_distribution(predictions: Iterable[str]) -> dict[str, float | int
     if n == 0:
         return {"n": 0, "n_distinct": 0, "top": None, "top_share": None, "entropy_bits": None}
     top, top_count = min(c.items(), key=lambda kv: (-kv[1], kv[0]))
-    entropy = abs(-sum(k / n * math.log2(k / n) for k in c.values()))
-    return {"n": n, "n_distinct": len(c), "top": top, "top_share": top_count / n, "entropy_bits": entropy}
+    return {"n": n, "n_distinct": len(c), "top": top, "top_share": top_count / n,
+            "entropy_bits": entropy_bits(c.values())}
 
 
 # ---- mParaRel -----------------------------------------------------------------------------------

@@ -455,14 +455,14 @@ class ReportResult:
     plots: tuple[Path, ...]
 
 
-def _predicate_labeller() -> Callable[[str], str]:
-    try:
-        from factatlas.curate.config import load_predicates
-
-        specs = load_predicates()
-    except (ImportError, OSError, ValueError, FactatlasError):  # labels are cosmetic: fall back to PIDs
-        return lambda pid: pid
-    return lambda pid: f"{pid} {specs[pid].label}" if pid in specs and getattr(specs[pid], "label", "") else pid
+def predicate_labeller(meta: Mapping[str, Any], where: Path) -> Callable[[str], str]:
+    """"P19 place of birth" from the labels the build recorded in benchmark.json; a predicate the registry
+    did not know (imported benchmarks) stays its bare PID."""
+    labels = meta.get("predicate_labels")
+    if not isinstance(labels, dict):
+        raise ReportError(f"{where}: no 'predicate_labels'; the benchmark predates display labels in "
+                          "benchmark.json, rebuild it with `factatlas build RUN` (or import it again).")
+    return lambda pid: f"{pid} {labels[pid]}" if labels.get(pid) else pid
 
 
 def model_dirs(run: Path, model: str | None = None) -> list[Path]:
@@ -493,7 +493,7 @@ def write_report(run: str | os.PathLike, model: str | None = None, config: Any =
         raise ReportError(f"{run}/build/benchmark.json: missing; build the benchmark with `factatlas build {run}` "
                           "(or import one) before reporting")
     bench = load_benchmark_view(run / "build")
-    plabel = _predicate_labeller()
+    plabel = predicate_labeller(bench.meta, run / "build" / "benchmark.json")
     results = []
     for folder in model_dirs(run, model):
         rows = pq.read_table(folder / "rankings.parquet").to_pylist()

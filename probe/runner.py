@@ -13,7 +13,6 @@ the process that finds all n shards present merges them and writes metrics.json.
 from __future__ import annotations
 
 import hashlib
-import inspect
 import json
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
@@ -23,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from factatlas.atomic import write_json
+from factatlas.benchmark import Benchmark
 from factatlas.errors import ConfigError
 from factatlas.probe.protocol import (
     DEFAULT_SCORING,
@@ -31,8 +31,13 @@ from factatlas.probe.protocol import (
     check_scoring_for_family,
     rank_candidates,
 )
-from factatlas.records import ANSWER_MARKER
-from factatlas.tables import PROMPTS_SCHEMA, RANKINGS_SCHEMA, read_rows, write_table
+from factatlas.records import ANSWER_MARKER, ProbeResult, Prompt
+from factatlas.tables import (
+    probe_result_to_row,
+    prompt_from_row,
+    read_probe_results,
+    write_probe_results,
+)
 
 # A word meaning "something" per language: the template-only baseline keeps the template and drops the
 # subject. Languages not listed fall back to "X" (counted in probe.json as template_only/generic-placeholder).
@@ -75,7 +80,6 @@ class ProbeOutcome:
     metrics_path: Path | None
     counts: dict[str, Any] = field(default_factory=dict)
     merged: bool = True
-    metrics_note: str = ""
 
 
 def parse_shard(text: str | None) -> tuple[int, int] | None:
@@ -97,32 +101,18 @@ def shard_of(prompt_id: str, count: int) -> int:
     return int.from_bytes(hashlib.sha256(prompt_id.encode("utf-8")).digest()[:8], "big") % count
 
 
-def resolve_benchmark_dir(path: str | Path) -> tuple[Path, Path]:
-    """(benchmark dir, run dir) for a run directory or a benchmark directory."""
-    path = Path(path)
-    if (path / "prompts.parquet").exists():
-        bench = path
-    elif (path / "build" / "prompts.parquet").exists():
-        bench = path / "build"
-    else:
-        raise ConfigError(f"{path}: no prompts.parquet here or in {path / 'build'}; pass a run directory "
-                          "after `factatlas build`, or a benchmark directory")
-    run = bench.parent if bench.name == "build" else bench
-    return bench, run
-
-
-def load_prompt_rows(bench: Path) -> list[dict[str, Any]]:
-    try:
-        from factatlas.builder import load_benchmark
-    except ImportError:  # the build stage may be absent in a partial install
-        load_benchmark = None
-    if load_benchmark is not None and (bench / "benchmark.json").exists() and (bench / "facts.parquet").exists():
-        return [dict(r) for r in load_benchmark(bench).prompts]
-    return read_rows(bench / "prompts.parquet", PROMPTS_SCHEMA)
+def open_benchmark(path: str | Path) -> tuple[Benchmark, Path]:
+    """The benchmark and the run directory that receives ``probe/``: the run around the benchmark, else
+    the folder holding it (``<x>/build`` files under ``<x>``)."""
+    bench = Benchmark.open(path)
+    if bench.run is not None:
+        return bench, bench.run
+    return bench, bench.path.parent if bench.path.name == "build" else bench.path
 
 
 def select_rows(rows: Sequence[Mapping[str, Any]], langs: Sequence[str] | None,
-                shard: tuple[int, int] | None) -> list[Mapping[str, Any]]:
+                shard: tuple[int, int] | None) -> list[Prompt]:
+    """The benchmark rows this process scores, as Prompt records (the probe stage's input contract)."""
     if langs:
         present = sorted({r["lang"] for r in rows})
         missing = [lang for lang in langs if lang not in present]
@@ -131,7 +121,7 @@ def select_rows(rows: Sequence[Mapping[str, Any]], langs: Sequence[str] | None,
         rows = [r for r in rows if r["lang"] in langs]
     if shard:
         rows = [r for r in rows if shard_of(r["prompt_id"], shard[1]) == shard[0]]
-    return list(rows)
+    return [prompt_from_row(r) for r in rows]
 
 
 def placeholder_for(lang: str) -> str:
@@ -193,26 +183,23 @@ def _make_scorer(lm, scoring: str, config: ProbeConfig):
 
 # ---- ranking rows ------------------------------------------------------------------------------
 
-def ranking_row(prompt: Mapping[str, Any], model: str, scoring: str, ranked: Sequence[str],
-                scores: Sequence[float], correct: bool, prediction: str = "") -> dict[str, Any]:
-    return {
-        "model": model, "scoring": scoring, "prompt_id": prompt["prompt_id"], "fact_id": prompt["fact_id"],
-        "lang": prompt["lang"], "template_id": prompt["template_id"], "culture": prompt["culture"],
-        "predicate": prompt["predicate"], "ranked_qids": list(ranked), "scores": [float(s) for s in scores],
-        "correct_at_1": bool(correct), "prediction": prediction,
-    }
+def ranking_row(prompt: Prompt, model: str, scoring: str, ranked: Sequence[str],
+                scores: Sequence[float], correct: bool, prediction: str = "") -> ProbeResult:
+    return ProbeResult(model, scoring, prompt.prompt_id, prompt.fact_id, prompt.lang, prompt.template_id,
+                       prompt.culture, prompt.predicate, tuple(ranked), tuple(float(s) for s in scores),
+                       bool(correct), prediction)
 
 
-def rank_prompts(scorer, prompts: Sequence[Mapping[str, Any]], texts: Sequence[str], model: str,
-                 chunk: int = 512, progress: Callable[[int], None] | None = None) -> list[dict[str, Any]]:
-    """Closed-set ranking of cloze prompts (``texts[i]`` replaces ``prompts[i]['text']``)."""
+def rank_prompts(scorer, prompts: Sequence[Prompt], texts: Sequence[str], model: str,
+                 chunk: int = 512, progress: Callable[[int], None] | None = None) -> list[ProbeResult]:
+    """Closed-set ranking of cloze prompts (``texts[i]`` replaces ``prompts[i].text``)."""
     out = []
     for start in range(0, len(prompts), chunk):
         part = prompts[start: start + chunk]
-        queries = [ClozeQuery(t, tuple(p["candidate_forms"])) for p, t in zip(part, texts[start: start + chunk], strict=True)]
+        queries = [ClozeQuery(t, p.candidate_forms) for p, t in zip(part, texts[start: start + chunk], strict=True)]
         for p, scores in zip(part, scorer.score(queries), strict=True):
-            ranked, ordered = rank_candidates(p["candidate_qids"], scores)
-            gold = set(p["gold_qids"])
+            ranked, ordered = rank_candidates(p.candidate_qids, scores)
+            gold = set(p.gold_qids)
             out.append(ranking_row(p, model, scorer.scoring, ranked, ordered, bool(ranked) and ranked[0] in gold))
         if progress:
             progress(len(part))
@@ -223,8 +210,8 @@ def rank_prompts(scorer, prompts: Sequence[Mapping[str, Any]], texts: Sequence[s
 
 def probe_benchmark(run: str | Path, config: ProbeConfig, lm=None) -> ProbeOutcome:
     """Probe one model on a benchmark and write the outputs. ``lm``: an already loaded model (tests)."""
-    bench, run_dir = resolve_benchmark_dir(run)
-    rows = load_prompt_rows(bench)
+    benchmark, run_dir = open_benchmark(run)
+    rows = benchmark.prompts
     selected = select_rows(rows, config.langs, config.shard)
     counts: Counter = Counter()
     counts["prompts/benchmark"] = len(rows)
@@ -246,7 +233,7 @@ def probe_benchmark(run: str | Path, config: ProbeConfig, lm=None) -> ProbeOutco
     slug = config.out_name or model_out_name(_slug_for(config.model, lm, tiny_info), scoring, lm.family)
     job = ProbeJob(lm, make_scorer(lm, scoring, config), rule, slug, model_name, tiny_info or None)
     with _cpu_threads_for(lm):
-        return _run(job, rows, selected, counts, bench, run_dir, config)
+        return _run(job, rows, selected, counts, benchmark, run_dir, config)
 
 
 @dataclass(frozen=True)
@@ -261,36 +248,35 @@ class ProbeJob:
     tiny_model: dict[str, Any] | None
 
 
-def select_work(selected: Sequence[Mapping[str, Any]], rule: ScoringRule, counts: Counter) -> list[Mapping[str, Any]]:
+def select_work(selected: Sequence[Prompt], rule: ScoringRule, counts: Counter) -> list[Prompt]:
     """The prompts a rule scores (cloze for ranking rules and X-FACTR, questions for generation — cloze
     prompts cut at the slot when there are none), counting everything left out."""
     if rule.kind == "rank" or rule.name == "xfactr":
-        work = [r for r in selected if r["kind"] == "cloze"]
+        work = [r for r in selected if r.kind == "cloze"]
     else:
-        work = [r for r in selected if r["kind"] == "question"]
+        work = [r for r in selected if r.kind == "question"]
         if not work:
-            work = [r for r in selected if r["kind"] == "cloze"]
+            work = [r for r in selected if r.kind == "cloze"]
             counts["generative/cloze-prefix-used"] = len(work)
     counts[f"skipped/kind-not-used-by-{rule.name}"] = len(selected) - len(work)
-    without = sum(1 for r in work if not r["candidate_qids"])
+    without = sum(1 for r in work if not r.candidate_qids)
     if without:
         counts["skipped/no-candidates"] = without
-    return [r for r in work if r["candidate_qids"]]
+    return [r for r in work if r.candidate_qids]
 
 
-def template_only_inputs(work: Sequence[Mapping[str, Any]], counts: Counter
-                         ) -> tuple[list[Mapping[str, Any]], list[str]]:
+def template_only_inputs(work: Sequence[Prompt], counts: Counter) -> tuple[list[Prompt], list[str]]:
     """(prompts, texts with the subject replaced) for the template-only baseline; skips are counted."""
     kept, texts = [], []
     for r in work:
-        text = template_only_text(r["text"], r["subject_label"], r["lang"])
+        text = template_only_text(r.text, r.subject_label, r.lang)
         if text is None:
             counts["template_only/skipped:subject-not-in-text"] += 1
             continue
         if text.count(ANSWER_MARKER) != 1:
             counts["template_only/skipped:marker-lost"] += 1
             continue
-        if placeholder_for(r["lang"]) == GENERIC_PLACEHOLDER:
+        if placeholder_for(r.lang) == GENERIC_PLACEHOLDER:
             counts["template_only/generic-placeholder"] += 1
         kept.append(r)
         texts.append(text)
@@ -313,7 +299,7 @@ def _cpu_threads_for(lm):
         torch.set_num_threads(before)
 
 
-def _run(job: ProbeJob, rows, selected, counts: Counter, bench: Path, run_dir: Path,
+def _run(job: ProbeJob, rows, selected, counts: Counter, benchmark: Benchmark, run_dir: Path,
          config: ProbeConfig) -> ProbeOutcome:
     from factatlas.console import err, progress
 
@@ -323,16 +309,16 @@ def _run(job: ProbeJob, rows, selected, counts: Counter, bench: Path, run_dir: P
     with progress() as bar:
         task = bar.add_task(f"{slug}: {rule.name}", total=len(work))
         if rule.kind == "rank":
-            rankings = rank_prompts(scorer, work, [r["text"] for r in work], model_name,
+            rankings = rank_prompts(scorer, work, [r.text for r in work], model_name,
                                     progress=lambda n: bar.advance(task, n))
         else:
             from factatlas.probe.generative import alias_index, answer_prompts
 
-            rankings = answer_prompts(scorer, work, alias_index(rows, bench), model_name, rule.name,
+            rankings = answer_prompts(scorer, work, alias_index(rows, benchmark), model_name, rule.name,
                                       progress=lambda n: bar.advance(task, n))
     counts["prompts/scored"] = len(rankings)
 
-    template_rows: list[dict[str, Any]] | None = None
+    template_rows: list[ProbeResult] | None = None
     if config.template_only and rule.kind == "rank":
         kept, texts = template_only_inputs(work, counts)
         with progress() as bar:
@@ -343,15 +329,14 @@ def _run(job: ProbeJob, rows, selected, counts: Counter, bench: Path, run_dir: P
         counts["template_only/skipped:not-a-ranking-rule"] = len(work)
 
     suffix = f".shard-{config.shard[0]}-of-{config.shard[1]}" if config.shard else ""
-    rankings_path = write_table(out_dir / f"rankings{suffix}.parquet", rankings, RANKINGS_SCHEMA, sort_by=("prompt_id",))
+    rankings_path = write_probe_results(out_dir / f"rankings{suffix}.parquet", rankings)
     template_path = None
     if template_rows is not None:
-        template_path = write_table(out_dir / f"rankings_template_only{suffix}.parquet", template_rows,
-                                    RANKINGS_SCHEMA, sort_by=("prompt_id",))
+        template_path = write_probe_results(out_dir / f"rankings_template_only{suffix}.parquet", template_rows)
     info = {"model": model_name, "model_slug": slug, "family": lm.family, "scoring": scorer.scoring,
             "rule": asdict(rule), "device": lm.device, "dtype": lm.dtype, "config": _jsonable(asdict(config)),
             "counts": dict(sorted(counts.items())), "tie_policy": "score descending; ties keep candidate order",
-            "tiny_model": job.tiny_model, "benchmark": str(bench)}
+            "tiny_model": job.tiny_model, "benchmark": str(benchmark.path)}
     write_json(out_dir / f"probe{suffix}.json", info)
     outcome = ProbeOutcome(out_dir, rankings_path, template_path, None, dict(counts))
 
@@ -365,7 +350,7 @@ def _run(job: ProbeJob, rows, selected, counts: Counter, bench: Path, run_dir: P
         outcome.rankings_path = out_dir / "rankings.parquet"
         outcome.template_only_path = out_dir / "rankings_template_only.parquet" if template_rows is not None else None
 
-    outcome.metrics_path, outcome.metrics_note = write_metrics(out_dir, rankings, template_rows, bench)
+    outcome.metrics_path = write_metrics(out_dir, rankings, template_rows, benchmark)
     from factatlas.rundir import RunDir
 
     outputs = [p for p in (outcome.rankings_path, outcome.template_only_path, outcome.metrics_path) if p]
@@ -374,47 +359,31 @@ def _run(job: ProbeJob, rows, selected, counts: Counter, bench: Path, run_dir: P
     return outcome
 
 
-def merge_shards(out_dir: Path, count: int) -> tuple[list[dict], list[dict] | None] | None:
+def merge_shards(out_dir: Path, count: int) -> tuple[list[ProbeResult], list[ProbeResult] | None] | None:
     """Merge ``rankings.shard-*-of-n`` into rankings.parquet once all n are present; else None."""
     paths = [out_dir / f"rankings.shard-{i}-of-{count}.parquet" for i in range(count)]
     if not all(p.exists() for p in paths):
         return None
-    rankings = [r for p in paths for r in read_rows(p, RANKINGS_SCHEMA)]
-    write_table(out_dir / "rankings.parquet", rankings, RANKINGS_SCHEMA, sort_by=("prompt_id",))
+    rankings = [r for p in paths for r in read_probe_results(p)]
+    write_probe_results(out_dir / "rankings.parquet", rankings)
     t_paths = [out_dir / f"rankings_template_only.shard-{i}-of-{count}.parquet" for i in range(count)]
     template_rows = None
     if all(p.exists() for p in t_paths):
-        template_rows = [r for p in t_paths for r in read_rows(p, RANKINGS_SCHEMA)]
-        write_table(out_dir / "rankings_template_only.parquet", template_rows, RANKINGS_SCHEMA,
-                    sort_by=("prompt_id",))
+        template_rows = [r for p in t_paths for r in read_probe_results(p)]
+        write_probe_results(out_dir / "rankings_template_only.parquet", template_rows)
     return rankings, template_rows
 
 
-def write_metrics(out_dir: Path, rankings: list[dict], template_rows: list[dict] | None,
-                  bench: Path) -> tuple[Path, str]:
-    """metrics.json through probe-metrics' compute_metrics; a P@1-only summary if it is unavailable."""
-    try:
-        from factatlas.probe.evaluate import compute_metrics
-    except ImportError as e:
-        metrics, note = minimal_metrics(rankings), f"minimal P@1 summary: factatlas.probe.evaluate unavailable ({e})"
-    else:
-        kwargs = {}
-        if template_rows is not None and "template_only_rows" in inspect.signature(compute_metrics).parameters:
-            kwargs["template_only_rows"] = template_rows
-        metrics, note = compute_metrics(rankings, bench, **kwargs), ""
-    if note:
-        metrics = {**metrics, "note": note}
+def write_metrics(out_dir: Path, rankings: Sequence[ProbeResult], template_rows: Sequence[ProbeResult] | None,
+                  bench: Benchmark) -> Path:
+    """metrics.json: the full metrics of factatlas.probe.evaluate (which reads RANKINGS_SCHEMA rows)."""
+    from factatlas.probe.evaluate import compute_metrics
+
+    rows = [probe_result_to_row(r) for r in rankings]
+    t_rows = [probe_result_to_row(r) for r in template_rows] if template_rows is not None else None
     path = out_dir / "metrics.json"
-    write_json(path, metrics)
-    return path, note
-
-
-def minimal_metrics(rankings: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    by_lang: dict[str, list[bool]] = {}
-    for r in rankings:
-        by_lang.setdefault(r["lang"], []).append(bool(r["correct_at_1"]))
-    return {"p_at_1_micro": {lang: sum(v) / len(v) for lang, v in sorted(by_lang.items())},
-            "prompts": len(rankings)}
+    write_json(path, compute_metrics(rows, bench, template_only_rows=t_rows))
+    return path
 
 
 def _slug_for(model: str, lm, tiny_info: Mapping[str, Any]) -> str:

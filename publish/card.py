@@ -6,13 +6,13 @@ Markdown built from the benchmark's own numbers, so the card can never disagree 
 
 from __future__ import annotations
 
-import math
 from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
+from factatlas.entropy import entropy_bits
 from factatlas.records import Provenance as ObjectProvenance
 
 from .source import BenchmarkSource, table_from_bytes
@@ -75,10 +75,8 @@ def answer_entropy(object_sets: Sequence[Sequence[str]]) -> tuple[float, float]:
         for o in uniq:
             mass[o] += 1 / len(uniq)
             hits[o] += 1
-    total = sum(mass.values())
-    entropy = -sum((m / total) * math.log2(m / total) for m in mass.values() if m > 0)
     top = max(sorted(hits), key=lambda o: hits[o])
-    return round(entropy + 0.0, 3), round(hits[top] / len(object_sets), 3)
+    return round(entropy_bits(mass.values()), 3), round(hits[top] / len(object_sets), 3)
 
 
 def predicate_stats(src: BenchmarkSource) -> list[PredicateStats]:
@@ -95,17 +93,6 @@ def predicate_stats(src: BenchmarkSource) -> list[PredicateStats]:
         _, maj = answer_entropy(gold[key])
         out.append(PredicateStats(key[0], key[1], len(sets), len({o for s in sets for o in s}), ent, maj))
     return out
-
-
-def predicate_labels(pids: Sequence[str]) -> dict[str, str]:
-    """Human labels from curate/predicates.yaml where the curate stage is installed; else empty."""
-    try:
-        from factatlas.curate.config import load_predicates
-
-        specs = load_predicates()
-    except Exception:  # curate not built, or a predicate file error: the card then shows bare PIDs
-        return {}
-    return {p: getattr(specs[p], "label", "") for p in pids if p in specs}
 
 
 def license_for(src: BenchmarkSource, override: str | None) -> str:
@@ -182,7 +169,7 @@ def card_body(src: BenchmarkSource, configs: Sequence[ConfigEntry], *, repo: str
         culture_rows.append((c, facts_per_culture[c], names or "—"))
 
     pstats = predicate_stats(src)
-    labels = predicate_labels(sorted({p.predicate for p in pstats}))
+    labels = src.predicate_labels
     predicate_rows = [(f"{p.predicate} {labels.get(p.predicate, '')}".strip(), p.culture, p.facts, p.answers,
                        f"{p.entropy_bits:.3f}", f"{p.majority_share:.3f}") for p in pstats]
 
@@ -253,6 +240,8 @@ def _example_row(row: Mapping[str, Any] | None) -> str:
     lines = []
     for k in keep:
         v = row[k]
+        if isinstance(v, tuple):  # shared candidate lists are read as tuples
+            v = list(v)
         if isinstance(v, list) and len(v) > 6:
             v = v[:6] + [f"... {len(v) - 6} more"]
         lines.append(f"{k}: {v}")

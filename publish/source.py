@@ -19,15 +19,14 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from factatlas.benchmark import Benchmark
+from factatlas.benchmark import locate as core_locate
 from factatlas.errors import ConfigError
 from factatlas.records import Entity, Fact
 from factatlas.tables import (
     FACTS_SCHEMA,
     LABELS_SCHEMA,
-    PROMPTS_SCHEMA,
     fact_from_row,
-    read_entities,
-    read_facts,
 )
 
 from .publishers import redact
@@ -67,7 +66,8 @@ class BenchmarkSource:
     templates: Mapping[str, bytes]  # file name -> bytes, copied into the release under templates/
     templates_origin: str  # "benchmark", "run", "library" or "none"
     provenance: Provenance
-    country_labels: Mapping[str, str] = field(default_factory=dict)  # country qid -> label
+    country_labels: Mapping[str, str] = field(default_factory=dict)  # country qid -> label (benchmark.json)
+    predicate_labels: Mapping[str, str] = field(default_factory=dict)  # pid -> label (benchmark.json)
 
     @property
     def languages(self) -> tuple[str, ...]:
@@ -77,41 +77,22 @@ class BenchmarkSource:
 
 def locate(path: str | Path) -> tuple[Path, Path | None]:
     """(benchmark dir, run dir or None) for a run directory or a benchmark directory."""
-    path = Path(path)
-    if (path / "build" / "benchmark.json").is_file():
-        return path / "build", path
-    if (path / "benchmark.json").is_file():
-        run = path.parent if (path.parent / "manifest.json").is_file() else None
-        return path, run
-    raise ConfigError(f"{path}: not a run directory (no build/benchmark.json) nor a benchmark directory "
-                      "(no benchmark.json). Run `factatlas build` first or point at <run>/build.")
+    where = core_locate(path)
+    return where.benchmark, where.run
 
 
 def load_source(path: str | Path) -> BenchmarkSource:
-    bench, run = locate(path)
-    missing = [f for f in REQUIRED_FILES if not (bench / f).is_file()]
-    if missing:
-        raise ConfigError(f"{bench}: benchmark directory lacks {', '.join(missing)}; rebuild it with "
-                          "`factatlas build`.")
-    meta = json.loads((bench / "benchmark.json").read_text("utf-8"))
-    try:
-        prompts = pq.read_table(bench / "prompts.parquet")
-    except (OSError, pa.ArrowException) as e:
-        raise ConfigError(f"{bench / 'prompts.parquet'}: unreadable parquet ({e}); rebuild it.") from e
-    if not prompts.schema.equals(PROMPTS_SCHEMA, check_metadata=False):
-        raise ConfigError(f"{bench / 'prompts.parquet'}: schema differs from factatlas.tables.PROMPTS_SCHEMA; "
-                          f"rebuild it with this version.\nfound: {prompts.schema}")
-    rows = sorted(prompts.to_pylist(), key=lambda r: r["prompt_id"])
-    facts = tuple(read_facts(bench / "facts.parquet"))
-    entities = read_entities(bench)
-    side = {name: (bench / name).read_bytes() for name in SIDE_FILES if (bench / name).is_file()}
-    manifest = _read_json(run / "manifest.json") if run else {}
-    templates, origin = _find_templates(bench, run, meta)
+    bench = Benchmark.open(path, require=REQUIRED_FILES)
+    facts = tuple(bench.facts)
+    side = {name: (bench.path / name).read_bytes() for name in SIDE_FILES if (bench.path / name).is_file()}
+    manifest = _read_json(bench.run / "manifest.json") if bench.run else {}
+    templates, origin = _find_templates(bench.path, bench.run, bench.meta)
     return BenchmarkSource(
-        meta=meta, prompts=tuple(rows), facts=facts, entities=entities, side_files=side,
+        meta=bench.meta, prompts=tuple(bench.prompts), facts=facts, entities=bench.entities, side_files=side,
         templates=templates, templates_origin=origin,
-        provenance=provenance_from(meta, manifest, _query_hashes(run)),
-        country_labels=_country_labels(facts, entities, meta),
+        provenance=provenance_from(bench.meta, manifest, _query_hashes(bench.run)),
+        country_labels=recorded_labels(bench.meta, "country_labels", bench.path),
+        predicate_labels=recorded_labels(bench.meta, "predicate_labels", bench.path),
     )
 
 
@@ -190,35 +171,12 @@ def _find_templates(bench: Path, run: Path | None, meta: Mapping[str, Any]) -> t
     return {}, "none"
 
 
-def _country_labels(facts: tuple[Fact, ...], entities: Mapping[str, Entity],
-                    meta: Mapping[str, Any]) -> dict[str, str]:
-    """English (else any) labels of the countries facts were matched through, where they are known."""
-    qids = sorted({c for f in facts for c in f.countries})
-    out: dict[str, str] = {}
-    for q in qids:
-        e = entities.get(q)
-        if e is not None and e.labels:
-            out[q] = e.labels.get("en") or e.labels[sorted(e.labels)[0]]
-    missing = [q for q in qids if q not in out]
-    if missing:
-        out.update(_labels_from_culture_configs(meta, missing))
-    return out
-
-
-def _labels_from_culture_configs(meta: Mapping[str, Any], qids: list[str]) -> dict[str, str]:
-    try:
-        from factatlas.curate.config import load_culture
-    except ImportError:
-        return {}
-    out = {}
-    for name in meta.get("cultures") or ():
-        try:
-            culture = load_culture(name)
-        except Exception as e:  # a culture not bundled here (imported benchmark): labels stay QIDs
-            log.info("culture %r not loadable for country labels: %s", name, e)
-            continue
-        out.update({c.qid: c.label for c in culture.countries if c.qid in qids})
-    return out
+def recorded_labels(meta: Mapping[str, Any], key: str, where: Path) -> dict[str, str]:
+    """A label table the build recorded in benchmark.json (``predicate_labels``, ``country_labels``)."""
+    if not isinstance(meta.get(key), dict):
+        raise ConfigError(f"{where / 'benchmark.json'}: no '{key}'; the benchmark predates display labels in "
+                          "benchmark.json, rebuild it with `factatlas build RUN` (or import it again).")
+    return dict(meta[key])
 
 
 # ---- reading tables back from bytes (releases hold them as files in a repo) ----------------------

@@ -39,7 +39,7 @@ def entity_type(entity: Entity, slot_type: str = "") -> str:
     """The entity's semantic type from its P31 classes, else the type its predicate slot implies.
 
     A P17 subject whose classes are not listed stays a generic ``place`` (a tower, a mosque, a region):
-    treating it as a city gave it the city's gender default (ar «تقع برج إيفل» for a masculine noun).
+    treating it as a settlement gave it the settlement's gender default (ar «تقع برج إيفل» for a masculine noun).
     """
     types = class_types()
     for q in entity.classes:

@@ -71,7 +71,7 @@ class InflectionRequest:
     """Everything a backend may need besides the label: the entity's agreement and semantic type."""
 
     agreement: Agreement = field(default_factory=Agreement)
-    entity_type: str = ""  # "person", "country", "city", "language", "occupation", ... ("" unknown)
+    entity_type: str = ""  # "person", "country", "settlement", "language", "occupation", ... ("" unknown)
     sentence_initial: bool = False
 
 

@@ -16,7 +16,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
-from factatlas.records import ANSWER_MARKER, Entity, Gender
+from factatlas.records import ANSWER_MARKER, Entity, Gender, RenderFailure
 from factatlas.templates.gender import entity_type, resolve_agreement
 from factatlas.templates.library import Template
 from factatlas.templates.morphology import (
@@ -60,15 +60,6 @@ class RenderedAnswer:
     qid: str
     forms: tuple[str, ...]  # filler first (replaces the marker), then the base label, then aliases
     inflection: str  # exact | guessed | none
-
-
-@dataclass(frozen=True, slots=True)
-class RenderFailure:
-    reason: str  # one of FAILURE_REASONS
-    detail: str = ""
-
-    def __bool__(self) -> bool:  # `if result:` reads as "rendered"
-        return False
 
 
 def _sentence_initial(nodes: tuple, index: int) -> bool:

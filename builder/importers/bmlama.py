@@ -319,7 +319,13 @@ def import_bmlama(path: str | os.PathLike, *, out: str | os.PathLike | None = No
     from datetime import UTC, datetime
 
     from factatlas.builder.benchmark import SCHEMA_VERSION, BenchmarkContent
-    from factatlas.builder.build import BuildResult, ambiguous_prompts, drop_counts, toolkit_version
+    from factatlas.builder.build import (
+        BuildResult,
+        ambiguous_prompts,
+        display_labels,
+        drop_counts,
+        toolkit_version,
+    )
     from factatlas.builder.candidates import collision_report, pool_collisions
     from factatlas.builder.importers.common import default_out, write_import
     from factatlas.builder.stats import compute_stats
@@ -356,6 +362,7 @@ def import_bmlama(path: str | os.PathLike, *, out: str | os.PathLike | None = No
                                "Multilingual Language Models, EMNLP 2023."},
         "toolkit_version": toolkit_version(),
         "counts": {"facts": len(conv.facts), "prompts": len(conv.prompts), "dropped": len(conv.drops)},
+        **display_labels(conv.facts, conv.entities),
     }
     content = BenchmarkContent(meta, conv.prompts, conv.facts, list(conv.entities.values()), conv.candidates,
                                conv.drops, stats)

@@ -112,6 +112,11 @@ def test_predicate_errors(tmp_path):
             continue
         with pytest.raises(ConfigError, match=message):
             load_predicates(path)
+    path = write(tmp_path, "preds.yaml", "types:\n  person: {classes: [Q5], kind_of: persn}\npredicates: {}\n")
+    with pytest.raises(ConfigError) as e:
+        validate_file(path)
+    assert str(e.value).startswith(f"{path}:2:")
+    assert "types.person.kind_of: unknown type 'persn'. Did you mean 'person'?" in str(e.value)
 
 
 def test_unknown_names_suggest(tmp_path):
@@ -132,7 +137,7 @@ def test_user_cultures_and_pairs_by_path(tmp_path):
 
 def test_validate_all_bundled_files():
     root = Path(__file__).resolve().parents[2] / "curate"
-    for path in [root / "predicates.yaml", root / "pairs.yaml", *sorted((root / "cultures").glob("*.yaml"))]:
+    for path in [root.parent / "factatlas" / "predicates.yaml", root / "pairs.yaml", *sorted((root / "cultures").glob("*.yaml"))]:
         assert ": ok — " in validate_file(path)
 
 

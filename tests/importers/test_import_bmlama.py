@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from factatlas.builder import load_benchmark
+from factatlas.benchmark import BENCHMARK_FILES, Benchmark
 from factatlas.builder.importers import bmlama
 from factatlas.builder.invariants import check_directory
 
@@ -95,7 +95,7 @@ def test_import_bmlama17_writes_a_valid_benchmark(tmp_path):
     assert result.counts == {"input_queries": 6792, "facts": 6658, "prompts": 6658 * 17, "dropped": 134}
     out = tmp_path / "run" / "build"
     assert check_directory(out) == []
-    bench = load_benchmark(out)
+    bench = Benchmark.open(out, require=BENCHMARK_FILES)
     assert bench.meta["candidate_mode"] == "sampled" and bench.meta["k"] == 10
     assert bench.meta["source"]["published_counts"]["he"] == {"queries": 6792, "candidates": 65935}
     assert {d.reason for d in bench.drops} == {"csv-quote-defect:he"}

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from factatlas.builder import load_benchmark
+from factatlas.benchmark import BENCHMARK_FILES, Benchmark
 from factatlas.builder.importers import dlama
 from factatlas.builder.invariants import check_directory
 from factatlas.cli import app
@@ -83,7 +83,7 @@ def test_import_arab_west_with_mlama_templates_is_a_valid_benchmark(tmp_path):
     assert res.exit_code == 0, res.output
     out = tmp_path / "run" / "build"
     assert check_directory(out) == []
-    bench = load_benchmark(out)
+    bench = Benchmark.open(out, require=BENCHMARK_FILES)
     assert bench.meta["source"]["kind"] == "dlama-v1" and bench.meta["candidate_mode"] == "predicate"
     assert bench.meta["source"]["record_counts"]["ar"] == PUBLISHED["arab-west"]
     assert len(bench.facts) == 24535 and len(bench.prompts) == 2 * 24535

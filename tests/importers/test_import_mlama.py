@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from factatlas.builder import load_benchmark
+from factatlas.benchmark import BENCHMARK_FILES, Benchmark
 from factatlas.builder.importers import mlama
 from factatlas.builder.invariants import check_directory
 
@@ -54,7 +54,7 @@ def test_import_keeps_triples_every_language_has(tmp_path):
     result = mlama.import_mlama(tmp_path / "mlama1.1", ["en", "fr"], out=tmp_path / "run")
     out = tmp_path / "run" / "build"
     assert check_directory(out) == []
-    bench = load_benchmark(out)
+    bench = Benchmark.open(out, require=BENCHMARK_FILES)
     texts = {p["prompt_id"]: p["text"] for p in bench.prompts}
     assert texts == {
         "global:P36:Q142|en|P36/mlama": "The capital of France is [Y] .",
@@ -74,14 +74,12 @@ def test_import_keeps_triples_every_language_has(tmp_path):
 def test_import_with_the_published_templates_folder(tmp_path):
     _write_mlama(tmp_path / "m")
     mlama.import_mlama(tmp_path / "m", ["en", "fr"], out=tmp_path / "run", templates=TEMPLATES)
-    bench = load_benchmark(tmp_path / "run")
+    bench = Benchmark.open(tmp_path / "run", require=BENCHMARK_FILES)
     en = next(p for p in bench.prompts if p["prompt_id"] == "global:P36:Q79|en|P36/mlama")
     assert en["text"] == mlama.read_templates(TEMPLATES, "en")["P36"].replace("[X]", "Egypt")
 
 
 def test_import_is_byte_identical_for_identical_inputs(tmp_path):
-    from factatlas.builder.benchmark import BENCHMARK_FILES
-
     _write_mlama(tmp_path / "m")
     mlama.import_mlama(tmp_path / "m", ["en", "fr"], out=tmp_path / "a")
     mlama.import_mlama(tmp_path / "m", ["en", "fr"], out=tmp_path / "b")

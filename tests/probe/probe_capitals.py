@@ -10,8 +10,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from factatlas.records import ANSWER_MARKER, fact_id
-from factatlas.tables import PROMPTS_SCHEMA, write_table
+from factatlas.records import ANSWER_MARKER, Prompt, fact_id
+from factatlas.tables import PROMPTS_SCHEMA, prompt_from_row, write_table
 
 # (culture, country qid, en, fr, capital qid, en, fr)
 CAPITALS = [
@@ -95,8 +95,13 @@ def cloze_rows(rows, template_id=None):
     return [r for r in rows if r["kind"] == "cloze" and (template_id is None or r["template_id"] == template_id)]
 
 
+def prompts_of(rows: list[dict]) -> list[Prompt]:
+    """Benchmark rows as the probe's input records."""
+    return [prompt_from_row(r) for r in rows]
+
+
 def p_at_1(rankings, rows, split):
-    picked = [o["correct_at_1"] for o, r in zip(rankings, rows, strict=True) if r["split"] == split]
+    picked = [o.correct_at_1 for o, r in zip(rankings, rows, strict=True) if r["split"] == split]
     return sum(picked) / len(picked)
 
 

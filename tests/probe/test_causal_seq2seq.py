@@ -10,7 +10,7 @@ from factatlas.probe.causal import CausalLMScorer, SentenceLegacyScorer
 from factatlas.probe.protocol import ClozeQuery, rank_candidates
 from factatlas.probe.runner import rank_prompts
 from factatlas.probe.seq2seq import Seq2SeqScorer
-from tests.probe.probe_capitals import CHANCE, cloze_rows, p_at_1
+from tests.probe.probe_capitals import CHANCE, cloze_rows, p_at_1, prompts_of
 
 
 def _queries(rows):
@@ -19,7 +19,7 @@ def _queries(rows):
 
 def test_causal_knows_trained_facts(tiny_gpt2, capitals_rows):
     rows = cloze_rows(capitals_rows, "P36/1")  # the slot ends the sentence: the continuation rule fits
-    rankings = rank_prompts(CausalLMScorer(tiny_gpt2, "mean"), rows, [r["text"] for r in rows], "tiny-gpt2")
+    rankings = rank_prompts(CausalLMScorer(tiny_gpt2, "mean"), prompts_of(rows), [r["text"] for r in rows], "tiny-gpt2")
     assert p_at_1(rankings, rows, "train") >= 0.7
     assert p_at_1(rankings, rows, "test") <= 3 * CHANCE
 
@@ -37,8 +37,8 @@ def test_kv_cache_scorer_equals_per_candidate_recomputation(tiny_gpt2, capitals_
 def test_remainder_helps_when_the_slot_opens_the_sentence(tiny_gpt2, capitals_rows):
     rows = cloze_rows(capitals_rows, "P36/2")  # "[Y] is the capital city of X."
     texts = [r["text"] for r in rows]
-    plain = rank_prompts(CausalLMScorer(tiny_gpt2, "sum"), rows, texts, "m")
-    full = rank_prompts(CausalLMScorer(tiny_gpt2, "sum", include_remainder=True), rows, texts, "m")
+    plain = rank_prompts(CausalLMScorer(tiny_gpt2, "sum"), prompts_of(rows), texts, "m")
+    full = rank_prompts(CausalLMScorer(tiny_gpt2, "sum", include_remainder=True), prompts_of(rows), texts, "m")
     assert p_at_1(full, rows, "train") > p_at_1(plain, rows, "train") + 0.3
 
 
@@ -55,7 +55,7 @@ def test_sentence_legacy_equals_hf_loss(tiny_gpt2):
 
 def test_seq2seq_knows_trained_facts_and_equals_per_candidate_loop(tiny_t5, capitals_rows):
     rows = cloze_rows(capitals_rows)
-    rankings = rank_prompts(Seq2SeqScorer(tiny_t5), rows, [r["text"] for r in rows], "tiny-t5")
+    rankings = rank_prompts(Seq2SeqScorer(tiny_t5), prompts_of(rows), [r["text"] for r in rows], "tiny-t5")
     assert p_at_1(rankings, rows, "train") >= 0.6
     assert p_at_1(rankings, rows, "test") <= 3 * CHANCE
     queries = _queries(rows)[::8]

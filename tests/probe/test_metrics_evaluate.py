@@ -7,6 +7,7 @@ import json
 import pyarrow.parquet as pq
 import pytest
 
+from factatlas.benchmark import Benchmark
 from factatlas.probe.evaluate import (
     DEFAULT_LANGUAGE_CULTURES,
     MetricsConfig,
@@ -191,20 +192,15 @@ def test_bootstrap_intervals_and_template_only(bench):
     assert m["template_only"]["summary"]["overall"]["n_prompts"] == 10
 
 
-def test_loaded_benchmark_objects_are_accepted(bench):
+def test_opened_benchmarks_and_paths_give_the_same_metrics(bench):
     path, rows = bench
-
-    class Loaded:  # what factatlas.builder.load_benchmark returns: .meta, .prompts, .entities
-        meta = json.loads((path / "benchmark.json").read_text("utf-8"))
-        prompts = rows
-        entities = {e.qid: e for e in entities()}
-
-    view = load_benchmark_view(Loaded())
+    opened = Benchmark.open(path)
+    view = load_benchmark_view(opened)
     assert view.languages == ("ar", "en") and view.label("Q90", ["ar"]) == "باريس"
-    a = compute_metrics(controlled_rankings(rows), Loaded())
+    a = compute_metrics(controlled_rankings(rows), opened)
     b = compute_metrics(controlled_rankings(rows), path)
     assert a == b
-    with pytest.raises(MetricsError, match="benchmark.json: missing"):
+    with pytest.raises(MetricsError, match="not a run directory"):
         compute_metrics(controlled_rankings(rows), path.parent / "nowhere")
 
 

@@ -14,6 +14,7 @@ import json
 import random
 from pathlib import Path
 
+from factatlas.predicates import load_predicates
 from factatlas.records import ANSWER_MARKER, Entity, fact_id
 from factatlas.tables import PROMPTS_SCHEMA, RANKINGS_SCHEMA, write_entities, write_table
 
@@ -92,7 +93,9 @@ def write_benchmark_dir(folder: Path, rows: list[dict], ents: list[Entity]) -> P
             "languages": list(LANGS), "templates": {lang: sorted({r["template_id"] for r in rows if r["lang"] == lang})
                                                     for lang in LANGS},
             "candidate_mode": "predicate", "k": None, "splits": {"test": 1.0}, "source": {"kind": "curated"},
-            "toolkit_version": "test"}
+            "toolkit_version": "test",
+            "predicate_labels": {p: s.label for p, s in load_predicates().items() if p in {r["predicate"] for r in rows}},
+            "country_labels": {}}
     (folder / "benchmark.json").write_text(json.dumps(meta, indent=2), "utf-8")
     return folder
 

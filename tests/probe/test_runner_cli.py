@@ -49,7 +49,9 @@ def test_probe_writes_rankings_baseline_metrics_and_manifest(run_dir, tiny_bert_
     # without the subject the model cannot tell which capital is asked for
     assert sum(base_train) / len(base_train) <= 3 * CHANCE < sum(train) / len(train)
     metrics = json.loads((out / "metrics.json").read_text("utf-8"))
-    assert metrics
+    assert (metrics["model"], metrics["scoring"]) == (str(tiny_bert_dir), "mlm-independent")
+    assert metrics["summary"]["overall"]["n_prompts"] == len(rankings)
+    assert metrics["template_only"]["summary"]["overall"]["n_prompts"] == len(baseline)
     info = json.loads((out / "probe.json").read_text("utf-8"))
     assert info["counts"]["prompts/scored"] == len(cloze)
     assert info["counts"]["skipped/kind-not-used-by-mlm-independent"] == len(prompts) - len(cloze)
@@ -129,7 +131,7 @@ def test_bad_option_values_are_config_errors(run_dir, tiny_bert_dir):
         _probe(run_dir, "--model", tiny_bert_dir, "--scoring", "xfactr", "--xfactr-init", "sideways")
     with pytest.raises(ConfigError, match="--shard"):
         _probe(run_dir, "--model", tiny_bert_dir, "--shard", "2/2")
-    with pytest.raises(ConfigError, match="no prompts.parquet"):
+    with pytest.raises(ConfigError, match="not a run directory"):
         _probe(run_dir / "nowhere", "--model", tiny_bert_dir)
     with pytest.raises(ConfigError, match=r"--model \./no-such-model: no such folder"):
         _probe(run_dir, "--model", "./no-such-model")

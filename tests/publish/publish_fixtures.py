@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from factatlas.atomic import write_json
+from factatlas.builder.build import display_labels
 from factatlas.records import Drop, Entity, Fact, ObjectRef, Provenance, fact_id, frozen_mapping
 from factatlas.tables import PROMPTS_SCHEMA, write_drops, write_entities, write_facts, write_table
 
@@ -89,7 +90,8 @@ def make_benchmark(root: Path, *, facts=BASE_FACTS, langs=("ar", "en"), labels: 
         "schema_version": 1, "name": name, "pair": "arab-west", "cultures": ["arab", "west"],
         "languages": list(langs), "templates": {lg: ["P19/1", "P36/1"] for lg in langs},
         "candidate_mode": "predicate", "k": None, "splits": {"test": 1.0},
-        "source": {"kind": "curated"}, "toolkit_version": "0.1.0"})
+        "source": {"kind": "curated"}, "toolkit_version": "0.1.0",
+        **display_labels(fact_records, {e.qid: e for e in entities})})
     (bench / "templates").mkdir(exist_ok=True)
     for lang in langs:
         (bench / "templates" / f"{lang}.yaml").write_text(

@@ -57,7 +57,7 @@ def test_registry_languages_name_real_backends_and_known_features():
     ("Toronto", LOC, "Toronto", "none"),  # Latin script untouched
 ])
 def test_russian_inflection_of_real_names(label, features, form, status):
-    result = RussianBackend().inflect(label, "ru", features, InflectionRequest(entity_type="city"))
+    result = RussianBackend().inflect(label, "ru", features, InflectionRequest(entity_type="settlement"))
     assert (result.form, result.status) == (form, status)
 
 
@@ -73,7 +73,7 @@ def test_russian_person_names_inflect_every_name_word_in_the_persons_gender():
 
 
 def test_russian_unknown_words_are_flagged_guessed():
-    result = RussianBackend().inflect("Кваркозябра", "ru", LOC, InflectionRequest(entity_type="city"))
+    result = RussianBackend().inflect("Кваркозябра", "ru", LOC, InflectionRequest(entity_type="settlement"))
     assert result.status == "guessed" and "not in the OpenCorpora dictionary" in result.detail
 
 

@@ -7,6 +7,7 @@ from importlib import resources
 import pytest
 import yaml
 
+from factatlas.predicates import load_predicates
 from factatlas.templates.morphology import ALL_FEATURES, BACKEND_NAMES, language_registry
 from factatlas.templates.predicates import PREDICATES
 
@@ -34,6 +35,19 @@ def load(name: str):
 @pytest.mark.parametrize("name", ["languages.yaml", "genders.yaml", "articles.yaml", "classes.yaml"])
 def test_no_duplicate_keys(name):
     assert load(name)
+
+
+def test_template_data_speaks_the_registry_vocabulary():
+    # one vocabulary of types: what curate type-checks with is what templates key their data on
+    registry = {t.name for spec in load_predicates().values() for t in (spec.subject_type, spec.object_type)}
+    assert set(load("classes.yaml")) <= registry
+    assert {p.subject_type for p in PREDICATES.values()} | {p.object_type for p in PREDICATES.values()} <= registry
+    assert PREDICATES["P19"].object_type == load_predicates()["P19"].object_type.name == "settlement"
+    for lang, spec in load("articles.yaml").items():
+        for key in ("article_types", "common_head_types"):
+            assert set(spec.get(key, ())) <= registry, (lang, key)
+    for lang, spec in load("genders.yaml").items():
+        assert set(spec.get("classes", {})) <= registry, lang
 
 
 def test_gender_values_and_types_are_known():

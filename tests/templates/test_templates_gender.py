@@ -39,9 +39,9 @@ def test_resolution_order_and_recorded_source(qid, lang, expected):
 
 def test_predicate_slot_type_is_the_fallback_when_p31_is_unknown():
     e = entity("Q9000009", {"ar": "مدينة"}, ())
-    assert entity_type(e, "city") == "city"
-    assert resolve_agreement(e, "ar", "مدينة", "city") == Agreement(Gender.FEMININE, "sg", "class-default:city")
-    assert entity_type(ENTITIES["Q30"], "city") == "country"  # P31 wins over the slot type
+    assert entity_type(e, "settlement") == "settlement"
+    assert resolve_agreement(e, "ar", "مدينة", "settlement") == Agreement(Gender.FEMININE, "sg", "class-default:settlement")
+    assert entity_type(ENTITIES["Q30"], "settlement") == "country"  # P31 wins over the slot type
 
 
 def test_no_rule_leaves_the_gender_unknown_with_no_source():

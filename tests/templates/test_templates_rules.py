@@ -31,7 +31,7 @@ def req(gender: Gender = Gender.UNKNOWN, number: str = "sg", etype: str = "", so
     # Spanish: a + el -> al; names with their own article; indefinite
     ("es", "piano", Features(article="def", preposition="a"), req(M, etype="instrument"), "al piano"),
     # RAE (DPD «El Cairo», Ortografía 2010): an article that is part of a place name is never contracted
-    ("es", "El Cairo", Features(preposition="de"), req(M, etype="city"), "de El Cairo"),
+    ("es", "El Cairo", Features(preposition="de"), req(M, etype="settlement"), "de El Cairo"),
     ("es", "El Salvador", Features(preposition="de"), req(M, etype="country"), "de El Salvador"),
     ("es", "cantante", Features(article="indef"), req(F, etype="occupation"), "una cantante"),
     # Portuguese: a + a -> à
@@ -41,7 +41,7 @@ def req(gender: Gender = Gender.UNKNOWN, number: str = "sg", etype: str = "", so
     ("fr", "harpe", Features(article="def"), req(F, etype="instrument"), "la harpe"),
     ("fr", "Honduras", Features(article="def", preposition="de"), req(M, etype="country"), "du Honduras"),
     ("fr", "Pays-Bas", Features(article="def"), req(M, "pl", "country"), "les Pays-Bas"),
-    ("fr", "Le Havre", Features(preposition="de"), req(M, etype="city"), "du Havre"),
+    ("fr", "Le Havre", Features(preposition="de"), req(M, etype="settlement"), "du Havre"),
     ("fr", "Les Ulis", Features(preposition="a"), req(M, "pl", "city"), "aux Ulis"),
     # German: articles by case, indefinite, fused prepositions, genitive of common nouns
     ("de", "Gitarre", Features(case="dat", article="def"), req(F, etype="instrument"), "der Gitarre"),
@@ -58,7 +58,7 @@ def req(gender: Gender = Gender.UNKNOWN, number: str = "sg", etype: str = "", so
      "der Dominikanischen Republik"),
     # Greek: genitive article and noun ending, neuter
     ("el", "Γαλλία", Features(case="gen", article="def"), req(F, etype="country"), "της Γαλλίας"),
-    ("el", "Λονδίνο", Features(case="acc", article="def", preposition="se"), req(N, etype="city"), "στο Λονδίνο"),
+    ("el", "Λονδίνο", Features(case="acc", article="def", preposition="se"), req(N, etype="settlement"), "στο Λονδίνο"),
     ("el", "Καναδάς", Features(case="gen", article="def"), req(M, etype="country"), "του Καναδά"),
     # Arabic / Hebrew: the definite prefix only on common nouns; labels already definite stay
     ("ar", "مغني", Features(article="def"), req(M, etype="occupation"), "المغني"),

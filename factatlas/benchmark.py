@@ -1,0 +1,240 @@
+"""The one benchmark reader: ``Benchmark.open(path)`` for a run directory, a benchmark directory or a
+release folder. The writer stays with the build stage (``factatlas.builder.benchmark``).
+
+```
+<run>/build/                   a run directory: the benchmark is its build/ folder
+<dir>/benchmark.json           a benchmark directory (`factatlas build`, `factatlas import`)
+<release>/benchmark/benchmark.json + data/all/*.parquet   a release folder (`factatlas publish --out`)
+```
+
+Files are read on first use, so a consumer that needs only the prompts never parses the entity tables;
+a file that is missing then raises ``BenchmarkError`` naming it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+from factatlas.errors import ConfigError
+from factatlas.records import Drop, Entity, Fact
+
+SCHEMA_VERSION = 1
+BENCHMARK_FILES = ("prompts.parquet", "facts.parquet", "entities.parquet", "labels.parquet",
+                   "candidates.parquet", "dropped.parquet", "stats.json", "benchmark.json")
+# What every reader needs; the rest is checked when first read.
+CORE_FILES = ("benchmark.json", "prompts.parquet")
+RELEASE_PROMPTS = Path("data") / "all"
+
+# Predicate-wide candidate lists repeat the same thousands of QIDs on every row: read them
+# dictionary-encoded and share one tuple per distinct list.
+SHARED_LIST_COLUMNS = ("candidate_qids", "candidate_forms")
+
+
+class BenchmarkError(ConfigError):
+    """A benchmark directory is missing, unreadable or violates the multi-parallel invariant."""
+
+
+@dataclass(frozen=True)
+class Location:
+    """Where a benchmark's files are: ``benchmark`` holds benchmark.json and the side tables;
+    ``prompt_files`` are the prompt tables (one in a benchmark directory, the shards in a release)."""
+
+    benchmark: Path
+    prompt_files: tuple[Path, ...]
+    run: Path | None  # the run directory around it (holding manifest.json), if any
+    release: Path | None = None
+
+
+def locate(path: str | os.PathLike) -> Location:
+    """Find the benchmark in a run directory, a benchmark directory or a release folder."""
+    path = Path(path)
+    if (path / "build" / "benchmark.json").is_file():
+        return Location(path / "build", (path / "build" / "prompts.parquet",), path)
+    if (path / "benchmark.json").is_file():
+        run = path.parent if (path.parent / "manifest.json").is_file() else None
+        return Location(path, (path / "prompts.parquet",), run)
+    if (path / "benchmark" / "benchmark.json").is_file() and (path / RELEASE_PROMPTS).is_dir():
+        shards = tuple(sorted((path / RELEASE_PROMPTS).glob("*.parquet")))
+        if not shards:
+            raise BenchmarkError(f"{path / RELEASE_PROMPTS}: a release folder without prompt files; "
+                                 "render it again with `factatlas publish`.")
+        return Location(path / "benchmark", shards, None, path)
+    raise BenchmarkError(f"{path}: not a run directory (no build/benchmark.json), a benchmark directory (no "
+                         "benchmark.json) nor a release folder (no benchmark/benchmark.json). Run "
+                         "`factatlas build RUN` or `factatlas import ...` first, or point at <run>/build.")
+
+
+@dataclass(frozen=True)
+class Benchmark:
+    """A benchmark on disk, as probe and publish consume it. Tables load lazily and are cached."""
+
+    location: Location
+    meta: dict[str, Any] = field(repr=False)
+
+    @classmethod
+    def open(cls, path: str | os.PathLike, require: Sequence[str] = CORE_FILES) -> Benchmark:
+        """Locate and open a benchmark; every file of ``require`` must be there (named if not)."""
+        loc = locate(path)
+        wanted = [name for name in require if not (loc.release and name == "prompts.parquet")]
+        missing = [name for name in wanted if not (loc.benchmark / name).is_file()]
+        if missing or not all(p.is_file() for p in loc.prompt_files):
+            missing += [p.name for p in loc.prompt_files if not p.is_file()]
+            raise BenchmarkError(f"{loc.benchmark}: the benchmark directory lacks {', '.join(missing)}. "
+                                 "Create it with `factatlas build RUN` or `factatlas import ...`.")
+        meta_path = loc.benchmark / "benchmark.json"
+        try:
+            meta = json.loads(meta_path.read_text("utf-8"))
+        except json.JSONDecodeError as e:
+            raise BenchmarkError(f"{meta_path}:{e.lineno}:{e.colno}: invalid JSON ({e.msg})") from e
+        if meta.get("schema_version") != SCHEMA_VERSION:
+            raise BenchmarkError(f"{meta_path}: schema_version {meta.get('schema_version')!r} is not "
+                                 f"{SCHEMA_VERSION}; rebuild it with this toolkit version.")
+        return cls(loc, meta)
+
+    @property
+    def path(self) -> Path:
+        """The folder holding benchmark.json."""
+        return self.location.benchmark
+
+    @property
+    def run(self) -> Path | None:
+        return self.location.run
+
+    @property
+    def languages(self) -> tuple[str, ...]:
+        return tuple(self.meta.get("languages", ()))
+
+    def file(self, name: str) -> Path:
+        """A side file of the benchmark; BenchmarkError naming it when it is absent."""
+        p = self.path / name
+        if not p.is_file():
+            raise BenchmarkError(f"{p}: missing from the benchmark; rebuild it with `factatlas build RUN` "
+                                 "or `factatlas import ...`.")
+        return p
+
+    @cached_property
+    def prompts(self) -> list[dict[str, Any]]:
+        """PROMPTS_SCHEMA rows sorted by prompt_id; candidate lists are shared tuples."""
+        rows = self._read(lambda: read_prompts(*self.location.prompt_files), "prompts")
+        if len(self.location.prompt_files) > 1:
+            rows.sort(key=lambda r: r["prompt_id"])
+        return rows
+
+    @cached_property
+    def facts(self) -> list[Fact]:
+        from factatlas.tables import read_facts
+
+        return self._read(lambda: read_facts(self.file("facts.parquet")), "facts.parquet")
+
+    @cached_property
+    def entities(self) -> dict[str, Entity]:
+        from factatlas.tables import read_entities
+
+        self.file("entities.parquet")
+        self.file("labels.parquet")
+        return self._read(lambda: read_entities(self.path), "entities.parquet/labels.parquet")
+
+    @cached_property
+    def labels(self) -> dict[tuple[str, str], str]:
+        """(qid, lang) -> label from labels.parquet (empty labels left out)."""
+        import pyarrow.parquet as pq
+
+        table = self._read(lambda: pq.read_table(self.file("labels.parquet"), columns=["qid", "lang", "label"]),
+                           "labels.parquet")
+        return {(r["qid"], r["lang"]): r["label"] for r in table.to_pylist() if r["label"]}
+
+    @cached_property
+    def candidates(self) -> list[dict[str, Any]]:
+        from factatlas.tables import CANDIDATES_SCHEMA, read_rows
+
+        return self._read(lambda: read_rows(self.file("candidates.parquet"), CANDIDATES_SCHEMA),
+                          "candidates.parquet")
+
+    @cached_property
+    def drops(self) -> list[Drop]:
+        from factatlas.tables import read_drops
+
+        return self._read(lambda: read_drops(self.file("dropped.parquet")), "dropped.parquet")
+
+    @cached_property
+    def stats(self) -> dict[str, Any]:
+        return self._read(lambda: json.loads(self.file("stats.json").read_text("utf-8")), "stats.json")
+
+    def prompts_for(self, lang: str) -> list[dict[str, Any]]:
+        return [p for p in self.prompts if p["lang"] == lang]
+
+    def _read(self, read, what: str):
+        import pyarrow as pa
+
+        try:
+            return read()
+        except BenchmarkError:
+            raise
+        except (ValueError, OSError, KeyError, pa.ArrowException) as e:
+            raise BenchmarkError(f"{self.path}: cannot read {what}: {e}; rebuild it with this version.") from e
+
+
+def read_prompts(*paths: str | os.PathLike) -> list[dict[str, Any]]:
+    """prompts.parquet files as row dicts. ``candidate_qids`` and ``candidate_forms`` come back as tuples,
+    one shared object per distinct list across all files: predicate-wide sets repeat the same thousands
+    of QIDs on every row, so they are read dictionary-encoded and materialised once per distinct list (a
+    whole DLAMA pair stays in a few hundred MB)."""
+    import pyarrow.parquet as pq
+
+    from factatlas.tables import PROMPTS_SCHEMA
+
+    shared_paths = [f"{c}.list.element" for c in SHARED_LIST_COLUMNS]
+    names = PROMPTS_SCHEMA.names
+    interned: dict[tuple[str, ...], tuple[str, ...]] = {}
+    rows: list[dict[str, Any]] = []
+    for path in paths:
+        found = pq.read_schema(path)
+        if not found.equals(PROMPTS_SCHEMA, check_metadata=False):
+            raise ValueError(f"{path}: schema differs from PROMPTS_SCHEMA; rebuild it with this version.\n"
+                             f"found: {found}")
+        pf = pq.ParquetFile(path, read_dictionary=shared_paths)
+        for g in range(pf.num_row_groups):
+            table = pf.read_row_group(g)
+            columns = [_shared_lists(table.column(n), interned) if n in SHARED_LIST_COLUMNS
+                       else table.column(n).to_pylist() for n in names]
+            rows += [dict(zip(names, values, strict=True)) for values in zip(*columns, strict=True)]
+    return rows
+
+
+def _shared_lists(column, interned: dict[tuple[str, ...], tuple[str, ...]]) -> list[tuple[str, ...]]:
+    """A list<dictionary<string>> column as tuples; each distinct list is built (and hashed) once.
+
+    Rows are keyed on the raw bytes of their dictionary codes, so a row whose list was seen before costs
+    one bytes slice and one dict lookup, not thousands of string objects."""
+    from array import array
+
+    import pyarrow as pa
+
+    out: list[tuple[str, ...]] = []
+    for arr in column.chunks:
+        if arr.null_count:
+            raise ValueError("a candidate list column holds nulls")
+        offsets = arr.offsets.to_pylist()
+        base = offsets[0]
+        flat = arr.flatten()
+        if not pa.types.is_dictionary(flat.type):
+            flat = flat.dictionary_encode()
+        codes = flat.indices.cast(pa.int32())
+        width = 4
+        raw = memoryview(codes.buffers()[1])[codes.offset * width:(codes.offset + len(codes)) * width]
+        words = flat.dictionary.to_pylist()
+        cache: dict[bytes, tuple[str, ...]] = {}
+        for i in range(len(arr)):
+            key = bytes(raw[(offsets[i] - base) * width:(offsets[i + 1] - base) * width])
+            t = cache.get(key)
+            if t is None:
+                t = tuple(words[j] for j in array("i", key))
+                t = cache[key] = interned.setdefault(t, t)
+            out.append(t)
+    return out

@@ -1,0 +1,144 @@
+"""The contract between the stages: one benchmark reader, typed row records, one entropy."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+from factatlas.benchmark import BENCHMARK_FILES, Benchmark, BenchmarkError, locate
+from factatlas.entropy import entropy_bits, predicate_entropy
+from factatlas.records import CandidateSet, ProbeResult, Prompt
+from factatlas.tables import (
+    PROMPTS_SCHEMA,
+    candidate_set_rows,
+    candidate_sets_from_rows,
+    prompt_from_row,
+    prompt_to_row,
+    read_probe_results,
+    write_probe_results,
+)
+from tests.publish.publish_fixtures import make_benchmark
+
+
+def test_one_reader_opens_run_benchmark_and_release_alike(tmp_path):
+    from factatlas.publish.render import ReleaseOptions, render_release, write_release
+    from factatlas.publish.source import load_source
+    from factatlas.publish.versions import Version
+
+    # two splits: the release holds data/all/dev-*.parquet and test-*.parquet, read back in prompt_id order
+    run = make_benchmark(tmp_path / "run", splits={"west:P19:Q2": "dev", "west:P36:Q183": "dev"})
+    via_run, via_dir = Benchmark.open(run), Benchmark.open(run / "build")
+    write_release(render_release(load_source(run), ReleaseOptions("org/atlas", Version(1, 0, 0))), tmp_path / "rel")
+    via_release = Benchmark.open(tmp_path / "rel")
+    assert via_run.path == via_dir.path == run / "build" and via_run.run == via_dir.run == run
+    assert via_release.location.release == tmp_path / "rel" and via_release.run is None
+    assert [p.name.split("-")[0] for p in via_release.location.prompt_files] == ["dev", "test"]
+    ids = [p["prompt_id"] for p in via_run.prompts]
+    assert ids == sorted(ids) and len(ids) == 2 * len(via_run.facts)
+    for other in (via_dir, via_release):
+        assert other.meta == via_run.meta
+        assert [prompt_from_row(r) for r in other.prompts] == [prompt_from_row(r) for r in via_run.prompts]
+        assert other.facts == via_run.facts and other.entities == via_run.entities
+
+
+def test_candidate_lists_stay_shared_across_rows(tmp_path):
+    bench = Benchmark.open(make_benchmark(tmp_path / "run"))
+    rows = [r for r in bench.prompts if r["predicate"] == "P36" and r["lang"] == "en"]
+    assert len(rows) > 1 and len({id(r["candidate_qids"]) for r in rows}) == 1
+    prompts = [prompt_from_row(r) for r in rows]  # the record keeps the row's tuple, it does not copy it
+    assert all(p.candidate_qids is rows[0]["candidate_qids"] for p in prompts)
+
+
+def test_missing_artifacts_are_named(tmp_path):
+    run = make_benchmark(tmp_path / "run")
+    with pytest.raises(BenchmarkError, match="not a run directory"):
+        Benchmark.open(tmp_path / "nowhere")
+    (run / "build" / "facts.parquet").unlink()
+    bench = Benchmark.open(run)  # prompts and metadata are enough to open it
+    with pytest.raises(BenchmarkError, match=r"build/facts.parquet: missing from the benchmark"):
+        _ = bench.facts
+    with pytest.raises(BenchmarkError, match="lacks facts.parquet"):
+        Benchmark.open(run, require=BENCHMARK_FILES)
+    meta = json.loads((run / "build" / "benchmark.json").read_text("utf-8"))
+    (run / "build" / "benchmark.json").write_text(json.dumps({**meta, "schema_version": 2}), "utf-8")
+    with pytest.raises(BenchmarkError, match="schema_version 2 is not 1"):
+        Benchmark.open(run)
+    assert locate(run).benchmark == run / "build"
+
+
+def test_prompt_records_round_trip_rows(tmp_path):
+    row = dict(Benchmark.open(make_benchmark(tmp_path / "run")).prompts[0])
+    p = prompt_from_row(row)
+    assert isinstance(p, Prompt) and list(prompt_to_row(p)) == PROMPTS_SCHEMA.names
+    assert prompt_to_row(p) == {k: tuple(v) if isinstance(v, list) else v for k, v in row.items()
+                                if k != "gold_forms"} | {"gold_forms": tuple(tuple(f) for f in row["gold_forms"])}
+    assert p.text[p.answer_start:].startswith("[Y]")
+
+
+def test_probe_results_round_trip_parquet(tmp_path):
+    results = [ProbeResult("m", "mlm-independent", f"f{i}|en|P36/1", f"f{i}", "en", "P36/1", "arab", "P36",
+                           ("Q85", "Q90"), (-0.5, -2.25), i % 2 == 0) for i in (2, 1)]
+    write_probe_results(tmp_path / "a.parquet", results)
+    write_probe_results(tmp_path / "b.parquet", list(reversed(results)))
+    assert (tmp_path / "a.parquet").read_bytes() == (tmp_path / "b.parquet").read_bytes()
+    assert read_probe_results(tmp_path / "a.parquet") == sorted(results, key=lambda r: r.prompt_id)
+
+
+def test_candidate_sets_group_rows_and_ungroup_back():
+    rows = [{"predicate": "P36", "lang": "en", "qid": "Q85", "label": "Cairo"},
+            {"predicate": "P36", "lang": "en", "qid": "Q90", "label": "Paris"},
+            {"predicate": "P36", "lang": "ar", "qid": "Q85", "label": "القاهرة"}]
+    sets = candidate_sets_from_rows(rows)
+    assert sets == [CandidateSet("P36", "en", ("Q85", "Q90"), ("Cairo", "Paris")),
+                    CandidateSet("P36", "ar", ("Q85",), ("القاهرة",))]
+    assert candidate_set_rows(sets) == rows
+
+
+def test_one_entropy_keeps_the_published_numbers():
+    assert entropy_bits([1, 1]) == 1.0 and entropy_bits([4]) == 0.0 and entropy_bits([]) == 0.0
+    assert entropy_bits([1, 1, 2]) == 1.5
+    # DLAMA: each fact counts once, at its valid object most frequent among the facts
+    assert predicate_entropy([("Q1",), ("Q1", "Q2"), ("Q2", "Q1"), ("Q3",)]) == pytest.approx(
+        -(0.75 * math.log2(0.75) + 0.25 * math.log2(0.25)))
+    assert predicate_entropy([(), ("Q1",)]) == 0.0
+
+
+def test_card_and_report_name_predicates_from_the_benchmark_itself(tmp_path):
+    from factatlas.errors import ConfigError
+    from factatlas.probe.report import ReportError, predicate_labeller
+    from factatlas.publish.render import ReleaseOptions, render_release
+    from factatlas.publish.source import load_source
+    from factatlas.publish.versions import Version
+
+    run = make_benchmark(tmp_path / "run")
+    meta_path = run / "build" / "benchmark.json"
+    meta = json.loads(meta_path.read_text("utf-8"))
+    # what the build records; the card's predicate table reads it, not curate's config
+    meta["predicate_labels"] = {"P19": "born in (as recorded)", "P36": "capital"}
+    meta_path.write_text(json.dumps(meta), "utf-8")
+    readme = render_release(load_source(run), ReleaseOptions("org/atlas", Version(1, 0, 0))).files["README.md"]
+    assert "| P19 born in (as recorded) |" in readme.decode("utf-8")
+    assert predicate_labeller(meta, meta_path)("P36") == "P36 capital"
+    assert predicate_labeller(meta, meta_path)("P999") == "P999"  # not in the registry: the bare PID
+    del meta["predicate_labels"]
+    meta_path.write_text(json.dumps(meta), "utf-8")
+    with pytest.raises(ConfigError, match=r"build/benchmark.json: no 'predicate_labels'; .* rebuild it"):
+        load_source(run)
+    with pytest.raises(ReportError, match=r"benchmark.json: no 'predicate_labels'"):
+        predicate_labeller(meta, meta_path)
+
+
+def test_the_build_records_display_labels_from_the_registry_and_its_entities():
+    from factatlas.builder.build import display_labels
+    from factatlas.records import Entity, Fact, ObjectRef, frozen_mapping
+
+    facts = [Fact("arab:P19:Q1", "P19", "Q1", (ObjectRef("Q85"),), "arab", ("Q79",), 1.0, 1),
+             Fact("x:P9999:Q2", "P9999", "Q2", (ObjectRef("Q3"),), "x", ("Q810", "Q79"), 1.0, 1)]
+    entities = {"Q79": Entity("Q79", frozen_mapping({"ar": "مصر", "en": "Egypt"})),
+                "Q810": Entity("Q810", frozen_mapping({"fr": "Jordanie", "ar": "الأردن"}))}
+    assert display_labels(facts, entities) == {
+        "predicate_labels": {"P19": "place of birth"},  # P9999 is not in the registry
+        "country_labels": {"Q79": "Egypt", "Q810": "الأردن"},  # English, else the first language code
+    }
