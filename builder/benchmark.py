@@ -134,20 +134,25 @@ def read_prompts(path: str | os.PathLike) -> list[dict[str, Any]]:
     in a few hundred MB)."""
     import pyarrow.parquet as pq
 
+    from factatlas.tables import read_parquet_schema, unreadable
+
     shared_paths = [f"{c}.list.element" for c in SHARED_LIST_COLUMNS]
-    found = pq.read_schema(path)
+    found = read_parquet_schema(path)
     if not found.equals(PROMPTS_SCHEMA, check_metadata=False):
         raise ValueError(f"{path}: schema differs from PROMPTS_SCHEMA; rebuild it with this version.\n"
                          f"found: {found}")
-    pf = pq.ParquetFile(path, read_dictionary=shared_paths)
     names = PROMPTS_SCHEMA.names
     interned: dict[tuple[str, ...], tuple[str, ...]] = {}
     rows: list[dict[str, Any]] = []
-    for g in range(pf.num_row_groups):
-        table = pf.read_row_group(g)
-        columns = [_shared_lists(table.column(n), interned) if n in SHARED_LIST_COLUMNS
-                   else table.column(n).to_pylist() for n in names]
-        rows += [dict(zip(names, values, strict=True)) for values in zip(*columns, strict=True)]
+    try:
+        pf = pq.ParquetFile(path, read_dictionary=shared_paths)
+        for g in range(pf.num_row_groups):
+            table = pf.read_row_group(g)
+            columns = [_shared_lists(table.column(n), interned) if n in SHARED_LIST_COLUMNS
+                       else table.column(n).to_pylist() for n in names]
+            rows += [dict(zip(names, values, strict=True)) for values in zip(*columns, strict=True)]
+    except pa.ArrowException as e:
+        raise unreadable(path, e) from None
     return rows
 
 
@@ -231,9 +236,12 @@ def write_benchmark(out_dir: str | os.PathLike, content: BenchmarkContent, *, ch
             raise BenchmarkError(f"{out_dir}: the benchmark violates the multi-parallel invariant "
                                  f"({len(violations)} violations); nothing written:\n"
                                  + format_violations(violations))
+    from factatlas.rundir import crash_point
+
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     _write_prompts(out / "prompts.parquet", content.prompts)
+    crash_point("benchmark:prompts-written")
     write_facts(out / "facts.parquet", content.facts)
     write_entities(out, sorted(content.entities, key=lambda e: e.qid))
     write_table(out / "candidates.parquet", content.candidates, CANDIDATES_SCHEMA,

@@ -102,6 +102,13 @@ def previous_version(new: Version, existing: list[Version]) -> Version | None:
     return max(below) if below else None
 
 
+def moves_default_branch(new: Version, existing: list[Version]) -> bool:
+    """Whether releasing ``new`` may move the default branch: only a final version above every existing
+    final one. A backport (1.1.0 after 2.0.0) or a pre-release is tagged but readers of the default branch
+    keep the highest release."""
+    return not new.pre and all(new > v for v in existing if not v.pre)
+
+
 def check_new_version(new: Version, existing: list[Version], where: str) -> None:
     """Refuse a version that already exists at ``where``: tags are never moved or overwritten."""
     if new in existing:
