@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from factatlas.atomic import TMP_PREFIX, write_json
-from factatlas.errors import ConfigError, FactatlasError
+from factatlas.errors import FactatlasError
 
 LOCK_NAME = ".factatlas.lock"
 CRASH_ENV = "FACTATLAS_CRASH_AT"  # test hook: SIGKILL this process at the named point (see crash_point)
@@ -170,7 +170,9 @@ def _exchange(a: Path, b: Path) -> bool:
 def swap_in(new: Path, target: Path, keep: Sequence[str] = ()) -> None:
     """Put the complete folder ``new`` at ``target``. With an old ``target``, both are exchanged in one
     atomic step (so readers see the old folder or the new one, never a mix), the ``keep`` entries (caches
-    that outlive a run) move from the old folder into the new one, and the old folder is deleted."""
+    that outlive a run) move from the old folder into the new one, and the old folder is deleted. A kill
+    between the exchange and that move costs the cache (the next writer removes the old folder), never
+    the outputs. Renames survive a killed process, not a power cut (nothing is fsynced)."""
     if not target.exists():
         os.rename(new, target)
         return
@@ -195,14 +197,6 @@ class RunDir:
     def open(cls, root: str | Path) -> RunDir:
         root = Path(root)
         root.mkdir(parents=True, exist_ok=True)
-        return cls(root)
-
-    @classmethod
-    def existing(cls, root: str | Path, *, needs: str = "") -> RunDir:
-        """A run directory that must already exist (a stage that reads earlier stages never creates one)."""
-        root = Path(root)
-        if not root.is_dir():
-            raise ConfigError(f"{root}: no such run directory{needs}")
         return cls(root)
 
     @contextmanager
@@ -235,6 +229,8 @@ class RunDir:
         with self.lock():
             target.parent.mkdir(parents=True, exist_ok=True)
             staging = target.with_name(f"{TMP_PREFIX}{target.name}-{os.getpid()}")
+            if staging.exists():  # a dead process with our pid left it (nested holders skip the cleanup)
+                shutil.rmtree(staging)
             staging.mkdir()
             try:
                 yield staging

@@ -26,7 +26,7 @@ from factatlas.atomic import TMP_PREFIX
 from factatlas.errors import ConfigError, FactatlasError
 from factatlas.rundir import crash_point, exclusive_lock
 
-from .versions import Version, check_new_version, moves_default_branch, versions_from_tags
+from .versions import Version, branch_release, check_new_version, moves_default_branch, versions_from_tags
 
 log = logging.getLogger(__name__)
 
@@ -73,11 +73,17 @@ class Publisher(Protocol):
 
 def tag_only_note(version: Version, existing: Sequence[Version], branch: str) -> str:
     """Why ``version`` is tagged without moving the default branch (readers of ``branch`` keep the highest
-    final release)."""
-    finals = [v for v in existing if not v.pre]
-    kind = "a pre-release" if version.pre else f"lower than {max(finals).tag}"
-    keeps = f"still points at {max(finals).tag}" if finals else "is not created by a pre-release"
-    return f"{version.tag} is {kind}: tagged only; branch '{branch}' {keeps}"
+    release)."""
+    return f"{version.tag} is {_why_tag_only(version, existing)}: tagged only; branch '{branch}' still points " \
+           f"at {branch_release(list(existing)).tag}"  # type: ignore[union-attr]
+
+
+def _why_tag_only(version: Version, existing: Sequence[Version]) -> str:
+    held = branch_release(list(existing))
+    lower = held is not None and version < held
+    if version.pre:
+        return f"a pre-release below {held.tag}" if lower else "a pre-release"  # type: ignore[union-attr]
+    return f"lower than {held.tag}"  # type: ignore[union-attr]
 
 
 def refuse_existing(publisher: Publisher, version: Version) -> None:
@@ -344,8 +350,7 @@ class HubPublisher:
         existing = versions_from_tags(tags)
         check_new_version(version, existing, self.location)  # a tag that appeared meanwhile
         if not moves_default_branch(version, existing):
-            kind = "a pre-release" if version.pre else f"lower than {max(existing).tag}"
-            raise ConfigError(f"{self.location}: {version.tag} is {kind}; on the Hub every commit lands on a "
+            raise ConfigError(f"{self.location}: {version.tag} is {_why_tag_only(version, existing)}; on the Hub every commit lands on a "
                               f"branch and this publisher commits to "
                               f"'{BRANCH}', which would then serve an older release. Publish it to a git target "
                               f"(--target git:PATH), which tags it without moving '{BRANCH}'.")

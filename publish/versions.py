@@ -103,10 +103,20 @@ def previous_version(new: Version, existing: list[Version]) -> Version | None:
 
 
 def moves_default_branch(new: Version, existing: list[Version]) -> bool:
-    """Whether releasing ``new`` may move the default branch: only a final version above every existing
-    final one. A backport (1.1.0 after 2.0.0) or a pre-release is tagged but readers of the default branch
-    keep the highest release."""
-    return not new.pre and all(new > v for v in existing if not v.pre)
+    """Whether releasing ``new`` may move the default branch: a final version above every existing final
+    one, or, while no final release exists, a pre-release above every existing one. A backport (1.1.0
+    after 2.0.0) or a pre-release after a final release is tagged, but readers of the default branch keep
+    the highest release."""
+    finals = [v for v in existing if not v.pre]
+    if new.pre:
+        return not finals and all(new > v for v in existing)
+    return all(new > v for v in finals)
+
+
+def branch_release(existing: list[Version]) -> Version | None:
+    """The release the default branch holds under ``moves_default_branch``."""
+    finals = [v for v in existing if not v.pre]
+    return max(finals) if finals else max(existing, default=None)
 
 
 def check_new_version(new: Version, existing: list[Version], where: str) -> None:

@@ -74,7 +74,7 @@ def test_a_foreign_folder_as_target_is_refused_with_what_to_do(tmp_path):
 
 @pytest.mark.parametrize("version, note", [
     ("1.1.0", "note: v1.1.0 is lower than v2.0.0: tagged only; branch 'main' still points at v2.0.0"),
-    ("2.0.0-rc.1", "note: v2.0.0-rc.1 is a pre-release: tagged only; branch 'main' still points at v2.0.0"),
+    ("2.0.0-rc.1", "note: v2.0.0-rc.1 is a pre-release below v2.0.0: tagged only; branch 'main' still points at v2.0.0"),
 ])
 def test_a_lower_or_pre_release_version_is_tagged_without_moving_the_default_branch(tmp_path, version, note):
     target = tmp_path / "atlas.git"
@@ -102,7 +102,10 @@ def test_which_versions_move_the_default_branch():
     assert [v for v in ("0.9.0", "1.1.0", "2.0.1", "3.0.0-rc.2", "3.0.0", "2.1.0-beta")
             if moves_default_branch(Version.parse(v), existing)] == ["2.0.1", "3.0.0"]
     assert moves_default_branch(Version.parse("1.0.0"), [])
-    assert not moves_default_branch(Version.parse("1.0.0-rc.1"), [])
+    # previews may lead the branch only while no final release exists
+    assert moves_default_branch(Version.parse("1.0.0-rc.1"), [])
+    assert moves_default_branch(Version.parse("1.0.0-rc.2"), [Version.parse("1.0.0-rc.1")])
+    assert not moves_default_branch(Version.parse("1.0.0-rc.1"), [Version.parse("1.0.0-rc.2")])
 
 
 def test_the_hub_refuses_a_version_that_would_move_its_branch_backwards(monkeypatch):
