@@ -107,9 +107,12 @@ def write_benchmark(out_dir: str | os.PathLike, content: BenchmarkContent, *, ch
             raise BenchmarkError(f"{out_dir}: the benchmark violates the multi-parallel invariant "
                                  f"({len(violations)} violations); nothing written:\n"
                                  + format_violations(violations))
+    from factatlas.rundir import crash_point
+
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     _write_prompts(out / "prompts.parquet", content.prompts)
+    crash_point("benchmark:prompts-written")
     write_facts(out / "facts.parquet", content.facts)
     write_entities(out, sorted(content.entities, key=lambda e: e.qid))
     write_table(out / "candidates.parquet", content.candidates, CANDIDATES_SCHEMA,

@@ -400,11 +400,19 @@ def copy_template_files(library: Any, langs: Sequence[str], folder: Any) -> list
     return written
 
 
+class BuildFailed(ConfigError):
+    """No benchmark came out of the inputs; nothing was written."""
+
+
 def build_run(run: str | Any, langs: Sequence[str], *, template_ids: Sequence[str] | None = None,
               candidate_mode: str = "predicate", k: int | None = None, seed: int = 0,
               fractions: Mapping[str, float] | None = None, templates_root: str | None = None,
               name: str | None = None) -> BuildResult:
-    """Read ``<run>/curate/``, render with the template library, write ``<run>/build/``."""
+    """Read ``<run>/curate/``, render with the template library, and replace ``<run>/build/`` whole.
+
+    The new benchmark is written beside the old one and swapped in only once complete and valid: a build
+    that fails (no fact survives, an invariant breaks, the process is killed) leaves the previous
+    ``build/`` as it was. Nothing is created when the run directory has no curated facts."""
     from datetime import UTC, datetime
     from pathlib import Path
 
@@ -415,30 +423,40 @@ def build_run(run: str | Any, langs: Sequence[str], *, template_ids: Sequence[st
     from factatlas.templates import load_library
 
     started = datetime.now(UTC)
-    run_dir = RunDir.open(run)
-    curate = Path(run_dir.root) / "curate"
+    root = Path(run)
+    curate = root / "curate"
     needed = [curate / n for n in ("facts.parquet", "entities.parquet", "labels.parquet")]
     absent = [str(p) for p in needed if not p.exists()]
     if absent:
-        raise ConfigError(f"{run_dir.root}: no curated facts ({', '.join(absent)} missing); run "
-                          f"`factatlas curate --pair PAIR --out {run_dir.root}` first")
-    facts = read_facts(curate / "facts.parquet")
-    entities = read_entities(curate)
-    upstream = read_drops(curate / "dropped.parquet") if (curate / "dropped.parquet").exists() else []
-    library = load_library(langs=tuple(langs), root=templates_root)
-    source = LibrarySource(library, entities)
-    cultures = order_cultures({f.culture for f in facts})
-    pair = curated_pair_name(run_dir.read_manifest(), cultures)
-    spec = BuildSpec(name=name or Path(run_dir.root).name, pair=pair, cultures=cultures, languages=tuple(langs),
-                     template_ids=tuple(template_ids) if template_ids else None, candidate_mode=candidate_mode,
-                     k=k, seed=seed, fractions=dict(fractions or DEFAULT_FRACTIONS),
-                     source={"kind": "curated", "run": Path(run_dir.root).name, **source.describe()})
-    result = build_benchmark(facts, entities, source, spec, upstream_drops=upstream, toolkit_version=toolkit_version())
-    out = run_dir.stage("build")
-    outputs = write_benchmark(out, result.content)
-    outputs += copy_template_files(library, langs, out / "templates")
-    run_dir.record_stage("build", config={"langs": list(langs), "templates": list(template_ids or []) or "all",
-                                          "candidate_mode": candidate_mode, "k": k, "seed": seed,
-                                          "fractions": dict(spec.fractions)},
-                         counts=result.counts, outputs=outputs, started=started)
+        raise ConfigError(f"{root}: no curated facts ({', '.join(absent)} missing); run "
+                          f"`factatlas curate {root} --pair PAIR --langs {','.join(langs)}` first")
+    run_dir = RunDir(root)
+    with run_dir.lock():
+        facts = read_facts(curate / "facts.parquet")
+        entities = read_entities(curate)
+        upstream = read_drops(curate / "dropped.parquet") if (curate / "dropped.parquet").exists() else []
+        library = load_library(langs=tuple(langs), root=templates_root)
+        source = LibrarySource(library, entities)
+        cultures = order_cultures({f.culture for f in facts})
+        pair = curated_pair_name(run_dir.read_manifest(), cultures)
+        spec = BuildSpec(name=name or root.name, pair=pair, cultures=cultures, languages=tuple(langs),
+                         template_ids=tuple(template_ids) if template_ids else None, candidate_mode=candidate_mode,
+                         k=k, seed=seed, fractions=dict(fractions or DEFAULT_FRACTIONS),
+                         source={"kind": "curated", "run": root.name, **source.describe()})
+        result = build_benchmark(facts, entities, source, spec, upstream_drops=upstream,
+                                 toolkit_version=toolkit_version())
+        if not result.counts["facts"]:
+            top = ", ".join(f"{reason} x{n}" for reason, n in sorted(result.content.stats["dropped"].items(),
+                                                                     key=lambda kv: (-kv[1], kv[0]))[:5])
+            kept = f"{root / 'build'} is unchanged" if (root / "build").exists() else "nothing was written"
+            raise BuildFailed(f"{root}: no fact survived the build for languages {','.join(langs)} "
+                              f"(top reasons: {top or 'no curated facts'}); {kept}")
+        with run_dir.replace_stage("build") as staging:
+            written = write_benchmark(staging, result.content)
+            written += copy_template_files(library, langs, staging / "templates")
+        outputs = [root / "build" / p.relative_to(staging) for p in written]
+        run_dir.record_stage("build", config={"langs": list(langs), "templates": list(template_ids or []) or "all",
+                                              "candidate_mode": candidate_mode, "k": k, "seed": seed,
+                                              "fractions": dict(spec.fractions)},
+                             counts=result.counts, outputs=outputs, started=started)
     return result

@@ -6,24 +6,36 @@ from pathlib import Path
 
 import typer
 
+from factatlas.errors import ConfigError
+
 
 def _split_list(text: str | None) -> list[str]:
     return [x.strip() for x in (text or "").split(",") if x.strip()]
 
 
+def renamed_templates_option(value: str | None) -> None:
+    """``--templates`` meant template ids in `build` and a folder elsewhere; it is refused with both names."""
+    if value is not None:
+        raise ConfigError(f"--templates {value}: the option was split in two; use --template-ids for template "
+                          "ids (P19/1,P19/q1) or --templates-dir for a folder of <lang>.yaml files")
+
+
 def build_command(
-    run: Path = typer.Argument(..., help="Run directory holding curate/ (e.g. runs/arab-west)."),
+    run: Path = typer.Argument(..., metavar="RUN", help="Run directory holding curate/ (e.g. runs/arab-west)."),
     langs: str = typer.Option(..., "--langs", help="Comma-separated languages, e.g. ar,en."),
-    templates: str = typer.Option("all", "--templates", help="Template ids (P19/1,P19/q1,...) or 'all'."),
+    template_ids: str = typer.Option("all", "--template-ids", help="Template ids (P19/1,P19/q1,...) or 'all'."),
+    old_templates: str | None = typer.Option(None, "--templates", hidden=True,
+                                             help="Renamed: --template-ids or --templates-dir."),
     candidates: str = typer.Option("predicate", "--candidates", help="predicate (all objects of the predicate) "
                                                                       "or sampled (gold + K-1 negatives)."),
     k: int = typer.Option(10, "--k", help="Candidates per fact in sampled mode (gold + K-1 negatives)."),
     seed: int = typer.Option(0, "--seed", help="Seed of the sampled candidates (hashed with each fact id)."),
     splits: str = typer.Option("dev:0.1,test:0.9", "--splits", help="NAME:FRACTION,... per culture x predicate."),
     templates_dir: Path | None = typer.Option(None, "--templates-dir", help="Folder of <lang>.yaml template files "
-                                                                             "(default: the packaged ones)."),
+                                                                             "(default: the packaged templates/lang/)."),
 ) -> None:
-    """Build the multi-parallel benchmark <RUN>/build/ from <RUN>/curate/.
+    """Build the multi-parallel benchmark RUN/build/ from RUN/curate/ (the old build/ stays until the new
+    one is complete and valid).
 
     Example: factatlas build runs/arab-west --langs ar,en --candidates sampled --k 10
     """
@@ -32,35 +44,35 @@ def build_command(
     from factatlas.builder.stats import stats_table
     from factatlas.console import err, out
 
+    renamed_templates_option(old_templates)
     lang_list = _split_list(langs)
-    template_ids = None if templates.strip() == "all" else _split_list(templates)
-    result = build_run(run, lang_list, template_ids=template_ids, candidate_mode=candidates,
+    ids = None if template_ids.strip() == "all" else _split_list(template_ids)
+    result = build_run(run, lang_list, template_ids=ids, candidate_mode=candidates,
                        k=k if candidates == "sampled" else None, seed=seed, fractions=parse_fractions(splits),
                        templates_root=str(templates_dir) if templates_dir else None)
     out.print(stats_table(result.content.stats, lang_list))
     c = result.counts
     err.print(f"built {run}/build: {c['facts']} of {c['input_facts']} facts, {c['prompts']} prompts, "
               f"{c['dropped']} dropped (see {run}/build/dropped.parquet)", highlight=False)
-    if not c["facts"]:
-        top = ", ".join(f"{k} x{n}" for k, n in sorted(result.content.stats["dropped"].items(),
-                                                        key=lambda kv: -kv[1])[:5])
-        err.print(f"[red]error:[/red] no fact survived the build (top reasons: {top}); the benchmark is empty",
-                  highlight=False)
-        raise typer.Exit(1)
 
 
 def validate_command(
-    directory: Path = typer.Argument(..., help="A benchmark directory (or a run directory holding build/)."),
+    run: Path = typer.Argument(..., metavar="RUN", help="Run directory holding build/, or a benchmark directory."),
 ) -> None:
-    """Check the multi-parallel invariant of a benchmark; exit 1 listing every violation.
+    """Check the multi-parallel invariant of the benchmark in RUN; exit 1 listing every violation.
 
-    Example: factatlas validate-benchmark runs/arab-west/build
+    Example: factatlas validate-benchmark runs/arab-west
     """
-    from factatlas.benchmark import locate
+    from factatlas.benchmark import BenchmarkError, locate
     from factatlas.builder.invariants import check_directory, format_violations
     from factatlas.console import err, out
 
-    directory = locate(directory).benchmark
+    if not run.is_dir():
+        raise ConfigError(f"{run}: no such benchmark or run directory")
+    try:
+        directory = locate(run).benchmark
+    except BenchmarkError:  # not recognisable as a benchmark: list what is missing
+        directory = run
     violations = check_directory(directory)
     if violations:
         err.print(f"[red]{directory}: {len(violations)} violation(s) of the benchmark invariant:[/red]")
@@ -76,20 +88,22 @@ import_app = typer.Typer(help="Import a published benchmark (DLAMA-v1, BMLAMA, m
 @import_app.command("dlama-v1")
 def import_dlama_command(
     path: Path = typer.Argument(..., help="The dlama-v1 folder (holding arab-west/, asia-west/, ...)."),
+    run: Path | None = typer.Argument(None, metavar="RUN", help="Run directory to write (benchmark in "
+                                                                   "RUN/build/); default runs/dlama-v1-<pair>."),
     pair: str = typer.Option("arab-west", "--pair", help="arab-west | asia-west | south-america-west."),
-    out: Path | None = typer.Option(None, "--out", help="Run directory to write (benchmark in OUT/build/); "
-                                                         "default runs/dlama-v1-<pair>."),
+    old_out: Path | None = typer.Option(None, "--out", hidden=True, help="Deprecated: give RUN instead."),
     mlama_templates: Path | None = typer.Option(None, "--mlama-templates",
                                                 help="Folder of mLAMA <lang>.jsonl templates (as DLAMA probed); "
                                                      "default: the factatlas template library."),
 ) -> None:
     """Import one DLAMA-v1 culture pair.
 
-    Example: factatlas import dlama-v1 ../shared/reference/dlama/dlama-v1 --pair arab-west
+    Example: factatlas import dlama-v1 ../shared/reference/dlama/dlama-v1 runs/dlama-arab-west --pair arab-west
     --mlama-templates ../shared/reference/mlama/templates
     """
     from factatlas.builder.importers.dlama import import_dlama
 
+    out = _run_or_out(run, old_out)
     result = import_dlama(path, pair, out=out, mlama_templates=mlama_templates)
     _report_import(result, out or Path("runs") / result.content.meta["name"])
 
@@ -97,7 +111,9 @@ def import_dlama_command(
 @import_app.command("bmlama")
 def import_bmlama_command(
     path: Path = typer.Argument(..., help="A BMLAMA17 or BMLAMA53 folder of <lang>.tsv files."),
-    out: Path | None = typer.Option(None, "--out", help="Run directory to write; default runs/<bmlama17|53>."),
+    run: Path | None = typer.Argument(None, metavar="RUN",
+                                      help="Run directory to write; default runs/<bmlama17|53>."),
+    old_out: Path | None = typer.Option(None, "--out", hidden=True, help="Deprecated: give RUN instead."),
     mlama_templates: Path | None = typer.Option(None, "--mlama-templates",
                                                 help="Folder with mLAMA's en.jsonl: name relations by PID."),
 ) -> None:
@@ -108,6 +124,7 @@ def import_bmlama_command(
     """
     from factatlas.builder.importers.bmlama import import_bmlama
 
+    out = _run_or_out(run, old_out)
     result = import_bmlama(path, out=out, mlama_templates=mlama_templates)
     _report_import(result, out or Path("runs") / result.content.meta["name"])
 
@@ -115,19 +132,32 @@ def import_bmlama_command(
 @import_app.command("mlama")
 def import_mlama_command(
     path: Path = typer.Argument(..., help="mLAMA 1.1 folder: <lang>/templates.jsonl and <lang>/P*.jsonl."),
+    run: Path | None = typer.Argument(None, metavar="RUN",
+                                      help="Run directory to write; default runs/mlama-<langs>."),
     langs: str = typer.Option(..., "--langs", help="Comma-separated languages, e.g. en,fr,ar."),
-    out: Path | None = typer.Option(None, "--out", help="Run directory to write; default runs/mlama-<langs>."),
-    templates: Path | None = typer.Option(None, "--templates", help="Folder of <lang>.jsonl templates if they "
-                                                                     "are not in PATH/<lang>/templates.jsonl."),
+    mlama_templates: Path | None = typer.Option(None, "--mlama-templates",
+                                                help="Folder of mLAMA <lang>.jsonl templates if they are not in "
+                                                     "PATH/<lang>/templates.jsonl."),
+    old_out: Path | None = typer.Option(None, "--out", hidden=True, help="Deprecated: give RUN instead."),
+    old_templates: Path | None = typer.Option(None, "--templates", hidden=True,
+                                              help="Deprecated: --mlama-templates."),
 ) -> None:
     """Import mLAMA facts for several languages (facts labelled in all of them).
 
-    Example: factatlas import mlama data/mlama1.1 --langs en,fr,ar
+    Example: factatlas import mlama data/mlama1.1 runs/mlama-en-fr-ar --langs en,fr,ar
     """
     from factatlas.builder.importers.mlama import import_mlama
 
-    result = import_mlama(path, _split_list(langs), out=out, templates=templates)
+    out = _run_or_out(run, old_out)
+    result = import_mlama(path, _split_list(langs), out=out, templates=mlama_templates or old_templates)
     _report_import(result, out or Path("runs") / result.content.meta["name"])
+
+
+def _run_or_out(run: Path | None, old_out: Path | None) -> Path | None:
+    """RUN, or the deprecated --out spelling of it (not both)."""
+    if run is not None and old_out is not None and run != old_out:
+        raise ConfigError(f"two run directories given: RUN {run} and --out {old_out}; give RUN only")
+    return run or old_out
 
 
 def _report_import(result, run: Path) -> None:

@@ -55,6 +55,12 @@ def check_benchmark_rows(meta: Mapping[str, Any], prompts: Sequence[Mapping[str,
                          entity_qids: Iterable[str], candidates: Sequence[Mapping[str, Any]] = ()) -> list[Violation]:
     """All invariant violations of a benchmark held as rows (empty list = valid)."""
     out: list[Violation] = []
+    if not prompts or not facts:
+        # every other rule holds vacuously for no rows; a benchmark nobody can probe is never valid
+        out.append(Violation("empty", "prompts.parquet" if not prompts else "facts.parquet",
+                             f"the benchmark holds {len(facts)} facts and {len(prompts)} prompts; an empty "
+                             "benchmark is never valid. Rebuild it: `factatlas build RUN --langs ...` names "
+                             "the reasons every fact was dropped"))
     out += _check_meta(meta)
     languages = tuple(meta.get("languages", ()))
     out += _check_rows(prompts, meta)
@@ -269,8 +275,6 @@ def check_directory(path: str | os.PathLike) -> list[Violation]:
     """Load a benchmark directory from disk and return all violations (schemas included)."""
     import json
 
-    import pyarrow.parquet as pq
-
     from factatlas.benchmark import BENCHMARK_FILES, Benchmark, BenchmarkError, locate
     from factatlas.tables import (
         CANDIDATES_SCHEMA,
@@ -279,6 +283,8 @@ def check_directory(path: str | os.PathLike) -> list[Violation]:
         FACTS_SCHEMA,
         LABELS_SCHEMA,
         PROMPTS_SCHEMA,
+        UnreadableTable,
+        read_parquet_schema,
     )
 
     path = Path(path)
@@ -290,7 +296,11 @@ def check_directory(path: str | os.PathLike) -> list[Violation]:
                "dropped.parquet": DROPS_SCHEMA}
     out = []
     for name, schema in schemas.items():
-        found = pq.read_schema(path / name)
+        try:
+            found = read_parquet_schema(path / name)
+        except UnreadableTable as e:
+            out.append(Violation("unreadable", str(path / name), str(e).split(": ", 1)[1]))
+            continue
         if not found.equals(schema, check_metadata=False):
             out.append(Violation("schema", str(path / name), f"schema differs from the contract: {found}"))
     if out:
@@ -303,6 +313,9 @@ def check_directory(path: str | os.PathLike) -> list[Violation]:
         bench = Benchmark(locate(path), meta)
         prompts, entities = bench.prompts, bench.entities
         out += check_benchmark_rows(meta, prompts, bench.facts, entities.keys(), bench.candidates)
+    except UnreadableTable as e:  # a damaged row group past a readable footer
+        where, _, message = str(e).partition(": ")
+        return [Violation("unreadable", where, message)]
     except BenchmarkError as e:
         return [Violation("unreadable", str(path), str(e))]
     for p in prompts:

@@ -14,9 +14,10 @@ predicates_app = typer.Typer(help="Predicates (the registry, factatlas/predicate
 
 
 def curate_command(
+    run: Path | None = typer.Argument(None, metavar="RUN", help="Run directory (default: runs/<pair>)."),
     pair: str = typer.Option(..., "--pair", help="A pair from curate/pairs.yaml (arab-west, ...) or a pair YAML file."),
     langs: str = typer.Option("en", "--langs", help="Comma-separated label languages, e.g. ar,en."),
-    run: Path | None = typer.Option(None, "--run", help="Run directory (default: runs/<pair>)."),
+    old_run: Path | None = typer.Option(None, "--run", hidden=True, help="Deprecated: give RUN instead."),
     endpoint: str | None = typer.Option(None, "--endpoint",
                                         help="SPARQL endpoint URL (default: the embedded Wikidata sample)."),
     user_agent: str | None = typer.Option(None, "--user-agent", envvar="FACTATLAS_USER_AGENT",
@@ -29,9 +30,9 @@ def curate_command(
     sample: Path | None = typer.Option(None, "--sample", help="Another N-Triples file for the embedded endpoint."),
     page_lengths: Path | None = typer.Option(None, "--page-lengths", help="TSV site/title/length table."),
 ) -> None:
-    """Curate culture-filtered facts from Wikidata into <run>/curate/.
+    """Curate culture-filtered facts from Wikidata into RUN/curate/.
 
-    Example: factatlas curate --pair arab-west --langs ar,en
+    Example: factatlas curate runs/arab-west --pair arab-west --langs ar,en
     """
     from factatlas.console import err
     from factatlas.curate.engine import CurationConfig, curate
@@ -43,7 +44,11 @@ def curate_command(
         predicates=tuple(p.strip() for p in predicates.split(",") if p.strip()) if predicates else (),
         page_lengths=str(page_lengths) if page_lengths else None,
     )
-    run_dir = run or Path("runs") / Path(pair).stem
+    if run is not None and old_run is not None and run != old_run:
+        from factatlas.errors import ConfigError
+
+        raise ConfigError(f"two run directories given: RUN {run} and --run {old_run}; give RUN only")
+    run_dir = run or old_run or Path("runs") / Path(pair).stem
     result = curate(config, run_dir, progress=lambda msg: err.print(f"[dim]{msg}[/dim]", highlight=False))
     typer.echo(result.table())
     typer.echo(f"\nwrote {run_dir / 'curate'}: {len(result.facts)} facts, {len(result.entities)} entities, "

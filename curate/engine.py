@@ -253,10 +253,18 @@ class Candidate:
     popularity: float = 0.0
 
 
-def curate(config: CurationConfig, run_dir: str | Path, *, endpoint: SparqlEndpoint | None = None,
-           popularity_source: PopularitySource | None = None, sleeper: Callable[[float], None] = time.sleep,
-           progress: Callable[[str], None] | None = None) -> CurationResult:
-    """Curate a culture pair into ``<run_dir>/curate/`` and record the stage in the manifest."""
+def curate(config: CurationConfig, run_dir: str | Path, **options: Any) -> CurationResult:
+    """Curate a culture pair into ``<run_dir>/curate/`` and record the stage in the manifest.
+
+    One writer per run directory (a second process is refused); the outputs replace the old ones together
+    (the query cache and log carry over), so a failed or killed run leaves the previous outputs intact."""
+    with RunDir(Path(run_dir)).lock():
+        return _curate(config, run_dir, **options)
+
+
+def _curate(config: CurationConfig, run_dir: str | Path, *, endpoint: SparqlEndpoint | None = None,
+            popularity_source: PopularitySource | None = None, sleeper: Callable[[float], None] = time.sleep,
+            progress: Callable[[str], None] | None = None) -> CurationResult:
     started = datetime.now(UTC)
     config = config.validated()
     say = progress or (lambda _msg: None)
@@ -437,9 +445,10 @@ def curate(config: CurationConfig, run_dir: str | Path, *, endpoint: SparqlEndpo
             if q in country_counts[f.culture]:
                 country_counts[f.culture][q][f.predicate] += 1
 
-    write_facts(out_dir / "facts.parquet", facts)
-    write_entities(out_dir, entities.values())
-    write_drops(out_dir / "dropped.parquet", drops)
+    with run.replace_stage("curate", keep=("cache", "queries.jsonl")) as staging:
+        write_facts(staging / "facts.parquet", facts)
+        write_entities(staging, entities.values())
+        write_drops(staging / "dropped.parquet", drops)
     result = CurationResult(facts, entities, drops, counts, country_counts, cultures, tuple(specs), membership,
                             {"sent": runner.stats.sent, "cached": runner.stats.cached,
                              "timeouts": runner.stats.failed, "splits": runner.stats.split,

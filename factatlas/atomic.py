@@ -10,23 +10,34 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+# Every temporary file or folder factatlas makes beside an output starts with this prefix, so the next
+# writer of a run directory can remove what a killed run left (and nothing that is not ours).
+TMP_PREFIX = ".factatlas-tmp-"
+
 
 @contextmanager
 def atomic_path(target: str | os.PathLike) -> Iterator[Path]:
     """Yield a temporary path in the target's folder; on success it replaces ``target``."""
     target = Path(target)
     target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    fd, tmp = tempfile.mkstemp(prefix=f"{TMP_PREFIX}{target.name}.", suffix=".tmp", dir=target.parent)
     os.close(fd)
     tmp_path = Path(tmp)
     try:
         yield tmp_path
         # mkstemp makes owner-only files; outputs are shared artifacts, so give them the usual mode
         os.chmod(tmp_path, 0o666 & ~_umask())
+        _crash_point("atomic:before-replace")
         os.replace(tmp_path, target)
     finally:
         if tmp_path.exists():
             tmp_path.unlink()
+
+
+def _crash_point(name: str) -> None:
+    from factatlas.rundir import crash_point  # rundir imports this module
+
+    crash_point(name)
 
 
 def _umask() -> int:

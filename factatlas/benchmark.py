@@ -172,9 +172,11 @@ class Benchmark:
     def _read(self, read, what: str):
         import pyarrow as pa
 
+        from factatlas.tables import UnreadableTable
+
         try:
             return read()
-        except BenchmarkError:
+        except (BenchmarkError, UnreadableTable):  # already name the file and the fix
             raise
         except (ValueError, OSError, KeyError, pa.ArrowException) as e:
             raise BenchmarkError(f"{self.path}: cannot read {what}: {e}; rebuild it with this version.") from e
@@ -185,25 +187,29 @@ def read_prompts(*paths: str | os.PathLike) -> list[dict[str, Any]]:
     one shared object per distinct list across all files: predicate-wide sets repeat the same thousands
     of QIDs on every row, so they are read dictionary-encoded and materialised once per distinct list (a
     whole DLAMA pair stays in a few hundred MB)."""
+    import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from factatlas.tables import PROMPTS_SCHEMA
+    from factatlas.tables import PROMPTS_SCHEMA, read_parquet_schema, unreadable
 
     shared_paths = [f"{c}.list.element" for c in SHARED_LIST_COLUMNS]
     names = PROMPTS_SCHEMA.names
     interned: dict[tuple[str, ...], tuple[str, ...]] = {}
     rows: list[dict[str, Any]] = []
     for path in paths:
-        found = pq.read_schema(path)
+        found = read_parquet_schema(path)
         if not found.equals(PROMPTS_SCHEMA, check_metadata=False):
             raise ValueError(f"{path}: schema differs from PROMPTS_SCHEMA; rebuild it with this version.\n"
                              f"found: {found}")
-        pf = pq.ParquetFile(path, read_dictionary=shared_paths)
-        for g in range(pf.num_row_groups):
-            table = pf.read_row_group(g)
-            columns = [_shared_lists(table.column(n), interned) if n in SHARED_LIST_COLUMNS
-                       else table.column(n).to_pylist() for n in names]
-            rows += [dict(zip(names, values, strict=True)) for values in zip(*columns, strict=True)]
+        try:
+            pf = pq.ParquetFile(path, read_dictionary=shared_paths)
+            for g in range(pf.num_row_groups):
+                table = pf.read_row_group(g)
+                columns = [_shared_lists(table.column(n), interned) if n in SHARED_LIST_COLUMNS
+                           else table.column(n).to_pylist() for n in names]
+                rows += [dict(zip(names, values, strict=True)) for values in zip(*columns, strict=True)]
+        except pa.ArrowException as e:
+            raise unreadable(path, e) from None
     return rows
 
 

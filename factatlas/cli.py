@@ -34,8 +34,18 @@ def _register_stages() -> None:
         module.register(app)
 
 
+def _print_version(value: bool) -> None:
+    if value:
+        from factatlas import __version__
+
+        typer.echo(f"factatlas {__version__}")
+        raise typer.Exit()
+
+
 @app.callback()
-def _root(verbose: bool = typer.Option(False, "--verbose", "-v", help="Debug logging on stderr.")) -> None:
+def _root(verbose: bool = typer.Option(False, "--verbose", "-v", help="Debug logging on stderr."),
+          _version: bool = typer.Option(False, "--version", callback=_print_version, is_eager=True,
+                                        help="Print the factatlas version and exit.")) -> None:
     logging.basicConfig(level=logging.DEBUG if verbose else logging.WARNING, stream=sys.stderr,
                         format="%(levelname)s %(name)s: %(message)s")
 
@@ -45,7 +55,7 @@ _register_stages()
 
 def main() -> None:
     try:
-        app()
+        app(prog_name="factatlas")
     except FactatlasError as e:
         from factatlas.console import err
 

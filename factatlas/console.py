@@ -11,7 +11,9 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 T = TypeVar("T")
 
 out = Console()  # results
-err = Console(stderr=True)  # progress, warnings
+# soft_wrap: a diagnostic is one line however narrow the terminal, and unbroken when stderr is a file
+# (rich would wrap at 80 columns there), so paths and `grep` keep working on logs
+err = Console(stderr=True, soft_wrap=True)  # progress, warnings
 
 
 def progress() -> Progress:

@@ -51,7 +51,7 @@ def prepare_run_dir(run: Path) -> None:
     if run.exists() and any(run.iterdir()):
         if not (run / QUICKSTART_MARKER).exists():
             raise ConfigError(f"{run}: exists and was not made by `factatlas quickstart`; "
-                              f"pass --run with a new folder or remove it yourself")
+                              f"give another RUN folder or remove it yourself")
         shutil.rmtree(run)
     run.mkdir(parents=True, exist_ok=True)
     (run / QUICKSTART_MARKER).write_text("made by factatlas quickstart; safe to delete\n", "utf-8")
@@ -164,18 +164,21 @@ def register(app: typer.Typer) -> None:
 
     @app.command("quickstart")
     def quickstart_command(
-        run: Path = typer.Option(Path("runs/quickstart"), help="Run directory (recreated on every call)."),
+        run: Path = typer.Argument(Path("runs/quickstart"), metavar="RUN",
+                                   help="Run directory (recreated on every call)."),
         pair: str = typer.Option("arab-west", help="Culture pair from curate/pairs.yaml."),
+        old_run: Path | None = typer.Option(None, "--run", hidden=True, help="Deprecated: give RUN instead."),
         langs: str = typer.Option("ar,en", help="Comma-separated label/template languages."),
         model: str = typer.Option("tiny", help="Model for the probe: 'tiny' builds one on the spot, or a path."),
         skip_probe: bool = typer.Option(False, help="Curate, build and publish only."),
     ) -> None:
-        """Curate -> build -> probe -> report -> publish on the embedded Wikidata sample, offline.
+        """Curate -> build -> probe -> report -> publish on the embedded Wikidata sample, offline, into RUN.
 
-        Example: factatlas quickstart --langs ar,en
+        Example: factatlas quickstart runs/quickstart --langs ar,en
         """
         from factatlas.console import err
 
+        run = old_run or run
         config = QuickstartConfig(run=run, pair=pair, langs=_split_langs(langs), model=model, skip_probe=skip_probe)
         result = run_quickstart(config, say=lambda msg: err.print(msg, highlight=False))
         total = sum(result.seconds.values())

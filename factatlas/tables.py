@@ -15,6 +15,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from factatlas.atomic import atomic_path
+from factatlas.errors import FactatlasError
 from factatlas.records import (
     CandidateSet,
     Drop,
@@ -130,8 +131,40 @@ def write_table(path: str | os.PathLike, rows: Sequence[Mapping[str, Any]], sche
     return path
 
 
+class UnreadableTable(FactatlasError):
+    """A parquet file exists but cannot be read (truncated, corrupted, not parquet)."""
+
+
+def unreadable(path: str | os.PathLike, error: Exception) -> UnreadableTable:
+    """The clean error for a parquet file Arrow cannot read: the file, the reason, the likely cause, the fix."""
+    reason = str(error).splitlines()[0] if str(error) else type(error).__name__
+    return UnreadableTable(f"{path}: not a readable parquet file ({reason}). It was probably cut short (an "
+                           "interrupted copy or download, a full disk) or is not parquet at all. Write it "
+                           "again with the command that made it (curate, build, probe, import) or copy it "
+                           "again from its source.")
+
+
+def read_parquet(path: str | os.PathLike) -> pa.Table:
+    """``pq.read_table`` whose failures on a damaged file name the file and the fix (UnreadableTable)."""
+    try:
+        return pq.read_table(path)
+    except pa.ArrowException as e:
+        if isinstance(e, FileNotFoundError):
+            raise
+        raise unreadable(path, e) from None
+
+
+def read_parquet_schema(path: str | os.PathLike) -> pa.Schema:
+    try:
+        return pq.read_schema(path)
+    except pa.ArrowException as e:
+        if isinstance(e, FileNotFoundError):
+            raise
+        raise unreadable(path, e) from None
+
+
 def read_rows(path: str | os.PathLike, schema: pa.Schema | None = None) -> list[dict[str, Any]]:
-    table = pq.read_table(path)
+    table = read_parquet(path)
     if schema is not None and not table.schema.equals(schema, check_metadata=False):
         raise ValueError(f"{path}: schema differs from the expected one; rebuild it with this version.\n"
                          f"expected: {schema}\nfound: {table.schema}")

@@ -19,7 +19,7 @@ def register(app: typer.Typer) -> None:
 
 
 def probe(
-    run: Path = typer.Argument(..., help="Run directory (holding build/) or a benchmark directory."),
+    run: Path = typer.Argument(..., metavar="RUN", help="Run directory (holding build/) or a benchmark directory."),
     model: str = typer.Option(..., "--model", "-m",
                               help="Local folder, Hub id, or tiny | tiny-bert | tiny-gpt2 | tiny-t5 "
                                    "(built on the spot from the benchmark)."),

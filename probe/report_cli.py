@@ -24,7 +24,7 @@ def parse_associations(values: list[str] | None) -> dict[str, tuple[str, ...]]:
 def register(app: typer.Typer) -> None:
     @app.command("report")
     def report(
-        run: Path = typer.Argument(..., help="Run directory holding build/ and probe/<model>/rankings.parquet."),
+        run: Path = typer.Argument(..., metavar="RUN", help="Run directory holding build/ and probe/<model>/rankings.parquet."),
         model: str | None = typer.Option(None, "--model", help="Model slug under probe/ (default: every model)."),
         associate: list[str] | None = typer.Option(
             None, "--associate", help="Language=culture for X-FaKT (repeatable), overrides the default mapping."),

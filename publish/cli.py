@@ -16,7 +16,7 @@ def _human(n: int) -> str:
 
 
 def publish_command(
-    run: Path = typer.Argument(..., help="Run directory (runs/<name>) or benchmark directory (<run>/build)."),
+    run: Path = typer.Argument(..., metavar="RUN", help="Run directory (runs/<name>) or benchmark directory (RUN/build)."),
     repo: str = typer.Option(..., "--repo", help="Dataset repository id, 'org/name'."),
     version: str = typer.Option(..., "--version", help="Semantic version of this release, e.g. 1.0.0."),
     target: str = typer.Option(..., "--target", help="'hub' or 'git:PATH' (local path or git URL)."),
@@ -28,7 +28,7 @@ def publish_command(
     license: str | None = typer.Option(None, "--license", help="Licence id for the card (default: cc0-1.0 for "
                                        "curated Wikidata benchmarks, 'other' for imported ones)."),
     pretty_name: str | None = typer.Option(None, "--pretty-name", help="Human title of the dataset."),
-    out: Path | None = typer.Option(None, "--out", help="Release folder (default: <run>/release)."),
+    out: Path | None = typer.Option(None, "--out", help="Release folder (default: RUN/release)."),
     ignore_bump: bool = typer.Option(False, "--ignore-bump", help="Publish even if the version step is smaller "
                                      "than the changes need (e.g. a minor bump that removes facts)."),
 ) -> None:
@@ -64,6 +64,8 @@ def publish_command(
     stdout.print(f"published {result.tag} to {result.target}: commit {result.commit}"
                  + (f" {result.url}" if result.url else ""), highlight=False, soft_wrap=True)
     stdout.print(f"release folder: {plan.release_dir}", highlight=False, soft_wrap=True)
+    if not result.branch_moved:
+        stdout.print(f"note: {result.note}", highlight=False, markup=False, soft_wrap=True)
     if result.removed:
         err.print(f"removed {len(result.removed)} file(s) of the previous head that are not in this release: "
                   + ", ".join(result.removed), highlight=False, markup=False, soft_wrap=True)

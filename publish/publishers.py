@@ -12,17 +12,21 @@ import io
 import logging
 import os
 import re
+import shutil
 import subprocess
 import tarfile
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from factatlas.atomic import TMP_PREFIX
 from factatlas.errors import ConfigError, FactatlasError
+from factatlas.rundir import crash_point, exclusive_lock
 
-from .versions import Version, check_new_version, versions_from_tags
+from .versions import Version, branch_release, check_new_version, moves_default_branch, versions_from_tags
 
 log = logging.getLogger(__name__)
 
@@ -48,6 +52,8 @@ class PublishResult:
     commit: str  # sha of the release commit; the tag points at it
     url: str = ""
     removed: tuple[str, ...] = ()  # files of the previous head that the release no longer has
+    branch_moved: bool = True  # False: a lower or pre-release version, tagged only
+    note: str = ""  # why the default branch did not move
 
 
 class Publisher(Protocol):
@@ -61,6 +67,23 @@ class Publisher(Protocol):
     def read_tag(self, tag: str) -> dict[str, bytes]: ...
 
     def publish(self, files: Mapping[str, bytes], version: Version, message: str) -> PublishResult: ...
+
+    def lock(self) -> AbstractContextManager[None]: ...
+
+
+def tag_only_note(version: Version, existing: Sequence[Version], branch: str) -> str:
+    """Why ``version`` is tagged without moving the default branch (readers of ``branch`` keep the highest
+    release)."""
+    return f"{version.tag} is {_why_tag_only(version, existing)}: tagged only; branch '{branch}' still points " \
+           f"at {branch_release(list(existing)).tag}"  # type: ignore[union-attr]
+
+
+def _why_tag_only(version: Version, existing: Sequence[Version]) -> str:
+    held = branch_release(list(existing))
+    lower = held is not None and version < held
+    if version.pre:
+        return f"a pre-release below {held.tag}" if lower else "a pre-release"  # type: ignore[union-attr]
+    return f"lower than {held.tag}"  # type: ignore[union-attr]
 
 
 def refuse_existing(publisher: Publisher, version: Version) -> None:
@@ -94,11 +117,55 @@ class GitPublisher:
             raise FactatlasError(redact(f"{self.location}: git {args[0]} failed: {msg}"))
         return proc
 
-    def _exists(self) -> bool:
-        return _is_url(self.target) or Path(self.target).exists()
+    def lock(self) -> AbstractContextManager[None]:
+        """One publisher at a time for a local target: a lock file beside it (remote targets rely on git's
+        own atomic push, which refuses a branch update that is not a fast-forward)."""
+        if _is_url(self.target):
+            return nullcontext()
+        target = Path(self.target)
+        return _locked_beside(target, f"publish target {target}")
+
+    def _create_bare(self) -> None:
+        """Make a new local target as a bare repository, atomically: ``git init`` runs in a temporary sibling
+        that is renamed into place once complete, so a kill leaves no half-made target (only a
+        ``.factatlas-tmp-`` folder that the next publish removes)."""
+        target = Path(self.target)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        for leftover in target.parent.glob(f"{TMP_PREFIX}{target.name}-*"):
+            shutil.rmtree(leftover)
+        staging = target.with_name(f"{TMP_PREFIX}{target.name}-{os.getpid()}")
+        self._git("init", "-q", "--bare", f"--initial-branch={self.branch}", str(staging))
+        crash_point("publish:target-initialised")
+        os.rename(staging, target)
+
+    def _local_state(self) -> str:
+        """``absent``, ``repository`` or ``half-made`` (what an interrupted ``git init`` leaves: git's skeleton
+        without HEAD, objects or refs); anything else at the path is refused with what to do."""
+        target = Path(self.target)
+        if not target.exists():
+            return "absent"
+        if target.is_dir() and self._git("rev-parse", "--git-dir", cwd=target, check=False).returncode == 0:
+            return "repository"
+        if target.is_dir() and _half_made_bare_repo(target):
+            return "half-made"
+        raise ConfigError(f"{self.location}: exists but is not a git repository; publish to a new path or a "
+                          f"git repository, or remove {target} if it is a target you no longer need")
+
+    def _check_local_target(self) -> None:
+        """Create a new local target; repair a half-made one (it holds nothing)."""
+        state = self._local_state()
+        if state == "half-made":
+            log.warning("%s: an interrupted git init left an empty, unusable repository; recreating it",
+                        self.target)
+            shutil.rmtree(self.target)
+        if state != "repository":
+            self._create_bare()
+
+    def _readable(self) -> bool:
+        return _is_url(self.target) or self._local_state() == "repository"
 
     def existing_tags(self) -> list[str]:
-        if not self._exists():
+        if not self._readable():
             return []
         out = self._git("ls-remote", "--tags", self.target).stdout.decode()
         tags = set()
@@ -109,7 +176,7 @@ class GitPublisher:
         return sorted(tags)
 
     def head(self) -> str | None:
-        if not self._exists():
+        if not self._readable():
             return None
         out = self._git("ls-remote", "--heads", self.target, self.branch).stdout.decode().split()
         return out[0] if out else None
@@ -131,17 +198,25 @@ class GitPublisher:
         return dict(sorted(files.items()))
 
     def publish(self, files: Mapping[str, bytes], version: Version, message: str) -> PublishResult:
-        refuse_existing(self, version)
-        if not self._exists():
+        if not _is_url(self.target):
             # A new local target becomes a bare repository: it can receive pushes and be cloned or mirrored.
-            self._git("init", "-q", "--bare", f"--initial-branch={self.branch}", self.target)
-        parent = self.head()
+            self._check_local_target()
+        existing = versions_from_tags(self.existing_tags())
+        check_new_version(version, existing, self.location)
+        move_branch = moves_default_branch(version, existing)
+        # a tag-only release (a backport, a pre-release) continues the release it follows, not the branch head
+        if move_branch:
+            base_ref = f"refs/heads/{self.branch}" if self.head() else None
+        else:
+            base_ref = _previous_tag_ref(version, existing)
+        parent: str | None = None
         with tempfile.TemporaryDirectory(prefix="factatlas-publish-") as tmp:
             work = Path(tmp)
             self._git("init", "-q", f"--initial-branch={self.branch}", str(work))
-            if parent:
-                self._git("fetch", "-q", "--depth", "1", self.target, f"refs/heads/{self.branch}", cwd=work)
-                self._git("update-ref", f"refs/heads/{self.branch}", "FETCH_HEAD", cwd=work)
+            if base_ref:
+                self._git("fetch", "-q", "--depth", "1", self.target, base_ref, cwd=work)
+                parent = self._git("rev-parse", "FETCH_HEAD^{commit}", cwd=work).stdout.decode().strip()
+                self._git("update-ref", f"refs/heads/{self.branch}", parent, cwd=work)
             for path, data in files.items():
                 dest = work / path
                 dest.parent.mkdir(parents=True, exist_ok=True)
@@ -156,8 +231,10 @@ class GitPublisher:
                 names = self._git("diff", "--name-only", "--diff-filter=D", "-z", parent, sha, cwd=work).stdout
                 removed = tuple(sorted(n for n in names.decode("utf-8").split("\0") if n))
             self._git(*identity, "tag", "-a", version.tag, "-m", message, sha, cwd=work)
-            push = self._git("push", "-q", "--atomic", self.target, f"HEAD:refs/heads/{self.branch}",
-                             f"refs/tags/{version.tag}:refs/tags/{version.tag}", cwd=work, check=False)
+            refspecs = [f"refs/tags/{version.tag}:refs/tags/{version.tag}"]
+            if move_branch:
+                refspecs.insert(0, f"HEAD:refs/heads/{self.branch}")
+            push = self._git("push", "-q", "--atomic", self.target, *refspecs, cwd=work, check=False)
             if push.returncode != 0:
                 lines = push.stderr.decode("utf-8", "replace").strip().splitlines()
                 # the server's own explanation ("remote: ...") is long; git's summary lines say what failed
@@ -168,7 +245,9 @@ class GitPublisher:
                             "(git init --bare) or a remote URL instead.")
                 raise FactatlasError(redact(f"{self.location}: git push failed, nothing was published: "
                                             f"{msg}.{hint}"))
-        return PublishResult(self.location, str(version), version.tag, sha, removed=removed)
+        note = "" if move_branch else tag_only_note(version, existing, self.branch)
+        return PublishResult(self.location, str(version), version.tag, sha, removed=removed,
+                             branch_moved=move_branch, note=note)
 
     def _identity(self, work: Path) -> list[str]:
         """``-c user.*`` only where git has no identity configured (CI machines, fresh containers)."""
@@ -177,6 +256,31 @@ class GitPublisher:
             if self._git("config", "--get", key, cwd=work, check=False).returncode != 0:
                 args += ["-c", f"{key}={default}"]
         return args
+
+
+def _previous_tag_ref(version: Version, existing: Sequence[Version]) -> str | None:
+    below = [v for v in existing if v < version]
+    return f"refs/tags/{max(below).tag}" if below else None
+
+
+_GIT_SKELETON = {"HEAD", "config", "description", "hooks", "info", "objects", "refs", "branches"}
+
+
+def _half_made_bare_repo(folder: Path) -> bool:
+    """True for what an interrupted ``git init --bare`` leaves: only git's skeleton, no object, no ref."""
+    names = {p.name for p in folder.iterdir()}
+    if not names or not names <= _GIT_SKELETON:
+        return False
+    has_objects = any(p.is_file() for p in (folder / "objects").rglob("*")) if (folder / "objects").is_dir() else False
+    has_refs = any(p.is_file() for p in (folder / "refs").rglob("*")) if (folder / "refs").is_dir() else False
+    return not has_objects and not has_refs
+
+
+@contextmanager
+def _locked_beside(target: Path, what: str) -> Iterator[None]:
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with exclusive_lock(target.with_name(f".{target.name}.factatlas.lock"), what):
+        yield
 
 
 # ---- Hugging Face Hub ----------------------------------------------------------------------------
@@ -219,6 +323,9 @@ class HubPublisher:
         refs = self._refs()
         return sorted(t.name for t in refs.tags) if refs else []
 
+    def lock(self) -> AbstractContextManager[None]:
+        return nullcontext()  # the Hub checks parent_commit, so a concurrent commit fails instead of interleaving
+
     def read_tag(self, tag: str) -> dict[str, bytes]:
         from huggingface_hub import snapshot_download
 
@@ -240,7 +347,13 @@ class HubPublisher:
                    exist_ok=True)
         refs = self._refs()
         tags = sorted(t.name for t in refs.tags) if refs else []
-        check_new_version(version, versions_from_tags(tags), self.location)  # a tag that appeared meanwhile
+        existing = versions_from_tags(tags)
+        check_new_version(version, existing, self.location)  # a tag that appeared meanwhile
+        if not moves_default_branch(version, existing):
+            raise ConfigError(f"{self.location}: {version.tag} is {_why_tag_only(version, existing)}; on the Hub every commit lands on a "
+                              f"branch and this publisher commits to "
+                              f"'{BRANCH}', which would then serve an older release. Publish it to a git target "
+                              f"(--target git:PATH), which tags it without moving '{BRANCH}'.")
         head = next((b.target_commit for b in (refs.branches if refs else []) if b.name == BRANCH), None)
         stale: list[str] = []
         if head:

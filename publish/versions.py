@@ -102,6 +102,23 @@ def previous_version(new: Version, existing: list[Version]) -> Version | None:
     return max(below) if below else None
 
 
+def moves_default_branch(new: Version, existing: list[Version]) -> bool:
+    """Whether releasing ``new`` may move the default branch: a final version above every existing final
+    one, or, while no final release exists, a pre-release above every existing one. A backport (1.1.0
+    after 2.0.0) or a pre-release after a final release is tagged, but readers of the default branch keep
+    the highest release."""
+    finals = [v for v in existing if not v.pre]
+    if new.pre:
+        return not finals and all(new > v for v in existing)
+    return all(new > v for v in finals)
+
+
+def branch_release(existing: list[Version]) -> Version | None:
+    """The release the default branch holds under ``moves_default_branch``."""
+    finals = [v for v in existing if not v.pre]
+    return max(finals) if finals else max(existing, default=None)
+
+
 def check_new_version(new: Version, existing: list[Version], where: str) -> None:
     """Refuse a version that already exists at ``where``: tags are never moved or overwritten."""
     if new in existing:

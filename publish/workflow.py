@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import difflib
 import json
+import os
 import shutil
 from collections.abc import Mapping
+from contextlib import ExitStack
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
+from factatlas.atomic import TMP_PREFIX
 from factatlas.errors import ConfigError
-from factatlas.rundir import RunDir
+from factatlas.rundir import RunDir, swap_in
 
 from .diff import ReleaseDiff, diff_snapshots, snapshot_from_files
 from .publishers import Publisher, PublishResult, open_target, read_ref
@@ -109,18 +112,18 @@ def execute(plan: PublishPlan, publisher: Publisher, run: str | Path) -> Publish
 
 
 def _replace_folder(folder: Path, files: Mapping[str, bytes]) -> None:
-    """Swap in a freshly written folder, so a failure never leaves a half-written release behind."""
-    tmp = folder.with_name(f".{folder.name}.new")
-    old = folder.with_name(f".{folder.name}.old")
-    for p in (tmp, old):
-        if p.exists():
-            shutil.rmtree(p)
-    write_release(files, tmp)
-    if folder.exists():
-        folder.rename(old)
-    tmp.rename(folder)
-    if old.exists():
-        shutil.rmtree(old)
+    """Swap in a freshly written folder, so a failure or a kill never leaves a half-written release behind
+    (staging folders a killed publish left beside it are removed first)."""
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    for leftover in folder.parent.glob(f"{TMP_PREFIX}{folder.name}-*"):
+        shutil.rmtree(leftover)
+    staging = folder.with_name(f"{TMP_PREFIX}{folder.name}-{os.getpid()}")
+    try:
+        write_release(files, staging)
+        swap_in(staging, folder)
+    finally:
+        if staging.exists():
+            shutil.rmtree(staging)
 
 
 def publish(run: str | Path, *, repo: str, version: str, target: str, dry_run: bool = False,
@@ -129,10 +132,16 @@ def publish(run: str | Path, *, repo: str, version: str, target: str, dry_run: b
     """Plan (render + version checks) and, unless ``dry_run``, execute a release. ``endpoint``: a Hub URL
     other than the default (HF_ENDPOINT works too); the token comes from HF_TOKEN or the user's login."""
     publisher = open_target(target, repo, private=private, endpoint=endpoint)
-    plan = plan_publish(run, publisher, repo=repo, version=version, previous_ref=previous_ref, **options)
-    if dry_run:
-        return plan, None
-    return plan, execute(plan, publisher, run)
+    with ExitStack() as held:
+        if not dry_run:  # one publisher per target and per run: versions are checked and tags made in one go
+            held.enter_context(publisher.lock())
+            _, run_dir = locate(run)
+            if run_dir is not None:
+                held.enter_context(RunDir(run_dir).lock())
+        plan = plan_publish(run, publisher, repo=repo, version=version, previous_ref=previous_ref, **options)
+        if dry_run:
+            return plan, None
+        return plan, execute(plan, publisher, run)
 
 
 def load_any(ref: str) -> dict[str, bytes]:

@@ -33,8 +33,10 @@ def validate_command(files: list[Path] = typer.Argument(None, help="Template fil
 @templates_app.command("coverage")
 def coverage_command(langs: str | None = typer.Option(None, "--langs", help="Comma-separated (default: all)."),
                      minimum: int = typer.Option(2, "--min", help="Cloze paraphrases a cell needs to be 'ok'."),
-                     root: Path | None = typer.Option(None, "--templates", help="Template folder (default: "
-                                                      "the packaged templates/lang/).")) -> None:
+                     root: Path | None = typer.Option(None, "--templates-dir", help="Folder of <lang>.yaml "
+                                                      "template files (default: the packaged templates/lang/)."),
+                     old_root: Path | None = typer.Option(None, "--templates", hidden=True,
+                                                          help="Deprecated: --templates-dir.")) -> None:
     """Print the language x predicate matrix: cloze paraphrases + question (q), draft marks (*).
 
     Example: factatlas templates coverage --langs en,ru,ko
@@ -42,13 +44,15 @@ def coverage_command(langs: str | None = typer.Option(None, "--langs", help="Com
     from factatlas.templates.coverage import coverage_table
     from factatlas.templates.library import load_library
 
-    lib = load_library(_split(langs), root=root, validate=False)
+    lib = load_library(_split(langs), root=root or old_root, validate=False)
     typer.echo(coverage_table(lib, minimum))
 
 
 @templates_app.command("show")
 def show_command(lang: str = typer.Argument(..., help="Language code."),
-                 predicate: str | None = typer.Option(None, "--predicate", help="e.g. P19")) -> None:
+                 predicate: str | None = typer.Option(None, "--predicate", help="e.g. P19"),
+                 root: Path | None = typer.Option(None, "--templates-dir", help="Folder of <lang>.yaml template "
+                                                  "files (default: the packaged templates/lang/).")) -> None:
     """List a language's templates with their parsed slots.
 
     Example: factatlas templates show ru --predicate P19
@@ -56,7 +60,7 @@ def show_command(lang: str = typer.Argument(..., help="Language code."),
     from factatlas.templates.library import load_library
     from factatlas.templates.syntax import parse
 
-    lib = load_library([lang])
+    lib = load_library([lang], root=root)
     for t in lib.templates(lang, predicate):
         slots = " ".join(s.raw for s in parse(t.text).slots())
         typer.echo(f"{t.id:<10} {t.kind:<8} {t.status:<8} {t.text}    [{slots}]")
@@ -119,11 +123,13 @@ def unimorph_fetch_command(iso: str = typer.Argument(..., help="ISO 639-3 code, 
     typer.echo(str(download_table(iso, cache_dir, url)))
 
 
-def render_command(run: Path = typer.Argument(..., help="Run directory with curate/ outputs."),
+def render_command(run: Path = typer.Argument(..., metavar="RUN", help="Run directory with curate/ outputs."),
                    langs: str | None = typer.Option(None, "--langs", help="Comma-separated (default: all)."),
-                   root: Path | None = typer.Option(None, "--templates", help="Template folder (default: "
-                                                    "the packaged templates/lang/).")) -> None:
-    """Render curated facts into prompts per language and template (<run>/render/).
+                   root: Path | None = typer.Option(None, "--templates-dir", help="Folder of <lang>.yaml template "
+                                                    "files (default: the packaged templates/lang/)."),
+                   old_root: Path | None = typer.Option(None, "--templates", hidden=True,
+                                                        help="Deprecated: --templates-dir.")) -> None:
+    """Render curated facts into prompts per language and template (RUN/render/).
 
     Example: factatlas render runs/arab-west --langs ar,en
     """
@@ -131,7 +137,7 @@ def render_command(run: Path = typer.Argument(..., help="Run directory with cura
     from factatlas.templates.library import load_library
 
     wanted = _split(langs)
-    report = render_run(run, wanted, load_library(wanted, root=root))
+    report = render_run(run, wanted, load_library(wanted, root=root or old_root))
     typer.echo(report.table())
     typer.echo(f"wrote {run / 'render' / 'prompts.parquet'} ({len(report.rows)} prompts, {len(report.drops)} drops)")
 

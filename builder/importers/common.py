@@ -38,10 +38,14 @@ def default_out(name: str) -> Path:
 
 def write_import(out_run: str | os.PathLike, content: BenchmarkContent, *, config: dict[str, Any],
                  counts: Mapping[str, int], started: datetime | None = None) -> Path:
-    """Write ``<out_run>/build/`` (the benchmark directory) and the manifest's "build" entry."""
+    """Write ``<out_run>/build/`` (the benchmark directory, swapped in whole) and the manifest's "build" entry."""
     run = RunDir.open(out_run)
-    out = run.stage("build")
-    outputs = write_benchmark(out, content)
-    run.record_stage("build", config=config, counts=dict(counts), outputs=outputs,
-                     started=started or datetime.now(UTC), extra={"imported": content.meta["source"]["kind"]})
+    out = run.root / "build"
+    with run.lock():
+        with run.replace_stage("build") as staging:
+            written = write_benchmark(staging, content)
+        run.record_stage("build", config=config, counts=dict(counts),
+                         outputs=[out / p.relative_to(staging) for p in written],
+                         started=started or datetime.now(UTC),
+                         extra={"imported": content.meta["source"]["kind"]})
     return out

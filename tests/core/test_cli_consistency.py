@@ -1,0 +1,109 @@
+"""One name per thing across every command (issues 9 and 13): RUN positional, --langs, --templates-dir,
+--template-ids; `factatlas --version`; usage lines that match the descriptions; unwrapped error lines."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+import typer
+from typer.testing import CliRunner
+
+import factatlas
+from factatlas.cli import app
+
+
+# typer vendors its own click: commands and parameters are told apart by what they have, not by class
+def commands() -> Iterator[tuple[str, Any]]:
+    def walk(prefix: str, cmd: Any) -> Iterator[tuple[str, Any]]:
+        if hasattr(cmd, "commands"):
+            for name, sub in sorted(cmd.commands.items()):
+                yield from walk(f"{prefix} {name}".strip(), sub)
+        else:
+            yield prefix, cmd
+
+    yield from walk("", typer.main.get_command(app))
+
+
+def visible_options(cmd: Any) -> list[Any]:
+    return [p for p in cmd.params if p.param_type_name == "option" and not p.hidden]
+
+
+def arguments(cmd: Any) -> list[Any]:
+    return [p for p in cmd.params if p.param_type_name == "argument"]
+
+
+def test_version_flag_prints_the_package_version():
+    res = subprocess.run([sys.executable, "-m", "factatlas", "--version"], capture_output=True, text=True)
+    assert res.returncode == 0
+    assert res.stdout == f"factatlas {factatlas.__version__}\n"
+
+
+def test_run_directories_are_the_positional_RUN_in_every_command():
+    taking_run = []
+    for name, cmd in commands():
+        for opt in visible_options(cmd):
+            assert "--run" not in opt.opts, f"{name}: --run (give RUN as the positional argument)"
+            if "--out" in opt.opts:
+                assert "run directory" not in (opt.help or "").lower(), f"{name}: --out names a run directory"
+        for arg in arguments(cmd):
+            if "run directory" in (getattr(arg, "help", "") or "").lower():
+                taking_run.append(name)
+                assert arg.metavar == "RUN", f"{name}: {arg.name} shown as {arg.metavar}"
+    assert {"curate", "build", "render", "probe", "report", "publish", "quickstart", "import mlama",
+            "import bmlama", "import dlama-v1"} <= set(taking_run)
+
+
+def test_one_name_per_option_meaning():
+    for name, cmd in commands():
+        for opt in visible_options(cmd):
+            text = (opt.help or "").lower()
+            assert "--templates" not in opt.opts, f"{name}: --templates is ambiguous (ids or a folder?)"
+            if "<lang>.yaml" in text:
+                assert opt.opts == ["--templates-dir"], f"{name}: {opt.opts} for a template folder"
+            if "template ids" in text:
+                assert opt.opts == ["--template-ids"], f"{name}: {opt.opts} for template ids"
+            if "comma-separated" in text and "language" in text:
+                assert opt.opts == ["--langs"], f"{name}: {opt.opts} for languages"
+
+
+def test_usage_lines_and_descriptions_name_the_run_the_same_way():
+    runner = CliRunner()
+    for name, cmd in commands():
+        if not any(p.name == "run" for p in arguments(cmd)):
+            continue
+        res = runner.invoke(app, [*name.split(), "--help"], env={"COLUMNS": "200"}, prog_name="factatlas")
+        usage = next(line for line in res.output.splitlines() if "Usage:" in line)
+        assert re.search(r"[\[{]RUN[\]}]", usage), f"{name}: {usage.strip()}"
+        assert "<run>" not in res.output.lower(), f"{name}: the description says <run>, the usage RUN"
+
+
+def test_build_refuses_the_ambiguous_templates_flag_naming_both_new_ones(tmp_path):
+    res = CliRunner().invoke(app, ["build", str(tmp_path), "--langs", "en", "--templates", "P19/1"])
+    assert res.exit_code != 0
+    assert "use --template-ids for template ids (P19/1,P19/q1) or --templates-dir for a folder" in str(res.exception)
+
+
+def test_templates_show_takes_the_same_folder_option(tmp_path):
+    folder = tmp_path / "tpl"
+    folder.mkdir()
+    (folder / "xx.yaml").write_text("")
+    res = CliRunner().invoke(app, ["templates", "show", "xx", "--templates-dir", str(folder)])
+    assert "No such option" not in res.output
+
+
+@pytest.mark.parametrize("width_var", ["", "40"])
+def test_error_lines_are_not_wrapped_when_stderr_is_a_file(tmp_path, width_var):
+    missing = tmp_path / ("a-rather-long-run-directory-name-" * 3) / "run"
+    env = {**__import__("os").environ, "COLUMNS": width_var} if width_var else None
+    with open(tmp_path / "err.txt", "w") as err:
+        res = subprocess.run([sys.executable, "-m", "factatlas", "build", str(missing), "--langs", "ar,en"],
+                             stderr=err, env=env)
+    assert res.returncode == 2
+    lines = (tmp_path / "err.txt").read_text().splitlines()
+    assert len(lines) == 1, lines
+    assert lines[0].startswith(f"error: {missing}: no curated facts (") and lines[0].endswith(" first")

@@ -1,0 +1,214 @@
+"""A failed or killed stage never destroys good output; two writers never interleave (issue 11).
+
+Every case runs the real CLI in a child process on a run curated from the packaged sample; kills are
+real SIGKILLs, placed at the moments that matter by ``FACTATLAS_CRASH_AT`` (factatlas.rundir.crash_point).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from factatlas.atomic import TMP_PREFIX
+
+SAMPLE_RUN = "arab-west"  # the folder name: benchmark.json records it, so copies keep it
+
+
+def cli(*args: str, crash_at: str | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k != "FACTATLAS_CRASH_AT"}
+    if crash_at:
+        env["FACTATLAS_CRASH_AT"] = crash_at
+    return subprocess.run([sys.executable, "-m", "factatlas", *map(str, args)], capture_output=True, text=True,
+                          env=env, cwd=cwd, timeout=300)
+
+
+def tree(root: Path) -> dict[str, str]:
+    return {p.relative_to(root).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def ours(root: Path) -> list[str]:
+    return sorted(p.relative_to(root).as_posix() for p in root.rglob(f"{TMP_PREFIX}*"))
+
+
+@pytest.fixture(scope="module")
+def curated(tmp_path_factory) -> Path:
+    """runs/arab-west curated from the sample in ar,en and built once (the 'previous good build')."""
+    run = tmp_path_factory.mktemp("curated") / SAMPLE_RUN
+    res = cli("curate", run, "--pair", "arab-west", "--langs", "ar,en")
+    assert res.returncode == 0, res.stderr
+    res = cli("build", run, "--langs", "ar,en")
+    assert res.returncode == 0, res.stderr
+    return run
+
+
+@pytest.fixture(scope="module")
+def sampled_build(tmp_path_factory, curated) -> dict[str, str]:
+    """What a clean `build --candidates sampled --k 3` writes (the 'new' build of the kill tests)."""
+    run = tmp_path_factory.mktemp("reference") / SAMPLE_RUN
+    shutil.copytree(curated, run)
+    res = cli("build", run, "--langs", "ar,en", "--candidates", "sampled", "--k", "3")
+    assert res.returncode == 0, res.stderr
+    return tree(run / "build")
+
+
+@pytest.fixture
+def run(tmp_path, curated) -> Path:
+    copy = tmp_path / SAMPLE_RUN
+    shutil.copytree(curated, copy)
+    return copy
+
+
+def test_a_failed_build_leaves_the_previous_build_untouched_and_exits_non_zero(run):
+    before = tree(run / "build")
+    manifest = (run / "manifest.json").read_bytes()
+    res = cli("build", run, "--langs", "ar,en,fr")  # curated in ar,en only: no fact has a French label
+    assert res.returncode != 0
+    assert f"{run}: no fact survived the build for languages ar,en,fr (top reasons: build/no-label:fr x" in res.stderr
+    assert f"{run / 'build'} is unchanged" in res.stderr
+    assert tree(run / "build") == before
+    assert (run / "manifest.json").read_bytes() == manifest
+    assert ours(run) == []
+    assert cli("validate-benchmark", run).returncode == 0
+
+
+def test_an_empty_benchmark_is_never_valid(run):
+    from factatlas.builder.benchmark import CANDIDATES_SCHEMA
+    from factatlas.tables import FACTS_SCHEMA, PROMPTS_SCHEMA, write_table
+
+    for name, schema in (("prompts.parquet", PROMPTS_SCHEMA), ("facts.parquet", FACTS_SCHEMA),
+                         ("candidates.parquet", CANDIDATES_SCHEMA)):
+        write_table(run / "build" / name, [], schema)
+    res = cli("validate-benchmark", run)
+    assert res.returncode == 1
+    assert "[empty] prompts.parquet: the benchmark holds 0 facts and 0 prompts; an empty benchmark is never " \
+           "valid" in res.stderr
+
+
+@pytest.mark.parametrize("point, survivor", [
+    ("atomic:before-replace", "old"),  # inside the first file write of the new build
+    ("benchmark:prompts-written", "old"),  # the old failure: prompts replaced, benchmark.json not yet
+    ("stage:complete", "old"),  # every file written, not yet swapped in
+    ("swap:exchanged", "new"),  # swapped in, the old folder not yet deleted
+])
+def test_a_killed_rebuild_leaves_the_old_or_the_new_build_never_a_mix(run, sampled_build, point, survivor):
+    old = tree(run / "build")
+    assert old != sampled_build
+    killed = cli("build", run, "--langs", "ar,en", "--candidates", "sampled", "--k", "3", crash_at=point)
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    assert tree(run / "build") == (old if survivor == "old" else sampled_build)
+    assert ours(run), "the kill should have left a staging folder or temp file behind"
+    rerun = cli("build", run, "--langs", "ar,en", "--candidates", "sampled", "--k", "3")
+    assert rerun.returncode == 0, rerun.stderr
+    assert tree(run / "build") == sampled_build
+    assert ours(run) == []  # what the killed run left is gone
+
+
+def test_cleanup_removes_only_what_is_ours(run):
+    (run / "notes.tmp").write_text("mine\n")
+    (run / "build" / ".facts.parquet.123.tmp").write_text("another tool's\n")
+    (run / "curate" / f"{TMP_PREFIX}facts.parquet.abc.tmp").write_text("half-written\n")
+    assert cli("build", run, "--langs", "ar,en").returncode == 0
+    assert (run / "notes.tmp").exists()
+    assert not (run / "curate" / f"{TMP_PREFIX}facts.parquet.abc.tmp").exists()
+    # build/ was replaced whole: a stranger's file inside it went with the old folder
+    assert not (run / "build" / ".facts.parquet.123.tmp").exists()
+
+
+def test_a_killed_curate_keeps_the_previous_outputs_and_the_query_cache(run):
+    outputs = ("facts.parquet", "entities.parquet", "labels.parquet", "dropped.parquet")
+    before = {name: digest for name, digest in tree(run / "curate").items() if name in outputs}
+    killed = cli("curate", run, "--pair", "arab-west", "--langs", "ar,en", "--predicates", "P19",
+                 crash_at="stage:complete")
+    assert killed.returncode == -signal.SIGKILL
+    assert {name: digest for name, digest in tree(run / "curate").items() if name in outputs} == before
+    res = cli("curate", run, "--pair", "arab-west", "--langs", "ar,en", "--predicates", "P19")
+    assert res.returncode == 0, res.stderr
+    assert "queries sent 0" in res.stdout  # the cache carried over into the new folder
+    assert ours(run) == []
+
+
+def test_the_builder_creates_no_run_folder_and_names_the_real_curate_command(tmp_path):
+    missing = tmp_path / "runs" / "nothing-here"
+    res = cli("build", missing, "--langs", "ar,en")
+    assert res.returncode != 0
+    assert f"run `factatlas curate {missing} --pair PAIR --langs ar,en` first" in res.stderr
+    assert "--out" not in res.stderr
+    assert not missing.exists() and not missing.parent.exists()
+
+
+HOLDER = textwrap.dedent("""
+    import sys, time
+    from pathlib import Path
+    from factatlas.rundir import RunDir
+    with RunDir(Path(sys.argv[1])).lock():
+        print("locked", flush=True)
+        time.sleep(120)
+""")
+
+
+def test_a_second_writer_of_a_run_is_refused_naming_the_holder(run):
+    before = tree(run / "build")
+    holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(run)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "locked"
+        res = cli("build", run, "--langs", "ar,en", "--candidates", "sampled", "--k", "3")
+        assert res.returncode != 0
+        assert (f"another factatlas process (pid {holder.pid}) holds run directory {run} "
+                f"(lock {run / '.factatlas.lock'})") in res.stderr
+        assert tree(run / "build") == before
+        res = cli("curate", run, "--pair", "arab-west", "--langs", "ar,en")
+        assert f"another factatlas process (pid {holder.pid}) holds run directory {run}" in res.stderr
+    finally:
+        holder.kill()  # SIGKILL: the lock dies with its holder, no stale lock file blocks the next run
+        holder.wait()
+    assert cli("build", run, "--langs", "ar,en").returncode == 0
+
+
+def test_validate_benchmark_on_a_truncated_parquet_names_the_file_and_the_fix(run):
+    prompts = run / "build" / "prompts.parquet"
+    data = prompts.read_bytes()
+    prompts.write_bytes(data[: len(data) // 2])
+    res = cli("validate-benchmark", run)
+    assert res.returncode == 1
+    assert f"[unreadable] {prompts}: not a readable parquet file (" in res.stderr
+    assert "Write it again with the command that made it" in res.stderr
+    assert "Traceback" not in res.stderr + res.stdout
+
+
+@pytest.mark.parametrize("command", [
+    ("publish", "{run}", "--repo", "org/x", "--version", "1.0.0", "--target", "git:{tmp}/t.git", "--dry-run"),
+    ("build", "{run}", "--langs", "ar,en"),
+])
+def test_every_reader_of_a_truncated_parquet_fails_cleanly(run, tmp_path, command):
+    damaged = run / ("curate" if command[0] == "build" else "build") / "facts.parquet"
+    damaged.write_bytes(damaged.read_bytes()[:100])
+    res = cli(*(a.format(run=run, tmp=tmp_path) for a in command))
+    assert res.returncode == 2, res.stderr
+    assert f"error: {damaged}: not a readable parquet file (" in res.stderr
+    assert "Traceback" not in res.stderr and "ArrowInvalid" not in res.stderr
+
+
+def test_a_swap_by_two_renames_killed_between_them_is_undone_by_the_next_writer(tmp_path, monkeypatch):
+    from factatlas import rundir
+
+    run = rundir.RunDir.open(tmp_path / "r")
+    (run.stage("build") / "a.txt").write_text("old\n")
+    monkeypatch.setattr(rundir, "_exchange", lambda a, b: False)  # a system without renameat2
+    with run.replace_stage("build") as staging:
+        (staging / "a.txt").write_text("new\n")
+    assert (run.root / "build" / "a.txt").read_text() == "new\n" and ours(run.root) == []
+    # what a kill between the two renames leaves: no build/, the old one under its temporary name
+    os.rename(run.root / "build", run.root / f"{TMP_PREFIX}old-build-4242")
+    (run.root / f"{TMP_PREFIX}build-4242").mkdir()
+    with run.lock():
+        assert (run.root / "build" / "a.txt").read_text() == "new\n"
+    assert ours(run.root) == []

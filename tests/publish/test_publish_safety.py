@@ -1,0 +1,165 @@
+"""Publishing survives kills and concurrent publishers, and never moves the default branch backwards
+(issue 11): real `factatlas publish` processes against local bare git repositories."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from factatlas.atomic import TMP_PREFIX
+from factatlas.errors import ConfigError
+from factatlas.publish.publishers import GitPublisher
+from factatlas.publish.versions import Version, moves_default_branch
+from tests.publish.publish_fixtures import make_benchmark
+
+REPO = "org/atlas"
+
+
+def git(*args, cwd=None) -> str:
+    return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, text=True).stdout.strip()
+
+
+def publish_cli(run: Path, target: Path, version: str, crash_at: str | None = None) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k != "FACTATLAS_CRASH_AT"}
+    if crash_at:
+        env["FACTATLAS_CRASH_AT"] = crash_at
+    return subprocess.run([sys.executable, "-m", "factatlas", "publish", str(run), "--repo", REPO, "--version",
+                           version, "--target", f"git:{target}"], capture_output=True, text=True, env=env,
+                          timeout=300)
+
+
+def commit_of(target: Path, ref: str) -> str:
+    return git("rev-parse", f"{ref}^{{commit}}", cwd=target)
+
+
+def test_a_publish_killed_while_creating_the_target_leaves_nothing_a_later_publish_rejects(tmp_path):
+    run = make_benchmark(tmp_path / "run")
+    target = tmp_path / "releases" / "atlas.git"
+    killed = publish_cli(run, target, "1.0.0", crash_at="publish:target-initialised")
+    assert killed.returncode == -signal.SIGKILL
+    assert not target.exists()  # the half-made repository lives only under a name no publish reads
+    assert [p.name for p in target.parent.glob(f"{TMP_PREFIX}atlas.git-*")]
+    res = publish_cli(run, target, "1.0.0")
+    assert res.returncode == 0, res.stderr
+    assert git("tag", cwd=target) == "v1.0.0"
+    assert not list(target.parent.glob(f"{TMP_PREFIX}*"))
+
+
+def test_a_half_made_target_from_an_interrupted_git_init_is_repaired(tmp_path):
+    run = make_benchmark(tmp_path / "run")
+    target = tmp_path / "atlas.git"
+    git("init", "-q", "--bare", str(target))
+    (target / "HEAD").unlink()  # git init was killed before it wrote HEAD: not a repository for git
+    res = publish_cli(run, target, "1.0.0")
+    assert res.returncode == 0, res.stderr
+    assert git("tag", cwd=target) == "v1.0.0"
+
+
+def test_a_foreign_folder_as_target_is_refused_with_what_to_do(tmp_path):
+    run = make_benchmark(tmp_path / "run")
+    target = tmp_path / "atlas.git"
+    target.mkdir()
+    (target / "notes.txt").write_text("mine")
+    res = publish_cli(run, target, "1.0.0")
+    assert res.returncode == 2
+    assert f"error: git:{target}: exists but is not a git repository; publish to a new path" in res.stderr
+    assert (target / "notes.txt").read_text() == "mine"
+
+
+@pytest.mark.parametrize("version, note", [
+    ("1.1.0", "note: v1.1.0 is lower than v2.0.0: tagged only; branch 'main' still points at v2.0.0"),
+    ("2.0.0-rc.1", "note: v2.0.0-rc.1 is a pre-release below v2.0.0: tagged only; branch 'main' still points at v2.0.0"),
+])
+def test_a_lower_or_pre_release_version_is_tagged_without_moving_the_default_branch(tmp_path, version, note):
+    target = tmp_path / "atlas.git"
+    v1 = make_benchmark(tmp_path / "v1")
+    v2 = make_benchmark(tmp_path / "v2", langs=("ar", "en", "fr"))
+    for run, v in ((v1, "1.0.0"), (v2, "2.0.0")):
+        assert publish_cli(run, target, v).returncode == 0
+    main_before = commit_of(target, "main")
+    res = publish_cli(v1, target, version)
+    assert res.returncode == 0, res.stderr
+    assert note in res.stdout
+    assert commit_of(target, "main") == main_before == commit_of(target, "v2.0.0")
+    tagged = commit_of(target, f"v{version}")
+    # the backport continues the release below it, not the branch head
+    below = "v1.0.0" if version == "1.1.0" else "v1.0.0"
+    assert git("rev-parse", f"{tagged}^", cwd=target) == commit_of(target, below)
+    assert GitPublisher(target).read_tag(f"v{version}")["README.md"]
+    res = publish_cli(v2, target, "2.1.0")  # the next highest release moves main again, from v2.0.0
+    assert res.returncode == 0 and "note:" not in res.stdout
+    assert git("rev-parse", "main^", cwd=target) == main_before
+
+
+def test_which_versions_move_the_default_branch():
+    existing = [Version.parse(v) for v in ("1.0.0", "2.0.0", "3.0.0-rc.1")]
+    assert [v for v in ("0.9.0", "1.1.0", "2.0.1", "3.0.0-rc.2", "3.0.0", "2.1.0-beta")
+            if moves_default_branch(Version.parse(v), existing)] == ["2.0.1", "3.0.0"]
+    assert moves_default_branch(Version.parse("1.0.0"), [])
+    # previews may lead the branch only while no final release exists
+    assert moves_default_branch(Version.parse("1.0.0-rc.1"), [])
+    assert moves_default_branch(Version.parse("1.0.0-rc.2"), [Version.parse("1.0.0-rc.1")])
+    assert not moves_default_branch(Version.parse("1.0.0-rc.1"), [Version.parse("1.0.0-rc.2")])
+
+
+def test_the_hub_refuses_a_version_that_would_move_its_branch_backwards(monkeypatch):
+    pytest.importorskip("huggingface_hub")
+    from huggingface_hub import constants
+
+    from factatlas.publish.publishers import HubPublisher
+    from tests.publish.hub_stub import HubStub
+
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)  # the stand-in listens on 127.0.0.1 only
+    with HubStub() as hub:
+        pub = HubPublisher("org/atlas", token="hf_" + "x" * 20, endpoint=hub.url)
+        pub.publish({"README.md": b"two"}, Version.parse("2.0.0"), "v2")
+        with pytest.raises(ConfigError, match=r"v1\.1\.0 is lower than v2\.0\.0; on the Hub .* git target"):
+            pub.publish({"README.md": b"one"}, Version.parse("1.1.0"), "v1.1")
+        assert pub.existing_tags() == ["v2.0.0"]
+
+
+HOLDER = textwrap.dedent("""
+    import sys, time
+    from factatlas.publish.publishers import GitPublisher
+    with GitPublisher(sys.argv[1]).lock():
+        print("locked", flush=True)
+        time.sleep(120)
+""")
+
+
+def test_a_second_publisher_to_the_same_target_is_refused_naming_the_holder(tmp_path):
+    target = tmp_path / "atlas.git"
+    run = make_benchmark(tmp_path / "run")
+    assert publish_cli(run, target, "1.0.0").returncode == 0
+    holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(target)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "locked"
+        res = publish_cli(make_benchmark(tmp_path / "other"), target, "1.0.1")
+        assert res.returncode == 2
+        assert f"another factatlas process (pid {holder.pid}) holds publish target {target}" in res.stderr
+        assert git("tag", cwd=target) == "v1.0.0"
+    finally:
+        holder.kill()
+        holder.wait()
+    assert publish_cli(make_benchmark(tmp_path / "other2"), target, "1.0.1").returncode == 0
+
+
+def test_two_concurrent_publishes_of_one_version_give_one_release_and_a_named_loser(tmp_path):
+    target = tmp_path / "atlas.git"
+    runs = [make_benchmark(tmp_path / f"r{i}") for i in range(2)]
+    procs = [subprocess.Popen([sys.executable, "-m", "factatlas", "publish", str(r), "--repo", REPO, "--version",
+                               "1.0.0", "--target", f"git:{target}"], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True) for r in runs]
+    results = [(p.wait(timeout=300), p.stderr.read()) for p in procs]
+    assert sorted(rc for rc, _ in results) == [0, 2]
+    loser = next(err for rc, err in results if rc)
+    assert ("another factatlas process (pid" in loser and f"holds publish target {target}" in loser) or \
+        "version v1.0.0 already exists" in loser
+    assert "fatal:" not in loser
+    assert git("tag", cwd=target) == "v1.0.0"
