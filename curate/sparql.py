@@ -89,6 +89,17 @@ def membership_query(predicate: str, target: str) -> str:
     return PREFIXES + f"SELECT DISTINCT ?country WHERE {{\n  ?country {pid(predicate)} {qid(target)} .\n}}\n"
 
 
+def label_languages_query(countries: Sequence[str], langs: Sequence[str]) -> str:
+    """The labels of ``countries`` in ``langs``: a cheap check that every requested language has labels."""
+    return PREFIXES + (
+        "SELECT ?c ?label WHERE {\n"
+        f"  {values('c', [qid(c) for c in countries])}\n"
+        "  ?c rdfs:label ?label .\n"
+        f"  FILTER(LANG(?label) IN ({', '.join(lang_literal(x) for x in langs)}))\n"
+        "}\n"
+    )
+
+
 def candidates_query(predicate: str, side: str, via: str | None, countries: Sequence[str],
                      sites: Sequence[str]) -> str:
     """Step 1: subjects of ``predicate`` tied to one of ``countries``, with their P31 classes and their

@@ -10,22 +10,18 @@ from urllib.parse import quote
 
 import pytest
 
-from factatlas.curate.endpoints import (
-    EndpointError,
-    HttpSparqlEndpoint,
-    QueryTimeout,
-    RateLimited,
-    retry_after_seconds,
-)
+from factatlas.curate.endpoints import EndpointError, HttpSparqlEndpoint, QueryTimeout
 from factatlas.curate.engine import curate
 from factatlas.curate.localserver import FaultInjector, SparqlApp, serve
 from factatlas.errors import ConfigError
-from tests.curate.support import Recorder, output_bytes
+from factatlas.http import HttpPolicy, RateLimited
+from tests.curate.support import EXACT, Recorder, output_bytes
 
 
 def http_endpoint(url: str, sleeper=None, timeout_s: float = 65.0, post_threshold: int = 2000) -> HttpSparqlEndpoint:
     return HttpSparqlEndpoint(url + "/sparql", "factatlas-tests/1.0 (https://example.org; tests@example.org)",
-                              timeout_s=timeout_s, sleeper=sleeper or Recorder(), post_threshold=post_threshold)
+                              policy=HttpPolicy(timeout_s=timeout_s, jitter=0.0), sleeper=sleeper or Recorder(),
+                              post_threshold=post_threshold)
 
 
 def test_http_path_equals_embedded_path(fixture_store, config, tmp_path, reference_outputs):
@@ -56,7 +52,7 @@ def test_server_faults_back_off_halve_and_give_identical_output(fault, fixture_s
     with serve(injector) as url:
         endpoint = http_endpoint(url, sleeper, timeout_s=0.6 if fault.startswith("slow") else 65.0)
         res = curate(replace(config, endpoint=url + "/sparql"), tmp_path / "f", endpoint=endpoint,
-                     sleeper=sleeper)
+                     sleeper=sleeper, policy=EXACT)
     assert injector.injected == [fault]
     assert output_bytes(tmp_path / "f") == reference_outputs
     assert res.queries["timeouts"] == 1 and res.queries["splits"] == 1
@@ -72,7 +68,7 @@ def test_429_waits_retry_after_then_60s_then_succeeds(fixture_store, config, tmp
     sleeper = Recorder()
     with serve(injector) as url:
         endpoint = http_endpoint(url, sleeper)
-        curate(replace(config, endpoint=url + "/sparql"), tmp_path / "r", endpoint=endpoint, sleeper=sleeper)
+        curate(replace(config, endpoint=url + "/sparql"), tmp_path / "r", endpoint=endpoint, sleeper=sleeper, policy=EXACT)
     assert sleeper.waits == [7.0, 60.0]
     assert endpoint.stats.rate_limited == 2 and endpoint.stats.waited_s == 67.0
     assert output_bytes(tmp_path / "r") == reference_outputs
@@ -83,17 +79,10 @@ def test_repeated_429_aborts(fixture_store, config, tmp_path):
     sleeper = Recorder()
     with serve(injector) as url, pytest.raises(RateLimited, match="3 times in a row"):
         curate(replace(config, endpoint=url + "/sparql"), tmp_path / "a", endpoint=http_endpoint(url, sleeper),
-               sleeper=sleeper)
+               sleeper=sleeper, policy=EXACT)
     assert sleeper.waits == [7.0, 7.0]
     assert injector.requests == 3
     assert not (tmp_path / "a" / "curate" / "facts.parquet").exists()
-
-
-def test_retry_after_parsing():
-    assert retry_after_seconds(None) == 60.0
-    assert retry_after_seconds("12") == 12.0
-    assert retry_after_seconds("garbage") == 60.0
-    assert retry_after_seconds("Wed, 21 Oct 2015 07:28:00 GMT") == 0.0  # a date in the past
 
 
 def test_public_wdqs_requires_a_descriptive_user_agent():
@@ -115,7 +104,7 @@ def test_persistent_server_errors_stop_the_run_after_backoff(fixture_store, conf
     sleeper = Recorder()
     with serve(injector) as url, pytest.raises(QueryTimeout, match="HTTP 500"):
         curate(replace(config, endpoint=url + "/sparql"), tmp_path / "p", endpoint=http_endpoint(url, sleeper),
-               sleeper=sleeper)
+               sleeper=sleeper, policy=EXACT)
     assert sleeper.waits == [5.0, 15.0, 45.0]
     assert injector.injected == ["500"] * 4
 
