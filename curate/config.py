@@ -11,10 +11,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from factatlas.errors import ConfigError, did_you_mean, unknown
-from factatlas.records import LANG_RE, PID_RE, QID_RE, CountryRef, Culture, CulturePair, MembershipRule
+from factatlas.records import (
+    LANG_RE,
+    PID_RE,
+    QID_RE,
+    SITE_RE,
+    CountryRef,
+    Culture,
+    CulturePair,
+    MembershipRule,
+)
+from factatlas.yamlfile import Located, load_located
 
 DATA_DIR = Path(__file__).resolve().parent
 CULTURES_DIR = DATA_DIR / "cultures"
@@ -24,80 +32,6 @@ PREDICATES_FILE = DATA_DIR / "predicates.yaml"
 CULTURE_SIDES = ("subject", "object")
 AUGMENT_MODES = ("none", "superclass", "admin")
 MEMBERSHIP_USES = ("rule", "list")
-
-
-# ---- YAML with positions ----------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Located:
-    """A parsed YAML document plus the (line, col) of every key path, for errors that point at it."""
-
-    path: str
-    data: Any
-    marks: Mapping[tuple, tuple[int, int]]
-
-    def where(self, *keys: Any) -> tuple[int | None, int | None]:
-        for n in range(len(keys), -1, -1):
-            if keys[:n] in self.marks:
-                return self.marks[keys[:n]]
-        return None, None
-
-    def error(self, message: str, *keys: Any) -> ConfigError:
-        """An error pointing at the value at ``keys`` (or its closest known parent)."""
-        line, col = self.where(*keys)
-        return ConfigError(message, self.path, line, col)
-
-    def key_error(self, message: str, *keys: Any) -> ConfigError:
-        """An error pointing at the key itself (unknown keys)."""
-        line, col = self.marks.get(("key:", *keys), self.where(*keys))
-        return ConfigError(message, self.path, line, col)
-
-
-def _construct(node: yaml.Node, key: tuple, marks: dict) -> Any:
-    marks[key] = (node.start_mark.line + 1, node.start_mark.column + 1)
-    if isinstance(node, yaml.MappingNode):
-        out: dict[Any, Any] = {}
-        for k_node, v_node in node.value:
-            k = _scalar(k_node) if isinstance(k_node, yaml.ScalarNode) else str(k_node.value)
-            out[k] = _construct(v_node, (*key, k), marks)  # marks the value's position
-            marks[("key:", *key, k)] = (k_node.start_mark.line + 1, k_node.start_mark.column + 1)
-        return out
-    if isinstance(node, yaml.SequenceNode):
-        return [_construct(v, (*key, i), marks) for i, v in enumerate(node.value)]
-    return _scalar(node)
-
-
-def _scalar(node: yaml.ScalarNode) -> Any:
-    loader = yaml.SafeLoader("")
-    try:
-        return loader.construct_object(node, deep=True)
-    finally:
-        loader.dispose()
-
-
-def load_located(path: str | Path) -> Located:
-    path = Path(path)
-    try:
-        text = path.read_text("utf-8")
-    except FileNotFoundError as e:
-        raise ConfigError("file not found; check the path", str(path)) from e
-    try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
-    except yaml.YAMLError as e:
-        mark = getattr(e, "problem_mark", None)
-        raise ConfigError(f"not valid YAML: {getattr(e, 'problem', e)}", str(path),
-                          mark.line + 1 if mark else None, mark.column + 1 if mark else None) from e
-    marks: dict[tuple, tuple[int, int]] = {}
-    data = _construct(node, (), marks) if node is not None else {}
-    return Located(_display(path), data, marks)
-
-
-def _display(path: Path) -> str:
-    try:
-        return str(path.resolve().relative_to(Path.cwd()))
-    except ValueError:
-        return str(path)
 
 
 # ---- value checks (shared with the SPARQL builders) ---------------------------------------------
@@ -119,23 +53,30 @@ def check_keys(doc: Located, mapping: Any, allowed: Iterable[str], *keys: Any, r
 
 
 def check_qid(doc: Located, value: Any, *keys: Any) -> str:
-    if not isinstance(value, str) or not QID_RE.match(value):
+    if not isinstance(value, str) or not QID_RE.fullmatch(value):
         raise doc.error(f"{_dotted(keys)}: {value!r} is not a Wikidata item id; write it like 'Q79' "
                         "(Q followed by digits)", *keys)
     return value
 
 
 def check_pid(doc: Located, value: Any, *keys: Any) -> str:
-    if not isinstance(value, str) or not PID_RE.match(value):
+    if not isinstance(value, str) or not PID_RE.fullmatch(value):
         raise doc.error(f"{_dotted(keys)}: {value!r} is not a Wikidata property id; write it like 'P17' "
                         "(P followed by digits)", *keys)
     return value
 
 
 def check_lang(doc: Located, value: Any, *keys: Any) -> str:
-    if not isinstance(value, str) or not LANG_RE.match(value):
-        raise doc.error(f"{_dotted(keys)}: {value!r} is not a language / Wikipedia edition code; write it "
-                        "like 'ar', 'en' or 'zh-hans' (lower case)", *keys)
+    if not isinstance(value, str) or not LANG_RE.fullmatch(value):
+        raise doc.error(f"{_dotted(keys)}: {value!r} is not a language code; write it like 'ar', 'en' or "
+                        "'zh-hans' (lower case)", *keys)
+    return value
+
+
+def check_site(doc: Located, value: Any, *keys: Any) -> str:
+    if not isinstance(value, str) or not SITE_RE.fullmatch(value):
+        raise doc.error(f"{_dotted(keys)}: {value!r} is not a Wikipedia edition code; write it like 'ar', 'en' "
+                        "or 'zh-min-nan' (lower case, the subdomain of <code>.wikipedia.org)", *keys)
     return value
 
 
@@ -162,7 +103,7 @@ def parse_langs(langs: str | Iterable[str]) -> tuple[str, ...]:
     if not items:
         raise ConfigError("--langs: give at least one language code, e.g. --langs ar,en")
     for x in items:
-        if not LANG_RE.match(x):
+        if not LANG_RE.fullmatch(x):
             raise ConfigError(f"--langs: {x!r} is not a language code; write codes like 'ar', 'en', 'zh-hans'")
     return tuple(dict.fromkeys(items))
 
@@ -215,7 +156,7 @@ def parse_culture(doc: Located, default_name: str) -> CultureConfig:
     rule, use = None, "list"
     if "membership" in d:
         m = check_keys(doc, d["membership"], MEMBERSHIP_KEYS, "membership", required=("predicate", "target"))
-        sites = tuple(check_lang(doc, s, "membership", "wikipedia_sites", i)
+        sites = tuple(check_site(doc, s, "membership", "wikipedia_sites", i)
                       for i, s in enumerate(check_list(doc, m.get("wikipedia_sites", ["en"]),
                                                        "membership", "wikipedia_sites")))
         rule = MembershipRule(check_pid(doc, m["predicate"], "membership", "predicate"),
@@ -240,7 +181,7 @@ def parse_culture(doc: Located, default_name: str) -> CultureConfig:
                      for j, q in enumerate(check_list(doc, c.get("also_matches", []), "countries", i, "also_matches")))
         countries.append(CountryRef(
             qid, check_str(doc, c["label"], "countries", i, "label"),
-            tuple(check_lang(doc, s, "countries", i, "wikipedia_sites", j) for j, s in enumerate(sites)), also))
+            tuple(check_site(doc, s, "countries", i, "wikipedia_sites", j) for j, s in enumerate(sites)), also))
     if not countries and rule is None:
         raise doc.error("countries: a culture needs at least one country (or a membership rule)", "countries")
     culture = Culture(name=name, label=label, countries=tuple(countries), membership_rule=rule,
@@ -290,8 +231,10 @@ def load_pair(name_or_path: str | Path) -> CulturePair:
         if s not in pairs:
             raise ConfigError(unknown("pair", s, pairs) + ". Add it to curate/pairs.yaml or pass a pair file")
         pair = CulturePair(s, pairs[s])
-    for c in pair.cultures:
-        load_culture(c)  # fail early, naming the culture
+    names = [load_culture(c).name for c in pair.cultures]  # fail early, naming the culture
+    if names[0] == names[1]:
+        raise ConfigError(f"pair {pair.name}: both sides are the culture '{names[0]}'; a pair compares two "
+                          "different cultures, e.g. arab-west")
     return pair
 
 

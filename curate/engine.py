@@ -277,10 +277,9 @@ def curate(config: CurationConfig, run_dir: str | Path, *, endpoint: SparqlEndpo
     started = datetime.now(UTC)
     config = config.validated()
     say = progress or (lambda _msg: None)
-    pair = load_pair(config.pair)
+    pair = load_pair(config.pair)  # refuses a culture paired with itself
     specs = select_predicates(load_predicates(config.predicates_file), config.predicates)
     culture_configs = [load_culture_config(c) for c in pair.cultures]
-    _refuse_self_pair(pair.name, culture_configs)
     policy = policy or config.http_policy()
     if endpoint is None:
         endpoint = make_endpoint(config.endpoint, config.user_agent or os.environ.get("FACTATLAS_USER_AGENT"),
@@ -324,13 +323,6 @@ def curate(config: CurationConfig, run_dir: str | Path, *, endpoint: SparqlEndpo
 
 
 # ---- before the steps: checks and cultures ----------------------------------------------------
-
-
-def _refuse_self_pair(pair_name: str, culture_configs: Sequence[CultureConfig]) -> None:
-    names = [cc.culture.name for cc in culture_configs]
-    if len(set(names)) != len(names):
-        raise ConfigError(f"pair {pair_name}: both sides are the culture '{names[0]}'; a pair compares two "
-                          "different cultures, e.g. arab-west")
 
 
 def check_label_languages(langs: Sequence[str], culture_configs: Sequence[CultureConfig], runner: QueryRunner,

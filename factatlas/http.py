@@ -24,7 +24,6 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from email.utils import parsedate_to_datetime
 from typing import TypeVar
 from urllib.parse import urlencode, urlsplit, urlunsplit
 
@@ -115,6 +114,8 @@ def parse_retry_after(header: str | None, now: datetime | None = None) -> float 
     value = header.strip()
     if value.isdigit():
         return float(value)
+    from email.utils import parsedate_to_datetime
+
     try:
         when = parsedate_to_datetime(value)
     except (TypeError, ValueError, IndexError):
@@ -242,11 +243,12 @@ class Transport:
         from urllib3.exceptions import HTTPError, NewConnectionError, ProtocolError, SSLError, TimeoutError
 
         clean, auth = split_credentials(url)
-        shown = redact(url)
+        shown = redact(urlunsplit(urlsplit(url)[:3] + ("", "")))  # the query string can be a whole SPARQL query
         sent = {"User-Agent": self.user_agent, **auth, **(headers or {})}
         start = self.clock()
         deadline = start + self.policy.timeout_s
         received = 0
+        response = None
         try:
             response = self._pool.request(method, clean, body=body, headers=sent, preload_content=False,
                                           redirect=False, timeout=urllib3.Timeout(total=self.policy.timeout_s))
@@ -276,7 +278,13 @@ class Transport:
                             f"({received} bytes received); raise --timeout if the server is slow") from e
         except (ProtocolError, HTTPError, http.client.HTTPException, OSError) as e:
             elapsed = self.clock() - start
-            raise Transient(f"{shown}: {_cause(e)} after {elapsed:.1f} s ({received} bytes received)") from e
+            cause = _cause(e)
+            if response is not None and cause.startswith("body cut short"):
+                if "chunked" in (response.headers.get("Transfer-Encoding") or "").lower():
+                    cause = "chunked body cut mid-stream (IncompleteRead)"
+                elif response.headers.get("Content-Length"):
+                    cause = f"body cut short: {received} of {response.headers['Content-Length']} bytes (IncompleteRead)"
+            raise Transient(f"{shown}: {cause} after {elapsed:.1f} s ({received} bytes received)") from e
         headers_out = {k.lower(): v for k, v in response.headers.items()}
         log.debug("%s %s -> HTTP %s, %d bytes in %.2f s; headers %s", method, shown, response.status, received,
                   self.clock() - start, headers_out)
@@ -306,7 +314,7 @@ def _cause(error: BaseException) -> str:
         if type(e).__name__ == "InvalidChunkLength":
             return f"chunked body cut mid-stream ({type(e).__name__})"
         if isinstance(e, http.client.IncompleteRead):
-            return f"body cut short ({e!r})"
+            return f"body cut short (IncompleteRead: {e!r})"
         if isinstance(e, http.client.BadStatusLine):
             return f"garbage status line ({type(e).__name__}: {str(e)[:80]!r})"
     inner = chain[-1]
