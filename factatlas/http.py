@@ -16,7 +16,6 @@
 from __future__ import annotations
 
 import base64
-import http.client
 import logging
 import random
 import re
@@ -161,7 +160,7 @@ SECRET_PARAMS = ("key", "api_key", "apikey", "token", "access_token", "auth", "p
                  "client_secret", "sig", "signature")
 _USERINFO = re.compile(r"(?P<scheme>\b[a-zA-Z][a-zA-Z0-9+.-]*://)[^/\s@'\"<>]+@")
 _PARAM = re.compile(r"(?P<name>(?:^|[?&;\s\"'{,])(?:" + "|".join(SECRET_PARAMS)
-                    + r")[\"']?\s*[=:]\s*[\"']?)[^&\s\"',}]+", re.IGNORECASE)
+                    + r")[\"']?\s*[=:]\s*[\"']?)[^&;\s\"',}]+", re.IGNORECASE)
 _AUTH_VALUE = re.compile(r"(?P<scheme>\b(?:Basic|Bearer|Token|Digest)\s+)[A-Za-z0-9._~+/=-]+", re.IGNORECASE)
 _HF_TOKEN = re.compile(r"\bhf_[A-Za-z0-9]{8,}")
 
@@ -239,6 +238,8 @@ class Transport:
 
     def request(self, method: str, url: str, *, body: bytes | None = None,
                 headers: Mapping[str, str] | None = None) -> Response:
+        import http.client
+
         import urllib3
         from urllib3.exceptions import HTTPError, NewConnectionError, ProtocolError, SSLError, TimeoutError
 
@@ -300,6 +301,8 @@ def _set_socket_timeout(response, seconds: float) -> None:
 
 def _cause(error: BaseException) -> str:
     """The real cause in words: a reset, a body cut short, a garbage status line, ..."""
+    import http.client
+
     chain: list[BaseException] = []
     seen: BaseException | None = error
     while seen is not None and all(seen is not x for x in chain):

@@ -74,11 +74,13 @@ class RunDir:
                      outputs: list[str | Path] | None = None, extra: dict[str, Any] | None = None,
                      started: datetime | None = None) -> dict[str, Any]:
         """Merge one stage's entry into manifest.json (resolved config, versions, times, output hashes)."""
+        from factatlas.http import redact  # a command line may carry --endpoint http://user:password@...
+
         manifest = self.read_manifest()
         entry: dict[str, Any] = {
             "config": config,
             "versions": dependency_versions(),
-            "command": " ".join(sys.argv),
+            "command": redact(" ".join(sys.argv)),
             "started": (started or datetime.now(UTC)).isoformat(timespec="seconds"),
             "finished": datetime.now(UTC).isoformat(timespec="seconds"),
             "counts": counts or {},
