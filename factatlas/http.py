@@ -275,8 +275,8 @@ class Transport:
         except SSLError as e:
             raise Unreachable(f"{shown}: TLS failed ({_cause(e)})") from e
         except TimeoutError as e:
-            raise Transient(f"{shown}: no answer within {self.policy.timeout_s:g} s "
-                            f"({received} bytes received); raise --timeout if the server is slow") from e
+            raise Transient(f"{shown}: the answer did not complete within the {self.policy.timeout_s:g} s "
+                            f"deadline ({received} bytes received); raise --timeout if the server is slow") from e
         except (ProtocolError, HTTPError, http.client.HTTPException, OSError) as e:
             elapsed = self.clock() - start
             cause = _cause(e)
@@ -294,7 +294,10 @@ class Transport:
 
 def _set_socket_timeout(response, seconds: float) -> None:
     """Bound the next socket read by what is left of the deadline (urllib3 sets a per-read timeout only)."""
-    sock = getattr(getattr(response, "connection", None), "sock", None)
+    # http.client drops the connection's socket once it knows the server will close, so reach the
+    # socket through the response's file (urllib3 and http.client offer no public handle on it)
+    raw = getattr(getattr(getattr(response, "_fp", None), "fp", None), "raw", None)
+    sock = getattr(raw, "_sock", None) or getattr(getattr(response, "connection", None), "sock", None)
     if sock is not None:
         sock.settimeout(max(0.001, seconds))
 
