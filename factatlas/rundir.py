@@ -23,7 +23,7 @@ from typing import Any
 from factatlas.atomic import write_json
 
 TRACKED_DEPENDENCIES = (
-    "pyoxigraph", "sparqlwrapper", "networkx", "pyarrow", "pymorphy3", "torch", "transformers",
+    "pyoxigraph", "urllib3", "networkx", "pyarrow", "pymorphy3", "torch", "transformers",
     "tokenizers", "datasets", "huggingface-hub",
 )
 

@@ -1,4 +1,4 @@
-"""The real SPARQLWrapper path against a local SPARQL-protocol server over pyoxigraph, with and without
+"""The real HTTP path (factatlas.http) against a local SPARQL-protocol server over pyoxigraph, with and without
 faults (429 with/without Retry-After, 500, HTTP 200 with truncated JSON, slower than the client timeout).
 """
 
