@@ -206,8 +206,6 @@ class HttpSparqlEndpoint:
                 response = self._transport.get(self.url, {"query": query}, headers=accept)
         except Unreachable as e:
             raise EndpointError(f"{e}; check --endpoint") from e
-        except Throttled:
-            raise
         except Transient as e:
             self.stats.timeouts += 1
             raise QueryTimeout(str(e)) from e
@@ -216,6 +214,10 @@ class HttpSparqlEndpoint:
         if response.status >= 500:
             self.stats.timeouts += 1
             raise QueryTimeout(f"{self.shown}: HTTP {response.status}")
+        if 300 <= response.status < 400:  # not followed: credentials must not travel to another address
+            target = redact(response.header("Location") or "?")
+            raise EndpointError(f"{self.shown}: HTTP {response.status} redirects to {target}; pass that URL as "
+                                "--endpoint")
         if response.status != 200:
             first = response.body.decode("utf-8", "replace").strip().splitlines()[:1]
             raise EndpointError(redact(f"{self.shown}: HTTP {response.status} {response.reason}"

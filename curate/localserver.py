@@ -69,7 +69,8 @@ class FaultInjector:
     """Wraps a WSGI app; answers the next requests with scripted faults, then passes through.
 
     Faults: ``"429"`` (Retry-After: 7), ``"429-no-retry-after"``, ``"500"``, ``"503"``, ``"truncated"``
-    (HTTP 200 with the first half of the real JSON), ``"slow:<seconds>"`` (sleep, then answer).
+    (HTTP 200 with the first half of the real JSON), ``"slow:<seconds>"`` (sleep, then answer), ``"301"``
+    (a redirect to another host, with a token in its URL).
     """
 
     def __init__(self, app: WsgiApp, faults: Sequence[str] = (), match: Callable[[str], bool] | None = None):
@@ -109,6 +110,9 @@ class FaultInjector:
             status = {"500": "500 Internal Server Error", "502": "502 Bad Gateway", "503": "503 Service Unavailable"}
             start_response(status[fault], [("Content-Type", "text/plain")])
             return [b"java.util.concurrent.TimeoutException"]
+        if fault == "301":
+            start_response("301 Moved Permanently", [("Location", "https://elsewhere.example/sparql?token=abc123")])
+            return [b""]
         if fault == "truncated":
             captured: dict = {}
 

@@ -242,3 +242,11 @@ def test_backoff_is_exponential_with_seeded_jitter():
     for wait, base in zip(waits, (5.0, 15.0, 45.0), strict=True):
         assert base * 0.9 <= wait <= base * 1.1 and wait != base
     assert HttpPolicy(jitter=0).backoff_s(10, random.Random(0)) == 300.0  # capped
+
+
+def test_a_redirect_is_not_followed_and_names_the_target_without_its_token(fixture_store):
+    injector = FaultInjector(SparqlApp(fixture_store), ["301"])
+    with serve(injector) as url, pytest.raises(EndpointError) as caught:
+        http_endpoint(url).select("SELECT * WHERE { ?s ?p ?o } LIMIT 1")
+    assert "HTTP 301 redirects to https://elsewhere.example/sparql?token=***; pass that URL" in str(caught.value)
+    assert injector.requests == 1
