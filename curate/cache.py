@@ -1,5 +1,8 @@
 """The query runner: on-disk response cache, ``queries.jsonl`` log, batching with back-off and halving.
 
+Retries and their waits follow the one HTTP policy (``factatlas.http.retrying``); halving a batch that
+failed is this runner's own step, because the same query would fail again.
+
 Every answer is stored atomically under ``cache/<sha256(endpoint id + query)>.json`` *before* the run
 moves on, so a killed run resumes without asking again for finished work, and cannot lose or duplicate a
 fact (outputs are written only at the end, from cached answers). A batch that timed out leaves a
@@ -10,20 +13,21 @@ from __future__ import annotations
 
 import json
 import logging
+import random
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from factatlas.atomic import write_bytes
-from factatlas.curate.endpoints import Bindings, QueryTimeout, SparqlEndpoint
+from factatlas.curate.endpoints import Bindings, SparqlEndpoint
 from factatlas.curate.sparql import query_hash
 from factatlas.errors import FactatlasError
+from factatlas.http import HttpPolicy, Transient, redact, retrying
 
 log = logging.getLogger(__name__)
 
 DEFAULT_BATCH = 200  # QIDs per VALUES list (WIKIDATA.md: start near 200, halve on timeout)
-BACKOFF_S = (5.0, 15.0, 45.0)  # waits before retrying a failed query (then give up or halve)
 
 
 @dataclass
@@ -44,15 +48,16 @@ class RunnerStats:
 
 class QueryRunner:
     def __init__(self, endpoint: SparqlEndpoint, cache_dir: str | Path, log_path: str | Path, *,
-                 sleeper: Callable[[float], None] = time.sleep, backoff: Sequence[float] = BACKOFF_S,
-                 clock: Callable[[], float] = time.monotonic):
+                 sleeper: Callable[[float], None] = time.sleep, policy: HttpPolicy | None = None,
+                 rng: random.Random | None = None, clock: Callable[[], float] = time.monotonic):
         self.endpoint = endpoint
         self.cache_dir = Path(cache_dir)
         self.cache_dir.mkdir(parents=True, exist_ok=True)
         self.log_path = Path(log_path)
         self.sleep = sleeper
         self.clock = clock
-        self.backoff = tuple(backoff)
+        self.policy = policy or HttpPolicy()
+        self.rng = rng or random.Random()
         self.stats = RunnerStats()
 
     # -- single queries ---------------------------------------------------------------------------
@@ -77,29 +82,25 @@ class QueryRunner:
             self._log(hash=h, endpoint=self.endpoint.id, kind=kind, text=query, rows=len(rows), seconds=0.0,
                       status="cached")
             return rows
-        attempts = len(self.backoff) if retries is None else retries
-        for attempt in range(attempts + 1):
+
+        def attempt() -> Bindings:
             start = self.clock()
+            self.stats.sent += 1
+            self.stats.by_kind[kind] = self.stats.by_kind.get(kind, 0) + 1
             try:
-                self.stats.sent += 1
-                self.stats.by_kind[kind] = self.stats.by_kind.get(kind, 0) + 1
                 rows = self.endpoint.select(query)
-            except QueryTimeout as e:
+            except Transient as e:
                 self.stats.failed += 1
                 self._log(hash=h, endpoint=self.endpoint.id, kind=kind, text=query, rows=0,
-                          seconds=round(self.clock() - start, 3), status=f"timeout: {e}")
-                if attempt >= attempts:
-                    raise
-                wait = self.backoff[min(attempt, len(self.backoff) - 1)]
-                log.warning("%s; retrying in %.0f s", e, wait)
-                self.sleep(wait)
-                continue
+                          seconds=round(self.clock() - start, 3), status=f"timeout: {redact(str(e))}")
+                raise
             write_bytes(cached, json.dumps(rows, ensure_ascii=False, sort_keys=True).encode("utf-8"))
             self.stats.fetched_at[h] = time.time()
             self._log(hash=h, endpoint=self.endpoint.id, kind=kind, text=query, rows=len(rows),
                       seconds=round(self.clock() - start, 3), status="ok")
             return rows
-        raise AssertionError("unreachable")
+
+        return retrying(attempt, self.policy, sleeper=self.sleep, rng=self.rng, retries=retries)
 
     # -- batched queries --------------------------------------------------------------------------
 
@@ -124,13 +125,13 @@ class QueryRunner:
             # A batch that can still be split gets one try before halving; a single item gets the
             # full back-off schedule.
             return self.select(kind, query, retries=0 if len(batch) > 1 else None)
-        except QueryTimeout as e:
+        except Transient as e:
             if len(batch) <= 1:
                 raise FactatlasError(f"{kind} query for {list(batch)} keeps failing at {self.endpoint.id}: {e}. "
                                      "Rerun later (cached answers are kept) or use another endpoint") from e
             write_bytes(split, b"")
             self.stats.split += 1
-            self.sleep(self.backoff[0] if self.backoff else 0.0)
+            self.sleep(self.policy.backoff_s(0, self.rng))
             return self._halves(kind, batch, build)
 
     def _halves(self, kind: str, batch: Sequence[str], build: Callable[[Sequence[str]], str]) -> Bindings:

@@ -7,6 +7,8 @@ from pathlib import Path
 
 import typer
 
+from factatlas.http import DEFAULT_MAX_RETRY_AFTER_S, DEFAULT_TIMEOUT_S
+
 cultures_app = typer.Typer(help="Cultures (curate/cultures/*.yaml).\n\nExample: factatlas cultures show arab",
                            no_args_is_help=True)
 predicates_app = typer.Typer(help="Predicates (the registry, factatlas/predicates.yaml).\n\nExample: factatlas predicates list",
@@ -29,6 +31,11 @@ def curate_command(
     predicates: str | None = typer.Option(None, "--predicates", help="Subset, e.g. P17,P19 (default: all)."),
     sample: Path | None = typer.Option(None, "--sample", help="Another N-Triples file for the embedded endpoint."),
     page_lengths: Path | None = typer.Option(None, "--page-lengths", help="TSV site/title/length table."),
+    timeout: float = typer.Option(DEFAULT_TIMEOUT_S, "--timeout",
+                                  help="Total deadline per HTTP request in seconds, body included."),
+    max_retry_after: float = typer.Option(DEFAULT_MAX_RETRY_AFTER_S, "--max-retry-after",
+                                          help="Wait at most this many seconds for a server's Retry-After; "
+                                               "a longer one stops the run with the time to retry."),
 ) -> None:
     """Curate culture-filtered facts from Wikidata into RUN/curate/.
 
@@ -42,7 +49,8 @@ def curate_command(
         sample=str(sample) if sample else None, max_subjects=max_subjects, country_quota=country_quota,
         popularity=popularity,
         predicates=tuple(p.strip() for p in predicates.split(",") if p.strip()) if predicates else (),
-        page_lengths=str(page_lengths) if page_lengths else None,
+        page_lengths=str(page_lengths) if page_lengths else None, timeout_s=timeout,
+        max_retry_after_s=max_retry_after,
     )
     if run is not None and old_run is not None and run != old_run:
         from factatlas.errors import ConfigError

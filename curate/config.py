@@ -19,6 +19,7 @@ from factatlas.located import (
     check_list,
     check_pid,
     check_qid,
+    check_site,
     check_str,
     load_located,
 )
@@ -45,7 +46,7 @@ def parse_langs(langs: str | Iterable[str]) -> tuple[str, ...]:
     if not items:
         raise ConfigError("--langs: give at least one language code, e.g. --langs ar,en")
     for x in items:
-        if not LANG_RE.match(x):
+        if not LANG_RE.fullmatch(x):
             raise ConfigError(f"--langs: {x!r} is not a language code; write codes like 'ar', 'en', 'zh-hans'")
     return tuple(dict.fromkeys(items))
 
@@ -98,7 +99,7 @@ def parse_culture(doc: Located, default_name: str) -> CultureConfig:
     rule, use = None, "list"
     if "membership" in d:
         m = check_keys(doc, d["membership"], MEMBERSHIP_KEYS, "membership", required=("predicate", "target"))
-        sites = tuple(check_lang(doc, s, "membership", "wikipedia_sites", i)
+        sites = tuple(check_site(doc, s, "membership", "wikipedia_sites", i)
                       for i, s in enumerate(check_list(doc, m.get("wikipedia_sites", ["en"]),
                                                        "membership", "wikipedia_sites")))
         rule = MembershipRule(check_pid(doc, m["predicate"], "membership", "predicate"),
@@ -123,7 +124,7 @@ def parse_culture(doc: Located, default_name: str) -> CultureConfig:
                      for j, q in enumerate(check_list(doc, c.get("also_matches", []), "countries", i, "also_matches")))
         countries.append(CountryRef(
             qid, check_str(doc, c["label"], "countries", i, "label"),
-            tuple(check_lang(doc, s, "countries", i, "wikipedia_sites", j) for j, s in enumerate(sites)), also))
+            tuple(check_site(doc, s, "countries", i, "wikipedia_sites", j) for j, s in enumerate(sites)), also))
     if not countries and rule is None:
         raise doc.error("countries: a culture needs at least one country (or a membership rule)", "countries")
     culture = Culture(name=name, label=label, countries=tuple(countries), membership_rule=rule,
@@ -173,8 +174,10 @@ def load_pair(name_or_path: str | Path) -> CulturePair:
         if s not in pairs:
             raise ConfigError(unknown("pair", s, pairs) + ". Add it to curate/pairs.yaml or pass a pair file")
         pair = CulturePair(s, pairs[s])
-    for c in pair.cultures:
-        load_culture(c)  # fail early, naming the culture
+    names = [load_culture(c).name for c in pair.cultures]  # fail early, naming the culture
+    if names[0] == names[1]:
+        raise ConfigError(f"pair {pair.name}: both sides are the culture '{names[0]}'; a pair compares two "
+                          "different cultures, e.g. arab-west")
     return pair
 
 

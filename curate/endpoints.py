@@ -2,12 +2,13 @@
 
 - ``EmbeddedEndpoint``: pyoxigraph over the bundled Wikidata sample (the offline default).
 - ``HttpSparqlEndpoint``: any SPARQL 1.1 protocol endpoint (WDQS, QLever, Oxigraph server, a mirror)
-  through SPARQLWrapper, following Wikimedia's etiquette (WIKIDATA.md): a descriptive User-Agent (the
-  public WDQS is refused without one), one query in flight, a client timeout above the 60 s server
-  deadline, POST for long queries, HTTP 429 waits ``Retry-After`` (60 s when absent) and aborts after
-  repeated 429s. Server errors, client timeouts and HTTP-200-with-truncated-JSON raise ``QueryTimeout``:
-  the query runner (``factatlas.curate.cache``) backs off and halves the batch, because the same query
-  would time out again.
+  over the project's one HTTP policy (``factatlas.http``), following Wikimedia's etiquette
+  (WIKIDATA.md): a descriptive User-Agent (the public WDQS is refused without one), one query in
+  flight, a total deadline per request above the 60 s server deadline, POST for long queries, HTTP 429
+  waits ``Retry-After`` (60 s when absent, capped) and aborts after repeated 429s. Server errors, the
+  deadline, resets, bodies cut short, garbage status lines and HTTP-200-with-truncated-JSON raise
+  ``QueryTimeout``: the query runner (``factatlas.curate.cache``) backs off and halves the batch,
+  because the same query would time out again.
 """
 
 from __future__ import annotations
@@ -16,16 +17,27 @@ import gzip
 import hashlib
 import json
 import logging
+import random
 import threading
 import time
-import urllib.error
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Protocol
-from urllib.parse import quote, urlparse
+from urllib.parse import parse_qsl, quote, urlparse
 
 from factatlas.errors import ConfigError, FactatlasError
+from factatlas.http import (
+    DEFAULT_TIMEOUT_S,
+    HttpPolicy,
+    Throttled,
+    Transient,
+    Transport,
+    Unreachable,
+    parse_retry_after,
+    redact,
+    retrying,
+)
 
 log = logging.getLogger(__name__)
 
@@ -33,20 +45,14 @@ SAMPLE_DIR = Path(__file__).resolve().parent / "sample"
 SAMPLE_PATH = SAMPLE_DIR / "wikidata-sample.nt.gz"
 PUBLIC_WDQS_HOSTS = frozenset({"query.wikidata.org", "query-main.wikidata.org", "query-scholarly.wikidata.org"})
 SERVER_DEADLINE_S = 60.0
-DEFAULT_CLIENT_TIMEOUT_S = 65.0  # a little above the server's 60 s deadline
+DEFAULT_CLIENT_TIMEOUT_S = DEFAULT_TIMEOUT_S  # a little above the server's 60 s deadline
 POST_THRESHOLD_CHARS = 2000  # URL-encoded; longer queries go by POST (GET -> HTTP 414 for long VALUES)
-DEFAULT_RETRY_AFTER_S = 60.0
-MAX_CONSECUTIVE_429 = 3
 
 Bindings = list[dict[str, dict[str, str]]]
 
 
-class QueryTimeout(FactatlasError):
+class QueryTimeout(Transient):
     """The endpoint could not answer this query in time (5xx, client timeout, truncated body)."""
-
-
-class RateLimited(FactatlasError):
-    """The endpoint kept answering HTTP 429; we stop instead of getting the agent banned."""
 
 
 class EndpointError(FactatlasError):
@@ -144,115 +150,108 @@ class HttpStats:
 
 
 class HttpSparqlEndpoint:
-    """A SPARQL 1.1 protocol endpoint through SPARQLWrapper."""
+    """A SPARQL 1.1 protocol endpoint over ``factatlas.http`` (one policy: deadline, Retry-After, redaction)."""
 
-    def __init__(self, url: str, user_agent: str | None = None, *, timeout_s: float = DEFAULT_CLIENT_TIMEOUT_S,
-                 sleeper: Callable[[float], None] = time.sleep, clock: Callable[[], float] = time.monotonic,
-                 max_consecutive_429: int = MAX_CONSECUTIVE_429, post_threshold: int = POST_THRESHOLD_CHARS):
+    def __init__(self, url: str, user_agent: str | None = None, *, timeout_s: float | None = None,
+                 policy: HttpPolicy | None = None, sleeper: Callable[[float], None] = time.sleep,
+                 clock: Callable[[], float] = time.monotonic, max_consecutive_429: int | None = None,
+                 post_threshold: int = POST_THRESHOLD_CHARS, rng: random.Random | None = None):
+        policy = policy or HttpPolicy()
+        if timeout_s is not None:
+            policy = replace(policy, timeout_s=timeout_s)
+        if max_consecutive_429 is not None:
+            policy = replace(policy, max_throttled=max_consecutive_429)
         parsed = urlparse(url)
         if parsed.scheme not in ("http", "https") or not parsed.hostname:
-            raise ConfigError(f"--endpoint {url!r}: expected an http(s) URL like https://query.wikidata.org/sparql")
-        if is_public_wdqs(url) and timeout_s <= SERVER_DEADLINE_S:
-            raise ConfigError(f"client timeout {timeout_s}s must exceed the WDQS deadline of 60 s")
+            raise ConfigError(f"--endpoint {redact(url)!r}: expected an http(s) URL like "
+                              "https://query.wikidata.org/sparql")
+        if is_public_wdqs(url) and policy.timeout_s <= SERVER_DEADLINE_S:
+            raise ConfigError(f"client timeout {policy.timeout_s:g} s must exceed the WDQS deadline of 60 s")
         self.url = url
+        self.shown = redact(url)  # what messages, logs, the manifest and queries.jsonl may show
         self.user_agent = check_user_agent(url, user_agent)
-        self.timeout_s = timeout_s
+        self.policy = policy
+        self.timeout_s = policy.timeout_s
         self.sleep = sleeper
-        self.clock = clock
-        self.max_consecutive_429 = max_consecutive_429
+        self.rng = rng
         self.post_threshold = post_threshold
         self.stats = HttpStats()
+        self._transport = Transport(policy, self.user_agent, clock=clock)
         self._in_flight = threading.Lock()  # one query at a time, whatever the caller does
 
     @property
     def id(self) -> str:
-        return self.url
+        return self.shown
 
     def select(self, query: str) -> Bindings:
+        """One query; throttle answers wait Retry-After here, timeouts go up to the runner (which halves)."""
+
+        def waited(seconds: float, _why: Exception) -> None:
+            self.stats.rate_limited += 1
+            self.stats.waited_s += seconds
+
         with self._in_flight:
-            consecutive_429 = 0
-            while True:
-                try:
-                    return self._once(query)
-                except urllib.error.HTTPError as e:
-                    if e.code != 429:
-                        if e.code >= 500:
-                            self.stats.timeouts += 1
-                            raise QueryTimeout(f"{self.url}: HTTP {e.code}") from e
-                        raise EndpointError(f"{self.url}: HTTP {e.code} {e.reason}") from e
-                    consecutive_429 += 1
-                    self.stats.rate_limited += 1
-                    if consecutive_429 >= self.max_consecutive_429:
-                        raise RateLimited(f"{self.url}: HTTP 429 {consecutive_429} times in a row; stopping to "
-                                          "respect the rate limit. Rerun later: cached answers are kept") from e
-                    wait = retry_after_seconds(e.headers.get("Retry-After") if e.headers else None)
-                    log.warning("HTTP 429 from %s; waiting %.0f s (Retry-After)", self.url, wait)
-                    self.stats.waited_s += wait
-                    self.sleep(wait)
+            return retrying(lambda: self._once(query), self.policy, sleeper=self.sleep, rng=self.rng, retries=0,
+                            on_wait=waited)
 
     def _once(self, query: str) -> Bindings:
-        from SPARQLWrapper import GET, JSON, POST, SPARQLWrapper
-        from SPARQLWrapper.SPARQLExceptions import (
-            EndPointInternalError,
-            EndPointNotFound,
-            QueryBadFormed,
-            Unauthorized,
-            URITooLong,
-        )
-
-        client = SPARQLWrapper(self.url, agent=self.user_agent)
-        client.setReturnFormat(JSON)
-        client.setTimeout(max(1, int(self.timeout_s)))
-        client.timeout = self.timeout_s  # setTimeout truncates to int; urlopen takes float seconds
-        client.setMethod(POST if len(quote(query)) > self.post_threshold else GET)
-        client.setQuery(query)
         self.stats.requests += 1
+        method, url, body, headers = sparql_protocol_request(self.url, query, self.user_agent,
+                                                             post=len(quote(query)) > self.post_threshold)
         try:
-            result = client.query()
-            body = result.response.read()
-        except EndPointInternalError as e:
+            response = self._transport.request(method, url, body=body, headers=headers)
+        except Unreachable as e:
+            raise EndpointError(f"{e}; check --endpoint") from e
+        except Transient as e:
             self.stats.timeouts += 1
-            raise QueryTimeout(f"{self.url}: HTTP 500 ({str(e).splitlines()[0]})") from e
-        except (TimeoutError, ConnectionResetError) as e:
+            raise QueryTimeout(str(e)) from e
+        if response.status == 429:
+            raise Throttled(f"{self.shown}: HTTP 429", parse_retry_after(response.header("Retry-After")))
+        if response.status >= 500:
             self.stats.timeouts += 1
-            raise QueryTimeout(f"{self.url}: no answer within {self.timeout_s} s") from e
-        except urllib.error.HTTPError:
-            raise
-        except urllib.error.URLError as e:
-            if isinstance(e.reason, TimeoutError):
-                self.stats.timeouts += 1
-                raise QueryTimeout(f"{self.url}: no answer within {self.timeout_s} s") from e
-            raise EndpointError(f"{self.url}: cannot connect ({e.reason}); check --endpoint") from e
-        except (QueryBadFormed, Unauthorized, EndPointNotFound, URITooLong) as e:
-            raise EndpointError(f"{self.url}: {str(e).splitlines()[0]}") from e
+            raise QueryTimeout(f"{self.shown}: HTTP {response.status}")
+        if 300 <= response.status < 400:  # not followed: credentials must not travel to another address
+            target = redact(response.header("Location") or "?")
+            raise EndpointError(f"{self.shown}: HTTP {response.status} redirects to {target}; pass that URL as "
+                                "--endpoint")
+        if response.status != 200:
+            first = response.body.decode("utf-8", "replace").strip().splitlines()[:1]
+            raise EndpointError(redact(f"{self.shown}: HTTP {response.status} {response.reason}"
+                                       + (f": {first[0][:300]}" if first else "")))
         try:
-            return json.loads(body)["results"]["bindings"]
+            return json.loads(response.body)["results"]["bindings"]
         except (json.JSONDecodeError, UnicodeDecodeError, KeyError, TypeError) as e:
             # A query cancelled after streaming began: HTTP 200 with a truncated body. Same as a timeout.
             self.stats.timeouts += 1
-            raise QueryTimeout(f"{self.url}: truncated or malformed JSON answer ({type(e).__name__})") from e
+            raise QueryTimeout(f"{self.shown}: truncated or malformed JSON answer ({type(e).__name__})") from e
 
 
-def retry_after_seconds(header: str | None) -> float:
-    """Seconds to wait for a 429: the Retry-After header (seconds or HTTP date), 60 s when absent."""
-    if not header:
-        return DEFAULT_RETRY_AFTER_S
-    try:
-        return max(0.0, float(header))
-    except ValueError:
-        from email.utils import parsedate_to_datetime
+def sparql_protocol_request(url: str, query: str, user_agent: str, *, post: bool
+                            ) -> tuple[str, str, bytes | None, dict[str, str]]:
+    """The SPARQL 1.1 protocol request SPARQLWrapper would send (method, URL with its query string, body,
+    headers: JSON results, URL-encoded POST for long queries). SPARQLWrapper shapes the request; sending it
+    is ``factatlas.http``'s job, because SPARQLWrapper's own urllib call has no total deadline, retries
+    nothing and cannot tell a reset from a timeout."""
+    from SPARQLWrapper import GET, JSON, POST, URLENCODED, SPARQLWrapper
 
-        try:
-            when = parsedate_to_datetime(header)
-        except (TypeError, ValueError):
-            return DEFAULT_RETRY_AFTER_S
-        from datetime import UTC, datetime
-
-        return max(0.0, (when - datetime.now(UTC)).total_seconds())
+    # SPARQLWrapper appends "?query=..." to the URL as given; an endpoint's own parameters (an API key)
+    # go through addParameter so that the request carries one well-formed query string
+    base, _, own = url.partition("?")
+    wrapper = SPARQLWrapper(base, agent=user_agent)
+    for name, value in parse_qsl(own, keep_blank_values=True):
+        wrapper.addParameter(name, value)
+    wrapper.setQuery(query)
+    wrapper.setReturnFormat(JSON)
+    wrapper.setMethod(POST if post else GET)
+    if post:
+        wrapper.setRequestMethod(URLENCODED)
+    request = wrapper._createRequest()  # the one place SPARQLWrapper 2.x builds a request (pinned <3)
+    headers = {k.title(): v for k, v in request.header_items() if k.lower() != "user-agent"}
+    return request.get_method(), request.full_url, request.data, headers
 
 
 def make_endpoint(url: str | None, user_agent: str | None = None, sample: str | Path | None = None,
-                  timeout_s: float = DEFAULT_CLIENT_TIMEOUT_S) -> SparqlEndpoint:
+                  policy: HttpPolicy | None = None, sleeper: Callable[[float], None] = time.sleep) -> SparqlEndpoint:
     if url is None or url == "embedded":
         return EmbeddedEndpoint(sample or SAMPLE_PATH)
-    return HttpSparqlEndpoint(url, user_agent, timeout_s=timeout_s)
+    return HttpSparqlEndpoint(url, user_agent, policy=policy, sleeper=sleeper)

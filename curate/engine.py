@@ -1,14 +1,16 @@
 """The five curation steps (DLAMA's method, done properly), over any SPARQL endpoint.
 
-1. candidates: subjects of each predicate tied to each culture's countries (batched VALUES), with their
+Each step is one function, called in this order by ``curate()``:
+
+1. candidates (``find_candidates``): subjects of each predicate tied to each culture's countries (batched VALUES), with their
    P31 classes and article titles; subjects that are not of the predicate's subject type are dropped.
-2. popularity: rank by article length (or edits, or sitelinks), max over the culture's editions; optional
+2. popularity (``rank_by_popularity``): rank by article length (or edits, or sitelinks), max over the culture's editions; optional
    per-country quota; keep at most N subjects per (culture, predicate).
-3. objects: every object of each kept subject, without culture filters; objects not of the object type
-   are dropped.
-4. labels: labels + aliases in every requested language, P31 classes, P21 and sitelinks in one batched
-   pass; facts whose subject lacks a label, and objects lacking one, are dropped with that reason.
-5. augmentation: P279 superclasses (one closure query per batch of the object pool) and P131 containing
+3. objects (``collect_objects``): every object of each kept subject, without culture filters.
+4. labels (``label_and_type_check``): labels + aliases in every requested language, P31 classes, P21
+   and sitelinks in one batched pass; objects not of the object type, facts whose subject lacks a
+   label, and objects lacking one, are dropped with that reason.
+5. augmentation (``augment_objects``): P279 superclasses (one closure query per batch of the object pool) and P131 containing
    areas for places (stopping before countries); every object keeps its provenance.
 
 Every dropped candidate is a ``Drop`` with its step and reason. Outputs are sorted and byte-stable.
@@ -17,6 +19,7 @@ Every dropped candidate is a ``Drop`` with its step and reason. Outputs are sort
 from __future__ import annotations
 
 import os
+import random
 import time
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -53,6 +56,7 @@ from factatlas.curate.popularity import (
     PopularitySource,
 )
 from factatlas.errors import ConfigError, unknown
+from factatlas.http import DEFAULT_MAX_RETRY_AFTER_S, HttpPolicy, redact
 from factatlas.records import (
     CountryRef,
     Culture,
@@ -96,7 +100,11 @@ class CurationConfig:
     predicates: tuple[str, ...] = ()  # empty: all of predicates.yaml
     predicates_file: str | None = None
     batch_size: int = DEFAULT_BATCH
-    timeout_s: float = DEFAULT_CLIENT_TIMEOUT_S
+    timeout_s: float = DEFAULT_CLIENT_TIMEOUT_S  # total deadline per HTTP request (--timeout)
+    max_retry_after_s: float = DEFAULT_MAX_RETRY_AFTER_S  # longer Retry-After: stop (--max-retry-after)
+
+    def http_policy(self) -> HttpPolicy:
+        return HttpPolicy(timeout_s=self.timeout_s, max_retry_after_s=self.max_retry_after_s)
 
     def validated(self) -> CurationConfig:
         langs = parse_langs(self.langs)
@@ -108,6 +116,10 @@ class CurationConfig:
             raise ConfigError(f"--country-quota {self.country_quota}: must be at least 1 (or omit it)")
         if self.batch_size < 1:
             raise ConfigError(f"batch size {self.batch_size}: must be at least 1")
+        if not self.timeout_s > 0:
+            raise ConfigError(f"--timeout {self.timeout_s}: must be a positive number of seconds")
+        if self.max_retry_after_s < 0:
+            raise ConfigError(f"--max-retry-after {self.max_retry_after_s}: must be 0 or more seconds")
         return CurationConfig(**{**asdict(self), "langs": langs, "predicates": tuple(self.predicates)})
 
 
@@ -264,26 +276,82 @@ def curate(config: CurationConfig, run_dir: str | Path, **options: Any) -> Curat
 
 def _curate(config: CurationConfig, run_dir: str | Path, *, endpoint: SparqlEndpoint | None = None,
             popularity_source: PopularitySource | None = None, sleeper: Callable[[float], None] = time.sleep,
-            progress: Callable[[str], None] | None = None) -> CurationResult:
+            progress: Callable[[str], None] | None = None, policy: HttpPolicy | None = None,
+            rng: random.Random | None = None) -> CurationResult:
+    """Everything that can be checked without a query is checked first; then the cultures are resolved
+    and the five steps of the module docstring (and docs/curate.md) run in order."""
     started = datetime.now(UTC)
     config = config.validated()
     say = progress or (lambda _msg: None)
-    pair = load_pair(config.pair)
+    pair = load_pair(config.pair)  # refuses a culture paired with itself
     specs = select_predicates(load_predicates(config.predicates_file), config.predicates)
     culture_configs = [load_culture_config(c) for c in pair.cultures]
+    policy = policy or config.http_policy()
     if endpoint is None:
         endpoint = make_endpoint(config.endpoint, config.user_agent or os.environ.get("FACTATLAS_USER_AGENT"),
-                                 config.sample, config.timeout_s)
+                                 config.sample, policy, sleeper)
     if config.popularity != "sitelinks" and popularity_source is None:
-        popularity_source = default_popularity_source(config)  # fail on a bad choice before any query
+        popularity_source = default_popularity_source(config, policy, sleeper)  # fail on a bad choice first
     run = RunDir.open(run_dir)
     out_dir = run.stage("curate")
-    runner = QueryRunner(endpoint, out_dir / "cache", out_dir / "queries.jsonl", sleeper=sleeper)
+    runner = QueryRunner(endpoint, out_dir / "cache", out_dir / "queries.jsonl", sleeper=sleeper, policy=policy,
+                         rng=rng)
     roots = {COUNTRY_CLASS} | {r for s in specs.values() for t in (s.subject_type, s.object_type) for r in t.roots}
     know = Knowledge(runner, config.langs, roots, config.batch_size)
     drops: list[Drop] = []
 
-    # -- cultures (membership rules resolved and pinned) --
+    check_label_languages(config.langs, culture_configs, runner, endpoint.id)
+    cultures, membership = resolve_cultures(pair.name, culture_configs, runner, know)
+    say("step 1/5: candidates")
+    candidates = find_candidates(cultures, specs, runner, know, config.batch_size, drops)
+    say("step 2/5: popularity")
+    kept, source_name = rank_by_popularity(config, cultures, candidates, runner, know, popularity_source, drops)
+    say("step 3/5: objects")
+    direct = collect_objects(specs, kept, runner, config.batch_size, drops)
+    say("step 4/5: labels")
+    valid = label_and_type_check(config.langs, specs, kept, direct, know, drops)
+    say("step 5/5: augmentation")
+    augmented = augment_objects(specs, valid, cultures, runner, know, config, drops)
+
+    facts = assemble_facts(kept, valid, augmented)
+    referenced = {f.subject for f in facts} | {o.qid for f in facts for o in f.objects}
+    entities = {q: know.info[q].to_entity(q, config.langs) for q in sorted(referenced, key=qid_key)}
+    counts, country_counts = _count(facts, cultures, specs)
+    with run.replace_stage("curate", keep=("cache", "queries.jsonl")) as staging:
+        write_facts(staging / "facts.parquet", facts)
+        write_entities(staging, entities.values())
+        write_drops(staging / "dropped.parquet", drops)
+    result = CurationResult(facts, entities, drops, counts, country_counts, cultures, tuple(specs), membership,
+                            {"sent": runner.stats.sent, "cached": runner.stats.cached,
+                             "timeouts": runner.stats.failed, "splits": runner.stats.split,
+                             "by_kind": dict(sorted(runner.stats.by_kind.items()))})
+    _record(run, config, endpoint, result, runner, source_name, out_dir, started)
+    return result
+
+
+# ---- before the steps: checks and cultures ----------------------------------------------------
+
+
+def check_label_languages(langs: Sequence[str], culture_configs: Sequence[CultureConfig], runner: QueryRunner,
+                          endpoint_id: str) -> None:
+    """Refuse a label language that none of the pair's listed countries has a label in (a typo such as
+    ``xx``, or a language the endpoint does not hold), before any curation query: it would otherwise
+    drop every fact one by one."""
+    countries = sorted({q for cc in culture_configs for q in cc.culture.country_qids}, key=qid_key)
+    if not countries:
+        return
+    rows = runner.select("label-languages", sparql.label_languages_query(countries, langs))
+    seen = {lit[1] for row in rows if (lit := sparql.literal(row, "label"))}
+    missing = [x for x in langs if x not in seen]
+    if missing:
+        raise ConfigError(f"--langs: no label in {', '.join(repr(x) for x in missing)} for any of the pair's "
+                          f"{len(countries)} countries at {endpoint_id}; check the language code (labels found "
+                          f"in: {', '.join(sorted(seen)) or 'none of the requested languages'})")
+
+
+def resolve_cultures(pair_name: str, culture_configs: Sequence[CultureConfig], runner: QueryRunner,
+                     know: Knowledge) -> tuple[dict[str, Culture], dict[str, Any]]:
+    """The pair's cultures with membership rules resolved (pinned for the manifest) and labelled."""
     cultures: dict[str, Culture] = {}
     membership: dict[str, Any] = {}
     for cc in culture_configs:
@@ -292,12 +360,20 @@ def _curate(config: CurationConfig, run_dir: str | Path, *, endpoint: SparqlEndp
         if pinned:
             membership[culture.name] = pinned
     if len(cultures) != 2:
-        raise ConfigError(f"pair {pair.name}: the two cultures must have different names")
-    cultures = _label_added_countries(cultures, know)
+        raise ConfigError(f"pair {pair_name}: the two cultures must have different names")
+    return _label_added_countries(cultures, know), membership
 
-    # -- step 1: candidates --
-    say("step 1/5: candidates")
-    candidates: dict[tuple[str, str], dict[str, Candidate]] = {}
+
+# ---- the five steps ---------------------------------------------------------------------------
+
+Pools = dict[tuple[str, str], dict[str, "Candidate"]]
+
+
+def find_candidates(cultures: Mapping[str, Culture], specs: Mapping[str, PredicateSpec], runner: QueryRunner,
+                    know: Knowledge, batch_size: int, drops: list[Drop]) -> Pools:
+    """Step 1: subjects tied to each culture's countries, with classes and article titles; subjects
+    not of the predicate's subject type are dropped (``candidates/subject-type``)."""
+    candidates: Pools = {}
     for cname, culture in cultures.items():
         sites = sorted({s for c in culture.countries for s in c.wikipedia_sites})
         # statements may name another item for a country (the Kingdom Q29999 for the Netherlands Q55);
@@ -310,7 +386,7 @@ def _curate(config: CurationConfig, run_dir: str | Path, *, endpoint: SparqlEndp
                 f"candidates:{pid_}", list(culture.country_qids) if itself else sorted(canonical, key=qid_key),
                 lambda b, spec=spec, sites=sites: sparql.candidates_query(
                     spec.pid, spec.culture_filter.side, spec.culture_filter.via, b, sites),
-                config.batch_size)
+                batch_size)
             pool: dict[str, Candidate] = {}
             for row in rows:
                 s, country = sparql.qid_of(row, "s"), canonical.get(sparql.qid_of(row, "country") or "")
@@ -335,22 +411,31 @@ def _curate(config: CurationConfig, run_dir: str | Path, *, endpoint: SparqlEndp
                 drops.append(Drop(fact_id(cname, pid_, q), "candidates", "subject-type", why, cname, pid_,
                                   _first_country(pool[q])))
                 del pool[q]
+    return candidates
 
-    # -- step 2: popularity --
-    say("step 2/5: popularity")
+
+def rank_by_popularity(config: CurationConfig, cultures: Mapping[str, Culture], candidates: Pools,
+                       runner: QueryRunner, know: Knowledge, source: PopularitySource | None,
+                       drops: list[Drop]) -> tuple[dict[tuple[str, str], list[Candidate]], str]:
+    """Step 2: score every candidate, keep the most popular per (culture, predicate) under the quota
+    and the cap (``popularity/country-quota``, ``popularity/max-subjects``); returns the popularity
+    source's name for the manifest."""
     site_by_country = {c.qid: c.wikipedia_sites for cul in cultures.values() for c in cul.countries}
-    source_name = _score_candidates(config, candidates, site_by_country, runner, know, popularity_source)
-    kept: dict[tuple[str, str], list[Candidate]] = {}
-    for key, pool in candidates.items():
-        kept[key] = _select(key, pool, config.max_subjects, config.country_quota, drops)
+    source_name = _score_candidates(config, candidates, site_by_country, runner, know, source)
+    kept = {key: _select(key, pool, config.max_subjects, config.country_quota, drops)
+            for key, pool in candidates.items()}
+    return kept, source_name
 
-    # -- step 3: objects --
-    say("step 3/5: objects")
+
+def collect_objects(specs: Mapping[str, PredicateSpec], kept: Mapping[tuple[str, str], list[Candidate]],
+                    runner: QueryRunner, batch_size: int, drops: list[Drop]) -> dict[tuple[str, str], dict[str, list[str]]]:
+    """Step 3: every item object of each kept subject, without culture filters; literal objects are
+    dropped (``objects/object-not-item``). The object type check needs P31, so it runs in step 4."""
     direct: dict[tuple[str, str], dict[str, list[str]]] = {}
     for pid_ in specs:
         subjects = sorted({c.qid for (_, p), cs in kept.items() if p == pid_ for c in cs}, key=qid_key)
         rows = runner.select_batched(f"objects:{pid_}", subjects,
-                                     lambda b, pid_=pid_: sparql.objects_query(pid_, b), config.batch_size)
+                                     lambda b, pid_=pid_: sparql.objects_query(pid_, b), batch_size)
         objects: dict[str, set[str]] = defaultdict(set)
         non_items: dict[str, set[str]] = defaultdict(set)
         for row in rows:
@@ -369,9 +454,16 @@ def _curate(config: CurationConfig, run_dir: str | Path, *, endpoint: SparqlEndp
                     drops.append(Drop(fid, "objects", "object-not-item", f"object {v} is not a Wikidata item",
                                       cname, pid_, _first_country(c)))
             direct[(cname, pid_)] = {c.qid: sorted(objects.get(c.qid, ()), key=qid_key) for c in cs}
+    return direct
 
-    # -- step 4: labels and entity metadata (one batched pass), then type and label filters --
-    say("step 4/5: labels")
+
+def label_and_type_check(langs: Sequence[str], specs: Mapping[str, PredicateSpec],
+                         kept: Mapping[tuple[str, str], list[Candidate]],
+                         direct: Mapping[tuple[str, str], Mapping[str, list[str]]], know: Knowledge,
+                         drops: list[Drop]) -> dict[tuple[str, str], dict[str, list[str]]]:
+    """Step 4: one batched pass for labels, aliases, P31, P21 and sitelinks of every subject and object;
+    then objects not of the object type (``objects/object-type``, ``objects/no-valid-object``) and
+    anything without a label in a requested language (``labels/no-label:<lang>``) are dropped."""
     know.describe({q for d in direct.values() for s, os_ in d.items() for q in (s, *os_)})
     valid: dict[tuple[str, str], dict[str, list[str]]] = {}
     cand_by_key = {key: {c.qid: c for c in cs} for key, cs in kept.items()}
@@ -397,14 +489,14 @@ def _curate(config: CurationConfig, run_dir: str | Path, *, endpoint: SparqlEndp
                 drops.append(Drop(fid, "objects", "no-valid-object",
                                   f"none of {', '.join(objs)} has type '{spec.object_type.name}'", cname, pid_, country))
                 continue
-            missing = [x for x in config.langs if not know.info[s].label(x)]
+            missing = [x for x in langs if not know.info[s].label(x)]
             if missing:
                 drops.append(Drop(fid, "labels", f"no-label:{missing[0]}",
                                   f"subject {s} has no label in {', '.join(missing)}", cname, pid_, country))
                 continue
             labelled = []
             for o in typed:
-                lacking = [x for x in config.langs if not know.info[o].label(x)]
+                lacking = [x for x in langs if not know.info[o].label(x)]
                 if lacking:
                     drops.append(Drop(fid, "labels", f"no-label:{lacking[0]}",
                                       f"object {o} has no label in {', '.join(lacking)}", cname, pid_, country))
@@ -416,13 +508,15 @@ def _curate(config: CurationConfig, run_dir: str | Path, *, endpoint: SparqlEndp
                                   country))
                 continue
             valid[key][s] = labelled
+    return valid
 
-    # -- step 5: augmentation --
-    say("step 5/5: augmentation")
-    augmented = _augment(specs, valid, cultures, runner, know, config, drops)
 
-    # -- assemble facts and entities --
+def assemble_facts(kept: Mapping[tuple[str, str], list[Candidate]],
+                   valid: Mapping[tuple[str, str], Mapping[str, list[str]]],
+                   augmented: Mapping[tuple[str, str], Mapping[str, list[tuple[str, Provenance, str]]]]) -> list[Fact]:
+    """One fact per surviving (culture, predicate, subject): direct objects, then augmented ones."""
     facts: list[Fact] = []
+    cand_by_key = {key: {c.qid: c for c in cs} for key, cs in kept.items()}
     for key, per_subject in valid.items():
         cname, pid_ = key
         rank = {c.qid: i for i, c in enumerate(kept[key], start=1)}
@@ -434,9 +528,11 @@ def _curate(config: CurationConfig, run_dir: str | Path, *, endpoint: SparqlEndp
             facts.append(Fact(fact_id(cname, pid_, s), pid_, s, tuple(refs), cname,
                               tuple(sorted(cand.countries, key=qid_key)), cand.popularity, rank[s]))
     facts.sort(key=lambda f: f.id)
-    referenced = {f.subject for f in facts} | {o.qid for f in facts for o in f.objects}
-    entities = {q: know.info[q].to_entity(q, config.langs) for q in sorted(referenced, key=qid_key)}
+    return facts
 
+
+def _count(facts: Sequence[Fact], cultures: Mapping[str, Culture], specs: Mapping[str, PredicateSpec]
+           ) -> tuple[dict[str, dict[str, int]], dict[str, dict[str, dict[str, int]]]]:
     counts = {c: {p: 0 for p in specs} for c in cultures}
     country_counts = {c: {q.qid: {p: 0 for p in specs} for q in cul.countries} for c, cul in cultures.items()}
     for f in facts:
@@ -444,17 +540,7 @@ def _curate(config: CurationConfig, run_dir: str | Path, *, endpoint: SparqlEndp
         for q in f.countries:
             if q in country_counts[f.culture]:
                 country_counts[f.culture][q][f.predicate] += 1
-
-    with run.replace_stage("curate", keep=("cache", "queries.jsonl")) as staging:
-        write_facts(staging / "facts.parquet", facts)
-        write_entities(staging, entities.values())
-        write_drops(staging / "dropped.parquet", drops)
-    result = CurationResult(facts, entities, drops, counts, country_counts, cultures, tuple(specs), membership,
-                            {"sent": runner.stats.sent, "cached": runner.stats.cached,
-                             "timeouts": runner.stats.failed, "splits": runner.stats.split,
-                             "by_kind": dict(sorted(runner.stats.by_kind.items()))})
-    _record(run, config, endpoint, result, runner, source_name, out_dir, started)
-    return result
+    return counts, country_counts
 
 
 # ---- helpers ----------------------------------------------------------------------------------
@@ -540,14 +626,16 @@ def _score_candidates(config: CurationConfig, candidates: Mapping[tuple[str, str
     return source.name
 
 
-def default_popularity_source(config: CurationConfig) -> PopularitySource:
+def default_popularity_source(config: CurationConfig, policy: HttpPolicy | None = None,
+                              sleeper: Callable[[float], None] = time.sleep) -> PopularitySource:
     if config.page_lengths or (config.endpoint is None and config.popularity == "length"):
         return PageLengthTable(config.page_lengths) if config.page_lengths else PageLengthTable()
     if config.endpoint is None:
         raise ConfigError(f"--popularity {config.popularity}: the embedded sample ships article lengths only; "
                           "use --popularity length or sitelinks")
     ua = config.user_agent or os.environ.get("FACTATLAS_USER_AGENT") or ""
-    client = MediaWikiClient(ua, api_url=config.mediawiki_api, rest_url=config.mediawiki_rest)
+    client = MediaWikiClient(ua, api_url=config.mediawiki_api, rest_url=config.mediawiki_rest,
+                             policy=policy or config.http_policy(), sleeper=sleeper)
     return MediaWikiEdits(client) if config.popularity == "edits" else MediaWikiLengths(client)
 
 
@@ -584,10 +672,11 @@ def _select(key: tuple[str, str], pool: Mapping[str, Candidate], max_subjects: i
     return kept
 
 
-def _augment(specs: Mapping[str, PredicateSpec], valid: Mapping[tuple[str, str], Mapping[str, list[str]]],
+def augment_objects(specs: Mapping[str, PredicateSpec], valid: Mapping[tuple[str, str], Mapping[str, list[str]]],
              cultures: Mapping[str, Culture], runner: QueryRunner, know: Knowledge, config: CurationConfig,
              drops: list[Drop]) -> dict[tuple[str, str], dict[str, list[tuple[str, Provenance, str]]]]:
-    """(culture, predicate) -> subject -> [(object, provenance, via)] for augmented objects."""
+    """Step 5: (culture, predicate) -> subject -> [(object, provenance, via)] for augmented objects:
+    P279 superclasses of the object type, P131 containing areas stopping before any country."""
     pools: dict[str, set[str]] = {"superclass": set(), "admin": set()}
     for (_, pid_), per_subject in valid.items():
         mode = specs[pid_].augment
@@ -653,6 +742,9 @@ def _record(run: RunDir, config: CurationConfig, endpoint: SparqlEndpoint, resul
     resolved["langs"] = list(config.langs)
     resolved["predicates"] = list(result.predicates)
     resolved.pop("user_agent", None)  # may contain an e-mail address; not needed to reproduce data
+    for key in ("endpoint", "mediawiki_api", "mediawiki_rest"):
+        if resolved.get(key):
+            resolved[key] = redact(resolved[key])  # credentials never reach the manifest
     extra = {
         "endpoint": endpoint.id,
         "endpoint_kind": "embedded" if isinstance(endpoint, EmbeddedEndpoint) else "http",

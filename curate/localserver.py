@@ -69,7 +69,8 @@ class FaultInjector:
     """Wraps a WSGI app; answers the next requests with scripted faults, then passes through.
 
     Faults: ``"429"`` (Retry-After: 7), ``"429-no-retry-after"``, ``"500"``, ``"503"``, ``"truncated"``
-    (HTTP 200 with the first half of the real JSON), ``"slow:<seconds>"`` (sleep, then answer).
+    (HTTP 200 with the first half of the real JSON), ``"slow:<seconds>"`` (sleep, then answer), ``"301"``
+    (a redirect to another host, with a token in its URL).
     """
 
     def __init__(self, app: WsgiApp, faults: Sequence[str] = (), match: Callable[[str], bool] | None = None):
@@ -109,6 +110,9 @@ class FaultInjector:
             status = {"500": "500 Internal Server Error", "502": "502 Bad Gateway", "503": "503 Service Unavailable"}
             start_response(status[fault], [("Content-Type", "text/plain")])
             return [b"java.util.concurrent.TimeoutException"]
+        if fault == "301":
+            start_response("301 Moved Permanently", [("Location", "https://elsewhere.example/sparql?token=abc123")])
+            return [b""]
         if fault == "truncated":
             captured: dict = {}
 
@@ -124,6 +128,143 @@ class FaultInjector:
             time.sleep(float(fault.split(":", 1)[1]))
             return self.app(environ, start_response)
         raise ValueError(f"unknown fault {fault!r}")
+
+
+class FaultProxy:
+    """A raw TCP proxy in front of a local server, for faults a WSGI app cannot make: it reads each
+    request, and either forwards it (``Connection: close``) or answers with the next scripted fault.
+
+    Faults: ``"short-body"`` (Content-Length of the real body, half of it sent, then close),
+    ``"chunked-cut"`` (chunked encoding, one chunk, then close mid-stream), ``"bad-status"`` (a garbage
+    status line), ``"reset"`` (TCP reset after 0.2 s), ``"drip:<pieces>:<seconds>"`` (the real answer in
+    pieces, a pause before each), ``"retry-after:<value>"`` (HTTP 429 with that Retry-After),
+    ``"echo-auth"`` (the real answer plus the request's Authorization header echoed back as
+    ``X-Echo-Authorization``).
+    """
+
+    def __init__(self, upstream: str, faults: Sequence[str] = (), match: Callable[[str], bool] | None = None):
+        from urllib.parse import urlsplit
+
+        parts = urlsplit(upstream)
+        self.upstream = (parts.hostname or "127.0.0.1", parts.port or 80)
+        self.faults = list(faults)
+        self.match = match or (lambda _q: True)
+        self.injected: list[str] = []
+        self.requests = 0
+        self.authorizations: list[str] = []
+        self._lock = threading.Lock()
+
+    def handle(self, sock) -> None:
+        request = _read_raw_request(sock)
+        if request is None:
+            return
+        method, target, headers, body = request
+        query = (parse_qs(target.partition("?")[2]).get("query") or [""])[0] or \
+            (parse_qs(body.decode("utf-8", "replace")).get("query") or [""])[0]
+        with self._lock:
+            self.requests += 1
+            self.authorizations.append(headers.get("authorization", ""))
+            fault = self.faults.pop(0) if self.faults and self.match(query) else None
+            if fault is not None:
+                self.injected.append(fault)
+        if fault == "bad-status":
+            sock.sendall(b"HTTP/1.1 garbage garbage\r\n\r\n")
+            return
+        if fault == "reset":
+            import socket
+            import struct
+
+            time.sleep(0.2)
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            return
+        if fault is not None and fault.startswith("retry-after:"):
+            sock.sendall(b"HTTP/1.1 429 Too Many Requests\r\nRetry-After: " + fault.split(":", 1)[1].encode()
+                         + b"\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+            return
+        status, out_headers, payload = self._forward(method, target, headers, body)
+        kept = [(k, v) for k, v in out_headers if k.lower() not in ("content-length", "connection",
+                                                                      "transfer-encoding")]
+        if fault == "echo-auth":
+            kept.append(("X-Echo-Authorization", headers.get("authorization", "")))
+        head = f"HTTP/1.1 {status}\r\n" + "".join(f"{k}: {v}\r\n" for k, v in kept) + "Connection: close\r\n"
+        if fault == "chunked-cut":
+            half = payload[: max(1, len(payload) // 2)]
+            sock.sendall((head + "Transfer-Encoding: chunked\r\n\r\n").encode("latin-1")
+                         + f"{len(payload):x}\r\n".encode() + half)
+            return
+        sock.sendall((head + f"Content-Length: {len(payload)}\r\n\r\n").encode("latin-1"))
+        if fault == "short-body":
+            sock.sendall(payload[: max(1, len(payload) // 2)])
+            return
+        if fault is not None and fault.startswith("drip:"):
+            _, pieces, pause = fault.split(":")
+            step = max(1, -(-len(payload) // int(pieces)))
+            for i in range(0, len(payload), step):
+                time.sleep(float(pause))
+                try:
+                    sock.sendall(payload[i:i + step])
+                except OSError:  # the client gave up: that is the point of the fault
+                    return
+            return
+        if fault not in (None, "echo-auth"):
+            raise ValueError(f"unknown fault {fault!r}")
+        sock.sendall(payload)
+
+    def _forward(self, method: str, target: str, headers: Mapping[str, str],
+                 body: bytes) -> tuple[str, list[tuple[str, str]], bytes]:
+        import http.client
+
+        conn = http.client.HTTPConnection(*self.upstream, timeout=30)
+        try:
+            skip = ("host", "connection", "content-length")
+            conn.request(method, target, body=body or None, headers={k: v for k, v in headers.items() if k not in skip})
+            response = conn.getresponse()
+            return f"{response.status} {response.reason}", response.getheaders(), response.read()
+        finally:
+            conn.close()
+
+
+def _read_raw_request(sock) -> tuple[str, str, dict[str, str], bytes] | None:
+    data = b""
+    while b"\r\n\r\n" not in data:
+        chunk = sock.recv(65536)
+        if not chunk:
+            return None
+        data += chunk
+    head, _, body = data.partition(b"\r\n\r\n")
+    lines = head.decode("latin-1").split("\r\n")
+    method, target, _version = lines[0].split(" ", 2)
+    headers = {k.strip().lower(): v.strip() for k, _, v in (x.partition(":") for x in lines[1:] if x)}
+    length = int(headers.get("content-length") or 0)
+    while len(body) < length:
+        chunk = sock.recv(65536)
+        if not chunk:
+            break
+        body += chunk
+    return method, target, headers, body
+
+
+@contextmanager
+def serve_proxy(proxy: FaultProxy, host: str = "127.0.0.1") -> Iterator[str]:
+    """Serve a ``FaultProxy`` on a background thread; yields its base URL."""
+    import socketserver
+
+    class Handler(socketserver.BaseRequestHandler):
+        def handle(self) -> None:
+            proxy.handle(self.request)
+
+    class Server(socketserver.ThreadingTCPServer):
+        daemon_threads = True
+        allow_reuse_address = True
+
+    server = Server((host, 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://{host}:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
 
 
 class MediaWikiApp:

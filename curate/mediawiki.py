@@ -2,18 +2,31 @@
 
 Etiquette (WIKIDATA.md): descriptive User-Agent, serial requests, 50 titles per ``prop=info`` request,
 ``maxlag=5`` (on a ``maxlag`` error wait ``Retry-After`` and retry), redirects and normalized titles
-followed, ``continue`` handled.
+followed, ``continue`` handled. Deadlines, waits and retries follow the one HTTP policy (``factatlas.http``).
 """
 
 from __future__ import annotations
 
+import json
 import logging
+import random
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from urllib.parse import quote
 
 from factatlas.errors import ConfigError, FactatlasError
+from factatlas.http import (
+    HttpPolicy,
+    RateLimited,
+    Throttled,
+    Transient,
+    Transport,
+    Unreachable,
+    parse_retry_after,
+    redact,
+    retrying,
+)
 
 log = logging.getLogger(__name__)
 
@@ -35,45 +48,59 @@ class MediaWikiStats:
 
 
 class MediaWikiClient:
-    def __init__(self, user_agent: str, *, api_url: str = API_URL, rest_url: str = REST_URL, session=None,
-                 sleeper: Callable[[float], None] = time.sleep, max_retries: int = 5, timeout_s: float = 30.0):
+    def __init__(self, user_agent: str, *, api_url: str = API_URL, rest_url: str = REST_URL,
+                 sleeper: Callable[[float], None] = time.sleep, max_retries: int = 5,
+                 timeout_s: float | None = None, policy: HttpPolicy | None = None, rng: random.Random | None = None):
         if not user_agent or not user_agent.strip():
             raise ConfigError("the MediaWiki API needs a User-Agent with contact information: pass "
                               "--user-agent 'factatlas/0.1 (https://your.site; you@example.org)'")
         if "{site}" not in api_url or "{site}" not in rest_url:
-            raise ConfigError(f"MediaWiki URL templates need a {{site}} placeholder: {api_url!r}, {rest_url!r}")
-        import requests
-
-        self.session = session or requests.Session()
-        self.session.headers["User-Agent"] = user_agent
+            raise ConfigError(f"MediaWiki URL templates need a {{site}} placeholder: {redact(api_url)!r}, "
+                              f"{redact(rest_url)!r}")
+        # a maxlag answer is a throttle: ``max_retries`` waits, then the run stops
+        policy = replace(policy or HttpPolicy(timeout_s=30.0), max_throttled=max_retries + 1)
+        if timeout_s is not None:
+            policy = replace(policy, timeout_s=timeout_s)
+        self.policy = policy
+        self.transport = Transport(policy, user_agent)
         self.api_url, self.rest_url = api_url, rest_url
         self.sleep = sleeper
-        self.max_retries = max_retries
-        self.timeout_s = timeout_s
+        self.rng = rng
         self.stats = MediaWikiStats()
 
     def _get(self, url: str, params: dict | None = None) -> tuple[int, dict]:
-        """One serial GET; waits and retries on maxlag / 429 / 503 with Retry-After."""
-        for _attempt in range(self.max_retries + 1):
-            self.stats.requests += 1
-            response = self.session.get(url, params=params, timeout=self.timeout_s)
-            retry_after = response.headers.get("Retry-After")
-            data: dict = {}
-            if response.headers.get("Content-Type", "").startswith("application/json"):
-                data = response.json()
-            lagged = isinstance(data.get("error"), dict) and data["error"].get("code") == "maxlag"
-            if lagged or response.status_code in (429, 503):
-                wait = float(retry_after) if retry_after and retry_after.strip().isdigit() else float(MAX_LAG_S)
-                self.stats.maxlag_waits += 1
-                self.stats.waited_s += wait
-                log.warning("MediaWiki %s asks to wait %.0f s (%s)", url, wait,
-                            "maxlag" if lagged else response.status_code)
-                self.sleep(wait)
-                continue
-            if "error" in data:
-                raise MediaWikiError(f"{url}: {data['error']}")
-            return response.status_code, data
-        raise MediaWikiError(f"{url}: still lagged/throttled after {self.max_retries} retries; rerun later")
+        """One serial GET under the HTTP policy: maxlag / 429 / 503 wait Retry-After, faults back off."""
+
+        def waited(seconds: float, _why: Exception) -> None:
+            self.stats.maxlag_waits += 1
+            self.stats.waited_s += seconds
+
+        try:
+            return retrying(lambda: self._once(url, params), self.policy, sleeper=self.sleep, rng=self.rng,
+                            on_wait=waited)
+        except (RateLimited, Transient, Unreachable) as e:
+            raise MediaWikiError(f"{e} (or use --popularity sitelinks)") from e
+
+    def _once(self, url: str, params: dict | None) -> tuple[int, dict]:
+        self.stats.requests += 1
+        response = self.transport.get(url, params)
+        data: dict = {}
+        if (response.header("Content-Type") or "").startswith("application/json"):
+            try:
+                data = json.loads(response.body)
+            except (json.JSONDecodeError, UnicodeDecodeError) as e:
+                raise Transient(f"{response.url}: malformed JSON answer ({type(e).__name__})") from e
+        lagged = isinstance(data.get("error"), dict) and data["error"].get("code") == "maxlag"
+        if lagged or response.status in (429, 503):
+            why = "maxlag" if lagged else f"HTTP {response.status}"
+            wait = parse_retry_after(response.header("Retry-After"))
+            raise Throttled(f"MediaWiki {redact(url)} asks to wait ({why})",
+                            float(MAX_LAG_S) if wait is None else wait)
+        if response.status >= 500:
+            raise Transient(f"{response.url}: HTTP {response.status}")
+        if "error" in data:
+            raise MediaWikiError(redact(f"{response.url}: {data['error']}"))
+        return response.status, data
 
     def page_lengths(self, site: str, titles: Iterable[str]) -> dict[str, int | None]:
         """Article byte length per requested title (None when the page is missing)."""

@@ -14,7 +14,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 
 from factatlas.errors import FactatlasError
-from factatlas.records import LANG_RE, PID_RE, QID_RE
+from factatlas.records import LANG_RE, PID_RE, QID_RE, SITE_RE
 
 WD = "http://www.wikidata.org/entity/"
 WDT = "http://www.wikidata.org/prop/direct/"
@@ -28,7 +28,6 @@ PREFIXES = (
 )
 # The entity properties fetched for every subject and object in the labels pass.
 DESCRIBE_PREDICATES = ("rdfs:label", "skos:altLabel", "wdt:P31", "wdt:P21", "wikibase:sitelinks")
-_SITE_RE = re.compile(r"^[a-z]{2,3}(-[a-z0-9]{2,8})*$")
 
 
 class UnsafeValue(FactatlasError):
@@ -36,26 +35,26 @@ class UnsafeValue(FactatlasError):
 
 
 def qid(value: str) -> str:
-    if not isinstance(value, str) or not QID_RE.match(value):
+    if not isinstance(value, str) or not QID_RE.fullmatch(value):
         raise UnsafeValue(f"refusing to build a query with {value!r}: not a Wikidata item id like 'Q79'")
     return f"wd:{value}"
 
 
 def pid(value: str) -> str:
-    if not isinstance(value, str) or not PID_RE.match(value):
+    if not isinstance(value, str) or not PID_RE.fullmatch(value):
         raise UnsafeValue(f"refusing to build a query with {value!r}: not a Wikidata property id like 'P17'")
     return f"wdt:{value}"
 
 
 def lang_literal(value: str) -> str:
-    if not isinstance(value, str) or not LANG_RE.match(value):
+    if not isinstance(value, str) or not LANG_RE.fullmatch(value):
         raise UnsafeValue(f"refusing to build a query with {value!r}: not a language code like 'ar'")
     return f'"{value}"'
 
 
 def site_iri(site: str) -> str:
     """A Wikipedia edition code -> the IRI sitelinks use for schema:isPartOf."""
-    if not isinstance(site, str) or not _SITE_RE.match(site):
+    if not isinstance(site, str) or not SITE_RE.fullmatch(site):
         raise UnsafeValue(f"refusing to build a query with {site!r}: not a Wikipedia edition code like 'en'")
     return f"<https://{site}.wikipedia.org/>"
 
@@ -68,13 +67,13 @@ def qid_from_iri(iri: str) -> str | None:
     """``http://www.wikidata.org/entity/Q79`` -> ``Q79``; anything else (blank nodes, lexemes) -> None."""
     if iri.startswith(WD):
         q = iri[len(WD):]
-        return q if QID_RE.match(q) else None
+        return q if QID_RE.fullmatch(q) else None
     return None
 
 
 def site_from_iri(iri: str) -> str | None:
-    m = re.match(r"^https://([a-z0-9-]+)\.wikipedia\.org/$", iri)
-    return m.group(1) if m else None
+    m = re.fullmatch(r"https://([a-z0-9-]+)\.wikipedia\.org/", iri)
+    return m.group(1) if m and SITE_RE.fullmatch(m.group(1)) else None
 
 
 def query_hash(endpoint_id: str, query: str) -> str:
@@ -87,6 +86,17 @@ def query_hash(endpoint_id: str, query: str) -> str:
 def membership_query(predicate: str, target: str) -> str:
     """Countries defined by a membership rule, e.g. members (P463) of the Arab League (Q7172)."""
     return PREFIXES + f"SELECT DISTINCT ?country WHERE {{\n  ?country {pid(predicate)} {qid(target)} .\n}}\n"
+
+
+def label_languages_query(countries: Sequence[str], langs: Sequence[str]) -> str:
+    """The labels of ``countries`` in ``langs``: a cheap check that every requested language has labels."""
+    return PREFIXES + (
+        "SELECT ?c ?label WHERE {\n"
+        f"  {values('c', [qid(c) for c in countries])}\n"
+        "  ?c rdfs:label ?label .\n"
+        f"  FILTER(LANG(?label) IN ({', '.join(lang_literal(x) for x in langs)}))\n"
+        "}\n"
+    )
 
 
 def candidates_query(predicate: str, side: str, via: str | None, countries: Sequence[str],

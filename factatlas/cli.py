@@ -34,6 +34,34 @@ def _register_stages() -> None:
         module.register(app)
 
 
+class _StderrHandler(logging.StreamHandler):
+    """Writes to whatever ``sys.stderr`` is at the time (test runners swap it between commands)."""
+
+    @property
+    def stream(self):
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, _value) -> None:
+        pass
+
+
+def setup_logging(verbose: bool) -> logging.Handler:
+    """One stderr handler on the root logger, with secrets masked at the logging layer: whoever logs
+    (our clients, urllib3's request lines, a server's echoed headers), the record is redacted."""
+    from factatlas.http import RedactingFilter
+
+    root = logging.getLogger()
+    for old in [h for h in root.handlers if isinstance(h, _StderrHandler)]:
+        root.removeHandler(old)
+    handler = _StderrHandler()
+    handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+    handler.addFilter(RedactingFilter())
+    root.addHandler(handler)
+    root.setLevel(logging.DEBUG if verbose else logging.WARNING)
+    return handler
+
+
 def _print_version(value: bool) -> None:
     if value:
         from factatlas import __version__
@@ -46,8 +74,7 @@ def _print_version(value: bool) -> None:
 def _root(verbose: bool = typer.Option(False, "--verbose", "-v", help="Debug logging on stderr."),
           _version: bool = typer.Option(False, "--version", callback=_print_version, is_eager=True,
                                         help="Print the factatlas version and exit.")) -> None:
-    logging.basicConfig(level=logging.DEBUG if verbose else logging.WARNING, stream=sys.stderr,
-                        format="%(levelname)s %(name)s: %(message)s")
+    setup_logging(verbose)
 
 
 _register_stages()
@@ -57,7 +84,11 @@ def main() -> None:
     try:
         app(prog_name="factatlas")
     except FactatlasError as e:
-        from factatlas.console import err
+        from rich.markup import escape
 
-        err.print(f"[red]error:[/red] {e}", highlight=False)
+        from factatlas.console import err
+        from factatlas.http import redact
+
+        # messages name URLs; a credential must not reach the terminal even if a message forgot to mask it
+        err.print(f"[red]error:[/red] {escape(redact(str(e)))}", highlight=False)
         sys.exit(2)

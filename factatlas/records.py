@@ -12,10 +12,14 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from types import MappingProxyType
 
-QID_RE = re.compile(r"^Q[1-9][0-9]*$")
-PID_RE = re.compile(r"^P[1-9][0-9]*$")
+# Anchored with \A and \Z, not ^ and $: "$" also matches before a final newline, so "Q262\n" passed
+# and reached SPARQL. Use them with ``fullmatch`` (the anchors keep a stray ``match`` safe too).
+QID_RE = re.compile(r"\AQ[1-9][0-9]*\Z")
+PID_RE = re.compile(r"\AP[1-9][0-9]*\Z")
 # BCP-47-ish codes as Wikidata uses them for labels and Wikipedia editions: en, zh-hans, be-tarask, pt-br.
-LANG_RE = re.compile(r"^[a-z]{2,3}(-[a-z0-9]{2,8})*$")
+LANG_RE = re.compile(r"\A[a-z]{2,3}(-[a-z0-9]{2,8})*\Z")
+# Wikipedia edition codes (the subdomain of <code>.wikipedia.org): en, zh-min-nan, be-x-old.
+SITE_RE = re.compile(r"\A[a-z]{2,3}(-[a-z0-9]{1,8})*\Z")
 
 # The answer slot inside a rendered cloze prompt's text. It appears exactly once.
 ANSWER_MARKER = "[Y]"

@@ -42,7 +42,7 @@ LOCK_NAME = ".factatlas.lock"
 CRASH_ENV = "FACTATLAS_CRASH_AT"  # test hook: SIGKILL this process at the named point (see crash_point)
 
 TRACKED_DEPENDENCIES = (
-    "pyoxigraph", "sparqlwrapper", "networkx", "pyarrow", "pymorphy3", "torch", "transformers",
+    "pyoxigraph", "sparqlwrapper", "urllib3", "networkx", "pyarrow", "pymorphy3", "torch", "transformers",
     "tokenizers", "datasets", "huggingface-hub",
 )
 
@@ -258,11 +258,13 @@ class RunDir:
                      outputs: list[str | Path] | None = None, extra: dict[str, Any] | None = None,
                      started: datetime | None = None) -> dict[str, Any]:
         """Merge one stage's entry into manifest.json (resolved config, versions, times, output hashes)."""
+        from factatlas.http import redact  # a command line may carry --endpoint http://user:password@...
+
         manifest = self.read_manifest()
         entry: dict[str, Any] = {
             "config": config,
             "versions": dependency_versions(),
-            "command": " ".join(sys.argv),
+            "command": redact(" ".join(sys.argv)),
             "started": (started or datetime.now(UTC)).isoformat(timespec="seconds"),
             "finished": datetime.now(UTC).isoformat(timespec="seconds"),
             "counts": counts or {},

@@ -105,18 +105,29 @@ class UnimorphTable:
 def download_table(iso: str, cache_dir: str | os.PathLike | None = None, url: str = DEFAULT_URL,
                    timeout: float = 60.0) -> Path:
     """Fetch the UniMorph table of ``iso`` into the cache (atomic); returns its path."""
-    import requests
+    from factatlas import __version__
+    from factatlas.http import HttpPolicy, Transient, Transport, retrying
 
     target = Path(cache_dir or default_cache_dir()) / f"{iso}.tsv"
     address = url.format(iso=iso)
+    policy = HttpPolicy(timeout_s=timeout)
+    transport = Transport(policy, f"factatlas/{__version__} (UniMorph table download)")
+
+    def fetch() -> bytes:
+        response = transport.get(address)
+        if response.status >= 500 or response.status == 429:
+            raise Transient(f"{response.url}: HTTP {response.status}")
+        if response.status != 200:
+            raise FactatlasError(f"{response.url}: HTTP {response.status} {response.reason}")
+        return response.body
+
     try:
-        response = requests.get(address, timeout=timeout)
-        response.raise_for_status()
-    except requests.RequestException as e:
-        raise FactatlasError(f"could not fetch the UniMorph table '{iso}' from {address}: {e}; check the code "
+        body = retrying(fetch, policy)
+    except FactatlasError as e:  # the transport's and the retry loop's errors, all named
+        raise FactatlasError(f"could not fetch the UniMorph table '{iso}' from {e}; check the code "
                              f"(ISO 639-3, e.g. 'rus') or download it by hand to {target}") from e
     with atomic_path(target) as tmp:
-        tmp.write_bytes(response.content)
+        tmp.write_bytes(body)
     return target
 
 

@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 import os
+import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
@@ -16,6 +17,8 @@ from pathlib import Path
 import yaml
 
 from factatlas.errors import ConfigError, did_you_mean
+from factatlas.yamlfile import compose, position, read_text
+from factatlas.yamlfile import display_path as shown_path
 
 FILE_KEYS = ("lang", "name", "scripts", "genders", "templates", "notes")
 TEMPLATE_KEYS = ("id", "kind", "text", "status", "source", "notes")
@@ -132,8 +135,7 @@ class LanguageFile:
 
 # ---- YAML with marks ---------------------------------------------------------------------------
 
-def _pos(node: yaml.Node) -> tuple[int, int]:
-    return node.start_mark.line + 1, node.start_mark.column + 1
+_pos = position
 
 
 def _scalar(node: yaml.Node) -> str | None:
@@ -143,20 +145,15 @@ def _scalar(node: yaml.Node) -> str | None:
 def read_language_file(path: str | os.PathLike, display_path: str | None = None) -> LanguageFile:
     """Parse one template file into a LanguageFile; structural problems become Issues (not raised)."""
     path = Path(path)
-    shown = display_path or _display(path)
-    text = path.read_text("utf-8")
+    shown = display_path or shown_path(path)
+    text = read_text(path, shown)
     issues: list[Issue] = []
 
     def issue(node_or_pos, message: str, hint: str = "", code: str = "structure") -> None:
         ln, col = _pos(node_or_pos) if isinstance(node_or_pos, yaml.Node) else node_or_pos
         issues.append(Issue(shown, ln, col, message, hint, code))
 
-    try:
-        root = yaml.compose(text, Loader=yaml.SafeLoader)
-    except yaml.YAMLError as e:
-        mark = getattr(e, "problem_mark", None)
-        ln, col = (mark.line + 1, mark.column + 1) if mark else (0, 0)
-        raise ConfigError(f"invalid YAML: {getattr(e, 'problem', e)}", shown, ln, col) from e
+    root = compose(text, shown)
     stem = path.name.removesuffix(".yaml")
     if not isinstance(root, yaml.MappingNode):
         return LanguageFile("", "", (), (), (), shown, stem, {},
@@ -233,6 +230,12 @@ def _read_template(node: yaml.Node, predicate: str, lang: str, shown: str, issue
             if style in ('"', "'", "|", ">") and buf:
                 raw = buf[vnode.start_mark.pointer:vnode.end_mark.pointer]
             anchor = TextAnchor(ln, col, style, raw)
+            for offset, ch in enumerate(value):
+                if unicodedata.category(ch) == "Cc":  # NUL, tab, newline, ESC...: never part of a prompt
+                    issue(anchor.locate(offset), f"control character U+{ord(ch):04X} in template text",
+                          "remove it (write the text on one line, without escapes such as \\0 or \\t)",
+                          "control-character")
+                    break
     line = _pos(node)[0]
     for required in ("id", "text"):
         if required not in values:
@@ -247,13 +250,6 @@ def _read_template(node: yaml.Node, predicate: str, lang: str, shown: str, issue
               "unknown-key")
     return Template(values["id"], lang, predicate, kind, values["text"], status, values.get("source", ""),
                     shown, line, anchor)
-
-
-def _display(path: Path) -> str:
-    try:
-        return str(path.resolve().relative_to(Path.cwd().resolve()))
-    except ValueError:
-        return str(path)
 
 
 # ---- the library -------------------------------------------------------------------------------

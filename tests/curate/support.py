@@ -4,6 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from factatlas.http import HttpPolicy
+
+# the default policy without jitter, so that tests can name the exact waits (5, 15, 45 s)
+EXACT = HttpPolicy(jitter=0.0)
+
 OUTPUT_FILES = ("facts.parquet", "entities.parquet", "labels.parquet", "dropped.parquet")
 
 

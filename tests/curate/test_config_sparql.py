@@ -78,7 +78,7 @@ GOOD_CULTURE = "label: East Africa\ncountries:\n  - {qid: Q114, label: Kenya, wi
     ("label: X\ncountries:\n  - {qid: K114, label: Kenya, wikipedia_sites: [sw]}\n",
      "3:11: countries.0.qid: 'K114' is not a Wikidata item id; write it like 'Q79'"),
     ("label: X\ncountries:\n  - {qid: Q114, label: Kenya, wikipedia_sites: [Swahili]}\n",
-     "3:49: countries.0.wikipedia_sites.0: 'Swahili' is not a language / Wikipedia edition code"),
+     "3:49: countries.0.wikipedia_sites.0: 'Swahili' is not a Wikipedia edition code"),
     ("label: X\nmembership: {predicate: 463, target: Q7172}\ncountries: []\n",
      "2:25: membership.predicate: 463 is not a Wikidata property id"),
     ("label: X\nmembership: {predicate: P463, target: Q7172, use: rules}\ncountries: []\n",

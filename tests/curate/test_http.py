@@ -1,31 +1,33 @@
-"""The real SPARQLWrapper path against a local SPARQL-protocol server over pyoxigraph, with and without
+"""The real HTTP path (factatlas.http) against a local SPARQL-protocol server over pyoxigraph, with and without
 faults (429 with/without Retry-After, 500, HTTP 200 with truncated JSON, slower than the client timeout).
 """
 
 from __future__ import annotations
 
 import json
+import random
+import subprocess
+import sys
+import time
 from dataclasses import replace
+from datetime import UTC, datetime, timedelta
+from email.utils import format_datetime
 from urllib.parse import quote
 
 import pytest
 
-from factatlas.curate.endpoints import (
-    EndpointError,
-    HttpSparqlEndpoint,
-    QueryTimeout,
-    RateLimited,
-    retry_after_seconds,
-)
-from factatlas.curate.engine import curate
-from factatlas.curate.localserver import FaultInjector, SparqlApp, serve
+from factatlas.curate.endpoints import EndpointError, HttpSparqlEndpoint, QueryTimeout, load_store
+from factatlas.curate.engine import CurationConfig, curate
+from factatlas.curate.localserver import FaultInjector, FaultProxy, SparqlApp, serve, serve_proxy
 from factatlas.errors import ConfigError
-from tests.curate.support import Recorder, output_bytes
+from factatlas.http import HttpPolicy, RateLimited, RetryTooLate, parse_retry_after
+from tests.curate.support import EXACT, Recorder, output_bytes
 
 
 def http_endpoint(url: str, sleeper=None, timeout_s: float = 65.0, post_threshold: int = 2000) -> HttpSparqlEndpoint:
     return HttpSparqlEndpoint(url + "/sparql", "factatlas-tests/1.0 (https://example.org; tests@example.org)",
-                              timeout_s=timeout_s, sleeper=sleeper or Recorder(), post_threshold=post_threshold)
+                              policy=HttpPolicy(timeout_s=timeout_s, jitter=0.0), sleeper=sleeper or Recorder(),
+                              post_threshold=post_threshold)
 
 
 def test_http_path_equals_embedded_path(fixture_store, config, tmp_path, reference_outputs):
@@ -56,7 +58,7 @@ def test_server_faults_back_off_halve_and_give_identical_output(fault, fixture_s
     with serve(injector) as url:
         endpoint = http_endpoint(url, sleeper, timeout_s=0.6 if fault.startswith("slow") else 65.0)
         res = curate(replace(config, endpoint=url + "/sparql"), tmp_path / "f", endpoint=endpoint,
-                     sleeper=sleeper)
+                     sleeper=sleeper, policy=EXACT)
     assert injector.injected == [fault]
     assert output_bytes(tmp_path / "f") == reference_outputs
     assert res.queries["timeouts"] == 1 and res.queries["splits"] == 1
@@ -72,7 +74,7 @@ def test_429_waits_retry_after_then_60s_then_succeeds(fixture_store, config, tmp
     sleeper = Recorder()
     with serve(injector) as url:
         endpoint = http_endpoint(url, sleeper)
-        curate(replace(config, endpoint=url + "/sparql"), tmp_path / "r", endpoint=endpoint, sleeper=sleeper)
+        curate(replace(config, endpoint=url + "/sparql"), tmp_path / "r", endpoint=endpoint, sleeper=sleeper, policy=EXACT)
     assert sleeper.waits == [7.0, 60.0]
     assert endpoint.stats.rate_limited == 2 and endpoint.stats.waited_s == 67.0
     assert output_bytes(tmp_path / "r") == reference_outputs
@@ -83,17 +85,10 @@ def test_repeated_429_aborts(fixture_store, config, tmp_path):
     sleeper = Recorder()
     with serve(injector) as url, pytest.raises(RateLimited, match="3 times in a row"):
         curate(replace(config, endpoint=url + "/sparql"), tmp_path / "a", endpoint=http_endpoint(url, sleeper),
-               sleeper=sleeper)
+               sleeper=sleeper, policy=EXACT)
     assert sleeper.waits == [7.0, 7.0]
     assert injector.requests == 3
     assert not (tmp_path / "a" / "curate" / "facts.parquet").exists()
-
-
-def test_retry_after_parsing():
-    assert retry_after_seconds(None) == 60.0
-    assert retry_after_seconds("12") == 12.0
-    assert retry_after_seconds("garbage") == 60.0
-    assert retry_after_seconds("Wed, 21 Oct 2015 07:28:00 GMT") == 0.0  # a date in the past
 
 
 def test_public_wdqs_requires_a_descriptive_user_agent():
@@ -115,7 +110,7 @@ def test_persistent_server_errors_stop_the_run_after_backoff(fixture_store, conf
     sleeper = Recorder()
     with serve(injector) as url, pytest.raises(QueryTimeout, match="HTTP 500"):
         curate(replace(config, endpoint=url + "/sparql"), tmp_path / "p", endpoint=http_endpoint(url, sleeper),
-               sleeper=sleeper)
+               sleeper=sleeper, policy=EXACT)
     assert sleeper.waits == [5.0, 15.0, 45.0]
     assert injector.injected == ["500"] * 4
 
@@ -129,3 +124,146 @@ def test_unreachable_endpoint_is_a_clear_error(config, tmp_path):
     url = f"http://127.0.0.1:{port}"
     with pytest.raises(EndpointError, match="cannot connect"):
         curate(replace(config, endpoint=url + "/sparql"), tmp_path / "u", endpoint=http_endpoint(url))
+
+
+# ---- network faults a WSGI app cannot make (issue 11): through a raw TCP proxy ------------------
+
+
+@pytest.mark.parametrize(("fault", "cause"), [
+    ("short-body", "body cut short"),  # fewer bytes than Content-Length
+    ("chunked-cut", "chunked body cut mid-stream"),  # chunked encoding, closed mid-stream
+    ("bad-status", "garbage status line"),  # BadStatusLine
+])
+def test_broken_answers_are_retried_like_a_timeout(fault, cause, fixture_store, config, tmp_path, reference_outputs):
+    with serve(SparqlApp(fixture_store)) as upstream:
+        proxy = FaultProxy(upstream, [fault], match=describe_queries)
+        sleeper = Recorder()
+        with serve_proxy(proxy) as url:
+            res = curate(replace(config, endpoint=url + "/sparql"), tmp_path / "b",
+                         endpoint=http_endpoint(url, sleeper), sleeper=sleeper, policy=EXACT)
+    assert proxy.injected == [fault]
+    assert output_bytes(tmp_path / "b") == reference_outputs
+    assert res.queries["timeouts"] == 1 and res.queries["splits"] == 1  # backed off, then halved
+    assert sleeper.waits == [5.0]
+    log = [json.loads(x) for x in (tmp_path / "b" / "curate" / "queries.jsonl").read_text().splitlines()]
+    failed = [x["status"] for x in log if x["status"] != "ok"]
+    assert len(failed) == 1 and failed[0].startswith("timeout: ") and cause in failed[0]
+
+
+def test_a_connection_reset_names_the_reset_not_the_timeout(fixture_store):
+    with serve(SparqlApp(fixture_store)) as upstream:
+        proxy = FaultProxy(upstream, ["reset"])
+        with serve_proxy(proxy) as url:
+            endpoint = http_endpoint(url, timeout_s=65.0)
+            with pytest.raises(QueryTimeout) as caught:
+                endpoint.select("SELECT * WHERE { ?s ?p ?o } LIMIT 1")
+    message = str(caught.value)
+    assert "connection reset by the server after 0.2 s" in message
+    assert "within 65" not in message
+
+
+def test_a_dripping_body_is_stopped_by_the_total_deadline(fixture_store):
+    # every piece arrives well within the per-read timeout; only a total deadline stops it
+    with serve(SparqlApp(fixture_store)) as upstream:
+        proxy = FaultProxy(upstream, ["drip:20:0.15"])
+        with serve_proxy(proxy) as url:
+            endpoint = http_endpoint(url, timeout_s=1.0)
+            start = time.monotonic()
+            with pytest.raises(QueryTimeout, match=r"did not complete within the 1 s deadline \(\d+ bytes"):
+                endpoint.select("SELECT * WHERE { ?s ?p ?o } LIMIT 50")
+            elapsed = time.monotonic() - start
+    assert 0.95 < elapsed < 1.4  # not the 3 s the drip would take
+
+
+@pytest.mark.parametrize("header", ["3600", "HTTP-DATE"])
+def test_a_retry_after_past_the_cap_stops_with_the_time_to_retry(header, fixture_store):
+    if header == "HTTP-DATE":
+        header = format_datetime(datetime.now(UTC) + timedelta(hours=1), usegmt=True)
+    with serve(SparqlApp(fixture_store)) as upstream:
+        proxy = FaultProxy(upstream, [f"retry-after:{header}"])
+        sleeper = Recorder()
+        with serve_proxy(proxy) as url:
+            endpoint = HttpSparqlEndpoint(url + "/sparql", "t/1 (t@example.org)", sleeper=sleeper,
+                                          policy=HttpPolicy(max_retry_after_s=120))
+            with pytest.raises(RetryTooLate, match=r"asks to retry in 3[56]\d\d s \(at 20\d\d-.*--max-retry-after 120 s"):
+                endpoint.select("SELECT * WHERE { ?s ?p ?o } LIMIT 1")
+    assert sleeper.waits == []  # nothing slept: the run stops at once
+
+
+def test_a_retry_after_within_the_cap_is_waited_in_both_forms(fixture_store):
+    soon = format_datetime(datetime.now(UTC) + timedelta(seconds=30), usegmt=True)
+    with serve(SparqlApp(fixture_store)) as upstream:
+        proxy = FaultProxy(upstream, ["retry-after:42", f"retry-after:{soon}"])
+        sleeper = Recorder()
+        with serve_proxy(proxy) as url:
+            endpoint = HttpSparqlEndpoint(url + "/sparql", "t/1 (t@example.org)", sleeper=sleeper,
+                                          policy=HttpPolicy(max_retry_after_s=120))
+            assert endpoint.select("SELECT * WHERE { ?s ?p ?o } LIMIT 1")
+    assert sleeper.waits[0] == 42.0 and 25 <= sleeper.waits[1] <= 30
+
+
+def test_timeout_and_retry_cap_are_cli_values(fixture_files, tmp_path):
+    graph, table = fixture_files
+    with serve(SparqlApp(load_store(graph))) as upstream:
+        proxy = FaultProxy(upstream, ["retry-after:3600"])
+        with serve_proxy(proxy) as url:
+            proc = subprocess.run([sys.executable, "-m", "factatlas", "curate", "--pair", "arab-west", "--langs",
+                                   "ar,en", "--run", str(tmp_path / "run"), "--endpoint", url + "/sparql",
+                                   "--page-lengths", str(table), "--timeout", "5", "--max-retry-after", "60"],
+                                  capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2, proc.stderr
+    message = " ".join(proc.stderr.split())  # the console wraps long lines
+    assert "asks to retry in 3600 s (at 20" in message and "longer than --max-retry-after 60 s" in message
+    assert "Traceback" not in message
+    assert proxy.requests == 1  # stopped at once, nothing waited
+    policy = CurationConfig(pair="x", timeout_s=5, max_retry_after_s=60).http_policy()
+    assert policy.timeout_s == 5 and policy.max_retry_after_s == 60
+
+
+def test_retry_after_parsing():
+    now = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
+    assert parse_retry_after(None) is None
+    assert parse_retry_after("12") == 12.0
+    assert parse_retry_after("garbage") is None
+    assert parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT", now) == 0.0  # a date in the past
+    assert parse_retry_after("Thu, 01 Jan 2026 12:10:00 GMT", now) == 600.0
+    policy = HttpPolicy(max_retry_after_s=300)
+    assert policy.throttle_wait_s(None, "x") == 60.0  # absent: Wikimedia's 60 s
+    assert policy.throttle_wait_s(300.0, "x") == 300.0
+    with pytest.raises(RetryTooLate, match=r"in 301 s \(at 2026-01-01T12:05:01"):
+        policy.throttle_wait_s(301.0, "x", now)
+
+
+def test_backoff_is_exponential_with_seeded_jitter():
+    policy = HttpPolicy()
+    assert [HttpPolicy(jitter=0).backoff_s(i, random.Random(0)) for i in range(4)] == [5.0, 15.0, 45.0, 135.0]
+    waits = [policy.backoff_s(i, random.Random(3)) for i in range(3)]
+    assert waits == [policy.backoff_s(i, random.Random(3)) for i in range(3)]  # seeded: reproducible
+    for wait, base in zip(waits, (5.0, 15.0, 45.0), strict=True):
+        assert base * 0.9 <= wait <= base * 1.1 and wait != base
+    assert HttpPolicy(jitter=0).backoff_s(10, random.Random(0)) == 300.0  # capped
+
+
+def test_a_redirect_is_not_followed_and_names_the_target_without_its_token(fixture_store):
+    injector = FaultInjector(SparqlApp(fixture_store), ["301"])
+    with serve(injector) as url, pytest.raises(EndpointError) as caught:
+        http_endpoint(url).select("SELECT * WHERE { ?s ?p ?o } LIMIT 1")
+    assert "HTTP 301 redirects to https://elsewhere.example/sparql?token=***; pass that URL" in str(caught.value)
+    assert injector.requests == 1
+
+
+def test_sparqlwrapper_shapes_the_request_and_keeps_the_endpoints_own_parameters():
+    from urllib.parse import parse_qs, urlsplit
+
+    from factatlas.curate.endpoints import sparql_protocol_request
+
+    query = "SELECT ?x WHERE { ?x ?p ?o } LIMIT 1"
+    method, url, body, headers = sparql_protocol_request("http://h/sparql?key=abc", query, "ua", post=False)
+    assert method == "GET" and body is None and urlsplit(url).path == "/sparql"
+    params = parse_qs(urlsplit(url).query)
+    assert params["key"] == ["abc"] and params["query"] == [query] and params["format"] == ["json"]
+    assert headers["Accept"].startswith("application/sparql-results+json")
+    method, url, body, headers = sparql_protocol_request("http://h/sparql", query, "ua", post=True)
+    assert (method, url) == ("POST", "http://h/sparql")
+    assert headers["Content-Type"] == "application/x-www-form-urlencoded"
+    assert parse_qs(body.decode("ascii"))["query"] == [query]

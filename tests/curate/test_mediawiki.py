@@ -4,16 +4,19 @@ maxlag with Retry-After, REST edit counts; and popularity from it driving a cura
 from __future__ import annotations
 
 from dataclasses import replace
+from datetime import UTC, datetime, timedelta
+from email.utils import format_datetime
 
 import pytest
 
 from factatlas.curate.engine import curate
-from factatlas.curate.localserver import MediaWikiApp, serve
+from factatlas.curate.localserver import FaultProxy, MediaWikiApp, serve, serve_proxy
 from factatlas.curate.mediawiki import MediaWikiClient, MediaWikiError
 from factatlas.curate.popularity import MediaWikiEdits, MediaWikiLengths
 from factatlas.errors import ConfigError
+from factatlas.http import RetryTooLate
 from tests.curate.fixture_graph import ARTICLES, length_of
-from tests.curate.support import Recorder, output_bytes
+from tests.curate.support import EXACT, Recorder, output_bytes
 
 UA = "factatlas-tests/1.0 (https://example.org; tests@example.org)"
 
@@ -51,10 +54,10 @@ def test_edit_counts_and_persistent_maxlag():
         assert client.edit_counts("fr", ["Édith Piaf", "Nope"]) == {"Édith Piaf": 4321, "Nope": None}
     lagging = MediaWikiApp({("en", "A"): 1}, maxlag_first=10)
     sleeper = Recorder()
-    with serve(lagging) as url, pytest.raises(MediaWikiError, match="still lagged"):
+    with serve(lagging) as url, pytest.raises(MediaWikiError, match="3 times in a row"):
         MediaWikiClient(UA, api_url=url + "/{site}/w/api.php", rest_url=url + "/{site}/w/rest.php",
                         sleeper=sleeper, max_retries=2).page_lengths("en", ["A"])
-    assert sleeper.waits == [3.0, 3.0, 3.0]
+    assert sleeper.waits == [3.0, 3.0]  # max_retries=2: two waits, then the run stops
 
 
 def test_client_needs_a_user_agent():
@@ -82,3 +85,29 @@ def test_curation_with_edit_counts(config, tmp_path):
                      popularity_source=MediaWikiEdits(client_for(url, Recorder())))
     arab = {f.subject: f.popularity for f in res.facts if f.culture == "arab"}
     assert arab == {"Q79": 10_000 - 79, "Q822": 10_000 - 822}
+
+
+def test_maxlag_and_429_honour_the_http_date_form_and_faults_back_off():
+    # one HTTP policy for MediaWiki too: Retry-After as an HTTP date (was: ignored, 5 s), a reset retried
+    soon = format_datetime(datetime.now(UTC) + timedelta(seconds=40), usegmt=True)
+    app = MediaWikiApp({("en", "A"): 7})
+    sleeper = Recorder()
+    with serve(app) as upstream:
+        proxy = FaultProxy(upstream, [f"retry-after:{soon}", "reset"])
+        with serve_proxy(proxy) as url:
+            client = MediaWikiClient(UA, api_url=url + "/{site}/w/api.php", rest_url=url + "/{site}/w/rest.php",
+                                     sleeper=sleeper, policy=EXACT)
+            assert client.page_lengths("en", ["A"]) == {"A": 7}
+    assert proxy.injected == [f"retry-after:{soon}", "reset"]
+    assert 35 <= sleeper.waits[0] <= 40 and sleeper.waits[1:] == [5.0]
+
+
+def test_a_retry_after_past_the_cap_stops_the_mediawiki_client():
+    app = MediaWikiApp({("en", "A"): 7})
+    with serve(app) as upstream:
+        proxy = FaultProxy(upstream, ["retry-after:3600"])
+        with serve_proxy(proxy) as url:
+            client = MediaWikiClient(UA, api_url=url + "/{site}/w/api.php", rest_url=url + "/{site}/w/rest.php",
+                                     sleeper=Recorder(), policy=replace(EXACT, max_retry_after_s=60))
+            with pytest.raises(RetryTooLate, match="asks to retry in 3600 s"):
+                client.page_lengths("en", ["A"])

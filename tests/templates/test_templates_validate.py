@@ -235,5 +235,5 @@ def test_load_library_unknown_language_file(tmp_path):
 def test_invalid_yaml_names_the_place(tmp_path):
     path = tmp_path / "en.yaml"
     path.write_text("lang: en\ntemplates: [\n  - broken: {\n", "utf-8")
-    with pytest.raises(ConfigError, match=r"en\.yaml:\d+:\d+: invalid YAML"):
+    with pytest.raises(ConfigError, match=r"en\.yaml:\d+:\d+: not valid YAML"):
         load_library(["en"], root=tmp_path)

@@ -1,0 +1,177 @@
+"""Bad input (issue 11): ids with a trailing newline, non-UTF-8 files, YAML alias bombs, unknown label
+languages, a culture paired with itself. Each is refused before any query, with the file and the fix."""
+
+from __future__ import annotations
+
+import string
+import subprocess
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from factatlas.curate import sparql
+from factatlas.curate.config import load_culture_config, load_pair, parse_langs, validate_file
+from factatlas.curate.engine import curate
+from factatlas.curate.localserver import SparqlApp, serve
+from factatlas.errors import ConfigError
+from factatlas.yamlfile import check_expansion, compose
+
+REPO = Path(__file__).resolve().parents[2]
+ALGERIA = "{qid: Q262, label: Algeria, wikipedia_sites: [ar, en]}"
+
+# ---- full-match validation of everything that reaches SPARQL or a URL (hypothesis) ---------------
+
+# Independent oracles: plain string tests, not the regexes under test.
+
+
+def is_qid(text: str) -> bool:
+    return len(text) > 1 and text[0] == "Q" and text[1] != "0" and text[1:].isascii() and text[1:].isdigit()
+
+
+def is_code(text: str, first: tuple[int, int], rest: tuple[int, int]) -> bool:
+    parts = text.split("-")
+    lower = set(string.ascii_lowercase)
+    if not (first[0] <= len(parts[0]) <= first[1]) or not set(parts[0]) <= lower:
+        return False
+    return all(rest[0] <= len(p) <= rest[1] and set(p) <= lower | set(string.digits) for p in parts[1:])
+
+
+ids = st.one_of(
+    st.text(max_size=12),
+    st.from_regex(r"Q[0-9]{1,6}", fullmatch=True).flatmap(
+        lambda q: st.sampled_from([q, q + "\n", q + " ", "\n" + q, q + "\r\n", q + "\x00", q + "}"])),
+)
+codes = st.one_of(
+    st.text(alphabet=string.ascii_letters + string.digits + "-\n _.}", max_size=14),
+    st.sampled_from(["en", "en\n", "zh-hans", "zh-hans\n", "zh-min-nan", "be-x-old", "en ", "EN", "e", "simple"]),
+)
+
+
+@given(ids)
+def test_qids_are_full_matches(text):
+    ok = is_qid(text)
+    if ok:
+        assert sparql.qid(text) == f"wd:{text}"
+        assert sparql.pid("P" + text[1:]) == f"wdt:P{text[1:]}"
+    else:
+        with pytest.raises(sparql.UnsafeValue):
+            sparql.qid(text)
+        if text.startswith("Q"):  # the same digits (or junk) after P are no property id either
+            with pytest.raises(sparql.UnsafeValue):
+                sparql.pid("P" + text[1:])
+
+
+@given(codes)
+def test_language_and_site_codes_are_full_matches(text):
+    if is_code(text, (2, 3), (2, 8)):
+        assert sparql.lang_literal(text) == f'"{text}"'
+        assert parse_langs(text) == (text,)
+    else:
+        with pytest.raises(sparql.UnsafeValue):
+            sparql.lang_literal(text)
+        if text.strip() and "," not in text and text.strip() == text:
+            with pytest.raises(ConfigError):
+                parse_langs([text])
+    if is_code(text, (2, 3), (1, 8)):
+        assert sparql.site_iri(text) == f"<https://{text}.wikipedia.org/>"
+    else:
+        with pytest.raises(sparql.UnsafeValue):
+            sparql.site_iri(text)
+
+
+def test_a_qid_with_a_trailing_newline_in_a_culture_file_is_refused_at_its_place(tmp_path):
+    path = tmp_path / "c.yaml"
+    path.write_text('label: C\ncountries:\n  - {qid: "Q262\\n", label: Algeria, wikipedia_sites: [ar]}\n', "utf-8")
+    with pytest.raises(ConfigError, match=r"c\.yaml:3:\d+: countries\.0\.qid: 'Q262\\n' is not a Wikidata item id"):
+        load_culture_config(str(path))
+    path.write_text('label: C\ncountries:\n  - {qid: Q262, label: Algeria, wikipedia_sites: ["en\\n"]}\n', "utf-8")
+    with pytest.raises(ConfigError, match=r"c\.yaml:3:\d+: .*'en\\n' is not a Wikipedia edition code"):
+        load_culture_config(str(path))
+
+
+# ---- files --------------------------------------------------------------------------------------
+
+
+def test_a_non_utf8_config_file_is_a_clean_error_naming_the_file_and_the_fix(tmp_path):
+    path = tmp_path / "latin.yaml"
+    path.write_bytes("label: Côte\ncountries:\n  - {qid: Q1008, label: Côte d'Ivoire, wikipedia_sites: [fr]}\n"
+                     .encode("latin-1"))
+    with pytest.raises(ConfigError, match=r"latin\.yaml:1:9: not UTF-8 \(byte 0xf4 .*save the file as UTF-8"):
+        validate_file(path)
+    proc = subprocess.run([sys.executable, "-m", "factatlas", "validate", str(path)], capture_output=True,
+                          text=True, cwd=tmp_path, timeout=60)
+    assert proc.returncode == 2
+    assert "latin.yaml:1:9: not UTF-8" in " ".join(proc.stderr.split()) and "Traceback" not in proc.stderr
+
+
+BOMB = """label: Bomb
+a: &a [x, x, x, x, x, x, x, x, x]
+b: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a]
+c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b]
+d: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c]
+e: &e [*d, *d, *d, *d, *d, *d, *d, *d, *d]
+f: &f [*e, *e, *e, *e, *e, *e, *e, *e, *e]
+g: &g [*f, *f, *f, *f, *f, *f, *f, *f, *f]
+h: &h [*g, *g, *g, *g, *g, *g, *g, *g, *g]
+countries: [*h, *h, *h, *h, *h, *h, *h, *h, *h]
+"""
+
+
+def test_a_yaml_alias_bomb_is_refused_before_anything_walks_it(tmp_path):
+    assert len(BOMB.encode()) < 450  # 9**9 (387 million) scalars once expanded
+    path = tmp_path / "bomb.yaml"
+    path.write_text(BOMB, "utf-8")
+    with pytest.raises(ConfigError, match=r"bomb\.yaml:\d+:\d+: YAML aliases expand this document to more than "
+                                          r"100,000 nodes"):
+        validate_file(path)
+
+
+def test_alias_expansion_is_counted_exactly_and_modest_aliases_pass():
+    root = compose("a: &a [1, 2]\nb: [*a, *a, *a]\n", "t.yaml")
+    # root 1 + keys a, b (2) + a's list (3) + b's list 1 + 3 * 3
+    assert check_expansion(root, "t.yaml") == 1 + 2 + 3 + 1 + 9
+    with pytest.raises(ConfigError, match="more than 15 nodes"):
+        check_expansion(root, "t.yaml", limit=15)
+    with pytest.raises(ConfigError, match="recursive alias"):
+        compose("a: &a [1, *a]\n", "r.yaml")
+
+
+# ---- checks before any query ------------------------------------------------------------------
+
+
+def test_an_unknown_label_language_stops_before_curation_queries(fixture_store, config, tmp_path):
+    app = SparqlApp(fixture_store)
+    with serve(app) as url, pytest.raises(ConfigError, match=r"--langs: no label in 'xx' for any of the pair's "
+                                                             r"\d+ countries .*labels found in: en"):
+        curate(replace(config, langs=("en", "xx"), endpoint=url + "/sparql"), tmp_path / "x")
+    assert len(app.requests) == 1 and "FILTER(LANG(?label) IN" in app.requests[0]  # only the check itself
+    assert not (tmp_path / "x" / "curate" / "facts.parquet").exists()
+
+
+def test_langs_xx_exits_non_zero_on_the_cli(fixture_files, tmp_path):
+    graph, table = fixture_files
+    proc = subprocess.run([sys.executable, "-m", "factatlas", "curate", "--pair", "arab-west", "--langs", "xx",
+                           "--sample", str(graph), "--page-lengths", str(table), "--run", str(tmp_path / "r")],
+                          capture_output=True, text=True, cwd=REPO, timeout=120)
+    assert proc.returncode == 2
+    assert "--langs: no label in 'xx'" in " ".join(proc.stderr.split()) and "Traceback" not in proc.stderr
+
+
+@pytest.mark.parametrize("same", ["arab", "SELF_FILE"])
+def test_a_culture_paired_with_itself_is_refused_before_any_query(same, fixture_store, config, tmp_path):
+    culture = tmp_path / "solo.yaml"
+    culture.write_text(f"label: Solo\nmembership: {{predicate: P463, target: Q7172}}\ncountries: [{ALGERIA}]\n",
+                       "utf-8")
+    name = str(culture) if same == "SELF_FILE" else same
+    pair = tmp_path / "pair.yaml"
+    pair.write_text(f"name: self\ncultures: [{name}, {name}]\n", "utf-8")
+    app = SparqlApp(fixture_store)
+    with serve(app) as url, pytest.raises(ConfigError, match="both sides are the culture"):
+        curate(replace(config, pair=str(pair), endpoint=url + "/sparql"), tmp_path / "s")
+    assert app.requests == []
+    with pytest.raises(ConfigError, match="both sides are the culture"):
+        load_pair(str(pair))
