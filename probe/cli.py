@@ -13,6 +13,9 @@ from factatlas.probe.protocol import SCORING_RULES
 def register(app: typer.Typer) -> None:
     """Add this stage's commands to the root app."""
     app.command("probe")(probe)
+    from factatlas.probe.analysis import cli as analysis_cli
+
+    analysis_cli.register(app)
     try:
         from factatlas.probe import report_cli
     except ImportError:  # the report module is optional until its owner ships it

@@ -1,0 +1,163 @@
+"""Analyses -> page sections (tables + plots). Plot files are written into ``out_dir`` here."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from factatlas.probe.analysis import compare as C
+from factatlas.probe.analysis import dlama as D
+from factatlas.probe.analysis.page import Section, Table
+from factatlas.probe.analysis.records import PromptResult
+
+
+@dataclass(frozen=True)
+class CompareOptions:
+    western: str = "west"
+    n_boot: int = 1000
+    confidence: float = 0.95
+    seed: int = 0
+    mcnemar: C.McNemarMethod = "exact"
+
+
+def compare_sections(by_model: Mapping[str, Sequence[PromptResult]], options: CompareOptions,
+                     out_dir: Path) -> list[Section]:
+    from factatlas.probe import plots as P
+    from factatlas.probe.analysis import plots as AP
+
+    cells = C.accuracy_table(by_model)
+    rows = tuple((c.model, c.culture, c.lang, c.acc.n_facts, c.acc.n_prompts, c.acc.micro, c.acc.macro)
+                 for c in cells)
+    table = Table("p_at_1", ("model", "culture", "language", "facts", "prompts", "P@1 micro", "P@1 macro"), rows,
+                  "P@1 per model × culture × language")
+    cultures = sorted({c.culture for c in cells if c.culture != C.ALL})
+    series = {m: [next((c.acc.macro for c in cells if c.model == m and c.culture == cu and c.lang == C.ALL), None)
+                  for cu in cultures] for m in by_model}
+    plots = [P.grouped_bars(cultures, series, "Macro P@1 per culture and model", out_dir / "compare_p_at_1.png",
+                            ylabel="macro P@1").name]
+    accuracy = Section(
+        "P@1 across models", "DLAMA (Keleg & Magdy 2023) Table 3 (macro over predicates); BMLAMA (Qi et al. 2023) "
+        "reports micro",
+        "micro: mean over facts; macro: mean over predicates of the mean over their facts. A fact's value is the "
+        "mean correctness of its prompts in the cell (templates and languages weigh alike).", (table,), tuple(plots))
+
+    gaps, missing = [], []
+    for model, results in by_model.items():
+        g = C.culture_gap(model, results, options.western, n_boot=options.n_boot, confidence=options.confidence,
+                          seed=options.seed)
+        (gaps.append(g) if g else missing.append(f"{model}: no facts of the Western culture "
+                                                 f"'{options.western}' or none of another culture"))
+    gap_plots: tuple[str, ...] = ()
+    if gaps:
+        gap_plots = (AP.intervals([g.model for g in gaps], [g.gap for g in gaps], [g.ci_low for g in gaps],
+                                  [g.ci_high for g in gaps],
+                                  f"Macro P@1 {options.western} − non-{options.western}, "
+                                  f"{options.confidence:.0%} bootstrap CI",
+                                  out_dir / "compare_gap.png", xlabel="P@1 gap").name,)
+    gap_table = Table("culture_gap", ("model", "P@1 western (macro)", "P@1 non-western (macro)", "gap", "CI low",
+                                      "CI high", "western facts", "non-western facts", "resamples"),
+                      tuple((g.model, g.western, g.non_western, g.gap, g.ci_low, g.ci_high, g.n_western_facts,
+                             g.n_non_western_facts, g.n_boot) for g in gaps), "Western vs non-Western gap")
+    gap = Section(
+        "Western vs non-Western gap", "DLAMA (Keleg & Magdy 2023), Western vs non-Western P@1",
+        f"gap = macro P@1 on '{options.western}' facts − macro P@1 on all other cultures' facts (pooled per "
+        f"predicate). Interval: percentile bootstrap ({options.n_boot} resamples, seed {options.seed}), facts "
+        "resampled within each side × predicate.", (gap_table,), gap_plots, tuple(missing))
+
+    tests = C.paired_tests(by_model, options.mcnemar)
+    method = ("exact two-sided binomial test on the discordant prompts" if options.mcnemar == "exact" else
+              "chi-square with continuity correction (|b−c|−1)²/(b+c), 1 df")
+    test_table = Table("mcnemar", ("model A", "model B", "language", "paired prompts", "both right", "A only",
+                                   "B only", "both wrong", "statistic", "p"),
+                       tuple((t.model_a, t.model_b, t.lang, t.test.n, t.test.both, t.test.a_only, t.test.b_only,
+                              t.test.neither, t.test.statistic, t.test.p) for t in tests), "McNemar between models")
+    unpaired = sorted({(t.model_a, t.model_b, t.unpaired) for t in tests if t.unpaired})
+    note = (f"McNemar's test, {method}, on prompts both models ranked (pairs by prompt id). Prompts of one fact "
+            "are not independent (templates, languages), so read p as a screening value, not a corrected one.")
+    if unpaired:
+        note += " Left out (ranked by one model only): " + "; ".join(f"{a} vs {b}: {n}" for a, b, n in unpaired) + "."
+    significance = Section("Paired significance between models", "McNemar (1947); as a test between two "
+                           "classifiers on the same items: Dietterich (1998)", note, (test_table,),
+                           unavailable=() if tests else ("needs two or more models",))
+    return [accuracy, gap, significance]
+
+
+def _slug(text: str) -> str:
+    return "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in text)
+
+
+def dlama_sections(by_model: Mapping[str, Sequence[PromptResult]], out_dir: Path, *,
+                   country_label: Mapping[str, str] | None = None,
+                   equivalences: D.Equivalences | None = None, equivalences_source: str = "") -> list[Section]:
+    from factatlas.probe import plots as P
+
+    names = country_label or {}
+    rows, no_country = [], []
+    for model, results in by_model.items():
+        for c in D.accuracy_by_country(results):
+            rows.append((model, c.culture, c.country, names.get(c.country, ""), c.lang, c.acc.n_facts, c.acc.micro,
+                         c.acc.macro))
+        missing = len({r.fact_id for r in results if not r.countries})
+        if missing:
+            no_country.append(f"{model}: {missing} facts have no country and are in no row")
+    plots = []
+    for culture in sorted({r[1] for r in rows}):
+        countries = sorted({r[2] for r in rows if r[1] == culture},
+                           key=lambda q: (-max(r[5] for r in rows if r[1] == culture and r[2] == q), q))
+        series = {m: [next((r[6] for r in rows if r[0] == m and r[1] == culture and r[2] == q and r[4] == "all"), None)
+                      for q in countries] for m in by_model}
+        plots.append(P.grouped_bars([f"{names.get(q, q)}" for q in countries], series,
+                                    f"P@1 (micro) per country: {culture}", out_dir / f"country_{_slug(culture)}.png",
+                                    ylabel="P@1").name)
+    country = Section(
+        "P@1 per country", "DLAMA (Keleg & Magdy 2023), per-country analysis",
+        "A fact counts for every country it was curated for. Sorted by culture and country QID; the plot orders "
+        "countries by their number of facts.",
+        (Table("p_at_1_by_country", ("model", "culture", "country", "country label", "language", "facts",
+                                     "P@1 micro", "P@1 macro"), tuple(rows), "P@1 per country"),),
+        tuple(plots), tuple(no_country))
+
+    aug_rows, aug_plots = [], []
+    for model, results in by_model.items():
+        effects = D.augmentation_effect(results)
+        aug_rows += [(model, e.predicate, e.n_facts, e.n_augmented_facts, e.direct_only, e.all_valid,
+                      e.all_valid - e.direct_only) for e in effects]
+        preds = [e.predicate for e in effects]
+        aug_plots.append(P.grouped_bars(preds, {"direct objects only": [e.direct_only for e in effects],
+                                                "all valid objects": [e.all_valid for e in effects]},
+                                        f"{model}: P@1 before vs after augmentation",
+                                        out_dir / f"augmentation_{_slug(model)}.png", ylabel="P@1").name)
+    augmentation = Section(
+        "Before vs after augmentation", "DLAMA (Keleg & Magdy 2023), appendix: P@1 with direct objects vs all valid "
+        "objects", "Per predicate: micro P@1 over facts; 'all': macro over predicates. Valid objects added by "
+        "augmentation are superclasses (P279) and containing areas (P131); their provenance is in facts.parquet.",
+        (Table("augmentation", ("model", "predicate", "facts", "augmented facts", "P@1 direct only",
+                                "P@1 all valid", "difference"), tuple(aug_rows), "P@1 before vs after augmentation"),),
+        tuple(aug_plots))
+
+    err_rows = []
+    for model, results in by_model.items():
+        err_rows += [(model, e.predicate, e.culture, e.lang, e.n_prompts, e.wrong, e.other_culture, e.shared,
+                      e.own_culture, e.neither, e.other_share) for e in D.cross_culture_errors(results)]
+    errors = Section(
+        "Wrong answers from the other culture", "DLAMA (Keleg & Magdy 2023), culture-bias discussion",
+        "A wrong top-1 answer is 'other culture' when it is a valid object only of facts of another culture "
+        "(same predicate), 'shared' when it is valid for facts of both, 'own' when only for facts of the asked "
+        "culture, 'neither' when it is valid for no fact of the predicate. Counted per prompt.",
+        (Table("other_culture_errors", ("model", "predicate", "culture", "language", "prompts", "wrong",
+                                        "other culture", "shared", "own culture", "neither", "other share of wrong"),
+               tuple(err_rows), "Wrong answers by the culture they belong to"),))
+    sections = [country, augmentation, errors]
+    if equivalences is not None:
+        eq_rows = []
+        for model, results in by_model.items():
+            eq_rows += [(model, e.predicate, e.n_facts, e.strict, e.with_equivalences, e.rescued_prompts)
+                        for e in D.equivalence_effect(results, equivalences)]
+        sections.append(Section(
+            "Equivalent answers", "DLAMA (Keleg & Magdy 2023), e.g. Islam / Muslim counted as one answer",
+            f"Equivalence table: {equivalences_source} ({len(equivalences.groups)} groups). Reported beside, never "
+            "instead of, the strict P@1 (per predicate micro over facts; 'all' macro).",
+            (Table("equivalences", ("model", "predicate", "facts", "P@1 strict", "P@1 with equivalences",
+                                    "prompts rescued"), tuple(eq_rows), "P@1 with the equivalence table"),)))
+    return sections

@@ -1,0 +1,80 @@
+"""`factatlas compare` end to end on a hand-made run: the capitals benchmark and two scripted 'models'."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from factatlas.cli import app
+from factatlas.tables import FACTS_SCHEMA, RANKINGS_SCHEMA, write_table
+from tests.probe.probe_capitals import capital_prompt_rows, cloze_rows, write_benchmark
+
+
+def _ranking(prompt: dict, model: str, right: bool) -> dict:
+    gold = prompt["gold_qids"][0]
+    others = [q for q in prompt["candidate_qids"] if q != gold]
+    ranked = [gold, *others] if right else [others[0], gold, *others[1:]]
+    return {"model": model, "scoring": "scripted", "prompt_id": prompt["prompt_id"], "fact_id": prompt["fact_id"],
+            "lang": prompt["lang"], "template_id": prompt["template_id"], "culture": prompt["culture"],
+            "predicate": prompt["predicate"], "ranked_qids": ranked, "scores": [float(-i) for i in range(len(ranked))],
+            "correct_at_1": right, "prediction": None}
+
+
+@pytest.fixture(scope="module")
+def scripted_run(tmp_path_factory) -> Path:
+    """Model 'arab-expert' is right on every Arab prompt only, 'west-expert' on every Western one only."""
+    run = tmp_path_factory.mktemp("compare-run")
+    rows = capital_prompt_rows()
+    write_benchmark(run / "build", rows)
+    facts = {r["fact_id"]: {"fact_id": r["fact_id"], "culture": r["culture"], "predicate": r["predicate"],
+                            "subject_qid": r["subject_qid"], "countries": [r["subject_qid"]], "popularity": 1.0,
+                            "rank": 0, "object_qids": r["gold_qids"], "object_provenance": ["direct"],
+                            "object_via": [""]} for r in rows}
+    write_table(run / "build" / "facts.parquet", list(facts.values()), FACTS_SCHEMA, sort_by=("fact_id",))
+    (run / "build" / "stats.json").write_text(json.dumps({"western_culture": "west"}), "utf-8")
+    for model, culture in (("arab-expert", "arab"), ("west-expert", "west")):
+        rankings = [_ranking(p, model, p["culture"] == culture) for p in cloze_rows(rows)]
+        write_table(run / "probe" / model / "rankings.parquet", rankings, RANKINGS_SCHEMA, sort_by=("prompt_id",))
+    return run
+
+
+def _csv(path: Path) -> list[dict]:
+    with path.open(encoding="utf-8") as f:
+        return list(csv.DictReader(f))
+
+
+def test_compare_tables_on_a_scripted_run(scripted_run, tmp_path):
+    res = CliRunner().invoke(app, ["compare", str(scripted_run), "--models", "arab-expert,west-expert",
+                                   "--out", str(tmp_path / "a"), "--bootstrap", "200"])
+    assert res.exit_code == 0, res.output
+    cells = {(r["model"], r["culture"], r["language"]): r for r in _csv(tmp_path / "a" / "p_at_1.csv")}
+    # 12 Arab and 12 Western facts, 2 languages x 2 cloze templates each
+    assert cells[("arab-expert", "arab", "all")]["P@1 micro"] == "1.0"
+    assert cells[("arab-expert", "west", "en")]["P@1 macro"] == "0.0"
+    assert cells[("west-expert", "all", "all")]["P@1 micro"] == "0.5"
+    assert cells[("west-expert", "all", "all")]["prompts"] == "96"
+    gaps = {r["model"]: r for r in _csv(tmp_path / "a" / "culture_gap.csv")}
+    assert (gaps["arab-expert"]["gap"], gaps["arab-expert"]["CI low"], gaps["arab-expert"]["CI high"]) == \
+        ("-1.0", "-1.0", "-1.0")
+    assert gaps["west-expert"]["gap"] == "1.0"
+    tests = {r["language"]: r for r in _csv(tmp_path / "a" / "mcnemar.csv")}
+    # never both right, never both wrong: 48 discordant prompts each way -> p = 1
+    assert (tests["all"]["A only"], tests["all"]["B only"], tests["all"]["p"]) == ("48", "48", "1.0")
+    countries = _csv(tmp_path / "a" / "p_at_1_by_country.csv")
+    assert {r["country label"] for r in countries if r["country"] == "Q79"} == {"Egypt"}
+    assert (tmp_path / "a" / "compare.html").read_text("utf-8").count("<section>") >= 6
+    # same inputs, same bytes
+    res = CliRunner().invoke(app, ["compare", str(scripted_run), "--out", str(tmp_path / "b"), "--bootstrap", "200"])
+    assert res.exit_code == 0, res.output
+    for f in sorted((tmp_path / "a").iterdir()):
+        assert f.read_bytes() == (tmp_path / "b" / f.name).read_bytes(), f.name
+
+
+def test_compare_names_an_unknown_model(scripted_run, tmp_path):
+    res = CliRunner().invoke(app, ["compare", str(scripted_run), "--models", "arab-expret", "--out", str(tmp_path)])
+    assert res.exit_code != 0
+    assert "arab-expret" in str(res.exception) and "arab-expert" in str(res.exception)
