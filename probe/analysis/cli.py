@@ -22,6 +22,7 @@ def compare(
     seed: int = typer.Option(0, "--seed", help="Seed of the bootstrap."),
     mcnemar: str = typer.Option("exact", "--mcnemar", help="exact (binomial) | corrected (chi-square with "
                                                            "continuity correction)."),
+    rankc_weighting: str = typer.Option("softmax", "--rankc-weighting", help="softmax | norm1 | norm2."),
     equivalences: Path | None = typer.Option(None, "--equivalences", help="YAML of QID groups counted as one "
                                                                            "answer (e.g. Islam / Muslim), reported "
                                                                            "beside the strict P@1."),
@@ -39,19 +40,30 @@ def compare(
     from factatlas.probe.analysis.records import (
         benchmark_meta,
         country_labels,
+        language_texts,
+        read_benchmark_tables,
         read_model_results,
         resolve_model_dirs,
     )
-    from factatlas.probe.analysis.sections import CompareOptions, compare_sections, dlama_sections
+    from factatlas.probe.analysis.sections import (
+        CompareOptions,
+        compare_sections,
+        crosslingual_sections,
+        dlama_sections,
+    )
+    from factatlas.probe.metrics import RANKC_WEIGHTINGS
 
     if mcnemar not in C.MCNEMAR_METHODS:
         raise ConfigError("--mcnemar: " + unknown("McNemar method", mcnemar, C.MCNEMAR_METHODS))
+    if rankc_weighting not in RANKC_WEIGHTINGS:
+        raise ConfigError("--rankc-weighting: " + unknown("RankC weighting", rankc_weighting, RANKC_WEIGHTINGS))
     if bootstrap < 1:
         raise ConfigError(f"--bootstrap: need at least 1 resample, got {bootstrap}")
     names = [m.strip() for m in models.split(",") if m.strip()] if models else None
     dirs = resolve_model_dirs(run, names)
     meta = benchmark_meta(run)
-    loaded = [read_model_results(run, d) for d in dirs]
+    tables = read_benchmark_tables(run)
+    loaded = [read_model_results(run, d, tables) for d in dirs]
     for m in loaded:
         for reason, n in m.skipped.items():
             console.print(f"{m.model}: skipped {n} rankings rows: {reason}", highlight=False)
@@ -65,7 +77,8 @@ def compare(
         console.print(f"culture '{name}': no culture file found, its countries show as QIDs", highlight=False)
     sections = [*compare_sections(by_model, options, out_dir),
                 *dlama_sections(by_model, out_dir, country_label=labels, equivalences=table,
-                                equivalences_source=str(equivalences or ""))]
+                                equivalences_source=str(equivalences or "")),
+                *crosslingual_sections(loaded, language_texts(tables.prompts.values()), out_dir, rankc_weighting)]
     subtitle = (f"run {run.name} · benchmark {meta.get('name')} ({meta.get('pair')}) · models "
                 f"{', '.join(by_model)} · languages {', '.join(meta.get('languages') or [])}")
     written = write_page(out_dir, "compare", "factatlas model comparison", subtitle, sections)

@@ -69,6 +69,7 @@ class ModelResults:
     results: tuple[PromptResult, ...]
     skipped: Mapping[str, int] = field(default_factory=dict)
     tokenizer_note: str = ""  # why gold_subwords is missing, when it is
+    tokenize: Callable[[str], Sequence[int]] | None = None  # the model's tokenizer, when it is local
 
 
 Tokenize = Callable[[str], Sequence[int]]
@@ -150,7 +151,7 @@ def resolve_model_dirs(run: Path, models: Sequence[str] | None) -> list[Path]:
     return out
 
 
-def _local_tokenizer(model_dir: Path) -> tuple[Tokenize | None, str]:
+def model_tokenizer(model_dir: Path) -> tuple[Tokenize | None, str]:
     """The model's tokenizer when it is on this machine (probe.json names it); else None and why."""
     info_path = model_dir / "probe.json"
     if not info_path.exists():
@@ -169,8 +170,15 @@ def _local_tokenizer(model_dir: Path) -> tuple[Tokenize | None, str]:
     return (lambda text: tok(text, add_special_tokens=False)["input_ids"]), ""
 
 
-def read_model_results(run: Path, model_dir: Path, *, with_tokenizer: bool = True) -> ModelResults:
-    """The one adapter: ``model_dir/rankings.parquet`` joined with ``run/build`` (prompts, facts)."""
+@dataclass(frozen=True)
+class BenchmarkTables:
+    """What the analyses need of a benchmark directory, read once for all models."""
+
+    prompts: Mapping[str, Mapping[str, Any]]  # prompt_id -> PROMPTS_SCHEMA row
+    facts: Mapping[str, Mapping[str, Any]]  # fact_id -> FACTS_SCHEMA row
+
+
+def read_benchmark_tables(run: Path) -> BenchmarkTables:
     import pyarrow.parquet as pq
 
     from factatlas.builder.benchmark import read_prompts
@@ -181,10 +189,32 @@ def read_model_results(run: Path, model_dir: Path, *, with_tokenizer: bool = Tru
             raise AnalysisError(f"{bench / name}: missing; pass a run directory built with `factatlas build`")
     prompts = {p["prompt_id"]: p for p in read_prompts(bench / "prompts.parquet")}
     facts = {f["fact_id"]: f for f in pq.read_table(bench / "facts.parquet").to_pylist()}
+    return BenchmarkTables(prompts, facts)
+
+
+def read_model_results(run: Path, model_dir: Path, tables: BenchmarkTables | None = None, *,
+                       with_tokenizer: bool = True) -> ModelResults:
+    """The one adapter: ``model_dir/rankings.parquet`` joined with ``run/build`` (prompts, facts)."""
+    import pyarrow.parquet as pq
+
+    tables = tables or read_benchmark_tables(run)
     rankings = pq.read_table(model_dir / "rankings.parquet").to_pylist()
-    tokenize, note = _local_tokenizer(model_dir) if with_tokenizer else (None, "tokenizer not requested")
-    joined = join_results(model_dir.name, rankings, prompts, facts, tokenize)
-    return ModelResults(joined.model, joined.results, joined.skipped, note)
+    tokenize, note = model_tokenizer(model_dir) if with_tokenizer else (None, "tokenizer not requested")
+    joined = join_results(model_dir.name, rankings, tables.prompts, tables.facts, tokenize)
+    return ModelResults(joined.model, joined.results, joined.skipped, note, tokenize)
+
+
+def language_texts(prompts: Iterable[Mapping[str, Any]]) -> dict[str, list[str]]:
+    """lang -> the distinct texts of its prompts (answer marker removed) and slot forms, sorted: the text
+    whose subwords make up the language's vocabulary in the overlap measure."""
+    from factatlas.records import ANSWER_MARKER
+
+    texts: dict[str, set[str]] = {}
+    for p in prompts:
+        bucket = texts.setdefault(p["lang"], set())
+        bucket.add(p["text"].replace(ANSWER_MARKER, " "))
+        bucket.update(f for f in p.get("candidate_forms") or () if f)
+    return {lang: sorted(ts) for lang, ts in sorted(texts.items())}
 
 
 def benchmark_meta(run: Path) -> dict[str, Any]:

@@ -7,9 +7,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from factatlas.probe.analysis import compare as C
+from factatlas.probe.analysis import crosslingual as X
 from factatlas.probe.analysis import dlama as D
 from factatlas.probe.analysis.page import Section, Table
-from factatlas.probe.analysis.records import PromptResult
+from factatlas.probe.analysis.records import ModelResults, PromptResult
 
 
 @dataclass(frozen=True)
@@ -161,3 +162,64 @@ def dlama_sections(by_model: Mapping[str, Sequence[PromptResult]], out_dir: Path
             (Table("equivalences", ("model", "predicate", "facts", "P@1 strict", "P@1 with equivalences",
                                     "prompts rescued"), tuple(eq_rows), "P@1 with the equivalence table"),)))
     return sections
+
+
+def crosslingual_sections(models: Sequence[ModelResults], texts: Mapping[str, Sequence[str]], out_dir: Path,
+                          weighting: str = "softmax") -> list[Section]:
+    from factatlas.probe import plots as P
+    from factatlas.probe.analysis import plots as AP
+
+    pair_rows, corr_rows, plots, notes = [], [], [], []
+    for m in models:
+        pairs = X.pair_consistency(m.results, weighting)
+        langs = sorted({p.lang_a for p in pairs} | {p.lang_b for p in pairs})
+        traits, missing = X.language_traits(langs)
+        if missing:
+            notes.append(f"{m.model}: no family/script in templates/data/languages.yaml for {', '.join(missing)}; "
+                         "their pairs are left out of the family and script correlations")
+        overlap = X.vocabulary_overlap(texts, m.tokenize) if m.tokenize else None
+        if overlap is None:
+            notes.append(f"{m.model}: subword overlap not measured: {m.tokenizer_note}")
+        for p in pairs:
+            ta, tb = traits.get(p.lang_a), traits.get(p.lang_b)
+            same = [None if ta is None or tb is None else int(getattr(ta, k) == getattr(tb, k))
+                    for k in ("family", "genus", "script")]
+            pair_rows.append((m.model, p.lang_a, p.lang_b, p.n_queries, p.rankc, p.coverlap, *same,
+                              (overlap or {}).get((p.lang_a, p.lang_b))))
+        corr_rows += [(m.model, c.feature, c.n_pairs, c.r, c.p, c.reason)
+                      for c in X.rankc_correlations(pairs, traits, overlap)]
+        if not pairs:
+            notes.append(f"{m.model}: fewer than two languages ranked; no pair to compare")
+            continue
+        value = {(p.lang_a, p.lang_b): p.rankc for p in pairs} | {(p.lang_b, p.lang_a): p.rankc for p in pairs}
+        matrix = [[1.0 if a == b else value.get((a, b)) for b in langs] for a in langs]
+        plots.append(P.heatmap(matrix, langs, langs, f"{m.model}: RankC ({weighting})",
+                               out_dir / f"rankc_{_slug(m.model)}.png", cmap="magma", colorbar_label="RankC").name)
+        scored = [p for p in pairs if p.rankc is not None and p.coverlap is not None]
+        if len(scored) >= 2:
+            plots.append(AP.scatter([p.coverlap for p in scored], [p.rankc for p in scored],
+                                    [f"{p.lang_a}-{p.lang_b}" for p in scored], f"{m.model}: RankC vs COverlap",
+                                    out_dir / f"rankc_coverlap_{_slug(m.model)}.png", xlabel="COverlap",
+                                    ylabel="RankC").name)
+        if overlap and len(pairs) >= 2:
+            ok = [p for p in pairs if p.rankc is not None]
+            plots.append(AP.scatter([overlap[(p.lang_a, p.lang_b)] for p in ok], [p.rankc for p in ok],
+                                    [f"{p.lang_a}-{p.lang_b}" for p in ok], f"{m.model}: RankC vs subword overlap",
+                                    out_dir / f"rankc_vocab_{_slug(m.model)}.png",
+                                    xlabel="subword vocabulary overlap (Jaccard)", ylabel="RankC").name)
+    pair_rows.sort(key=lambda r: (r[0], -(r[4] if r[4] is not None else -1.0), r[1], r[2]))
+    return [Section(
+        "Cross-lingual consistency: RankC by language pair",
+        "BMLAMA (Qi, Fernández & Bisazza 2023): RankC heat map, RankC vs language family, script and subword "
+        "overlap; COverlap from X-FACTR (Jiang et al. 2020)",
+        f"RankC ({weighting} weights) over the (fact, template) queries ranked in both languages; pairs listed "
+        "from the highest RankC down, each with its COverlap. Family, genus (branch) and script from "
+        "templates/data/languages.yaml; subword overlap: Jaccard of the subword ids the model's tokenizer uses "
+        "for each language's prompts and answer forms. Pearson r and two-sided p: scipy.stats.pearsonr over "
+        "language pairs (pairs share languages, so p is optimistic).",
+        (Table("rankc_pairs", ("model", "language A", "language B", "queries", "RankC", "COverlap", "same family",
+                               "same genus", "same script", "subword overlap"), tuple(pair_rows),
+               "RankC and COverlap per language pair"),
+         Table("rankc_correlations", ("model", "RankC against", "pairs", "Pearson r", "p", "not computed because"),
+               tuple(corr_rows), "What RankC goes with")),
+        tuple(plots), tuple(notes))]

@@ -66,6 +66,11 @@ def test_compare_tables_on_a_scripted_run(scripted_run, tmp_path):
     assert (tests["all"]["A only"], tests["all"]["B only"], tests["all"]["p"]) == ("48", "48", "1.0")
     countries = _csv(tmp_path / "a" / "p_at_1_by_country.csv")
     assert {r["country label"] for r in countries if r["country"] == "Q79"} == {"Egypt"}
+    pairs = {r["model"]: r for r in _csv(tmp_path / "a" / "rankc_pairs.csv")}
+    # en and fr rank every query identically: RankC 1; each model is right on the same half in both
+    assert (pairs["arab-expert"]["RankC"], pairs["arab-expert"]["COverlap"], pairs["arab-expert"]["queries"]) == \
+        ("1.0", "1.0", "48")
+    assert (pairs["arab-expert"]["same family"], pairs["arab-expert"]["same genus"]) == ("1", "0")
     assert (tmp_path / "a" / "compare.html").read_text("utf-8").count("<section>") >= 6
     # same inputs, same bytes
     res = CliRunner().invoke(app, ["compare", str(scripted_run), "--out", str(tmp_path / "b"), "--bootstrap", "200"])
