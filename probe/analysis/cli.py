@@ -50,6 +50,7 @@ def compare(
         compare_sections,
         crosslingual_sections,
         dlama_sections,
+        xfactr_sections,
     )
     from factatlas.probe.metrics import RANKC_WEIGHTINGS
 
@@ -78,7 +79,8 @@ def compare(
     sections = [*compare_sections(by_model, options, out_dir),
                 *dlama_sections(by_model, out_dir, country_label=labels, equivalences=table,
                                 equivalences_source=str(equivalences or "")),
-                *crosslingual_sections(loaded, language_texts(tables.prompts.values()), out_dir, rankc_weighting)]
+                *crosslingual_sections(loaded, language_texts(tables.prompts.values()), out_dir, rankc_weighting),
+                *xfactr_sections(loaded, out_dir)]
     subtitle = (f"run {run.name} · benchmark {meta.get('name')} ({meta.get('pair')}) · models "
                 f"{', '.join(by_model)} · languages {', '.join(meta.get('languages') or [])}")
     written = write_page(out_dir, "compare", "factatlas model comparison", subtitle, sections)

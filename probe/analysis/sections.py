@@ -9,6 +9,7 @@ from pathlib import Path
 from factatlas.probe.analysis import compare as C
 from factatlas.probe.analysis import crosslingual as X
 from factatlas.probe.analysis import dlama as D
+from factatlas.probe.analysis import xfactr_views as V
 from factatlas.probe.analysis.page import Section, Table
 from factatlas.probe.analysis.records import ModelResults, PromptResult
 
@@ -223,3 +224,51 @@ def crosslingual_sections(models: Sequence[ModelResults], texts: Mapping[str, Se
          Table("rankc_correlations", ("model", "RankC against", "pairs", "Pearson r", "p", "not computed because"),
                tuple(corr_rows), "What RankC goes with")),
         tuple(plots), tuple(notes))]
+
+
+def xfactr_sections(models: Sequence[ModelResults], out_dir: Path) -> list[Section]:
+    from factatlas.probe import plots as P
+
+    split_rows, notes = [], []
+    histograms = {}
+    for m in models:
+        splits, unmeasured = V.by_gold_length(m.results)
+        split_rows += [(m.model, s.lang, s.gold, s.acc.n_prompts, s.acc.n_facts, s.acc.micro, s.acc.macro)
+                       for s in splits]
+        if unmeasured:
+            notes.append(f"{m.model}: {unmeasured} prompts without a subword count"
+                         + (f" ({m.tokenizer_note})" if m.tokenizer_note else " (no slot form for the gold)"))
+        histograms[m.model] = V.recall_histogram(m.results)
+        if histograms[m.model].incomplete:
+            notes.append(f"{m.model}: {histograms[m.model].incomplete} facts not ranked in every language are left "
+                         "out of the histogram")
+    hist_rows = tuple((model, k, n, n / sum(h.counts) if sum(h.counts) else None)
+                      for model, h in histograms.items() for k, n in enumerate(h.counts))
+    plots: tuple[str, ...] = ()
+    if histograms:
+        width = max(len(h.counts) for h in histograms.values())
+        plots = (P.grouped_bars([str(k) for k in range(width)],
+                                {model: [h.counts[k] if k < len(h.counts) else None for k in range(width)]
+                                 for model, h in histograms.items()},
+                                "Facts recalled in k languages", out_dir / "recall_histogram.png", ylabel="facts",
+                                ylim=None, value_fmt="{:.0f}").name,)
+    split_plots = []
+    for m in models:
+        rows = [r for r in split_rows if r[0] == m.model]
+        langs = sorted({r[1] for r in rows}, key=lambda x: (x == "all", x))
+        if rows:
+            series = {kind: [next((r[5] for r in rows if r[1] == lang and r[2] == kind), None) for lang in langs]
+                      for kind in (V.SINGLE, V.MULTI)}
+            split_plots.append(P.grouped_bars(langs, series, f"{m.model}: P@1 by gold length",
+                                              out_dir / f"gold_length_{_slug(m.model)}.png", ylabel="P@1 micro").name)
+    return [Section(
+        "Single- vs multi-token answers; facts recalled across languages",
+        "X-FACTR (Jiang et al. 2020): accuracy on single- vs multi-token answers; per-fact recall across languages",
+        "Gold length: subword tokens of the direct gold's form as it fills the slot (inflected), tokenized by the "
+        "model's own tokenizer with a leading space. A fact is recalled in a language when at least half of its "
+        "prompts there are right at rank 1.",
+        (Table("gold_length", ("model", "language", "gold", "prompts", "facts", "P@1 micro", "P@1 macro"),
+               tuple(split_rows), "P@1 by gold answer length"),
+         Table("recall_histogram", ("model", "languages recalled", "facts", "share"), hist_rows,
+               "Facts by the number of languages they are recalled in")),
+        (*split_plots, *plots), tuple(notes))]
