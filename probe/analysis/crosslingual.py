@@ -49,6 +49,7 @@ class PairConsistency:
     n_queries: int
     rankc: float | None  # None: no query ranked in both
     coverlap: float | None  # None: no query correct in either
+    foreign: int = 0  # queries left out: a ranking that is not a permutation of the benchmark's candidates
 
 
 def _queries(results: Iterable[PromptResult]) -> dict[tuple[str, str], dict[str, PromptResult]]:
@@ -66,21 +67,25 @@ def pair_consistency(results: Sequence[PromptResult], weighting: str = "softmax"
     out = []
     for a, b in combinations(langs, 2):
         orders_a, orders_b, correct_a, correct_b = [], [], [], []
+        foreign = 0
         for by_lang in (queries[k] for k in sorted(queries)):
             ra, rb = by_lang.get(a), by_lang.get(b)
-            if ra is None or rb is None or ra.candidates != rb.candidates:
+            if ra is None or rb is None:
                 continue
             place = {q: i for i, q in enumerate(ra.candidates)}
+            if ra.candidates != rb.candidates or any(sorted(r.ranked) != sorted(place) for r in (ra, rb)):
+                foreign += 1
+                continue
             orders_a.append([place[q] for q in ra.ranked])
             orders_b.append([place[q] for q in rb.ranked])
             correct_a.append(ra.correct)
             correct_b.append(rb.correct)
         if not orders_a:
-            out.append(PairConsistency(a, b, 0, None, None))
+            out.append(PairConsistency(a, b, 0, None, None, foreign))
             continue
         cov = M.coverlap(correct_a, correct_b)
         out.append(PairConsistency(a, b, len(orders_a), M.rankc(orders_a, orders_b, weighting),  # type: ignore[arg-type]
-                                   None if math.isnan(cov) else cov))
+                                   None if math.isnan(cov) else cov, foreign))
     return out
 
 

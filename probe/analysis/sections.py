@@ -181,6 +181,10 @@ def crosslingual_sections(models: Sequence[ModelResults], texts: Mapping[str, Se
         overlap = X.vocabulary_overlap(texts, m.tokenize) if m.tokenize else None
         if overlap is None:
             notes.append(f"{m.model}: subword overlap not measured: {m.tokenizer_note}")
+        foreign = sum(p.foreign for p in pairs)
+        if foreign:
+            notes.append(f"{m.model}: {foreign} (query, language pair) left out: the candidates differ between the "
+                         "two languages or a ranking is not a permutation of them")
         for p in pairs:
             ta, tb = traits.get(p.lang_a), traits.get(p.lang_b)
             same = [None if ta is None or tb is None else int(getattr(ta, k) == getattr(tb, k))

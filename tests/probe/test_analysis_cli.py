@@ -83,3 +83,20 @@ def test_compare_names_an_unknown_model(scripted_run, tmp_path):
     res = CliRunner().invoke(app, ["compare", str(scripted_run), "--models", "arab-expret", "--out", str(tmp_path)])
     assert res.exit_code != 0
     assert "arab-expret" in str(res.exception) and "arab-expert" in str(res.exception)
+
+
+def test_report_hook_writes_the_model_page_and_links_it(scripted_run, tmp_path):
+    from factatlas.probe.analysis.hook import with_analyses
+
+    page = with_analyses("<html><main><p>report</p></main></html>", scripted_run,
+                         scripted_run / "probe" / "arab-expert")
+    assert page.index('href="analyses/analyses.html"') < page.index("</main>")
+    folder = scripted_run / "probe" / "arab-expert" / "analyses"
+    augmentation = _csv(folder / "augmentation.csv")
+    assert [(r["predicate"], r["P@1 direct only"], r["P@1 all valid"]) for r in augmentation] == \
+        [("P36", "0.5", "0.5"), ("all", "0.5", "0.5")]
+    # a run without facts.parquet: the section says why instead of failing the report
+    write_benchmark(tmp_path / "build", capital_prompt_rows())
+    (tmp_path / "probe" / "m").mkdir(parents=True)
+    page = with_analyses("<main></main>", tmp_path, tmp_path / "probe" / "m")
+    assert "Analyses not written" in page and "facts.parquet: missing" in page
