@@ -1,5 +1,5 @@
-"""Commands of this stage (registered on the root `factatlas` app): `probe` (and `report`, owned by
-probe-metrics in report_cli.py)."""
+"""Commands of this stage (registered on the root `factatlas` app): `probe`, `compare` (analysis/cli.py)
+and `report` (report_cli.py)."""
 
 from __future__ import annotations
 
