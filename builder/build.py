@@ -34,6 +34,7 @@ from factatlas.builder.candidates import (
     sampled_candidates,
     surface_collisions,
 )
+from factatlas.builder.hygiene import Hygiene, final_text, screen_facts, too_few_rendered
 from factatlas.builder.sources import PromptSource, TemplateInfo
 from factatlas.builder.splits import DEFAULT_FRACTIONS, assign_splits, split_counts, validate_fractions
 from factatlas.builder.stats import WESTERN_CULTURE, compute_stats
@@ -56,6 +57,7 @@ class BuildSpec:
     fractions: Mapping[str, float] = field(default_factory=lambda: dict(DEFAULT_FRACTIONS))
     source: Mapping[str, Any] = field(default_factory=lambda: {"kind": "curated"})
     western: str = WESTERN_CULTURE
+    hygiene: Hygiene = field(default_factory=Hygiene)  # mParaRel's data hygiene (builder/hygiene.py)
 
     def validated(self) -> BuildSpec:
         if not self.languages:
@@ -67,6 +69,7 @@ class BuildSpec:
         if self.candidate_mode == "sampled" and (self.k is None or self.k < 2):
             raise ConfigError(f"build: sampled candidates need --k >= 2 (gold + K-1 negatives), got {self.k}")
         validate_fractions(self.fractions)
+        self.hygiene.validated()
         return self
 
 
@@ -146,10 +149,13 @@ def build_benchmark(facts: Sequence[Fact], entities: Mapping[str, Entity], sourc
     predicates = sorted({f.predicate for f in facts}, key=lambda p: qid_sort_key(p.replace("P", "Q", 1)))
     templates, status, template_drops = select_templates(source, predicates, spec)
     drops += template_drops
+    screened, hygiene_drops = screen_facts(facts, {p: sum(t.kind == "cloze" for t in ts) for p, ts in templates.items()},
+                                           spec.hygiene)
+    drops += hygiene_drops
 
     # 1. facts need templates and labels in every language
     alive: list[Fact] = []
-    for f in facts:
+    for f in screened:
         if not templates.get(f.predicate):
             if spec.template_ids is not None:
                 drops.append(_drop(f.id, "template-not-selected", f"--templates selects no {f.predicate} template", f))
@@ -187,6 +193,9 @@ def build_benchmark(facts: Sequence[Fact], entities: Mapping[str, Entity], sourc
             ok_templates.append(t)
         if not ok_templates:
             drops.append(_drop(f.id, "no-renderable-template", "every template failed in some language", f))
+            continue
+        if (short := too_few_rendered(f, [t.kind for t in ok_templates], spec.hygiene)) is not None:
+            drops.append(short)
             continue
         fact_templates[f.id] = ok_templates
         survivors.append(f)
@@ -253,7 +262,7 @@ def build_benchmark(facts: Sequence[Fact], entities: Mapping[str, Entity], sourc
         for lang in langs:
             subject_label = entities[f.subject].labels[lang]
             for t in fact_templates[f.id]:
-                text = texts[(f.id, lang, t.id)]
+                text = final_text(texts[(f.id, lang, t.id)], t.kind, spec.hygiene)
                 rows.append({
                     "prompt_id": prompt_id(f.id, lang, t.id), "fact_id": f.id, "lang": lang, "template_id": t.id,
                     "kind": t.kind, "text": text, "answer_start": answer_start(text, t.kind), "pair": spec.pair,
@@ -293,6 +302,7 @@ def build_benchmark(facts: Sequence[Fact], entities: Mapping[str, Entity], sourc
         "source": dict(spec.source), "toolkit_version": toolkit_version,
         "counts": {"facts": len(kept), "prompts": len(rows), "dropped": len(drops)},
         **display_labels(kept, entities),
+        **({"hygiene": spec.hygiene.to_json()} if spec.hygiene != Hygiene() else {}),
     }
     content = BenchmarkContent(meta, rows, kept, bench_entities, candidates, [*upstream_drops, *drops], stats)
     counts = {"input_facts": len(facts), "facts": len(kept), "prompts": len(rows), "dropped": len(drops)}
@@ -407,7 +417,7 @@ class BuildFailed(ConfigError):
 def build_run(run: str | Any, langs: Sequence[str], *, template_ids: Sequence[str] | None = None,
               candidate_mode: str = "predicate", k: int | None = None, seed: int = 0,
               fractions: Mapping[str, float] | None = None, templates_root: str | None = None,
-              name: str | None = None) -> BuildResult:
+              name: str | None = None, hygiene: Hygiene | None = None) -> BuildResult:
     """Read ``<run>/curate/``, render with the template library, and replace ``<run>/build/`` whole.
 
     The new benchmark is written beside the old one and swapped in only once complete and valid: a build
@@ -442,7 +452,8 @@ def build_run(run: str | Any, langs: Sequence[str], *, template_ids: Sequence[st
         spec = BuildSpec(name=name or root.name, pair=pair, cultures=cultures, languages=tuple(langs),
                          template_ids=tuple(template_ids) if template_ids else None, candidate_mode=candidate_mode,
                          k=k, seed=seed, fractions=dict(fractions or DEFAULT_FRACTIONS),
-                         source={"kind": "curated", "run": root.name, **source.describe()})
+                         source={"kind": "curated", "run": root.name, **source.describe()},
+                         hygiene=hygiene or Hygiene())
         result = build_benchmark(facts, entities, source, spec, upstream_drops=upstream,
                                  toolkit_version=toolkit_version())
         if not result.counts["facts"]:
@@ -457,6 +468,7 @@ def build_run(run: str | Any, langs: Sequence[str], *, template_ids: Sequence[st
         outputs = [root / "build" / p.relative_to(staging) for p in written]
         run_dir.record_stage("build", config={"langs": list(langs), "templates": list(template_ids or []) or "all",
                                               "candidate_mode": candidate_mode, "k": k, "seed": seed,
-                                              "fractions": dict(spec.fractions)},
+                                              "fractions": dict(spec.fractions),
+                                              "hygiene": spec.hygiene.to_json()},
                              counts=result.counts, outputs=outputs, started=started)
     return result

@@ -33,6 +33,14 @@ def build_command(
     splits: str = typer.Option("dev:0.1,test:0.9", "--splits", help="NAME:FRACTION,... per culture x predicate."),
     templates_dir: Path | None = typer.Option(None, "--templates-dir", help="Folder of <lang>.yaml template files "
                                                                              "(default: the packaged templates/lang/)."),
+    single_object: str = typer.Option("", "--single-object", help="mParaRel hygiene: drop facts with two or more "
+                                                                   "direct objects for these predicates (P19,P20 "
+                                                                   "or 'all')."),
+    strip_final_punctuation: bool = typer.Option(False, "--strip-final-punctuation/--keep-final-punctuation",
+                                                 help="mParaRel hygiene: remove sentence-final punctuation from "
+                                                      "cloze prompts."),
+    min_templates: int = typer.Option(1, "--min-templates", help="mParaRel hygiene: drop facts with fewer cloze "
+                                                                 "templates in every language."),
 ) -> None:
     """Build the multi-parallel benchmark RUN/build/ from RUN/curate/ (the old build/ stays until the new
     one is complete and valid).
@@ -40,6 +48,7 @@ def build_command(
     Example: factatlas build runs/arab-west --langs ar,en --candidates sampled --k 10
     """
     from factatlas.builder.build import build_run
+    from factatlas.builder.hygiene import Hygiene
     from factatlas.builder.splits import parse_fractions
     from factatlas.builder.stats import stats_table
     from factatlas.console import err, out
@@ -49,7 +58,8 @@ def build_command(
     ids = None if template_ids.strip() == "all" else _split_list(template_ids)
     result = build_run(run, lang_list, template_ids=ids, candidate_mode=candidates,
                        k=k if candidates == "sampled" else None, seed=seed, fractions=parse_fractions(splits),
-                       templates_root=str(templates_dir) if templates_dir else None)
+                       templates_root=str(templates_dir) if templates_dir else None,
+                       hygiene=Hygiene(tuple(_split_list(single_object)), strip_final_punctuation, min_templates))
     out.print(stats_table(result.content.stats, lang_list))
     c = result.counts
     err.print(f"built {run}/build: {c['facts']} of {c['input_facts']} facts, {c['prompts']} prompts, "

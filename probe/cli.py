@@ -1,5 +1,5 @@
-"""Commands of this stage (registered on the root `factatlas` app): `probe`, and `report` from
-report_cli.py."""
+"""Commands of this stage (registered on the root `factatlas` app): `probe`, `compare` (analysis/cli.py)
+and `report` (report_cli.py)."""
 
 from __future__ import annotations
 
@@ -13,8 +13,10 @@ from factatlas.probe.protocol import SCORING_RULES
 def register(app: typer.Typer) -> None:
     """Add this stage's commands to the root app."""
     from factatlas.probe import report_cli
+    from factatlas.probe.analysis import cli as analysis_cli
 
     app.command("probe")(probe)
+    analysis_cli.register(app)
     report_cli.register(app)
 
 

@@ -486,6 +486,7 @@ def write_report(run: str | os.PathLike, model: str | None = None, config: Any =
     import pyarrow.parquet as pq
 
     from factatlas.atomic import write_json, write_text
+    from factatlas.probe.analysis.hook import with_analyses
     from factatlas.probe.evaluate import compute_metrics, load_benchmark_view
 
     run = Path(run)
@@ -503,6 +504,7 @@ def write_report(run: str | os.PathLike, model: str | None = None, config: Any =
         v = verdict(metrics)
         plots = make_plots(metrics, folder, plabel)
         page = render_html(ReportInput(metrics, v, plots, lambda q: bench.label(q), plabel, run.name))
+        page = with_analyses(page, run, folder, metrics["config"]["rankc_weighting"])
         write_text(folder / "report.html", page)
         write_json(folder / "verdict.json", v.to_json())
         results.append(ReportResult(folder.name, folder / "report.html", v, tuple(folder / p for p in plots.values())))

@@ -1,0 +1,90 @@
+"""`factatlas compare RUN [--models A,B,...]` (registered by probe/cli.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+
+def register(app: typer.Typer) -> None:
+    app.command("compare")(compare)
+
+
+def compare(
+    run: Path = typer.Argument(..., metavar="RUN", help="Run directory holding build/ and probe/<model>/rankings.parquet."),
+    models: str | None = typer.Option(None, "--models", help="Comma-separated model slugs under probe/ or folders "
+                                                             "holding rankings.parquet (default: every model)."),
+    out: Path | None = typer.Option(None, "--out", help="Output folder (default: RUN/compare)."),
+    western: str | None = typer.Option(None, "--western", help="The Western culture of the gap (default: the "
+                                                               "build's, from stats.json)."),
+    bootstrap: int = typer.Option(1000, "--bootstrap", help="Bootstrap resamples for the gap's interval."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the bootstrap."),
+    mcnemar: str = typer.Option("exact", "--mcnemar", help="exact (binomial) | corrected (chi-square with "
+                                                           "continuity correction)."),
+    rankc_weighting: str = typer.Option("softmax", "--rankc-weighting", help="softmax | norm1 | norm2."),
+    equivalences: Path | None = typer.Option(None, "--equivalences", help="YAML of QID groups counted as one "
+                                                                           "answer (e.g. Islam / Muslim), reported "
+                                                                           "beside the strict P@1."),
+) -> None:
+    """Compare models on the same benchmark: P@1 tables, the culture gap with a CI, McNemar's test.
+
+    Writes compare.md, compare.html, one CSV per table and PNG plots. Example:
+    factatlas compare runs/arab-west --models tiny-bert,tiny-gpt2
+    """
+    from factatlas.console import out as console
+    from factatlas.errors import ConfigError, unknown
+    from factatlas.probe.analysis import compare as C
+    from factatlas.probe.analysis.dlama import load_equivalences
+    from factatlas.probe.analysis.page import write_page
+    from factatlas.probe.analysis.records import (
+        benchmark_meta,
+        country_labels,
+        language_texts,
+        read_benchmark_tables,
+        read_model_results,
+        resolve_model_dirs,
+    )
+    from factatlas.probe.analysis.sections import (
+        CompareOptions,
+        compare_sections,
+        crosslingual_sections,
+        dlama_sections,
+        xfactr_sections,
+    )
+    from factatlas.probe.metrics import RANKC_WEIGHTINGS
+
+    if mcnemar not in C.MCNEMAR_METHODS:
+        raise ConfigError("--mcnemar: " + unknown("McNemar method", mcnemar, C.MCNEMAR_METHODS))
+    if rankc_weighting not in RANKC_WEIGHTINGS:
+        raise ConfigError("--rankc-weighting: " + unknown("RankC weighting", rankc_weighting, RANKC_WEIGHTINGS))
+    if bootstrap < 1:
+        raise ConfigError(f"--bootstrap: need at least 1 resample, got {bootstrap}")
+    names = [m.strip() for m in models.split(",") if m.strip()] if models else None
+    dirs = resolve_model_dirs(run, names)
+    meta = benchmark_meta(run)
+    tables = read_benchmark_tables(run)
+    loaded = [read_model_results(run, d, tables) for d in dirs]
+    for m in loaded:
+        for reason, n in m.skipped.items():
+            console.print(f"{m.model}: skipped {n} rankings rows: {reason}", highlight=False)
+    by_model = {m.model: m.results for m in loaded}
+    options = CompareOptions(western=western or meta["western_culture"], n_boot=bootstrap, seed=seed,
+                             mcnemar=mcnemar)  # type: ignore[arg-type]
+    out_dir = out or run / "compare"
+    table = load_equivalences(equivalences) if equivalences else None
+    labels, unlabeled = country_labels(meta)
+    for name in unlabeled:
+        console.print(f"{name}: benchmark.json records no country labels (an import?); countries show as QIDs",
+                      highlight=False)
+    sections = [*compare_sections(by_model, options, out_dir),
+                *dlama_sections(by_model, out_dir, country_label=labels, equivalences=table,
+                                equivalences_source=str(equivalences or "")),
+                *crosslingual_sections(loaded, language_texts(tables.prompts.values()), out_dir, rankc_weighting),
+                *xfactr_sections(loaded, out_dir)]
+    subtitle = (f"run {run.name} · benchmark {meta.get('name')} ({meta.get('pair')}) · models "
+                f"{', '.join(by_model)} · languages {', '.join(meta.get('languages') or [])}")
+    written = write_page(out_dir, "compare", "factatlas model comparison", subtitle, sections)
+    for path in written[:2]:
+        console.print(str(path), highlight=False, soft_wrap=True)
+    console.print(f"{len(written) - 2} CSV tables in {out_dir}", highlight=False)

@@ -1,0 +1,208 @@
+"""Across models: P@1 (micro and macro) per model x culture x language, the Western vs non-Western gap
+with a bootstrap interval, and McNemar's test between models on the same prompts.
+
+Aggregation is the one of ``factatlas.probe.evaluate``: a fact's value is the mean correctness over its
+prompts in the selection (templates, languages); **micro** = mean over facts; **macro** = mean over
+predicates of the mean over their facts (DLAMA reports macro, BMLAMA micro).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+
+from factatlas.probe.analysis.records import PromptResult
+
+ALL = "all"
+McNemarMethod = Literal["exact", "corrected"]
+MCNEMAR_METHODS: tuple[str, ...] = ("exact", "corrected")
+
+
+# ---- P@1 micro and macro ------------------------------------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class Accuracy:
+    n_prompts: int
+    n_facts: int
+    n_predicates: int
+    micro: float  # mean over facts
+    macro: float  # mean over predicates of the mean over their facts
+
+
+def fact_scores(results: Iterable[PromptResult], correct: Callable[[PromptResult], bool] = lambda r: r.correct
+                ) -> dict[str, tuple[str, float]]:
+    """fact_id -> (predicate, mean of ``correct`` over the fact's prompts given)."""
+    hits: dict[str, list[float]] = defaultdict(list)
+    predicate: dict[str, str] = {}
+    for r in results:
+        hits[r.fact_id].append(1.0 if correct(r) else 0.0)
+        predicate[r.fact_id] = r.predicate
+    return {f: (predicate[f], sum(v) / len(v)) for f, v in sorted(hits.items())}
+
+
+def accuracy(results: Sequence[PromptResult], correct: Callable[[PromptResult], bool] = lambda r: r.correct
+             ) -> Accuracy | None:
+    """Micro and macro P@1 of the prompts given; None when there are none."""
+    facts = fact_scores(results, correct)
+    if not facts:
+        return None
+    by_predicate: dict[str, list[float]] = defaultdict(list)
+    for pred, value in facts.values():
+        by_predicate[pred].append(value)
+    macro = sum(sum(v) / len(v) for v in by_predicate.values()) / len(by_predicate)
+    micro = sum(v for _, v in facts.values()) / len(facts)
+    return Accuracy(len(results), len(facts), len(by_predicate), micro, macro)
+
+
+@dataclass(frozen=True, slots=True)
+class AccuracyCell:
+    model: str
+    culture: str  # a culture or "all"
+    lang: str  # a language or "all"
+    acc: Accuracy
+
+
+def accuracy_table(by_model: Mapping[str, Sequence[PromptResult]]) -> list[AccuracyCell]:
+    """P@1 per model x culture x language, with "all" rows for each margin; models in the given order."""
+    out = []
+    for model, results in by_model.items():
+        cultures = sorted({r.culture for r in results})
+        langs = sorted({r.lang for r in results})
+        for culture in [*cultures, ALL]:
+            for lang in [*langs, ALL]:
+                sel = [r for r in results if culture in (ALL, r.culture) and lang in (ALL, r.lang)]
+                acc = accuracy(sel)
+                if acc is not None:
+                    out.append(AccuracyCell(model, culture, lang, acc))
+    return out
+
+
+# ---- the Western vs non-Western gap -------------------------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class Gap:
+    model: str
+    western: float  # macro P@1 on the Western culture's facts
+    non_western: float  # macro P@1 on every other culture's facts, pooled per predicate
+    gap: float  # western - non_western
+    ci_low: float
+    ci_high: float
+    n_western_facts: int
+    n_non_western_facts: int
+    n_boot: int
+    confidence: float
+
+
+def culture_gap(model: str, results: Sequence[PromptResult], western: str, *, n_boot: int = 1000,
+                confidence: float = 0.95, seed: int = 0) -> Gap | None:
+    """Macro P@1(Western) - macro P@1(non-Western), with a percentile bootstrap interval.
+
+    Facts are resampled with replacement within each (side, predicate) stratum, so every predicate stays
+    in every resample and the macro means stay defined; the seed makes the interval reproducible.
+    None when one side has no facts.
+    """
+    if n_boot < 1 or not 0 < confidence < 1:
+        raise ValueError(f"need n_boot >= 1 and 0 < confidence < 1, got {n_boot}, {confidence}")
+    side = {r.fact_id: r.culture == western for r in results}
+    strata: dict[tuple[bool, str], list[float]] = defaultdict(list)
+    for fact, (pred, value) in fact_scores(results).items():
+        strata[(side[fact], pred)].append(value)
+    keys = sorted(strata)
+    west_keys = [k for k in keys if k[0]]
+    non_keys = [k for k in keys if not k[0]]
+    if not west_keys or not non_keys:
+        return None
+
+    def macro(means: Mapping[tuple[bool, str], float], ks: Sequence[tuple[bool, str]]) -> float:
+        return sum(means[k] for k in ks) / len(ks)
+
+    point = {k: sum(v) / len(v) for k, v in strata.items()}
+    rng = np.random.default_rng(seed)
+    boot = {}
+    for k in keys:  # sorted, so the draws do not depend on dict order
+        values = np.asarray(strata[k])
+        boot[k] = values[rng.integers(0, len(values), size=(n_boot, len(values)))].mean(axis=1)
+    gaps = (sum(boot[k] for k in west_keys) / len(west_keys)) - (sum(boot[k] for k in non_keys) / len(non_keys))
+    tail = (1 - confidence) / 2 * 100
+    lo, hi = np.percentile(gaps, [tail, 100 - tail])
+    w, n = macro(point, west_keys), macro(point, non_keys)
+    return Gap(model, w, n, w - n, float(lo), float(hi), sum(len(strata[k]) for k in west_keys),
+               sum(len(strata[k]) for k in non_keys), n_boot, confidence)
+
+
+# ---- McNemar between two models on the same prompts ---------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class McNemar:
+    n: int  # paired prompts
+    both: int
+    a_only: int  # A right, B wrong
+    b_only: int
+    neither: int
+    statistic: float | None  # chi-square with continuity correction; None for the exact test
+    p: float
+    method: str
+
+
+def mcnemar(correct_a: Sequence[bool], correct_b: Sequence[bool], method: McNemarMethod = "exact") -> McNemar:
+    """McNemar's test on paired correctness.
+
+    ``exact``: two-sided binomial test of a_only against Binomial(a_only + b_only, 1/2) (scipy.stats.binomtest).
+    ``corrected``: chi2 = (|a_only - b_only| - 1)^2 / (a_only + b_only), 1 degree of freedom (Edwards'
+    continuity correction). With no discordant pair p = 1.
+    """
+    from scipy import stats
+
+    if len(correct_a) != len(correct_b):
+        raise ValueError(f"McNemar needs paired outcomes: {len(correct_a)} vs {len(correct_b)}")
+    if method not in MCNEMAR_METHODS:
+        raise ValueError(f"unknown McNemar method {method!r}; expected one of {', '.join(MCNEMAR_METHODS)}")
+    a = np.asarray(correct_a, dtype=bool)
+    b = np.asarray(correct_b, dtype=bool)
+    both, a_only, b_only = int((a & b).sum()), int((a & ~b).sum()), int((~a & b).sum())
+    neither = len(a) - both - a_only - b_only
+    discordant = a_only + b_only
+    if discordant == 0:
+        return McNemar(len(a), both, a_only, b_only, neither, None if method == "exact" else 0.0, 1.0, method)
+    if method == "exact":
+        p = float(stats.binomtest(a_only, discordant, 0.5).pvalue)
+        return McNemar(len(a), both, a_only, b_only, neither, None, min(p, 1.0), method)
+    chi2 = (abs(a_only - b_only) - 1) ** 2 / discordant
+    return McNemar(len(a), both, a_only, b_only, neither, float(chi2), float(stats.chi2.sf(chi2, 1)), method)
+
+
+@dataclass(frozen=True, slots=True)
+class PairedTest:
+    model_a: str
+    model_b: str
+    lang: str  # a language or "all"
+    test: McNemar
+    unpaired: int  # prompts ranked by only one of the two models (left out)
+
+
+def paired_tests(by_model: Mapping[str, Sequence[PromptResult]], method: McNemarMethod = "exact") -> list[PairedTest]:
+    """McNemar for every pair of models, over all paired prompts and per language."""
+    models = list(by_model)
+    out = []
+    for i, ma in enumerate(models):
+        for mb in models[i + 1:]:
+            a = {r.prompt_id: r for r in by_model[ma]}
+            b = {r.prompt_id: r for r in by_model[mb]}
+            shared = sorted(a.keys() & b.keys())
+            unpaired = len(a.keys() ^ b.keys())
+            langs = sorted({a[p].lang for p in shared})
+            for lang in [ALL, *langs]:
+                ids = [p for p in shared if lang in (ALL, a[p].lang)]
+                if ids:
+                    out.append(PairedTest(ma, mb, lang, mcnemar([a[p].correct for p in ids],
+                                                                [b[p].correct for p in ids], method), unpaired))
+    return out
+
+
+def fmt(x: float | None, digits: int = 3) -> str:
+    return "–" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.{digits}f}"

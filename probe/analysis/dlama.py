@@ -1,0 +1,194 @@
+"""DLAMA's diagnostics (Keleg & Magdy 2023): P@1 per country, before vs after augmentation, wrong answers
+from the other culture, and scoring with an equivalence table.
+
+All functions take PromptResults of one model; fact values average a fact's prompts (templates), and
+every P@1 here is named micro (mean over facts) or macro (mean over predicates of the mean over facts).
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from factatlas.errors import ConfigError
+from factatlas.probe.analysis.compare import Accuracy, accuracy
+from factatlas.probe.analysis.records import PromptResult, margin_last, predicate_order
+
+# ---- P@1 per country ----------------------------------------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class CountryAccuracy:
+    culture: str
+    country: str  # QID
+    lang: str
+    acc: Accuracy
+
+
+def accuracy_by_country(results: Sequence[PromptResult]) -> list[CountryAccuracy]:
+    """P@1 over the facts of each (culture, country, language); a fact counts for every country it has.
+    Facts without a country are not in any row (the caller counts them)."""
+    groups: dict[tuple[str, str, str], list[PromptResult]] = defaultdict(list)
+    for r in results:
+        for country in dict.fromkeys(r.countries):
+            groups[(r.culture, country, r.lang)].append(r)
+            groups[(r.culture, country, "all")].append(r)
+    out = []
+    for (culture, country, lang), rs in sorted(groups.items(), key=lambda kv: (kv[0][:2], margin_last(kv[0][2]))):
+        acc = accuracy(rs)
+        if acc is not None:
+            out.append(CountryAccuracy(culture, country, lang, acc))
+    return out
+
+
+# ---- before vs after augmentation ---------------------------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class AugmentationEffect:
+    predicate: str  # a predicate or "all" (then macro over predicates)
+    n_facts: int
+    n_augmented_facts: int  # facts with at least one valid object that is not direct
+    direct_only: float  # P@1 when only direct objects count
+    all_valid: float  # P@1 when every valid object counts (what the benchmark scores)
+
+
+def augmentation_effect(results: Sequence[PromptResult]) -> list[AugmentationEffect]:
+    """P@1 (micro over facts per predicate, macro over predicates for "all") counting only the direct
+    objects vs every valid object (superclass, containing area); DLAMA's appendix table."""
+    by_pred: dict[str, list[PromptResult]] = defaultdict(list)
+    for r in results:
+        by_pred[r.predicate].append(r)
+    out = []
+    for pred, rs in sorted(by_pred.items(), key=lambda kv: predicate_order(kv[0])):
+        after = accuracy(rs)
+        before = accuracy(rs, lambda r: r.top is not None and r.top in r.direct_qids)
+        augmented = {r.fact_id for r in rs if len(r.direct_qids) < len(r.gold_qids)}
+        if after and before:
+            out.append(AugmentationEffect(pred, after.n_facts, len(augmented), before.micro, after.micro))
+    if out:
+        out.append(AugmentationEffect("all", sum(e.n_facts for e in out), sum(e.n_augmented_facts for e in out),
+                                      sum(e.direct_only for e in out) / len(out),
+                                      sum(e.all_valid for e in out) / len(out)))
+    return out
+
+
+# ---- wrong answers that belong to the other culture ---------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class CrossCultureErrors:
+    predicate: str
+    culture: str  # the culture of the facts asked
+    lang: str
+    n_prompts: int
+    wrong: int
+    other_culture: int  # a valid object of the other culture's facts only
+    shared: int  # a valid object of facts of both cultures
+    own_culture: int  # a valid object of the own culture's facts only (a wrong fact, right culture)
+    neither: int  # valid for no fact of the predicate
+
+    @property
+    def other_share(self) -> float | None:
+        return self.other_culture / self.wrong if self.wrong else None
+
+
+def object_cultures(results: Iterable[PromptResult]) -> dict[tuple[str, str], frozenset[str]]:
+    """(predicate, object QID) -> the cultures whose facts of the predicate have it as a valid object."""
+    owners: dict[tuple[str, str], set[str]] = defaultdict(set)
+    for r in results:
+        for q in r.gold_qids:
+            owners[(r.predicate, q)].add(r.culture)
+    return {k: frozenset(v) for k, v in owners.items()}
+
+
+def cross_culture_errors(results: Sequence[PromptResult]) -> list[CrossCultureErrors]:
+    """Per predicate, culture and language: the wrong top-1 answers split by which culture's facts they
+    are valid for (DLAMA's culture-bias signal: a Western answer to an Arab fact and the reverse)."""
+    owners = object_cultures(results)
+    counts: dict[tuple[str, str, str], Counter[str]] = defaultdict(Counter)
+    for r in results:
+        key = (r.predicate, r.culture, r.lang)
+        counts[key]["n"] += 1
+        if r.correct or r.top is None:
+            continue
+        counts[key]["wrong"] += 1
+        cultures = owners.get((r.predicate, r.top), frozenset())
+        others = cultures - {r.culture}
+        kind = ("neither" if not cultures else "own" if not others else "shared" if r.culture in cultures
+                else "other")
+        counts[key][kind] += 1
+    return [CrossCultureErrors(p, c, lang, k["n"], k["wrong"], k["other"], k["shared"], k["own"], k["neither"])
+            for (p, c, lang), k in sorted(counts.items(), key=lambda kv: (predicate_order(kv[0][0]), kv[0][1:]))]
+
+
+# ---- equivalent answers ------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Equivalences:
+    """Groups of QIDs that count as the same answer, for all predicates or for listed ones."""
+
+    groups: tuple[tuple[frozenset[str], frozenset[str]], ...]  # (qids, predicates; empty = every predicate)
+
+    def same(self, predicate: str, a: str, b: str) -> bool:
+        return a == b or any(a in qids and b in qids and (not preds or predicate in preds)
+                             for qids, preds in self.groups)
+
+
+def parse_equivalences(data: object, source: str) -> Equivalences:
+    """``{"equivalences": [[Q432, Q47740], {"qids": [...], "predicates": [P140]}]}`` -> Equivalences."""
+    from factatlas.records import QID_RE
+
+    entries = data.get("equivalences") if isinstance(data, Mapping) else None
+    if not isinstance(entries, list):
+        raise ConfigError(f"{source}: expected a mapping with a list 'equivalences' of QID groups, e.g. "
+                          "equivalences: [[Q432, Q47740]]")
+    groups = []
+    for i, entry in enumerate(entries):
+        qids, preds = (entry.get("qids"), entry.get("predicates") or []) if isinstance(entry, Mapping) else (entry, [])
+        if not isinstance(qids, list) or len(qids) < 2 or not all(isinstance(q, str) and QID_RE.fullmatch(q)
+                                                                   for q in qids):
+            raise ConfigError(f"{source}: equivalences[{i}]: expected two or more QIDs such as [Q432, Q47740], "
+                              f"got {qids!r}")
+        groups.append((frozenset(qids), frozenset(str(p) for p in preds)))
+    return Equivalences(tuple(groups))
+
+
+def load_equivalences(path: Path) -> Equivalences:
+    import yaml
+
+    try:
+        data = yaml.safe_load(path.read_text("utf-8"))
+    except (OSError, yaml.YAMLError) as e:
+        raise ConfigError(f"{path}: cannot read the equivalence table: {e}") from e
+    return parse_equivalences(data, str(path))
+
+
+@dataclass(frozen=True, slots=True)
+class EquivalenceEffect:
+    predicate: str  # or "all" (macro over predicates)
+    n_facts: int
+    strict: float  # P@1 as the benchmark scores it
+    with_equivalences: float
+    rescued_prompts: int  # wrong strictly, right with the table
+
+
+def equivalence_effect(results: Sequence[PromptResult], table: Equivalences) -> list[EquivalenceEffect]:
+    """P@1 (micro over facts per predicate, macro for "all") strictly and with the equivalence table."""
+
+    def lenient(r: PromptResult) -> bool:
+        return r.correct or (r.top is not None and any(table.same(r.predicate, r.top, g) for g in r.gold_qids))
+
+    by_pred: dict[str, list[PromptResult]] = defaultdict(list)
+    for r in results:
+        by_pred[r.predicate].append(r)
+    out = []
+    for pred, rs in sorted(by_pred.items(), key=lambda kv: predicate_order(kv[0])):
+        strict, eq = accuracy(rs), accuracy(rs, lenient)
+        if strict and eq:
+            out.append(EquivalenceEffect(pred, strict.n_facts, strict.micro, eq.micro,
+                                         sum(1 for r in rs if lenient(r) and not r.correct)))
+    if out:
+        out.append(EquivalenceEffect("all", sum(e.n_facts for e in out), sum(e.strict for e in out) / len(out),
+                                     sum(e.with_equivalences for e in out) / len(out),
+                                     sum(e.rescued_prompts for e in out)))
+    return out

@@ -1,0 +1,56 @@
+"""The report's hook: one model's analyses as a page beside report.html, and a link to it.
+
+``factatlas report`` calls ``with_analyses`` once per model; the page holds DLAMA's diagnostics, BMLAMA's
+cross-lingual consistency and X-FACTR's views for that model (``factatlas compare`` has them for several).
+"""
+
+from __future__ import annotations
+
+import html
+from pathlib import Path
+
+from factatlas.probe.analysis.records import AnalysisError
+
+FOLDER = "analyses"
+
+
+def write_model_analyses(run: Path, model_dir: Path, rankc_weighting: str = "softmax") -> Path:
+    """``model_dir/analyses/analyses.html`` (+ CSVs and PNGs); returns the page's path."""
+    from factatlas.probe.analysis.page import write_page
+    from factatlas.probe.analysis.records import (
+        benchmark_meta,
+        country_labels,
+        language_texts,
+        read_benchmark_tables,
+        read_model_results,
+    )
+    from factatlas.probe.analysis.sections import crosslingual_sections, dlama_sections, xfactr_sections
+
+    tables = read_benchmark_tables(run)
+    model = read_model_results(run, model_dir, tables)
+    meta = benchmark_meta(run)
+    labels, _ = country_labels(meta)
+    out_dir = model_dir / FOLDER
+    sections = [*dlama_sections({model.model: model.results}, out_dir, country_label=labels),
+                *crosslingual_sections([model], language_texts(tables.prompts.values()), out_dir, rankc_weighting),
+                *xfactr_sections([model], out_dir)]
+    subtitle = f"run {run.name} · model {model.model} · benchmark {meta.get('name')} ({meta.get('pair')})"
+    return write_page(out_dir, "analyses", f"factatlas analyses — {model.model}", subtitle, sections)[1]
+
+
+def with_analyses(page: str, run: Path, model_dir: Path, rankc_weighting: str = "softmax") -> str:
+    """Write the model's analysis page and add a section linking to it at the end of ``page``; when the
+    analyses cannot be computed, the section says why instead."""
+    try:
+        path = write_model_analyses(Path(run), Path(model_dir), rankc_weighting)
+        body = (f'<p><a href="{FOLDER}/{html.escape(path.name)}">Analyses</a>: P@1 per country, before vs after '
+                "augmentation, wrong answers from the other culture (DLAMA); RankC per language pair against "
+                "family, script and subword overlap (BMLAMA); single- vs multi-token answers and facts recalled "
+                "across languages (X-FACTR). Several models side by side: <code>factatlas compare</code>.</p>")
+    except AnalysisError as e:
+        body = f"<p class=note>Analyses not written: {html.escape(str(e))}</p>"
+    section = f"<section><h2>More analyses</h2>{body}</section>\n"
+    marker = "</main>"
+    if marker not in page:
+        raise ValueError("the report page has no </main> to put the analyses link before")
+    return page.replace(marker, section + marker, 1)

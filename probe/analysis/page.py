@@ -1,0 +1,127 @@
+"""Sections of analysis output -> markdown, CSV files and one HTML page (PNG plots beside it).
+
+Pure rendering plus one writer at the edge; numbers are kept raw in the sections, printed with three
+decimals in markdown/HTML and at full precision in CSV, so the files are byte-identical for the same input.
+"""
+
+from __future__ import annotations
+
+import csv
+import html
+import io
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+
+Cell = str | int | float | None
+
+
+@dataclass(frozen=True)
+class Table:
+    name: str  # CSV file stem, unique on a page
+    head: tuple[str, ...]
+    rows: tuple[tuple[Cell, ...], ...]
+    caption: str = ""
+
+
+@dataclass(frozen=True)
+class Section:
+    title: str
+    follows: str  # the paper (and table/figure) the analysis reproduces
+    note: str = ""
+    tables: tuple[Table, ...] = ()
+    plots: tuple[str, ...] = ()  # PNG file names beside the page
+    unavailable: tuple[str, ...] = field(default_factory=tuple)  # why a part could not be computed
+
+
+def show(v: Cell, digits: int = 3) -> str:
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return "–"
+    if isinstance(v, float):
+        return f"{v:.{digits}f}" if abs(v) >= 10 ** -digits or v == 0 else f"{v:.2e}"
+    return str(v)
+
+
+def csv_text(table: Table) -> str:
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(table.head)
+    for row in table.rows:
+        w.writerow(["" if v is None or (isinstance(v, float) and math.isnan(v)) else repr(v) if isinstance(v, float)
+                    else v for v in row])
+    return buf.getvalue()
+
+
+def _md_cell(v: Cell) -> str:
+    return show(v).replace("|", "\\|")
+
+
+def markdown(title: str, subtitle: str, sections: Sequence[Section]) -> str:
+    out = [f"# {title}", "", subtitle, ""]
+    for s in sections:
+        out += [f"## {s.title}", "", f"*Follows:* {s.follows}", ""]
+        if s.note:
+            out += [s.note, ""]
+        for reason in s.unavailable:
+            out += [f"> not computed: {reason}", ""]
+        for t in s.tables:
+            if t.caption:
+                out += [f"**{t.caption}** (`{t.name}.csv`)", ""]
+            out.append("| " + " | ".join(t.head) + " |")
+            out.append("|" + "---|" * len(t.head))
+            out += ["| " + " | ".join(_md_cell(v) for v in row) + " |" for row in t.rows]
+            out.append("")
+        out += [f"![{p}]({p})" for p in s.plots]
+        if s.plots:
+            out.append("")
+    return "\n".join(out)
+
+
+def _e(x: object) -> str:
+    return html.escape(str(x), quote=True)
+
+
+def html_page(title: str, subtitle: str, sections: Sequence[Section]) -> str:
+    css = resources.files("factatlas.probe").joinpath("report.css").read_text("utf-8")
+    parts = [f"<header><h1>{_e(title)}</h1><p class=sub>{_e(subtitle)}</p></header>"]
+    for s in sections:
+        body = [f"<section><h2>{_e(s.title)}</h2><p class=note>Follows: {_e(s.follows)}</p>"]
+        if s.note:
+            body.append(f"<p class=note>{_e(s.note)}</p>")
+        body += [f"<p class=note><b>not computed</b>: {_e(r)}</p>" for r in s.unavailable]
+        for t in s.tables:
+            if t.caption:
+                body.append(f"<h3>{_e(t.caption)} <span class=note>({_e(t.name)}.csv)</span></h3>")
+            body.append("<div class=scroll><table class=num><thead><tr>"
+                        + "".join(f"<th>{_e(h)}</th>" for h in t.head) + "</tr></thead><tbody>"
+                        + "".join("<tr>" + "".join(f"<td>{_e(show(v))}</td>" for v in row) + "</tr>" for row in t.rows)
+                        + "</tbody></table></div>")
+        if s.plots:
+            body.append("<div class=row>" + "".join(f'<figure><img src="{_e(p)}" alt="{_e(p)}"></figure>'
+                                                     for p in s.plots) + "</div>")
+        body.append("</section>")
+        parts.append("".join(body))
+    return ("<!doctype html><html lang=en><head><meta charset=utf-8>"
+            f"<meta name=viewport content='width=device-width, initial-scale=1'><title>{_e(title)}</title>"
+            f"<style>\n{css}</style></head><body><main>\n" + "\n".join(parts) + "\n</main></body></html>\n")
+
+
+def write_page(out_dir: Path, stem: str, title: str, subtitle: str, sections: Sequence[Section]) -> list[Path]:
+    """``<stem>.md``, ``<stem>.html`` and one CSV per table into ``out_dir`` (atomic writes)."""
+    from factatlas.atomic import write_text
+
+    names = [t.name for s in sections for t in s.tables]
+    if len(set(names)) != len(names):
+        raise ValueError(f"two tables share a CSV name on one page: {sorted(names)}")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    written = []
+    for s in sections:
+        for t in s.tables:
+            path = out_dir / f"{t.name}.csv"
+            write_text(path, csv_text(t))
+            written.append(path)
+    write_text(out_dir / f"{stem}.md", markdown(title, subtitle, sections))
+    write_text(out_dir / f"{stem}.html", html_page(title, subtitle, sections))
+    return [out_dir / f"{stem}.md", out_dir / f"{stem}.html", *written]

@@ -1,0 +1,278 @@
+"""Analyses -> page sections (tables + plots). Plot files are written into ``out_dir`` here."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from factatlas.probe.analysis import compare as C
+from factatlas.probe.analysis import crosslingual as X
+from factatlas.probe.analysis import dlama as D
+from factatlas.probe.analysis import xfactr_views as V
+from factatlas.probe.analysis.page import Section, Table
+from factatlas.probe.analysis.records import ModelResults, PromptResult
+
+
+@dataclass(frozen=True)
+class CompareOptions:
+    western: str = "west"
+    n_boot: int = 1000
+    confidence: float = 0.95
+    seed: int = 0
+    mcnemar: C.McNemarMethod = "exact"
+
+
+def compare_sections(by_model: Mapping[str, Sequence[PromptResult]], options: CompareOptions,
+                     out_dir: Path) -> list[Section]:
+    from factatlas.probe import plots as P
+    from factatlas.probe.analysis import plots as AP
+
+    cells = C.accuracy_table(by_model)
+    rows = tuple((c.model, c.culture, c.lang, c.acc.n_facts, c.acc.n_prompts, c.acc.micro, c.acc.macro)
+                 for c in cells)
+    table = Table("p_at_1", ("model", "culture", "language", "facts", "prompts", "P@1 micro", "P@1 macro"), rows,
+                  "P@1 per model × culture × language")
+    cultures = sorted({c.culture for c in cells if c.culture != C.ALL})
+    series = {m: [next((c.acc.macro for c in cells if c.model == m and c.culture == cu and c.lang == C.ALL), None)
+                  for cu in cultures] for m in by_model}
+    plots = [P.grouped_bars(cultures, series, "Macro P@1 per culture and model", out_dir / "compare_p_at_1.png",
+                            ylabel="macro P@1").name]
+    accuracy = Section(
+        "P@1 across models", "DLAMA (Keleg & Magdy 2023) Table 3 (macro over predicates); BMLAMA (Qi et al. 2023) "
+        "reports micro",
+        "micro: mean over facts; macro: mean over predicates of the mean over their facts. A fact's value is the "
+        "mean correctness of its prompts in the cell (templates and languages weigh alike).", (table,), tuple(plots))
+
+    gaps, missing = [], []
+    for model, results in by_model.items():
+        g = C.culture_gap(model, results, options.western, n_boot=options.n_boot, confidence=options.confidence,
+                          seed=options.seed)
+        (gaps.append(g) if g else missing.append(f"{model}: no facts of the Western culture "
+                                                 f"'{options.western}' or none of another culture"))
+    gap_plots: tuple[str, ...] = ()
+    if gaps:
+        gap_plots = (AP.intervals([g.model for g in gaps], [g.gap for g in gaps], [g.ci_low for g in gaps],
+                                  [g.ci_high for g in gaps],
+                                  f"Macro P@1 {options.western} − non-{options.western}, "
+                                  f"{options.confidence:.0%} bootstrap CI",
+                                  out_dir / "compare_gap.png", xlabel="P@1 gap").name,)
+    gap_table = Table("culture_gap", ("model", "P@1 western (macro)", "P@1 non-western (macro)", "gap", "CI low",
+                                      "CI high", "western facts", "non-western facts", "resamples"),
+                      tuple((g.model, g.western, g.non_western, g.gap, g.ci_low, g.ci_high, g.n_western_facts,
+                             g.n_non_western_facts, g.n_boot) for g in gaps), "Western vs non-Western gap")
+    gap = Section(
+        "Western vs non-Western gap", "DLAMA (Keleg & Magdy 2023), Western vs non-Western P@1",
+        f"gap = macro P@1 on '{options.western}' facts − macro P@1 on all other cultures' facts (pooled per "
+        f"predicate). Interval: percentile bootstrap ({options.n_boot} resamples, seed {options.seed}), facts "
+        "resampled within each side × predicate.", (gap_table,), gap_plots, tuple(missing))
+
+    tests = C.paired_tests(by_model, options.mcnemar)
+    method = ("exact two-sided binomial test on the discordant prompts" if options.mcnemar == "exact" else
+              "chi-square with continuity correction (|b−c|−1)²/(b+c), 1 df")
+    test_table = Table("mcnemar", ("model A", "model B", "language", "paired prompts", "both right", "A only",
+                                   "B only", "both wrong", "statistic", "p"),
+                       tuple((t.model_a, t.model_b, t.lang, t.test.n, t.test.both, t.test.a_only, t.test.b_only,
+                              t.test.neither, t.test.statistic, t.test.p) for t in tests), "McNemar between models")
+    unpaired = sorted({(t.model_a, t.model_b, t.unpaired) for t in tests if t.unpaired})
+    note = (f"McNemar's test, {method}, on prompts both models ranked (pairs by prompt id). Prompts of one fact "
+            "are not independent (templates, languages), so read p as a screening value, not a corrected one.")
+    if unpaired:
+        note += " Left out (ranked by one model only): " + "; ".join(f"{a} vs {b}: {n}" for a, b, n in unpaired) + "."
+    significance = Section("Paired significance between models", "McNemar (1947); as a test between two "
+                           "classifiers on the same items: Dietterich (1998)", note, (test_table,),
+                           unavailable=() if tests else ("needs two or more models",))
+    return [accuracy, gap, significance]
+
+
+def _slug(text: str) -> str:
+    return "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in text)
+
+
+def dlama_sections(by_model: Mapping[str, Sequence[PromptResult]], out_dir: Path, *,
+                   country_label: Mapping[str, str] | None = None,
+                   equivalences: D.Equivalences | None = None, equivalences_source: str = "") -> list[Section]:
+    from factatlas.probe import plots as P
+
+    names = country_label or {}
+    rows, no_country = [], []
+    for model, results in by_model.items():
+        for c in D.accuracy_by_country(results):
+            rows.append((model, c.culture, c.country, names.get(c.country, ""), c.lang, c.acc.n_facts, c.acc.micro,
+                         c.acc.macro))
+        missing = len({r.fact_id for r in results if not r.countries})
+        if missing:
+            no_country.append(f"{model}: {missing} facts have no country and are in no row")
+    plots = []
+    for culture in sorted({r[1] for r in rows}):
+        countries = sorted({r[2] for r in rows if r[1] == culture},
+                           key=lambda q: (-max(r[5] for r in rows if r[1] == culture and r[2] == q), q))
+        series = {m: [next((r[6] for r in rows if r[0] == m and r[1] == culture and r[2] == q and r[4] == "all"), None)
+                      for q in countries] for m in by_model}
+        plots.append(P.grouped_bars([f"{names.get(q, q)}" for q in countries], series,
+                                    f"P@1 (micro) per country: {culture}", out_dir / f"country_{_slug(culture)}.png",
+                                    ylabel="P@1").name)
+    country = Section(
+        "P@1 per country", "DLAMA (Keleg & Magdy 2023), per-country analysis",
+        "A fact counts for every country it was curated for. Sorted by culture and country QID; the plot orders "
+        "countries by their number of facts.",
+        (Table("p_at_1_by_country", ("model", "culture", "country", "country label", "language", "facts",
+                                     "P@1 micro", "P@1 macro"), tuple(rows), "P@1 per country"),),
+        tuple(plots), tuple(no_country))
+
+    aug_rows, aug_plots = [], []
+    for model, results in by_model.items():
+        effects = D.augmentation_effect(results)
+        aug_rows += [(model, e.predicate, e.n_facts, e.n_augmented_facts, e.direct_only, e.all_valid,
+                      e.all_valid - e.direct_only) for e in effects]
+        preds = [e.predicate for e in effects]
+        aug_plots.append(P.grouped_bars(preds, {"direct objects only": [e.direct_only for e in effects],
+                                                "all valid objects": [e.all_valid for e in effects]},
+                                        f"{model}: P@1 before vs after augmentation",
+                                        out_dir / f"augmentation_{_slug(model)}.png", ylabel="P@1").name)
+    augmentation = Section(
+        "Before vs after augmentation", "DLAMA (Keleg & Magdy 2023), appendix: P@1 with direct objects vs all valid "
+        "objects", "Per predicate: micro P@1 over facts; 'all': macro over predicates. Valid objects added by "
+        "augmentation are superclasses (P279) and containing areas (P131); their provenance is in facts.parquet.",
+        (Table("augmentation", ("model", "predicate", "facts", "augmented facts", "P@1 direct only",
+                                "P@1 all valid", "difference"), tuple(aug_rows), "P@1 before vs after augmentation"),),
+        tuple(aug_plots))
+
+    err_rows = []
+    for model, results in by_model.items():
+        err_rows += [(model, e.predicate, e.culture, e.lang, e.n_prompts, e.wrong, e.other_culture, e.shared,
+                      e.own_culture, e.neither, e.other_share) for e in D.cross_culture_errors(results)]
+    errors = Section(
+        "Wrong answers from the other culture", "DLAMA (Keleg & Magdy 2023), culture-bias discussion",
+        "A wrong top-1 answer is 'other culture' when it is a valid object only of facts of another culture "
+        "(same predicate), 'shared' when it is valid for facts of both, 'own' when only for facts of the asked "
+        "culture, 'neither' when it is valid for no fact of the predicate. Counted per prompt.",
+        (Table("other_culture_errors", ("model", "predicate", "culture", "language", "prompts", "wrong",
+                                        "other culture", "shared", "own culture", "neither", "other share of wrong"),
+               tuple(err_rows), "Wrong answers by the culture they belong to"),))
+    sections = [country, augmentation, errors]
+    if equivalences is not None:
+        eq_rows = []
+        for model, results in by_model.items():
+            eq_rows += [(model, e.predicate, e.n_facts, e.strict, e.with_equivalences, e.rescued_prompts)
+                        for e in D.equivalence_effect(results, equivalences)]
+        sections.append(Section(
+            "Equivalent answers", "DLAMA (Keleg & Magdy 2023), e.g. Islam / Muslim counted as one answer",
+            f"Equivalence table: {equivalences_source} ({len(equivalences.groups)} groups). Reported beside, never "
+            "instead of, the strict P@1 (per predicate micro over facts; 'all' macro).",
+            (Table("equivalences", ("model", "predicate", "facts", "P@1 strict", "P@1 with equivalences",
+                                    "prompts rescued"), tuple(eq_rows), "P@1 with the equivalence table"),)))
+    return sections
+
+
+def crosslingual_sections(models: Sequence[ModelResults], texts: Mapping[str, Sequence[str]], out_dir: Path,
+                          weighting: str = "softmax") -> list[Section]:
+    from factatlas.probe import plots as P
+    from factatlas.probe.analysis import plots as AP
+
+    pair_rows, corr_rows, plots, notes = [], [], [], []
+    for m in models:
+        pairs = X.pair_consistency(m.results, weighting)
+        langs = sorted({p.lang_a for p in pairs} | {p.lang_b for p in pairs})
+        traits, missing = X.language_traits(langs)
+        if missing:
+            notes.append(f"{m.model}: no family/script in templates/data/languages.yaml for {', '.join(missing)}; "
+                         "their pairs are left out of the family and script correlations")
+        overlap = X.vocabulary_overlap(texts, m.tokenize) if m.tokenize else None
+        if overlap is None:
+            notes.append(f"{m.model}: subword overlap not measured: {m.tokenizer_note}")
+        foreign = sum(p.foreign for p in pairs)
+        if foreign:
+            notes.append(f"{m.model}: {foreign} (query, language pair) left out: the candidates differ between the "
+                         "two languages or a ranking is not a permutation of them")
+        for p in pairs:
+            ta, tb = traits.get(p.lang_a), traits.get(p.lang_b)
+            same = [None if ta is None or tb is None else int(getattr(ta, k) == getattr(tb, k))
+                    for k in ("family", "genus", "script")]
+            pair_rows.append((m.model, p.lang_a, p.lang_b, p.n_queries, p.rankc, p.coverlap, *same,
+                              (overlap or {}).get((p.lang_a, p.lang_b))))
+        corr_rows += [(m.model, c.feature, c.n_pairs, c.r, c.p, c.reason)
+                      for c in X.rankc_correlations(pairs, traits, overlap)]
+        if not pairs:
+            notes.append(f"{m.model}: fewer than two languages ranked; no pair to compare")
+            continue
+        value = {(p.lang_a, p.lang_b): p.rankc for p in pairs} | {(p.lang_b, p.lang_a): p.rankc for p in pairs}
+        matrix = [[1.0 if a == b else value.get((a, b)) for b in langs] for a in langs]
+        plots.append(P.heatmap(matrix, langs, langs, f"{m.model}: RankC ({weighting})",
+                               out_dir / f"rankc_{_slug(m.model)}.png", cmap="magma", colorbar_label="RankC").name)
+        scored = [p for p in pairs if p.rankc is not None and p.coverlap is not None]
+        if len(scored) >= 2:
+            plots.append(AP.scatter([p.coverlap for p in scored], [p.rankc for p in scored],
+                                    [f"{p.lang_a}-{p.lang_b}" for p in scored], f"{m.model}: RankC vs COverlap",
+                                    out_dir / f"rankc_coverlap_{_slug(m.model)}.png", xlabel="COverlap",
+                                    ylabel="RankC").name)
+        if overlap and len(pairs) >= 2:
+            ok = [p for p in pairs if p.rankc is not None]
+            plots.append(AP.scatter([overlap[(p.lang_a, p.lang_b)] for p in ok], [p.rankc for p in ok],
+                                    [f"{p.lang_a}-{p.lang_b}" for p in ok], f"{m.model}: RankC vs subword overlap",
+                                    out_dir / f"rankc_vocab_{_slug(m.model)}.png",
+                                    xlabel="subword vocabulary overlap (Jaccard)", ylabel="RankC").name)
+    pair_rows.sort(key=lambda r: (r[0], -(r[4] if r[4] is not None else -1.0), r[1], r[2]))
+    return [Section(
+        "Cross-lingual consistency: RankC by language pair",
+        "BMLAMA (Qi, Fernández & Bisazza 2023): RankC heat map, RankC vs language family, script and subword "
+        "overlap; COverlap from X-FACTR (Jiang et al. 2020)",
+        f"RankC ({weighting} weights) over the (fact, template) queries ranked in both languages; pairs listed "
+        "from the highest RankC down, each with its COverlap. Family, genus (branch) and script from "
+        "templates/data/languages.yaml; subword overlap: Jaccard of the subword ids the model's tokenizer uses "
+        "for each language's prompts and answer forms. Pearson r and two-sided p: scipy.stats.pearsonr over "
+        "language pairs (pairs share languages, so p is optimistic).",
+        (Table("rankc_pairs", ("model", "language A", "language B", "queries", "RankC", "COverlap", "same family",
+                               "same genus", "same script", "subword overlap"), tuple(pair_rows),
+               "RankC and COverlap per language pair"),
+         Table("rankc_correlations", ("model", "RankC against", "pairs", "Pearson r", "p", "not computed because"),
+               tuple(corr_rows), "What RankC goes with")),
+        tuple(plots), tuple(notes))]
+
+
+def xfactr_sections(models: Sequence[ModelResults], out_dir: Path) -> list[Section]:
+    from factatlas.probe import plots as P
+
+    split_rows, notes = [], []
+    histograms = {}
+    for m in models:
+        splits, unmeasured = V.by_gold_length(m.results)
+        split_rows += [(m.model, s.lang, s.gold, s.acc.n_prompts, s.acc.n_facts, s.acc.micro, s.acc.macro)
+                       for s in splits]
+        if unmeasured:
+            notes.append(f"{m.model}: {unmeasured} prompts without a subword count"
+                         + (f" ({m.tokenizer_note})" if m.tokenizer_note else " (no slot form for the gold)"))
+        histograms[m.model] = V.recall_histogram(m.results)
+        if histograms[m.model].incomplete:
+            notes.append(f"{m.model}: {histograms[m.model].incomplete} facts not ranked in every language are left "
+                         "out of the histogram")
+    hist_rows = tuple((model, k, n, n / sum(h.counts) if sum(h.counts) else None)
+                      for model, h in histograms.items() for k, n in enumerate(h.counts))
+    plots: tuple[str, ...] = ()
+    if histograms:
+        width = max(len(h.counts) for h in histograms.values())
+        plots = (P.grouped_bars([str(k) for k in range(width)],
+                                {model: [h.counts[k] if k < len(h.counts) else None for k in range(width)]
+                                 for model, h in histograms.items()},
+                                "Facts recalled in k languages", out_dir / "recall_histogram.png", ylabel="facts",
+                                ylim=None, value_fmt="{:.0f}").name,)
+    split_plots = []
+    for m in models:
+        rows = [r for r in split_rows if r[0] == m.model]
+        langs = sorted({r[1] for r in rows}, key=lambda x: (x == "all", x))
+        if rows:
+            series = {kind: [next((r[5] for r in rows if r[1] == lang and r[2] == kind), None) for lang in langs]
+                      for kind in (V.SINGLE, V.MULTI)}
+            split_plots.append(P.grouped_bars(langs, series, f"{m.model}: P@1 by gold length",
+                                              out_dir / f"gold_length_{_slug(m.model)}.png", ylabel="P@1 micro").name)
+    return [Section(
+        "Single- vs multi-token answers; facts recalled across languages",
+        "X-FACTR (Jiang et al. 2020): accuracy on single- vs multi-token answers; per-fact recall across languages",
+        "Gold length: subword tokens of the direct gold's form as it fills the slot (inflected), tokenized by the "
+        "model's own tokenizer with a leading space. A fact is recalled in a language when at least half of its "
+        "prompts there are right at rank 1.",
+        (Table("gold_length", ("model", "language", "gold", "prompts", "facts", "P@1 micro", "P@1 macro"),
+               tuple(split_rows), "P@1 by gold answer length"),
+         Table("recall_histogram", ("model", "languages recalled", "facts", "share"), hist_rows,
+               "Facts by the number of languages they are recalled in")),
+        (*split_plots, *plots), tuple(notes))]

@@ -1,0 +1,128 @@
+"""`factatlas compare` end to end on a hand-made run: the capitals benchmark and two scripted 'models'."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from factatlas.cli import app
+from factatlas.tables import FACTS_SCHEMA, RANKINGS_SCHEMA, write_table
+from tests.probe.probe_capitals import capital_prompt_rows, cloze_rows, write_benchmark
+
+
+def _ranking(prompt: dict, model: str, right: bool) -> dict:
+    gold = prompt["gold_qids"][0]
+    others = [q for q in prompt["candidate_qids"] if q != gold]
+    ranked = [gold, *others] if right else [others[0], gold, *others[1:]]
+    return {"model": model, "scoring": "scripted", "prompt_id": prompt["prompt_id"], "fact_id": prompt["fact_id"],
+            "lang": prompt["lang"], "template_id": prompt["template_id"], "culture": prompt["culture"],
+            "predicate": prompt["predicate"], "ranked_qids": ranked, "scores": [float(-i) for i in range(len(ranked))],
+            "correct_at_1": right, "prediction": None}
+
+
+@pytest.fixture(scope="module")
+def scripted_run(tmp_path_factory) -> Path:
+    """Model 'arab-expert' is right on every Arab prompt only, 'west-expert' on every Western one only."""
+    run = tmp_path_factory.mktemp("compare-run")
+    rows = capital_prompt_rows()
+    write_benchmark(run / "build", rows)
+    facts = {r["fact_id"]: {"fact_id": r["fact_id"], "culture": r["culture"], "predicate": r["predicate"],
+                            "subject_qid": r["subject_qid"], "countries": [r["subject_qid"]], "popularity": 1.0,
+                            "rank": 0, "object_qids": r["gold_qids"], "object_provenance": ["direct"],
+                            "object_via": [""]} for r in rows}
+    write_table(run / "build" / "facts.parquet", list(facts.values()), FACTS_SCHEMA, sort_by=("fact_id",))
+    (run / "build" / "stats.json").write_text(json.dumps({"western_culture": "west"}), "utf-8")
+    meta_path = run / "build" / "benchmark.json"  # country names come from the benchmark, as a build records them
+    meta = json.loads(meta_path.read_text("utf-8"))
+    meta["country_labels"] = {r["subject_qid"]: r["subject_label"] for r in rows if r["lang"] == "en"}
+    meta_path.write_text(json.dumps(meta), "utf-8")
+    for model, culture in (("arab-expert", "arab"), ("west-expert", "west")):
+        rankings = [_ranking(p, model, p["culture"] == culture) for p in cloze_rows(rows)]
+        write_table(run / "probe" / model / "rankings.parquet", rankings, RANKINGS_SCHEMA, sort_by=("prompt_id",))
+    return run
+
+
+def _csv(path: Path) -> list[dict]:
+    with path.open(encoding="utf-8") as f:
+        return list(csv.DictReader(f))
+
+
+def test_compare_tables_on_a_scripted_run(scripted_run, tmp_path):
+    res = CliRunner().invoke(app, ["compare", str(scripted_run), "--models", "arab-expert,west-expert",
+                                   "--out", str(tmp_path / "a"), "--bootstrap", "200"])
+    assert res.exit_code == 0, res.output
+    cells = {(r["model"], r["culture"], r["language"]): r for r in _csv(tmp_path / "a" / "p_at_1.csv")}
+    # 12 Arab and 12 Western facts, 2 languages x 2 cloze templates each
+    assert cells[("arab-expert", "arab", "all")]["P@1 micro"] == "1.0"
+    assert cells[("arab-expert", "west", "en")]["P@1 macro"] == "0.0"
+    assert cells[("west-expert", "all", "all")]["P@1 micro"] == "0.5"
+    assert cells[("west-expert", "all", "all")]["prompts"] == "96"
+    gaps = {r["model"]: r for r in _csv(tmp_path / "a" / "culture_gap.csv")}
+    assert (gaps["arab-expert"]["gap"], gaps["arab-expert"]["CI low"], gaps["arab-expert"]["CI high"]) == \
+        ("-1.0", "-1.0", "-1.0")
+    assert gaps["west-expert"]["gap"] == "1.0"
+    tests = {r["language"]: r for r in _csv(tmp_path / "a" / "mcnemar.csv")}
+    # never both right, never both wrong: 48 discordant prompts each way -> p = 1
+    assert (tests["all"]["A only"], tests["all"]["B only"], tests["all"]["p"]) == ("48", "48", "1.0")
+    countries = _csv(tmp_path / "a" / "p_at_1_by_country.csv")
+    assert {r["country label"] for r in countries if r["country"] == "Q79"} == {"Egypt"}
+    pairs = {r["model"]: r for r in _csv(tmp_path / "a" / "rankc_pairs.csv")}
+    # en and fr rank every query identically: RankC 1; each model is right on the same half in both
+    assert (pairs["arab-expert"]["RankC"], pairs["arab-expert"]["COverlap"], pairs["arab-expert"]["queries"]) == \
+        ("1.0", "1.0", "48")
+    assert (pairs["arab-expert"]["same family"], pairs["arab-expert"]["same genus"]) == ("1", "0")
+    assert (tmp_path / "a" / "compare.html").read_text("utf-8").count("<section>") >= 6
+    # same inputs, same bytes
+    res = CliRunner().invoke(app, ["compare", str(scripted_run), "--out", str(tmp_path / "b"), "--bootstrap", "200"])
+    assert res.exit_code == 0, res.output
+    for f in sorted((tmp_path / "a").iterdir()):
+        assert f.read_bytes() == (tmp_path / "b" / f.name).read_bytes(), f.name
+
+
+def test_compare_names_an_unknown_model(scripted_run, tmp_path):
+    res = CliRunner().invoke(app, ["compare", str(scripted_run), "--models", "arab-expret", "--out", str(tmp_path)])
+    assert res.exit_code != 0
+    assert "arab-expret" in str(res.exception) and "arab-expert" in str(res.exception)
+
+
+def test_report_hook_writes_the_model_page_and_links_it(scripted_run, tmp_path):
+    from factatlas.probe.analysis.hook import with_analyses
+
+    page = with_analyses("<html><main><p>report</p></main></html>", scripted_run,
+                         scripted_run / "probe" / "arab-expert")
+    assert page.index('href="analyses/analyses.html"') < page.index("</main>")
+    folder = scripted_run / "probe" / "arab-expert" / "analyses"
+    augmentation = _csv(folder / "augmentation.csv")
+    assert [(r["predicate"], r["P@1 direct only"], r["P@1 all valid"]) for r in augmentation] == \
+        [("P36", "0.5", "0.5"), ("all", "0.5", "0.5")]
+    # a run without facts.parquet: the section says why instead of failing the report
+    write_benchmark(tmp_path / "build", capital_prompt_rows())
+    (tmp_path / "probe" / "m").mkdir(parents=True)
+    page = with_analyses("<main></main>", tmp_path, tmp_path / "probe" / "m")
+    assert "Analyses not written" in page and "facts.parquet: missing" in page
+
+
+def test_p_at_1_agrees_with_the_metrics_json_definitions(tmp_path):
+    """compare's micro/macro P@1 are evaluate.compute_metrics' (one definition in the toolkit)."""
+    from factatlas.probe.analysis.compare import accuracy
+    from factatlas.probe.analysis.records import join_results
+    from factatlas.probe.evaluate import compute_metrics
+
+    rows = cloze_rows(capital_prompt_rows())
+    for r in rows[: len(rows) // 3]:  # a second, smaller predicate, so macro and micro differ
+        r["predicate"] = "P1376"
+    write_benchmark(tmp_path, rows)
+    # right on a scattered subset: templates, languages and cultures all mixed
+    rankings = [_ranking(p, "mixed", (i * 7) % 5 < 2 or (p["predicate"] == "P1376" and i % 2 == 0))
+                for i, p in enumerate(rows)]
+    facts = {r["fact_id"]: {"object_qids": r["gold_qids"], "object_provenance": ["direct"]} for r in rows}
+    ours = accuracy(join_results("mixed", rankings, {p["prompt_id"]: p for p in rows}, facts).results)
+    theirs = compute_metrics(rankings, tmp_path)["summary"]["overall"]
+    assert ours.macro != pytest.approx(ours.micro)
+    assert ours.macro == pytest.approx(theirs["p@1"])
+    assert ours.micro == pytest.approx(theirs["p@1_micro"])
+    assert 0.2 < ours.micro < 0.6

@@ -1,0 +1,55 @@
+"""RankC per language pair, COverlap, vocabulary overlap and the Pearson correlations, worked by hand."""
+
+from __future__ import annotations
+
+import pytest
+
+from factatlas.probe.analysis import crosslingual as X
+from tests.probe.analysis_fixture import result
+
+Q1, Q2 = ("Qa", "Qb", "Qc"), ("Qd", "Qe", "Qf")
+RANKED = {  # (query, lang) -> ranking; golds Qa and Qd
+    ("f1", "en"): ("Qa", "Qb", "Qc"), ("f1", "fr"): ("Qa", "Qc", "Qb"), ("f1", "ar"): ("Qc", "Qb", "Qa"),
+    ("f2", "en"): ("Qd", "Qe", "Qf"), ("f2", "fr"): ("Qe", "Qd", "Qf"), ("f2", "ar"): ("Qd", "Qe", "Qf"),
+}
+RESULTS = [result("A", f, lang, "west", "P1", ranked[0] in ("Qa", "Qd"), gold="Qa" if f == "f1" else "Qd",
+                  candidates=Q1 if f == "f1" else Q2, ranked=ranked) for (f, lang), ranked in RANKED.items()]
+
+
+def test_rankc_and_coverlap_per_pair_by_hand():
+    pairs = {(p.lang_a, p.lang_b): p for p in X.pair_consistency(RESULTS, "norm1")}
+    # norm1 weights for N = 3: 3/6, 2/6, 1/6. en-fr: f1 top-1 agree, top-2 share one -> .5 + 1/3 * 1/2 + 1/6
+    # = 5/6; f2 top-1 differ, top-2 the same set -> 0 + 1/3 + 1/6 = 1/2; RankC = 2/3
+    assert pairs[("en", "fr")].rankc == pytest.approx(2 / 3)
+    # ar-en: f1 -> 1/3 * 1/2 + 1/6 = 1/3, f2 identical -> 1; ar-fr: f1 1/3, f2 1/2 -> 5/12
+    assert pairs[("ar", "en")].rankc == pytest.approx(2 / 3)
+    assert pairs[("ar", "fr")].rankc == pytest.approx(5 / 12)
+    # correct: en [T, T], fr [T, F], ar [F, T]
+    assert pairs[("en", "fr")].coverlap == 0.5
+    assert pairs[("ar", "fr")].coverlap == 0.0
+    assert {p.n_queries for p in pairs.values()} == {2}
+
+
+def test_pearson_against_script_by_hand():
+    pairs = X.pair_consistency(RESULTS, "norm1")
+    traits, missing = X.language_traits(["en", "fr", "ar", "xx"])
+    assert missing == ["xx"]
+    assert traits["fr"] == X.LanguageTraits("fr", "Indo-European", "Romance", "Latn")
+    corr = {c.feature: c for c in X.rankc_correlations(pairs, traits, None)}
+    # same script: ar-en 0, ar-fr 0, en-fr 1 against RankC 2/3, 5/12, 2/3 -> r = (1/12) / sqrt(2/3 * 1/24) = .5;
+    # with 1 degree of freedom t = .5 / sqrt(.75) and p = 1 - (2/pi) atan(t) = 1 - 1/3
+    assert corr["same script"].r == pytest.approx(0.5)
+    assert corr["same script"].p == pytest.approx(2 / 3)
+    assert corr["same family"].r == pytest.approx(0.5)  # en, fr Indo-European; ar Afro-Asiatic
+    assert corr["same genus"].reason == "constant over the language pairs"  # no pair shares a genus
+    assert corr["COverlap"].n_pairs == 3
+
+
+def test_vocabulary_overlap_is_jaccard_of_subword_ids():
+    overlap = X.vocabulary_overlap({"en": ["ab"], "fr": ["bc", "b"], "ar": ["cd"]}, lambda t: [ord(c) for c in t])
+    assert overlap == {("ar", "en"): 0.0, ("ar", "fr"): pytest.approx(1 / 3), ("en", "fr"): pytest.approx(1 / 3)}
+
+
+def test_correlation_needs_three_pairs():
+    c = X.pearson("x", [0.0, 1.0], [0.2, 0.4])
+    assert (c.r, c.reason) == (None, "2 language pairs; a correlation needs 3 or more")

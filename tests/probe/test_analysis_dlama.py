@@ -1,0 +1,77 @@
+"""DLAMA diagnostics on a hand-sized fixture: per country, augmentation, other-culture errors, equivalences."""
+
+from __future__ import annotations
+
+import pytest
+
+from factatlas.errors import ConfigError
+from factatlas.probe.analysis import dlama as D
+from factatlas.probe.analysis.records import GoldObject
+from tests.probe.analysis_fixture import result
+
+
+def _g(*qids: str, aug: str = "") -> tuple[GoldObject, ...]:
+    return (*(GoldObject(q) for q in qids), *((GoldObject(aug, "superclass"),) if aug else ()))
+
+
+# one language, one template; tops chosen so that every error class occurs once
+RESULTS = [
+    result("A", "f1", "en", "west", "P1", True, golds=_g("Qa", aug="Qa2"), top="Qa2", countries=("Q30",)),
+    result("A", "f2", "en", "west", "P1", True, golds=_g("Qb"), top="Qb", countries=("Q30", "Q145")),
+    result("A", "f3", "en", "arab", "P1", False, golds=_g("Qc"), top="Qa", countries=("Q79",)),  # other culture
+    result("A", "f4", "en", "arab", "P1", False, golds=_g("Qb"), top="Qz", countries=("Q79",)),  # neither
+    result("A", "f6", "en", "arab", "P1", False, golds=_g("Qe"), top="Qb", countries=("Q79",)),  # shared (f2, f4)
+    result("A", "f7", "en", "arab", "P1", False, golds=_g("Qf"), top="Qc", countries=("Q810",)),  # own (f3)
+    result("A", "f5", "en", "arab", "P2", False, golds=_g("Q432"), top="Q47740", countries=("Q851",)),
+]
+
+
+def test_accuracy_by_country():
+    rows = {(r.culture, r.country, r.lang): (r.acc.n_facts, r.acc.micro) for r in D.accuracy_by_country(RESULTS)}
+    # f2 counts for both of its countries
+    assert rows[("west", "Q30", "en")] == (2, 1.0)
+    assert rows[("west", "Q145", "en")] == (1, 1.0)
+    assert rows[("arab", "Q79", "en")] == (3, 0.0)
+    assert rows[("arab", "Q79", "all")] == (3, 0.0)
+    assert {k[1] for k in rows} == {"Q30", "Q145", "Q79", "Q810", "Q851"}
+
+
+def test_augmentation_before_after():
+    rows = {e.predicate: e for e in D.augmentation_effect(RESULTS)}
+    # P1: six facts; direct objects only: f2 right -> 1/6; every valid object: f1 (via Qa2) and f2 -> 2/6
+    assert (rows["P1"].n_facts, rows["P1"].n_augmented_facts) == (6, 1)
+    assert rows["P1"].direct_only == pytest.approx(1 / 6)
+    assert rows["P1"].all_valid == pytest.approx(2 / 6)
+    assert (rows["P2"].direct_only, rows["P2"].all_valid) == (0.0, 0.0)
+    assert rows["all"].direct_only == pytest.approx(1 / 12)  # macro over P1, P2
+    assert rows["all"].all_valid == pytest.approx(1 / 6)
+
+
+def test_wrong_answers_by_culture_of_the_answer():
+    rows = {(e.predicate, e.culture): e for e in D.cross_culture_errors(RESULTS)}
+    arab = rows[("P1", "arab")]
+    assert (arab.n_prompts, arab.wrong, arab.other_culture, arab.shared, arab.own_culture, arab.neither) == \
+        (4, 4, 1, 1, 1, 1)
+    assert arab.other_share == 0.25
+    west = rows[("P1", "west")]
+    assert (west.wrong, west.other_share) == (0, None)
+    assert rows[("P2", "arab")].neither == 1
+
+
+def test_equivalence_table_is_reported_separately():
+    table = D.parse_equivalences({"equivalences": [["Q432", "Q47740"]]}, "eq.yaml")
+    rows = {e.predicate: e for e in D.equivalence_effect(RESULTS, table)}
+    assert (rows["P2"].strict, rows["P2"].with_equivalences, rows["P2"].rescued_prompts) == (0.0, 1.0, 1)
+    assert rows["P1"].strict == rows["P1"].with_equivalences == pytest.approx(2 / 6)
+    assert rows["all"].strict == pytest.approx(1 / 6)
+    assert rows["all"].with_equivalences == pytest.approx(2 / 3)
+    # a group limited to another predicate rescues nothing
+    limited = D.parse_equivalences({"equivalences": [{"qids": ["Q432", "Q47740"], "predicates": ["P1"]}]}, "eq.yaml")
+    assert {e.predicate: e.rescued_prompts for e in D.equivalence_effect(RESULTS, limited)}["P2"] == 0
+
+
+def test_equivalence_file_errors_name_the_entry():
+    with pytest.raises(ConfigError, match=r"eq.yaml: equivalences\[1\]: expected two or more QIDs"):
+        D.parse_equivalences({"equivalences": [["Q1", "Q2"], ["Islam", "Q2"]]}, "eq.yaml")
+    with pytest.raises(ConfigError, match="a list 'equivalences'"):
+        D.parse_equivalences(["Q1"], "eq.yaml")
