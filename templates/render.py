@@ -60,6 +60,36 @@ class RenderedAnswer:
     qid: str
     forms: tuple[str, ...]  # filler first (replaces the marker), then the base label, then aliases
     inflection: str  # exact | guessed | none
+    # Which label the filler was formed from: "label", "P2521"/"P3321" (the gendered form that agrees
+    # with the subject), or "label:<reason>" when the object has gendered forms but none could be used.
+    label_source: str = "label"
+
+
+# Why a gendered object fell back to its plain label (counted per language in build stats).
+GENDER_FALLBACKS = ("no-female-form", "no-male-form", "subject-gender-unknown", "subject-nonbinary")
+
+
+def gendered_label(obj: Entity, lang: str, subject: Entity | None) -> tuple[str | None, str]:
+    """The label of ``obj`` that agrees with ``subject``'s gender, and where it came from.
+
+    Only objects whose label varies with gender (Wikidata P2521/P3321 in some language, such as
+    occupations) are concerned; for them a missing form is a counted fallback, never silent:
+    («Shakira est chanteuse», «Beyoncé работает певицей»).
+    """
+    label = obj.labels.get(lang)
+    if not (obj.female_labels or obj.male_labels):
+        return label, "label"
+    gender = subject.gender if subject is not None else Gender.UNKNOWN
+    if gender is Gender.FEMININE:
+        form = obj.female_labels.get(lang)
+        return (form, "P2521") if form else (label, "label:no-female-form")
+    if gender is Gender.MASCULINE:
+        form = obj.male_labels.get(lang)
+        # the plain label is the masculine form wherever P3321 is absent (Wikidata's convention)
+        return (form, "P3321") if form else (label, "label")
+    if gender is Gender.NON_BINARY:
+        return label, "label:subject-nonbinary"
+    return label, "label:subject-gender-unknown"
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,22 +154,24 @@ class Renderer:
         self._backends[lang] = backend
         return backend
 
-    def agreement(self, entity: Entity, lang: str, slot_type: str) -> Agreement:
-        key = (entity.qid, lang, slot_type)
+    def agreement(self, entity: Entity, lang: str, slot_type: str, label: str | None = None) -> Agreement:
+        """Gender/number of ``label`` (default: the entity's label), cached per entity and label."""
+        label = entity.labels.get(lang, "") if label is None else label
+        key = (entity.qid, lang, slot_type, label)
         found = self._agreements.get(key)
         if found is None:
-            label = entity.labels.get(lang, "")
             found = resolve_agreement(entity, lang, label, entity_type(entity, slot_type))
             self._agreements[key] = found
         return found
 
     def fill(self, entity: Entity, lang: str, features: Features, slot_type: str,
-             sentence_initial: bool = False) -> InflectionResult | RenderFailure:
-        """The surface form of ``entity`` for a slot with ``features``."""
-        label = entity.labels.get(lang)
+             sentence_initial: bool = False, label: str | None = None) -> InflectionResult | RenderFailure:
+        """The surface form of ``entity`` (or of ``label``, one of its gendered forms) for a slot with
+        ``features``."""
+        label = label or entity.labels.get(lang)
         if not label:
             return RenderFailure("no-label", f"{entity.qid} has no {lang} label")
-        agreement = self.agreement(entity, lang, slot_type)
+        agreement = self.agreement(entity, lang, slot_type, label)
         etype = self._types.get((entity.qid, slot_type))
         if etype is None:
             etype = self._types[(entity.qid, slot_type)] = entity_type(entity, slot_type)
@@ -232,6 +264,8 @@ class Renderer:
         label = obj.labels.get(template.lang)
         if not label:
             return RenderFailure("no-label", f"{object_qid} has no {template.lang} label")
+        subject = self.entities.get(subject_qid) if subject_qid else None
+        filler_label, label_source = gendered_label(obj, template.lang, subject)
         slots = PREDICATES.get(template.predicate)
         ytype = slots.object_type if slots else ""
         features, initial = Features(), False
@@ -239,14 +273,14 @@ class Renderer:
             if isinstance(node, Slot) and node.name == "Y":
                 features, initial = node.features, _sentence_initial(parsed.nodes, i)
                 break
-        res = self.fill(obj, template.lang, features, ytype, initial)
+        res = self.fill(obj, template.lang, features, ytype, initial, filler_label)
         if isinstance(res, RenderFailure):
             return res
         if _SURVIVORS.search(res.form):
             return RenderFailure("placeholder-survived", f"answer form {res.form!r} holds a bracket")
         aliases = obj.aliases.get(template.lang, ())
-        forms = tuple(dict.fromkeys(f for f in (res.form, label, *aliases) if f))
-        return RenderedAnswer(object_qid, forms, res.status)
+        forms = tuple(dict.fromkeys(f for f in (res.form, filler_label, label, *aliases) if f))
+        return RenderedAnswer(object_qid, forms, res.status, label_source)
 
     def _parse(self, template: Template) -> ParsedTemplate | RenderFailure:
         try:
