@@ -13,6 +13,7 @@ A slot that cannot be filled is a ``RenderFailure`` with a stable reason — nev
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
@@ -42,6 +43,15 @@ FAILURE_REASONS = ("unknown-entity", "no-label", "unknown-language", "template-e
                    "answer-marker")
 
 _SURVIVORS = re.compile(r"[\[\]{}]")
+# A Wikipedia disambiguator at the end of a label: «Australia (continente)», «Saint-Marin (ville)»,
+# «도하 (자치체)». Labels keep it in the data; sentences and fillers never show it.
+_DISAMBIGUATOR = re.compile(r"\s*[(（][^()（）]+[)）]$")
+
+
+def clean_label(label: str) -> str:
+    """``label`` as a speaker writes it: without a trailing Wikipedia disambiguator."""
+    cleaned = _DISAMBIGUATOR.sub("", label)
+    return cleaned if cleaned.strip() else label
 _SPACES = re.compile(r"[ \t]{2,}")
 _SENTENCE_END = (".", "!", "?", "。", "！", "？", "؟", ":", "\n")
 
@@ -140,6 +150,9 @@ class Renderer:
         self._agreements: dict[tuple[str, str, str], Agreement] = {}
         self._inflections: dict[tuple, InflectionResult | None] = {}
         self._types: dict[tuple[str, str], str] = {}
+        # (lang, what, how, detail) -> times: every surface decision that is not a plain lookup, for the
+        # audit (a removed disambiguator, a counted guess, a fallback)
+        self.decisions: Counter[tuple[str, str, str, str]] = Counter()
 
     # ---- pieces ----
 
@@ -171,6 +184,10 @@ class Renderer:
         label = label or entity.labels.get(lang)
         if not label:
             return RenderFailure("no-label", f"{entity.qid} has no {lang} label")
+        cleaned = clean_label(label)
+        if cleaned != label:
+            self.decisions[(lang, "label", "disambiguator-removed", f"{entity.qid} {label} -> {cleaned}")] += 1
+            label = cleaned
         agreement = self.agreement(entity, lang, slot_type, label)
         etype = self._types.get((entity.qid, slot_type))
         if etype is None:
@@ -279,7 +296,8 @@ class Renderer:
         if _SURVIVORS.search(res.form):
             return RenderFailure("placeholder-survived", f"answer form {res.form!r} holds a bracket")
         aliases = obj.aliases.get(template.lang, ())
-        forms = tuple(dict.fromkeys(f for f in (res.form, filler_label, label, *aliases) if f))
+        forms = tuple(dict.fromkeys(f for f in (res.form, clean_label(filler_label or label), clean_label(label),
+                                                *aliases) if f))
         return RenderedAnswer(object_qid, forms, res.status, label_source)
 
     def _parse(self, template: Template) -> ParsedTemplate | RenderFailure:

@@ -1,0 +1,102 @@
+"""Subjects, labels and template meaning as a speaker writes them, over real renders of the sample.
+
+One test per defect class of issue 12, each with the correct sentence in every affected language:
+Wikipedia disambiguators, work titles in title marks (zh/ja/ar), French elision and fusion, and
+template ids that must mean the same in every language (sw P36/3, P27/q1, pt P1412/3).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from factatlas.templates.batch import render_facts
+from factatlas.templates.library import load_library
+from factatlas.templates.render import Renderer, clean_label
+from factatlas.templates.validate import meaning_issues
+
+LANGS = ("en", "ar", "es", "ko", "zh", "ru", "fr", "de", "ja", "pt", "hi", "sw", "it")
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def sentences(tmp_path_factory):
+    from factatlas.curate.engine import CurationConfig, curate
+
+    run = tmp_path_factory.mktemp("surface") / "arab-west"
+    result = curate(CurationConfig(pair="arab-west", langs=LANGS), run)
+    renderer = Renderer(result.entities)
+    report = render_facts(result.facts, result.entities, load_library(LANGS), LANGS, renderer=renderer)
+    out = {}
+    for r in report.rows:
+        out[r["prompt_id"]] = r["text"].replace("[Y]", r["gold_forms"][0][0]) if r["kind"] == "cloze" else r["text"]
+    return out, renderer
+
+
+def _check(sentences, expected: dict[str, str]) -> None:
+    got, _ = sentences
+    assert {p: got.get(p) for p in expected} == expected
+
+
+def test_wikipedia_disambiguators_never_reach_a_sentence(sentences):
+    _check(sentences, {
+        "west:P36:Q238|fr|P36/2": "La capitale de Saint-Marin est la ville de Saint-Marin.",
+        "west:P17:Q1848|fr|P17/q1": "Dans quel pays se trouve Saint-Marin ?",
+        "west:P30:Q408|it|P30/1": "L'Australia si trova in Australia.",
+        "west:P30:Q408|de|P30/1": "Australien liegt in Australien.",
+        "arab:P449:Q3184088|es|P449/1": "Omar se emitió originalmente en MBC 1.",
+    })
+    got, renderer = sentences
+    assert not [s for s in got.values() if "(ville)" in s or "(continente)" in s or "(serie de" in s]
+    # every removal is recorded for the audit, with the raw label
+    removed = {d for (lang, _, how, d) in renderer.decisions if how == "disambiguator-removed" and lang == "fr"}
+    assert "Q1848 Saint-Marin (ville) -> Saint-Marin" in removed
+
+
+def test_clean_label_keeps_names_that_are_only_brackets_or_have_inner_ones():
+    assert clean_label("도하 (자치체)") == "도하"
+    assert clean_label("Australia (continente)") == "Australia"
+    assert clean_label("(G)I-dle") == "(G)I-dle"  # not a trailing disambiguator
+    assert clean_label("(1)") == "(1)"  # nothing would be left
+
+
+def test_work_titles_are_in_title_marks_in_zh_ja_ar(sentences):
+    _check(sentences, {
+        "arab:P364:Q3184088|zh|P364/1": "《欧麦尔》的原版语言是阿拉伯语。",
+        "arab:P364:Q3184088|ja|P364/1": "『オマル』の原語はアラビア語である。",
+        "arab:P364:Q3184088|ar|P364/1": "لغة «عمر» الأصلية هي العربية.",
+    })
+
+
+def test_french_elision_and_fusion(sentences):
+    _check(sentences, {
+        "west:P190:Q23482|fr|P190/1": "Marseille est une ville jumelle de Hambourg.",  # h aspiré
+        "west:P19:Q567|fr|P19/3": "Angela Merkel est originaire de Hambourg.",
+        "west:P106:Q129591|fr|P106/q1": "Quel est le métier de Hugh Jackman ?",
+        "arab:P36:Q79|fr|P36/2": "La capitale de l'Égypte est la ville du Caire.",  # de + Le Caire
+        "arab:P136:Q1118831|fr|P136/2": "Elissa joue de la pop.",  # la pop
+    })
+
+
+def test_same_template_id_means_the_same_in_every_language(sentences):
+    _check(sentences, {
+        "arab:P36:Q1016|sw|P36/3": "Mji mkuu wa Libya unaitwa Tripoli.",  # the capital, not the seat of government
+        "arab:P27:Q1118831|ar|P27/q1": "ما البلد الذي تحمل إليسا جنسيته؟",  # a country, not a nationality
+        "arab:P27:Q1118831|de|P27/q1": "In welchem Land besitzt Elissa die Staatsbürgerschaft?",
+        "arab:P27:Q1118831|pt|P27/q1": "De que país Elissa tem a cidadania?",
+        "arab:P1412:Q1118831|pt|P1412/3": "Elissa se comunica em árabe.",
+    })
+
+
+@pytest.mark.parametrize(("lang", "tid", "text", "fires"), [
+    ("sw", "P36/3", "Makao makuu ya serikali ya [X] ni [Y].", True),   # seat of government
+    ("sw", "P36/3", "Mji mkuu wa [X] unaitwa [Y].", False),
+    ("pt", "P27/q1", "Qual é a cidadania de [X]?", True),               # asks for a nationality
+    ("ar", "P27/q1", "ما جنسية [X]؟", True),
+    ("pt", "P1412/3", "[X] se comunica [Y.def.em].", True),             # «no árabe»
+])
+def test_the_glossary_catches_meaning_drift(lang, tid, text, fires):
+    from dataclasses import replace
+
+    template = replace(load_library([lang]).get(lang, tid), text=text)
+    assert bool(meaning_issues(template)) is fires
