@@ -100,3 +100,19 @@ def test_the_glossary_catches_meaning_drift(lang, tid, text, fires):
 
     template = replace(load_library([lang]).get(lang, tid), text=text)
     assert bool(meaning_issues(template)) is fires
+
+
+def test_place_subjects_take_their_article_and_plural_agreement(sentences):
+    _check(sentences, {
+        "west:P17:Q160112|es|P17/1": "El Museo del Prado se encuentra en España.",
+        "west:P17:Q160112|pt|P17/q1": "Em que país fica o Museu do Prado?",
+        "west:P17:Q243|pt|P17/1": "A Torre Eiffel fica na França.",
+        "west:P17:Q243|es|P17/q1": "¿En qué país se encuentra la Torre Eiffel?",
+        "west:P17:Q62378|it|P17/1": "La Torre di Londra si trova nel territorio del Regno Unito.",
+        "west:P17:Q584|en|P17/1": "The Rhine is located in Switzerland.",
+        "arab:P17:Q309104|en|P17/1": "The Tibesti Mountains are located in Chad.",
+        "arab:P17:Q309104|en|P17/q1": "In which country are the Tibesti Mountains located?",
+        "arab:P17:Q309104|pt|P17/1": "Os Montes Tibesti ficam no Chade.",
+        "arab:P17:Q309104|es|P17/1": "El Macizo del Tibesti se encuentra en Chad.",
+        "west:P17:Q812|fr|P17/1": "La Floride se trouve aux États-Unis.",
+    })
