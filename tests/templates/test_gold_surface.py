@@ -116,3 +116,38 @@ def test_place_subjects_take_their_article_and_plural_agreement(sentences):
         "arab:P17:Q309104|es|P17/1": "El Macizo del Tibesti se encuentra en Chad.",
         "west:P17:Q812|fr|P17/1": "La Floride se trouve aux États-Unis.",
     })
+
+
+def test_russian_names_and_objects_as_a_speaker_declines_them(sentences):
+    _check(sentences, {
+        "west:P103:Q10132|ru|P103/1": "Родной язык Рафаэля Надаля — испанский язык.",
+        "arab:P103:Q6892571|ru|P103/3": "Для Мухаммеда ибн Салмана Аль Сауда родным языком является арабский язык.",
+        "arab:P106:Q266539|ru|P106/1": "Род занятий Надин Лабаки — сценаристка.",
+        "west:P106:Q1203|ru|P106/3": "Джон Леннон работает автором-исполнителем.",
+        "arab:P136:Q312609|ru|P136/2": "Халед исполняет раи.",
+    })
+
+
+@pytest.mark.parametrize(("label", "case", "gender", "form", "status"), [
+    ("Хаяо Миядзаки", "gen", "masc", "Хаяо Миядзаки", "guessed"),  # not «Миядзаков» (a plural reading)
+    ("Рафаэль Надаль", "gen", "masc", "Рафаэля Надаля", "guessed"),  # the dictionary knows a woman's Надаль
+    ("Мухаммед ибн Салман", "gen", "masc", "Мухаммеда ибн Салмана", "exact"),
+    ("Мария Склодовская-Кюри", "gen", "femn", "Марии Склодовской-Кюри", "guessed"),  # low-confidence reading
+])
+def test_russian_person_names(label, case, gender, form, status):
+    from factatlas.templates.backend_ru import inflect_russian
+
+    got = inflect_russian(label, case, None, gender, True)
+    assert got[:2] == (form, status), got
+
+
+@pytest.mark.parametrize(("label", "case", "form"), [
+    ("альтернативный рок", "acc", "альтернативный рок"),  # inanimate accusative, not «альтернативного»
+    ("автор-исполнитель", "ins", "автором-исполнителем"),
+    ("раи", "ins", "раи"),  # raï, not the plural of «рай»
+    ("Объединённые Арабские Эмираты", "loc", "Объединённых Арабских Эмиратах"),
+])
+def test_russian_objects(label, case, form):
+    from factatlas.templates.backend_ru import inflect_russian
+
+    assert inflect_russian(label, case, None, None, False)[0] == form
