@@ -193,11 +193,14 @@ class Renderer:
         if etype is None:
             etype = self._types[(entity.qid, slot_type)] = entity_type(entity, slot_type)
         quotes = _title_quotes(lang) if etype == "work" else None
-        if quotes and features.case:
-            # ru: a title in an oblique case is named by its kind, the title itself stays in the
-            # nominative: «Язык оригинала фильма «Крёстный отец»», never an inflected title
-            noun = _title_noun(lang, entity.classes, features.case)
+        if quotes and (features.case or _title_noun_always(lang)):
+            # ru: a title is named by its kind, the title itself stays in the nominative: «Язык оригинала
+            # фильма «Крёстный отец»», never an inflected title; in the nominative too, so that the verb
+            # agrees with the kind noun: «Сериал «Остаться в живых» снят» (gender: `title_noun_gender`)
+            noun = _title_noun(lang, entity.classes, features.case or "nom")
             if noun:
+                if sentence_initial:
+                    noun = noun[:1].upper() + noun[1:]
                 return InflectionResult(f"{noun} {quotes[0]}{label}{quotes[1]}", EXACT, "title")
         key = (lang, label, features, agreement, etype, sentence_initial)
         if key in self._inflections:
@@ -311,6 +314,11 @@ def _title_quotes(lang: str) -> tuple[str, str] | None:
     spec = language_registry().get(lang)
     quotes = spec.options.get("title_quotes") if spec else None
     return (quotes[0], quotes[1]) if quotes else None
+
+
+def _title_noun_always(lang: str) -> bool:
+    spec = language_registry().get(lang)
+    return bool(spec and spec.options.get("title_noun_in_nominative"))
 
 
 def _title_noun(lang: str, classes: tuple[str, ...], case: str) -> str | None:

@@ -151,3 +151,11 @@ def test_russian_objects(label, case, form):
     from factatlas.templates.backend_ru import inflect_russian
 
     assert inflect_russian(label, case, None, None, False)[0] == form
+
+
+def test_subject_agreement_with_titles_and_places(sentences):
+    _check(sentences, {
+        "west:P364:Q23567|ru|P364/2": "Сериал «Остаться в живых» снят на английском языке.",  # the kind noun agrees
+        "arab:P495:Q588464|pt|P495/2": "A Mensagem foi produzida no Reino Unido.",  # the title's own article
+        "west:P17:Q9202|ar|P17/1": "يقع تمثال الحرية في الولايات المتحدة.",  # تمثال is masculine
+    })
