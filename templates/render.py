@@ -300,8 +300,27 @@ class Renderer:
             return RenderFailure("placeholder-survived", f"answer form {res.form!r} holds a bracket")
         aliases = obj.aliases.get(template.lang, ())
         forms = tuple(dict.fromkeys(f for f in (res.form, clean_label(filler_label or label), clean_label(label),
+                                                *self._inflected_aliases(obj, template.lang, features, ytype,
+                                                                         initial, aliases),
                                                 *aliases) if f))
         return RenderedAnswer(object_qid, forms, res.status, label_source)
+
+    def _inflected_aliases(self, obj: Entity, lang: str, features: Features, slot_type: str, initial: bool,
+                           aliases: tuple[str, ...]) -> list[str]:
+        """Each alias formed like the label, so that a generated «в Китае» matches the gold of «Китайской
+        Народной Республике»; an alias the backend cannot form is left out of the inflected forms (kept
+        as written after them) and recorded."""
+        if features.is_plain or not aliases:
+            return []
+        out = []
+        for alias in aliases:
+            res = self.fill(obj, lang, features, slot_type, initial, alias)
+            if isinstance(res, RenderFailure) or _SURVIVORS.search(res.form):
+                self.decisions[(lang, "alias", "not-inflected", f"{obj.qid} {alias}: "
+                                f"{res.detail if isinstance(res, RenderFailure) else res.form}")] += 1
+                continue
+            out.append(res.form)
+        return out
 
     def _parse(self, template: Template) -> ParsedTemplate | RenderFailure:
         try:

@@ -159,3 +159,14 @@ def test_subject_agreement_with_titles_and_places(sentences):
         "arab:P495:Q588464|pt|P495/2": "A Mensagem foi produzida no Reino Unido.",  # the title's own article
         "west:P17:Q9202|ar|P17/1": "يقع تمثال الحرية في الولايات المتحدة.",  # تمثال is masculine
     })
+
+
+def test_aliases_are_inflected_like_their_label(sentences):
+    _, renderer = sentences
+    lib = load_library(("ru",))
+    china = "Q148"  # ru label «Китайская Народная Республика», alias «Китай»
+    subject = next(q for q, e in renderer.entities.items() if e.labels.get("ru") == "Египет")
+    located = renderer.render_answer(lib.get("ru", "P17/1"), china, subject)
+    assert located.forms[:3] == ("Китайской Народной Республике", "Китайская Народная Республика", "Китае")
+    relations = renderer.render_answer(lib.get("ru", "P530/1"), china, subject)
+    assert "Китаем" in relations.forms and "Китай" in relations.forms  # inflected and as written

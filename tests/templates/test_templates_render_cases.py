@@ -74,7 +74,7 @@ def test_prompt_renders_exactly(renderer, lang, predicate, text, subject, expect
 
 ANSWERS = [
     # Russian locative: head-first multiword, hyphenated, indeclinable, Latin script kept
-    ("ru", "P19", RU_BORN, "Q649", ("Москве", "Москва", "Москва-река"), "exact"),
+    ("ru", "P19", RU_BORN, "Q649", ("Москве", "Москва", "Москве-реке", "Москва-река"), "exact"),
     ("ru", "P19", RU_BORN, "Q891", ("Нижнем Новгороде", "Нижний Новгород"), "exact"),
     ("ru", "P19", RU_BORN, "Q172", ("Торонто",), "exact"),
     ("ru", "P19", RU_BORN, "Q30", ("Соединённых Штатах Америки", "Соединённые Штаты Америки"), "exact"),
