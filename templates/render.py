@@ -286,6 +286,8 @@ class Renderer:
             return RenderFailure("no-label", f"{object_qid} has no {template.lang} label")
         subject = self.entities.get(subject_qid) if subject_qid else None
         filler_label, label_source = gendered_label(obj, template.lang, subject)
+        if obj.female_labels or obj.male_labels:
+            self.decisions[(template.lang, "gendered-label", label_source, object_qid)] += 1
         slots = PREDICATES.get(template.predicate)
         ytype = slots.object_type if slots else ""
         features, initial = Features(), False
@@ -304,6 +306,14 @@ class Renderer:
                                                                          initial, aliases),
                                                 *aliases) if f))
         return RenderedAnswer(object_qid, forms, res.status, label_source)
+
+    def agreement_decisions(self) -> Mapping[tuple[str, str, str, str], Agreement]:
+        """(qid, lang, slot type, label) -> the agreement decided (for the audit)."""
+        return dict(self._agreements)
+
+    def inflection_decisions(self) -> Mapping[tuple, InflectionResult | None]:
+        """(lang, label, features, agreement, type, initial) -> the inflection made (for the audit)."""
+        return dict(self._inflections)
 
     def _inflected_aliases(self, obj: Entity, lang: str, features: Features, slot_type: str, initial: bool,
                            aliases: tuple[str, ...]) -> list[str]:

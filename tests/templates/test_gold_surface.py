@@ -30,11 +30,11 @@ def sentences(tmp_path_factory):
     out = {}
     for r in report.rows:
         out[r["prompt_id"]] = r["text"].replace("[Y]", r["gold_forms"][0][0]) if r["kind"] == "cloze" else r["text"]
-    return out, renderer
+    return out, renderer, run
 
 
 def _check(sentences, expected: dict[str, str]) -> None:
-    got, _ = sentences
+    got = sentences[0]
     assert {p: got.get(p) for p in expected} == expected
 
 
@@ -46,7 +46,7 @@ def test_wikipedia_disambiguators_never_reach_a_sentence(sentences):
         "west:P30:Q408|de|P30/1": "Australien liegt in Australien.",
         "arab:P449:Q3184088|es|P449/1": "Omar se emitió originalmente en MBC 1.",
     })
-    got, renderer = sentences
+    got, renderer, _ = sentences
     assert not [s for s in got.values() if "(ville)" in s or "(continente)" in s or "(serie de" in s]
     # every removal is recorded for the audit, with the raw label
     removed = {d for (lang, _, how, d) in renderer.decisions if how == "disambiguator-removed" and lang == "fr"}
@@ -162,7 +162,7 @@ def test_subject_agreement_with_titles_and_places(sentences):
 
 
 def test_aliases_are_inflected_like_their_label(sentences):
-    _, renderer = sentences
+    _, renderer, _ = sentences
     lib = load_library(("ru",))
     china = "Q148"  # ru label «Китайская Народная Республика», alias «Китай»
     subject = next(q for q, e in renderer.entities.items() if e.labels.get("ru") == "Египет")
@@ -170,3 +170,35 @@ def test_aliases_are_inflected_like_their_label(sentences):
     assert located.forms[:3] == ("Китайской Народной Республике", "Китайская Народная Республика", "Китае")
     relations = renderer.render_answer(lib.get("ru", "P530/1"), china, subject)
     assert "Китаем" in relations.forms and "Китай" in relations.forms  # inflected and as written
+
+
+def test_audit_lists_every_decision_source_and_the_guesses(sentences):
+    from factatlas.templates.audit import audit_renderer, format_audit
+
+    _, renderer, _ = sentences
+    audits = audit_renderer(renderer)
+    assert audits["fr"].decisions[("label", "disambiguator-removed")] >= 1
+    assert audits["de"].decisions[("gendered-label", "P2521")] >= 1
+    assert audits["es"].decisions[("gendered-label", "label:no-female-form")] >= 1
+    assert audits["ru"].decisions[("agreement", "P21")] >= 1
+    assert any(k[0] == "inflection" and k[1].startswith("pymorphy3:") for k in audits["ru"].decisions)
+    assert any("'Рафаэль Надаль'" in d and "not in the OpenCorpora dictionary: Надаль" in d
+               for what, d in audits["ru"].guesses if what == "inflection")
+    text = format_audit(audits, {"ru": "80 reviewed, 0 draft"}, limit=3)
+    assert "== ru (templates: 80 reviewed, 0 draft)" in text and "guesses to check:" in text
+
+
+def test_audit_command(sentences, tmp_path):
+    import json
+
+    from typer.testing import CliRunner
+
+    from factatlas.cli import app
+
+    run = sentences[2]
+    result = CliRunner().invoke(app, ["templates", "audit", str(run), "--langs", "ru,es", "--limit", "2",
+                                      "--json", str(tmp_path / "audit.json")])
+    assert result.exit_code == 0, result.output
+    assert "== ru" in result.output and "== es" in result.output and "== fr" not in result.output
+    data = json.loads((tmp_path / "audit.json").read_text())
+    assert set(data) == {"es", "ru"} and data["ru"]["guesses"]
