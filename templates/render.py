@@ -153,6 +153,7 @@ class Renderer:
         # (lang, what, how, detail) -> times: every surface decision that is not a plain lookup, for the
         # audit (a removed disambiguator, a counted guess, a fallback)
         self.decisions: Counter[tuple[str, str, str, str]] = Counter()
+        self._owners: dict[str, dict[str, set[str]]] = {}  # lang -> clean label -> entities with it
 
     # ---- pieces ----
 
@@ -178,16 +179,24 @@ class Renderer:
         return found
 
     def fill(self, entity: Entity, lang: str, features: Features, slot_type: str,
-             sentence_initial: bool = False, label: str | None = None) -> InflectionResult | RenderFailure:
+             sentence_initial: bool = False, label: str | None = None, answer: bool = False
+             ) -> InflectionResult | RenderFailure:
         """The surface form of ``entity`` (or of ``label``, one of its gendered forms) for a slot with
-        ``features``."""
+        ``features``; ``answer``: the form competes with other candidates, so it must stay distinct."""
         label = label or entity.labels.get(lang)
         if not label:
             return RenderFailure("no-label", f"{entity.qid} has no {lang} label")
         cleaned = clean_label(label)
         if cleaned != label:
-            self.decisions[(lang, "label", "disambiguator-removed", f"{entity.qid} {label} -> {cleaned}")] += 1
-            label = cleaned
+            other = self._label_owner(lang, cleaned, entity.qid) if answer else None
+            if other is None:
+                self.decisions[(lang, "label", "disambiguator-removed", f"{entity.qid} {label} -> {cleaned}")] += 1
+                label = cleaned
+            else:
+                # «Dubai (Emirat)» would read «Dubai», the city's name: two answers with one surface form.
+                # Keep the disambiguator there, counted, rather than make the gold ambiguous.
+                self.decisions[(lang, "label", "disambiguator-kept", f"{entity.qid} {label}: '{cleaned}' is "
+                                f"also {other}'s label")] += 1
         agreement = self.agreement(entity, lang, slot_type, label)
         etype = self._types.get((entity.qid, slot_type))
         if etype is None:
@@ -295,7 +304,7 @@ class Renderer:
             if isinstance(node, Slot) and node.name == "Y":
                 features, initial = node.features, _sentence_initial(parsed.nodes, i)
                 break
-        res = self.fill(obj, template.lang, features, ytype, initial, filler_label)
+        res = self.fill(obj, template.lang, features, ytype, initial, filler_label, answer=True)
         if isinstance(res, RenderFailure):
             return res
         if _SURVIVORS.search(res.form):
@@ -306,6 +315,22 @@ class Renderer:
                                                                          initial, aliases),
                                                 *aliases) if f))
         return RenderedAnswer(object_qid, forms, res.status, label_source)
+
+    def _label_owner(self, lang: str, label: str, qid: str) -> str | None:
+        """Another entity of the same kind whose (clean) label in ``lang`` is ``label``, if any: a city and
+        its governorate compete in one candidate pool («Dubai», «Dubai (Emirat)»); a city and the country
+        of the same name do not («La capitale de Saint-Marin est Saint-Marin»)."""
+        owners = self._owners.get(lang)
+        if owners is None:
+            owners = {}
+            for e in sorted(self.entities.values(), key=lambda e: e.qid):
+                raw = e.labels.get(lang)
+                if raw:
+                    owners.setdefault(clean_label(raw), set()).add(e.qid)
+            self._owners[lang] = owners
+        kind = _kind(self.entities[qid]) if qid in self.entities else ""
+        others = sorted(q for q in owners.get(label, set()) - {qid} if _kind(self.entities[q]) == kind)
+        return others[0] if others else None
 
     def agreement_decisions(self) -> Mapping[tuple[str, str, str, str], Agreement]:
         """(qid, lang, slot type, label) -> the agreement decided (for the audit)."""
@@ -324,7 +349,7 @@ class Renderer:
             return []
         out = []
         for alias in aliases:
-            res = self.fill(obj, lang, features, slot_type, initial, alias)
+            res = self.fill(obj, lang, features, slot_type, initial, alias, answer=True)
             if isinstance(res, RenderFailure) or _SURVIVORS.search(res.form):
                 self.decisions[(lang, "alias", "not-inflected", f"{obj.qid} {alias}: "
                                 f"{res.detail if isinstance(res, RenderFailure) else res.form}")] += 1
@@ -337,6 +362,12 @@ class Renderer:
             return parse(template.text)
         except TemplateSyntaxError as e:
             return RenderFailure("template-error", f"{template.where(e.offset)}: {e.message}")
+
+
+def _kind(entity: Entity) -> str:
+    """Coarse kind for label collisions: cities, regions and unknown places are one kind."""
+    t = entity_type(entity, "")
+    return "place" if t in ("city", "place", "") else t
 
 
 def _title_quotes(lang: str) -> tuple[str, str] | None:

@@ -202,3 +202,16 @@ def test_audit_command(sentences, tmp_path):
     assert "== ru" in result.output and "== es" in result.output and "== fr" not in result.output
     data = json.loads((tmp_path / "audit.json").read_text())
     assert set(data) == {"es", "ru"} and data["ru"]["guesses"]
+
+
+def test_a_disambiguator_stays_only_where_two_answers_would_share_a_name(sentences):
+    got, renderer, _ = sentences
+    # as a subject the governorate reads as a speaker writes it ...
+    assert got["arab:P17:Q30805|ru|P17/1"] == "Каир находится в Египте."
+    # ... but as an answer it competes with the city of the same name, so it keeps its disambiguator
+    lib = load_library(("de",))
+    subject = next(q for q, e in renderer.entities.items() if e.labels.get("de") == "Ägypten")
+    emirate = next(q for q, e in renderer.entities.items() if e.labels.get("de") == "Dubai (Emirat)")
+    assert renderer.render_answer(lib.get("de", "P17/1"), emirate, subject).forms[0] == "in Dubai (Emirat)"
+    kept = [d for (lang, _, how, d) in renderer.decisions if how == "disambiguator-kept" and lang == "de"]
+    assert any(d.startswith(f"{emirate} Dubai (Emirat)") for d in kept)
