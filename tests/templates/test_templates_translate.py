@@ -181,8 +181,8 @@ def test_cli_translate_writes_a_valid_draft_file(tmp_path, monkeypatch):
     out = tmp_path / "sw.yaml"
     monkeypatch.setattr("factatlas.templates.library.templates_dir", lambda: folder)
     result = CliRunner().invoke(app, ["templates", "translate", "--from", "en", "--to", "sw",
-                                      "--backend", "test_templates_translate:alpha",
-                                      "--backend", "test_templates_translate:beta",
+                                      "--backend", "tests.templates.test_templates_translate:alpha",
+                                      "--backend", "tests.templates.test_templates_translate:beta",
                                       "--out", str(out), "--cache", str(tmp_path / "cache")])
     assert result.exit_code == 0, result.output
     doc = yaml.safe_load(out.read_text("utf-8"))
