@@ -35,7 +35,7 @@ from factatlas.builder.candidates import (
     surface_collisions,
 )
 from factatlas.builder.hygiene import Hygiene, final_text, screen_facts, too_few_rendered
-from factatlas.builder.sources import PromptSource, TemplateInfo
+from factatlas.builder.sources import PromptSource, TemplateInfo, answer_variant, subject_key
 from factatlas.builder.splits import DEFAULT_FRACTIONS, assign_splits, split_counts, validate_fractions
 from factatlas.builder.stats import WESTERN_CULTURE, compute_stats
 from factatlas.errors import ConfigError, unknown
@@ -200,20 +200,29 @@ def build_benchmark(facts: Sequence[Fact], entities: Mapping[str, Entity], sourc
         fact_templates[f.id] = ok_templates
         survivors.append(f)
 
-    # 3. answer forms per (lang, template, object); objects that fail anywhere leave the pool
-    forms: dict[tuple[str, str, str], tuple[str, ...]] = {}
+    # 3. answer forms per (lang, template, object, variant); objects that fail anywhere leave the pool.
+    # The variant is what of the subject the form depends on (sources.answer_variant: the subject's
+    # gender for occupations), so each prompt's gold and candidate fillers agree with its own subject.
+    forms: dict[tuple[str, str, str, str], tuple[str, ...]] = {}
     unrenderable: dict[tuple[str, str], Drop] = {}  # (predicate, object): failures are per predicate
     # every template used in a predicate x every object of the predicate: a prompt's candidates come from
     # the whole pool, including objects of facts whose own prompt for that template failed
     used: dict[str, set[str]] = defaultdict(set)
-    objects_of: dict[str, dict[str, str]] = defaultdict(dict)  # predicate -> object -> a subject
+    objects_of: dict[str, set[str]] = defaultdict(set)
+    # predicate -> subject key (gender) -> its first subject: variants depend on nothing else
+    subjects_of: dict[str, dict[str, str]] = defaultdict(dict)
     for f in survivors:
         used[f.predicate].update(t.id for t in fact_templates[f.id])
-        for q in f.object_qids:
-            objects_of[f.predicate].setdefault(q, f.subject)
-    needed = {(tid, q): subject for pred, tids in used.items() for tid in tids
-              for q, subject in objects_of[pred].items()}
-    for (tid, q), subject in sorted(needed.items()):
+        objects_of[f.predicate].update(f.object_qids)
+        subjects_of[f.predicate].setdefault(subject_key(entities, f.subject), f.subject)
+    needed: dict[tuple[str, str, str], str] = {}  # (template, object, variant) -> a subject of that variant
+    for pred, tids in used.items():
+        for q in objects_of[pred]:
+            for subject in subjects_of[pred].values():
+                variant = answer_variant(entities, q, subject)
+                for tid in tids:
+                    needed.setdefault((tid, q, variant), subject)
+    for (tid, q, variant), subject in sorted(needed.items()):
         pred = tid.split("/", 1)[0]
         if (pred, q) in unrenderable:
             continue
@@ -227,7 +236,7 @@ def build_benchmark(facts: Sequence[Fact], entities: Mapping[str, Entity], sourc
             if isinstance(r, RenderFailure):
                 unrenderable[(pred, q)] = _drop(q, f"{r.reason}:{lang}", f"{tid}: {r.detail}", predicate=pred)
                 break
-            forms[(lang, tid, q)] = r
+            forms[(lang, tid, q, variant)] = r
     drops += [unrenderable[k] for k in sorted(unrenderable, key=lambda k: (k[0], qid_sort_key(k[1])))]
 
     kept: list[Fact] = []
@@ -268,10 +277,13 @@ def build_benchmark(facts: Sequence[Fact], entities: Mapping[str, Entity], sourc
                     "kind": t.kind, "text": text, "answer_start": answer_start(text, t.kind), "pair": spec.pair,
                     "culture": f.culture, "predicate": f.predicate, "split": assignment[f.id],
                     "subject_qid": f.subject, "subject_label": subject_label, "gold_qids": list(gold),
-                    "gold_forms": [list(forms[(lang, t.id, q)]) for q in gold],
+                    "gold_forms": [list(forms[(lang, t.id, q, answer_variant(entities, q, f.subject))])
+                                   for q in gold],
                     "candidate_qids": cands,
                     "candidate_forms": _candidate_forms(forms, shared_forms, lang, t.id, f.predicate, cands,
-                                                        spec.candidate_mode == "predicate"),
+                                                        spec.candidate_mode == "predicate",
+                                                        lambda q, s=f.subject: answer_variant(entities, q, s),
+                                                        subject_key(entities, f.subject)),
                     "template_status": status[(lang, t.id)],
                 })
 
@@ -289,6 +301,7 @@ def build_benchmark(facts: Sequence[Fact], entities: Mapping[str, Entity], sourc
                                  "splits": split_counts(assignment, {f.id: (f.culture, f.predicate) for f in kept},
                                                         list(spec.fractions)),
                                  "answer_inflection": answer_inflection,
+                                 "answer_gendered_labels": _per_lang(getattr(source, "gendered", None), langs),
                                  "dropped": drop_counts(drops)})
     all_templates = sorted({t.id for ts in fact_templates.values() for t in ts}, key=_template_sort_key)
     meta = {
@@ -309,16 +322,24 @@ def build_benchmark(facts: Sequence[Fact], entities: Mapping[str, Entity], sourc
     return BuildResult(content, counts)
 
 
-def _candidate_forms(forms: Mapping[tuple[str, str, str], tuple[str, ...]],
-                     shared: dict[tuple[str, str, str], tuple[str, ...]], lang: str, tid: str, predicate: str,
-                     cands: Sequence[str], predicate_wide: bool) -> tuple[str, ...]:
-    """The filler of each candidate; predicate-wide sets share one tuple per (lang, template)."""
+def _per_lang(counter: Mapping[tuple[str, str], int] | None, langs: Sequence[str]) -> dict | None:
+    """(lang, kind) counts -> {lang: {kind: n}}; None when the source keeps no such counts."""
+    if counter is None:
+        return None
+    return {lang: {kind: n for (lg, kind), n in sorted(counter.items()) if lg == lang} for lang in langs}
+
+
+def _candidate_forms(forms: Mapping[tuple[str, str, str, str], tuple[str, ...]],
+                     shared: dict[tuple[str, str, str, str], tuple[str, ...]], lang: str, tid: str, predicate: str,
+                     cands: Sequence[str], predicate_wide: bool, variant: Any, subject_key: str) -> tuple[str, ...]:
+    """The filler of each candidate in the subject's variant (``variant(q)``); predicate-wide sets
+    share one tuple per (lang, template, subject key)."""
     if predicate_wide:
-        key = (lang, tid, predicate)
+        key = (lang, tid, predicate, subject_key)
         if key not in shared:
-            shared[key] = tuple(forms[(lang, tid, q)][0] for q in cands)
+            shared[key] = tuple(forms[(lang, tid, q, variant(q))][0] for q in cands)
         return shared[key]
-    return tuple(forms[(lang, tid, q)][0] for q in cands)
+    return tuple(forms[(lang, tid, q, variant(q))][0] for q in cands)
 
 
 def _pools(facts: Sequence[Fact], golds: Mapping[str, Sequence[str]]) -> dict[str, tuple[str, ...]]:
@@ -337,7 +358,9 @@ def restrict_entities(entities: Mapping[str, Entity], qids: set[str], langs: Seq
             continue
         out.append(Entity(e.qid, frozen_mapping({lang: e.labels[lang] for lang in langs if lang in e.labels}),
                           frozen_mapping({lang: tuple(e.aliases[lang]) for lang in langs if e.aliases.get(lang)}),
-                          e.gender, e.gender_source, tuple(e.classes), e.sitelinks))
+                          e.gender, e.gender_source, tuple(e.classes), e.sitelinks,
+                          frozen_mapping({lang: e.female_labels[lang] for lang in langs if lang in e.female_labels}),
+                          frozen_mapping({lang: e.male_labels[lang] for lang in langs if lang in e.male_labels})))
     return out
 
 

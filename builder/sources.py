@@ -38,6 +38,26 @@ def dedupe(forms: Sequence[str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(f for f in forms if f))
 
 
+def answer_variant(entities: Mapping[str, Entity], object_qid: str, subject_qid: str) -> str:
+    """What of the subject an object's answer form depends on: "" for most objects; the subject's
+    gender for objects whose label has gendered forms (P2521/P3321: «actor» / «actriz»).
+
+    The builder renders one answer form per (template, object, variant), so a prompt's gold and every
+    candidate filler agree with its subject while the cost grows with the variants, not the subjects.
+    """
+    obj = entities.get(object_qid)
+    if obj is None or not (obj.female_labels or obj.male_labels):
+        return ""
+    return subject_key(entities, subject_qid)
+
+
+def subject_key(entities: Mapping[str, Entity], subject_qid: str) -> str:
+    """All that answer forms may depend on of a subject (its gender): subjects with the same key get
+    the same answer forms, so predicate-wide candidate tuples are shared among them."""
+    subject = entities.get(subject_qid)
+    return str(subject.gender) if subject is not None else "unknown"
+
+
 class LibrarySource:
     """The template library + Renderer of factatlas.templates (contract in CONTRACTS.md)."""
 
@@ -48,6 +68,8 @@ class LibrarySource:
         self.library = library
         self.renderer = Renderer(entities)
         self.inflections: Counter[tuple[str, str]] = Counter()  # (lang, exact|guessed|none) per answer form
+        # (lang, label source) per answer form of a gendered object: P2521, P3321, label, label:<fallback>
+        self.gendered: Counter[tuple[str, str]] = Counter()
 
     def templates(self, lang: str, predicate: str) -> tuple[TemplateInfo, ...]:
         return tuple(TemplateInfo(t.id, t.kind, t.status) for t in self.library.templates(lang, predicate))
@@ -70,6 +92,9 @@ class LibrarySource:
         if isinstance(r, self._failure_type):
             return RenderFailure(r.reason, r.detail)
         self.inflections[(lang, r.inflection)] += 1
+        if r.label_source != "label" or self.renderer.entities[object_qid].female_labels \
+                or self.renderer.entities[object_qid].male_labels:
+            self.gendered[(lang, r.label_source)] += 1
         forms = dedupe(r.forms)
         return forms if forms else RenderFailure("empty-form", f"{object_qid} rendered no form")
 

@@ -162,6 +162,8 @@ class EntityInfo:
     aliases: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
     classes: set[str] = field(default_factory=set)
     p21: set[str] = field(default_factory=set)
+    female: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))  # P2521 per language
+    male: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))  # P3321 per language
     sitelinks: int = 0
     described: bool = False
 
@@ -176,8 +178,12 @@ class EntityInfo:
         if self.p21:
             genders = {GENDER_BY_P21.get(v, Gender.NON_BINARY) for v in self.p21}
             gender, source = (genders.pop() if len(genders) == 1 else Gender.NON_BINARY), "P21"
+        # several values in one language (rare): the smallest, like labels, so reruns agree
+        female = {x: min(self.female[x]) for x in langs if self.female.get(x)}
+        male = {x: min(self.male[x]) for x in langs if self.male.get(x)}
         return Entity(qid, frozen_mapping(labels), frozen_mapping(aliases), gender, source,
-                      tuple(sorted(self.classes, key=qid_key)), self.sitelinks)
+                      tuple(sorted(self.classes, key=qid_key)), self.sitelinks, frozen_mapping(female),
+                      frozen_mapping(male))
 
 
 class Knowledge:
@@ -216,6 +222,10 @@ class Knowledge:
                 v = sparql.qid_of(row, "v")
                 if v:
                     info.p21.add(v)
+            elif p in (sparql.WDT + "P2521", sparql.WDT + "P3321"):
+                lit = sparql.literal(row, "v")
+                if lit and lit[1] in self.langs:
+                    (info.female if p.endswith("P2521") else info.male)[lit[1]].add(lit[0])
             elif p.endswith("#sitelinks"):
                 lit = sparql.literal(row, "v")
                 if lit and lit[0].lstrip("-").isdigit():

@@ -26,8 +26,10 @@ PREFIXES = (
     "PREFIX rdfs: <http://www.w3.org/2000/01/rdf-schema#>\n"
     "PREFIX skos: <http://www.w3.org/2004/02/skos/core#>\n"
 )
-# The entity properties fetched for every subject and object in the labels pass.
-DESCRIBE_PREDICATES = ("rdfs:label", "skos:altLabel", "wdt:P31", "wdt:P21", "wikibase:sitelinks")
+# The entity properties fetched for every subject and object in the labels pass. P2521/P3321 are the
+# female/male forms of an occupation's label (monolingual text), so that answers agree with the subject.
+DESCRIBE_PREDICATES = ("rdfs:label", "skos:altLabel", "wdt:P31", "wdt:P21", "wdt:P2521", "wdt:P3321",
+                       "wikibase:sitelinks")
 
 
 class UnsafeValue(FactatlasError):
@@ -153,7 +155,8 @@ def objects_query(predicate: str, subjects: Sequence[str]) -> str:
 
 
 def describe_query(entities: Sequence[str], langs: Sequence[str]) -> str:
-    """Step 4 in one pass: labels and aliases in ``langs``, P31 classes, P21 and the sitelink count.
+    """Step 4 in one pass: labels, aliases and gendered label forms (P2521, P3321) in ``langs``, P31
+    classes, P21 and the sitelink count.
 
     ``?x ?p ?v`` with both ``?x`` and ``?p`` bound by VALUES is a plain indexed join on every engine.
     """

@@ -93,9 +93,22 @@ class Entity:
     gender_source: str = ""  # "P21", "class-default", "lexicon", "suffix", "" when unknown
     classes: tuple[str, ...] = ()  # P31 QIDs
     sitelinks: int = 0
+    # Gendered forms of the label (Wikidata P2521 "female form of label", P3321 "male form of label"),
+    # lang -> text: an occupation is «actriz» for a woman and «actor» for a man. Filled for objects
+    # whose label varies with the gender of the subject they are said of.
+    female_labels: Mapping[str, str] = field(default_factory=frozen_mapping)
+    male_labels: Mapping[str, str] = field(default_factory=frozen_mapping)
 
     def label(self, lang: str) -> str | None:
         return self.labels.get(lang)
+
+    def gendered_label(self, lang: str, gender: Gender) -> str | None:
+        """The P2521/P3321 form for a subject of ``gender``; None when Wikidata has none for ``lang``."""
+        if gender is Gender.FEMININE:
+            return self.female_labels.get(lang)
+        if gender is Gender.MASCULINE:
+            return self.male_labels.get(lang)
+        return None
 
 
 @dataclass(frozen=True, slots=True)

@@ -47,7 +47,9 @@ FACTS_SCHEMA = pa.schema(
 )
 
 # One row per (entity, language): long format keeps the schema fixed whatever the language list.
-LABELS_SCHEMA = pa.schema([("qid", STR), ("lang", STR), ("label", STR), ("aliases", STR_LIST)])
+# female_label / male_label: Wikidata P2521 / P3321 (gendered forms of an occupation's label), "" if none.
+LABELS_SCHEMA = pa.schema([("qid", STR), ("lang", STR), ("label", STR), ("aliases", STR_LIST),
+                           ("female_label", STR), ("male_label", STR)])
 
 ENTITIES_SCHEMA = pa.schema(
     [
@@ -216,9 +218,10 @@ def write_entities(folder: str | os.PathLike, entities: Iterable[Entity]) -> Non
     ]
     labels = []
     for e in entities:
-        for lang in sorted(set(e.labels) | set(e.aliases)):
+        for lang in sorted(set(e.labels) | set(e.aliases) | set(e.female_labels) | set(e.male_labels)):
             labels.append({"qid": e.qid, "lang": lang, "label": e.labels.get(lang, ""),
-                           "aliases": list(e.aliases.get(lang, ()))})
+                           "aliases": list(e.aliases.get(lang, ())),
+                           "female_label": e.female_labels.get(lang, ""), "male_label": e.male_labels.get(lang, "")})
     write_table(folder / "entities.parquet", meta, ENTITIES_SCHEMA, sort_by=("qid",))
     write_table(folder / "labels.parquet", labels, LABELS_SCHEMA, sort_by=("qid", "lang"))
 
@@ -229,16 +232,23 @@ def read_entities(folder: str | os.PathLike) -> dict[str, Entity]:
     folder = Path(folder)
     labels: dict[str, dict[str, str]] = {}
     aliases: dict[str, dict[str, tuple[str, ...]]] = {}
+    female: dict[str, dict[str, str]] = {}
+    male: dict[str, dict[str, str]] = {}
     for r in read_rows(folder / "labels.parquet", LABELS_SCHEMA):
         if r["label"]:
             labels.setdefault(r["qid"], {})[r["lang"]] = r["label"]
         if r["aliases"]:
             aliases.setdefault(r["qid"], {})[r["lang"]] = tuple(r["aliases"])
+        if r["female_label"]:
+            female.setdefault(r["qid"], {})[r["lang"]] = r["female_label"]
+        if r["male_label"]:
+            male.setdefault(r["qid"], {})[r["lang"]] = r["male_label"]
     out = {}
     for r in read_rows(folder / "entities.parquet", ENTITIES_SCHEMA):
         q = r["qid"]
         out[q] = Entity(q, frozen_mapping(labels.get(q)), frozen_mapping(aliases.get(q)), Gender(r["gender"]),
-                        r["gender_source"], tuple(r["classes"]), int(r["sitelinks"]))
+                        r["gender_source"], tuple(r["classes"]), int(r["sitelinks"]),
+                        frozen_mapping(female.get(q)), frozen_mapping(male.get(q)))
     return out
 
 

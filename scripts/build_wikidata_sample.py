@@ -18,6 +18,8 @@ Source entity record (every key optional except ``label``)::
   Q85:
     label: {en: Cairo, ar: القاهرة, ...}     # rdfs:label per language
     alias: {en: [Cairo City]}                # skos:altLabel
+    female: {es: actriz, de: Schauspielerin} # wdt:P2521 "female form of label" (monolingual text)
+    male: {fr: homme politique}              # wdt:P3321 "male form of label"
     P31: [Q5119, Q1549591]                   # any PID: one QID or a list (P21 also takes male/female/...)
     sitelinks: 250                           # wikibase:sitelinks; makes the entity a sitelinked subject
     sites: [ar]                              # exact editions to link (default: see sitelinks_of)
@@ -71,7 +73,9 @@ XSD_INTEGER = "http://www.w3.org/2001/XMLSchema#integer"
 QID = re.compile(r"Q[1-9][0-9]*")
 PID = re.compile(r"P[1-9][0-9]*")
 LANG = re.compile(r"[a-z]{2,3}")
-RECORD_KEYS = {"label", "alias", "sitelinks", "sites", "wiki", "redirect", "length"}
+RECORD_KEYS = {"label", "alias", "female", "male", "sitelinks", "sites", "wiki", "redirect", "length"}
+#: Record keys written as monolingual-text statements: the gendered forms of a label.
+GENDERED_FORMS = {"female": "P2521", "male": "P3321"}
 
 
 class SourceError(ValueError):
@@ -84,6 +88,7 @@ class Entity:
     origin: str
     labels: dict[str, str] = field(default_factory=dict)
     aliases: dict[str, list[str]] = field(default_factory=dict)
+    texts: dict[str, dict[str, str]] = field(default_factory=dict)  # PID -> lang -> monolingual text
     claims: dict[str, list[str]] = field(default_factory=dict)
     sitelinks: int | None = None
     sites: tuple[str, ...] = ()
@@ -142,6 +147,14 @@ def _parse_entity(qid: str, raw: dict, defaults: dict, latin: bool, origin: str)
             raise SourceError(f"{where}: malformed language code {lang!r}")
     entity = Entity(qid=qid, origin=origin, labels=labels)
     entity.aliases = {str(k): _as_list(v) for k, v in (raw.get("alias") or {}).items()}
+    for key, pid in GENDERED_FORMS.items():
+        forms = {}
+        for lang, text in (raw.get(key) or {}).items():
+            if not LANG.fullmatch(str(lang)) or not isinstance(text, str) or not text.strip():
+                raise SourceError(f"{where}: {key} {lang!r}: {text!r} is not a language code and a text; quote it")
+            forms[str(lang)] = text
+        if forms:
+            entity.texts[pid] = forms
     for pid, value in {**defaults, **{k: v for k, v in raw.items() if PID.fullmatch(str(k))}}.items():
         values = [GENDERS.get(v, v) if pid == "P21" else v for v in _as_list(value)]
         for v in values:
@@ -281,6 +294,8 @@ def triples(entities: dict[str, Entity], editions: dict[str, list[str]]) -> tupl
             lines.extend(f"{subject} <{SKOS_ALT}> {_literal(name)}@{lang} ." for name in names)
         for pid, values in entity.claims.items():
             lines.extend(f"{subject} <{WDT}{pid}> <{WD}{value}> ." for value in values)
+        for pid, forms in entity.texts.items():
+            lines.extend(f"{subject} <{WDT}{pid}> {_literal(text)}@{lang} ." for lang, text in forms.items())
         if entity.sitelinks is not None:
             lines.append(f'{subject} <{SITELINKS}> "{entity.sitelinks}"^^<{XSD_INTEGER}> .')
         for link in sitelinks_of(entity, editions):

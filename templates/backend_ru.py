@@ -81,6 +81,7 @@ def inflect_russian(label: str, case: str, number: str | None, person_gender: st
     out = list(words)
     guessed: list[str] = []
     indeclinable: list[str] = []
+    low_confidence: list[str] = []
 
     def inflect_word(word: str, parse) -> str | None:
         """The word in the requested case (indeclinables as they are); None when pymorphy3 cannot."""
@@ -102,35 +103,44 @@ def inflect_russian(label: str, case: str, number: str | None, person_gender: st
 
     if is_person:
         def name_parse(ps):
+            # a singular analysis: «Миядзаки» is also read as the plural of a name (-> «Миядзаков»)
             p = next((p for p in ps if p.tag.case == "nomn" and NAME_TAGS & set(p.tag.grammemes)
+                      and p.tag.number in ("sing", None)
                       and (person_gender is None or p.tag.gender in (person_gender, None))), None)
             return p if p is not None else _nominative(ps, ("NOUN",), person_gender)
 
-        def person_word(word: str, ps) -> str | None:
+        def person_word(word: str, ps, last: bool) -> str | None:
+            low = word.lower()
+            if not last and low in NAME_PARTICLES:  # «Мухаммеда ибн Салмана», never «ибна»
+                return word
             p = name_parse(ps)
-            if p is None or not _is_dictionary(p):
-                low = word.lower()
-                # Foreign names: vowel-final ones never decline (Бейонсе, Кайли); women's names ending in a
-                # consonant do not either (Селин Дион, Заха Хадид)
-                if low[-1:] in _INDECLINABLE_ENDINGS or (person_gender == "femn" and low[-1:] not in "аяь"):
-                    indeclinable.append(word)
-                    return word
+            # Foreign names (no name analysis in the dictionary; a common noun that looks alike, such as
+            # «лабак» for «Лабаки», does not count): vowel-final ones never decline (Бейонсе, Кайли,
+            # Миядзаки); women's names ending in a consonant do not either (Селин Дион, Заха Хадид)
+            foreign = p is None or not _is_dictionary(p) or not NAME_TAGS & set(p.tag.grammemes)
+            if foreign and (low[-1:] in _INDECLINABLE_ENDINGS or (person_gender == "femn" and low[-1:] not in "аяь")):
+                indeclinable.append(word)
+                return word
             if p is None:
-                form = rule_declension(word, case, animate=True)
+                form = rule_declension(word, case, animate=True, masculine=person_gender == "masc")
                 if form is not None:
                     guessed.append(word)
                 return form
+            if p.score < max(x.score for x in ps):
+                # pymorphy3 prefers another reading of the word: the name reading is a guess, counted
+                low_confidence.append(word)
             return inflect_word(word, p)
 
         done = 0
         for i, ps in enumerate(parses):
+            last = i == len(parses) - 1
             if "-" in words[i]:  # double surnames decline part by part: Склодовской-Кюри
-                new_parts = [person_word(part, parse_word(part)) for part in words[i].split("-")]
+                new_parts = [person_word(part, parse_word(part), last) for part in words[i].split("-")]
                 out[i] = "-".join(n if n is not None else part for n, part in zip(new_parts, words[i].split("-"),
                                                                                   strict=True))
                 done += 1
                 continue
-            new = person_word(words[i], ps)
+            new = person_word(words[i], ps, last)
             if new is None:
                 continue
             out[i] = new
@@ -138,6 +148,12 @@ def inflect_russian(label: str, case: str, number: str | None, person_gender: st
         if not done:
             return None
     else:
+        compound = _noun_compound(label, case, number)
+        if compound is not None:
+            return compound
+        if len(words) == 1 and _only_plural_reading(parses[0]):
+            # «раи» (raï) read as the plural of «рай»: a single name is not a plural; keep it, counted
+            return label, GUESSED, "kept as an indeclinable foreign word (the dictionary knows only a plural)"
         head = None
         for i, ps in enumerate(parses):
             modifier = _nominative(ps, ("ADJF", "PRTF"))
@@ -153,21 +169,58 @@ def inflect_russian(label: str, case: str, number: str | None, person_gender: st
         head_parse = _nominative(parses[head], ("NOUN",))
         if not inflect_at(head, head_parse):
             return None
+        # modifiers agree with the head in animacy too: «исполняет альтернативный рок» (inanimate
+        # accusative), not «альтернативного рок»
+        animacy = head_parse.tag.animacy
         for i in range(head):
             mod = _nominative(parses[i], ("ADJF", "PRTF"))
-            if mod is None or not inflect_at(i, mod):
+            if mod is None:
                 return None
+            new = mod.inflect(grammemes | ({animacy} if animacy and case == "acc" else set()))
+            if new is None:
+                return None
+            out[i] = _restore(new.word, words[i])
     parts[0::2] = out
     form = "".join(parts)
-    if guessed or indeclinable:
+    if guessed or indeclinable or low_confidence:
         notes = (["not in the OpenCorpora dictionary: " + ", ".join(guessed)] if guessed else []) + (
-            ["kept as indeclinable foreign names: " + ", ".join(indeclinable)] if indeclinable else [])
+            ["kept as indeclinable foreign names: " + ", ".join(indeclinable)] if indeclinable else []) + (
+            ["pymorphy3 prefers another reading of: " + ", ".join(low_confidence)] if low_confidence else [])
         return form, GUESSED, "; ".join(notes)
     return form, EXACT, ""
 
 
 _INDECLINABLE_ENDINGS = set("еиоуюэыё")
+# Particles inside Arabic, Hebrew, Dutch, German ... names: never declined («Заида ибн Султана»)
+NAME_PARTICLES = frozenset({"ибн", "бин", "бен", "бинт", "аль", "эль", "ад", "ас", "ан", "ар", "аш", "ат",
+                            "фон", "ван", "дер", "де", "ди", "да", "дель", "ла", "ле", "ду", "дос", "дас"})
 _ARABIC_ARTICLE = re.compile(r"^(Эль|Эр|Аль|Ар|Ас|Аш|Ад|Ат|Ан|Аз|Эн|Эс|Эт|Эд|Эш|Эз)-(.+)$")
+
+
+def _only_plural_reading(parses) -> bool:
+    """True when every nominative noun reading of a word is a plural of a singular noun (not Pltm)."""
+    nouns = [p for p in parses if p.tag.POS == "NOUN" and p.tag.case == "nomn"]
+    return bool(nouns) and all(p.tag.number == "plur" and "Pltm" not in p.tag for p in nouns)
+
+
+def _noun_compound(label: str, case: str, number: str | None) -> tuple[str, str, str] | None:
+    """A hyphenated pair of animate nouns the dictionary does not know as a whole declines in both parts:
+    «автор-исполнитель» -> «автором-исполнителем» (pymorphy3 reads the whole as an indeclinable)."""
+    if " " in label or label.count("-") != 1:
+        return None
+    whole = parse_word(label)
+    if whole and _is_dictionary(whole[0]) and "Fixd" not in whole[0].tag:
+        return None
+    grammemes = {CASE_TAGS[case]} | ({NUMBER_TAGS[number]} if number else set())
+    forms = []
+    for part in label.split("-"):
+        p = next((p for p in parse_word(part) if p.tag.POS == "NOUN" and p.tag.case == "nomn"
+                  and p.tag.number == "sing" and p.tag.animacy == "anim" and _is_dictionary(p)), None)
+        new = p.inflect(grammemes) if p is not None else None
+        if new is None:
+            return None
+        forms.append(_restore(new.word, part))
+    return "-".join(forms), EXACT, "compound of two nouns, both declined"
 
 
 def _without_head(words: list[str], parses: list, grammemes: set[str], parts: list[str], case: str
@@ -211,11 +264,17 @@ _ENDINGS = {
 }
 
 
-def rule_declension(word: str, case: str, animate: bool) -> str | None:
-    """Decline an unknown name by the regular endings (-а, -я, -й, consonant); None for -ь (gender unclear)."""
+_SOFT_MASCULINE = {"gen": "я", "dat": "ю", "acc": "я", "ins": "ем", "loc": "е"}
+
+
+def rule_declension(word: str, case: str, animate: bool, masculine: bool = False) -> str | None:
+    """Decline an unknown name by the regular endings (-а, -я, -й, consonant, and -ь for a man: Надаль ->
+    Надаля); None for -ь otherwise (gender unclear)."""
     if case == "nom" or not word:
         return word
     low = word[-1].lower()
+    if low == "ь" and masculine:
+        return word[:-1] + _SOFT_MASCULINE[case]
     if low in _INDECLINABLE_ENDINGS or low == "ь" or not ("\u0400" <= low <= "\u04ff"):
         return None if low == "ь" else word
     if low in "аяй":

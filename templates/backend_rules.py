@@ -87,7 +87,7 @@ def takes_article(label: str, etype: str, spec: Mapping) -> bool:
     # name (Marrakech, Burj Khalifa) does not
     if etype in spec.get("common_head_types", ()):
         first = label.split(" ", 1)[0]
-        return label[:1].islower() or first in spec.get("admin_heads", {})
+        return label[:1].islower() or first in spec.get("admin_heads", {}) or first in spec.get("article_heads", ())
     return False
 
 

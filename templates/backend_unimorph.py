@@ -60,6 +60,8 @@ class UnimorphTable:
     forms: dict[tuple[str, frozenset[str]], str] = field(default_factory=dict)
     # feature set -> lemma suffix -> Counter of rewrite rules seen for lemmas with that suffix
     analogies: dict[frozenset[str], dict[str, Counter]] = field(default_factory=dict)
+    # lower-cased form -> (lemma, features) of its nominative readings: how a modifier is found again
+    nominatives: dict[str, list[tuple[str, frozenset[str]]]] = field(default_factory=dict)
 
     @classmethod
     def from_lines(cls, iso: str, lines: Iterable[str]) -> UnimorphTable:
@@ -71,6 +73,8 @@ class UnimorphTable:
                 continue
             lemma, form, feats = parts[0], parts[1], frozenset(parts[2].split(";"))
             table.forms.setdefault((lemma, feats), form)
+            if "NOM" in feats:
+                table.nominatives.setdefault(form.lower(), []).append((lemma, feats))
             rule = _rule(lemma, form)
             for k in range(1, min(MAX_SUFFIX, len(lemma)) + 1):
                 index[feats][lemma[-k:]][rule] += 1
@@ -85,6 +89,17 @@ class UnimorphTable:
 
     def lookup(self, lemma: str, feats: frozenset[str]) -> str | None:
         return self.forms.get((lemma, feats))
+
+    def agree(self, word: str, feats: frozenset[str]) -> str | None:
+        """A modifier of a multiword name in the case/number of ``feats``, agreeing as the table says:
+        «Nowa» (nowy;ADJ;NOM;FEM;SG) -> «Nowej» (ADJ;ESS;FEM;SG). None when the table does not know it."""
+        case_tags = {t for t in feats if t not in ("N", "SG", "PL")}
+        for lemma, nom_feats in self.nominatives.get(word.lower(), ()):
+            wanted = (nom_feats - {"NOM", "SG", "PL"}) | case_tags | (feats & {"SG", "PL"})
+            form = self.forms.get((lemma, frozenset(wanted)))
+            if form is not None:
+                return form[:1].upper() + form[1:] if word[:1].isupper() else form
+        return None
 
     def guess(self, lemma: str, feats: frozenset[str]) -> tuple[str, str] | None:
         """(form, evidence) by analogy with lemmas sharing the longest suffix; None without evidence."""
@@ -175,4 +190,18 @@ class UnimorphBackend:
             found, detail = guess
             status = GUESSED
         words[head_index] = found
+        # the other words agree as a phrase («Nowa Warszawa» -> «Nowej Warszawie»); inflecting the head
+        # alone is not exact, so a word the table cannot agree makes the whole form a guess
+        unknown = []
+        for i, word in enumerate(words):
+            if i == head_index:
+                continue
+            agreed = table.agree(word, feats)
+            if agreed is None:
+                unknown.append(word)
+            else:
+                words[i] = agreed
+        if unknown:
+            status = GUESSED
+            detail = "; ".join(x for x in (detail, "left as written, agreement unknown: " + ", ".join(unknown)) if x)
         return InflectionResult(" ".join(words), status, self.name, detail)

@@ -123,6 +123,39 @@ def unimorph_fetch_command(iso: str = typer.Argument(..., help="ISO 639-3 code, 
     typer.echo(str(download_table(iso, cache_dir, url)))
 
 
+@templates_app.command("audit")
+def audit_command(run: Path = typer.Argument(..., metavar="RUN", help="Run directory with curate/ outputs."),
+                  langs: str | None = typer.Option(None, "--langs", help="Comma-separated (default: all)."),
+                  limit: int = typer.Option(20, "--limit", help="Guesses listed per language (0: all)."),
+                  json_out: Path | None = typer.Option(None, "--json", help="Also write the audit as JSON.")) -> None:
+    """Per language, how every agreement, inflection, gendered label and clean-up was decided, and the
+    guesses a native reviewer should check first.
+
+    Example: factatlas templates audit runs/arab-west --langs ru,fr
+    """
+    from factatlas.atomic import write_json
+    from factatlas.tables import read_entities, read_facts
+    from factatlas.templates.audit import audit_renderer, format_audit
+    from factatlas.templates.batch import render_facts
+    from factatlas.templates.library import load_library
+    from factatlas.templates.render import Renderer
+
+    wanted = _split(langs)
+    library = load_library(wanted)
+    entities = read_entities(run / "curate")
+    renderer = Renderer(entities)
+    render_facts(read_facts(run / "curate" / "facts.parquet"), entities, library, library.languages,
+                 renderer=renderer)
+    audits = audit_renderer(renderer, tuple(library.languages))
+    review = {}
+    for lang in library.languages:
+        statuses = [t.status for t in library.templates(lang)]
+        review[lang] = f"{statuses.count('reviewed')} reviewed, {statuses.count('draft')} draft"
+    typer.echo(format_audit(audits, review, limit=limit or 10**9))
+    if json_out:
+        write_json(json_out, {lang: a.as_dict() for lang, a in audits.items()})
+
+
 def render_command(run: Path = typer.Argument(..., metavar="RUN", help="Run directory with curate/ outputs."),
                    langs: str | None = typer.Option(None, "--langs", help="Comma-separated (default: all)."),
                    root: Path | None = typer.Option(None, "--templates-dir", help="Folder of <lang>.yaml template "

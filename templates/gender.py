@@ -93,6 +93,16 @@ def _compound_nouns(lang: str) -> tuple[str, ...]:
 @cache
 def _label_agreement(lang: str, label: str, etype: str) -> Agreement:
     spec = _data("genders.yaml").get(lang, {})
+    if etype == "work" and (spec.get("title_articles") or spec.get("work_gender")):
+        # a title is not a noun phrase to take the gender of: its own leading article decides, else the
+        # kind of work it is (pt «A Mensagem foi produzida», «Casablanca foi produzido»)
+        first = label.split(" ", 1)[0]
+        if first in spec.get("title_articles", {}):
+            g, n = parse_value(spec["title_articles"][first])
+            return Agreement(g, n, "title-article")
+        if spec.get("work_gender"):
+            g, n = parse_value(spec["work_gender"])
+            return Agreement(g, n, "work-default")
     if lang == "ru":
         from factatlas.templates.backend_ru import lexicon_agreement
 

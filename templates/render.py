@@ -13,6 +13,7 @@ A slot that cannot be filled is a ``RenderFailure`` with a stable reason — nev
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
@@ -42,6 +43,15 @@ FAILURE_REASONS = ("unknown-entity", "no-label", "unknown-language", "template-e
                    "answer-marker")
 
 _SURVIVORS = re.compile(r"[\[\]{}]")
+# A Wikipedia disambiguator at the end of a label: «Australia (continente)», «Saint-Marin (ville)»,
+# «도하 (자치체)». Labels keep it in the data; sentences and fillers never show it.
+_DISAMBIGUATOR = re.compile(r"\s*[(（][^()（）]+[)）]$")
+
+
+def clean_label(label: str) -> str:
+    """``label`` as a speaker writes it: without a trailing Wikipedia disambiguator."""
+    cleaned = _DISAMBIGUATOR.sub("", label)
+    return cleaned if cleaned.strip() else label
 _SPACES = re.compile(r"[ \t]{2,}")
 _SENTENCE_END = (".", "!", "?", "。", "！", "？", "؟", ":", "\n")
 
@@ -60,6 +70,36 @@ class RenderedAnswer:
     qid: str
     forms: tuple[str, ...]  # filler first (replaces the marker), then the base label, then aliases
     inflection: str  # exact | guessed | none
+    # Which label the filler was formed from: "label", "P2521"/"P3321" (the gendered form that agrees
+    # with the subject), or "label:<reason>" when the object has gendered forms but none could be used.
+    label_source: str = "label"
+
+
+# Why a gendered object fell back to its plain label (counted per language in build stats).
+GENDER_FALLBACKS = ("no-female-form", "no-male-form", "subject-gender-unknown", "subject-nonbinary")
+
+
+def gendered_label(obj: Entity, lang: str, subject: Entity | None) -> tuple[str | None, str]:
+    """The label of ``obj`` that agrees with ``subject``'s gender, and where it came from.
+
+    Only objects whose label varies with gender (Wikidata P2521/P3321 in some language, such as
+    occupations) are concerned; for them a missing form is a counted fallback, never silent:
+    («Shakira est chanteuse», «Beyoncé работает певицей»).
+    """
+    label = obj.labels.get(lang)
+    if not (obj.female_labels or obj.male_labels):
+        return label, "label"
+    gender = subject.gender if subject is not None else Gender.UNKNOWN
+    if gender is Gender.FEMININE:
+        form = obj.female_labels.get(lang)
+        return (form, "P2521") if form else (label, "label:no-female-form")
+    if gender is Gender.MASCULINE:
+        form = obj.male_labels.get(lang)
+        # the plain label is the masculine form wherever P3321 is absent (Wikidata's convention)
+        return (form, "P3321") if form else (label, "label")
+    if gender is Gender.NON_BINARY:
+        return label, "label:subject-nonbinary"
+    return label, "label:subject-gender-unknown"
 
 
 def _sentence_initial(nodes: tuple, index: int) -> bool:
@@ -101,6 +141,10 @@ class Renderer:
         self._agreements: dict[tuple[str, str, str], Agreement] = {}
         self._inflections: dict[tuple, InflectionResult | None] = {}
         self._types: dict[tuple[str, str], str] = {}
+        # (lang, what, how, detail) -> times: every surface decision that is not a plain lookup, for the
+        # audit (a removed disambiguator, a counted guess, a fallback)
+        self.decisions: Counter[tuple[str, str, str, str]] = Counter()
+        self._owners: dict[str, dict[str, set[str]]] = {}  # lang -> clean label -> entities with it
 
     # ---- pieces ----
 
@@ -115,31 +159,48 @@ class Renderer:
         self._backends[lang] = backend
         return backend
 
-    def agreement(self, entity: Entity, lang: str, slot_type: str) -> Agreement:
-        key = (entity.qid, lang, slot_type)
+    def agreement(self, entity: Entity, lang: str, slot_type: str, label: str | None = None) -> Agreement:
+        """Gender/number of ``label`` (default: the entity's label), cached per entity and label."""
+        label = entity.labels.get(lang, "") if label is None else label
+        key = (entity.qid, lang, slot_type, label)
         found = self._agreements.get(key)
         if found is None:
-            label = entity.labels.get(lang, "")
             found = resolve_agreement(entity, lang, label, entity_type(entity, slot_type))
             self._agreements[key] = found
         return found
 
     def fill(self, entity: Entity, lang: str, features: Features, slot_type: str,
-             sentence_initial: bool = False) -> InflectionResult | RenderFailure:
-        """The surface form of ``entity`` for a slot with ``features``."""
-        label = entity.labels.get(lang)
+             sentence_initial: bool = False, label: str | None = None, answer: bool = False
+             ) -> InflectionResult | RenderFailure:
+        """The surface form of ``entity`` (or of ``label``, one of its gendered forms) for a slot with
+        ``features``; ``answer``: the form competes with other candidates, so it must stay distinct."""
+        label = label or entity.labels.get(lang)
         if not label:
             return RenderFailure("no-label", f"{entity.qid} has no {lang} label")
-        agreement = self.agreement(entity, lang, slot_type)
+        cleaned = clean_label(label)
+        if cleaned != label:
+            other = self._label_owner(lang, cleaned, entity.qid) if answer else None
+            if other is None:
+                self.decisions[(lang, "label", "disambiguator-removed", f"{entity.qid} {label} -> {cleaned}")] += 1
+                label = cleaned
+            else:
+                # «Dubai (Emirat)» would read «Dubai», the city's name: two answers with one surface form.
+                # Keep the disambiguator there, counted, rather than make the gold ambiguous.
+                self.decisions[(lang, "label", "disambiguator-kept", f"{entity.qid} {label}: '{cleaned}' is "
+                                f"also {other}'s label")] += 1
+        agreement = self.agreement(entity, lang, slot_type, label)
         etype = self._types.get((entity.qid, slot_type))
         if etype is None:
             etype = self._types[(entity.qid, slot_type)] = entity_type(entity, slot_type)
         quotes = _title_quotes(lang) if etype == "work" else None
-        if quotes and features.case:
-            # ru: a title in an oblique case is named by its kind, the title itself stays in the
-            # nominative: «Язык оригинала фильма «Крёстный отец»», never an inflected title
-            noun = _title_noun(lang, entity.classes, features.case)
+        if quotes and (features.case or _title_noun_always(lang)):
+            # ru: a title is named by its kind, the title itself stays in the nominative: «Язык оригинала
+            # фильма «Крёстный отец»», never an inflected title; in the nominative too, so that the verb
+            # agrees with the kind noun: «Сериал «Остаться в живых» снят» (gender: `title_noun_gender`)
+            noun = _title_noun(lang, entity.classes, features.case or "nom")
             if noun:
+                if sentence_initial:
+                    noun = noun[:1].upper() + noun[1:]
                 return InflectionResult(f"{noun} {quotes[0]}{label}{quotes[1]}", EXACT, "title")
         key = (lang, label, features, agreement, etype, sentence_initial)
         if key in self._inflections:
@@ -223,6 +284,10 @@ class Renderer:
         label = obj.labels.get(template.lang)
         if not label:
             return RenderFailure("no-label", f"{object_qid} has no {template.lang} label")
+        subject = self.entities.get(subject_qid) if subject_qid else None
+        filler_label, label_source = gendered_label(obj, template.lang, subject)
+        if obj.female_labels or obj.male_labels:
+            self.decisions[(template.lang, "gendered-label", label_source, object_qid)] += 1
         slots = PREDICATES.get(template.predicate)
         ytype = slots.object_type if slots else ""
         features, initial = Features(), False
@@ -230,14 +295,58 @@ class Renderer:
             if isinstance(node, Slot) and node.name == "Y":
                 features, initial = node.features, _sentence_initial(parsed.nodes, i)
                 break
-        res = self.fill(obj, template.lang, features, ytype, initial)
+        res = self.fill(obj, template.lang, features, ytype, initial, filler_label, answer=True)
         if isinstance(res, RenderFailure):
             return res
         if _SURVIVORS.search(res.form):
             return RenderFailure("placeholder-survived", f"answer form {res.form!r} holds a bracket")
         aliases = obj.aliases.get(template.lang, ())
-        forms = tuple(dict.fromkeys(f for f in (res.form, label, *aliases) if f))
-        return RenderedAnswer(object_qid, forms, res.status)
+        forms = tuple(dict.fromkeys(f for f in (res.form, clean_label(filler_label or label), clean_label(label),
+                                                *self._inflected_aliases(obj, template.lang, features, ytype,
+                                                                         initial, aliases),
+                                                *aliases) if f))
+        return RenderedAnswer(object_qid, forms, res.status, label_source)
+
+    def _label_owner(self, lang: str, label: str, qid: str) -> str | None:
+        """Another entity of the same kind whose (clean) label in ``lang`` is ``label``, if any: a city and
+        its governorate compete in one candidate pool («Dubai», «Dubai (Emirat)»); a city and the country
+        of the same name do not («La capitale de Saint-Marin est Saint-Marin»)."""
+        owners = self._owners.get(lang)
+        if owners is None:
+            owners = {}
+            for e in sorted(self.entities.values(), key=lambda e: e.qid):
+                raw = e.labels.get(lang)
+                if raw:
+                    owners.setdefault(clean_label(raw), set()).add(e.qid)
+            self._owners[lang] = owners
+        kind = _kind(self.entities[qid]) if qid in self.entities else ""
+        others = sorted(q for q in owners.get(label, set()) - {qid} if _kind(self.entities[q]) == kind)
+        return others[0] if others else None
+
+    def agreement_decisions(self) -> Mapping[tuple[str, str, str, str], Agreement]:
+        """(qid, lang, slot type, label) -> the agreement decided (for the audit)."""
+        return dict(self._agreements)
+
+    def inflection_decisions(self) -> Mapping[tuple, InflectionResult | None]:
+        """(lang, label, features, agreement, type, initial) -> the inflection made (for the audit)."""
+        return dict(self._inflections)
+
+    def _inflected_aliases(self, obj: Entity, lang: str, features: Features, slot_type: str, initial: bool,
+                           aliases: tuple[str, ...]) -> list[str]:
+        """Each alias formed like the label, so that a generated «в Китае» matches the gold of «Китайской
+        Народной Республике»; an alias the backend cannot form is left out of the inflected forms (kept
+        as written after them) and recorded."""
+        if features.is_plain or not aliases:
+            return []
+        out = []
+        for alias in aliases:
+            res = self.fill(obj, lang, features, slot_type, initial, alias, answer=True)
+            if isinstance(res, RenderFailure) or _SURVIVORS.search(res.form):
+                self.decisions[(lang, "alias", "not-inflected", f"{obj.qid} {alias}: "
+                                f"{res.detail if isinstance(res, RenderFailure) else res.form}")] += 1
+                continue
+            out.append(res.form)
+        return out
 
     def _parse(self, template: Template) -> ParsedTemplate | RenderFailure:
         try:
@@ -246,10 +355,21 @@ class Renderer:
             return RenderFailure("template-error", f"{template.where(e.offset)}: {e.message}")
 
 
+def _kind(entity: Entity) -> str:
+    """Coarse kind for label collisions: cities, regions and unknown places are one kind."""
+    t = entity_type(entity, "")
+    return "place" if t in ("settlement", "place", "") else t
+
+
 def _title_quotes(lang: str) -> tuple[str, str] | None:
     spec = language_registry().get(lang)
     quotes = spec.options.get("title_quotes") if spec else None
     return (quotes[0], quotes[1]) if quotes else None
+
+
+def _title_noun_always(lang: str) -> bool:
+    spec = language_registry().get(lang)
+    return bool(spec and spec.options.get("title_noun_in_nominative"))
 
 
 def _title_noun(lang: str, classes: tuple[str, ...], case: str) -> str | None:

@@ -13,6 +13,10 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Iterable
+from functools import cache
+from importlib import resources
+
+import yaml
 
 from factatlas.errors import did_you_mean
 from factatlas.records import ANSWER_MARKER
@@ -141,6 +145,35 @@ def validate_file(lf: LanguageFile, structural: bool = True) -> list[Issue]:
                                 "give each paraphrase its own number", "duplicate-id"))
         seen.setdefault(t.id, t.line)
         issues.extend(validate_template(t, lf, spec))
+        issues.extend(meaning_issues(t))
+    return issues
+
+
+@cache
+def glossary() -> dict:
+    """templates/data/glossary.yaml: per predicate and scope, the words that carry its meaning."""
+    text = resources.files("factatlas.templates").joinpath("data/glossary.yaml").read_text("utf-8")
+    return yaml.safe_load(text) or {}
+
+
+def meaning_issues(t: Template) -> list[Issue]:
+    """A template whose words do not say what its predicate means in its language (glossary.yaml)."""
+    issues = []
+    entry = glossary().get(t.predicate, {})
+    low = t.text.lower()
+    for scope in ("all", t.kind):
+        rules = entry.get(scope) or {}
+        means = (rules.get("means") or {}).get(t.lang)
+        if means and not any(w.lower() in low for w in means):
+            issues.append(Issue(t.path, t.line, 0, f"{t.id}: the text does not say what {t.predicate} means "
+                                f"here: none of {', '.join(means)} occurs in {t.text!r}",
+                                f"reword it, or extend {t.predicate} {scope} means {t.lang} in "
+                                "templates/data/glossary.yaml if the wording is right", "meaning-drift"))
+        for word in (rules.get("never") or {}).get(t.lang, ()):
+            if word.lower() in low:
+                issues.append(Issue(t.path, t.line, 0, f"{t.id}: {word!r} gives {t.predicate} another meaning "
+                                    f"in {t.text!r}", "see the comment of the entry in "
+                                    "templates/data/glossary.yaml", "meaning-drift"))
     return issues
 
 

@@ -190,8 +190,18 @@ def test_unimorph_suffix_analogy_is_flagged_guessed(tmp_path):
     guessed = backend.inflect("Bratysława", "pl", LOC)  # -awa -> -awie by analogy with Warszawa, Ostrawa
     assert (guessed.form, guessed.status) == ("Bratysławie", "guessed")
     assert "analogy" in guessed.detail
-    multi = backend.inflect("Nowa Warszawa", "pl", LOC)  # head = last word for Polish
-    assert (multi.form, multi.status) == ("Nowa Warszawie", "exact")
+    # head = last word for Polish; a modifier the table does not know leaves the phrase a guess
+    multi = backend.inflect("Nowa Warszawa", "pl", LOC)
+    assert (multi.form, multi.status) == ("Nowa Warszawie", "guessed")
+    assert "agreement unknown: Nowa" in multi.detail
+
+
+def test_unimorph_multiword_names_agree_as_a_phrase(tmp_path):
+    adjectives = "nowy\tnowa\tADJ;NOM;FEM;SG\nnowy\tnowej\tADJ;ESS;FEM;SG\nnowy\tnowej\tADJ;GEN;FEM;SG\n"
+    (tmp_path / "pol.tsv").write_text(POL_TABLE + adjectives, "utf-8")
+    backend = UnimorphBackend(cache_dir=tmp_path)
+    multi = backend.inflect("Nowa Warszawa", "pl", LOC)
+    assert (multi.form, multi.status) == ("Nowej Warszawie", "exact")
 
 
 def test_unimorph_missing_table_says_how_to_fetch(tmp_path):

@@ -87,7 +87,7 @@ def test_render_run_writes_prompts_gold_forms_and_counted_drops(run_dir, templat
     assert ru["text"] == "Анна Ахматова родилась в [Y]."
     assert ru["answer_start"] == ru["text"].index("[Y]")
     assert ru["gold_qids"] == ["Q649", "Q656"]  # every valid object, each with its own filler
-    assert ru["gold_forms"] == [["Москве", "Москва", "Москва-река"], ["Санкт-Петербурге", "Санкт-Петербург"]]
+    assert ru["gold_forms"] == [["Москве", "Москва", "Москве-реке", "Москва-река"], ["Санкт-Петербурге", "Санкт-Петербург"]]  # the alias inflected like the label, then as written
     assert rows["east:P19:Q80440|fr|P19/1"]["gold_qids"] == ["Q649"]  # Q656 has no French label
     assert ("east:P19:Q80440|fr|P19/1|Q656", "no-label") in {(d.item, d.reason) for d in
                                                             read_drops(run_dir / "render" / "dropped.parquet")}

@@ -70,7 +70,7 @@ def test_prompt_renders_exactly(renderer, lang, predicate, text, subject, expect
 
 ANSWERS = [
     # Russian locative: head-first multiword, hyphenated, indeclinable, Latin script kept
-    ("ru", "P19", RU_BORN, "Q649", ("Москве", "Москва", "Москва-река"), "exact"),
+    ("ru", "P19", RU_BORN, "Q649", ("Москве", "Москва", "Москве-реке", "Москва-река"), "exact"),
     ("ru", "P19", RU_BORN, "Q891", ("Нижнем Новгороде", "Нижний Новгород"), "exact"),
     ("ru", "P19", RU_BORN, "Q172", ("Торонто",), "exact"),
     ("ru", "P19", RU_BORN, "Q30", ("Соединённых Штатах Америки", "Соединённые Штаты Америки"), "exact"),
@@ -268,7 +268,7 @@ FIELD_PROMPTS = [
     # (pymorphy3 cannot decline «Во все тяжкие»: this used to be a counted failure)
     ("ru", "P364/1", "Q47703", "Язык оригинала фильма «Крёстный отец» — [Y]."),
     ("ru", "P364/1", "Q1079", "Язык оригинала сериала «Во все тяжкие» — [Y]."),
-    ("ru", "P364/2", "Q47703", "«Крёстный отец» снят на [Y]."),
+    ("ru", "P364/2", "Q47703", "Фильм «Крёстный отец» снят на [Y]."),
     ("ru", "P495/1", "Q9000003", "Страна происхождения «Мумии» — [Y]."),
     # (5) English "the" before the names that take it, sentence-initial capital
     ("en", "P47/1", "Q55", "The Netherlands shares a border with [Y]."),

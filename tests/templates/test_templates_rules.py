@@ -42,7 +42,7 @@ def req(gender: Gender = Gender.UNKNOWN, number: str = "sg", etype: str = "", so
     ("fr", "Honduras", Features(article="def", preposition="de"), req(M, etype="country"), "du Honduras"),
     ("fr", "Pays-Bas", Features(article="def"), req(M, "pl", "country"), "les Pays-Bas"),
     ("fr", "Le Havre", Features(preposition="de"), req(M, etype="settlement"), "du Havre"),
-    ("fr", "Les Ulis", Features(preposition="a"), req(M, "pl", "city"), "aux Ulis"),
+    ("fr", "Les Ulis", Features(preposition="a"), req(M, "pl", "settlement"), "aux Ulis"),
     # German: articles by case, indefinite, fused prepositions, genitive of common nouns
     ("de", "Gitarre", Features(case="dat", article="def"), req(F, etype="instrument"), "der Gitarre"),
     ("de", "Sänger", Features(case="gen", article="def"), req(M, etype="occupation"), "des Sängers"),
