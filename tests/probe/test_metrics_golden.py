@@ -17,7 +17,15 @@ from pathlib import Path
 
 import pytest
 
-from factatlas.probe.metrics import coverlap, gold_rank, precision_at_k, rankc, rankc_per_query, rankc_weights
+from factatlas.probe.metrics import (
+    coverlap,
+    gold_rank,
+    precision_at_k,
+    rankc,
+    rankc_matrix,
+    rankc_per_query,
+    rankc_weights,
+)
 
 REPO = Path(__file__).resolve().parents[2]
 BMLAMA = REPO.parent / "shared" / "reference" / "bmlama"
@@ -83,6 +91,8 @@ def test_rankc_matrix_of_bloom_3b(rankings):
     # Values recorded from the definition above (regression guard, 1e-9): en-es and ru-uk are the most
     # consistent pairs, as the paper reports for BLOOM-3b (closely related, shared-script languages).
     assert matrix[("en", "es")] == pytest.approx(0.5249843695, abs=1e-9)
+    # all 136 pairs at once (each language converted once): the same numbers, bit for bit
+    assert rankc_matrix({lang: rankings[lang] for lang in langs}) == matrix
     assert matrix[("ru", "uk")] == pytest.approx(0.5342232669, abs=1e-9)
     top5 = sorted(matrix, key=matrix.get, reverse=True)[:5]
     assert ("en", "es") in top5 and ("ru", "uk") in top5
