@@ -17,7 +17,6 @@ import inspect
 import json
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -31,6 +30,7 @@ from factatlas.probe.protocol import (
     check_scoring_for_family,
     rank_candidates,
 )
+from factatlas.probe.threads import torch_threads
 from factatlas.records import ANSWER_MARKER
 from factatlas.tables import PROMPTS_SCHEMA, RANKINGS_SCHEMA, read_rows, write_table
 
@@ -43,7 +43,6 @@ PLACEHOLDERS = {
     "uk": "щось", "ur": "کچھ", "vi": "cái gì đó", "zh": "某物",
 }
 GENERIC_PLACEHOLDER = "X"
-SMALL_MODEL_PARAMS = 20_000_000
 
 
 @dataclass(frozen=True)
@@ -245,7 +244,7 @@ def probe_benchmark(run: str | Path, config: ProbeConfig, lm=None) -> ProbeOutco
     rule = check_scoring_for_family(scoring, lm.family)
     slug = config.out_name or model_out_name(_slug_for(config.model, lm, tiny_info), scoring, lm.family)
     job = ProbeJob(lm, make_scorer(lm, scoring, config), rule, slug, model_name, tiny_info or None)
-    with _cpu_threads_for(lm):
+    with torch_threads(lm.model, lm.device):  # the one thread rule (factatlas.probe.threads)
         return _run(job, rows, selected, counts, bench, run_dir, config)
 
 
@@ -295,22 +294,6 @@ def template_only_inputs(work: Sequence[Mapping[str, Any]], counts: Counter
         kept.append(r)
         texts.append(text)
     return kept, texts
-
-
-@contextmanager
-def _cpu_threads_for(lm):
-    """Small models on CPU run on one thread: their matrices gain nothing from a second one and lose a
-    lot when the cores are busy (6-20x slower measured on a shared 2-core machine)."""
-    import torch
-
-    small = sum(p.numel() for p in lm.model.parameters()) < SMALL_MODEL_PARAMS
-    before = torch.get_num_threads()
-    if lm.device == "cpu" and small:
-        torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
 
 
 def _run(job: ProbeJob, rows, selected, counts: Counter, bench: Path, run_dir: Path,
