@@ -17,6 +17,7 @@ from factatlas.probe.batching import token_budget_batches
 from factatlas.probe.models import LoadedModel
 from factatlas.probe.protocol import ClozeQuery
 from factatlas.probe.slots import SlotTokens, special_wrap, tokenize_slots
+from factatlas.probe.threads import torch_threads
 
 MODES = ("independent", "pll")
 
@@ -158,6 +159,10 @@ class MaskedLMScorer:
         return self.score_slots(slots)
 
     def score_slots(self, slots: Sequence[SlotTokens]) -> list[tuple[float, ...]]:
+        with torch_threads(self.lm.model, self.lm.device):
+            return self._score_slots(slots)
+
+    def _score_slots(self, slots: Sequence[SlotTokens]) -> list[tuple[float, ...]]:
         import torch
 
         tok = self.lm.tokenizer
