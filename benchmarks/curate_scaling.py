@@ -125,11 +125,16 @@ def run_scale(scale: int, workdir: Path, endpoint_url: str | None) -> dict:
     from factatlas.curate.engine import CurationConfig, curate
 
     sample = write_sample(scale, workdir / f"x{scale}")
-    t0 = time.process_time()
-    store = load_store(sample)
-    load_s = time.process_time() - t0
-    triples = len(store)
-    endpoint = EmbeddedEndpoint(sample, store=store) if endpoint_url is None else None
+    store, load_s = None, 0.0
+    if endpoint_url is None:
+        t0 = time.process_time()
+        store = load_store(sample)
+        load_s = time.process_time() - t0
+        triples = len(store)
+        endpoint = EmbeddedEndpoint(sample, store=store)
+    else:  # the server holds the store; this process is only its client
+        with open(sample, encoding="utf-8") as f:
+            triples = sum(1 for _ in f)
     config = CurationConfig(pair=PAIR, langs=LANGS, sample=str(sample), endpoint=endpoint_url,
                             page_lengths=str(sample.with_name("page_lengths.tsv")))
     if endpoint_url is not None:
@@ -141,10 +146,11 @@ def run_scale(scale: int, workdir: Path, endpoint_url: str | None) -> dict:
     entities = sorted((q for q in result.entities if original(q)), key=lambda q: int(q[1:]))[:DESCRIBE_ENTITIES]
     query = sparql.describe_query(entities, LANGS)
     times = []
+    clock = time.process_time if endpoint_url is None else time.perf_counter  # a server's work is wall time
     for _ in range(5):
-        t0 = time.process_time()
+        t0 = clock()
         rows = run_on_store(store, query) if endpoint_url is None else endpoint.select(query)
-        times.append(time.process_time() - t0 if endpoint_url is None else time.perf_counter() - t0)
+        times.append(clock() - t0)
     facts = sorted(json.dumps(_fact_key(f), sort_keys=True) for f in result.facts if original(f.subject))
     ents = sorted(json.dumps(_entity_key(e), sort_keys=True) for q, e in result.entities.items() if original(q))
     return {"scale": scale, "triples": triples, "load_s": load_s, "curate_s": curate_s, "curate_wall_s": curate_wall,
@@ -234,12 +240,14 @@ def main(argv=None) -> int:
             return 1
         print(f"[{side}] original facts ({len(base['shared_facts'])}) and entities "
               f"({len(base['shared_entities'])}) identical at every scale")
+        # over HTTP the work is the server's: its wall time counts (the client's CPU only parses answers)
+        key = "curate_s" if mode is None else "curate_wall_s"
         for a, b in zip(results, results[1:], strict=False):
-            print(f"[{side}] exponent {a['scale']}x -> {b['scale']}x: curate {exponent(a, b, 'curate_s'):.2f}, "
+            print(f"[{side}] exponent {a['scale']}x -> {b['scale']}x: curate {exponent(a, b, key):.2f}, "
                   f"describe query {exponent(a, b, 'describe_s'):.2f}")
         if len(results) > 2:
             print(f"[{side}] exponent {base['scale']}x -> {results[-1]['scale']}x: curate "
-                  f"{exponent(base, results[-1], 'curate_s'):.2f} (goal <= 1.1), describe query "
+                  f"{exponent(base, results[-1], key):.2f} (goal <= 1.1), describe query "
                   f"{exponent(base, results[-1], 'describe_s'):.2f} (goal ~0: fixed input)")
     return 0
 
