@@ -1,29 +1,38 @@
-"""Our masked-LM scorers vs the anchors' algorithms for the SAME scoring rule, same prompts, one process.
+"""Our scorers vs the anchors' algorithms and vs the limit, for the SAME scoring rule, one process.
 
-Pairs (each checked for identical rankings before a ratio is printed):
-- left-to-right / PLL rule: BMLAMA-style loop (one pass per candidate token, batch 1, fp32, autograd on,
-  NumPy softmax per scored token, prompt re-tokenized per candidate) vs ``MaskedLMScorer(mode="pll")``;
-- independent-mask rule: mLAMA-style batching (4 prompts per batch, a pass for every mask count up to
-  the batch maximum, full-vocabulary log-softmax of every position copied to the host) vs
-  ``MaskedLMScorer(mode="independent")``.
+For each masked-LM rule three sides run on the same prompts:
+- the **limit**: the bare encoder forward (no LM head, no scoring code) on exactly the passes the rule
+  needs, in the same batches, tensors built beforehand; a scorer's throughput is printed as a fraction
+  of it (it can pass 1.0: the scorer runs the last layer and the head only where it reads);
+- ours: ``MaskedLMScorer(mode="independent" | "pll")``;
+- the anchor: the mLAMA-style batching (independent) or the BMLAMA-style per-candidate loop (PLL: one
+  pass per candidate token, batch 1, fp32, autograd on, NumPy softmax per scored token), on a subset,
+  ours timed on the same subset for the ratio.
+Rankings are checked first (fp32: identical up to numerical near-ties of 1e-5; bf16/fp16: differences
+only where the fp32 reference's scores are within ``--half-tol``, stated in the output); nothing is timed
+or printed as a ratio unless the check passes. Sides are timed interleaved, ``--repeats`` times, in
+process CPU time (CUDA: wall time with synchronisation); min and median are printed, ratios use mins.
+Threads: the project's rule (``factatlas.probe.threads``) unless ``--threads`` says otherwise.
 
-The model is BERT-shaped with random weights (speed does not depend on what it knows); prompts are
-synthetic cloze sentences over pseudo-words, candidates drawn from per-relation pools so they have 1-5
-subword tokens. The per-candidate baseline is slow by design: by default it runs on a subset
-(``--bmlama-prompts``) and our scorer is timed on that same subset for its ratio.
+Data: ``--data synthetic`` (cloze sentences over pseudo-words) or ``--data bmlama17`` (the BMLAMA-17
+English prompts and candidates from ``../shared/reference/bmlama``, tokenizer trained on the prompts
+without answers: about 84 % of candidates are multi-token at ``--tokenizer-vocab 1000``).
 
-    python benchmarks/probe_speed.py --quick            # a minute: small sizes
-    python benchmarks/probe_speed.py                    # 4 layers, hidden 256, vocab 30k, 2000 x 20
-    python benchmarks/probe_speed.py --device cuda --dtype bf16 --preset mbert   # GPU: prompts/s, TFLOP/s
+    python benchmarks/probe_speed.py --quick
+    python benchmarks/probe_speed.py --data bmlama17 --prompts 600 --bmlama-prompts 30
+    python benchmarks/probe_speed.py --device cuda --dtype bf16 --preset mbert          # GPU: mBERT shape
+    python benchmarks/probe_speed.py --device cuda --dtype bf16 --preset llama-1b       # 1B-class causal
 """
 
 from __future__ import annotations
 
 import argparse
 import random
+import statistics
 import sys
 import time
 from dataclasses import dataclass
+from pathlib import Path
 
 RELATIONS = (
     "The capital of {X} is [Y] .", "{X} was born in [Y] .", "[Y] is the official language of {X} .",
@@ -32,10 +41,6 @@ RELATIONS = (
     "The original language of {X} is [Y] .",
 )
 SYLLABLES = [c + v for c in "bcdfghjklmnprstvz" for v in "aeiou"] + ["ar", "el", "on", "is", "um", "an"]
-HALF_PRECISION_TOL = 0.05  # nats: bf16/fp16 scorer vs fp32 anchors, see main()
-
-# Dense bf16/fp16 tensor-core peaks (TFLOP/s) by device-name substring; --peak-tflops overrides.
-PEAK_TFLOPS = {"H100": 989.0, "H200": 989.0, "A100": 312.0, "L40S": 362.0, "A10": 125.0, "4090": 165.0}
 
 
 @dataclass(frozen=True)
@@ -50,7 +55,11 @@ class Sizes:
 PRESETS = {
     "small": Sizes(layers=4, hidden=256, heads=4, intermediate=1024, vocab=30000),
     "mbert": Sizes(layers=12, hidden=768, heads=12, intermediate=3072, vocab=119547),
+    # a 1B-class decoder (TinyLlama-1.1B's shape), built from its config with random weights
+    "llama-1b": Sizes(layers=22, hidden=2048, heads=32, intermediate=5632, vocab=32000),
+    "llama-small": Sizes(layers=4, hidden=256, heads=8, intermediate=1024, vocab=30000),  # CPU-sized decoder
 }
+CAUSAL_PRESETS = {"llama-1b", "llama-small"}
 
 
 def pseudo_word(rng: random.Random, lo: int, hi: int) -> str:
@@ -100,22 +109,10 @@ def compare(queries, ours, reference, tol: float) -> tuple[int, int]:
             differ += 1
             pos = {f: i for i, f in enumerate(q.forms)}
             first = next(i for i in range(len(ra)) if ra[i] != rb[i])
-            gap = abs(a[pos[ra[first]]] - a[pos[rb[first]]])
+            gap = abs(b[pos[ra[first]]] - b[pos[rb[first]]])  # how close the reference found them
             if gap > tol:
                 unexplained += 1
     return differ, unexplained
-
-
-def timed(fn, device: str):
-    import torch
-
-    if device == "cuda":
-        torch.cuda.synchronize()
-    start = time.perf_counter()
-    result = fn()
-    if device == "cuda":
-        torch.cuda.synchronize()
-    return result, time.perf_counter() - start
 
 
 def pass_flops(lm, queries, mode: str, batch_tokens: int, sizes: Sizes) -> float:
@@ -144,10 +141,141 @@ def pass_flops(lm, queries, mode: str, batch_tokens: int, sizes: Sizes) -> float
     return total
 
 
+ROOT = Path(__file__).resolve().parents[1]
+BMLAMA = next((p for p in (ROOT.parent / "shared" / "reference" / "bmlama", ROOT.parents[1] / "shared" / "reference" / "bmlama")
+               if p.exists()), ROOT.parent / "shared" / "reference" / "bmlama")
+
+
+def bmlama_queries(folder: Path, lang: str, n: int):
+    """BMLAMA-17 prompts with their candidate lists (10 each), and the prompts without answers as corpus."""
+    from factatlas.probe.protocol import ClozeQuery
+
+    path = folder / "BMLAMA17" / f"{lang}.tsv"
+    if not path.exists():
+        raise SystemExit(f"--data bmlama17: {path} not found (pass --bmlama DIR)")
+    queries = []
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            fields = line.rstrip("\n").split("\t")
+            if fields[0] == "Prompt" or fields[0].count("<mask>") != 1:
+                continue
+            queries.append(ClozeQuery(fields[0].replace("<mask>", "[Y]"), tuple(fields[2].split(", "))))
+    corpus = [q.text.replace("[Y]", "") for q in queries]
+    return queries[:n], corpus
+
+
+def limit_batches(lm, queries, mode: str, batch_tokens: int):
+    """The id tensors of exactly the passes ``mode`` needs, in the scorer's batches."""
+    import torch
+
+    from factatlas.probe.batching import token_budget_batches
+    from factatlas.probe.mlm import plan_passes
+    from factatlas.probe.slots import special_wrap, tokenize_slots
+
+    wrap = special_wrap(lm.tokenizer)
+    passes, _ = plan_passes(tokenize_slots(lm.tokenizer, queries), mode, lm.tokenizer.mask_token_id,
+                            wrap.head, wrap.tail)
+    batches = token_budget_batches([len(p.ids) for p in passes], batch_tokens, same_length=True)
+    return [torch.tensor([passes[i].ids for i in b], dtype=torch.long, device=lm.device) for b in batches]
+
+
+def bare_forward(lm, batches) -> None:
+    """The encoder on every pass: no LM head, no reads, no scoring."""
+    import torch
+
+    base = getattr(lm.model, lm.model.base_model_prefix)
+    with torch.inference_mode():
+        for ids in batches:
+            base(input_ids=ids)
+
+
+def clock_for(device: str):
+    """Process CPU time on CPU (the box is shared), synchronised wall time on CUDA."""
+    import torch
+
+    if device == "cuda":
+        def now() -> float:
+            torch.cuda.synchronize()
+            return time.perf_counter()
+        return now
+    return time.process_time
+
+
+def interleaved(sides: dict, repeats: int, device: str) -> dict[str, list[float]]:
+    """Every side once per round, rounds repeated: load changes hit all sides alike."""
+    now = clock_for(device)
+    times: dict[str, list[float]] = {name: [] for name in sides}
+    for _ in range(repeats):
+        for name, fn in sides.items():
+            t0 = now()
+            fn()
+            times[name].append(now() - t0)
+    return times
+
+
+def measured_peak_tflops(device: str, dtype: str, size: int = 8192, repeats: int = 10) -> float:
+    """The best dense matmul rate this device reaches in ``dtype`` (square ``size`` matrices)."""
+    import torch
+
+    from factatlas.probe.models import torch_dtype
+
+    a = torch.randn(size, size, device=device, dtype=torch_dtype(dtype))
+    b = torch.randn(size, size, device=device, dtype=torch_dtype(dtype))
+    now = clock_for(device)
+    best = float("inf")
+    for _ in range(repeats):
+        t0 = now()
+        a @ b
+        best = min(best, now() - t0)
+    return 2 * size**3 / best / 1e12
+
+
+def build_causal(sizes: Sizes, corpus, device: str, dtype: str, seed: int, tokenizer_vocab: int):
+    """A Llama-shaped decoder from its config (random weights, no download) with a BPE tokenizer."""
+    import torch
+    import transformers
+
+    from factatlas.probe.models import torch_dtype, wrap_model
+    from factatlas.probe.tiny import train_tokenizer
+
+    tok = train_tokenizer(corpus, "gpt2", vocab_size=tokenizer_vocab)
+    torch.manual_seed(seed)
+    config = transformers.LlamaConfig(
+        vocab_size=max(sizes.vocab, len(tok)), hidden_size=sizes.hidden, num_hidden_layers=sizes.layers,
+        num_attention_heads=sizes.heads, num_key_value_heads=max(1, sizes.heads // 8),
+        intermediate_size=sizes.intermediate, max_position_embeddings=2048, bos_token_id=tok.bos_token_id,
+        eos_token_id=tok.eos_token_id, pad_token_id=tok.pad_token_id)
+    with torch.device(device):
+        model = transformers.LlamaForCausalLM(config).to(dtype=torch_dtype(dtype)).eval()
+    return wrap_model(model, tok, name=f"random-llama-{sizes.layers}x{sizes.hidden}", family="causal")
+
+
+def causal_flops(lm, queries) -> float:
+    """Matmul FLOPs of the continuation rule: 2 x non-embedding parameters per token computed (prefix once
+    per prompt, candidate tokens from the cache) plus the head on the scored positions."""
+    from factatlas.probe.causal import context_start
+    from factatlas.probe.slots import tokenize_slots
+
+    model = lm.model
+    head = model.get_output_embeddings().weight.numel()
+    body = sum(p.numel() for p in model.parameters()) - head - model.get_input_embeddings().weight.numel()
+    tokens = scored = 0
+    for s in tokenize_slots(lm.tokenizer, queries):
+        tokens += len(context_start(lm.tokenizer, s.prefix)) + sum(len(c) - 1 for c in s.candidates)
+        scored += 1 + sum(len(c) - 1 for c in s.candidates)
+    return 2.0 * body * tokens + 2.0 * head * scored
+
+
+def stats(ts: list[float]) -> str:
+    return f"min {min(ts):8.3f} s, median {statistics.median(ts):8.3f} s"
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--data", choices=("synthetic", "bmlama17"), default="synthetic")
+    ap.add_argument("--bmlama", type=Path, default=BMLAMA, help="folder holding BMLAMA17/*.tsv")
     ap.add_argument("--prompts", type=int, default=2000)
-    ap.add_argument("--candidates", type=int, default=20)
+    ap.add_argument("--candidates", type=int, default=20, help="synthetic data only (BMLAMA-17 has 10)")
     ap.add_argument("--preset", choices=sorted(PRESETS), default="small")
     ap.add_argument("--layers", type=int)
     ap.add_argument("--hidden", type=int)
@@ -155,104 +283,193 @@ def main(argv=None) -> int:
     ap.add_argument("--intermediate", type=int)
     ap.add_argument("--vocab", type=int)
     ap.add_argument("--tokenizer-vocab", type=int, default=1000,
-                    help="WordPiece vocabulary trained on the prompts (smaller = more multi-token candidates)")
-    ap.add_argument("--bmlama-prompts", type=int, default=200,
-                    help="prompts for the per-candidate baseline (0: all); ours is timed on the same subset")
-    ap.add_argument("--mlama-prompts", type=int, default=0, help="prompts for the mLAMA-style baseline (0: all)")
+                    help="tokenizer vocabulary trained on the prompts (smaller = more multi-token candidates)")
+    ap.add_argument("--bmlama-prompts", type=int, default=40,
+                    help="prompts for the per-candidate PLL loop; ours is timed on the same subset")
+    ap.add_argument("--mlama-prompts", type=int, default=200, help="prompts for the mLAMA-style baseline")
+    ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--batch-tokens", type=int, default=8192)
-    ap.add_argument("--threads", type=int, default=0, help="torch CPU threads, the same for every side (0: torch default)")
+    ap.add_argument("--threads", type=int, default=0,
+                    help="torch CPU threads for every side (0: the project's rule, factatlas.probe.threads)")
     ap.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
     ap.add_argument("--dtype", choices=("fp32", "bf16", "fp16"), default="fp32",
-                    help="our scorers' dtype; the baselines always run fp32 as the anchors do")
-    ap.add_argument("--skip-baselines", action="store_true", help="GPU throughput only")
-    ap.add_argument("--peak-tflops", type=float, help="the card's dense matmul peak (default: by device name)")
+                    help="our scorers' dtype; the anchors always run fp32 as they do")
+    ap.add_argument("--half-tol", type=float, default=0.05,
+                    help="bf16/fp16: rankings may differ only where the fp32 reference's scores are this close (nats)")
+    ap.add_argument("--skip-baselines", action="store_true", help="GPU throughput only (no anchors, no check)")
     ap.add_argument("--quick", action="store_true", help="200 prompts, 10 candidates, 2 layers, vocab 8k")
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args(argv)
 
     import torch
 
-    from factatlas.probe.baselines import bmlama_pll_scores, mlama_independent_scores
-    from factatlas.probe.mlm import MaskedLMScorer
+    from factatlas.probe.threads import model_threads
 
-    if args.threads:
-        torch.set_num_threads(args.threads)
-    args.threads = torch.get_num_threads()
     sizes = PRESETS[args.preset]
     if args.quick:
-        args.prompts, args.candidates, args.bmlama_prompts = 200, 10, 40
+        args.prompts, args.candidates, args.bmlama_prompts, args.mlama_prompts = 200, 10, 20, 100
         sizes = Sizes(layers=2, hidden=128, heads=2, intermediate=512, vocab=8000)
     sizes = Sizes(**{k: getattr(args, k) if getattr(args, k) is not None else v for k, v in vars(sizes).items()})
-    queries, corpus = make_queries(args.prompts, args.candidates, args.seed)
-    lm = build_model(sizes, corpus, args.device, args.dtype, args.seed, args.tokenizer_vocab)
+    if args.data == "bmlama17":
+        queries, corpus = bmlama_queries(args.bmlama, "en", args.prompts)
+    else:
+        queries, corpus = make_queries(args.prompts, args.candidates, args.seed)
+    causal = args.preset in CAUSAL_PRESETS
+    builder = build_causal if causal else build_model
+    lm = builder(sizes, corpus, args.device, args.dtype, args.seed, args.tokenizer_vocab)
+    threads = args.threads or model_threads(lm.model, args.device)
+    if threads:
+        torch.set_num_threads(threads)
     from factatlas.probe.slots import tokenize_slots
 
     lengths = [len(c) for s in tokenize_slots(lm.tokenizer, queries) for c in s.candidates]
-    print(f"model: BERT {sizes.layers} layers, hidden {sizes.hidden}, vocab {lm.model.config.vocab_size}, "
-          f"{args.device}/{args.dtype}, {args.threads} thread(s)")
-    print(f"data: {len(queries)} prompts x {args.candidates} candidates; candidate tokens "
+    params = sum(p.numel() for p in lm.model.parameters())
+    print(f"model: {type(lm.model).__name__} {sizes.layers} layers, hidden {sizes.hidden}, vocab "
+          f"{lm.model.config.vocab_size}, {params / 1e6:.1f}M parameters, {args.device}/{args.dtype}, "
+          f"{torch.get_num_threads()} thread(s)")
+    print(f"data: {args.data}, {len(queries)} prompts x {len(queries[0].forms)} candidates; candidate tokens "
           f"mean {sum(lengths) / len(lengths):.2f}, max {max(lengths)}; "
           f"share multi-token {sum(n > 1 for n in lengths) / len(lengths):.0%}")
+    peak = None
+    if args.device == "cuda":
+        peak = measured_peak_tflops(args.device, args.dtype)
+        print(f"device: {torch.cuda.get_device_name()}, measured dense {args.dtype} matmul peak {peak:.0f} TFLOP/s")
+    if causal:
+        return causal_main(args, lm, queries, peak)
+    return mlm_main(args, lm, queries, sizes, peak)
 
-    indep = MaskedLMScorer(lm, "independent", batch_tokens=args.batch_tokens)
-    pll = MaskedLMScorer(lm, "pll", batch_tokens=args.batch_tokens)
-    indep.score(queries[:8])  # warm-up (allocator, kernels)
-    results = {}
-    ours_indep, t_indep = timed(lambda: indep.score(queries), args.device)
-    ours_pll, t_pll = timed(lambda: pll.score(queries), args.device)
-    print(f"ours  mlm-independent: {len(queries) / t_indep:9.1f} prompts/s ({t_indep:.2f} s)")
-    print(f"ours  mlm-pll:         {len(queries) / t_pll:9.1f} prompts/s ({t_pll:.2f} s)")
-    name = torch.cuda.get_device_name() if args.device == "cuda" else "CPU"
-    peak = args.peak_tflops or next((v for k, v in PEAK_TFLOPS.items() if k in name), None)
-    for label, seconds in (("independent", t_indep), ("pll", t_pll)):
-        tflops = pass_flops(lm, queries, label, args.batch_tokens, sizes) / seconds / 1e12
-        share = f", {tflops / peak:.1%} of {peak:.0f} TFLOP/s {args.dtype} peak ({name})" if peak else ""
-        print(f"      {label}: {tflops:.3f} TFLOP/s of matmul work achieved{share}")
-    if args.skip_baselines:
-        return 0
 
-    ref_lm = lm
-    if args.dtype != "fp32":  # the anchors run fp32: an fp32 copy of the same weights and tokenizer
-        import copy
+def check(label: str, queries, ours, reference, half: bool, tol: float) -> bool:
+    differ, bad = compare(queries, ours, reference, tol=tol)
+    verdict = "identical" if not differ else f"differ on {differ} ({bad} beyond near-ties of {tol:g})"
+    print(f"check {label}: rankings {verdict} on {len(queries)} prompts"
+          + (f" (ours {'half precision'} vs the fp32 anchor, tolerance {tol:g} nats)" if half else ""))
+    return bad == 0
 
-        from factatlas.probe.models import wrap_model
 
-        ref_lm = wrap_model(copy.deepcopy(lm.model).float(), lm.tokenizer, name=lm.name, family="mlm")
-    # Half precision reorders near-equal candidates: there a ranking may differ only between candidates
-    # whose fp32 scores lie within HALF_PRECISION_TOL (mean log-probability, nats; bf16 keeps ~3 digits).
-    tol = 1e-5 if args.dtype == "fp32" else HALF_PRECISION_TOL
-    if args.dtype != "fp32":
-        print(f"note: ours runs {args.dtype}, the anchors fp32: rankings must agree up to score gaps of {tol}")
-    n_m = args.mlama_prompts or len(queries)
-    sub = queries[:n_m]
-    ref, t_ref = timed(lambda: mlama_independent_scores(ref_lm, sub), args.device)
-    ours_sub = ours_indep[:n_m] if n_m == len(queries) else indep.score(sub)
-    t_ours = t_indep * n_m / len(queries) if n_m == len(queries) else timed(lambda: indep.score(sub), args.device)[1]
-    differ, bad = compare(sub, ours_sub, ref, tol=tol)
-    if bad:
-        print(f"FAILED: mLAMA-style rankings differ on {bad} prompts beyond gaps of {tol}", file=sys.stderr)
-        return 1
-    results["mlama"] = t_ref / t_ours
-    print(f"mLAMA-style independent: {n_m / t_ref:9.1f} prompts/s ({t_ref:.2f} s) on {n_m} prompts; rankings "
-          f"{'identical' if not differ else f'differ on {differ} ({bad} beyond near-ties)'}")
-    print(f"RATIO independent-mask scorer vs mLAMA-style: {results['mlama']:.1f}x  (target >= 3x)")
+def mlm_main(args, lm, queries, sizes: Sizes, peak: float | None) -> int:
+    from factatlas.probe.baselines import bmlama_pll_scores, mlama_independent_scores
+    from factatlas.probe.mlm import MaskedLMScorer
 
-    n_b = args.bmlama_prompts or len(queries)
-    sub = queries[:n_b]
-    ref, t_ref = timed(lambda: bmlama_pll_scores(ref_lm, sub), args.device)
-    ours_sub, t_ours = timed(lambda: pll.score(sub), args.device)
-    differ, bad = compare(sub, ours_sub, ref, tol=tol)
-    if bad:
-        print(f"FAILED: BMLAMA-style rankings differ on {bad} prompts beyond gaps of {tol}", file=sys.stderr)
-        return 1
-    results["bmlama"] = t_ref / t_ours
-    print(f"BMLAMA-style per-candidate PLL: {n_b / t_ref:9.2f} prompts/s ({t_ref:.2f} s) on {n_b} prompts; "
-          f"ours on the same {n_b}: {n_b / t_ours:.1f} prompts/s; rankings "
-          f"{'identical' if not differ else f'differ on {differ} ({bad} beyond near-ties)'}")
-    print(f"RATIO PLL scorer vs BMLAMA-style per-candidate loop: {results['bmlama']:.1f}x  (target >= 20x)")
-    if n_b < len(queries):
-        print(f"      (ours on all {len(queries)} prompts: {len(queries) / t_pll:.1f} prompts/s, "
-              f"{(len(queries) / t_pll) / (n_b / t_ref):.1f}x the baseline's throughput)")
+    scorers = {mode: MaskedLMScorer(lm, mode, batch_tokens=args.batch_tokens) for mode in ("independent", "pll")}
+    limits = {mode: limit_batches(lm, queries, mode, args.batch_tokens) for mode in scorers}
+    sub_m, sub_b = queries[: args.mlama_prompts], queries[: args.bmlama_prompts]
+    sides = {}
+    for mode, scorer in scorers.items():
+        sides[f"limit {mode}"] = lambda b=limits[mode]: bare_forward(lm, b)
+        sides[f"ours {mode}"] = lambda s=scorer: s.score(queries)
+    if not args.skip_baselines:
+        ref_lm = lm
+        if args.dtype != "fp32":  # the anchors run fp32: an fp32 copy of the same weights and tokenizer
+            import copy
+
+            from factatlas.probe.models import wrap_model
+
+            ref_lm = wrap_model(copy.deepcopy(lm.model).float(), lm.tokenizer, name=lm.name, family="mlm")
+        half = args.dtype != "fp32"
+        tol = args.half_tol if half else 1e-5
+        # correctness first: nothing is timed unless both rules rank as their anchors do
+        ok = check("independent vs mLAMA-style", sub_m, scorers["independent"].score(sub_m),
+                   mlama_independent_scores(ref_lm, sub_m), half, tol)
+        ok &= check("pll vs BMLAMA-style loop", sub_b, scorers["pll"].score(sub_b),
+                    bmlama_pll_scores(ref_lm, sub_b), half, tol)
+        if not ok:
+            print("FAILED: rankings differ beyond the tolerance; no ratio printed", file=sys.stderr)
+            return 1
+        sides["ours independent (mLAMA subset)"] = lambda: scorers["independent"].score(sub_m)
+        sides["mLAMA-style independent"] = lambda: mlama_independent_scores(ref_lm, sub_m)
+        sides["ours pll (BMLAMA subset)"] = lambda: scorers["pll"].score(sub_b)
+        sides["BMLAMA-style per-candidate PLL"] = lambda: bmlama_pll_scores(ref_lm, sub_b)
+    for mode in scorers:  # warm-up: first calls on new shapes build kernels (oneDNN bf16, CUDA)
+        sides[f"limit {mode}"]()
+        sides[f"ours {mode}"]()
+    times = interleaved(sides, args.repeats, args.device)
+    n = {name: len(sub_m) if "mLAMA" in name else len(sub_b) if "BMLAMA" in name else len(queries) for name in sides}
+    print(f"times over {args.repeats} interleaved rounds ({'process CPU' if args.device == 'cpu' else 'wall, synced'}):")
+    for name, ts in times.items():
+        print(f"  {name:<34} {stats(ts)}  {n[name] / min(ts):9.1f} prompts/s")
+    for mode in scorers:
+        frac = min(times[f"limit {mode}"]) / min(times[f"ours {mode}"])
+        line = f"RATIO {mode}: {frac:.2f} of the limit (bare encoder forward on the same passes)"
+        if peak:
+            tflops = pass_flops(lm, queries, mode, args.batch_tokens, sizes) / min(times[f"ours {mode}"]) / 1e12
+            line += f"; {tflops:.1f} TFLOP/s = {tflops / peak:.1%} of the measured {args.dtype} peak"
+        if not args.skip_baselines:
+            anchor, sub = (("mLAMA-style independent", "ours independent (mLAMA subset)") if mode == "independent"
+                           else ("BMLAMA-style per-candidate PLL", "ours pll (BMLAMA subset)"))
+            line += f"; {min(times[anchor]) / min(times[sub]):.1f}x the {anchor.split()[0]} loop on its subset"
+            if n[anchor] < len(queries):  # passes shared across prompts pay off on the whole set
+                line += (f", {(len(queries) / min(times[f'ours {mode}'])) / (n[anchor] / min(times[anchor])):.1f}x "
+                         f"its throughput with ours on all {len(queries)}")
+        print(line)
+    return 0
+
+
+def sentence_loss_loop(lm, queries) -> list[tuple[float, ...]]:
+    """BMLAMA's causal loop: each filled sentence alone, batch 1, ``-model(ids, labels=ids).loss``."""
+    import torch
+
+    out = []
+    with torch.no_grad():
+        for q in queries:
+            row = []
+            for form in q.forms:
+                ids = torch.tensor([lm.tokenizer(q.left + form + q.right)["input_ids"]], device=lm.device)
+                row.append(-float(lm.model(input_ids=ids, labels=ids).loss) if ids.shape[1] > 1 else float("-inf"))
+            out.append(tuple(row))
+    return out
+
+
+def causal_main(args, lm, queries, peak: float | None) -> int:
+    from factatlas.probe.baselines import causal_per_candidate_scores
+    from factatlas.probe.causal import CausalLMScorer, SentenceLegacyScorer
+
+    scorer = CausalLMScorer(lm, "mean", batch_tokens=args.batch_tokens)
+    legacy = SentenceLegacyScorer(lm, batch_tokens=args.batch_tokens)
+    scorer.score(queries)  # warm-up: first calls on new shapes build kernels (oneDNN bf16, CUDA)
+    legacy.score(queries)
+    sub = queries[: args.bmlama_prompts]
+    sides = {"ours causal-mean": lambda: scorer.score(queries),
+             "ours causal-sentence-legacy": lambda: legacy.score(queries)}
+    if not args.skip_baselines:
+        ref_lm = lm
+        if args.dtype != "fp32":
+            import copy
+
+            from factatlas.probe.models import wrap_model
+
+            ref_lm = wrap_model(copy.deepcopy(lm.model).float(), lm.tokenizer, name=lm.name, family="causal")
+        half = args.dtype != "fp32"
+        tol = args.half_tol if half else 1e-5
+        ok = check("causal-mean vs per-candidate loop", sub, scorer.score(sub),
+                   causal_per_candidate_scores(ref_lm, sub), half, tol)
+        ok &= check("causal-sentence-legacy vs per-sentence loss loop", sub, legacy.score(sub),
+                    sentence_loss_loop(ref_lm, sub), half, tol)
+        if not ok:
+            print("FAILED: rankings differ beyond the tolerance; no ratio printed", file=sys.stderr)
+            return 1
+        sides["ours causal-mean (subset)"] = lambda: scorer.score(sub)
+        sides["per-candidate loop"] = lambda: causal_per_candidate_scores(ref_lm, sub)
+        sides["ours causal-sentence-legacy (subset)"] = lambda: legacy.score(sub)
+        sides["per-sentence loss loop"] = lambda: sentence_loss_loop(ref_lm, sub)
+    times = interleaved(sides, args.repeats, args.device)
+    for name, ts in times.items():
+        k = len(sub) if "subset" in name or "loop" in name else len(queries)
+        print(f"  {name:<34} {stats(ts)}  {k / min(ts):9.1f} prompts/s")
+    t = min(times["ours causal-mean"])
+    line = f"RATIO causal-mean: {len(queries) / t:.1f} prompts/s"
+    if peak:
+        tflops = causal_flops(lm, queries) / t / 1e12
+        line += f"; {tflops:.1f} TFLOP/s = {tflops / peak:.1%} of the measured {args.dtype} peak"
+    if not args.skip_baselines:
+        line += f"; {min(times['per-candidate loop']) / min(times['ours causal-mean (subset)']):.1f}x the loop"
+    print(line)
+    t = min(times["ours causal-sentence-legacy"])
+    line = f"RATIO causal-sentence-legacy: {len(queries) / t:.1f} prompts/s"
+    if not args.skip_baselines:
+        line += (f"; {min(times['per-sentence loss loop']) / min(times['ours causal-sentence-legacy (subset)']):.1f}x "
+                 "the per-sentence loop")
+    print(line)
     return 0
 
 

@@ -158,14 +158,17 @@ def describe_query(entities: Sequence[str], langs: Sequence[str]) -> str:
     """Step 4 in one pass: labels, aliases and gendered label forms (P2521, P3321) in ``langs``, P31
     classes, P21 and the sitelink count.
 
-    ``?x ?p ?v`` with both ``?x`` and ``?p`` bound by VALUES is a plain indexed join on every engine.
+    One UNION branch per property, each a ``(subject, predicate)`` index lookup for the ``VALUES``
+    entities, so the cost follows the entities' own triples, not the store: the former ``?x ?p ?v`` with
+    ``?p`` also bound by VALUES made pyoxigraph 0.5 scan every triple of those predicates (1.8 s on a
+    2.9M-triple store for 200 entities, 0.03 s on the 39k-triple sample).
     """
     lang_list = ", ".join(lang_literal(x) for x in langs)
+    branches = " UNION\n".join(f"  {{ ?x {p} ?v . BIND({p} AS ?p) }}" for p in DESCRIBE_PREDICATES)
     return PREFIXES + (
         "SELECT DISTINCT ?x ?p ?v WHERE {\n"
         f"  {values('x', [qid(e) for e in entities])}\n"
-        f"  {values('p', DESCRIBE_PREDICATES)}\n"
-        "  ?x ?p ?v .\n"
+        f"{branches}\n"
         f"  FILTER(!isLiteral(?v) || LANG(?v) = \"\" || LANG(?v) IN ({lang_list}))\n"
         "}\n"
     )

@@ -3,7 +3,8 @@
 Both rules reduce to *passes*: an input with the slot replaced by ``k`` positions, some filled with a
 candidate's first tokens, the rest masked, and a list of targets ``(position, token, candidate)`` read
 from that pass. Passes are deduplicated (independent: one per prompt and mask count some candidate
-needs; left-to-right: one per node of the trie of candidate prefixes, grouped by length), sorted by
+needs; left-to-right: one per node of the trie of candidate prefixes, grouped by length; identical inputs
+of different prompts once), sorted by
 length, batched under a token budget, and only the target positions go through the LM head; the
 log-normaliser (logsumexp) and the gather run on the device, and only one float per candidate comes back.
 """
@@ -17,6 +18,7 @@ from factatlas.probe.batching import token_budget_batches
 from factatlas.probe.models import LoadedModel
 from factatlas.probe.protocol import ClozeQuery
 from factatlas.probe.slots import SlotTokens, special_wrap, tokenize_slots
+from factatlas.probe.threads import torch_threads
 
 MODES = ("independent", "pll")
 
@@ -49,8 +51,10 @@ def plan_passes(slots: Sequence[SlotTokens], mode: str, mask_id: int, head: Sequ
     """
     if mode not in MODES:
         raise ValueError(f"unknown masked-LM mode '{mode}'; expected one of {MODES}")
-    passes: list[MaskedPass] = []
     token_counts: list[int] = []
+    # Keyed by the input ids over all prompts: prompts with the same text (BMLAMA-17 has 4,620 distinct
+    # texts in 6,792 prompts) share their passes too, not only candidates of one prompt.
+    by_ids: dict[tuple[int, ...], MaskedPass] = {}
     offset = 0
     for slot in slots:
         start = len(head) + len(slot.prefix)
@@ -63,14 +67,16 @@ def plan_passes(slots: Sequence[SlotTokens], mode: str, mask_id: int, head: Sequ
                 key = (k, fill)
                 p = by_key.get(key)
                 if p is None:
-                    ids = [*head, *slot.prefix, *fill, *([mask_id] * (k - len(fill))), *slot.suffix, *tail]
-                    p = by_key[key] = MaskedPass(ids)
+                    ids = (*head, *slot.prefix, *fill, *([mask_id] * (k - len(fill))), *slot.suffix, *tail)
+                    p = by_ids.get(ids)
+                    if p is None:
+                        p = by_ids[ids] = MaskedPass(list(ids))
+                    by_key[key] = p
                 read = range(k) if mode == "independent" else (len(fill),)
                 for j in read:
                     p.targets.append((p.read(start + j), cand[j], offset + ci))
-        passes.extend(by_key.values())
         offset += len(slot.candidates)
-    return passes, token_counts
+    return list(by_ids.values()), token_counts
 
 
 def lm_head_split(model):
@@ -158,6 +164,10 @@ class MaskedLMScorer:
         return self.score_slots(slots)
 
     def score_slots(self, slots: Sequence[SlotTokens]) -> list[tuple[float, ...]]:
+        with torch_threads(self.lm.model, self.lm.device):
+            return self._score_slots(slots)
+
+    def _score_slots(self, slots: Sequence[SlotTokens]) -> list[tuple[float, ...]]:
         import torch
 
         tok = self.lm.tokenizer

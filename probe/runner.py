@@ -16,7 +16,6 @@ import hashlib
 import json
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -31,6 +30,7 @@ from factatlas.probe.protocol import (
     check_scoring_for_family,
     rank_candidates,
 )
+from factatlas.probe.threads import torch_threads
 from factatlas.records import ANSWER_MARKER, ProbeResult, Prompt
 from factatlas.tables import (
     probe_result_to_row,
@@ -48,7 +48,6 @@ PLACEHOLDERS = {
     "uk": "щось", "ur": "کچھ", "vi": "cái gì đó", "zh": "某物",
 }
 GENERIC_PLACEHOLDER = "X"
-SMALL_MODEL_PARAMS = 20_000_000
 
 
 @dataclass(frozen=True)
@@ -232,7 +231,7 @@ def probe_benchmark(run: str | Path, config: ProbeConfig, lm=None) -> ProbeOutco
     rule = check_scoring_for_family(scoring, lm.family)
     slug = config.out_name or model_out_name(_slug_for(config.model, lm, tiny_info), scoring, lm.family)
     job = ProbeJob(lm, make_scorer(lm, scoring, config), rule, slug, model_name, tiny_info or None)
-    with _cpu_threads_for(lm):
+    with torch_threads(lm.model, lm.device):  # the one thread rule (factatlas.probe.threads)
         return _run(job, rows, selected, counts, benchmark, run_dir, config)
 
 
@@ -281,22 +280,6 @@ def template_only_inputs(work: Sequence[Prompt], counts: Counter) -> tuple[list[
         kept.append(r)
         texts.append(text)
     return kept, texts
-
-
-@contextmanager
-def _cpu_threads_for(lm):
-    """Small models on CPU run on one thread: their matrices gain nothing from a second one and lose a
-    lot when the cores are busy (6-20x slower measured on a shared 2-core machine)."""
-    import torch
-
-    small = sum(p.numel() for p in lm.model.parameters()) < SMALL_MODEL_PARAMS
-    before = torch.get_num_threads()
-    if lm.device == "cpu" and small:
-        torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
 
 
 def _run(job: ProbeJob, rows, selected, counts: Counter, benchmark: Benchmark, run_dir: Path,

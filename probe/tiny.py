@@ -18,6 +18,7 @@ from typing import Any
 from factatlas.probe.models import LoadedModel, wrap_model
 from factatlas.probe.protocol import ClozeQuery
 from factatlas.probe.slots import special_wrap, tokenize_slots
+from factatlas.probe.threads import torch_threads
 from factatlas.records import ANSWER_MARKER
 
 TINY_FAMILIES = {"bert": "mlm", "gpt2": "causal", "t5": "seq2seq"}
@@ -235,7 +236,6 @@ def make_tiny_model(out_dir: str | Path, arch: str, texts: Sequence[str], *,
                     examples: Sequence[ClozeExample] = (), steps: int = 0, size: TinySize = TinySize(),
                     vocab_size: int = 1000, seed: int = 0, lr: float = 3e-3, batch_size: int = 16) -> Path:
     """Train a tokenizer on ``texts``, build a tiny ``arch`` model, fine-tune it, save it to ``out_dir``."""
-    import torch
     from transformers.utils import logging as hf_logging
 
     hf_logging.disable_progress_bar()
@@ -244,12 +244,8 @@ def make_tiny_model(out_dir: str | Path, arch: str, texts: Sequence[str], *,
     tokenizer = train_tokenizer(texts, arch, vocab_size)
     model = build_model(arch, tokenizer, size, seed)
     lm = wrap_model(model, tokenizer, name=f"tiny-{arch}", family=TINY_FAMILIES[arch])
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)  # tiny matrices: extra threads only add synchronisation (6-20x slower on busy CPUs)
-    try:
+    with torch_threads(model, "cpu"):  # tiny matrices: one thread (factatlas.probe.threads)
         finetune(lm, examples, steps=steps, lr=lr, seed=seed, batch_size=batch_size)
-    finally:
-        torch.set_num_threads(threads)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     model.save_pretrained(out)

@@ -47,7 +47,7 @@ def test_http_path_equals_embedded_path(fixture_store, config, tmp_path, referen
 
 
 def describe_queries(q: str) -> bool:
-    return "VALUES ?p" in q
+    return "SELECT DISTINCT ?x ?p ?v" in q  # the describe query (sparql.describe_query)
 
 
 @pytest.mark.parametrize("fault", ["500", "truncated", "slow:1.2"])

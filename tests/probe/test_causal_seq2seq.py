@@ -53,6 +53,26 @@ def test_sentence_legacy_equals_hf_loss(tiny_gpt2):
         assert score == pytest.approx(-float(loss), abs=1e-5)
 
 
+def test_sentence_legacy_with_prefix_cache_equals_the_whole_sentence_loss(tiny_gpt2, capitals_rows):
+    # the prefix runs once per prompt and candidates continue from its KV cache; the numbers must stay
+    # those of BMLAMA's per-sentence loss: prompts of every template (slot last, slot first: no shared
+    # prefix, then the whole-sentence path) plus a candidate that is a prefix of another
+    queries = _queries(cloze_rows(capitals_rows))[::4]
+    queries += [ClozeQuery("The capital of Egypt is [Y]", ("Cairo", "Cairo Cairo", "C")),
+                ClozeQuery("[Y] is the capital of Egypt.", ("Cairo", "Rabat", "Amsterdam"))]
+    assert any(q.left == "" for q in queries) and any(q.left for q in queries)
+    ours = SentenceLegacyScorer(tiny_gpt2, batch_tokens=300).score(queries)
+    tok = tiny_gpt2.model, tiny_gpt2.tokenizer
+    for q, scores in zip(queries, ours, strict=True):
+        reference = []
+        for form in q.forms:
+            ids = torch.tensor([tok[1](q.left + form + q.right)["input_ids"]])
+            with torch.no_grad():
+                reference.append(-float(tok[0](input_ids=ids, labels=ids).loss))
+        assert scores == pytest.approx(reference, abs=1e-5)
+        assert rank_candidates(q.forms, scores)[0] == rank_candidates(q.forms, reference)[0]
+
+
 def test_seq2seq_knows_trained_facts_and_equals_per_candidate_loop(tiny_t5, capitals_rows):
     rows = cloze_rows(capitals_rows)
     rankings = rank_prompts(Seq2SeqScorer(tiny_t5), prompts_of(rows), [r["text"] for r in rows], "tiny-t5")

@@ -24,6 +24,7 @@ from factatlas.probe.metrics import (
     predicate_entropy,
     prediction_distribution,
     rankc,
+    rankc_matrix,
     rankc_per_query,
     rankc_weights,
     reciprocal_rank,
@@ -109,6 +110,28 @@ def test_rankc_hand_worked():
     assert rankc([q[0], [0, 1], [0]], [q[1], [0, 1], [0]]) == pytest.approx(((E + 1) / (E**2 + E + 1) + 2) / 3)
     # reversed N = 3: top1 0, top2 {0,1}∩{2,1} = 1 -> 1/2, top3 1; softmax: (e/2 + 1) / (e^2 + e + 1)
     assert rankc([[0, 1, 2]], [[2, 1, 0]]) == pytest.approx((E / 2 + 1) / (E**2 + E + 1))
+
+
+def test_rankc_matrix_equals_rankc_per_pair():
+    # three languages, queries of 3 and 2 candidates, as indices and as QIDs (numbered by the first)
+    idx = {"en": [[0, 1, 2], [0, 1]], "es": [[1, 0, 2], [1, 0]], "ar": [[2, 1, 0], [0, 1]]}
+    m = rankc_matrix(idx)
+    assert list(m) == [("en", "es"), ("en", "ar"), ("es", "ar")]
+    assert m == {(a, b): rankc(idx[a], idx[b]) for a, b in m}
+    assert m[("en", "es")] == pytest.approx(((E + 1) / (E**2 + E + 1) + 1 / (E + 1)) / 2)
+    assert m[("en", "ar")] == pytest.approx(((E / 2 + 1) / (E**2 + E + 1) + 1.0) / 2)
+    qids = {lang: [[f"Q{10 + c}" for c in r] for r in rs] for lang, rs in idx.items()}
+    assert rankc_matrix(qids) == m
+    assert rankc_matrix(idx, "norm2") == {(a, b): rankc(idx[a], idx[b], "norm2") for a, b in m}
+    assert rankc_matrix({"en": [[0, 1, 2]], "de": [[0, 1, 2]]}) == {("en", "de"): 1.0}
+    with pytest.raises(ValueError, match="differ in length"):
+        rankc_matrix({"en": [[0, 1, 2]], "es": [[0, 1]]})
+    with pytest.raises(ValueError, match="not a permutation"):
+        rankc_matrix({"en": [[0, 1, 2]], "es": [[0, 0, 1]]})
+    with pytest.raises(ValueError, match="ranked in es but not in en"):
+        rankc_matrix({"en": [["Q1", "Q2"]], "es": [["Q1", "Q3"]]})
+    with pytest.raises(ValueError, match="same queries"):
+        rankc_matrix({"en": [[0]], "es": []})
 
 
 def test_rankc_weights_match_the_released_code():

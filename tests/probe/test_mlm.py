@@ -71,6 +71,16 @@ def test_plan_passes_counts_only_needed_mask_counts_and_shares_trie_prefixes():
     # trie nodes: k=1: (); k=2: (), (5,) shared by both length-2 candidates; k=4: (), (3,), (3,4), (3,4,5)
     assert fills == sorted([(), (), (5,), (), (3,), (3, 4), (3, 4, 5)])
     assert sum(len(p.targets) for p in pll) == 1 + 2 + 2 + 4
+    # the same prompt twice (and a third prompt sharing one pass): passes are shared across prompts,
+    # each keeps the targets of every candidate it serves, numbered globally
+    other = SlotTokens(prefix=(10, 11), candidates=((7,), (9,)), suffix=(12,))
+    for mode, alone in (("independent", indep), ("pll", pll)):
+        passes, counts = plan_passes([slot, slot, other], mode, mask, head, tail)
+        assert counts == [1, 2, 2, 4] * 2 + [1, 1]
+        assert len(passes) == len(alone)  # k = 1 of `other` is the k = 1 pass of `slot`
+        assert len({tuple(p.ids) for p in passes}) == len(passes)
+        assert sorted(c for p in passes for _, _, c in p.targets) == sorted(
+            [c for p in alone for _, _, c in p.targets] + [c + 4 for p in alone for _, _, c in p.targets] + [8, 9])
 
 
 def test_scores_are_mean_log_probs(tiny_bert):

@@ -1,0 +1,88 @@
+"""One rule for torch's CPU threads, applied by every scoring entry point (probe/threads.py)."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+import transformers
+
+from factatlas.errors import ConfigError
+from factatlas.probe.causal import CausalLMScorer, SentenceLegacyScorer
+from factatlas.probe.mlm import MaskedLMScorer
+from factatlas.probe.models import wrap_model
+from factatlas.probe.protocol import ClozeQuery
+from factatlas.probe.threads import ENV, SMALL_MODEL_PARAMS, decide_threads, torch_threads
+from factatlas.probe.tiny import train_tokenizer
+
+TEXTS = ["The capital of Egypt is Cairo .", "The capital of France is Paris .", "Rabat is in Morocco ."] * 5
+QUERY = ClozeQuery("The capital of Egypt is [Y] .", ("Cairo", "Paris", "Rabat"))
+
+
+def test_the_rule():
+    assert decide_threads(1_000, "cpu") == 1
+    assert decide_threads(SMALL_MODEL_PARAMS - 1, "cpu") == 1
+    assert decide_threads(SMALL_MODEL_PARAMS, "cpu") is None  # torch's own default
+    assert decide_threads(1_000, "cuda") is None
+    assert decide_threads(10**9, "cpu", env="3") == 3
+    assert decide_threads(1_000, "cpu", env=" ") == 1
+    for bad in ("0", "two", "-1"):
+        with pytest.raises(ConfigError, match=ENV):
+            decide_threads(1_000, "cpu", env=bad)
+
+
+def _bert():
+    tok = train_tokenizer(TEXTS, "bert", vocab_size=200)
+    config = transformers.BertConfig(vocab_size=len(tok), hidden_size=16, num_hidden_layers=2, num_attention_heads=2,
+                                     intermediate_size=32, max_position_embeddings=64, pad_token_id=tok.pad_token_id)
+    return wrap_model(transformers.BertForMaskedLM(config), tok, family="mlm")
+
+
+def _gpt2():
+    tok = train_tokenizer(TEXTS, "gpt2", vocab_size=300)
+    config = transformers.GPT2Config(vocab_size=len(tok), n_embd=16, n_layer=2, n_head=2, n_positions=64)
+    return wrap_model(transformers.GPT2LMHeadModel(config), tok, family="causal")
+
+
+def _threads_seen(lm, scorer) -> list[int]:
+    seen: list[int] = []
+    hook = lm.model.register_forward_pre_hook(lambda *_: seen.append(torch.get_num_threads()))
+    try:
+        scorer.score([QUERY])
+    finally:
+        hook.remove()
+    return seen
+
+
+@pytest.mark.parametrize("make", ["mlm-independent", "mlm-pll", "causal-mean", "causal-sentence-legacy"])
+def test_every_scorer_runs_small_models_on_one_thread_and_restores(make, monkeypatch):
+    monkeypatch.delenv(ENV, raising=False)
+    lm = _bert() if make.startswith("mlm") else _gpt2()
+    scorer = {"mlm-independent": lambda: MaskedLMScorer(lm, "independent", split_head=False),
+              "mlm-pll": lambda: MaskedLMScorer(lm, "pll", split_head=False),
+              "causal-mean": lambda: CausalLMScorer(lm, "mean"),
+              "causal-sentence-legacy": lambda: SentenceLegacyScorer(lm)}[make]()
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        seen = _threads_seen(lm, scorer)
+        assert seen and set(seen) == {1}
+        assert torch.get_num_threads() == 2  # the caller's setting is back
+        monkeypatch.setenv(ENV, "2")
+        torch.set_num_threads(1)
+        assert set(_threads_seen(lm, scorer)) == {2}
+        assert torch.get_num_threads() == 1
+    finally:
+        torch.set_num_threads(before)
+
+
+def test_context_restores_after_an_error():
+    lm = _bert()
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        with pytest.raises(RuntimeError), torch_threads(lm.model, "cpu") as n:
+            assert n == 1
+            raise RuntimeError("boom")
+        assert torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(before)
