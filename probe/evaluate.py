@@ -178,7 +178,16 @@ def outcomes_from_rows(rows: Iterable[Mapping[str, Any]], bench: BenchmarkView) 
         candidates = interned.setdefault(tuple(prompt["candidate_qids"]), tuple(prompt["candidate_qids"]))
         ranked = tuple(row["ranked_qids"] or ())
         order: tuple[int, ...] = ()
-        if ranked:
+        if _judged_by_prober(row):
+            # generative QA and X-FACTR: ranked_qids are the candidates the decoded answer matched (often
+            # none or one), not a ranking of all candidates; the prober judged the answer against every
+            # alias of the valid objects, so correct_at_1 is the outcome and P@k>1 equals P@1.
+            counts["generative"] += 1
+            if any(q not in set(candidates) for q in ranked):
+                counts["foreign_candidates"] += 1
+                continue
+            rank = 1 if row.get("correct_at_1") else None
+        elif ranked:
             place = {q: i for i, q in enumerate(candidates)}
             order = tuple(place.get(q, -1) for q in ranked)
             if len(ranked) != len(candidates) or len(set(order)) != len(order) or -1 in order:
@@ -188,7 +197,7 @@ def outcomes_from_rows(rows: Iterable[Mapping[str, Any]], bench: BenchmarkView) 
             scores = row.get("scores") or ()
             if len(scores) > 1 and scores[0] == scores[1]:
                 counts["top_ties"] += 1
-        else:  # generative QA: the prober judged the decoded text; there is no ranking
+        else:  # no ranking at all: only the prober's judgement is there
             counts["generative"] += 1
             rank = 1 if row.get("correct_at_1") else None
         if row.get("correct_at_1") is not None and bool(row["correct_at_1"]) != (rank == 1):
@@ -203,6 +212,14 @@ def outcomes_from_rows(rows: Iterable[Mapping[str, Any]], bench: BenchmarkView) 
     counts["other_kind_prompts"] = counts["benchmark_prompts"] - counts["eligible_prompts"]
     counts["coverage"] = len(out) / counts["eligible_prompts"] if counts["eligible_prompts"] else 0.0
     return out, counts
+
+
+def _judged_by_prober(row: Mapping[str, Any]) -> bool:
+    """Rows of an open-answer rule (generative, generative-lenient, xfactr): judged, not ranked."""
+    from factatlas.probe.protocol import SCORING_RULES
+
+    rule = SCORING_RULES.get(row.get("scoring") or "")
+    return rule is not None and rule.kind == "generate"
 
 
 def prompt_values(o: Outcome, ks: Sequence[int]) -> dict[str, float]:
@@ -325,7 +342,7 @@ def cross_lingual(outcomes: Sequence[Outcome], langs: Sequence[str], weighting: 
     """RankC and COverlap for every language pair, over queries (fact, template) ranked in both with the
     same candidate list. Rankings are turned into position arrays once per language, so each pair costs
     a few array operations (53 languages: 1,378 pairs)."""
-    ranked = [o for o in outcomes if o.ranked]
+    ranked = [o for o in outcomes if o.order]  # full rankings only: open answers have no order
     langs = [lang for lang in langs if any(o.lang == lang for o in ranked)]
     keys = sorted({(o.fact_id, o.template_id) for o in ranked})
     key_index = {k: i for i, k in enumerate(keys)}
