@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
-from factatlas.entropy import entropy_bits
+from factatlas.entropy import predicate_entropy
 from factatlas.records import Provenance as ObjectProvenance
 
 from .source import BenchmarkSource, table_from_bytes
@@ -48,7 +48,7 @@ class PredicateStats:
     predicate: str
     facts: int
     answers: int  # distinct objects stated directly
-    entropy_bits: float  # of the distribution of direct gold objects over facts
+    entropy_bits: float  # DLAMA entropy (factatlas.entropy.predicate_entropy), the value stats.json holds
     majority_share: float  # share of facts whose gold set holds the most frequent object
 
 
@@ -59,40 +59,25 @@ def size_category(n: int) -> str:
     return "n>100M"
 
 
-def answer_entropy(object_sets: Sequence[Sequence[str]]) -> tuple[float, float]:
-    """(entropy in bits of the gold-object distribution, majority baseline share).
-
-    Each fact spreads one unit of mass evenly over its gold objects, so a fact with many valid answers
-    does not weigh more than one with a single answer. The majority share is the P@1 of always
-    answering the most frequent object — the floor a model must beat to show knowledge.
-    """
+def majority_share(object_sets: Sequence[Sequence[str]]) -> float:
+    """P@1 of always answering the object valid for most facts (ties: any of them, the share is the same):
+    the floor a model must beat to show knowledge."""
     if not object_sets:
-        return 0.0, 0.0
-    mass: Counter[str] = Counter()
-    hits: Counter[str] = Counter()
-    for objs in object_sets:
-        uniq = sorted(set(objs))
-        for o in uniq:
-            mass[o] += 1 / len(uniq)
-            hits[o] += 1
-    top = max(sorted(hits), key=lambda o: hits[o])
-    return round(entropy_bits(mass.values()), 3), round(hits[top] / len(object_sets), 3)
+        return 0.0
+    hits: Counter[str] = Counter(o for objs in object_sets for o in set(objs))
+    return round(max(hits.values()) / len(object_sets), 3)
 
 
 def predicate_stats(src: BenchmarkSource) -> list[PredicateStats]:
-    """Entropy over the objects stated in Wikidata (the answer distribution); the majority baseline over
-    every gold object (an answer is correct when it is any of them, derived ones included)."""
-    direct: dict[tuple[str, str], list[tuple[str, ...]]] = defaultdict(list)
+    """Per culture and predicate: DLAMA entropy over every valid object (the one definition that
+    stats.json and metrics.json use), distinct direct answers, and the majority baseline."""
     gold: dict[tuple[str, str], list[tuple[str, ...]]] = defaultdict(list)
+    direct: dict[tuple[str, str], set[str]] = defaultdict(set)
     for f in src.facts:
-        direct[(f.culture, f.predicate)].append(f.direct_objects or f.object_qids)
         gold[(f.culture, f.predicate)].append(f.object_qids)
-    out = []
-    for key, sets in sorted(direct.items()):
-        ent, _ = answer_entropy(sets)
-        _, maj = answer_entropy(gold[key])
-        out.append(PredicateStats(key[0], key[1], len(sets), len({o for s in sets for o in s}), ent, maj))
-    return out
+        direct[(f.culture, f.predicate)].update(f.direct_objects or f.object_qids)
+    return [PredicateStats(key[0], key[1], len(sets), len(direct[key]), round(predicate_entropy(sets), 3),
+                           majority_share(sets)) for key, sets in sorted(gold.items())]
 
 
 def license_for(src: BenchmarkSource, override: str | None) -> str:
@@ -213,7 +198,7 @@ def card_body(src: BenchmarkSource, configs: Sequence[ConfigEntry], *, repo: str
         "example_row": _example_row(example),
         "configs_table": _table(("config", "language", "rows per split"), config_rows),
         "cultures_table": _table(("culture", "facts", "countries (facts matched through each)"), culture_rows),
-        "predicates_table": _table(("predicate", "culture", "facts", "distinct answers", "answer entropy (bits)",
+        "predicates_table": _table(("predicate", "culture", "facts", "distinct answers", "DLAMA entropy (bits)",
                                     "majority-answer P@1"), predicate_rows),
         "languages_table": _table(("language", "prompts", "facts", "templates", "template status"), lang_rows),
         "provenance_table": _table(("", ""), provenance_rows),

@@ -13,7 +13,7 @@ import pytest
 from factatlas.benchmark import Benchmark
 from factatlas.probe.evaluate import compute_metrics
 from factatlas.probe.generative import alias_index, answer_prompts
-from factatlas.tables import prompt_from_row, probe_result_to_row
+from factatlas.tables import probe_result_to_row, prompt_from_row
 from tests.probe.test_report_fixtures import entities, prompt_rows, write_benchmark_dir
 
 
