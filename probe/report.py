@@ -105,27 +105,69 @@ def check_leakage(ds: Mapping[str, Any]) -> Check:
                  f"at most {_pct(MAX_LEAKAGE_SHARE)} allowed per language", tuple(lk["examples"]))
 
 
+def _interval(x: Mapping[str, Any], avg: str) -> str:
+    ci = x["ci"][avg]
+    return f"{_pct(x[avg])} [{_pct(ci[0])}, {_pct(ci[1])}]" if ci else _pct(x[avg])
+
+
+def beats(model: Mapping[str, Any], baseline: Mapping[str, Any]) -> dict[str, bool]:
+    """Per average (macro, micro): the model's interval lies wholly above the baseline's."""
+    return {avg: bool(model["ci"][avg] and baseline["ci"][avg] and model["ci"][avg][0] > baseline["ci"][avg][1])
+            for avg in ("macro", "micro")}
+
+
+def _held_out(metrics: Mapping[str, Any]) -> str:
+    v = metrics["validation"]
+    return f"held-out split {', '.join(v['splits']) or 'none'} ({v['split_source']})"
+
+
+def _comparison(model: Mapping[str, Any], base: Mapping[str, Any], name: str) -> str:
+    return "; ".join(f"{avg} P@1 model {_interval(model, avg)} vs {name} {_interval(base, avg)}"
+                     for avg in ("macro", "micro"))
+
+
 def check_template_only(metrics: Mapping[str, Any]) -> Check:
-    t = metrics.get("template_only")
-    if not t or not t["summary"]["overall"].get("n_prompts"):
+    """Paired, on the held-out split: beyond both intervals (macro and micro) and by MIN_TEMPLATE_ONLY_GAP."""
+    v = metrics["validation"]
+    t = v["template_only"]
+    if not t or not t["n_pairs"]:
         return Check("template-only baseline", FAIL,
-                     "no template-only rankings (rankings_template_only.parquet); rerun `factatlas probe` "
-                     "so the baseline with the subject replaced by a placeholder is scored")
-    full = metrics["summary"]["overall"]["p@1"]
-    base = t["summary"]["overall"]["p@1"]
-    gap = full - base
-    per_lang = []
-    for lang, s in t["summary"]["by_lang"].items():
-        f = metrics["summary"]["by_lang"].get(lang, {}).get("p@1")
-        if f is not None and s.get("p@1") is not None:
-            per_lang.append(f"{lang}: {_pct(f)} vs {_pct(s['p@1'])}")
-    text = f"full prompt P@1 {_pct(full)} vs template-only {_pct(base)} (gap {100 * gap:+.1f} points"
-    if gap < MIN_TEMPLATE_ONLY_GAP:
-        return Check("template-only baseline", FAIL, f"{text}, needs >= {100 * MIN_TEMPLATE_ONLY_GAP:.0f}): "
-                     "the model scores about as well without the subject, so the templates or candidates give "
-                     "the answer away (or the model knows none of the facts)", tuple(per_lang))
-    return Check("template-only baseline", PASS, f"{text}, >= {100 * MIN_TEMPLATE_ONLY_GAP:.0f} required)",
-                 tuple(per_lang))
+                     "no template-only rankings on the held-out split (rankings_template_only.parquet); rerun "
+                     "`factatlas probe` so the baseline with the subject replaced by a placeholder is scored")
+    model, base = t["model"], t["baseline"]
+    gap = model["macro"] - base["macro"]
+    excluded = t["excluded"]
+    details = [f"{_held_out(metrics)}; {t['n_pairs']} prompts scored both ways (paired)"]
+    if excluded["prompts"]:
+        per_lang = ", ".join(f"{lang} {n}" for lang, n in excluded["by_lang"].items())
+        details.append(f"{excluded['prompts']} held-out prompts excluded from the comparison ({per_lang}): "
+                       f"{excluded['reason']}")
+    text = f"{_comparison(model, base, 'template-only')} (macro gap {100 * gap:+.1f} points"
+    won = beats(model, base)
+    if gap < MIN_TEMPLATE_ONLY_GAP or not all(won.values()):
+        why = [f"gap under {100 * MIN_TEMPLATE_ONLY_GAP:.0f}"] if gap < MIN_TEMPLATE_ONLY_GAP else []
+        why += [f"{avg} intervals overlap" for avg, ok in won.items() if not ok]
+        return Check("template-only baseline", FAIL, f"{text}; {', '.join(why)}): the model does not answer "
+                     "from the subject beyond chance variation (or the templates give the answer away)",
+                     tuple(details))
+    return Check("template-only baseline", PASS, f"{text}, >= {100 * MIN_TEMPLATE_ONLY_GAP:.0f} required; "
+                 "intervals apart)", tuple(details))
+
+
+def check_majority(metrics: Mapping[str, Any]) -> Check:
+    """On the held-out split: the model's intervals above the majority-class baseline's (macro and micro)."""
+    v = metrics["validation"]
+    model, base = v["model"], v["majority"]
+    if not model["n_prompts"]:
+        return Check("majority-class baseline", FAIL, f"no ranked prompt on the {_held_out(metrics)}: nothing "
+                     "the model was not trained on is left to validate with")
+    text = _comparison(model, base, "majority class")
+    won = beats(model, base)
+    details = (f"{_held_out(metrics)}; {model['n_facts']} facts, {model['n_prompts']} prompts",)
+    if not all(won.values()):
+        return Check("majority-class baseline", FAIL, f"{text}: {', '.join(a for a, ok in won.items() if not ok)} "
+                     "intervals overlap; always answering the most frequent object does as well", details)
+    return Check("majority-class baseline", PASS, f"{text}: intervals apart", details)
 
 
 def check_baselines_reported(ds: Mapping[str, Any]) -> Check:
@@ -178,7 +220,8 @@ def verdict(metrics: Mapping[str, Any]) -> Verdict:
     ds = metrics["dataset"]
     return Verdict((
         check_parallel(ds), check_gold_in_candidates(ds), check_leakage(ds), check_template_only(metrics),
-        check_baselines_reported(ds), check_balance(ds), check_model_tables(metrics), check_coverage(metrics),
+        check_majority(metrics), check_baselines_reported(ds), check_balance(ds), check_model_tables(metrics),
+        check_coverage(metrics),
     ))
 
 
@@ -480,7 +523,21 @@ def model_dirs(run: Path, model: str | None = None) -> list[Path]:
     return [chosen]
 
 
-def write_report(run: str | os.PathLike, model: str | None = None, config: Any = None) -> list[ReportResult]:
+def trained_splits(folder: Path) -> list[str] | None:
+    """The splits the model of ``folder`` was trained on, as its probe.json records them (the tiny model's
+    recipe, or ``trained_on_splits`` written for any model); None when nothing is recorded."""
+    import json
+
+    path = folder / "probe.json"
+    if not path.is_file():
+        return None
+    info = json.loads(path.read_text("utf-8"))
+    recorded = info.get("trained_on_splits", (info.get("tiny_model") or {}).get("trained_on_splits"))
+    return None if recorded is None else list(recorded)
+
+
+def write_report(run: str | os.PathLike, model: str | None = None, config: Any = None,
+                 trained_on: Sequence[str] | None = None) -> list[ReportResult]:
     """Compute the metrics (with the template-only baseline when present), the verdict and the plots, and
     write ``report.html``, ``verdict.json`` and the PNGs into ``<run>/probe/<model>/``."""
     import pyarrow.parquet as pq
@@ -499,7 +556,8 @@ def write_report(run: str | os.PathLike, model: str | None = None, config: Any =
         rows = pq.read_table(folder / "rankings.parquet").to_pylist()
         t_path = folder / "rankings_template_only.parquet"
         t_rows = pq.read_table(t_path).to_pylist() if t_path.exists() else None
-        metrics = compute_metrics(rows, bench, config, template_only_rows=t_rows)
+        metrics = compute_metrics(rows, bench, config, template_only_rows=t_rows,
+                                  trained_on=trained_splits(folder) if trained_on is None else trained_on)
         v = verdict(metrics)
         plots = make_plots(metrics, folder, plabel)
         page = render_html(ReportInput(metrics, v, plots, lambda q: bench.label(q), plabel, run.name))

@@ -123,13 +123,35 @@ def test_verdict_rules_on_metrics(passing_run):
     def one_language(m):
         m["cross_lingual"]["languages"] = ["en"]
 
-    def small_gap(m):  # template-only P@1 just under the full prompt's: 4.9 points < 5
-        m["template_only"]["summary"]["overall"]["p@1"] = m["summary"]["overall"]["p@1"] - 0.049
+    def small_gap(m):  # template-only P@1 just under the full prompt's: 4.9 points < 5, intervals apart
+        t = m["validation"]["template_only"]
+        t["baseline"]["macro"] = t["model"]["macro"] - 0.049
+        t["baseline"]["ci"] = {"macro": [0.0, 0.01], "micro": [0.0, 0.01]}
+        t["model"]["ci"] = {"macro": [0.5, 0.9], "micro": [0.5, 0.9]}
+
+    def overlapping_template_only(m):  # 20 points apart, but the intervals overlap (micro)
+        t = m["validation"]["template_only"]
+        t["model"]["macro"], t["baseline"]["macro"] = 0.6, 0.4
+        t["model"]["ci"] = {"macro": [0.55, 0.65], "micro": [0.3, 0.8]}
+        t["baseline"]["ci"] = {"macro": [0.35, 0.45], "micro": [0.2, 0.5]}
+
+    def below_majority(m):  # the reported case: PASS at 26.6 % P@1 below a majority baseline at 34.7 %
+        v = m["validation"]
+        v["model"].update(macro=0.266, micro=0.266, ci={"macro": [0.22, 0.31], "micro": [0.22, 0.31]})
+        v["majority"].update(macro=0.347, micro=0.347, ci={"macro": [0.30, 0.39], "micro": [0.30, 0.39]})
+
+    def majority_within_interval(m):  # above the majority, but not beyond its interval
+        v = m["validation"]
+        v["model"]["ci"] = {"macro": [0.30, 0.50], "micro": [0.40, 0.60]}
+        v["majority"]["ci"] = {"macro": [0.10, 0.35], "micro": [0.10, 0.20]}
 
     assert failing(parallel) == ["multi-parallel"]
     assert failing(gold) == ["gold among candidates"]
     assert failing(one_language) == ["P@1 table and RankC heat-map"]
     assert failing(small_gap) == ["template-only baseline"]
+    assert failing(overlapping_template_only) == ["template-only baseline"]
+    assert failing(below_majority) == ["majority-class baseline"]
+    assert failing(majority_within_interval) == ["majority-class baseline"]
 
     def skewed(m):
         m["dataset"]["predicates"]["P36"]["imbalance"] = R.MAX_CULTURE_IMBALANCE + 1
