@@ -694,6 +694,7 @@ def validation_section(outcomes: Sequence[Outcome], template_outcomes: Sequence[
     ci = (n_boot, config.confidence, config.seed)
     held = [o for o in outcomes if bench.prompts[o.prompt_id]["split"] in splits]
     out: dict[str, Any] = {"splits": list(splits), "split_source": source, "bootstrap": n_boot,
+                           "ranked_splits": sorted({bench.prompts[o.prompt_id]["split"] for o in outcomes}),
                            "confidence": config.confidence, "model": p_at_1_with_ci(held, *ci)}
     # majority class: the object valid for most facts of the predicate (whole benchmark), scored on the
     # held-out facts the model was scored on
