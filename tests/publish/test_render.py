@@ -81,7 +81,8 @@ def test_card_yaml_is_generated_from_the_data(bench_factory):
     assert meta["multilinguality"] == "multilingual"
     assert meta["size_categories"] == ["n<1K"]
     assert meta["task_categories"] == ["fill-mask"]
-    assert meta["pretty_name"] == "factatlas arab-west-test (ar, en, fr)"
+    assert meta["pretty_name"] == "factatlas facts: arab vs west (ar, en, fr)"  # not the run folder's name
+    assert "arab-west-test" not in rel.card.split("## ")[0]
     assert [c["config_name"] for c in meta["configs"]] == ["arab-west.ar", "arab-west.en", "arab-west.fr", "all"]
     default = [c["config_name"] for c in meta["configs"] if c.get("default")]
     assert default == ["arab-west.en"]
