@@ -118,7 +118,7 @@ def beats(model: Mapping[str, Any], baseline: Mapping[str, Any]) -> dict[str, bo
 
 def _held_out(metrics: Mapping[str, Any]) -> str:
     v = metrics["validation"]
-    return f"held-out split {', '.join(v['splits']) or 'none'} ({v['split_source']})"
+    return f"held-out split {', '.join(v['splits']) or 'none'}: {v['split_source']}"
 
 
 def _comparison(model: Mapping[str, Any], base: Mapping[str, Any], name: str) -> str:

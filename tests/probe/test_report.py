@@ -60,6 +60,7 @@ def test_report_passes_and_is_one_self_contained_page(passing_run):
     assert "{'" not in page and "': " not in page  # no Python reprs of dicts
     assert "macro P@1 (DLAMA)" in page and "micro P@1 (BMLAMA)" in page
     assert "Headline P@1 on the held-out split" in page
+    assert page.count("<table") == page.count("<div class=scroll><table") > 10  # wide tables scroll
     for section in ("Verdict: PASS", "P@1 by predicate × culture", "Cross-lingual consistency", "Baselines",
                     "language bias", "Most common predictions", "Paraphrase consistency", "X-FaKT", "Leakage",
                     "Balance between cultures"):
