@@ -652,7 +652,7 @@ def held_out_splits(bench: BenchmarkView, trained_on: Sequence[str] | None) -> t
     if trained_on is not None:
         held = tuple(s for s in present if s not in set(trained_on))
         taught = ", ".join(trained_on) if trained_on else "none"
-        return held, f"splits the model was not trained on (probe metadata: trained on {taught})"
+        return held, f"the splits the model was not trained on (trained on {taught})"
     if "test" in present:
         return ("test",), "the test split (the probe metadata records no training split)"
     return tuple(present), ("every split: the benchmark has no test split and the probe metadata records "

@@ -73,3 +73,34 @@ def test_template_only_is_compared_on_the_same_prompts(tmp_path):
     assert check.status == R.FAIL
     assert any(f"{len(rows) - n_en} held-out prompts excluded from the comparison (ar {len(rows) - n_en})" in d
                for d in check.details)
+
+
+def test_report_command_takes_the_training_split(split_bench, tmp_path):
+    import typer
+    from typer.testing import CliRunner
+
+    from factatlas.probe.report_cli import register
+
+    path, rows = split_bench
+    run = tmp_path / "run"
+    write_benchmark_dir(run / "build", rows, entities())
+    folder = run / "probe" / "m"
+    folder.mkdir(parents=True)
+    # right on the dev facts, and on one Arab (test) fact in three: P@1 1/3 there
+    known = {p["fact_id"] for p in rows if p["split"] == "test"}
+    known = set(sorted(known)[::3])
+    write_table(folder / "rankings.parquet", [ranking(p, p["split"] == "dev" or p["fact_id"] in known)
+                                              for p in rows], RANKINGS_SCHEMA)
+    write_table(folder / "rankings_template_only.parquet", [ranking(p, False) for p in rows], RANKINGS_SCHEMA)
+    app = typer.Typer()
+    register(app)
+
+    @app.callback()
+    def main() -> None: ...
+
+    res = CliRunner().invoke(app, ["report", str(run), "--bootstrap", "200", "--trained-on", "dev"])
+    assert res.exit_code == 0, res.output
+    metrics_split = json.loads((folder / "verdict.json").read_text("utf-8"))
+    majority = next(c for c in metrics_split["checks"] if c["name"] == "majority-class baseline")
+    assert "held-out split test: the splits the model was not trained on (trained on dev)" in \
+        majority["details"][0]
