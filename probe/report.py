@@ -146,7 +146,7 @@ def check_template_only(metrics: Mapping[str, Any]) -> Check:
     won = beats(model, base)
     if gap < MIN_TEMPLATE_ONLY_GAP or not all(won.values()):
         why = [f"gap under {100 * MIN_TEMPLATE_ONLY_GAP:.0f}"] if gap < MIN_TEMPLATE_ONLY_GAP else []
-        why += [f"{avg} intervals overlap" for avg, ok in won.items() if not ok]
+        why += [f"{avg} interval not wholly above the baseline's" for avg, ok in won.items() if not ok]
         return Check("template-only baseline", FAIL, f"{text}; {', '.join(why)}): the model does not answer "
                      "from the subject beyond chance variation (or the templates give the answer away)",
                      tuple(details))
@@ -165,8 +165,9 @@ def check_majority(metrics: Mapping[str, Any]) -> Check:
     won = beats(model, base)
     details = (f"{_held_out(metrics)}; {model['n_facts']} facts, {model['n_prompts']} prompts",)
     if not all(won.values()):
-        return Check("majority-class baseline", FAIL, f"{text}: {', '.join(a for a, ok in won.items() if not ok)} "
-                     "intervals overlap; always answering the most frequent object does as well", details)
+        return Check("majority-class baseline", FAIL, f"{text}: the model's {' and '.join(a for a, ok in won.items() if not ok)} "
+                     "interval is not wholly above the baseline's; always answering the most frequent object "
+                     "does as well", details)
     return Check("majority-class baseline", PASS, f"{text}: intervals apart", details)
 
 
