@@ -184,7 +184,7 @@ def outcomes_from_rows(rows: Iterable[Mapping[str, Any]], bench: BenchmarkView) 
             # none or one), not a ranking of all candidates; the prober judged the answer against every
             # alias of the valid objects, so correct_at_1 is the outcome and P@k>1 equals P@1.
             counts["generative"] += 1
-            if any(q not in set(candidates) for q in ranked):
+            if ranked and not set(ranked) <= set(candidates):
                 counts["foreign_candidates"] += 1
                 continue
             rank = 1 if row.get("correct_at_1") else None
