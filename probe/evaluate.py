@@ -12,6 +12,7 @@ the mean over predicates, **micro** the mean over all facts.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 from collections import defaultdict
@@ -178,7 +179,16 @@ def outcomes_from_rows(rows: Iterable[Mapping[str, Any]], bench: BenchmarkView) 
         candidates = interned.setdefault(tuple(prompt["candidate_qids"]), tuple(prompt["candidate_qids"]))
         ranked = tuple(row["ranked_qids"] or ())
         order: tuple[int, ...] = ()
-        if ranked:
+        if _judged_by_prober(row):
+            # generative QA and X-FACTR: ranked_qids are the candidates the decoded answer matched (often
+            # none or one), not a ranking of all candidates; the prober judged the answer against every
+            # alias of the valid objects, so correct_at_1 is the outcome and P@k>1 equals P@1.
+            counts["generative"] += 1
+            if ranked and not set(ranked) <= set(candidates):
+                counts["foreign_candidates"] += 1
+                continue
+            rank = 1 if row.get("correct_at_1") else None
+        elif ranked:
             place = {q: i for i, q in enumerate(candidates)}
             order = tuple(place.get(q, -1) for q in ranked)
             if len(ranked) != len(candidates) or len(set(order)) != len(order) or -1 in order:
@@ -188,7 +198,7 @@ def outcomes_from_rows(rows: Iterable[Mapping[str, Any]], bench: BenchmarkView) 
             scores = row.get("scores") or ()
             if len(scores) > 1 and scores[0] == scores[1]:
                 counts["top_ties"] += 1
-        else:  # generative QA: the prober judged the decoded text; there is no ranking
+        else:  # no ranking at all: only the prober's judgement is there
             counts["generative"] += 1
             rank = 1 if row.get("correct_at_1") else None
         if row.get("correct_at_1") is not None and bool(row["correct_at_1"]) != (rank == 1):
@@ -203,6 +213,14 @@ def outcomes_from_rows(rows: Iterable[Mapping[str, Any]], bench: BenchmarkView) 
     counts["other_kind_prompts"] = counts["benchmark_prompts"] - counts["eligible_prompts"]
     counts["coverage"] = len(out) / counts["eligible_prompts"] if counts["eligible_prompts"] else 0.0
     return out, counts
+
+
+def _judged_by_prober(row: Mapping[str, Any]) -> bool:
+    """Rows of an open-answer rule (generative, generative-lenient, xfactr): judged, not ranked."""
+    from factatlas.probe.protocol import SCORING_RULES
+
+    rule = SCORING_RULES.get(row.get("scoring") or "")
+    return rule is not None and rule.kind == "generate"
 
 
 def prompt_values(o: Outcome, ks: Sequence[int]) -> dict[str, float]:
@@ -325,7 +343,7 @@ def cross_lingual(outcomes: Sequence[Outcome], langs: Sequence[str], weighting: 
     """RankC and COverlap for every language pair, over queries (fact, template) ranked in both with the
     same candidate list. Rankings are turned into position arrays once per language, so each pair costs
     a few array operations (53 languages: 1,378 pairs)."""
-    ranked = [o for o in outcomes if o.ranked]
+    ranked = [o for o in outcomes if o.order]  # full rankings only: open answers have no order
     langs = [lang for lang in langs if any(o.lang == lang for o in ranked)]
     keys = sorted({(o.fact_id, o.template_id) for o in ranked})
     key_index = {k: i for i, k in enumerate(keys)}
@@ -621,13 +639,103 @@ def _single(rows: Sequence[Mapping[str, Any]], key: str) -> str | None:
     return values[0] if len(values) == 1 else (", ".join(values) if values else None)
 
 
+# ---- the held-out comparison the verdict reads -------------------------------------------------
+
+# Resamples for the verdict's intervals when the caller asked for none (MetricsConfig.bootstrap == 0):
+# the verdict compares intervals, so it always needs them.
+VALIDATION_BOOTSTRAP = 1000
+
+
+def held_out_splits(bench: BenchmarkView, trained_on: Sequence[str] | None) -> tuple[tuple[str, ...], str]:
+    """The splits a verdict may use, and why: never a split the model was trained (or tuned) on."""
+    present = sorted({p["split"] for p in bench.prompts.values()})
+    if trained_on is not None:
+        held = tuple(s for s in present if s not in set(trained_on))
+        taught = ", ".join(trained_on) if trained_on else "none"
+        return held, f"the splits the model was not trained on (trained on {taught})"
+    if "test" in present:
+        return ("test",), "the test split (the probe metadata records no training split)"
+    return tuple(present), ("every split: the benchmark has no test split and the probe metadata records "
+                            "no training split")
+
+
+def p_at_1_with_ci(outcomes: Sequence[Outcome], n_boot: int, confidence: float, seed: int) -> dict[str, Any]:
+    """P@1 macro (over predicates; DLAMA) and micro (over facts; BMLAMA) with bootstrap intervals."""
+    per_fact: dict[str, list[float]] = defaultdict(list)
+    predicate_of: dict[str, str] = {}
+    for o in outcomes:
+        per_fact[o.fact_id].append(1.0 if o.correct else 0.0)
+        predicate_of[o.fact_id] = o.predicate
+    by_pred: dict[str, list[float]] = defaultdict(list)
+    for fid, values in sorted(per_fact.items()):
+        by_pred[predicate_of[fid]].append(sum(values) / len(values))
+    if not by_pred:
+        return {"n_prompts": 0, "n_facts": 0, "n_predicates": 0, "macro": None, "micro": None,
+                "ci": {"macro": None, "micro": None}}
+    facts = [v for vs in by_pred.values() for v in vs]
+    return {"n_prompts": len(outcomes), "n_facts": len(facts), "n_predicates": len(by_pred),
+            "macro": sum(sum(v) / len(v) for v in by_pred.values()) / len(by_pred),
+            "micro": sum(facts) / len(facts),
+            "ci": {avg: list(M.bootstrap_ci(by_pred, n_boot, confidence, seed, average=avg))
+                   for avg in ("macro", "micro")}}
+
+
+def validation_section(outcomes: Sequence[Outcome], template_outcomes: Sequence[Outcome] | None,
+                       bench: BenchmarkView, trained_on: Sequence[str] | None,
+                       config: MetricsConfig) -> dict[str, Any]:
+    """Model vs the majority-class and template-only baselines on the held-out split only, with intervals.
+
+    The template-only comparison is paired: the model is scored on exactly the prompts the baseline
+    ranked (the baseline skips prompts whose subject it cannot replace, e.g. inflected in the text), and
+    the prompts left out are counted per language.
+    """
+    splits, source = held_out_splits(bench, trained_on)
+    n_boot = config.bootstrap or VALIDATION_BOOTSTRAP
+    ci = (n_boot, config.confidence, config.seed)
+    held = [o for o in outcomes if bench.prompts[o.prompt_id]["split"] in splits]
+    out: dict[str, Any] = {"splits": list(splits), "split_source": source, "bootstrap": n_boot,
+                           "ranked_splits": sorted({bench.prompts[o.prompt_id]["split"] for o in outcomes}),
+                           "confidence": config.confidence, "model": p_at_1_with_ci(held, *ci)}
+    # majority class: the object valid for most facts of the predicate (whole benchmark), scored on the
+    # held-out facts the model was scored on
+    objects: dict[str, list[tuple[str, ...]]] = defaultdict(list)
+    seen: set[str] = set()
+    for p in sorted(bench.prompts.values(), key=lambda p: p["prompt_id"]):
+        if p["fact_id"] not in seen:
+            seen.add(p["fact_id"])
+            objects[p["predicate"]].append(tuple(p["gold_qids"]))
+    majority = {pred: M.majority_baseline(objs)[0] for pred, objs in objects.items()}
+    guesses = [dataclasses.replace(o, rank=1 if majority[o.predicate] in o.golds else None) for o in held]
+    out["majority"] = p_at_1_with_ci(guesses, *ci)
+    out["template_only"] = None
+    if template_outcomes is not None:
+        baseline = {o.prompt_id: o for o in template_outcomes}
+        paired = [o for o in held if o.prompt_id in baseline]
+        missing: dict[str, int] = defaultdict(int)
+        for o in held:
+            if o.prompt_id not in baseline:
+                missing[o.lang] += 1
+        out["template_only"] = {
+            "n_pairs": len(paired),
+            "excluded": {"prompts": sum(missing.values()), "by_lang": dict(sorted(missing.items())),
+                         "reason": "the template-only baseline has no ranking for them (its subject could "
+                                   "not be replaced by the placeholder; probe.json counts why)"},
+            "model": p_at_1_with_ci(paired, *ci),
+            "baseline": p_at_1_with_ci([baseline[o.prompt_id] for o in paired], *ci),
+        }
+    return out
+
+
 def compute_metrics(rankings_rows: Iterable[Mapping[str, Any]], benchmark_dir: str | os.PathLike | Any,
                     config: MetricsConfig | None = None,
-                    template_only_rows: Iterable[Mapping[str, Any]] | None = None) -> dict[str, Any]:
+                    template_only_rows: Iterable[Mapping[str, Any]] | None = None,
+                    trained_on: Sequence[str] | None = None) -> dict[str, Any]:
     """Every metric of docs/metrics.md for one model's rankings on one benchmark (JSON-ready dict).
 
     ``benchmark_dir``: a benchmark directory, a run directory holding ``build/``, or a loaded Benchmark.
     ``template_only_rows``: rankings of the template-only baseline (subject replaced by a placeholder).
+    ``trained_on``: the splits the model was trained or tuned on (probe metadata); ``validation`` then
+    uses the other splits only. None: the test split (all splits when there is none).
     """
     config = config or MetricsConfig()
     bench = load_benchmark_view(benchmark_dir)
@@ -653,6 +761,7 @@ def compute_metrics(rankings_rows: Iterable[Mapping[str, Any]], benchmark_dir: s
         "dataset": dataset_profile(bench),
         "template_only": None,
     }
+    t_outcomes = None
     if template_only_rows is not None:
         t_outcomes, t_coverage = outcomes_from_rows(template_only_rows, bench)
         plain = MetricsConfig(ks=config.ks, rankc_weighting=config.rankc_weighting)
@@ -662,6 +771,7 @@ def compute_metrics(rankings_rows: Iterable[Mapping[str, Any]], benchmark_dir: s
                         "by_lang": {k[0]: summarize(g, plain) for k, g in sorted(_group(t_outcomes, "lang").items())}},
             "by_predicate": {k[0]: summarize(g, plain) for k, g in sorted(_group(t_outcomes, "predicate").items())},
         }
+    result["validation"] = validation_section(outcomes, t_outcomes, bench, trained_on, config)
     return _json_ready(result)
 
 

@@ -24,7 +24,7 @@ import numpy as np
 
 # Entropy has one definition in the toolkit (factatlas.entropy): the build stage computes DLAMA entropy
 # for stats.json, the report uses the same function.
-from factatlas.entropy import entropy_bits, predicate_entropy
+from factatlas.entropy import entropy_bits, natural_key, predicate_entropy
 
 __all__ = [
     "RANKC_WEIGHTINGS",
@@ -370,10 +370,10 @@ def _fact_objects(valid_objects_per_fact: Iterable[Collection[str]]) -> list[tup
 
 
 def majority_baseline(valid_objects_per_fact: Iterable[Collection[str]]) -> tuple[str, float]:
-    """The object valid for the most facts (tie: smallest QID) and the P@1 of always predicting it."""
+    """The object valid for the most facts (tie: the naturally smallest QID, Q29 before Q142) and the P@1 of always predicting it."""
     facts = _fact_objects(valid_objects_per_fact)
     freq = Counter(o for objs in facts for o in objs)
-    best = min(freq, key=lambda o: (-freq[o], o))
+    best = min(freq, key=lambda o: (-freq[o], natural_key(o)))  # ties: natural QID order, as entropy
     return best, freq[best] / len(facts)
 
 

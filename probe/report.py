@@ -1,7 +1,8 @@
 """The validation report: metrics -> a PASS/FAIL verdict with reasons -> report.html + PNG plots.
 
-``factatlas report RUN`` writes ``<run>/probe/<model>/report.html`` (PNGs beside it, referenced by
-relative paths, CSS inlined: the folder opens in any browser without the toolkit) and ``verdict.json``.
+``factatlas report RUN`` writes ``<run>/probe/<model>/report.html`` (one self-contained file: the PNG
+figures embedded as data: URIs, the CSS inlined; the PNGs are also written beside it) and ``verdict.json``.
+The page is the jinja2 template ``report_page.html`` filled by ``page_context``.
 
 The verdict follows PROBING.md "Validating a dataset". Thresholds are the named constants below;
 docs/metrics.md explains each rule.
@@ -9,7 +10,6 @@ docs/metrics.md explains each rule.
 
 from __future__ import annotations
 
-import html
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -105,27 +105,70 @@ def check_leakage(ds: Mapping[str, Any]) -> Check:
                  f"at most {_pct(MAX_LEAKAGE_SHARE)} allowed per language", tuple(lk["examples"]))
 
 
+def _interval(x: Mapping[str, Any], avg: str) -> str:
+    ci = x["ci"][avg]
+    return f"{_pct(x[avg])} [{_pct(ci[0])}, {_pct(ci[1])}]" if ci else _pct(x[avg])
+
+
+def beats(model: Mapping[str, Any], baseline: Mapping[str, Any]) -> dict[str, bool]:
+    """Per average (macro, micro): the model's interval lies wholly above the baseline's."""
+    return {avg: bool(model["ci"][avg] and baseline["ci"][avg] and model["ci"][avg][0] > baseline["ci"][avg][1])
+            for avg in ("macro", "micro")}
+
+
+def _held_out(metrics: Mapping[str, Any]) -> str:
+    v = metrics["validation"]
+    return f"held-out split {', '.join(v['splits']) or 'none'}: {v['split_source']}"
+
+
+def _comparison(model: Mapping[str, Any], base: Mapping[str, Any], name: str) -> str:
+    return "; ".join(f"{avg} P@1 model {_interval(model, avg)} vs {name} {_interval(base, avg)}"
+                     for avg in ("macro", "micro"))
+
+
 def check_template_only(metrics: Mapping[str, Any]) -> Check:
-    t = metrics.get("template_only")
-    if not t or not t["summary"]["overall"].get("n_prompts"):
+    """Paired, on the held-out split: beyond both intervals (macro and micro) and by MIN_TEMPLATE_ONLY_GAP."""
+    v = metrics["validation"]
+    t = v["template_only"]
+    if not t or not t["n_pairs"]:
         return Check("template-only baseline", FAIL,
-                     "no template-only rankings (rankings_template_only.parquet); rerun `factatlas probe` "
-                     "so the baseline with the subject replaced by a placeholder is scored")
-    full = metrics["summary"]["overall"]["p@1"]
-    base = t["summary"]["overall"]["p@1"]
-    gap = full - base
-    per_lang = []
-    for lang, s in t["summary"]["by_lang"].items():
-        f = metrics["summary"]["by_lang"].get(lang, {}).get("p@1")
-        if f is not None and s.get("p@1") is not None:
-            per_lang.append(f"{lang}: {_pct(f)} vs {_pct(s['p@1'])}")
-    text = f"full prompt P@1 {_pct(full)} vs template-only {_pct(base)} (gap {100 * gap:+.1f} points"
-    if gap < MIN_TEMPLATE_ONLY_GAP:
-        return Check("template-only baseline", FAIL, f"{text}, needs >= {100 * MIN_TEMPLATE_ONLY_GAP:.0f}): "
-                     "the model scores about as well without the subject, so the templates or candidates give "
-                     "the answer away (or the model knows none of the facts)", tuple(per_lang))
-    return Check("template-only baseline", PASS, f"{text}, >= {100 * MIN_TEMPLATE_ONLY_GAP:.0f} required)",
-                 tuple(per_lang))
+                     "no template-only rankings on the held-out split (rankings_template_only.parquet); rerun "
+                     "`factatlas probe` so the baseline with the subject replaced by a placeholder is scored")
+    model, base = t["model"], t["baseline"]
+    gap = model["macro"] - base["macro"]
+    excluded = t["excluded"]
+    details = [f"{_held_out(metrics)}; {t['n_pairs']} prompts scored both ways (paired)"]
+    if excluded["prompts"]:
+        per_lang = ", ".join(f"{lang} {n}" for lang, n in excluded["by_lang"].items())
+        details.append(f"{excluded['prompts']} held-out prompts excluded from the comparison ({per_lang}): "
+                       f"{excluded['reason']}")
+    text = f"{_comparison(model, base, 'template-only')} (macro gap {100 * gap:+.1f} points"
+    won = beats(model, base)
+    if gap < MIN_TEMPLATE_ONLY_GAP or not all(won.values()):
+        why = [f"gap under {100 * MIN_TEMPLATE_ONLY_GAP:.0f}"] if gap < MIN_TEMPLATE_ONLY_GAP else []
+        why += [f"{avg} interval not wholly above the baseline's" for avg, ok in won.items() if not ok]
+        return Check("template-only baseline", FAIL, f"{text}; {', '.join(why)}): the model does not answer "
+                     "from the subject beyond chance variation (or the templates give the answer away)",
+                     tuple(details))
+    return Check("template-only baseline", PASS, f"{text}, >= {100 * MIN_TEMPLATE_ONLY_GAP:.0f} required; "
+                 "intervals apart)", tuple(details))
+
+
+def check_majority(metrics: Mapping[str, Any]) -> Check:
+    """On the held-out split: the model's intervals above the majority-class baseline's (macro and micro)."""
+    v = metrics["validation"]
+    model, base = v["model"], v["majority"]
+    if not model["n_prompts"]:
+        return Check("majority-class baseline", FAIL, f"no ranked prompt on the {_held_out(metrics)}: nothing "
+                     "the model was not trained on is left to validate with")
+    text = _comparison(model, base, "majority class")
+    won = beats(model, base)
+    details = (f"{_held_out(metrics)}; {model['n_facts']} facts, {model['n_prompts']} prompts",)
+    if not all(won.values()):
+        return Check("majority-class baseline", FAIL, f"{text}: the model's {' and '.join(a for a, ok in won.items() if not ok)} "
+                     "interval is not wholly above the baseline's; always answering the most frequent object "
+                     "does as well", details)
+    return Check("majority-class baseline", PASS, f"{text}: intervals apart", details)
 
 
 def check_baselines_reported(ds: Mapping[str, Any]) -> Check:
@@ -141,7 +184,7 @@ def check_baselines_reported(ds: Mapping[str, Any]) -> Check:
 def check_balance(ds: Mapping[str, Any]) -> Check:
     counts = ds["balance"]["facts_per_culture"]
     text = ", ".join(f"{c}: {n}" for c, n in counts.items())
-    skewed = [f"{p}: {e['facts']}" for p, e in ds["predicates"].items()
+    skewed = [f"{p}: " + ", ".join(f"{c} {n}" for c, n in e["facts"].items()) for p, e in ds["predicates"].items()
               if e["imbalance"] is None or e["imbalance"] > MAX_CULTURE_IMBALANCE]
     if skewed:
         return Check("balance between cultures", WARN, f"facts per culture {text}; {len(skewed)} predicates "
@@ -178,37 +221,24 @@ def verdict(metrics: Mapping[str, Any]) -> Verdict:
     ds = metrics["dataset"]
     return Verdict((
         check_parallel(ds), check_gold_in_candidates(ds), check_leakage(ds), check_template_only(metrics),
-        check_baselines_reported(ds), check_balance(ds), check_model_tables(metrics), check_coverage(metrics),
+        check_majority(metrics), check_baselines_reported(ds), check_balance(ds), check_model_tables(metrics),
+        check_coverage(metrics),
     ))
 
 
 # ---- HTML (pure) --------------------------------------------------------------------------------
-
-def _e(x: Any) -> str:
-    return html.escape(str(x), quote=True)
-
+# render_html = page_context (the numbers, shaped and formatted) + probe/report_page.html (the markup).
 
 def _num(x: float | None, digits: int = 3) -> str:
     return "–" if x is None else f"{x:.{digits}f}"
 
 
-def _table(head: Sequence[str], rows: Iterable[Sequence[Any]], cls: str = "", raw: bool = False) -> str:
-    """Cells are escaped unless ``raw`` (then the caller built safe HTML)."""
-    cell = (lambda v: str(v)) if raw else _e
-    out = [f'<div class=scroll><table class="{cls}"><thead><tr>' + "".join(f"<th>{_e(h)}</th>" for h in head)
-           + "</tr></thead><tbody>"]
-    for r in rows:
-        out.append("<tr>" + "".join(f"<td>{cell(v)}</td>" for v in r) + "</tr>")
-    out.append("</tbody></table></div>")
-    return "".join(out)
-
-
-def _img(plots: Mapping[str, str], key: str, alt: str) -> str:
-    return f'<figure><img src="{_e(plots[key])}" alt="{_e(alt)}"></figure>' if key in plots else ""
-
-
 def _ci(summary: Mapping[str, Any], key: str) -> str:
     ci = (summary.get("ci") or {}).get(key)
+    return f"[{ci[0]:.3f}, {ci[1]:.3f}]" if ci else "–"
+
+
+def _ci_pair(ci: Sequence[float] | None) -> str:
     return f"[{ci[0]:.3f}, {ci[1]:.3f}]" if ci else "–"
 
 
@@ -218,167 +248,207 @@ def _majority_label(majority: Mapping[str, Any]) -> str:
 
 
 @dataclass(frozen=True)
+class Table:
+    head: tuple[str, ...]
+    rows: tuple[tuple[Any, ...], ...]
+    cls: str = ""
+
+
+def table(head: Sequence[str], rows: Iterable[Sequence[Any]], cls: str = "") -> Table:
+    return Table(tuple(head), tuple(tuple(r) for r in rows), cls)
+
+
+@dataclass(frozen=True)
+class ExtraSection:
+    """A section added after the built-in ones (e.g. by the analyses): tables and figure keys."""
+
+    title: str
+    note: str = ""
+    tables: tuple[Table, ...] = ()
+    figures: tuple[tuple[str, str], ...] = ()  # (image key, alt text)
+
+
+@dataclass(frozen=True)
 class ReportInput:
     metrics: Mapping[str, Any]
     verdict: Verdict
-    plots: Mapping[str, str]  # key -> relative PNG file name
+    plots: Mapping[str, str]  # key -> image source: a data: URI (write_report embeds every PNG)
     label: Callable[[str], str] = lambda qid: qid  # QID -> display label
     predicate_label: Callable[[str], str] = lambda pid: pid
     run_name: str = ""
     extra_notes: tuple[str, ...] = field(default_factory=tuple)
+    extra_sections: tuple[ExtraSection, ...] = ()
 
 
-def render_html(inp: ReportInput) -> str:
-    m, v = inp.metrics, inp.verdict
-    ds = m["dataset"]
-    langs = ds["languages"]
-    cultures = ds["cultures"]
-    plabel = inp.predicate_label
-    parts: list[str] = []
-    title = f"factatlas validation report — {m.get('model') or 'model'}"
-    parts.append(f"<header><h1>{_e(title)}</h1><p class=sub>run <b>{_e(inp.run_name)}</b> · benchmark "
-                 f"<b>{_e(m['benchmark'].get('name') or '?')}</b> ({_e(m['benchmark'].get('pair') or '')}) · "
-                 f"scoring <b>{_e(m.get('scoring') or '?')}</b> · languages {_e(', '.join(langs))} · cultures "
-                 f"{_e(', '.join(cultures))} · {ds['n_facts']} facts, {ds['n_prompts']} prompts</p></header>")
-    # verdict
-    status = "PASS" if v.passed else "FAIL"
-    items = "".join(f'<li class="{c.status}"><span class=tag>{_e(c.status.upper())}</span> <b>{_e(c.name)}</b>: '
-                    f"{_e(c.summary)}" + (f"<ul class=details>{''.join(f'<li>{_e(d)}</li>' for d in c.details[:8])}"
-                                           "</ul>" if c.details else "") + "</li>" for c in v.checks)
-    parts.append(f'<section class="verdict {status.lower()}"><h2>Verdict: {status}</h2>'
-                 + (f"<p>Failing: {_e('; '.join(c.name for c in v.checks if c.status == FAIL))}</p>" if not v.passed else
-                    "<p>Every rule of PROBING.md “Validating a dataset” holds.</p>")
-                 + f"<ul class=checks>{items}</ul></section>")
-    # summary per language and culture
+def headline_table(validation: Mapping[str, Any]) -> Table:
+    """Model and baselines on the held-out split: macro (DLAMA) and micro (BMLAMA) P@1 with intervals."""
+    rows = []
+
+    def add(name: str, x: Mapping[str, Any] | None) -> None:
+        if x and x["n_prompts"]:
+            rows.append((name, _num(x["macro"]), _ci_pair(x["ci"]["macro"]), _num(x["micro"]),
+                         _ci_pair(x["ci"]["micro"]), x["n_facts"], x["n_prompts"]))
+
+    add("model", validation["model"])
+    add("majority-class baseline", validation["majority"])
+    t = validation.get("template_only")
+    if t:
+        add("model, on the template-only prompts", t["model"])
+        add("template-only baseline (paired)", t["baseline"])
+    return table(("", "macro P@1 (DLAMA)", "CI", "micro P@1 (BMLAMA)", "CI", "facts", "prompts"), rows, "num")
+
+
+def _accuracy(m: Mapping[str, Any], langs: Sequence[str], cultures: Sequence[str]) -> Table:
     ks = m["config"]["ks"]
-    head = ["language", "culture", "facts", *[f"P@{k}" for k in ks], "MRR", "P@1 95% CI", "chance P@1"]
-    rows = []
     s_all = m["summary"]
-    for lang in langs:
-        for c in [*cultures, "all"]:
-            s = s_all["by_lang"].get(lang) if c == "all" else s_all["by_lang_culture"].get(lang, {}).get(c)
-            if not s or not s.get("n_prompts"):
-                continue
-            rows.append([lang, c, s["n_facts"], *[_num(s[f"p@{k}"]) for k in ks], _num(s["mrr"]),
-                         _ci(s, "p@1"), _num(s["chance@1"])])
-    o = s_all["overall"]
-    rows.append(["all", "all", o["n_facts"], *[_num(o[f"p@{k}"]) for k in ks], _num(o["mrr"]), _ci(o, "p@1"),
-                 _num(o["chance@1"])])
-    parts.append("<section><h2>Accuracy by language and culture</h2><p class=note>Macro average over predicates "
-                 "(each predicate: mean over its facts). Tie policy: " + _e(m["tie_policy"]) + "</p>"
-                 + _table(head, rows, "num") + "</section>")
-    # P@1 by culture x predicate
-    head = ["predicate"] + [f"{lang} · {c}" for lang in langs for c in cultures] + ["all"]
     rows = []
-    for pred, e in m["by_predicate"].items():
-        cells = [_num(e["by_lang_culture"].get(lang, {}).get(c, {}).get("p@1")) for lang in langs for c in cultures]
-        rows.append([plabel(pred), *cells, _num(e["all"]["p@1"])])
-    parts.append("<section><h2>P@1 by predicate × culture</h2>" + _table(head, rows, "num")
-                 + _img(inp.plots, "p_at_1", "P@1 heat-map by predicate and culture") + "</section>")
-    # RankC / COverlap
-    cl = m["cross_lingual"]
-    by_c = cl["rankc"]["by_culture"]
-    rankc_cult = " · ".join(f"{c}: {_num(by_c[c]['mean'])}" for c in by_c)
-    parts.append("<section><h2>Cross-lingual consistency</h2><p>RankC (" + _e(cl["rankc"]["weighting"]) +
-                 f" weights) mean over language pairs: <b>{_num(cl['rankc']['mean'])}</b> ({_e(rankc_cult)}); "
-                 f"COverlap mean: <b>{_num(cl['coverlap']['mean'])}</b>.</p><div class=row>"
-                 + _img(inp.plots, "rankc", "RankC heat-map") + _img(inp.plots, "coverlap", "COverlap heat-map")
-                 + "</div></section>")
-    # baselines
+
+    def add(lang: str, culture: str, s: Mapping[str, Any] | None) -> None:
+        if s and s.get("n_prompts"):
+            rows.append((lang, culture, s["n_facts"], *[_num(s[f"p@{k}"]) for k in ks], _ci(s, "p@1"),
+                         _num(s["p@1_micro"]), _num(s["mrr"]), _num(s["chance@1"])))
+
+    for lang in langs:
+        for c in cultures:
+            add(lang, c, s_all["by_lang_culture"].get(lang, {}).get(c))
+        add(lang, "all", s_all["by_lang"].get(lang))
+    add("all", "all", s_all["overall"])
+    return table(("language", "culture", "facts", *[f"P@{k} macro" for k in ks], "P@1 macro 95% CI",
+                  "P@1 micro", "MRR", "chance P@1"), rows, "num")
+
+
+def _baselines(inp: ReportInput, cultures: Sequence[str]) -> Table:
+    m, ds, plabel = inp.metrics, inp.metrics["dataset"], inp.predicate_label
     t = m.get("template_only")
-    head = ["predicate", "model P@1", "template-only P@1", "majority P@1", "majority object", "chance P@1",
-            *[f"entropy {c} (bits)" for c in cultures], "candidates"]
     rows = []
     for pred, e in ds["predicates"].items():
         mp = m["by_predicate"].get(pred, {}).get("all", {})
-        tp = (t or {}).get("by_predicate", {}).get(pred, {}) if t else {}
-        rows.append([plabel(pred), _num(mp.get("p@1")), _num(tp.get("p@1")) if t else "not run",
+        tp = (t or {}).get("by_predicate", {}).get(pred, {})
+        rows.append((plabel(pred), _num(mp.get("p@1")), _num(tp.get("p@1")) if t else "not run",
                      _num(e["majority"]["p@1"]), _majority_label(e["majority"]), _num(mp.get("chance@1")),
-                     *[_num(e["entropy"].get(c), 2) for c in cultures], f"{e['mean_candidates']:.1f}"])
-    parts.append("<section><h2>Baselines and difficulty</h2><p class=note>Template-only: the subject replaced by "
-                 "a neutral placeholder. Majority: always answer the object valid for most facts of the "
-                 "predicate. Entropy: DLAMA's, per culture (higher = harder to guess).</p>"
-                 + _table(head, rows, "num") + f"<div class={'row' if len(rows) <= 6 else 'stack'}>"
-                 + _img(inp.plots, "baselines", "baselines per predicate")
-                 + _img(inp.plots, "entropy", "entropy per predicate and culture") + "</div></section>")
-    # language bias
-    bias = m["predictions"]["language_bias"]
-    head = ["language", "mean top-prediction share", *[plabel(p) for p in ds["predicates"]]]
+                     *[_num(e["entropy"].get(c), 2) for c in cultures], f"{e['mean_candidates']:.1f}"))
+    return table(("predicate", "model P@1", "template-only P@1", "majority P@1", "majority object", "chance P@1",
+                  *[f"entropy {c} (bits)" for c in cultures], "candidates"), rows, "num")
+
+
+def _language_bias(inp: ReportInput, langs: Sequence[str]) -> Table:
+    bias, preds = inp.metrics["predictions"]["language_bias"], list(inp.metrics["dataset"]["predicates"])
     rows = []
     for lang in langs:
-        if lang not in bias:
-            continue
-        b = bias[lang]
-        cells = []
-        for pred in ds["predicates"]:
-            d = b["by_predicate"].get(pred)
-            cells.append(f"{inp.label(d['top'])} ({_pct(d['top_share'])})" if d and d["top"] else "–")
-        rows.append([lang, _pct(b["mean_top_share"]), *cells])
-    parts.append("<section><h2>Prediction distributions per language (language bias)</h2><p class=note>The most "
-                 "frequent top-1 prediction per predicate and its share of the language's prompts; a high share "
-                 "means the model answers the same object whatever the subject.</p>" + _table(head, rows)
-                 + _img(inp.plots, "language_bias", "top prediction share per language") + "</section>")
-    # most common predictions
-    mc = m["predictions"]["most_common"]
+        if lang in bias:
+            b = bias[lang]
+            cells = [f"{inp.label(d['top'])} ({_pct(d['top_share'])})" if (d := b["by_predicate"].get(p)) and d["top"]
+                     else "–" for p in preds]
+            rows.append((lang, _pct(b["mean_top_share"]), *cells))
+    return table(("language", "mean top-prediction share", *[inp.predicate_label(p) for p in preds]), rows)
+
+
+def _most_common(inp: ReportInput) -> list[dict[str, Any]]:
+    def fmt(pairs: Sequence[Sequence[Any]]) -> str:
+        return ", ".join(f"{inp.label(q)} ({k})" for q, k in pairs) or "–"
+
     blocks = []
-    for pred, per_culture in mc.items():
-        rows = []
-        for c, per_lang in per_culture.items():
-            for lang, d in per_lang.items():
-                def fmt(pairs: Sequence[Sequence[Any]], n: int = d["n"]) -> str:
-                    return ", ".join(f"{inp.label(q)} ({k})" for q, k in pairs) or "–"
-                rows.append([c, lang, d["n"], fmt(d["correct"]), fmt(d["wrong"])])
-        opened = " open" if len(mc) <= 4 else ""
-        blocks.append(f"<details{opened}><summary>{_e(plabel(pred))}</summary>"
-                      + _table(["culture", "language", "prompts", "most common correct", "most common wrong"], rows)
-                      + "</details>")
-    parts.append("<section><h2>Most common predictions</h2><p class=note>DLAMA's “educated guess” tables: "
-                 "frequent wrong predictions reveal a default answer per culture.</p>" + "".join(blocks) + "</section>")
-    # paraphrases
+    for pred, per_culture in inp.metrics["predictions"]["most_common"].items():
+        rows = [(c, lang, d["n"], fmt(d["correct"]), fmt(d["wrong"]))
+                for c, per_lang in per_culture.items() for lang, d in per_lang.items()]
+        blocks.append({"predicate": inp.predicate_label(pred), "table": table(
+            ("culture", "language", "prompts", "most common correct", "most common wrong"), rows)})
+    return blocks
+
+
+def _cross(m: Mapping[str, Any]) -> dict[str, Any]:
+    cl = m["cross_lingual"]
+    if not cl["languages"]:
+        return {"available": False, "reason": "no full rankings (open-answer rules rank no candidates)"}
+    by_c = cl["rankc"]["by_culture"]
+    return {"available": True, "weighting": cl["rankc"]["weighting"], "rankc": _num(cl["rankc"]["mean"]),
+            "coverlap": _num(cl["coverlap"]["mean"]), "by_culture": " · ".join(f"{c}: {_num(by_c[c]['mean'])}"
+                                                                                for c in by_c)}
+
+
+def _pararel(m: Mapping[str, Any]) -> dict[str, Any]:
     pr = m["pararel"]
-    if pr["available"]:
-        rows = [[lang, _num(d["macro"]["accuracy"]), _num(d["macro"]["consistency"]),
-                 _num(d["macro"]["consistency_accuracy"]), len(d["by_predicate"])] for lang, d in pr["by_lang"].items()]
-        body = _table(["language", "accuracy", "consistency", "consistency-accuracy", "predicates"], rows, "num")
-        if pr["skipped_single_template_predicates"]:
-            body += f"<p class=note>Single-template predicates skipped: {_e(', '.join(pr['skipped_single_template_predicates']))}.</p>"
-    else:
-        body = f"<p class=note>Not available: {_e(pr.get('reason', ''))}.</p>"
-    parts.append("<section><h2>Paraphrase consistency (mParaRel)</h2>" + body + "</section>")
-    # X-FaKT
+    if not pr["available"]:
+        return {"table": None, "reason": pr.get("reason", "")}
+    rows = [(lang, _num(d["macro"]["accuracy"]), _num(d["macro"]["consistency"]),
+             _num(d["macro"]["consistency_accuracy"]), len(d["by_predicate"])) for lang, d in pr["by_lang"].items()]
+    return {"table": table(("language", "accuracy", "consistency", "consistency-accuracy", "predicates"), rows, "num"),
+            "skipped": pr["skipped_single_template_predicates"]}
+
+
+def _xfakt(m: Mapping[str, Any]) -> dict[str, Any]:
     xf = m["xfakt"]
-    if xf["available"]:
-        rows = []
-        for name, s in [("all", xf["overall"]), *xf["by_lang"].items()]:
-            tt = s["ttest"]
-            rows.append([name, _num(s["mu_assoc"]), _num(s["mu_non"]), _num(s["frs"]), _num(s["kts"]),
-                         _num(s["xfakt"]), _num(tt["t"]), _num(tt["p"], 4), f"{tt['n_assoc']} / {tt['n_non']}"])
-        assoc = "; ".join(f"{lang} → {', '.join(cs)}" for lang, cs in xf["association"].items())
-        body = (f"<p class=note>Association: {_e(assoc)}. Error rates per (fact, language); Welch's t-test "
-                "between associative and non-associative errors.</p>"
-                + _table(["language", "μ assoc", "μ non-assoc", "FRS", "KTS", "X-FaKT", "t", "p", "n"], rows, "num")
-                + _img(inp.plots, "xfakt", "associative vs non-associative error rates"))
-    else:
-        body = f"<p class=note>Not available: {_e(xf.get('reason', ''))}.</p>"
-    parts.append("<section><h2>X-FaKT (cross-lingual factual knowledge transferability)</h2>" + body + "</section>")
-    # dataset checks
+    if not xf["available"]:
+        return {"table": None, "reason": xf.get("reason", "")}
+    rows = []
+    for name, s in [("all", xf["overall"]), *xf["by_lang"].items()]:
+        tt = s["ttest"]
+        rows.append((name, _num(s["mu_assoc"]), _num(s["mu_non"]), _num(s["frs"]), _num(s["kts"]), _num(s["xfakt"]),
+                     _num(tt["t"]), _num(tt["p"], 4), f"{tt['n_assoc']} / {tt['n_non']}"))
+    return {"table": table(("language", "μ assoc", "μ non-assoc", "FRS", "KTS", "X-FaKT", "t", "p", "n"), rows, "num"),
+            "association": "; ".join(f"{lang} → {', '.join(cs)}" for lang, cs in xf["association"].items())}
+
+
+def page_context(inp: ReportInput) -> dict[str, Any]:
+    """Everything the page shows, as strings, numbers and Tables (no markup)."""
+    m, v = inp.metrics, inp.verdict
+    ds = m["dataset"]
+    langs, cultures, plabel = ds["languages"], ds["cultures"], inp.predicate_label
+    val = m["validation"]
+    status = "PASS" if v.passed else "FAIL"
+    bp = m["by_predicate"]
     lk = ds["leakage"]
-    rows = [[lang, v["n"], v["units"], _pct(v["share"])] for lang, v in lk["by_lang"].items()]
-    bal_rows = [[plabel(p), *[e["facts"].get(c, 0) for c in cultures],
-                 "–" if e["imbalance"] is None else f"{e['imbalance']:.2f}"] for p, e in ds["predicates"].items()]
-    parts.append("<section><h2>Dataset checks</h2><h3>Leakage (object label inside the subject label)</h3>"
-                 + _table(["language", "leaking facts", "facts", "share"], rows, "num")
-                 + "<h3>Balance between cultures</h3>"
-                 + _table(["predicate", *cultures, "max/min"], bal_rows, "num")
-                 + _img(inp.plots, "balance", "facts per culture and predicate") + "</section>")
-    notes = "".join(f"<li>{_e(n)}</li>" for n in inp.extra_notes)
-    parts.append("<footer><p>Definitions: P@k, MRR, RankC, COverlap, mParaRel, X-FaKT and DLAMA entropy exactly as "
-                 "in the factatlas documentation (docs/metrics.md). Generated by factatlas; the PNG files beside "
-                 f"this page are its figures.</p>{f'<ul>{notes}</ul>' if notes else ''}</footer>")
-    css = resources.files("factatlas.probe").joinpath("report.css").read_text("utf-8")
-    return ("<!DOCTYPE html>\n<html lang=en><head><meta charset=utf-8>"
-            f"<meta name=viewport content='width=device-width, initial-scale=1'><title>{_e(title)}</title>"
-            f"<style>\n{css}</style></head><body><main>\n" + "\n".join(parts) + "\n</main></body></html>\n")
+    return {
+        "title": f"factatlas validation report — {m.get('model') or 'model'}",
+        "run_name": inp.run_name, "benchmark_name": m["benchmark"].get("name") or "?",
+        "pair": m["benchmark"].get("pair") or "", "scoring": m.get("scoring") or "?",
+        "languages": langs, "cultures": cultures, "n_facts": ds["n_facts"], "n_prompts": ds["n_prompts"],
+        "verdict": {"status": status, "failing": [c.name for c in v.checks if c.status == FAIL],
+                    "checks": [{"status": c.status, "name": c.name, "summary": c.summary, "details": c.details[:8]}
+                               for c in v.checks]},
+        "headline": {"splits": val["splits"], "source": val["split_source"], "bootstrap": val["bootstrap"],
+                     "confidence": f"{100 * val['confidence']:g}", "table": headline_table(val)},
+        "ranked_splits": val.get("ranked_splits", []),
+        "tie_policy": m["tie_policy"],
+        "accuracy": _accuracy(m, langs, cultures),
+        "by_predicate": table(("predicate", *[f"{lang} · {c}" for lang in langs for c in cultures], "all"),
+                              [(plabel(p), *[_num(e["by_lang_culture"].get(lang, {}).get(c, {}).get("p@1"))
+                                             for lang in langs for c in cultures], _num(e["all"]["p@1"]))
+                               for p, e in bp.items()], "num"),
+        "cross": _cross(m),
+        "baselines": _baselines(inp, cultures),
+        "language_bias": _language_bias(inp, langs),
+        "most_common": _most_common(inp),
+        "pararel": _pararel(m),
+        "xfakt": _xfakt(m),
+        "leakage": table(("language", "leaking facts", "facts", "share"),
+                         [(lang, x["n"], x["units"], _pct(x["share"])) for lang, x in lk["by_lang"].items()], "num"),
+        "balance": table(("predicate", *cultures, "max/min"),
+                         [(plabel(p), *[e["facts"].get(c, 0) for c in cultures],
+                           "–" if e["imbalance"] is None else f"{e['imbalance']:.2f}")
+                          for p, e in ds["predicates"].items()], "num"),
+        "extra_sections": inp.extra_sections,
+        "notes": inp.extra_notes,
+        "images": inp.plots,
+    }
+
+
+def render_html(inp: ReportInput) -> str:
+    """The report page: probe/report_page.html filled with ``page_context`` (autoescaped), CSS inlined."""
+    import jinja2
+
+    files = resources.files("factatlas.probe")
+    env = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined, keep_trailing_newline=True,
+                             trim_blocks=False, lstrip_blocks=False)
+    template = env.from_string(files.joinpath("report_page.html").read_text("utf-8"))
+    return template.render(css=files.joinpath("report.css").read_text("utf-8"), **page_context(inp))
+
+
+def embed_png(path: Path) -> str:
+    """A PNG file as a data: URI, so the page needs no file beside it."""
+    import base64
+
+    return "data:image/png;base64," + base64.b64encode(path.read_bytes()).decode("ascii")
 
 
 # ---- plots --------------------------------------------------------------------------------------
@@ -480,15 +550,36 @@ def model_dirs(run: Path, model: str | None = None) -> list[Path]:
     return [chosen]
 
 
-def write_report(run: str | os.PathLike, model: str | None = None, config: Any = None) -> list[ReportResult]:
+def trained_splits(folder: Path) -> list[str] | None:
+    """The splits the model of ``folder`` was trained on, as its probe.json records them (the tiny model's
+    recipe, or ``trained_on_splits`` written for any model); None when nothing is recorded."""
+    import json
+
+    path = folder / "probe.json"
+    if not path.is_file():
+        return None
+    info = json.loads(path.read_text("utf-8"))
+    recorded = info.get("trained_on_splits", (info.get("tiny_model") or {}).get("trained_on_splits"))
+    return None if recorded is None else list(recorded)
+
+
+def write_report(run: str | os.PathLike, model: str | None = None, config: Any = None,
+                 trained_on: Sequence[str] | None = None) -> list[ReportResult]:
     """Compute the metrics (with the template-only baseline when present), the verdict and the plots, and
     write ``report.html``, ``verdict.json`` and the PNGs into ``<run>/probe/<model>/``."""
     import pyarrow.parquet as pq
 
     from factatlas.atomic import write_json, write_text
     from factatlas.probe.analysis.hook import with_analyses
-    from factatlas.probe.evaluate import compute_metrics, load_benchmark_view
+    from factatlas.probe.evaluate import (
+        VALIDATION_BOOTSTRAP,
+        MetricsConfig,
+        compute_metrics,
+        load_benchmark_view,
+    )
 
+    # the page shows intervals in every table, as the verdict needs them
+    config = config if config is not None else MetricsConfig(bootstrap=VALIDATION_BOOTSTRAP)
     run = Path(run)
     if not (run / "build" / "benchmark.json").exists():
         raise ReportError(f"{run}/build/benchmark.json: missing; build the benchmark with `factatlas build {run}` "
@@ -500,10 +591,12 @@ def write_report(run: str | os.PathLike, model: str | None = None, config: Any =
         rows = pq.read_table(folder / "rankings.parquet").to_pylist()
         t_path = folder / "rankings_template_only.parquet"
         t_rows = pq.read_table(t_path).to_pylist() if t_path.exists() else None
-        metrics = compute_metrics(rows, bench, config, template_only_rows=t_rows)
+        metrics = compute_metrics(rows, bench, config, template_only_rows=t_rows,
+                                  trained_on=trained_splits(folder) if trained_on is None else trained_on)
         v = verdict(metrics)
         plots = make_plots(metrics, folder, plabel)
-        page = render_html(ReportInput(metrics, v, plots, lambda q: bench.label(q), plabel, run.name))
+        images = {key: embed_png(folder / name) for key, name in plots.items()}
+        page = render_html(ReportInput(metrics, v, images, lambda q: bench.label(q), plabel, run.name))
         page = with_analyses(page, run, folder, metrics["config"]["rankc_weighting"])
         write_text(folder / "report.html", page)
         write_json(folder / "verdict.json", v.to_json())

@@ -31,6 +31,9 @@ def register(app: typer.Typer) -> None:
         bootstrap: int = typer.Option(1000, "--bootstrap", help="Bootstrap resamples for the P@1 intervals (0: off)."),
         rankc_weighting: str = typer.Option("softmax", "--rankc-weighting", help="softmax | norm1 | norm2."),
         strict: bool = typer.Option(False, "--strict", help="Exit with status 1 when a report's verdict is FAIL."),
+        trained_on: list[str] | None = typer.Option(
+            None, "--trained-on", help="A split the model was trained or tuned on (repeatable); the verdict uses "
+            "the other splits. Default: what probe.json records, else the test split."),
     ) -> None:
         """Validate a probed benchmark: metrics, plots, PASS/FAIL verdict -> probe/<model>/report.html.
 
@@ -42,7 +45,7 @@ def register(app: typer.Typer) -> None:
 
         config = MetricsConfig(bootstrap=bootstrap, rankc_weighting=rankc_weighting,
                                association=parse_associations(associate))
-        results = write_report(run, model, config)
+        results = write_report(run, model, config, trained_on=trained_on or None)
         for r in results:
             status = "PASS" if r.verdict.passed else "FAIL"
             colour = "green" if r.verdict.passed else "red"

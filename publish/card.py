@@ -6,16 +6,19 @@ Markdown built from the benchmark's own numbers, so the card can never disagree 
 
 from __future__ import annotations
 
+import re
 from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
-from factatlas.entropy import entropy_bits
+from factatlas.entropy import predicate_entropy
 from factatlas.records import Provenance as ObjectProvenance
 
 from .source import BenchmarkSource, table_from_bytes
+
+HUB_TARGET = "hub"  # ReleaseOptions.target for the Hub; git targets are "git:PATH_OR_URL"
 
 SIZE_CATEGORIES = ((1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K"),
                    (1_000_000, "100K<n<1M"), (10_000_000, "1M<n<10M"), (100_000_000, "10M<n<100M"))
@@ -48,7 +51,7 @@ class PredicateStats:
     predicate: str
     facts: int
     answers: int  # distinct objects stated directly
-    entropy_bits: float  # of the distribution of direct gold objects over facts
+    entropy_bits: float  # DLAMA entropy (factatlas.entropy.predicate_entropy), the value stats.json holds
     majority_share: float  # share of facts whose gold set holds the most frequent object
 
 
@@ -59,40 +62,25 @@ def size_category(n: int) -> str:
     return "n>100M"
 
 
-def answer_entropy(object_sets: Sequence[Sequence[str]]) -> tuple[float, float]:
-    """(entropy in bits of the gold-object distribution, majority baseline share).
-
-    Each fact spreads one unit of mass evenly over its gold objects, so a fact with many valid answers
-    does not weigh more than one with a single answer. The majority share is the P@1 of always
-    answering the most frequent object — the floor a model must beat to show knowledge.
-    """
+def majority_share(object_sets: Sequence[Sequence[str]]) -> float:
+    """P@1 of always answering the object valid for most facts (ties: any of them, the share is the same):
+    the floor a model must beat to show knowledge."""
     if not object_sets:
-        return 0.0, 0.0
-    mass: Counter[str] = Counter()
-    hits: Counter[str] = Counter()
-    for objs in object_sets:
-        uniq = sorted(set(objs))
-        for o in uniq:
-            mass[o] += 1 / len(uniq)
-            hits[o] += 1
-    top = max(sorted(hits), key=lambda o: hits[o])
-    return round(entropy_bits(mass.values()), 3), round(hits[top] / len(object_sets), 3)
+        return 0.0
+    hits: Counter[str] = Counter(o for objs in object_sets for o in set(objs))
+    return round(max(hits.values()) / len(object_sets), 3)
 
 
 def predicate_stats(src: BenchmarkSource) -> list[PredicateStats]:
-    """Entropy over the objects stated in Wikidata (the answer distribution); the majority baseline over
-    every gold object (an answer is correct when it is any of them, derived ones included)."""
-    direct: dict[tuple[str, str], list[tuple[str, ...]]] = defaultdict(list)
+    """Per culture and predicate: DLAMA entropy over every valid object (the one definition that
+    stats.json and metrics.json use), distinct direct answers, and the majority baseline."""
     gold: dict[tuple[str, str], list[tuple[str, ...]]] = defaultdict(list)
+    direct: dict[tuple[str, str], set[str]] = defaultdict(set)
     for f in src.facts:
-        direct[(f.culture, f.predicate)].append(f.direct_objects or f.object_qids)
         gold[(f.culture, f.predicate)].append(f.object_qids)
-    out = []
-    for key, sets in sorted(direct.items()):
-        ent, _ = answer_entropy(sets)
-        _, maj = answer_entropy(gold[key])
-        out.append(PredicateStats(key[0], key[1], len(sets), len({o for s in sets for o in s}), ent, maj))
-    return out
+        direct[(f.culture, f.predicate)].update(f.direct_objects or f.object_qids)
+    return [PredicateStats(key[0], key[1], len(sets), len(direct[key]), round(predicate_entropy(sets), 3),
+                           majority_share(sets)) for key, sets in sorted(gold.items())]
 
 
 def license_for(src: BenchmarkSource, override: str | None) -> str:
@@ -152,8 +140,15 @@ def _body_template() -> str:
     return (resources.files("factatlas.publish") / "card_body.md").read_text("utf-8")
 
 
+def dataset_title(src: BenchmarkSource) -> str:
+    """The card's default title, from what the benchmark holds (not the run folder's name): its cultures
+    and languages, e.g. "factatlas facts: arab vs west (ar, en)". ``--pretty-name`` overrides it."""
+    cultures = list(src.meta.get("cultures") or sorted({f.culture for f in src.facts}))
+    return f"factatlas facts: {' vs '.join(cultures) or 'benchmark'} ({', '.join(src.languages)})"
+
+
 def card_body(src: BenchmarkSource, configs: Sequence[ConfigEntry], *, repo: str, version: str,
-              license_id: str, pretty_name: str, default_config: str) -> str:
+              license_id: str, pretty_name: str, default_config: str, target: str = HUB_TARGET) -> str:
     """The Markdown body. Every number comes from ``src``; sections are filled into card_body.md."""
     meta = src.meta
     cultures = list(meta.get("cultures") or sorted({f.culture for f in src.facts}))
@@ -202,23 +197,21 @@ def card_body(src: BenchmarkSource, configs: Sequence[ConfigEntry], *, repo: str
     ]
 
     example = next((p for p in src.prompts if p["lang"] == "en"), src.prompts[0] if src.prompts else None)
-    load_example = (f'from datasets import load_dataset\n\nds = load_dataset("{repo}", "{default_config}", '
-                    f'revision="v{version}")')
     values = {
         "pretty_name": pretty_name,
         "repo": repo,
         "version": version,
         "summary": _summary(src, cultures),
-        "load_example": load_example,
+        "load_example": load_example(repo, version, default_config, target),
         "example_row": _example_row(example),
         "configs_table": _table(("config", "language", "rows per split"), config_rows),
         "cultures_table": _table(("culture", "facts", "countries (facts matched through each)"), culture_rows),
-        "predicates_table": _table(("predicate", "culture", "facts", "distinct answers", "answer entropy (bits)",
+        "predicates_table": _table(("predicate", "culture", "facts", "distinct answers", "DLAMA entropy (bits)",
                                     "majority-answer P@1"), predicate_rows),
         "languages_table": _table(("language", "prompts", "facts", "templates", "template status"), lang_rows),
         "provenance_table": _table(("", ""), provenance_rows),
         "limitations": "\n".join(f"- {x}" for x in limitations(src, pstats)),
-        "citation": citation(repo, version, pretty_name, prov),
+        "citation": citation(repo, version, pretty_name, prov, target),
         "dlama_citation": DLAMA_BIBTEX,
         "license_note": _license_note(license_id, prov.source_kind),
     }
@@ -300,11 +293,36 @@ def _license_note(license_id: str, source_kind: str) -> str:
             "licence before redistribution; factatlas adds no restrictions of its own.")
 
 
-def citation(repo: str, version: str, pretty_name: str, prov: Any) -> str:
+def is_git_url(where: str) -> bool:
+    return "://" in where or re.match(r"^[\w.-]+@[\w.-]+:", where) is not None
+
+
+def published_at(repo: str, target: str) -> str | None:
+    """The address readers can fetch the release from: the Hub page, a git URL, or None for a git
+    repository on a local path (a path of the publishing machine means nothing to a reader)."""
+    if target == HUB_TARGET:
+        return f"https://huggingface.co/datasets/{repo}"
+    where = target.removeprefix("git:")
+    return where if is_git_url(where) else None
+
+
+def load_example(repo: str, version: str, default_config: str, target: str) -> str:
+    if target == HUB_TARGET:
+        return (f'from datasets import load_dataset\n\nds = load_dataset("{repo}", "{default_config}", '
+                f'revision="v{version}")')
+    folder = repo.rsplit("/", 1)[-1]
+    source = published_at(repo, target) or "PATH_OF_THIS_REPOSITORY"
+    return (f"# git clone {source} {folder} && git -C {folder} checkout v{version}\n"
+            f'from datasets import load_dataset\n\nds = load_dataset("{folder}", "{default_config}")')
+
+
+def citation(repo: str, version: str, pretty_name: str, prov: Any, target: str = HUB_TARGET) -> str:
     key = repo.replace("/", "_").replace("-", "_") + "_v" + version.replace(".", "_").replace("-", "_")
     year = prov.retrieved[:4] if prov.retrieved[:4].isdigit() else ""
+    url = published_at(repo, target)
+    where = f"\\url{{{url}}}" if url else f"git repository {repo}, tag v{version}"
     lines = [f"@misc{{{key},", f"  title = {{{{{pretty_name}}}}},", f"  version = {{{version}}},",
-             f"  howpublished = {{\\url{{https://huggingface.co/datasets/{repo}}}}},"]
+             f"  howpublished = {{{where}}},"]
     if year:
         lines.append(f"  year = {{{year}}},")
     lines.append(f"  note = {{Built with factatlas {prov.toolkit_version} from Wikidata}}")

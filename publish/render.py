@@ -33,7 +33,16 @@ from factatlas.atomic import dumps_json, write_bytes
 from factatlas.errors import ConfigError
 from factatlas.tables import PROMPTS_SCHEMA
 
-from .card import DLAMA_BIBTEX, ConfigEntry, card_body, card_yaml, citation, license_for, render_card
+from .card import (
+    DLAMA_BIBTEX,
+    ConfigEntry,
+    card_body,
+    card_yaml,
+    citation,
+    dataset_title,
+    license_for,
+    render_card,
+)
 from .diff import ALL_CONFIG, ReleaseDiff, changelog, changelog_section, diff_snapshots, snapshot_from_files
 from .source import BenchmarkSource
 from .versions import Version
@@ -51,6 +60,7 @@ class ReleaseOptions:
     license: str | None = None  # default: cc0-1.0 for curated benchmarks, "other" for imported ones
     pretty_name: str | None = None
     max_shard_rows: int = 100_000
+    target: str = "hub"  # "hub" or "git:PATH_OR_URL": where the card says the release lives
 
 
 @dataclass(frozen=True)
@@ -126,10 +136,7 @@ def default_config_of(configs: Sequence[ConfigEntry]) -> str:
 
 
 def pretty_name_of(src: BenchmarkSource, override: str | None) -> str:
-    if override:
-        return override
-    name = src.meta.get("name") or src.meta.get("pair") or "benchmark"
-    return f"factatlas {name} ({', '.join(src.languages)})"
+    return override or dataset_title(src)
 
 
 def render_release(src: BenchmarkSource, opts: ReleaseOptions,
@@ -147,9 +154,9 @@ def render_release(src: BenchmarkSource, opts: ReleaseOptions,
     version = str(opts.version)
     yaml_text = card_yaml(src, configs, license_id=license_id, pretty_name=pretty, default_config=default)
     body = card_body(src, configs, repo=opts.repo, version=version, license_id=license_id,
-                     pretty_name=pretty, default_config=default)
+                     pretty_name=pretty, default_config=default, target=opts.target)
     files["README.md"] = render_card(yaml_text, body).encode("utf-8")
-    files["CITATION.bib"] = (citation(opts.repo, version, pretty, src.provenance) + "\n\n" + DLAMA_BIBTEX
+    files["CITATION.bib"] = (citation(opts.repo, version, pretty, src.provenance, opts.target) + "\n\n" + DLAMA_BIBTEX
                              + "\n").encode("utf-8")
 
     diff = None

@@ -62,7 +62,8 @@ def plan_publish(run: str | Path, publisher: Publisher, *, repo: str, version: s
         if prev_version is not None:
             previous_ref = f"{publisher.location}@{prev_version.tag}"
             previous = publisher.read_tag(prev_version.tag)
-    release = render_release(src, ReleaseOptions(repo, new, license, pretty_name, max_shard_rows), previous)
+    target = "hub" if publisher.location.startswith("hub:") else publisher.location
+    release = render_release(src, ReleaseOptions(repo, new, license, pretty_name, max_shard_rows, target), previous)
     if release.diff is not None and not ignore_bump:
         old = prev_version or _version_in(previous)
         problem = check_bump(old, new, release.diff.suggested_bump)

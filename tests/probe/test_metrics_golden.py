@@ -138,6 +138,7 @@ def test_compute_metrics_reproduces_the_direct_numbers(rankings):
             cands = [f"Q{i + 1}{j:02d}" for j in range(len(ranking))]  # candidate j: the same QID in every language
             fid, pid = f"bmlama:P0:Q{i + 1}", f"bmlama:P0:Q{i + 1}|{lang}|t"
             prompts.append({"prompt_id": pid, "fact_id": fid, "lang": lang, "template_id": "t", "culture": "bmlama",
+                            "split": "test",
                             "predicate": "P0", "subject_qid": f"Q{i + 1}", "subject_label": "", "gold_qids": [cands[-1]],
                             "gold_forms": [[""]], "candidate_qids": cands, "candidate_forms": [""] * len(cands)})
             ranked = [cands[j] for j in ranking]

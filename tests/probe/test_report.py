@@ -39,7 +39,7 @@ def passing_run(tmp_path_factory):
     return root, results
 
 
-def test_report_passes_and_html_references_existing_pngs(passing_run):
+def test_report_passes_and_is_one_self_contained_page(passing_run):
     root, results = passing_run
     (res,) = results
     assert res.verdict.passed, res.verdict.reasons
@@ -50,11 +50,17 @@ def test_report_passes_and_html_references_existing_pngs(passing_run):
     assert not refs.links  # CSS is inlined: the folder is readable without the toolkit
     expected = {"p_at_1.png", "rankc.png", "coverlap.png", "baselines.png", "entropy.png", "balance.png",
                 "language_bias.png", "xfakt.png"}
-    assert set(refs.images) == expected
-    for src in refs.images:
-        assert "/" not in src  # relative, beside the page
-        png = res.html.parent / src
-        assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    beside = {R.embed_png(res.html.parent / name): name for name in expected}
+    assert len(refs.images) == len(expected)
+    for src in refs.images:  # every figure embedded: the page alone is the whole report
+        assert src.startswith("data:image/png;base64,")
+        assert src in beside  # the same image as the PNG written beside it
+    assert {beside[src] for src in refs.images} == expected
+    assert "src=\"p_at_1.png" not in page and ".png\"" not in page
+    assert "{'" not in page and "': " not in page  # no Python reprs of dicts
+    assert "macro P@1 (DLAMA)" in page and "micro P@1 (BMLAMA)" in page
+    assert "Headline P@1 on the held-out split" in page
+    assert page.count("<table") == page.count("<div class=scroll><table") > 10  # wide tables scroll
     for section in ("Verdict: PASS", "P@1 by predicate × culture", "Cross-lingual consistency", "Baselines",
                     "language bias", "Most common predictions", "Paraphrase consistency", "X-FaKT", "Leakage",
                     "Balance between cultures"):
@@ -68,6 +74,7 @@ def test_report_passes_and_html_references_existing_pngs(passing_run):
 def test_report_is_byte_stable(passing_run):
     root, results = passing_run
     before = {p.name: p.read_bytes() for p in results[0].html.parent.iterdir() if p.suffix in (".html", ".png")}
+    assert len(before) == 9
     R.write_report(root, "synth-model", MetricsConfig(bootstrap=100))
     after = {p.name: p.read_bytes() for p in results[0].html.parent.iterdir() if p.suffix in (".html", ".png")}
     assert before == after
@@ -123,13 +130,35 @@ def test_verdict_rules_on_metrics(passing_run):
     def one_language(m):
         m["cross_lingual"]["languages"] = ["en"]
 
-    def small_gap(m):  # template-only P@1 just under the full prompt's: 4.9 points < 5
-        m["template_only"]["summary"]["overall"]["p@1"] = m["summary"]["overall"]["p@1"] - 0.049
+    def small_gap(m):  # template-only P@1 just under the full prompt's: 4.9 points < 5, intervals apart
+        t = m["validation"]["template_only"]
+        t["baseline"]["macro"] = t["model"]["macro"] - 0.049
+        t["baseline"]["ci"] = {"macro": [0.0, 0.01], "micro": [0.0, 0.01]}
+        t["model"]["ci"] = {"macro": [0.5, 0.9], "micro": [0.5, 0.9]}
+
+    def overlapping_template_only(m):  # 20 points apart, but the intervals overlap (micro)
+        t = m["validation"]["template_only"]
+        t["model"]["macro"], t["baseline"]["macro"] = 0.6, 0.4
+        t["model"]["ci"] = {"macro": [0.55, 0.65], "micro": [0.3, 0.8]}
+        t["baseline"]["ci"] = {"macro": [0.35, 0.45], "micro": [0.2, 0.5]}
+
+    def below_majority(m):  # the reported case: PASS at 26.6 % P@1 below a majority baseline at 34.7 %
+        v = m["validation"]
+        v["model"].update(macro=0.266, micro=0.266, ci={"macro": [0.22, 0.31], "micro": [0.22, 0.31]})
+        v["majority"].update(macro=0.347, micro=0.347, ci={"macro": [0.30, 0.39], "micro": [0.30, 0.39]})
+
+    def majority_within_interval(m):  # above the majority, but not beyond its interval
+        v = m["validation"]
+        v["model"]["ci"] = {"macro": [0.30, 0.50], "micro": [0.40, 0.60]}
+        v["majority"]["ci"] = {"macro": [0.10, 0.35], "micro": [0.10, 0.20]}
 
     assert failing(parallel) == ["multi-parallel"]
     assert failing(gold) == ["gold among candidates"]
     assert failing(one_language) == ["P@1 table and RankC heat-map"]
     assert failing(small_gap) == ["template-only baseline"]
+    assert failing(overlapping_template_only) == ["template-only baseline"]
+    assert failing(below_majority) == ["majority-class baseline"]
+    assert failing(majority_within_interval) == ["majority-class baseline"]
 
     def skewed(m):
         m["dataset"]["predicates"]["P36"]["imbalance"] = R.MAX_CULTURE_IMBALANCE + 1
@@ -174,3 +203,18 @@ def test_report_without_rankings_names_the_fix(tmp_path):
     (root / "probe" / "synth-model" / "rankings.parquet").unlink()
     with pytest.raises(R.ReportError, match="factatlas probe"):
         R.write_report(root)
+
+
+def test_the_default_report_shows_interval_values(tmp_path):
+    """`write_report(run)` as the quickstart calls it: the CI columns hold numbers, not dashes."""
+    root = write_run(tmp_path / "default")
+    (res,) = R.write_report(root)
+    page = res.html.read_text("utf-8")
+    accuracy = page.split("Accuracy by language and culture", 1)[1].split("</section>", 1)[0]
+    rows = re.findall(r"<tr><td>.*?</tr>", accuracy)
+    assert len(rows) == 2 * 3 + 1  # (ar, en) x (arab, west, all) + all
+    for row in rows:
+        cells = re.findall(r"<td>(.*?)</td>", row)  # ..., P@1 macro 95% CI (7th), ...
+        assert re.fullmatch(r"\[\d\.\d{3}, \d\.\d{3}\]", cells[6]), row
+    headline = page.split("Headline P@1", 1)[1].split("</section>", 1)[0]
+    assert "–" not in headline and headline.count("[") >= 8

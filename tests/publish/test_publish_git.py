@@ -257,3 +257,19 @@ def test_an_unrelated_out_folder_is_never_replaced(tmp_path):
     with pytest.raises(ConfigError, match="exists and is not a release folder"):
         publish(run, repo=REPO, version="1.0.0", target=f"git:{tmp_path / 'r.git'}", release_dir=keep)
     assert (keep / "notes.txt").read_text() == "mine" and not (tmp_path / "r.git").exists()
+
+
+def test_a_git_release_cites_no_hub_url(published, tmp_path):
+    p = published
+    card = p.plan1.release.files["README.md"].decode("utf-8")
+    bib = p.plan1.release.files["CITATION.bib"].decode("utf-8")
+    assert "huggingface.co/datasets" not in card and "huggingface.co/datasets" not in bib
+    assert str(p.target) not in card  # a local path of the publishing machine means nothing to a reader
+    assert f"howpublished = {{git repository {REPO}, tag v1.0.0}}" in bib
+    assert "git -C atlas checkout v1.0.0" in card and 'load_dataset("atlas"' in card
+    from factatlas.publish.card import load_example, published_at
+
+    url = "https://git.example.org/org/atlas.git"
+    assert published_at(REPO, f"git:{url}") == url
+    assert load_example(REPO, "1.0.0", "arab-west.en", f"git:{url}").startswith(f"# git clone {url} atlas")
+    assert published_at(REPO, "hub") == f"https://huggingface.co/datasets/{REPO}"

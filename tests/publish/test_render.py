@@ -6,7 +6,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from factatlas.errors import ConfigError
-from factatlas.publish.card import answer_entropy, size_category, split_card
+from factatlas.publish.card import majority_share, size_category, split_card
 from factatlas.publish.render import (
     ReleaseOptions,
     read_release_dir,
@@ -81,7 +81,8 @@ def test_card_yaml_is_generated_from_the_data(bench_factory):
     assert meta["multilinguality"] == "multilingual"
     assert meta["size_categories"] == ["n<1K"]
     assert meta["task_categories"] == ["fill-mask"]
-    assert meta["pretty_name"] == "factatlas arab-west-test (ar, en, fr)"
+    assert meta["pretty_name"] == "factatlas facts: arab vs west (ar, en, fr)"  # not the run folder's name
+    assert "arab-west-test" not in rel.card.split("## ")[0]
     assert [c["config_name"] for c in meta["configs"]] == ["arab-west.ar", "arab-west.en", "arab-west.fr", "all"]
     default = [c["config_name"] for c in meta["configs"] if c.get("default")]
     assert default == ["arab-west.en"]
@@ -134,10 +135,10 @@ def test_load_dataset_reads_the_rendered_folder(bench_factory, tmp_path):
 
 
 def test_entropy_and_majority_baseline():
-    assert answer_entropy([["a"], ["a"], ["b"], ["c"]]) == (1.5, 0.5)
-    assert answer_entropy([["a", "b"]]) == (1.0, 1.0)  # one fact, two equally valid answers
-    assert answer_entropy([["a"], ["a"]]) == (0.0, 1.0)
-    assert answer_entropy([]) == (0.0, 0.0)
+    assert majority_share([["a"], ["a"], ["b"], ["c"]]) == 0.5
+    assert majority_share([["a", "b"]]) == 1.0  # one fact, two equally valid answers
+    assert majority_share([["a"], ["a"], ["a", "c"]]) == 1.0
+    assert majority_share([]) == 0.0
 
 
 def test_size_categories():

@@ -1,0 +1,106 @@
+"""The verdict's comparison: held-out split only, baselines on the same prompts, intervals apart."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from factatlas.probe import report as R
+from factatlas.probe.evaluate import MetricsConfig, compute_metrics
+from factatlas.tables import RANKINGS_SCHEMA, write_table
+from tests.probe.test_metrics_evaluate import ranking
+from tests.probe.test_report_fixtures import entities, prompt_rows, write_benchmark_dir
+
+CONFIG = MetricsConfig(bootstrap=200)
+
+
+@pytest.fixture(scope="module")
+def split_bench(tmp_path_factory):
+    """Western facts in dev (what a model was tuned on), Arab facts in test."""
+    rows = [dict(p, split="dev" if p["culture"] == "west" else "test") for p in prompt_rows()]
+    return write_benchmark_dir(tmp_path_factory.mktemp("split") / "build", rows, entities()), rows
+
+
+def test_only_the_split_the_model_was_not_trained_on_validates(split_bench):
+    path, rows = split_bench
+    memorised = [ranking(p, p["split"] == "dev") for p in rows]  # knows its training split only
+    m = compute_metrics(memorised, path, CONFIG, trained_on=["dev"])
+    v = m["validation"]
+    assert v["splits"] == ["test"] and "trained on dev" in v["split_source"]
+    assert (v["model"]["macro"], v["model"]["micro"]) == (0.0, 0.0)
+    assert m["summary"]["overall"]["p@1"] == 0.5  # the aggregate mixes in the split it was taught
+    check = R.check_majority(m)
+    assert check.status == R.FAIL and "held-out split test" in check.details[0]
+    # nothing recorded: the test split; no training at all: every split
+    assert compute_metrics(memorised, path, CONFIG)["validation"]["splits"] == ["test"]
+    everything = compute_metrics(memorised, path, CONFIG, trained_on=[])["validation"]
+    assert everything["splits"] == ["dev", "test"] and everything["model"]["micro"] == 0.5
+
+
+def test_the_report_reads_the_training_split_from_probe_json(split_bench, tmp_path):
+    path, rows = split_bench
+    run = tmp_path / "run"
+    write_benchmark_dir(run / "build", rows, entities())
+    folder = run / "probe" / "m"
+    folder.mkdir(parents=True)
+    write_table(folder / "rankings.parquet", [ranking(p, p["split"] == "dev") for p in rows], RANKINGS_SCHEMA)
+    write_table(folder / "rankings_template_only.parquet", [ranking(p, False) for p in rows], RANKINGS_SCHEMA)
+    (folder / "probe.json").write_text(json.dumps({"tiny_model": {"trained_on_splits": ["dev"]}}), "utf-8")
+    (res,) = R.write_report(run, None, CONFIG)
+    failing = {c.name: c for c in res.verdict.checks if c.status == R.FAIL}
+    assert set(failing) == {"template-only baseline", "majority-class baseline"}
+    assert "held-out split test" in failing["majority-class baseline"].details[0]
+    verdict = json.loads((folder / "verdict.json").read_text("utf-8"))
+    assert verdict["verdict"] == "FAIL"
+
+
+def test_template_only_is_compared_on_the_same_prompts(tmp_path):
+    rows = prompt_rows()
+    path = write_benchmark_dir(tmp_path / "build", rows, entities())
+    # right in Arabic, wrong in English; the baseline could only replace the English subjects (as when
+    # the Arabic subject is inflected in the text) and knows nothing
+    model = [ranking(p, p["lang"] == "ar") for p in rows]
+    baseline = [ranking(p, False) for p in rows if p["lang"] == "en"]
+    m = compute_metrics(model, path, CONFIG, template_only_rows=baseline)
+    t = m["validation"]["template_only"]
+    n_en = sum(1 for p in rows if p["lang"] == "en")
+    assert t["n_pairs"] == n_en
+    assert t["excluded"]["prompts"] == len(rows) - n_en and t["excluded"]["by_lang"] == {"ar": len(rows) - n_en}
+    assert (t["model"]["macro"], t["baseline"]["macro"]) == (0.0, 0.0)  # the model on the baseline's prompts
+    assert m["summary"]["overall"]["p@1"] == 0.5  # unpaired, it would have looked 50 points better
+    check = R.check_template_only(m)
+    assert check.status == R.FAIL
+    assert any(f"{len(rows) - n_en} held-out prompts excluded from the comparison (ar {len(rows) - n_en})" in d
+               for d in check.details)
+
+
+def test_report_command_takes_the_training_split(split_bench, tmp_path):
+    import typer
+    from typer.testing import CliRunner
+
+    from factatlas.probe.report_cli import register
+
+    path, rows = split_bench
+    run = tmp_path / "run"
+    write_benchmark_dir(run / "build", rows, entities())
+    folder = run / "probe" / "m"
+    folder.mkdir(parents=True)
+    # right on the dev facts, and on one Arab (test) fact in three: P@1 1/3 there
+    known = {p["fact_id"] for p in rows if p["split"] == "test"}
+    known = set(sorted(known)[::3])
+    write_table(folder / "rankings.parquet", [ranking(p, p["split"] == "dev" or p["fact_id"] in known)
+                                              for p in rows], RANKINGS_SCHEMA)
+    write_table(folder / "rankings_template_only.parquet", [ranking(p, False) for p in rows], RANKINGS_SCHEMA)
+    app = typer.Typer()
+    register(app)
+
+    @app.callback()
+    def main() -> None: ...
+
+    res = CliRunner().invoke(app, ["report", str(run), "--bootstrap", "200", "--trained-on", "dev"])
+    assert res.exit_code == 0, res.output
+    metrics_split = json.loads((folder / "verdict.json").read_text("utf-8"))
+    majority = next(c for c in metrics_split["checks"] if c["name"] == "majority-class baseline")
+    assert "held-out split test: the splits the model was not trained on (trained on dev)" in \
+        majority["details"][0]
