@@ -100,6 +100,8 @@ RANKINGS_SCHEMA = pa.schema(
         ("scores", pa.list_(pa.float64())),  # parallel to ranked_qids, best first
         ("correct_at_1", pa.bool_()),
         ("prediction", STR),  # generative modes: the decoded text
+        # chat rules: canonical JSON {"messages": [...], "rendered": exact model input or null}; else null
+        ("conversation", STR),
     ]
 )
 

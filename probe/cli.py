@@ -23,7 +23,7 @@ def register(app: typer.Typer) -> None:
 def probe(
     run: Path = typer.Argument(..., help="Run directory (holding build/) or a benchmark directory."),
     model: str = typer.Option(..., "--model", "-m",
-                              help="Local folder, Hub id, or tiny | tiny-bert | tiny-gpt2 | tiny-t5 "
+                              help="Local folder, Hub id, or tiny | tiny-bert | tiny-gpt2 | tiny-t5 | tiny-chat "
                                    "(built on the spot from the benchmark)."),
     scoring: str | None = typer.Option(None, "--scoring", "-s",
                                        help=f"Scoring rule (default: the family's): {', '.join(SCORING_RULES)}."),
@@ -45,6 +45,10 @@ def probe(
                                        help="Also score the template-only baseline."),
     tiny_steps: int = typer.Option(300, "--tiny-steps", help="Fine-tuning steps of a tiny model."),
     out_name: str | None = typer.Option(None, "--out-name", help="Folder name under probe/ (default: model slug)."),
+    system_prompt: str | None = typer.Option(None, "--system-prompt", help="chat rules: the system message."),
+    shots: int = typer.Option(0, "--shots", help="chat rules: worked examples per prompt (same language, "
+                                                 "never the fact asked)."),
+    shot_split: str = typer.Option("dev", "--shot-split", help="chat rules: the split examples come from."),
 ) -> None:
     """Rank every prompt's candidates with a model -> probe/<model>/rankings.parquet + metrics.json.
 
@@ -60,7 +64,8 @@ def probe(
         shard=parse_shard(shard), batch_tokens=batch_tokens, device=device, dtype=dtype, family=family,
         template_only=template_only, include_remainder=remainder, max_new_tokens=max_new_tokens,
         xfactr_init=xfactr_init, xfactr_refine=xfactr_refine, xfactr_length=xfactr_length,
-        xfactr_max_masks=xfactr_max_masks, tiny_steps=tiny_steps, out_name=out_name)
+        xfactr_max_masks=xfactr_max_masks, tiny_steps=tiny_steps, out_name=out_name,
+        system_prompt=system_prompt, shots=shots, shot_split=shot_split)
     outcome = probe_benchmark(run, config)
     out.print(f"rankings: {outcome.rankings_path}")
     if outcome.template_only_path:

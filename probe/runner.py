@@ -65,6 +65,9 @@ class ProbeConfig:
     xfactr_max_masks: int = 5
     tiny_steps: int = 300
     out_name: str | None = None  # folder under probe/ (default: the model slug, + "--<rule>" if not default)
+    system_prompt: str | None = None  # chat rules: the system message
+    shots: int = 0  # chat rules: worked examples per prompt, from shot_split in the prompt's language
+    shot_split: str = "dev"
 
 
 @dataclass
@@ -183,6 +186,10 @@ def _make_scorer(lm, scoring: str, config: ProbeConfig):
         from factatlas.probe.generative import GreedyGenerator
 
         return GreedyGenerator(lm, max_new_tokens=config.max_new_tokens, batch_tokens=bt)
+    if scoring in ("chat", "chat-lenient"):
+        from factatlas.probe.chat import LocalChat
+
+        return LocalChat(lm, max_new_tokens=config.max_new_tokens, batch_tokens=bt)
     if scoring == "xfactr":
         from factatlas.probe.xfactr import XFactrDecoder
 
@@ -199,7 +206,7 @@ def ranking_row(prompt: Mapping[str, Any], model: str, scoring: str, ranked: Seq
         "model": model, "scoring": scoring, "prompt_id": prompt["prompt_id"], "fact_id": prompt["fact_id"],
         "lang": prompt["lang"], "template_id": prompt["template_id"], "culture": prompt["culture"],
         "predicate": prompt["predicate"], "ranked_qids": list(ranked), "scores": [float(s) for s in scores],
-        "correct_at_1": bool(correct), "prediction": prediction,
+        "correct_at_1": bool(correct), "prediction": prediction, "conversation": None,
     }
 
 
@@ -325,6 +332,13 @@ def _run(job: ProbeJob, rows, selected, counts: Counter, bench: Path, run_dir: P
         if rule.kind == "rank":
             rankings = rank_prompts(scorer, work, [r["text"] for r in work], model_name,
                                     progress=lambda n: bar.advance(task, n))
+        elif rule.name in ("chat", "chat-lenient"):
+            from factatlas.probe.chat import ChatConfig, answer_conversations
+            from factatlas.probe.generative import alias_index
+
+            chat = ChatConfig(config.system_prompt, config.shots, config.shot_split)
+            rankings = answer_conversations(scorer, work, rows, alias_index(rows, bench), model_name, rule.name,
+                                            chat, counts, progress=lambda n: bar.advance(task, n))
         else:
             from factatlas.probe.generative import alias_index, answer_prompts
 
@@ -427,13 +441,19 @@ def _jsonable(obj: Any) -> Any:
     return json.loads(json.dumps(obj, default=str))
 
 
-TINY_ALIASES = {"tiny": "bert", "tiny-bert": "bert", "tiny-gpt2": "gpt2", "tiny-t5": "t5"}
+TINY_ALIASES = {"tiny": "bert", "tiny-bert": "bert", "tiny-gpt2": "gpt2", "tiny-t5": "t5", "tiny-chat": "gpt2"}
 
 
 def _build_tiny(run_dir: Path, rows: Sequence[Mapping[str, Any]], config: ProbeConfig) -> tuple[str, dict[str, Any]]:
     """Build (or reuse) a tiny model trained on the benchmark's train split (else its dev split)."""
     from factatlas.console import err
-    from factatlas.probe.tiny import make_tiny_model, tokenizer_texts, true_fact_examples
+    from factatlas.probe.tiny import (
+        TINY_CHAT_TEMPLATE,
+        chat_examples,
+        make_tiny_model,
+        tokenizer_texts,
+        true_fact_examples,
+    )
 
     if config.model not in TINY_ALIASES:
         raise ConfigError(f"unknown tiny model '{config.model}'. Available: {', '.join(sorted(TINY_ALIASES))}")
@@ -441,17 +461,24 @@ def _build_tiny(run_dir: Path, rows: Sequence[Mapping[str, Any]], config: ProbeC
     splits_present = sorted({r["split"] for r in rows})
     train_splits = [s for s in ("train", "dev") if s in splits_present][:1]
     examples = true_fact_examples(rows, splits=train_splits) if train_splits else []
-    folder = run_dir / "probe" / "_models" / f"tiny-{arch}"
+    chat = config.model == "tiny-chat"  # a GPT-2 with a chat template, also trained on chat-format questions
+    name = "tiny-chat" if chat else f"tiny-{arch}"
+    folder = run_dir / "probe" / "_models" / name
     texts = tokenizer_texts(rows)
+    if chat:
+        asked = chat_examples(rows, train_splits, config.system_prompt)
+        examples += asked
+        texts += [e.text for e in asked]
     recipe = {"arch": arch, "steps": config.tiny_steps, "train_splits": train_splits,
               "text_sha256": hashlib.sha256("\n".join(texts).encode("utf-8")).hexdigest()}
     stamp = folder / "factatlas-tiny.json"
     if not stamp.exists() or json.loads(stamp.read_text("utf-8")) != recipe:  # reuse only an identical build
-        err.print(f"building tiny-{arch}: tokenizer on the benchmark text, {config.tiny_steps} fine-tuning "
+        err.print(f"building {name}: tokenizer on the benchmark text, {config.tiny_steps} fine-tuning "
                   f"steps on {len(examples)} true facts of split {train_splits or 'none'}")
         make_tiny_model(folder, arch, texts, examples=examples, steps=config.tiny_steps,
-                        vocab_size=2000 if arch != "t5" else 1000)
+                        vocab_size=2000 if arch != "t5" else 1000,
+                        chat_template=TINY_CHAT_TEMPLATE if chat else None)
         write_json(stamp, recipe)
     info = {"arch": arch, "path": str(folder), "trained_on_splits": train_splits,
-            "train_examples": len(examples), "steps": config.tiny_steps, "slug": f"tiny-{arch}"}
+            "train_examples": len(examples), "steps": config.tiny_steps, "slug": name}
     return str(folder), info
