@@ -49,6 +49,20 @@ def probe(
     shots: int = typer.Option(0, "--shots", help="chat rules: worked examples per prompt (same language, "
                                                  "never the fact asked)."),
     shot_split: str = typer.Option("dev", "--shot-split", help="chat rules: the split examples come from."),
+    backend: str = typer.Option("local", "--backend", help="local (transformers here) | openai (an "
+                                                           "OpenAI-compatible server: vLLM, llama.cpp, TGI, ...)."),
+    api_base: str | None = typer.Option(None, "--api-base", help="openai: the server's base URL, e.g. "
+                                                                 "http://127.0.0.1:8000/v1."),
+    served_model: str | None = typer.Option(None, "--served-model", help="openai: the model name the server "
+                                                                         "expects (default: --model)."),
+    api_key_env: str | None = typer.Option(None, "--api-key-env", help="openai: environment variable holding "
+                                                                       "the API key (the key is never printed)."),
+    tokenizer: str | None = typer.Option(None, "--tokenizer", help="openai causal-*: the served model's "
+                                                                   "tokenizer folder or Hub id (default: --model)."),
+    concurrency: int = typer.Option(4, "--concurrency", help="openai: requests in flight."),
+    max_retries: int = typer.Option(5, "--max-retries", help="openai: retries on 429/5xx/connection errors."),
+    rate_limit: float | None = typer.Option(None, "--rate-limit", help="openai: at most this many requests "
+                                                                       "per second."),
 ) -> None:
     """Rank every prompt's candidates with a model -> probe/<model>/rankings.parquet + metrics.json.
 
@@ -65,7 +79,9 @@ def probe(
         template_only=template_only, include_remainder=remainder, max_new_tokens=max_new_tokens,
         xfactr_init=xfactr_init, xfactr_refine=xfactr_refine, xfactr_length=xfactr_length,
         xfactr_max_masks=xfactr_max_masks, tiny_steps=tiny_steps, out_name=out_name,
-        system_prompt=system_prompt, shots=shots, shot_split=shot_split)
+        system_prompt=system_prompt, shots=shots, shot_split=shot_split, backend=backend, api_base=api_base,
+        served_model=served_model, api_key_env=api_key_env, tokenizer=tokenizer, concurrency=concurrency,
+        max_retries=max_retries, rate_limit=rate_limit)
     outcome = probe_benchmark(run, config)
     out.print(f"rankings: {outcome.rankings_path}")
     if outcome.template_only_path:

@@ -68,6 +68,14 @@ class ProbeConfig:
     system_prompt: str | None = None  # chat rules: the system message
     shots: int = 0  # chat rules: worked examples per prompt, from shot_split in the prompt's language
     shot_split: str = "dev"
+    backend: str = "local"  # local (transformers in this process) | openai (an OpenAI-compatible server)
+    api_base: str | None = None  # openai: e.g. http://127.0.0.1:8000/v1
+    served_model: str | None = None  # openai: the model name the server expects (default: model)
+    api_key_env: str | None = None  # openai: environment variable holding the key (never printed)
+    tokenizer: str | None = None  # openai log-prob scoring: the served model's tokenizer (default: model)
+    concurrency: int = 4
+    max_retries: int = 5
+    rate_limit: float | None = None  # requests per second
 
 
 @dataclass
@@ -238,6 +246,14 @@ def probe_benchmark(run: str | Path, config: ProbeConfig, lm=None) -> ProbeOutco
     counts["prompts/selected"] = len(selected)
 
     tiny_info: dict[str, Any] = {}
+    if lm is None and config.backend == "openai":
+        lm, scorer, scoring = _remote(config, counts)
+        rule = check_scoring_for_family(scoring, lm.family)
+        slug = config.out_name or model_out_name(lm.slug, scoring, lm.family)
+        job = ProbeJob(lm, scorer, rule, slug, config.model, None)
+        return _run(job, rows, selected, counts, bench, run_dir, config)
+    if config.backend != "local":
+        raise ConfigError(f"--backend {config.backend!r}: expected local or openai")
     if lm is None:
         from factatlas.probe.models import load_model
 
@@ -254,6 +270,27 @@ def probe_benchmark(run: str | Path, config: ProbeConfig, lm=None) -> ProbeOutco
     job = ProbeJob(lm, make_scorer(lm, scoring, config), rule, slug, model_name, tiny_info or None)
     with _cpu_threads_for(lm):
         return _run(job, rows, selected, counts, bench, run_dir, config)
+
+
+def _remote(config: ProbeConfig, counts: Counter):
+    """(model, scorer, rule name) of an OpenAI-compatible server; HTTP retries land in ``counts``."""
+    from factatlas.probe.openai_backend import (
+        EndpointConfig,
+        OpenAIClient,
+        api_key_from_env,
+        make_remote_scorer,
+        remote_model,
+    )
+
+    if not config.api_base:
+        raise ConfigError("--backend openai needs --api-base, e.g. http://127.0.0.1:8000/v1")
+    scoring = config.scoring or "chat"
+    endpoint = EndpointConfig(config.api_base, config.served_model or config.model, api_key_from_env(config.api_key_env),
+                              concurrency=config.concurrency, max_retries=config.max_retries,
+                              rate_limit=config.rate_limit)
+    lm = remote_model(config.model, endpoint, config.tokenizer, needs_tokenizer=scoring.startswith("causal-"))
+    client = OpenAIClient(endpoint, stats=counts, stats_prefix="http/")
+    return lm, make_remote_scorer(lm, scoring, client, config.max_new_tokens, config.include_remainder), scoring
 
 
 @dataclass(frozen=True)
