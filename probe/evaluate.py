@@ -26,6 +26,7 @@ import numpy as np
 
 from factatlas.errors import FactatlasError
 from factatlas.probe import metrics as M
+from factatlas.probe.protocol import SCORING_RULES
 
 SCHEMA_VERSION = 1
 
@@ -203,7 +204,9 @@ def outcomes_from_rows(rows: Iterable[Mapping[str, Any]], bench: BenchmarkView) 
         candidates = interned.setdefault(tuple(prompt["candidate_qids"]), tuple(prompt["candidate_qids"]))
         ranked = tuple(row["ranked_qids"] or ())
         order: tuple[int, ...] = ()
-        if ranked:
+        # Open-answer rules list only the candidates an answer matched: a partial list, not a ranking.
+        rule = SCORING_RULES.get(row.get("scoring") or "")
+        if ranked and not (rule is not None and rule.kind == "generate"):
             place = {q: i for i, q in enumerate(candidates)}
             order = tuple(place.get(q, -1) for q in ranked)
             if len(ranked) != len(candidates) or len(set(order)) != len(order) or -1 in order:

@@ -80,13 +80,18 @@ def test_local_chat_renders_the_models_template_and_records_it(tiny_chat, capita
         assert record["rendered"].count("<|assistant|>") == 3
 
 
-def test_tiny_chat_model_answers_trained_questions(tiny_chat, capitals_rows):
+def test_tiny_chat_model_answers_trained_questions(tiny_chat, capitals_rows, capitals_benchmark):
+    from factatlas.probe.evaluate import compute_metrics
+
     rows = _questions(capitals_rows)
     rankings = answer_conversations(LocalChat(tiny_chat, max_new_tokens=8), rows, capitals_rows,
                                     alias_index(capitals_rows), "tiny-chat", "chat", ChatConfig())
     assert p_at_1(rankings, rows, "train") >= 0.75
     assert p_at_1(rankings, rows, "test") <= 0.2
     assert all(r["prediction"] and "\n" not in r["prediction"] for r in rankings)
+    # matched answers list a few candidates, not a ranking: metrics must use them, not drop them as foreign
+    coverage = compute_metrics(rankings, capitals_benchmark)["coverage"]
+    assert (coverage["used"], coverage["generative"], coverage["foreign_candidates"]) == (48, 48, 0)
 
 
 def test_chat_needs_a_chat_template(tiny_gpt2, capitals_rows):
