@@ -63,6 +63,13 @@ def probe(
     max_retries: int = typer.Option(5, "--max-retries", help="openai: retries on 429/5xx/connection errors."),
     rate_limit: float | None = typer.Option(None, "--rate-limit", help="openai: at most this many requests "
                                                                        "per second."),
+    engine: str = typer.Option("local", "--engine", help="local | ray (a Ray Data pipeline, one model replica per "
+                                                         "actor/GPU; extra 'ray')."),
+    ray_address: str | None = typer.Option(None, "--ray-address", help="ray: join this cluster (auto, "
+                                                                       "ray://head:10001); default: a local one."),
+    ray_actors: int = typer.Option(2, "--ray-actors", help="ray: model replicas (one per GPU on GPU nodes)."),
+    ray_shards: int = typer.Option(8, "--ray-shards", help="ray: units of work (stable prompt-id shards)."),
+    ray_cpus: int | None = typer.Option(None, "--ray-cpus", help="ray: CPUs of the local instance."),
 ) -> None:
     """Rank every prompt's candidates with a model -> probe/<model>/rankings.parquet + metrics.json.
 
@@ -81,7 +88,8 @@ def probe(
         xfactr_max_masks=xfactr_max_masks, tiny_steps=tiny_steps, out_name=out_name,
         system_prompt=system_prompt, shots=shots, shot_split=shot_split, backend=backend, api_base=api_base,
         served_model=served_model, api_key_env=api_key_env, tokenizer=tokenizer, concurrency=concurrency,
-        max_retries=max_retries, rate_limit=rate_limit)
+        max_retries=max_retries, rate_limit=rate_limit, engine=engine, ray_address=ray_address,
+        ray_actors=ray_actors, ray_shards=ray_shards, ray_cpus=ray_cpus)
     outcome = probe_benchmark(run, config)
     out.print(f"rankings: {outcome.rankings_path}")
     if outcome.template_only_path:

@@ -76,6 +76,11 @@ class ProbeConfig:
     concurrency: int = 4
     max_retries: int = 5
     rate_limit: float | None = None  # requests per second
+    engine: str = "local"  # local | ray (probe.distributed: a Ray Data pipeline over an actor pool)
+    ray_address: str | None = None  # ray: an existing cluster ("auto", "ray://host:10001"); None: a local one
+    ray_actors: int = 2  # ray: model replicas
+    ray_shards: int = 8  # ray: units of work (stable prompt-id shards)
+    ray_cpus: int | None = None  # ray: CPUs of a local instance
 
 
 @dataclass
@@ -236,8 +241,15 @@ def rank_prompts(scorer, prompts: Sequence[Mapping[str, Any]], texts: Sequence[s
 
 # ---- the run -----------------------------------------------------------------------------------
 
-def probe_benchmark(run: str | Path, config: ProbeConfig, lm=None) -> ProbeOutcome:
-    """Probe one model on a benchmark and write the outputs. ``lm``: an already loaded model (tests)."""
+def probe_benchmark(run: str | Path, config: ProbeConfig, lm=None, merge: bool = True) -> ProbeOutcome:
+    """Probe one model on a benchmark and write the outputs. ``lm``: an already loaded model (tests).
+    ``merge=False``: a shard leaves merging to its coordinator (the Ray engine's driver)."""
+    if config.engine == "ray" and lm is None:
+        from factatlas.probe.distributed import probe_with_ray
+
+        return probe_with_ray(run, config)
+    if config.engine not in ("local", "ray"):
+        raise ConfigError(f"--engine {config.engine!r}: expected local or ray")
     bench, run_dir = resolve_benchmark_dir(run)
     rows = load_prompt_rows(bench)
     selected = select_rows(rows, config.langs, config.shard)
@@ -251,7 +263,7 @@ def probe_benchmark(run: str | Path, config: ProbeConfig, lm=None) -> ProbeOutco
         rule = check_scoring_for_family(scoring, lm.family)
         slug = config.out_name or model_out_name(lm.slug, scoring, lm.family)
         job = ProbeJob(lm, scorer, rule, slug, config.model, None)
-        return _run(job, rows, selected, counts, bench, run_dir, config)
+        return _run(job, rows, selected, counts, bench, run_dir, config, merge)
     if config.backend != "local":
         raise ConfigError(f"--backend {config.backend!r}: expected local or openai")
     if lm is None:
@@ -269,7 +281,7 @@ def probe_benchmark(run: str | Path, config: ProbeConfig, lm=None) -> ProbeOutco
     slug = config.out_name or model_out_name(_slug_for(config.model, lm, tiny_info), scoring, lm.family)
     job = ProbeJob(lm, make_scorer(lm, scoring, config), rule, slug, model_name, tiny_info or None)
     with _cpu_threads_for(lm):
-        return _run(job, rows, selected, counts, bench, run_dir, config)
+        return _run(job, rows, selected, counts, bench, run_dir, config, merge)
 
 
 def _remote(config: ProbeConfig, counts: Counter):
@@ -358,7 +370,7 @@ def _cpu_threads_for(lm):
 
 
 def _run(job: ProbeJob, rows, selected, counts: Counter, bench: Path, run_dir: Path,
-         config: ProbeConfig) -> ProbeOutcome:
+         config: ProbeConfig, merge: bool = True) -> ProbeOutcome:
     from factatlas.console import err, progress
 
     lm, scorer, rule, slug, model_name = job.lm, job.scorer, job.rule, job.slug, job.model_name
@@ -406,6 +418,9 @@ def _run(job: ProbeJob, rows, selected, counts: Counter, bench: Path, run_dir: P
     write_json(out_dir / f"probe{suffix}.json", info)
     outcome = ProbeOutcome(out_dir, rankings_path, template_path, None, dict(counts))
 
+    if config.shard and not merge:
+        outcome.merged = False
+        return outcome
     if config.shard:
         merged = merge_shards(out_dir, config.shard[1])
         outcome.merged = merged is not None
