@@ -223,3 +223,4 @@ class ProbeResult:
     scores: tuple[float, ...]  # parallel to ranked_qids, best first
     correct_at_1: bool
     prediction: str = ""  # generative modes: the decoded text
+    conversation: str | None = None  # chat rules: the exact rendered conversation (canonical JSON), for audits

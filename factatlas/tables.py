@@ -116,6 +116,8 @@ RANKINGS_SCHEMA = pa.schema(
         ("scores", pa.list_(pa.float64())),  # parallel to ranked_qids, best first
         ("correct_at_1", pa.bool_()),
         ("prediction", STR),  # generative modes: the decoded text
+        # chat rules: canonical JSON {"messages": [...], "rendered": exact model input or null}; else null
+        ("conversation", STR),
     ]
 )
 
@@ -282,13 +284,13 @@ def probe_result_to_row(r: ProbeResult) -> dict[str, Any]:
     return {"model": r.model, "scoring": r.scoring, "prompt_id": r.prompt_id, "fact_id": r.fact_id,
             "lang": r.lang, "template_id": r.template_id, "culture": r.culture, "predicate": r.predicate,
             "ranked_qids": list(r.ranked_qids), "scores": [float(s) for s in r.scores],
-            "correct_at_1": bool(r.correct_at_1), "prediction": r.prediction}
+            "correct_at_1": bool(r.correct_at_1), "prediction": r.prediction, "conversation": r.conversation}
 
 
 def probe_result_from_row(r: Mapping[str, Any]) -> ProbeResult:
     return ProbeResult(r["model"], r["scoring"], r["prompt_id"], r["fact_id"], r["lang"], r["template_id"],
                        r["culture"], r["predicate"], tuple(r["ranked_qids"]), tuple(r["scores"]),
-                       bool(r["correct_at_1"]), r["prediction"] or "")
+                       bool(r["correct_at_1"]), r["prediction"] or "", r.get("conversation"))
 
 
 def write_probe_results(path: str | os.PathLike, results: Iterable[ProbeResult]) -> Path:

@@ -23,7 +23,7 @@ def register(app: typer.Typer) -> None:
 def probe(
     run: Path = typer.Argument(..., metavar="RUN", help="Run directory (holding build/) or a benchmark directory."),
     model: str = typer.Option(..., "--model", "-m",
-                              help="Local folder, Hub id, or tiny | tiny-bert | tiny-gpt2 | tiny-t5 "
+                              help="Local folder, Hub id, or tiny | tiny-bert | tiny-gpt2 | tiny-t5 | tiny-chat "
                                    "(built on the spot from the benchmark)."),
     scoring: str | None = typer.Option(None, "--scoring", "-s",
                                        help=f"Scoring rule (default: the family's): {', '.join(SCORING_RULES)}."),
@@ -45,6 +45,31 @@ def probe(
                                        help="Also score the template-only baseline."),
     tiny_steps: int = typer.Option(300, "--tiny-steps", help="Fine-tuning steps of a tiny model."),
     out_name: str | None = typer.Option(None, "--out-name", help="Folder name under probe/ (default: model slug)."),
+    system_prompt: str | None = typer.Option(None, "--system-prompt", help="chat rules: the system message."),
+    shots: int = typer.Option(0, "--shots", help="chat rules: worked examples per prompt (same language, "
+                                                 "never the fact asked)."),
+    shot_split: str = typer.Option("dev", "--shot-split", help="chat rules: the split examples come from."),
+    backend: str = typer.Option("local", "--backend", help="local (transformers here) | openai (an "
+                                                           "OpenAI-compatible server: vLLM, llama.cpp, TGI, ...)."),
+    api_base: str | None = typer.Option(None, "--api-base", help="openai: the server's base URL, e.g. "
+                                                                 "http://127.0.0.1:8000/v1."),
+    served_model: str | None = typer.Option(None, "--served-model", help="openai: the model name the server "
+                                                                         "expects (default: --model)."),
+    api_key_env: str | None = typer.Option(None, "--api-key-env", help="openai: environment variable holding "
+                                                                       "the API key (the key is never printed)."),
+    tokenizer: str | None = typer.Option(None, "--tokenizer", help="openai causal-*: the served model's "
+                                                                   "tokenizer folder or Hub id (default: --model)."),
+    concurrency: int = typer.Option(4, "--concurrency", help="openai: requests in flight."),
+    max_retries: int = typer.Option(5, "--max-retries", help="openai: retries on 429/5xx/connection errors."),
+    rate_limit: float | None = typer.Option(None, "--rate-limit", help="openai: at most this many requests "
+                                                                       "per second."),
+    engine: str = typer.Option("local", "--engine", help="local | ray (a Ray Data pipeline, one model replica per "
+                                                         "actor/GPU; extra 'ray')."),
+    ray_address: str | None = typer.Option(None, "--ray-address", help="ray: join this cluster (auto, "
+                                                                       "ray://head:10001); default: a local one."),
+    ray_actors: int = typer.Option(2, "--ray-actors", help="ray: model replicas (one per GPU on GPU nodes)."),
+    ray_shards: int = typer.Option(8, "--ray-shards", help="ray: units of work (stable prompt-id shards)."),
+    ray_cpus: int | None = typer.Option(None, "--ray-cpus", help="ray: CPUs of the local instance."),
 ) -> None:
     """Rank every prompt's candidates with a model -> probe/<model>/rankings.parquet + metrics.json.
 
@@ -60,7 +85,11 @@ def probe(
         shard=parse_shard(shard), batch_tokens=batch_tokens, device=device, dtype=dtype, family=family,
         template_only=template_only, include_remainder=remainder, max_new_tokens=max_new_tokens,
         xfactr_init=xfactr_init, xfactr_refine=xfactr_refine, xfactr_length=xfactr_length,
-        xfactr_max_masks=xfactr_max_masks, tiny_steps=tiny_steps, out_name=out_name)
+        xfactr_max_masks=xfactr_max_masks, tiny_steps=tiny_steps, out_name=out_name,
+        system_prompt=system_prompt, shots=shots, shot_split=shot_split, backend=backend, api_base=api_base,
+        served_model=served_model, api_key_env=api_key_env, tokenizer=tokenizer, concurrency=concurrency,
+        max_retries=max_retries, rate_limit=rate_limit, engine=engine, ray_address=ray_address,
+        ray_actors=ray_actors, ray_shards=ray_shards, ray_cpus=ray_cpus)
     outcome = probe_benchmark(run, config)
     out.print(f"rankings: {outcome.rankings_path}")
     if outcome.template_only_path:

@@ -26,6 +26,7 @@ import numpy as np
 from factatlas.benchmark import Benchmark, BenchmarkError
 from factatlas.errors import FactatlasError
 from factatlas.probe import metrics as M
+from factatlas.probe.protocol import SCORING_RULES
 
 SCHEMA_VERSION = 1
 
@@ -217,7 +218,6 @@ def outcomes_from_rows(rows: Iterable[Mapping[str, Any]], bench: BenchmarkView) 
 
 def _judged_by_prober(row: Mapping[str, Any]) -> bool:
     """Rows of an open-answer rule (generative, generative-lenient, xfactr): judged, not ranked."""
-    from factatlas.probe.protocol import SCORING_RULES
 
     rule = SCORING_RULES.get(row.get("scoring") or "")
     return rule is not None and rule.kind == "generate"

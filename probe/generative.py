@@ -143,9 +143,7 @@ class GreedyGenerator:
         return ids
 
     def generate(self, prompts: Sequence[str]) -> list[str]:
-        import torch
-
-        tok, model, device = self.lm.tokenizer, self.lm.model, self.lm.device
+        tok = self.lm.tokenizer
         if self.lm.family == "causal":
             from factatlas.probe.causal import context_start
 
@@ -153,8 +151,15 @@ class GreedyGenerator:
             encoded = [context_start(tok, ids) for ids in bare]
         else:
             encoded = tok(list(prompts), add_special_tokens=True)["input_ids"] if prompts else []
+        return self.generate_encoded(encoded)
+
+    def generate_encoded(self, encoded: Sequence[Sequence[int]]) -> list[str]:
+        """Greedy answers to already tokenized inputs (chat templates render and tokenize their own)."""
+        import torch
+
+        tok, model, device = self.lm.tokenizer, self.lm.model, self.lm.device
         pad_id = tok.pad_token_id if tok.pad_token_id is not None else tok.eos_token_id
-        out = [""] * len(prompts)
+        out = [""] * len(encoded)
         lengths = [len(e) + self.max_new_tokens for e in encoded]
         with torch.inference_mode():
             for batch in token_budget_batches(lengths, self.batch_tokens):

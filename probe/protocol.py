@@ -76,6 +76,11 @@ SCORING_RULES: dict[str, ScoringRule] = {
                     "greedy answer; correct if it equals a normalised alias of a valid object"),
         ScoringRule("generative-lenient", "any", "generate",
                     "greedy answer; correct if a normalised alias occurs in it (substring)"),
+        ScoringRule("chat", "any", "generate",
+                    "instruction-tuned QA through the model's chat template (system prompt, k dev-split "
+                    "examples); strict alias match as 'generative'"),
+        ScoringRule("chat-lenient", "any", "generate",
+                    "chat template QA; correct if a normalised alias occurs in the answer (substring)"),
         ScoringRule("xfactr", "mlm", "generate",
                     "X-FACTR multi-token decoding without candidates, matched against golds and aliases"),
     )

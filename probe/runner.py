@@ -69,6 +69,22 @@ class ProbeConfig:
     xfactr_max_masks: int = 5
     tiny_steps: int = 300
     out_name: str | None = None  # folder under probe/ (default: the model slug, + "--<rule>" if not default)
+    system_prompt: str | None = None  # chat rules: the system message
+    shots: int = 0  # chat rules: worked examples per prompt, from shot_split in the prompt's language
+    shot_split: str = "dev"
+    backend: str = "local"  # local (transformers in this process) | openai (an OpenAI-compatible server)
+    api_base: str | None = None  # openai: e.g. http://127.0.0.1:8000/v1
+    served_model: str | None = None  # openai: the model name the server expects (default: model)
+    api_key_env: str | None = None  # openai: environment variable holding the key (never printed)
+    tokenizer: str | None = None  # openai log-prob scoring: the served model's tokenizer (default: model)
+    concurrency: int = 4
+    max_retries: int = 5
+    rate_limit: float | None = None  # requests per second
+    engine: str = "local"  # local | ray (probe.distributed: a Ray Data pipeline over an actor pool)
+    ray_address: str | None = None  # ray: an existing cluster ("auto", "ray://host:10001"); None: a local one
+    ray_actors: int = 2  # ray: model replicas
+    ray_shards: int = 8  # ray: units of work (stable prompt-id shards)
+    ray_cpus: int | None = None  # ray: CPUs of a local instance
 
 
 @dataclass
@@ -172,6 +188,10 @@ def _make_scorer(lm, scoring: str, config: ProbeConfig):
         from factatlas.probe.generative import GreedyGenerator
 
         return GreedyGenerator(lm, max_new_tokens=config.max_new_tokens, batch_tokens=bt)
+    if scoring in ("chat", "chat-lenient"):
+        from factatlas.probe.chat import LocalChat
+
+        return LocalChat(lm, max_new_tokens=config.max_new_tokens, batch_tokens=bt)
     if scoring == "xfactr":
         from factatlas.probe.xfactr import XFactrDecoder
 
@@ -207,8 +227,15 @@ def rank_prompts(scorer, prompts: Sequence[Prompt], texts: Sequence[str], model:
 
 # ---- the run -----------------------------------------------------------------------------------
 
-def probe_benchmark(run: str | Path, config: ProbeConfig, lm=None) -> ProbeOutcome:
-    """Probe one model on a benchmark and write the outputs. ``lm``: an already loaded model (tests)."""
+def probe_benchmark(run: str | Path, config: ProbeConfig, lm=None, merge: bool = True) -> ProbeOutcome:
+    """Probe one model on a benchmark and write the outputs. ``lm``: an already loaded model (tests).
+    ``merge=False``: a shard leaves merging to its coordinator (the Ray engine's driver)."""
+    if config.engine == "ray" and lm is None:
+        from factatlas.probe.distributed import probe_with_ray
+
+        return probe_with_ray(run, config)
+    if config.engine not in ("local", "ray"):
+        raise ConfigError(f"--engine {config.engine!r}: expected local or ray")
     benchmark, run_dir = open_benchmark(run)
     rows = benchmark.prompts
     selected = select_rows(rows, config.langs, config.shard)
@@ -217,6 +244,14 @@ def probe_benchmark(run: str | Path, config: ProbeConfig, lm=None) -> ProbeOutco
     counts["prompts/selected"] = len(selected)
 
     tiny_info: dict[str, Any] = {}
+    if lm is None and config.backend == "openai":
+        lm, scorer, scoring = _remote(config, counts)
+        rule = check_scoring_for_family(scoring, lm.family)
+        slug = config.out_name or model_out_name(lm.slug, scoring, lm.family)
+        job = ProbeJob(lm, scorer, rule, slug, config.model, None)
+        return _run(job, rows, selected, counts, benchmark, run_dir, config, merge)
+    if config.backend != "local":
+        raise ConfigError(f"--backend {config.backend!r}: expected local or openai")
     if lm is None:
         from factatlas.probe.models import load_model
 
@@ -232,7 +267,28 @@ def probe_benchmark(run: str | Path, config: ProbeConfig, lm=None) -> ProbeOutco
     slug = config.out_name or model_out_name(_slug_for(config.model, lm, tiny_info), scoring, lm.family)
     job = ProbeJob(lm, make_scorer(lm, scoring, config), rule, slug, model_name, tiny_info or None)
     with torch_threads(lm.model, lm.device):  # the one thread rule (factatlas.probe.threads)
-        return _run(job, rows, selected, counts, benchmark, run_dir, config)
+        return _run(job, rows, selected, counts, benchmark, run_dir, config, merge)
+
+
+def _remote(config: ProbeConfig, counts: Counter):
+    """(model, scorer, rule name) of an OpenAI-compatible server; HTTP retries land in ``counts``."""
+    from factatlas.probe.openai_backend import (
+        EndpointConfig,
+        OpenAIClient,
+        api_key_from_env,
+        make_remote_scorer,
+        remote_model,
+    )
+
+    if not config.api_base:
+        raise ConfigError("--backend openai needs --api-base, e.g. http://127.0.0.1:8000/v1")
+    scoring = config.scoring or "chat"
+    endpoint = EndpointConfig(config.api_base, config.served_model or config.model, api_key_from_env(config.api_key_env),
+                              concurrency=config.concurrency, max_retries=config.max_retries,
+                              rate_limit=config.rate_limit)
+    lm = remote_model(config.model, endpoint, config.tokenizer, needs_tokenizer=scoring.startswith("causal-"))
+    client = OpenAIClient(endpoint, stats=counts, stats_prefix="http/")
+    return lm, make_remote_scorer(lm, scoring, client, config.max_new_tokens, config.include_remainder), scoring
 
 
 @dataclass(frozen=True)
@@ -283,7 +339,7 @@ def template_only_inputs(work: Sequence[Prompt], counts: Counter) -> tuple[list[
 
 
 def _run(job: ProbeJob, rows, selected, counts: Counter, benchmark: Benchmark, run_dir: Path,
-         config: ProbeConfig) -> ProbeOutcome:
+         config: ProbeConfig, merge: bool = True) -> ProbeOutcome:
     from factatlas.console import err, progress
 
     lm, scorer, rule, slug, model_name = job.lm, job.scorer, job.rule, job.slug, job.model_name
@@ -294,6 +350,13 @@ def _run(job: ProbeJob, rows, selected, counts: Counter, benchmark: Benchmark, r
         if rule.kind == "rank":
             rankings = rank_prompts(scorer, work, [r.text for r in work], model_name,
                                     progress=lambda n: bar.advance(task, n))
+        elif rule.name in ("chat", "chat-lenient"):
+            from factatlas.probe.chat import ChatConfig, answer_conversations
+            from factatlas.probe.generative import alias_index
+
+            chat = ChatConfig(config.system_prompt, config.shots, config.shot_split)
+            rankings = answer_conversations(scorer, work, rows, alias_index(rows, benchmark), model_name, rule.name,
+                                            chat, counts, progress=lambda n: bar.advance(task, n))
         else:
             from factatlas.probe.generative import alias_index, answer_prompts
 
@@ -323,6 +386,9 @@ def _run(job: ProbeJob, rows, selected, counts: Counter, benchmark: Benchmark, r
     write_json(out_dir / f"probe{suffix}.json", info)
     outcome = ProbeOutcome(out_dir, rankings_path, template_path, None, dict(counts))
 
+    if config.shard and not merge:
+        outcome.merged = False
+        return outcome
     if config.shard:
         merged = merge_shards(out_dir, config.shard[1])
         outcome.merged = merged is not None
@@ -379,13 +445,19 @@ def _jsonable(obj: Any) -> Any:
     return json.loads(json.dumps(obj, default=str))
 
 
-TINY_ALIASES = {"tiny": "bert", "tiny-bert": "bert", "tiny-gpt2": "gpt2", "tiny-t5": "t5"}
+TINY_ALIASES = {"tiny": "bert", "tiny-bert": "bert", "tiny-gpt2": "gpt2", "tiny-t5": "t5", "tiny-chat": "gpt2"}
 
 
 def _build_tiny(run_dir: Path, rows: Sequence[Mapping[str, Any]], config: ProbeConfig) -> tuple[str, dict[str, Any]]:
     """Build (or reuse) a tiny model trained on the benchmark's train split (else its dev split)."""
     from factatlas.console import err
-    from factatlas.probe.tiny import make_tiny_model, tokenizer_texts, true_fact_examples
+    from factatlas.probe.tiny import (
+        TINY_CHAT_TEMPLATE,
+        chat_examples,
+        make_tiny_model,
+        tokenizer_texts,
+        true_fact_examples,
+    )
 
     if config.model not in TINY_ALIASES:
         raise ConfigError(f"unknown tiny model '{config.model}'. Available: {', '.join(sorted(TINY_ALIASES))}")
@@ -393,17 +465,24 @@ def _build_tiny(run_dir: Path, rows: Sequence[Mapping[str, Any]], config: ProbeC
     splits_present = sorted({r["split"] for r in rows})
     train_splits = [s for s in ("train", "dev") if s in splits_present][:1]
     examples = true_fact_examples(rows, splits=train_splits) if train_splits else []
-    folder = run_dir / "probe" / "_models" / f"tiny-{arch}"
+    chat = config.model == "tiny-chat"  # a GPT-2 with a chat template, also trained on chat-format questions
+    name = "tiny-chat" if chat else f"tiny-{arch}"
+    folder = run_dir / "probe" / "_models" / name
     texts = tokenizer_texts(rows)
+    if chat:
+        asked = chat_examples(rows, train_splits, config.system_prompt)
+        examples += asked
+        texts += [e.text for e in asked]
     recipe = {"arch": arch, "steps": config.tiny_steps, "train_splits": train_splits,
               "text_sha256": hashlib.sha256("\n".join(texts).encode("utf-8")).hexdigest()}
     stamp = folder / "factatlas-tiny.json"
     if not stamp.exists() or json.loads(stamp.read_text("utf-8")) != recipe:  # reuse only an identical build
-        err.print(f"building tiny-{arch}: tokenizer on the benchmark text, {config.tiny_steps} fine-tuning "
+        err.print(f"building {name}: tokenizer on the benchmark text, {config.tiny_steps} fine-tuning "
                   f"steps on {len(examples)} true facts of split {train_splits or 'none'}")
         make_tiny_model(folder, arch, texts, examples=examples, steps=config.tiny_steps,
-                        vocab_size=2000 if arch != "t5" else 1000)
+                        vocab_size=2000 if arch != "t5" else 1000,
+                        chat_template=TINY_CHAT_TEMPLATE if chat else None)
         write_json(stamp, recipe)
     info = {"arch": arch, "path": str(folder), "trained_on_splits": train_splits,
-            "train_examples": len(examples), "steps": config.tiny_steps, "slug": f"tiny-{arch}"}
+            "train_examples": len(examples), "steps": config.tiny_steps, "slug": name}
     return str(folder), info

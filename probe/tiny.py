@@ -23,6 +23,13 @@ from factatlas.records import ANSWER_MARKER
 
 TINY_FAMILIES = {"bert": "mlm", "gpt2": "causal", "t5": "seq2seq"}
 N_SENTINELS = 8
+# A chat template in the style of instruction-tuned models (role tags, the assistant turn opened by the
+# generation prompt); plain text tags, so the byte-level BPE learns them from the conversations it sees.
+# Like Llama's templates it opens with the BOS token, so the rendered text is the whole model input.
+TINY_CHAT_TEMPLATE = (
+    "{{ bos_token }}{% for m in messages %}<|{{ m['role'] }}|>{{ m['content'] }}\n{% endfor %}"
+    "{% if add_generation_prompt %}<|assistant|>{% endif %}"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -232,16 +239,42 @@ def true_fact_examples(prompt_rows: Iterable[Mapping[str, Any]], splits: Sequenc
     return out
 
 
+def render_tiny_chat(messages: Sequence[Mapping[str, str]], add_generation_prompt: bool = True) -> str:
+    """TINY_CHAT_TEMPLATE rendered with jinja2 (training text before a tokenizer exists), without the BOS
+    token: fine-tuning puts the tokenizer's BOS id first itself (``causal.context_start``)."""
+    import jinja2
+
+    return jinja2.Template(TINY_CHAT_TEMPLATE).render(messages=list(messages), bos_token="",
+                                                     add_generation_prompt=add_generation_prompt)
+
+
+def chat_examples(prompt_rows: Iterable[Mapping[str, Any]], splits: Sequence[str],
+                  system: str | None = None) -> list[ClozeExample]:
+    """Question prompts of ``splits`` as one-turn conversations answered by their gold form."""
+    out = []
+    for r in prompt_rows:
+        if r["kind"] != "question" or r["split"] not in splits or not (r["gold_forms"] and r["gold_forms"][0]):
+            continue
+        messages = [{"role": "system", "content": system}] if system else []
+        rendered = render_tiny_chat([*messages, {"role": "user", "content": r["text"]}])
+        out.append(ClozeExample(rendered + ANSWER_MARKER + "\n", r["gold_forms"][0][0]))
+    return out
+
+
 def make_tiny_model(out_dir: str | Path, arch: str, texts: Sequence[str], *,
                     examples: Sequence[ClozeExample] = (), steps: int = 0, size: TinySize = TinySize(),
-                    vocab_size: int = 1000, seed: int = 0, lr: float = 3e-3, batch_size: int = 16) -> Path:
-    """Train a tokenizer on ``texts``, build a tiny ``arch`` model, fine-tune it, save it to ``out_dir``."""
+                    vocab_size: int = 1000, seed: int = 0, lr: float = 3e-3, batch_size: int = 16,
+                    chat_template: str | None = None) -> Path:
+    """Train a tokenizer on ``texts``, build a tiny ``arch`` model, fine-tune it, save it to ``out_dir``.
+    ``chat_template`` (e.g. TINY_CHAT_TEMPLATE) is set on the tokenizer: a tiny instruction-tuned model."""
     from transformers.utils import logging as hf_logging
 
     hf_logging.disable_progress_bar()
     if arch not in TINY_FAMILIES:
         raise ValueError(f"unknown tiny architecture '{arch}'; expected one of {sorted(TINY_FAMILIES)}")
     tokenizer = train_tokenizer(texts, arch, vocab_size)
+    if chat_template is not None:
+        tokenizer.chat_template = chat_template
     model = build_model(arch, tokenizer, size, seed)
     lm = wrap_model(model, tokenizer, name=f"tiny-{arch}", family=TINY_FAMILIES[arch])
     with torch_threads(model, "cpu"):  # tiny matrices: one thread (factatlas.probe.threads)

@@ -98,3 +98,31 @@ def register(app: typer.Typer) -> None:
     """Add this stage's commands to the root app."""
     app.command("publish")(publish_command)
     app.command("diff")(diff_command)
+    export = typer.Typer(help="Export a benchmark for other tools.", no_args_is_help=True)
+    export.command("lm-eval")(export_lmeval_command)
+    app.add_typer(export, name="export")
+
+
+def export_lmeval_command(
+    run: Path = typer.Argument(..., help="Run directory (holding build/) or a benchmark directory."),
+    out: Path = typer.Argument(..., help="Folder for the task YAMLs and JSONL data (lm_eval --include_path)."),
+    splits: str | None = typer.Option(None, "--splits", help="Comma-separated splits to export (default: all)."),
+    bos_text: str = typer.Option("", "--bos-text", help="Text put before every prompt, e.g. '<|endoftext|>' for "
+                                                        "GPT-2-style tokenizers that add no BOS themselves."),
+    prefix: str | None = typer.Option(None, "--prefix", help="Task-name prefix (default: factatlas_<name>)."),
+    max_gen_toks: int = typer.Option(16, "--max-gen-toks", help="Answer length limit of the generative tasks."),
+) -> None:
+    """Write lm-evaluation-harness tasks: multiple choice over the candidates and generative QA, per
+    (pair, language), plus groups.
+
+    Example: factatlas export lm-eval runs/arab-west harness/ && lm_eval --model hf
+    --model_args pretrained=MODEL --include_path harness/ --tasks factatlas_arab_west
+    """
+    from factatlas.console import out as console
+    from factatlas.publish.lmeval import export_lmeval
+
+    result = export_lmeval(run, out, splits=[s.strip() for s in splits.split(",") if s.strip()] if splits else None,
+                           bos_text=bos_text, prefix=prefix, max_gen_toks=max_gen_toks)
+    console.print(f"lm-eval tasks in {result.out_dir}: {len(result.tasks)} tasks; groups {', '.join(result.groups)}")
+    for key, value in result.counts.items():
+        console.print(f"  {key}: {value}")

@@ -77,3 +77,28 @@ def tiny_t5(tiny_t5_dir):
     return load_model(str(tiny_t5_dir), device="cpu")
 
 
+
+
+@pytest.fixture(scope="session")
+def tiny_chat_dir(tmp_path_factory, capitals_rows) -> Path:
+    """A tiny instruction-tuned model: GPT-2 with a chat template, trained on chat-format questions."""
+    from factatlas.probe.tiny import (
+        TINY_CHAT_TEMPLATE,
+        TinySize,
+        chat_examples,
+        make_tiny_model,
+        tokenizer_texts,
+    )
+
+    examples = chat_examples(capitals_rows, ("train",))
+    return make_tiny_model(tmp_path_factory.mktemp("tiny-chat"), "gpt2",
+                           [*tokenizer_texts(capitals_rows), *(e.text for e in examples)],
+                           examples=examples, steps=300, vocab_size=300, chat_template=TINY_CHAT_TEMPLATE,
+                           size=TinySize(max_positions=512))
+
+
+@pytest.fixture(scope="session")
+def tiny_chat(tiny_chat_dir):
+    from factatlas.probe.models import load_model
+
+    return load_model(str(tiny_chat_dir), device="cpu")

@@ -1,0 +1,174 @@
+"""Instruction-tuned generative QA: questions asked through the model's own chat template.
+
+A prompt becomes a conversation: an optional system message, ``k`` worked examples (user question,
+assistant answer) and the question. Examples come deterministically from one split of the benchmark
+(``dev`` by default), in the prompt's language, never from the fact being asked: the split's question
+prompts of that language are ordered once by a seeded hash of their prompt id, one per fact, and each
+prompt takes the first ``k`` whose fact differs from its own — so nearly every prompt of a language sees
+the same examples, and a result never leaks its own answer. An example's answer is the gold form the
+benchmark gives in that language.
+
+Answers are cut and matched exactly as ``factatlas.probe.generative`` does (``chat`` strict,
+``chat-lenient`` substring). Every rankings row records in ``conversation`` the messages and, where the
+text fed to the model is known (in-process models), the exact rendered template, as canonical JSON, so a
+result can be audited.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any, Protocol
+
+from factatlas.errors import ConfigError
+from factatlas.probe.generative import first_line, judge, prompt_text_for_generation
+from factatlas.records import ProbeResult, Prompt
+
+CHAT_RULES = ("chat", "chat-lenient")
+Message = dict[str, str]
+
+
+@dataclass(frozen=True, slots=True)
+class ChatConfig:
+    system: str | None = None  # the system message; None sends none
+    shots: int = 0  # worked examples per prompt
+    shot_split: str = "dev"
+    seed: int = 0  # orders the example pool
+
+
+@dataclass(frozen=True, slots=True)
+class Shot:
+    prompt_id: str
+    fact_id: str
+    question: str
+    answer: str
+
+
+@dataclass(frozen=True, slots=True)
+class Reply:
+    """One answer and what produced it: ``rendered`` is the exact model input, None when a server renders."""
+
+    answer: str
+    messages: tuple[Mapping[str, str], ...]
+    rendered: str | None
+
+
+class ChatBackend(Protocol):
+    """Answers conversations greedily; one Reply per conversation, in order."""
+
+    def chat(self, conversations: Sequence[Sequence[Message]]) -> list[Reply]: ...
+
+
+def _pool_key(seed: int, prompt_id: str) -> str:
+    return hashlib.sha256(f"{seed}\x1f{prompt_id}".encode()).hexdigest()
+
+
+def shot_pools(rows: Sequence[Mapping[str, Any]], config: ChatConfig) -> dict[str, list[Shot]]:
+    """lang -> the example pool in its fixed order (one question per fact, seeded hash order)."""
+    if config.shots <= 0:
+        return {}
+    present = sorted({r["split"] for r in rows})
+    if config.shot_split not in present:
+        raise ConfigError(f"--shots {config.shots}: the benchmark has no '{config.shot_split}' split to draw "
+                          f"examples from (it has {', '.join(present)}); pass --shot-split one of those, "
+                          "or --shots 0")
+    by_lang: dict[str, list[Shot]] = {}
+    candidates = sorted((r for r in rows if r["split"] == config.shot_split and r["kind"] == "question"
+                         and r["gold_forms"] and r["gold_forms"][0]),
+                        key=lambda r: _pool_key(config.seed, r["prompt_id"]))
+    seen: set[tuple[str, str]] = set()
+    for r in candidates:
+        if (r["lang"], r["fact_id"]) in seen:
+            continue
+        seen.add((r["lang"], r["fact_id"]))
+        by_lang.setdefault(r["lang"], []).append(Shot(r["prompt_id"], r["fact_id"], r["text"], r["gold_forms"][0][0]))
+    return by_lang
+
+
+def shots_for(prompt: Prompt, pools: Mapping[str, Sequence[Shot]], k: int) -> list[Shot]:
+    """The first ``k`` examples of the prompt's language that are not about its fact."""
+    if k <= 0:
+        return []
+    return [s for s in pools.get(prompt.lang, ()) if s.fact_id != prompt.fact_id][:k]
+
+
+def conversation(question: str, shots: Sequence[Shot], system: str | None) -> list[Message]:
+    messages: list[Message] = [{"role": "system", "content": system}] if system else []
+    for s in shots:
+        messages += [{"role": "user", "content": s.question}, {"role": "assistant", "content": s.answer}]
+    return [*messages, {"role": "user", "content": question}]
+
+
+def conversation_record(reply: Reply) -> str:
+    """The rankings' ``conversation`` column: canonical JSON, byte-stable."""
+    return json.dumps({"messages": [dict(m) for m in reply.messages], "rendered": reply.rendered},
+                      ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+
+
+def build_conversations(prompts: Sequence[Prompt], all_rows: Sequence[Mapping[str, Any]],
+                        config: ChatConfig, counts: Counter | None = None) -> list[list[Message]]:
+    pools = shot_pools(all_rows, config)
+    out = []
+    for p in prompts:
+        shots = shots_for(p, pools, config.shots)
+        if counts is not None and len(shots) < config.shots:
+            counts[f"chat/fewer-shots-than-asked:{p.lang}"] += 1
+        out.append(conversation(prompt_text_for_generation(p), shots, config.system))
+    return out
+
+
+def answer_conversations(backend: ChatBackend, prompts: Sequence[Prompt],
+                         all_rows: Sequence[Mapping[str, Any]], aliases: Mapping[str, set[str]], model: str,
+                         scoring: str, config: ChatConfig, counts: Counter | None = None, chunk: int = 256,
+                         progress: Callable[[int], None] | None = None) -> list[ProbeResult]:
+    """Rankings rows of the chat rules (same columns and matching as ``generative``, plus ``conversation``)."""
+    from factatlas.probe.runner import ranking_row
+
+    if scoring not in CHAT_RULES:
+        raise ValueError(f"unknown chat rule '{scoring}'; expected one of {CHAT_RULES}")
+    lenient = scoring == "chat-lenient"
+    conversations = build_conversations(prompts, all_rows, config, counts)
+    rows = []
+    for start in range(0, len(prompts), chunk):
+        part = prompts[start: start + chunk]
+        replies = backend.chat(conversations[start: start + chunk])
+        for r, reply in zip(part, replies, strict=True):
+            ranked, scores, correct = judge(reply.answer, r.candidate_qids, r.gold_qids, aliases, lenient)
+            row = ranking_row(r, model, scoring, ranked, scores, correct, first_line(reply.answer))
+            rows.append(replace(row, conversation=conversation_record(reply)))
+        if progress:
+            progress(len(part))
+    return rows
+
+
+def render(tokenizer, messages: Sequence[Message]) -> str:
+    """The model's own template, with the assistant turn opened; a clear error when there is none."""
+    if not getattr(tokenizer, "chat_template", None):
+        raise ConfigError(f"--scoring chat: the tokenizer of {getattr(tokenizer, 'name_or_path', 'the model')!r} "
+                          "has no chat template (tokenizer_config.json / chat_template.jinja); use an "
+                          "instruction-tuned model, or --scoring generative for a base model")
+    return tokenizer.apply_chat_template(list(messages), tokenize=False, add_generation_prompt=True)
+
+
+class LocalChat:
+    """In-process chat: the rendered template, greedy decoding by ``GreedyGenerator``'s batched loop.
+
+    The rendered text already holds what the template puts first (BOS), so it is tokenized without the
+    tokenizer's own specials, exactly as ``apply_chat_template(..., tokenize=True)`` would.
+    """
+
+    def __init__(self, lm, max_new_tokens: int = 16, batch_tokens: int = 8192):
+        from factatlas.probe.generative import GreedyGenerator
+
+        self.generator = GreedyGenerator(lm, max_new_tokens=max_new_tokens, batch_tokens=batch_tokens)
+        self.lm = lm
+        self.scoring = "chat"
+
+    def chat(self, conversations: Sequence[Sequence[Message]]) -> list[Reply]:
+        rendered = [render(self.lm.tokenizer, c) for c in conversations]
+        answers = self.generator.generate_encoded(
+            [self.lm.tokenizer(t, add_special_tokens=False)["input_ids"] for t in rendered])
+        return [Reply(a, tuple(c), t) for a, c, t in zip(answers, conversations, rendered, strict=True)]

@@ -1,0 +1,90 @@
+"""A small real OpenAI-compatible server for the tests: ``POST /v1/completions`` with ``echo`` + ``logprobs``
+over a transformers causal LM, the way vLLM answers it (``transformers serve`` ignores both fields).
+
+Prompts are token-id lists (or one list, or a string); for each, ``token_logprobs[i]`` is log p(token i |
+tokens before it), the first entry None, followed by one greedy token (``max_tokens`` must be 1).
+Faults are scripted: ``faults`` is consumed one per request, each ``(status, headers, body)``, to test
+retries, ``Retry-After`` and key redaction. Every request's Authorization header is recorded.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+
+class LogprobServer:
+    def __init__(self, lm, faults=()):
+        self.lm = lm
+        self.faults = list(faults)
+        self.authorizations: list[str | None] = []
+        self.requests = 0
+        self._lock = threading.Lock()
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args):  # quiet
+                pass
+
+            def do_POST(self):
+                length = int(self.headers.get("Content-Length", 0))
+                body = json.loads(self.rfile.read(length) or b"{}")
+                with server._lock:
+                    server.requests += 1
+                    server.authorizations.append(self.headers.get("Authorization"))
+                    fault = server.faults.pop(0) if server.faults else None
+                if fault is not None:
+                    status, headers, text = fault
+                    self._send(status, text.replace("{auth}", self.headers.get("Authorization") or ""), headers)
+                    return
+                if self.path != "/v1/completions":
+                    self._send(404, json.dumps({"error": f"no route {self.path}"}))
+                    return
+                if not (body.get("echo") and body.get("logprobs") is not None and body.get("max_tokens") == 1):
+                    self._send(400, json.dumps({"error": "this server answers echo=true, logprobs, max_tokens=1"}))
+                    return
+                prompts = body["prompt"]
+                if isinstance(prompts, str):
+                    prompts = [server.lm.tokenizer(prompts, add_special_tokens=False)["input_ids"]]
+                elif prompts and isinstance(prompts[0], int):
+                    prompts = [prompts]
+                with server._lock:
+                    choices = [server._choice(i, ids) for i, ids in enumerate(prompts)]
+                self._send(200, json.dumps({"object": "text_completion", "model": body.get("model"),
+                                            "choices": choices}))
+
+            def _send(self, status, text, headers=None):
+                data = text.encode("utf-8")
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                for k, v in (headers or {}).items():
+                    self.send_header(k, v)
+                self.end_headers()
+                self.wfile.write(data)
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.base_url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+        self._thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    def _choice(self, index: int, ids: list[int]) -> dict:
+        import torch
+
+        with torch.inference_mode():
+            logits = self.lm.model(torch.tensor([ids])).logits[0].float()
+            logp = torch.log_softmax(logits, dim=-1)
+        prompt_lp = [None] + [float(logp[i - 1, ids[i]]) for i in range(1, len(ids))]
+        nxt = int(logp[-1].argmax())
+        tokens = [self.lm.tokenizer.decode([t]) for t in [*ids, nxt]]
+        return {"index": index, "text": tokens[-1], "finish_reason": "length",
+                "logprobs": {"tokens": tokens, "token_logprobs": [*prompt_lp, float(logp[-1, nxt])],
+                             "top_logprobs": None}}
+
+    def __enter__(self):
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.httpd.shutdown()
+        self.httpd.server_close()

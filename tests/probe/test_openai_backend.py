@@ -1,0 +1,188 @@
+"""The OpenAI-compatible backend against real servers on 127.0.0.1: a log-prob server over the tiny GPT-2
+(tests/probe/logprob_server.py) and ``transformers serve`` with the tiny chat model; results equal the
+in-process backend on the same model."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+
+import pytest
+
+from factatlas.probe.openai_backend import (
+    EndpointConfig,
+    OpenAIClient,
+    OpenAILogprobScorer,
+    RemoteError,
+    retry_after_seconds,
+)
+from factatlas.probe.protocol import ClozeQuery
+from factatlas.probe.runner import ProbeConfig, probe_benchmark
+from factatlas.tables import RANKINGS_SCHEMA, read_rows
+from tests.probe.logprob_server import LogprobServer
+
+QUERY = ClozeQuery("The capital of France is [Y].", ("Paris", "Berlin", "Kuwait City"))
+
+
+def _rankings(run, name):
+    return {r["prompt_id"]: r for r in read_rows(run / "probe" / name / "rankings.parquet", RANKINGS_SCHEMA)}
+
+
+def test_logprob_scoring_over_http_equals_in_process(tmp_path, capitals_rows, tiny_gpt2, tiny_gpt2_dir):
+    from tests.probe.probe_capitals import write_benchmark
+
+    run = tmp_path / "run"
+    write_benchmark(run / "build", capitals_rows)
+    for scoring in ("causal-mean", "causal-sum"):
+        probe_benchmark(run, ProbeConfig(model="m", scoring=scoring, out_name=f"local-{scoring}"), lm=tiny_gpt2)
+        with LogprobServer(tiny_gpt2) as server:
+            probe_benchmark(run, ProbeConfig(model=str(tiny_gpt2_dir), scoring=scoring, backend="openai",
+                                             api_base=server.base_url, concurrency=3, out_name=f"http-{scoring}"))
+        local, remote = _rankings(run, f"local-{scoring}"), _rankings(run, f"http-{scoring}")
+        assert sorted(local) == sorted(remote) and len(local) == 96
+        for pid, lo in local.items():
+            re_ = remote[pid]
+            assert re_["ranked_qids"] == lo["ranked_qids"], pid
+            assert re_["scores"] == pytest.approx(lo["scores"], abs=1e-4)
+            assert re_["correct_at_1"] == lo["correct_at_1"]
+        info = json.loads((run / "probe" / f"http-{scoring}" / "probe.json").read_text())
+        assert info["counts"]["http/requests"] == 96 * 2  # one per prompt, and again for the template-only run
+        assert info["device"] == "remote"
+
+
+def test_retry_after_backoff_and_counts(tiny_gpt2, tiny_gpt2_dir):
+    from factatlas.probe.causal import CausalLMScorer
+
+    waits: list[float] = []
+    faults = [(429, {"Retry-After": "2"}, "{}"), (503, {}, "{}")]
+    with LogprobServer(tiny_gpt2, faults) as server:
+        client = OpenAIClient(EndpointConfig(server.base_url, "m", backoff=0.5), sleep=waits.append)
+        scores = OpenAILogprobScorer(client, tiny_gpt2.tokenizer).score([QUERY])
+    assert waits[0] == 2.0  # Retry-After wins
+    assert 0.5 * 2 * 0.8 <= waits[1] <= 0.5 * 2 * 1.2  # second attempt: doubled back-off with jitter
+    assert client.stats == {"requests": 3, "retries/http-429": 1, "retries/http-503": 1}
+    assert scores[0] == pytest.approx(CausalLMScorer(tiny_gpt2).score([QUERY])[0], abs=1e-4)
+
+
+def test_gives_up_after_max_retries_and_names_the_fix(tiny_gpt2):
+    faults = [(503, {}, "{}")] * 3
+    with LogprobServer(tiny_gpt2, faults) as server:
+        client = OpenAIClient(EndpointConfig(server.base_url, "m", max_retries=2), sleep=lambda s: None)
+        with pytest.raises(RemoteError, match=r"/v1/completions: HTTP 503 after 3 attempt\(s\)"):
+            OpenAILogprobScorer(client, tiny_gpt2.tokenizer).score([QUERY])
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        closed = s.getsockname()[1]
+    client = OpenAIClient(EndpointConfig(f"http://127.0.0.1:{closed}/v1", "m", max_retries=1), sleep=lambda s: None)
+    with pytest.raises(RemoteError, match="no answer after 2 attempt.*is the server running"):
+        OpenAILogprobScorer(client, tiny_gpt2.tokenizer).score([QUERY])
+    assert client.stats["retries/connection"] == 1
+
+
+def test_api_key_sent_but_never_printed(tmp_path, monkeypatch, capitals_rows, tiny_gpt2, tiny_gpt2_dir):
+    from typer.testing import CliRunner
+
+    from factatlas.cli import app
+    from tests.probe.probe_capitals import write_benchmark
+
+    secret = "sk-test-5ecret-value"
+    monkeypatch.setenv("FACTATLAS_TEST_KEY", secret)
+    write_benchmark(tmp_path / "run" / "build", capitals_rows)
+    faults = [(401, {}, '{"error": "invalid key: {auth}"}')]
+    with LogprobServer(tiny_gpt2, faults) as server:
+        result = CliRunner().invoke(app, ["probe", str(tmp_path / "run"), "--model", str(tiny_gpt2_dir), "--backend",
+                                          "openai", "--api-base", server.base_url, "--api-key-env",
+                                          "FACTATLAS_TEST_KEY", "--scoring", "causal-mean"])
+    assert server.authorizations[0] == f"Bearer {secret}"
+    assert result.exit_code != 0
+    message = str(result.exception) + result.output
+    assert "HTTP 401" in message and "invalid key: Bearer ***" in message and "--api-key-env" in message
+    assert secret not in message
+    assert secret not in repr(EndpointConfig(server.base_url, "m", api_key=secret))
+
+
+def test_retry_after_forms():
+    assert retry_after_seconds("7") == 7.0
+    assert retry_after_seconds("Wed, 21 Oct 2015 07:28:00 GMT", now=1445412470.0) == 10.0
+    assert retry_after_seconds("soon") is None and retry_after_seconds(None) is None
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def transformers_server(tiny_chat_dir, tmp_path_factory):
+    """``transformers serve`` (transformers[serving]) on 127.0.0.1, offline, serving the tiny chat model."""
+    pytest.importorskip("fastapi")
+    pytest.importorskip("uvicorn")
+    exe = shutil.which("transformers")
+    if exe is None:
+        pytest.skip("the transformers CLI is not installed (pip install 'transformers[serving]')")
+    port = _free_port()
+    env = {**os.environ, "HF_HUB_DISABLE_UPDATE_CHECK": "1", "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1",
+           "HF_HUB_DISABLE_TELEMETRY": "1"}
+    log = tmp_path_factory.mktemp("serve") / "serve.log"
+    with log.open("w") as out:
+        proc = subprocess.Popen([sys.executable, exe, "serve", str(tiny_chat_dir), "--host", "127.0.0.1", "--port",
+                                 str(port), "--device", "cpu"], stdout=out, stderr=subprocess.STDOUT, env=env)
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=2):
+                    break
+            except OSError:
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    pytest.fail(f"transformers serve did not come up:\n{log.read_text()[-2000:]}")
+                time.sleep(0.5)
+        yield f"http://127.0.0.1:{port}/v1"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+@pytest.mark.slow
+@pytest.mark.servers
+def test_chat_over_transformers_serve_equals_in_process(tmp_path, capitals_rows, tiny_chat, tiny_chat_dir,
+                                                        transformers_server):
+    from tests.probe.probe_capitals import write_benchmark
+
+    run = tmp_path / "run"
+    write_benchmark(run / "build", capitals_rows)
+    configs = {  # the one-turn form the model was trained on (so it answers), and a system prompt + a shot
+        "zero-shot": {"scoring": "chat", "max_new_tokens": 8},
+        "one-shot": {"scoring": "chat-lenient", "shots": 1, "shot_split": "train",
+                     "system_prompt": "Answer with a name.", "max_new_tokens": 8},
+    }
+    for name, common in configs.items():
+        probe_benchmark(run, ProbeConfig(model="m", out_name=f"local-{name}", **common), lm=tiny_chat)
+        probe_benchmark(run, ProbeConfig(model=str(tiny_chat_dir), backend="openai", api_base=transformers_server,
+                                         concurrency=2, out_name=f"http-{name}", **common))
+        local, remote = _rankings(run, f"local-{name}"), _rankings(run, f"http-{name}")
+        assert sorted(local) == sorted(remote) and len(local) == 48
+        for pid, lo in local.items():
+            re_ = remote[pid]
+            assert (re_["prediction"], re_["correct_at_1"], re_["ranked_qids"]) == \
+                   (lo["prediction"], lo["correct_at_1"], lo["ranked_qids"]), (name, pid)
+            local_record, remote_record = json.loads(lo["conversation"]), json.loads(re_["conversation"])
+            assert remote_record["messages"] == local_record["messages"]
+            assert remote_record["rendered"] is None and local_record["rendered"]
+        if name == "zero-shot":  # the model does answer its trained questions, so equality is not vacuous
+            assert sum(r["correct_at_1"] for r in local.values()) >= 12
+
+
+@pytest.mark.slow
+@pytest.mark.servers
+def test_transformers_serve_has_no_prompt_logprobs(transformers_server, tiny_chat, tiny_chat_dir):
+    client = OpenAIClient(EndpointConfig(transformers_server, str(tiny_chat_dir), max_retries=0))
+    with pytest.raises(RemoteError, match="completions"):
+        OpenAILogprobScorer(client, tiny_chat.tokenizer).score([QUERY])
