@@ -222,13 +222,15 @@ class Response:
 class Transport:
     """Requests under ``policy.timeout_s`` in total; network faults raise ``Transient`` with their cause."""
 
-    def __init__(self, policy: HttpPolicy, user_agent: str, *, clock: Callable[[], float] = time.monotonic):
+    def __init__(self, policy: HttpPolicy, user_agent: str, *, clock: Callable[[], float] = time.monotonic,
+                 connections: int = 1):
         import urllib3
 
         self.policy = policy
         self.user_agent = user_agent
         self.clock = clock
-        self._pool = urllib3.PoolManager(retries=False)
+        # ``connections``: kept-alive connections per host, one per concurrent caller
+        self._pool = urllib3.PoolManager(retries=False, maxsize=connections)
 
     def get(self, url: str, params: Mapping[str, str] | None = None,
             headers: Mapping[str, str] | None = None) -> Response:

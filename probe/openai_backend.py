@@ -11,8 +11,10 @@ Two uses, both deterministic (temperature 0):
   prompt log-probabilities (``transformers serve`` ignores ``echo``/``logprobs``: a clear error says so).
 
 HTTP policy (the project has no shared client yet; this is a small one): a thread pool of
-``concurrency`` requests, an optional request-rate limit, and retries on 408/409/429/5xx and connection
-errors with exponential back-off that honours ``Retry-After``; every retry is counted by reason. The API
+``concurrency`` requests, an optional request-rate limit, and the project's one HTTP policy
+(``factatlas.http``): a total deadline per request, retries on 408/409/5xx, cut bodies and resets with
+jittered exponential back-off, 429 waits ``Retry-After`` (capped by ``max_wait``); a refused connection
+is not retried. Every retry is counted by reason. The API
 key is read from an environment variable, sent only in the Authorization header, and replaced by
 ``***`` in every error message.
 """
@@ -24,13 +26,10 @@ import os
 import random
 import threading
 import time
-import urllib.error
-import urllib.request
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from email.utils import parsedate_to_datetime
 from typing import Any
 
 from factatlas.errors import ConfigError, FactatlasError
@@ -78,21 +77,11 @@ def api_key_from_env(name: str | None) -> str | None:
 
 
 def redact(text: str, secret: str | None) -> str:
+    """``factatlas.http.redact`` (URL credentials, key parameters, Authorization values) plus the exact key."""
+    from factatlas.http import redact as redact_known
+
+    text = redact_known(text)
     return text.replace(secret, "***") if secret else text
-
-
-def retry_after_seconds(value: str | None, now: float | None = None) -> float | None:
-    """``Retry-After`` as seconds: delta-seconds or an HTTP date; None when absent or unreadable."""
-    if not value:
-        return None
-    value = value.strip()
-    if value.isdigit():
-        return float(value)
-    try:
-        when = parsedate_to_datetime(value).timestamp()
-    except (TypeError, ValueError):
-        return None
-    return max(0.0, when - (time.time() if now is None else now))
 
 
 class RateLimiter:
@@ -115,10 +104,15 @@ class RateLimiter:
 
 
 class OpenAIClient:
-    """JSON POSTs with retries, back-off and a rate limit; ``stats`` counts requests and retries."""
+    """JSON POSTs under the project's one HTTP policy (``factatlas.http``: total deadline, Retry-After
+    with a cap, jittered back-off), plus a concurrency pool and a rate limit; ``stats`` counts requests
+    and retries by reason."""
 
     def __init__(self, config: EndpointConfig, sleep: Callable[[float], None] = time.sleep,
                  stats: Counter | None = None, stats_prefix: str = ""):
+        from factatlas import __version__
+        from factatlas.http import HttpPolicy, Transport
+
         self.config = config
         self.stats: Counter = Counter() if stats is None else stats  # the runner passes its own counts
         self._prefix = stats_prefix
@@ -126,50 +120,61 @@ class OpenAIClient:
         self._sleep = sleep
         self._lock = threading.Lock()
         self._rng = random.Random(0)
+        # waits: backoff, 2x backoff, 4x ... (+-20 %), capped by max_wait; a Retry-After past max_wait stops
+        self.policy = HttpPolicy(timeout_s=config.timeout, max_retry_after_s=config.max_wait,
+                                 default_retry_after_s=config.backoff, backoff_base_s=config.backoff,
+                                 backoff_factor=2.0, backoff_max_s=config.max_wait, jitter=0.2,
+                                 retries=config.max_retries, max_throttled=config.max_retries + 1)
+        self._transport = Transport(self.policy, f"factatlas/{__version__}", connections=config.concurrency)
 
     def _count(self, key: str) -> None:
         with self._lock:
             self.stats[self._prefix + key] += 1
 
-    def _wait_for(self, attempt: int, retry_after: float | None) -> float:
-        if retry_after is not None:
-            return min(retry_after, self.config.max_wait)
-        with self._lock:
-            jitter = self._rng.uniform(0.8, 1.2)
-        return min(self.config.backoff * (2 ** attempt) * jitter, self.config.max_wait)
-
     def post(self, path: str, body: Mapping[str, Any]) -> dict[str, Any]:
+        from factatlas.http import Throttled, Transient, Unreachable, parse_retry_after, retrying
+
         url = self.config.base_url.rstrip("/") + path
+        shown = redact(url, self.config.api_key)
         data = json.dumps(body).encode("utf-8")
         headers = {"Content-Type": "application/json", "Accept": "application/json"}
         if self.config.api_key:
             headers["Authorization"] = f"Bearer {self.config.api_key}"
-        key = self.config.api_key
-        for attempt in range(self.config.max_retries + 1):
+        attempts = 0
+
+        def once() -> dict[str, Any]:
+            nonlocal attempts
             self._limiter.wait()
             self._count("requests")
-            request = urllib.request.Request(url, data=data, headers=headers, method="POST")
-            retry_after = None
+            attempts += 1
             try:
-                with urllib.request.urlopen(request, timeout=self.config.timeout) as response:
-                    return json.loads(response.read().decode("utf-8"))
-            except urllib.error.HTTPError as e:
-                detail = redact(e.read().decode("utf-8", "replace")[:500], key)
-                if e.code not in RETRY_STATUS or attempt == self.config.max_retries:
-                    hint = (" check the API key (--api-key-env)" if e.code in (401, 403) else
-                            " check --api-base, --served-model and what the server supports")
-                    raise RemoteError(f"{redact(url, key)}: HTTP {e.code} after {attempt + 1} attempt(s): "
-                                      f"{detail};{hint}") from None
-                reason = f"http-{e.code}"
-                retry_after = retry_after_seconds(e.headers.get("Retry-After"))
-            except (urllib.error.URLError, ConnectionError, TimeoutError) as e:
-                if attempt == self.config.max_retries:
-                    raise RemoteError(f"{redact(url, key)}: no answer after {attempt + 1} attempt(s): "
-                                      f"{redact(str(e), key)}; is the server running at --api-base?") from None
-                reason = "connection"
+                response = self._transport.request("POST", url, body=data, headers=headers)
+            except Unreachable as e:
+                raise RemoteError(f"{redact(str(e), self.config.api_key)}; is the server running at "
+                                  "--api-base?") from None
+            except Transient as e:
+                raise Transient(f"connection: {redact(str(e), self.config.api_key)}") from None
+            if response.status == 429:
+                raise Throttled(f"{shown}: HTTP 429", parse_retry_after(response.header("Retry-After")))
+            if response.status in RETRY_STATUS:
+                raise Transient(f"http-{response.status}: {shown}: HTTP {response.status}")
+            if response.status != 200:
+                detail = redact(response.body.decode("utf-8", "replace")[:500], self.config.api_key)
+                hint = (" check the API key (--api-key-env)" if response.status in (401, 403) else
+                        " check --api-base, --served-model and what the server supports")
+                raise RemoteError(f"{shown}: HTTP {response.status} after {attempts} attempt(s): {detail};{hint}")
+            return json.loads(response.body.decode("utf-8"))
+
+        def waited(_seconds: float, failure: Transient) -> None:
+            reason = "http-429" if isinstance(failure, Throttled) else str(failure).split(":", 1)[0]
             self._count(f"retries/{reason}")
-            self._sleep(self._wait_for(attempt, retry_after))
-        raise AssertionError("unreachable")  # the loop returns or raises
+
+        try:
+            return retrying(once, self.policy, sleeper=self._sleep, rng=self._rng, on_wait=waited)
+        except Transient as e:
+            what = str(e).split(": ", 1)[1] if ": " in str(e) else str(e)
+            raise RemoteError(f"{what} after {attempts} attempt(s); is the server running at --api-base, "
+                              "and is it healthy?") from None
 
     def map(self, fn: Callable[[Any], Any], items: Sequence[Any]) -> list[Any]:
         """``fn`` over ``items`` on ``concurrency`` threads, results in input order."""

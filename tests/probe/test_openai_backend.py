@@ -20,7 +20,6 @@ from factatlas.probe.openai_backend import (
     OpenAIClient,
     OpenAILogprobScorer,
     RemoteError,
-    retry_after_seconds,
 )
 from factatlas.probe.protocol import ClozeQuery
 from factatlas.probe.runner import ProbeConfig, probe_benchmark
@@ -65,7 +64,8 @@ def test_retry_after_backoff_and_counts(tiny_gpt2, tiny_gpt2_dir):
         client = OpenAIClient(EndpointConfig(server.base_url, "m", backoff=0.5), sleep=waits.append)
         scores = OpenAILogprobScorer(client, tiny_gpt2.tokenizer).score([QUERY])
     assert waits[0] == 2.0  # Retry-After wins
-    assert 0.5 * 2 * 0.8 <= waits[1] <= 0.5 * 2 * 1.2  # second attempt: doubled back-off with jitter
+    # the first transient failure waits the base back-off +-20 % (factatlas.http counts throttle waits apart)
+    assert 0.5 * 0.8 <= waits[1] <= 0.5 * 1.2
     assert client.stats == {"requests": 3, "retries/http-429": 1, "retries/http-503": 1}
     assert scores[0] == pytest.approx(CausalLMScorer(tiny_gpt2).score([QUERY])[0], abs=1e-4)
 
@@ -80,9 +80,10 @@ def test_gives_up_after_max_retries_and_names_the_fix(tiny_gpt2):
         s.bind(("127.0.0.1", 0))
         closed = s.getsockname()[1]
     client = OpenAIClient(EndpointConfig(f"http://127.0.0.1:{closed}/v1", "m", max_retries=1), sleep=lambda s: None)
-    with pytest.raises(RemoteError, match="no answer after 2 attempt.*is the server running"):
+    # a refused connection is not retried (factatlas.http: nothing listens there), and says so at once
+    with pytest.raises(RemoteError, match="cannot connect.*is the server running at --api-base"):
         OpenAILogprobScorer(client, tiny_gpt2.tokenizer).score([QUERY])
-    assert client.stats["retries/connection"] == 1
+    assert client.stats == {"requests": 1}
 
 
 def test_api_key_sent_but_never_printed(tmp_path, monkeypatch, capitals_rows, tiny_gpt2, tiny_gpt2_dir):
@@ -102,15 +103,9 @@ def test_api_key_sent_but_never_printed(tmp_path, monkeypatch, capitals_rows, ti
     assert server.authorizations[0] == f"Bearer {secret}"
     assert result.exit_code != 0
     message = str(result.exception) + result.output
-    assert "HTTP 401" in message and "invalid key: Bearer ***" in message and "--api-key-env" in message
+    assert "HTTP 401" in message and "invalid key: ***" in message and "--api-key-env" in message
     assert secret not in message
     assert secret not in repr(EndpointConfig(server.base_url, "m", api_key=secret))
-
-
-def test_retry_after_forms():
-    assert retry_after_seconds("7") == 7.0
-    assert retry_after_seconds("Wed, 21 Oct 2015 07:28:00 GMT", now=1445412470.0) == 10.0
-    assert retry_after_seconds("soon") is None and retry_after_seconds(None) is None
 
 
 def _free_port() -> int:
