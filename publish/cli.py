@@ -104,8 +104,8 @@ def register(app: typer.Typer) -> None:
 
 
 def export_lmeval_command(
-    run: Path = typer.Argument(..., help="Run directory (holding build/) or a benchmark directory."),
-    out: Path = typer.Argument(..., help="Folder for the task YAMLs and JSONL data (lm_eval --include_path)."),
+    run: Path = typer.Argument(..., metavar="RUN", help="Run directory (holding build/) or a benchmark directory."),
+    out: Path = typer.Argument(..., metavar="OUT", help="Folder for the task YAMLs and JSONL data (lm_eval --include_path)."),
     splits: str | None = typer.Option(None, "--splits", help="Comma-separated splits to export (default: all)."),
     bos_text: str = typer.Option("", "--bos-text", help="Text put before every prompt, e.g. '<|endoftext|>' for "
                                                         "GPT-2-style tokenizers that add no BOS themselves."),
