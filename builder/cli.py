@@ -6,6 +6,7 @@ from pathlib import Path
 
 import typer
 
+from factatlas.builder.splits import DEFAULT_SALT
 from factatlas.errors import ConfigError
 
 
@@ -21,7 +22,11 @@ def build_command(
                                                                       "or sampled (gold + K-1 negatives)."),
     k: int = typer.Option(10, "--k", help="Candidates per fact in sampled mode (gold + K-1 negatives)."),
     seed: int = typer.Option(0, "--seed", help="Seed of the sampled candidates (hashed with each fact id)."),
-    splits: str = typer.Option("dev:0.1,test:0.9", "--splits", help="NAME:FRACTION,... per culture x predicate."),
+    splits: str = typer.Option("dev:0.1,test:0.9", "--splits", help="NAME:FRACTION,... (targets; the realised "
+                                                                      "fractions per cell are printed)."),
+    split_salt: str = typer.Option(DEFAULT_SALT, "--split-salt",
+                                   help="Salt hashed with each fact id to pick its split (recorded in "
+                                        "benchmark.json); keep it to keep every fact's split across versions."),
     templates_dir: Path | None = typer.Option(None, "--templates-dir", help="Folder of <lang>.yaml template files "
                                                                              "(default: the packaged ones)."),
 ) -> None:
@@ -38,7 +43,7 @@ def build_command(
     template_ids = None if templates.strip() == "all" else _split_list(templates)
     result = build_run(run, lang_list, template_ids=template_ids, candidate_mode=candidates,
                        k=k if candidates == "sampled" else None, seed=seed, fractions=parse_fractions(splits),
-                       templates_root=str(templates_dir) if templates_dir else None)
+                       split_salt=split_salt, templates_root=str(templates_dir) if templates_dir else None)
     out.print(stats_table(result.content.stats, lang_list))
     c = result.counts
     err.print(f"built {run}/build: {c['facts']} of {c['input_facts']} facts, {c['prompts']} prompts, "
