@@ -47,7 +47,10 @@ def main() -> None:
     try:
         app()
     except FactatlasError as e:
+        from rich.markup import escape
+
         from factatlas.console import err
 
-        err.print(f"[red]error:[/red] {e}", highlight=False)
+        # escaped: messages quote "[Y]" markers and "[rule]" codes, which rich would eat as markup tags
+        err.print(f"[red]error:[/red] {escape(str(e))}", highlight=False)
         sys.exit(2)

@@ -109,3 +109,49 @@ def build(rows: Sequence[tuple[str, str, str, tuple[str, ...]]] = BASE_FACTS, **
 def write(result: BuildResult, folder: Path) -> Path:
     write_benchmark(folder, result.content)
     return folder
+
+
+def complete_benchmark(folder: Path) -> Path:
+    """Write the files a hand-made benchmark folder lacks (facts, entities + labels, candidates, drops,
+    stats), derived from its prompts.parquet, so that the invariant checker sees a whole benchmark.
+
+    Facts take the prompts' golds as objects; entities take subject labels and candidate forms as labels
+    (an existing entities.parquet is kept). Probe and report tests use it on their hand-built rows."""
+    import json
+
+    from factatlas.atomic import write_json
+    from factatlas.builder.benchmark import CANDIDATES_SCHEMA
+    from factatlas.tables import (
+        PROMPTS_SCHEMA,
+        read_rows,
+        write_drops,
+        write_entities,
+        write_facts,
+        write_table,
+    )
+
+    rows = read_rows(folder / "prompts.parquet", PROMPTS_SCHEMA)
+    first = {}
+    for r in rows:
+        first.setdefault(r["fact_id"], r)
+    write_facts(folder / "facts.parquet",
+                [Fact(fid, r["predicate"], r["subject_qid"], tuple(ObjectRef(q) for q in r["gold_qids"]),
+                      r["culture"], (), 1.0, 1) for fid, r in sorted(first.items())])
+    if not (folder / "entities.parquet").exists():
+        labels: dict[str, dict[str, str]] = {}
+        for r in rows:
+            labels.setdefault(r["subject_qid"], {})[r["lang"]] = r["subject_label"]
+            for q, form in zip(r["candidate_qids"], r["candidate_forms"], strict=True):
+                labels.setdefault(q, {}).setdefault(r["lang"], form)
+        write_entities(folder, [Entity(q, frozen_mapping(v)) for q, v in sorted(labels.items())])
+    pool = {(r["predicate"], r["lang"], q): form for r in rows
+            for q, form in zip(r["candidate_qids"], r["candidate_forms"], strict=True)}
+    write_table(folder / "candidates.parquet",
+                [{"predicate": p, "lang": lang, "qid": q, "label": label} for (p, lang, q), label in pool.items()],
+                CANDIDATES_SCHEMA, sort_by=("predicate", "lang", "qid"))
+    if not (folder / "dropped.parquet").exists():
+        write_drops(folder / "dropped.parquet", [])
+    if not (folder / "stats.json").exists():
+        write_json(folder / "stats.json", {"facts": len(first), "prompts": len(rows)})
+    json.loads((folder / "benchmark.json").read_text("utf-8"))  # a hand-made meta must at least parse
+    return folder

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from factatlas.records import ANSWER_MARKER, Entity, fact_id
 from factatlas.tables import PROMPTS_SCHEMA, RANKINGS_SCHEMA, write_entities, write_table
+from tests.builder.builder_fixtures import complete_benchmark
 
 # culture, country qid, (en, ar) country label, capital qid, (en, ar), language qid
 COUNTRIES = [
@@ -94,7 +95,7 @@ def write_benchmark_dir(folder: Path, rows: list[dict], ents: list[Entity]) -> P
             "candidate_mode": "predicate", "k": None, "splits": {"test": 1.0}, "source": {"kind": "curated"},
             "toolkit_version": "test"}
     (folder / "benchmark.json").write_text(json.dumps(meta, indent=2), "utf-8")
-    return folder
+    return complete_benchmark(folder)  # facts, candidates...: report refuses partial benchmarks
 
 
 def _rng(*parts: str) -> random.Random:
