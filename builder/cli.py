@@ -109,15 +109,19 @@ def import_bmlama_command(
     out: Path | None = typer.Option(None, "--out", help="Run directory to write; default runs/<bmlama17|53>."),
     mlama_templates: Path | None = typer.Option(None, "--mlama-templates",
                                                 help="Folder with mLAMA's en.jsonl: name relations by PID."),
+    as_published: bool = typer.Option(False, "--as-published",
+                                      help="Keep every source row unchanged and flag the known defects in "
+                                           "benchmark.json instead of dropping them (to reproduce published "
+                                           "numbers); default out runs/<bmlama17|53>-as-published."),
 ) -> None:
-    """Import BMLAMA-17 or BMLAMA-53 (defective rows are dropped and listed).
+    """Import BMLAMA-17 or BMLAMA-53 (defective rows are dropped and listed; --as-published keeps them, flagged).
 
     Example: factatlas import bmlama ../shared/reference/bmlama/BMLAMA17
     --mlama-templates ../shared/reference/mlama/templates
     """
     from factatlas.builder.importers.bmlama import import_bmlama
 
-    result = import_bmlama(path, out=out, mlama_templates=mlama_templates)
+    result = import_bmlama(path, out=out, mlama_templates=mlama_templates, as_published=as_published)
     _report_import(result, out or Path("runs") / result.content.meta["name"])
 
 
@@ -148,6 +152,9 @@ def _report_import(result, run: Path) -> None:
     err.print(f"imported {meta['source']['kind']} into {run}/build: {result.counts['facts']} facts, "
               f"{result.counts['prompts']} prompts, {result.counts['dropped']} dropped "
               f"(reasons in {run}/build/dropped.parquet and stats.json)", highlight=False)
+    if "flagged" in result.counts:
+        err.print(f"{result.counts['flagged']} queries kept unchanged but flagged as defective "
+                  f"(source.defects.flagged_queries in {run}/build/benchmark.json)", highlight=False)
 
 
 def register(app: typer.Typer) -> None:
