@@ -105,3 +105,19 @@ def test_a_fact_split_ignores_every_other_fact(ids, others, dev):
     together = assign_splits(ids | others, fractions)
     assert {i: together[i] for i in ids} == alone
     assert all(assign_splits([i], fractions)[i] == alone[i] for i in ids)
+
+
+def test_the_printed_table_shows_realised_split_shares():
+    from rich.console import Console
+
+    from factatlas.builder.stats import stats_table
+
+    result = build(BASE_FACTS, fractions={"dev": 0.5, "test": 0.5})
+    console = Console(width=220, record=True)
+    console.print(stats_table(result.content.stats, ["ar", "en"]))
+    text = console.export_text()
+    assert "dev (share)" in text and "test (share)" in text
+    west_p19 = next(line for line in text.splitlines() if "west" in line and "P19" in line)
+    assert [cell.strip() for cell in west_p19.split("│")[-3:-1]] == ["1 (100.0%)", "0 (0.0%)"]
+    caption = " ".join(text.split())  # the caption wraps
+    assert "splits realised (target): dev 16.7% (50%), test 83.3% (50%), largest cell deviation 50.0%" in caption
