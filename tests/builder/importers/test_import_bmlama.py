@@ -121,18 +121,17 @@ def test_relations_get_pids_from_mlama_english_templates():
     assert first["predicate"] == "P19" and first["template_id"] == "P19/1"
 
 
-@pytest.fixture(scope="module", params=sorted(PUBLISHED))
-def as_published(request):
-    if not (REFERENCE / request.param).is_dir():
-        pytest.skip(f"reference absent: {REFERENCE / request.param}")
-    d = bmlama.read_bmlama(REFERENCE / request.param)
-    return request.param, d, bmlama.import_bmlama(REFERENCE / request.param, write=False, as_published=True)
+@pytest.fixture(scope="module")
+def as_published(data):
+    """(name, published data, default conversion, as-published import) of the same variant."""
+    name, d, conv = data
+    return name, d, conv, bmlama.import_bmlama(REFERENCE / name, write=False, as_published=True)
 
 
 @needs_bmlama
 @pytest.mark.slow
 def test_as_published_keeps_every_row_and_the_published_counts(as_published):
-    name, d, result = as_published
+    name, d, _, result = as_published
     n_langs, queries, candidates = PUBLISHED[name]
     content = result.content
     per_lang: dict[str, dict[str, int]] = {}
@@ -159,9 +158,8 @@ def test_as_published_keeps_every_row_and_the_published_counts(as_published):
 
 @needs_bmlama
 @pytest.mark.slow
-def test_as_published_flags_what_the_default_import_drops(as_published, data):
-    name, d, result = as_published
-    _, _, default = data
+def test_as_published_flags_what_the_default_import_drops(as_published):
+    name, d, default, result = as_published
     defects = result.content.meta["source"]["defects"]
     assert defects["flagged"] == {"BMLAMA17": {"csv-quote-defect:he": 134},
                                   "BMLAMA53": {"csv-quote-defect:he": 44, "label-truncated:ceb": 212}}[name]
@@ -175,3 +173,43 @@ def test_as_published_flags_what_the_default_import_drops(as_published, data):
     assert quote_lines == {k["line"] for k in known}
     # the default import's facts are a subset with the same ids, so results of the two line up by fact id
     assert {f.id for f in default.facts} <= {f.id for f in result.content.facts}
+
+
+def write_small_bmlama(folder):
+    """Two aligned queries in en/he; the first has the Hebrew CSV-quote defect of the published files."""
+    folder.mkdir(parents=True)
+    header = "Prompt\tAns\tCandidate Ans\tSubject\n"
+    (folder / "en.tsv").write_text(header + "The capital of Egypt is <mask>.\tCairo\tParis, Cairo\tEgypt\n"
+                                   "The capital of France is <mask>.\tParis\tCairo, Paris\tFrance\n", "utf-8")
+    (folder / "he.tsv").write_text(header + 'בירת מצרים היא <mask>.\tקהיר\tפריז, קהיר"\tמצרים\n'
+                                   "בירת צרפת היא <mask>.\tפריז\tקהיר, פריז\tצרפת\n", "utf-8")
+    return folder
+
+
+def test_cli_as_published_keeps_the_defective_row_flagged(tmp_path):
+    from typer.testing import CliRunner
+
+    from factatlas.cli import app
+
+    src = write_small_bmlama(tmp_path / "BMLAMA2")
+    runner = CliRunner()
+    res = runner.invoke(app, ["import", "bmlama", str(src), "--out", str(tmp_path / "default")])
+    assert res.exit_code == 0, res.output
+    default = load_benchmark(tmp_path / "default")
+    assert [f.id for f in default.facts] == ["bmlama2:00002"]
+    assert [(d.item, d.reason) for d in default.drops] == [("bmlama2:00001", "csv-quote-defect:he")]
+
+    res = runner.invoke(app, ["import", "bmlama", str(src), "--out", str(tmp_path / "pub"), "--as-published"])
+    assert res.exit_code == 0, res.output
+    assert "1 queries kept unchanged but flagged as defective" in res.output
+    assert check_directory(tmp_path / "pub" / "build") == []
+    bench = load_benchmark(tmp_path / "pub")
+    assert [f.id for f in bench.facts] == ["bmlama2:00001", "bmlama2:00002"] and bench.drops == []
+    he = next(p for p in bench.prompts if p["prompt_id"].startswith("bmlama2:00001|he|"))
+    assert (he["text"], he["gold_forms"], list(he["candidate_forms"])) == (
+        "בירת מצרים היא [Y].", [["קהיר"]], ["פריז", 'קהיר"'])
+    assert he["gold_qids"] == [he["candidate_qids"][-1]]
+    source = bench.meta["source"]
+    assert source["defects"]["flagged"] == {"csv-quote-defect:he": 1}
+    assert source["defects"]["flagged_queries"] == {"bmlama2:00001": ["csv-quote-defect:he"]}
+    assert bench.meta["name"] == "bmlama2-as-published" and source["mode"].startswith("as-published")
