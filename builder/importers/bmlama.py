@@ -21,8 +21,8 @@ Defects in the published files are detected and recorded as Drops (step "import"
 With ``as_published=True`` (``factatlas import bmlama PATH --as-published``) nothing is dropped: every
 query keeps its published prompt, gold field and candidate list unchanged (gold = the last candidate, as
 the files lay it out), and the rows the default mode would drop are flagged instead, per fact id and
-reason, in benchmark.json (``source.defects.flagged`` and ``flagged_queries``). Published numbers are computed on exactly
-these rows, so they can be reproduced from such an import; the default import is the one to probe.
+reason, in benchmark.json (``source.defects.flagged`` and ``flagged_queries``). Published numbers were
+computed on exactly these rows, so they can be reproduced from such an import; probe the default import.
 Labels that keep a comma in a script whose comma is not ``", "`` (Arabic ``،``) while other languages
 have one short label are counted as *suspected* truncations (reported in benchmark.json, kept).
 Prompt and subject fields that are correctly CSV-quoted (``"נאט""ו"``) are decoded and counted.
