@@ -323,8 +323,13 @@ def diff_snapshots(old: Snapshot, new: Snapshot) -> ReleaseDiff:
         templates_removed={k: v for k, v in t_removed.items() if v},
         split_moves=split_moves, candidates_changed=candidates_changed, gold_changed=gold_changed,
         schema_changes=tuple(schema_changes), facts_moved=tuple(sorted(moved)),
-        split_salt_change=(f"{old.split_salt!r} -> {new.split_salt!r}" if old.split_salt != new.split_salt else ""),
+        split_salt_change=(f"{_salt(old.split_salt)} -> {_salt(new.split_salt)}"
+                           if old.split_salt != new.split_salt else ""),
     )
+
+
+def _salt(salt: str | None) -> str:
+    return repr(salt) if salt is not None else "(no salt recorded)"
 
 
 def _coverage(prompts: Iterable[PromptInfo]) -> dict[str, set[str]]:
