@@ -36,7 +36,16 @@ from factatlas.builder.candidates import (
 )
 from factatlas.builder.hygiene import Hygiene, final_text, screen_facts, too_few_rendered
 from factatlas.builder.sources import PromptSource, TemplateInfo, answer_variant, subject_key
-from factatlas.builder.splits import DEFAULT_FRACTIONS, assign_splits, split_counts, validate_fractions
+from factatlas.builder.splits import (
+    DEFAULT_FRACTIONS,
+    DEFAULT_SALT,
+    METHOD,
+    assign_splits,
+    realised_fractions,
+    split_counts,
+    validate_fractions,
+    validate_salt,
+)
 from factatlas.builder.stats import WESTERN_CULTURE, compute_stats
 from factatlas.errors import ConfigError, unknown
 from factatlas.records import Drop, Entity, Fact, Provenance, RenderFailure, frozen_mapping
@@ -55,6 +64,7 @@ class BuildSpec:
     k: int | None = None  # sampled mode only
     seed: int = 0
     fractions: Mapping[str, float] = field(default_factory=lambda: dict(DEFAULT_FRACTIONS))
+    split_salt: str = DEFAULT_SALT  # recorded in benchmark.json; a fact's split depends on it and its id only
     source: Mapping[str, Any] = field(default_factory=lambda: {"kind": "curated"})
     western: str = WESTERN_CULTURE
     hygiene: Hygiene = field(default_factory=Hygiene)  # mParaRel's data hygiene (builder/hygiene.py)
@@ -70,6 +80,7 @@ class BuildSpec:
             raise ConfigError(f"build: sampled candidates need --k >= 2 (gold + K-1 negatives), got {self.k}")
         validate_fractions(self.fractions)
         self.hygiene.validated()
+        validate_salt(self.split_salt)
         return self
 
 
@@ -256,7 +267,8 @@ def build_benchmark(facts: Sequence[Fact], entities: Mapping[str, Entity], sourc
         kept.append(f)
 
     pools = _pools(kept, golds)
-    assignment = assign_splits(((f.id, f.culture, f.predicate) for f in kept), spec.fractions)
+    assignment = assign_splits((f.id for f in kept), spec.fractions, spec.split_salt)
+    per_cell = split_counts(assignment, {f.id: (f.culture, f.predicate) for f in kept}, list(spec.fractions))
 
     # 4. rows
     rows: list[dict[str, Any]] = []
@@ -298,8 +310,8 @@ def build_benchmark(facts: Sequence[Fact], entities: Mapping[str, Entity], sourc
     stats = compute_stats(kept, rows, entities, langs, western=spec.western, input_facts=facts,
                           extra={"duplicate_surface_forms": collision_report(collisions),
                                  "prompts_with_ambiguous_candidates": ambiguous_prompts(rows, langs),
-                                 "splits": split_counts(assignment, {f.id: (f.culture, f.predicate) for f in kept},
-                                                        list(spec.fractions)),
+                                 "splits": per_cell,
+                                 "split_fractions": realised_fractions(per_cell, spec.fractions),
                                  "answer_inflection": answer_inflection,
                                  "answer_gendered_labels": _per_lang(getattr(source, "gendered", None), langs),
                                  "dropped": drop_counts(drops)})
@@ -309,8 +321,7 @@ def build_benchmark(facts: Sequence[Fact], entities: Mapping[str, Entity], sourc
         "languages": list(langs), "templates": {lang: all_templates for lang in langs},
         "candidate_mode": spec.candidate_mode, "k": spec.k if spec.candidate_mode == "sampled" else None,
         "seed": spec.seed,
-        "splits": {"method": "sha256(fact_id) order within culture x predicate, largest-remainder quotas",
-                   "fractions": dict(spec.fractions),
+        "splits": {"method": METHOD, "salt": spec.split_salt, "fractions": dict(spec.fractions),
                    "counts": {name: sum(1 for s in assignment.values() if s == name) for name in spec.fractions}},
         "source": dict(spec.source), "toolkit_version": toolkit_version,
         "counts": {"facts": len(kept), "prompts": len(rows), "dropped": len(drops)},
@@ -440,7 +451,8 @@ class BuildFailed(ConfigError):
 def build_run(run: str | Any, langs: Sequence[str], *, template_ids: Sequence[str] | None = None,
               candidate_mode: str = "predicate", k: int | None = None, seed: int = 0,
               fractions: Mapping[str, float] | None = None, templates_root: str | None = None,
-              name: str | None = None, hygiene: Hygiene | None = None) -> BuildResult:
+              name: str | None = None, hygiene: Hygiene | None = None,
+              split_salt: str = DEFAULT_SALT) -> BuildResult:
     """Read ``<run>/curate/``, render with the template library, and replace ``<run>/build/`` whole.
 
     The new benchmark is written beside the old one and swapped in only once complete and valid: a build
@@ -474,7 +486,7 @@ def build_run(run: str | Any, langs: Sequence[str], *, template_ids: Sequence[st
         pair = curated_pair_name(run_dir.read_manifest(), cultures)
         spec = BuildSpec(name=name or root.name, pair=pair, cultures=cultures, languages=tuple(langs),
                          template_ids=tuple(template_ids) if template_ids else None, candidate_mode=candidate_mode,
-                         k=k, seed=seed, fractions=dict(fractions or DEFAULT_FRACTIONS),
+                         k=k, seed=seed, fractions=dict(fractions or DEFAULT_FRACTIONS), split_salt=split_salt,
                          source={"kind": "curated", "run": root.name, **source.describe()},
                          hygiene=hygiene or Hygiene())
         result = build_benchmark(facts, entities, source, spec, upstream_drops=upstream,
@@ -492,6 +504,6 @@ def build_run(run: str | Any, langs: Sequence[str], *, template_ids: Sequence[st
         run_dir.record_stage("build", config={"langs": list(langs), "templates": list(template_ids or []) or "all",
                                               "candidate_mode": candidate_mode, "k": k, "seed": seed,
                                               "fractions": dict(spec.fractions),
-                                              "hygiene": spec.hygiene.to_json()},
+                                              "hygiene": spec.hygiene.to_json(), "split_salt": split_salt},
                              counts=result.counts, outputs=outputs, started=started)
     return result

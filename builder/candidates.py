@@ -16,7 +16,6 @@ import random
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 
 from factatlas.forms import normalise_form
 from factatlas.records import Fact
@@ -81,7 +80,6 @@ class SurfaceCollision:
     qids: tuple[str, ...]
 
 
-@lru_cache(maxsize=1 << 18)
 def surface_collisions(lang: str, scope: str, labelled: Iterable[tuple[str, str]]) -> list[SurfaceCollision]:
     """Forms (NFKC + casefold) given to more than one distinct QID among ``(qid, form)`` pairs."""
     by_form: dict[str, set[str]] = defaultdict(set)

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import typer
 
+from factatlas.builder.splits import DEFAULT_SALT
 from factatlas.errors import ConfigError
 
 
@@ -30,7 +31,11 @@ def build_command(
                                                                       "or sampled (gold + K-1 negatives)."),
     k: int = typer.Option(10, "--k", help="Candidates per fact in sampled mode (gold + K-1 negatives)."),
     seed: int = typer.Option(0, "--seed", help="Seed of the sampled candidates (hashed with each fact id)."),
-    splits: str = typer.Option("dev:0.1,test:0.9", "--splits", help="NAME:FRACTION,... per culture x predicate."),
+    splits: str = typer.Option("dev:0.1,test:0.9", "--splits", help="NAME:FRACTION,... (targets; the realised "
+                                                                      "fractions per cell are printed)."),
+    split_salt: str = typer.Option(DEFAULT_SALT, "--split-salt",
+                                   help="Salt hashed with each fact id to pick its split (recorded in "
+                                        "benchmark.json); keep it to keep every fact's split across versions."),
     templates_dir: Path | None = typer.Option(None, "--templates-dir", help="Folder of <lang>.yaml template files "
                                                                              "(default: the packaged templates/lang/)."),
     single_object: str = typer.Option("", "--single-object", help="mParaRel hygiene: drop facts with two or more "
@@ -58,7 +63,7 @@ def build_command(
     ids = None if template_ids.strip() == "all" else _split_list(template_ids)
     result = build_run(run, lang_list, template_ids=ids, candidate_mode=candidates,
                        k=k if candidates == "sampled" else None, seed=seed, fractions=parse_fractions(splits),
-                       templates_root=str(templates_dir) if templates_dir else None,
+                       split_salt=split_salt, templates_root=str(templates_dir) if templates_dir else None,
                        hygiene=Hygiene(tuple(_split_list(single_object)), strip_final_punctuation, min_templates))
     out.print(stats_table(result.content.stats, lang_list))
     c = result.counts
@@ -126,8 +131,12 @@ def import_bmlama_command(
     old_out: Path | None = typer.Option(None, "--out", hidden=True, help="Deprecated: give RUN instead."),
     mlama_templates: Path | None = typer.Option(None, "--mlama-templates",
                                                 help="Folder with mLAMA's en.jsonl: name relations by PID."),
+    as_published: bool = typer.Option(False, "--as-published",
+                                      help="Keep every source row unchanged and flag the known defects in "
+                                           "benchmark.json instead of dropping them (to reproduce published "
+                                           "numbers); default out runs/<bmlama17|53>-as-published."),
 ) -> None:
-    """Import BMLAMA-17 or BMLAMA-53 (defective rows are dropped and listed).
+    """Import BMLAMA-17 or BMLAMA-53 (defective rows are dropped and listed; --as-published keeps them, flagged).
 
     Example: factatlas import bmlama ../shared/reference/bmlama/BMLAMA17
     --mlama-templates ../shared/reference/mlama/templates
@@ -135,7 +144,7 @@ def import_bmlama_command(
     from factatlas.builder.importers.bmlama import import_bmlama
 
     out = _run_or_out(run, old_out)
-    result = import_bmlama(path, out=out, mlama_templates=mlama_templates)
+    result = import_bmlama(path, out=out, mlama_templates=mlama_templates, as_published=as_published)
     _report_import(result, out or Path("runs") / result.content.meta["name"])
 
 
@@ -179,6 +188,9 @@ def _report_import(result, run: Path) -> None:
     err.print(f"imported {meta['source']['kind']} into {run}/build: {result.counts['facts']} facts, "
               f"{result.counts['prompts']} prompts, {result.counts['dropped']} dropped "
               f"(reasons in {run}/build/dropped.parquet and stats.json)", highlight=False)
+    if "flagged" in result.counts:
+        err.print(f"{result.counts['flagged']} queries kept unchanged but flagged as defective "
+                  f"(source.defects.flagged_queries in {run}/build/benchmark.json)", highlight=False)
 
 
 def register(app: typer.Typer) -> None:

@@ -324,3 +324,26 @@ def check_directory(path: str | os.PathLike) -> list[Violation]:
             out.append(Violation("subject-label", p["prompt_id"], "subject_label differs from labels.parquet"))
             break
     return out
+
+
+def require_valid(path: str | os.PathLike) -> Path:
+    """The benchmark directory at ``path`` (itself, or ``<run>/build``) if the checker accepts it; else a
+    BenchmarkError listing the violations. ``probe`` and ``report`` call it first, so that numbers are never
+    computed on a benchmark that `validate-benchmark` rejects."""
+    from factatlas.builder.benchmark import BenchmarkError
+    from factatlas.errors import ConfigError
+
+    path = Path(path)
+    markers = ("benchmark.json", "prompts.parquet")
+    if not any((path / m).exists() for m in markers):
+        if not any((path / "build" / m).exists() for m in markers):
+            raise ConfigError(f"{path}: no benchmark here (no prompts.parquet or benchmark.json here or in "
+                              f"{path / 'build'}); pass a run directory after `factatlas build`, or a benchmark "
+                              "directory")
+        path = path / "build"
+    violations = check_directory(path)
+    if violations:
+        raise BenchmarkError(f"{path}: the benchmark violates the multi-parallel invariant ({len(violations)} "
+                             f"violations); rebuild it, or run `factatlas validate-benchmark {path}`:\n"
+                             + format_violations(violations))
+    return path

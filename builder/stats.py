@@ -119,16 +119,34 @@ def stats_table(stats: Mapping[str, Any], languages: Sequence[str]):
     table.add_column("entropy (bits)", justify="right")
     table.add_column("objects/fact", justify="right")
     table.add_column("distinct objects", justify="right")
+    splits = stats.get("splits") or {}
+    split_names = list((stats.get("split_fractions") or {}).get("target", {})) if splits else []
+    for name in split_names:
+        table.add_column(f"{name} (share)", justify="right")
     for culture, preds in sorted(stats["cells"].items()):
         for pred, cell in sorted(preds.items(), key=lambda kv: _pid_key(kv[0])):
+            per_split = splits.get(culture, {}).get(pred, {})
             table.add_row(culture, pred, *(str(cell["facts"].get(lang, 0)) for lang in languages),
                           f"{cell['entropy_bits']:.2f}", f"{cell['valid_objects_per_fact']:.2f}",
-                          str(cell["distinct_objects"]))
+                          str(cell["distinct_objects"]), *(split_cell(per_split, name) for name in split_names))
     cov = ", ".join(f"{lang} {v:.1%}" for lang, v in stats["label_coverage"].items())
     leak = ", ".join(f"{lang} {v['rate']:.1%}" for lang, v in stats["leakage_rate"].items())
-    table.caption = (f"western share {stats['western_share']:.1%} · label coverage ({stats['label_coverage_scope']}) "
-                     f"{cov} · leakage {leak}")
+    caption = (f"western share {stats['western_share']:.1%} · label coverage ({stats['label_coverage_scope']}) "
+               f"{cov} · leakage {leak}")
+    if split_names:
+        realised = stats["split_fractions"]
+        caption += (" · splits realised (target): " + ", ".join(
+            f"{name} {realised['overall'][name]:.1%} ({realised['target'][name]:.0%})" for name in split_names)
+            + f", largest cell deviation {realised['max_deviation']:.1%}")
+    table.caption = caption
     return table
+
+
+def split_cell(counts: Mapping[str, int], name: str) -> str:
+    """'3 (30.0%)': facts of one split in one culture x predicate cell and their share of the cell."""
+    total = sum(counts.values())
+    n = counts.get(name, 0)
+    return f"{n} ({n / total:.1%})" if total else "0"
 
 
 def _pid_key(pid: str) -> tuple[int, str]:

@@ -89,6 +89,7 @@ def main() -> None:
         from factatlas.console import err
         from factatlas.http import redact
 
+        # escaped: messages quote "[Y]" markers and "[rule]" codes, which rich would eat as markup tags;
         # messages name URLs; a credential must not reach the terminal even if a message forgot to mask it
         err.print(f"[red]error:[/red] {escape(redact(str(e)))}", highlight=False)
         sys.exit(2)

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import unicodedata
 from collections.abc import Iterable
+from functools import lru_cache
 
 
+@lru_cache(maxsize=1 << 18)  # the same labels are compared again and again across pools and prompts
 def normalise_form(form: str) -> str:
     """NFKC + casefold + strip: "Ｃａｉｒｏ " and "cairo" are one form."""
     return unicodedata.normalize("NFKC", form).casefold().strip()

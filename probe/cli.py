@@ -77,9 +77,11 @@ def probe(
 
     Quickstart: factatlas probe runs/arab-west --model tiny
     """
+    from factatlas.builder.invariants import require_valid
     from factatlas.console import out
     from factatlas.probe.runner import ProbeConfig, parse_shard, probe_benchmark
 
+    require_valid(run)  # never score a benchmark that `validate-benchmark` rejects
     config = ProbeConfig(
         model=model, scoring=scoring, langs=tuple(x.strip() for x in langs.split(",") if x.strip()) if langs else None,
         shard=parse_shard(shard), batch_tokens=batch_tokens, device=device, dtype=dtype, family=family,

@@ -39,10 +39,12 @@ def register(app: typer.Typer) -> None:
 
         Example: factatlas report runs/arab-west --model tiny-bert --associate ar=arab --associate en=west
         """
+        from factatlas.builder.invariants import require_valid
         from factatlas.console import out
         from factatlas.probe.evaluate import MetricsConfig
         from factatlas.probe.report import write_report
 
+        require_valid(run)  # never report on a benchmark that `validate-benchmark` rejects
         config = MetricsConfig(bootstrap=bootstrap, rankc_weighting=rankc_weighting,
                                association=parse_associations(associate))
         results = write_report(run, model, config, trained_on=trained_on or None)

@@ -2,8 +2,10 @@
 
 A ``Snapshot`` is what a release says about its facts (read from the release files); ``diff_snapshots``
 compares two of them purely. The diff drives the CHANGELOG and the suggested semantic-version bump:
-anything removed (facts, gold objects, languages, configs, prompts) or a schema change -> major,
-anything added -> minor, label or wording changes only -> patch.
+anything removed (facts, gold objects, languages, configs, prompts), a fact moved between splits, a new
+split salt or a schema change -> major, anything added -> minor, label or wording changes only -> patch.
+Splits hash each fact's id with the recorded salt, so a re-curation that only adds facts is minor: no
+surviving fact can move unless the salt changed, and a move is still reported when it happens.
 """
 
 from __future__ import annotations
@@ -79,6 +81,7 @@ class Snapshot:
     data_schema: str  # the data files' Arrow schema, printed
     schema_version: int | None
     version: str | None = None
+    split_salt: str | None = None  # benchmark.json splits.salt (None: built before salted splits)
 
 
 def snapshot_from_files(files: Mapping[str, bytes]) -> Snapshot:
@@ -109,7 +112,7 @@ def snapshot_from_files(files: Mapping[str, bytes]) -> Snapshot:
     manifest = json.loads(files["manifest.json"]) if "manifest.json" in files else {}
     languages = tuple(meta.get("languages") or sorted({p.lang for p in prompts.values()}))
     return Snapshot(facts, labels, prompts, languages, configs, schema.to_string(show_schema_metadata=False),
-                    meta.get("schema_version"), manifest.get("version"))
+                    meta.get("schema_version"), manifest.get("version"), (meta.get("splits") or {}).get("salt"))
 
 
 @dataclass(frozen=True)
@@ -168,6 +171,8 @@ class ReleaseDiff:
     candidates_changed: int  # prompts whose candidate set changed
     gold_changed: int  # prompts whose gold QIDs changed
     schema_changes: tuple[str, ...] = field(default=())
+    facts_moved: tuple[str, ...] = ()  # facts whose split changed (in any of their prompts)
+    split_salt_change: str = ""  # "'old' -> 'new'" when benchmark.json's split salt differs
 
     @property
     def objects_gained(self) -> int:
@@ -200,7 +205,9 @@ class ReleaseDiff:
         if removed_prompts:
             major.append(f"{removed_prompts} prompts removed")
         if self.split_moves:
-            major.append(f"{self.split_moves} prompts moved between splits")
+            major.append(f"{self.split_moves} prompts ({len(self.facts_moved)} facts) moved between splits")
+        if self.split_salt_change:
+            major.append(f"split salt changed {self.split_salt_change}")
         major.extend(self.schema_changes)
         minor = out[Bump.MINOR]
         if self.added:
@@ -275,6 +282,7 @@ def diff_snapshots(old: Snapshot, new: Snapshot) -> ReleaseDiff:
         for lg in sorted({lc.lang for lc in c.labels}):
             lang[lg]["relabeled"] += 1
     split_moves = candidates_changed = gold_changed = 0
+    moved: set[str] = set()
     for pid in set(old.prompts) | set(new.prompts):
         a, b = old.prompts.get(pid), new.prompts.get(pid)
         if a is None:
@@ -284,7 +292,9 @@ def diff_snapshots(old: Snapshot, new: Snapshot) -> ReleaseDiff:
         else:
             if a.text != b.text or a.gold_forms != b.gold_forms:
                 lang[b.lang]["prompts_reworded"] += 1
-            split_moves += a.split != b.split
+            if a.split != b.split:
+                split_moves += 1
+                moved.add(b.fact_id)
             candidates_changed += a.candidates != b.candidates
             gold_changed += a.gold != b.gold
 
@@ -312,8 +322,14 @@ def diff_snapshots(old: Snapshot, new: Snapshot) -> ReleaseDiff:
         templates_added={k: v for k, v in t_added.items() if v},
         templates_removed={k: v for k, v in t_removed.items() if v},
         split_moves=split_moves, candidates_changed=candidates_changed, gold_changed=gold_changed,
-        schema_changes=tuple(schema_changes),
+        schema_changes=tuple(schema_changes), facts_moved=tuple(sorted(moved)),
+        split_salt_change=(f"{_salt(old.split_salt)} -> {_salt(new.split_salt)}"
+                           if old.split_salt != new.split_salt else ""),
     )
+
+
+def _salt(salt: str | None) -> str:
+    return repr(salt) if salt is not None else "(no salt recorded)"
 
 
 def _coverage(prompts: Iterable[PromptInfo]) -> dict[str, set[str]]:
@@ -360,6 +376,7 @@ def format_diff(d: ReleaseDiff, details: int = 0) -> str:
             parts.append(f"{title}: " + "; ".join(f"{lg}: {', '.join(ids)}" for lg, ids in mapping.items()))
     if details:
         lines = [f"- added {f}" for f in d.added[:details]] + [f"- removed {f}" for f in d.removed[:details]]
+        lines += [f"- moved split {f}" for f in d.facts_moved[:details]]
         for c in d.changed[:details]:
             bits = ([f"+{', '.join(c.gained)}"] if c.gained else []) + ([f"-{', '.join(c.lost)}"] if c.lost else [])
             bits += [f"{lc.qid}@{lc.lang}: {lc.old!r} -> {lc.new!r}" for lc in c.labels]

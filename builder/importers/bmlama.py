@@ -18,6 +18,11 @@ Defects in the published files are detected and recorded as Drops (step "import"
   (``Miami (kapital sa kondado sa Estados Unidos``). The candidate leaves that query in every language;
   the query is dropped when it is the gold.
 - ``gold-not-in-candidates:<lang>``, ``mask-count:<lang>``: malformed rows (dropped).
+With ``as_published=True`` (``factatlas import bmlama PATH --as-published``) nothing is dropped: every
+query keeps its published prompt, gold field and candidate list unchanged (gold = the last candidate, as
+the files lay it out), and the rows the default mode would drop are flagged instead, per fact id and
+reason, in benchmark.json (``source.defects.flagged`` and ``flagged_queries``). Published numbers were
+computed on exactly these rows, so they can be reproduced from such an import; probe the default import.
 Labels that keep a comma in a script whose comma is not ``", "`` (Arabic ``،``) while other languages
 have one short label are counted as *suspected* truncations (reported in benchmark.json, kept).
 Prompt and subject fields that are correctly CSV-quoted (``"נאט""ו"``) are decoded and counted.
@@ -202,9 +207,10 @@ def relation_names(english_templates: Mapping[str, str]) -> dict[str, str]:
     return {pat: next(iter(pids)) for pat, pids in by_pattern.items() if len(pids) == 1}
 
 
-def convert(data: BmlamaData, names: Mapping[str, str] | None = None) -> Converted:
+def convert(data: BmlamaData, names: Mapping[str, str] | None = None, *, as_published: bool = False) -> Converted:
     """``names``: normalised English pattern -> relation id (e.g. from ``relation_names``); other patterns get
-    a slug of their words."""
+    a slug of their words. ``as_published``: keep every row unchanged and flag its defects instead of
+    dropping (see the module docstring)."""
     langs = data.languages
     name = data.name
     drops: list[Drop] = []
@@ -217,6 +223,7 @@ def convert(data: BmlamaData, names: Mapping[str, str] | None = None) -> Convert
     suspected: Counter[str] = Counter()
     examples: list[dict[str, Any]] = []
     seen_suspect: set[str] = set()
+    flagged: dict[str, list[str]] = {}  # as_published: fact id -> reasons the default mode would drop for
     for i in range(data.queries):
         en = data.rows["en"][i]
         pattern = relation_pattern(en)
@@ -229,6 +236,9 @@ def convert(data: BmlamaData, names: Mapping[str, str] | None = None) -> Convert
         pred = relation_of_pattern[pattern]
         fid = f"{name}:{i + 1:05d}"
         query_defects, cand_defects = row_defects(data, i)
+        if as_published and (query_defects or cand_defects):
+            flagged[fid] = sorted({reason for reason, _ in (*query_defects, *cand_defects.values())})
+            query_defects, cand_defects = [], {}
         if query_defects:
             reason, detail = query_defects[0]
             more = f" (+{len(query_defects) - 1} more)" if len(query_defects) > 1 else ""
@@ -258,6 +268,10 @@ def convert(data: BmlamaData, names: Mapping[str, str] | None = None) -> Convert
         gold = ids[-1]
         cand_ids = tuple(ids[j] for j in keep)
         if len(set(cand_ids)) != len(cand_ids):
+            if as_published:  # a benchmark cannot hold a QID twice in one list; say so rather than alter the row
+                raise ConfigError(f"{data.folder}: query {i + 1} ({fid}) lists two candidates with the same labels "
+                                  "in every language; it cannot be imported unchanged (import without "
+                                  "--as-published to drop it)")
             drops.append(Drop(fid, STEP, "duplicate-candidate", "two candidates have the same labels everywhere",
                               CULTURE, pred))
             continue
@@ -282,6 +296,8 @@ def convert(data: BmlamaData, names: Mapping[str, str] | None = None) -> Convert
     defect_counts = Counter(d.reason for d in drops)
     defects = {
         "dropped": dict(sorted(defect_counts.items())),
+        **({"flagged": dict(sorted(Counter(r for rs in flagged.values() for r in rs).items())),
+            "flagged_queries": dict(sorted(flagged.items()))} if as_published else {}),
         "csv_quoted_fields_decoded": dict(sorted((k, v) for k, v in data.decoded_fields.items() if v)),
         "inconsistent_translations": inconsistent,
         "suspected_truncations": {"entities_with_unsplit_comma": len(seen_suspect),
@@ -311,8 +327,9 @@ def inconsistent_translations(signatures, langs: Sequence[str], used: set[str] |
 
 
 def import_bmlama(path: str | os.PathLike, *, out: str | os.PathLike | None = None, write: bool = True,
-                  mlama_templates: str | os.PathLike | None = None):
-    """BMLAMA folder -> benchmark directory ``<out>/build/`` (default ``runs/<bmlama17|bmlama53>``).
+                  mlama_templates: str | os.PathLike | None = None, as_published: bool = False):
+    """BMLAMA folder -> benchmark directory ``<out>/build/`` (default ``runs/<bmlama17|bmlama53>``, or
+    ``runs/<bmlama17|bmlama53>-as-published`` with ``as_published``: every row unchanged, defects flagged).
 
     With ``mlama_templates`` (mLAMA's ``en.jsonl``), relations whose English pattern is one mLAMA relation
     get its PID (``P19``) instead of a slug, so results line up with DLAMA/mLAMA per predicate."""
@@ -337,8 +354,9 @@ def import_bmlama(path: str | os.PathLike, *, out: str | os.PathLike | None = No
         from factatlas.builder.importers.dlama import read_mlama_templates
 
         names = relation_names(read_mlama_templates(mlama_templates, ["en"])["en"])
-    conv = convert(data, names)
+    conv = convert(data, names, as_published=as_published)
     langs = data.languages
+    name = f"{data.name}-as-published" if as_published else data.name
     pools: dict[str, list[str]] = defaultdict(list)
     for c in conv.candidates:
         if c["lang"] == langs[0]:
@@ -347,15 +365,19 @@ def import_bmlama(path: str | os.PathLike, *, out: str | os.PathLike | None = No
     stats = compute_stats(conv.facts, conv.prompts, conv.entities, langs, extra={
         "duplicate_surface_forms": collision_report(pool_collisions(pools, labels, langs)),
         "prompts_with_ambiguous_candidates": ambiguous_prompts(conv.prompts, langs),
-        "dropped": drop_counts(conv.drops)})
+        "dropped": drop_counts(conv.drops),
+        **({"flagged": conv.defects["flagged"]} if as_published else {})})
     template_ids = sorted({p["template_id"] for p in conv.prompts})
     meta = {
-        "schema_version": SCHEMA_VERSION, "name": data.name, "pair": data.name, "cultures": [CULTURE],
+        "schema_version": SCHEMA_VERSION, "name": name, "pair": data.name, "cultures": [CULTURE],
         "languages": list(langs), "templates": {lang: template_ids for lang in langs},
         "candidate_mode": "sampled", "k": max((len(p["candidate_qids"]) for p in conv.prompts), default=0),
         "seed": None,
         "splits": {"method": "imported whole", "fractions": {"test": 1.0}, "counts": {"test": len(conv.facts)}},
-        "source": {"kind": "bmlama", "path": str(path), "variant": data.name, "published_counts": data.counts(),
+        "source": {"kind": "bmlama", "path": str(path), "variant": data.name,
+                   "mode": ("as-published: every row unchanged, gold = last candidate; defects flagged in "
+                            "defects.flagged_queries" if as_published else "known defects dropped"),
+                   "published_counts": data.counts(),
                    "relations": conv.relations, "defects": conv.defects,
                    "candidate_order": "as published (gold last)",
                    "citation": "Qi, Fernández & Bisazza (2023), Cross-Lingual Consistency of Factual Knowledge in "
@@ -368,7 +390,9 @@ def import_bmlama(path: str | os.PathLike, *, out: str | os.PathLike | None = No
                                conv.drops, stats)
     counts = {"input_queries": data.queries, "facts": len(conv.facts), "prompts": len(conv.prompts),
               "dropped": len(conv.drops)}
+    if as_published:
+        counts["flagged"] = len(conv.defects["flagged_queries"])
     if write:
-        write_import(out or default_out(data.name), content, started=started,
-                     config={"importer": "bmlama", "path": str(path)}, counts=counts)
+        write_import(out or default_out(name), content, started=started,
+                     config={"importer": "bmlama", "path": str(path), "as_published": as_published}, counts=counts)
     return BuildResult(content, counts)

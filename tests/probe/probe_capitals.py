@@ -12,6 +12,7 @@ from pathlib import Path
 
 from factatlas.records import ANSWER_MARKER, Prompt, fact_id
 from factatlas.tables import PROMPTS_SCHEMA, prompt_from_row, write_table
+from tests.builder.builder_fixtures import complete_benchmark
 
 # (culture, country qid, en, fr, capital qid, en, fr)
 CAPITALS = [
@@ -87,7 +88,7 @@ def write_benchmark(folder: Path, rows: list[dict]) -> Path:
             "candidate_mode": "predicate", "k": None, "splits": {"train": 0.5, "test": 0.5},
             "source": {"kind": "curated"}, "toolkit_version": "test"}
     (folder / "benchmark.json").write_text(json.dumps(meta), "utf-8")
-    return folder
+    return complete_benchmark(folder)  # facts, entities, candidates...: probe refuses partial benchmarks
 
 
 

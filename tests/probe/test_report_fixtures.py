@@ -17,6 +17,7 @@ from pathlib import Path
 from factatlas.predicates import load_predicates
 from factatlas.records import ANSWER_MARKER, Entity, fact_id
 from factatlas.tables import PROMPTS_SCHEMA, RANKINGS_SCHEMA, write_entities, write_table
+from tests.builder.builder_fixtures import complete_benchmark
 
 # culture, country qid, (en, ar) country label, capital qid, (en, ar), language qid
 COUNTRIES = [
@@ -97,7 +98,7 @@ def write_benchmark_dir(folder: Path, rows: list[dict], ents: list[Entity]) -> P
             "predicate_labels": {p: s.label for p, s in load_predicates().items() if p in {r["predicate"] for r in rows}},
             "country_labels": {}}
     (folder / "benchmark.json").write_text(json.dumps(meta, indent=2), "utf-8")
-    return folder
+    return complete_benchmark(folder)  # facts, candidates...: report refuses partial benchmarks
 
 
 def _rng(*parts: str) -> random.Random:

@@ -146,3 +146,41 @@ def test_list_columns_are_compared_as_joined_strings_even_in_sliced_chunks():
     assert _column_values(table, "n") == ["d", "", "e\x1ff\x1e", "a\x1fb\x1ec"]
     assert _column_values(table, "f") == ["", "z", None, "x\x1fy"]
     assert _column_values(table, "missing") == [None] * 4
+
+
+def _built_release(rows, folder, version, **kw):
+    from tests.builder.builder_fixtures import build, write
+
+    bench = write(build(rows, fractions={"dev": 0.3, "test": 0.7}, **kw), folder)
+    return release_files(bench, version)
+
+
+def test_a_recuration_that_only_adds_facts_is_minor(tmp_path):
+    """v1: 40 facts built with dev:0.3; v2: the same curation plus 6 facts. Under the old per-cell quota
+    cut, adding facts moved boundary facts between dev and test and forced a major bump."""
+    from tests.builder.builder_fixtures import BASE_FACTS, synthetic_rows
+
+    v1_rows = [*BASE_FACTS, *synthetic_rows(17)]
+    v1 = _built_release(v1_rows, tmp_path / "v1", "1.0.0")
+    v2 = _built_release([*v1_rows, *synthetic_rows(3, start=17)], tmp_path / "v2", "1.1.0")
+    d = diff_snapshots(snapshot_from_files(v1), snapshot_from_files(v2))
+    assert len(d.added) == 6 and d.removed == () and d.changed == ()
+    assert (d.split_moves, d.facts_moved, d.split_salt_change) == (0, (), "")
+    assert d.suggested_bump is Bump.MINOR
+    assert d.reasons()[Bump.MINOR] == ["6 facts added", "12 prompts added"]
+
+
+def test_a_new_split_salt_moves_facts_and_is_reported_as_major(tmp_path):
+    from tests.builder.builder_fixtures import BASE_FACTS
+
+    v1 = _built_release(BASE_FACTS, tmp_path / "v1", "1.0.0")
+    v2 = _built_release(BASE_FACTS, tmp_path / "v2", "2.0.0", split_salt="other")
+    d = diff_snapshots(snapshot_from_files(v1), snapshot_from_files(v2))
+    # dev:0.3. u under the default salt: all six >= .387 (test); under "other": Q79 .029 and Q810 .091 fall
+    # in dev -> two P36 facts move, 2 templates x 2 languages each = 8 prompts
+    assert d.facts_moved == ("arab:P36:Q79", "arab:P36:Q810")
+    assert d.split_moves == 8 and d.split_salt_change == "'factatlas-splits-v1' -> 'other'"
+    assert d.suggested_bump is Bump.MAJOR
+    assert d.reasons()[Bump.MAJOR] == ["8 prompts (2 facts) moved between splits",
+                                       "split salt changed 'factatlas-splits-v1' -> 'other'"]
+    assert "- moved split arab:P36:Q79" in format_diff(d, details=5)

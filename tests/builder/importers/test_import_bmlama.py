@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
 from factatlas.benchmark import BENCHMARK_FILES, Benchmark
 from factatlas.builder.importers import bmlama
 from factatlas.builder.invariants import check_directory
+from tests.builder.importers import reference
 
-REFERENCE = Path(__file__).resolve().parents[2].parent / "shared" / "reference" / "bmlama"
+REFERENCE = reference("bmlama")
 needs_bmlama = pytest.mark.skipif(not (REFERENCE / "BMLAMA17").is_dir(), reason=f"reference absent: {REFERENCE}")
 
 # Published sizes: queries and candidate slots per language (identical in every language).
@@ -119,3 +119,97 @@ def test_relations_get_pids_from_mlama_english_templates():
         "P140", "P1303", "P127", "P103", "P190", "P1001", "P31", "P495", "P159", "P36", "P740", "P361"])
     first = next(p for p in conv.prompts if p["fact_id"] == "bmlama17:00001" and p["lang"] == "en")
     assert first["predicate"] == "P19" and first["template_id"] == "P19/1"
+
+
+@pytest.fixture(scope="module")
+def as_published(data):
+    """(name, published data, default conversion, as-published import) of the same variant."""
+    name, d, conv = data
+    return name, d, conv, bmlama.import_bmlama(REFERENCE / name, write=False, as_published=True)
+
+
+@needs_bmlama
+@pytest.mark.slow
+def test_as_published_keeps_every_row_and_the_published_counts(as_published):
+    name, d, _, result = as_published
+    n_langs, queries, candidates = PUBLISHED[name]
+    content = result.content
+    per_lang: dict[str, dict[str, int]] = {}
+    for p in content.prompts:
+        c = per_lang.setdefault(p["lang"], {"queries": 0, "candidates": 0})
+        c["queries"] += 1
+        c["candidates"] += len(p["candidate_qids"])
+    assert per_lang == {lang: {"queries": queries, "candidates": candidates} for lang in d.languages}
+    assert result.counts == {"input_queries": queries, "facts": queries, "prompts": queries * n_langs, "dropped": 0,
+                             "flagged": {"BMLAMA17": 134, "BMLAMA53": 256}[name]}
+    assert content.drops == [] and content.meta["name"] == f"{d.name}-as-published"
+    # unchanged: the published prompt (mask -> marker), gold field and candidate list, in the published order
+    by_fact_lang = {(p["fact_id"], p["lang"]): p for p in content.prompts}
+    for lang in d.languages:
+        for row in d.rows[lang]:
+            p = by_fact_lang[(f"{d.name}:{row.index + 1:05d}", lang)]
+            assert p["text"] == row.prompt.replace("<mask>", "[Y]")
+            assert list(p["candidate_forms"]) == list(row.candidates) and p["gold_forms"] == [[row.raw_gold]]
+            assert p["gold_qids"] == [p["candidate_qids"][-1]]
+    from factatlas.builder.invariants import check_content
+
+    assert check_content(content) == []
+
+
+@needs_bmlama
+@pytest.mark.slow
+def test_as_published_flags_what_the_default_import_drops(as_published):
+    name, d, default, result = as_published
+    defects = result.content.meta["source"]["defects"]
+    assert defects["flagged"] == {"BMLAMA17": {"csv-quote-defect:he": 134},
+                                  "BMLAMA53": {"csv-quote-defect:he": 44, "label-truncated:ceb": 212}}[name]
+    flagged = defects["flagged_queries"]
+    # every query the default import drops is flagged, and no other (candidate drops flag their query)
+    dropped_queries = {x.item.split("|")[0] for x in default.drops}
+    assert set(flagged) == dropped_queries
+    known = json.loads((REFERENCE / "known_data_defects.json").read_text("utf-8"))[name]
+    quote_lines = {d.rows["he"][int(f.rsplit(":", 1)[1]) - 1].line for f, rs in flagged.items()
+                   if "csv-quote-defect:he" in rs}
+    assert quote_lines == {k["line"] for k in known}
+    # the default import's facts are a subset with the same ids, so results of the two line up by fact id
+    assert {f.id for f in default.facts} <= {f.id for f in result.content.facts}
+
+
+def write_small_bmlama(folder):
+    """Two aligned queries in en/he; the first has the Hebrew CSV-quote defect of the published files."""
+    folder.mkdir(parents=True)
+    header = "Prompt\tAns\tCandidate Ans\tSubject\n"
+    (folder / "en.tsv").write_text(header + "The capital of Egypt is <mask>.\tCairo\tParis, Cairo\tEgypt\n"
+                                   "The capital of France is <mask>.\tParis\tCairo, Paris\tFrance\n", "utf-8")
+    (folder / "he.tsv").write_text(header + 'בירת מצרים היא <mask>.\tקהיר\tפריז, קהיר"\tמצרים\n'
+                                   "בירת צרפת היא <mask>.\tפריז\tקהיר, פריז\tצרפת\n", "utf-8")
+    return folder
+
+
+def test_cli_as_published_keeps_the_defective_row_flagged(tmp_path):
+    from typer.testing import CliRunner
+
+    from factatlas.cli import app
+
+    src = write_small_bmlama(tmp_path / "BMLAMA2")
+    runner = CliRunner()
+    res = runner.invoke(app, ["import", "bmlama", str(src), "--out", str(tmp_path / "default")])
+    assert res.exit_code == 0, res.output
+    default = Benchmark.open(tmp_path / "default")
+    assert [f.id for f in default.facts] == ["bmlama2:00002"]
+    assert [(d.item, d.reason) for d in default.drops] == [("bmlama2:00001", "csv-quote-defect:he")]
+
+    res = runner.invoke(app, ["import", "bmlama", str(src), "--out", str(tmp_path / "pub"), "--as-published"])
+    assert res.exit_code == 0, res.output
+    assert "1 queries kept unchanged but flagged as defective" in res.output
+    assert check_directory(tmp_path / "pub" / "build") == []
+    bench = Benchmark.open(tmp_path / "pub")
+    assert [f.id for f in bench.facts] == ["bmlama2:00001", "bmlama2:00002"] and bench.drops == []
+    he = next(p for p in bench.prompts if p["prompt_id"].startswith("bmlama2:00001|he|"))
+    assert (he["text"], he["gold_forms"], list(he["candidate_forms"])) == (
+        "בירת מצרים היא [Y].", [["קהיר"]], ["פריז", 'קהיר"'])
+    assert he["gold_qids"] == [he["candidate_qids"][-1]]
+    source = bench.meta["source"]
+    assert source["defects"]["flagged"] == {"csv-quote-defect:he": 1}
+    assert source["defects"]["flagged_queries"] == {"bmlama2:00001": ["csv-quote-defect:he"]}
+    assert bench.meta["name"] == "bmlama2-as-published" and source["mode"].startswith("as-published")

@@ -11,8 +11,9 @@ import pytest
 from factatlas.benchmark import BENCHMARK_FILES, Benchmark
 from factatlas.builder.importers import mlama
 from factatlas.builder.invariants import check_directory
+from tests.builder.importers import reference
 
-TEMPLATES = Path(__file__).resolve().parents[2].parent / "shared" / "reference" / "mlama" / "templates"
+TEMPLATES = reference("mlama", "templates")
 needs_templates = pytest.mark.skipif(not TEMPLATES.is_dir(), reason=f"reference absent: {TEMPLATES}")
 
 TRIPLES = {

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
@@ -13,8 +12,9 @@ from factatlas.builder.importers import dlama
 from factatlas.builder.invariants import check_directory
 from factatlas.cli import app
 from factatlas.errors import ConfigError
+from tests.builder.importers import reference
 
-REFERENCE = Path(__file__).resolve().parents[2].parent / "shared" / "reference"
+REFERENCE = reference()
 DLAMA = REFERENCE / "dlama" / "dlama-v1"
 MLAMA_TEMPLATES = REFERENCE / "mlama" / "templates"
 

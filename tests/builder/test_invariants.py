@@ -1,0 +1,160 @@
+"""The multi-parallel invariant checker, seen failing: a real benchmark built by ``build_benchmark``,
+written to disk, then corrupted one invariant class at a time. ``check_directory`` (what
+`validate-benchmark`, `probe` and `report` run) must reject each corruption with its rule named, and the
+in-memory entry point ``check_content`` (what the writer runs) must agree on the row-level ones."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from factatlas.builder.invariants import check_content, check_directory
+from factatlas.tables import PROMPTS_SCHEMA, read_rows, write_table
+from tests.builder.builder_fixtures import build, write
+
+Rows = list[dict[str, Any]]
+
+
+@pytest.fixture(scope="module")
+def built():
+    return build()
+
+
+@pytest.fixture
+def bench(built, tmp_path) -> Path:
+    return write(built, tmp_path / "bench")
+
+
+def rewrite_prompts(folder: Path, change: Callable[[Rows], Rows]) -> None:
+    rows = change(read_rows(folder / "prompts.parquet", PROMPTS_SCHEMA))
+    write_table(folder / "prompts.parquet", rows, PROMPTS_SCHEMA)
+
+
+def rewrite_meta(folder: Path, change: Callable[[dict], None]) -> None:
+    meta = json.loads((folder / "benchmark.json").read_text("utf-8"))
+    change(meta)
+    (folder / "benchmark.json").write_text(json.dumps(meta), "utf-8")
+
+
+def rules(violations) -> set[str]:
+    return {v.rule for v in violations}
+
+
+def test_the_uncorrupted_benchmark_is_valid(built, bench):
+    assert check_content(built.content) == []
+    assert check_directory(bench) == []
+
+
+def drop_language_of_one_fact(rows: Rows) -> Rows:
+    return [r for r in rows if not (r["fact_id"] == "arab:P36:Q79" and r["lang"] == "ar")]
+
+
+def reorder_candidates_in_one_language(rows: Rows) -> Rows:
+    for r in rows:
+        if r["prompt_id"] == "west:P19:Q2|en|P19/1":
+            r["candidate_qids"] = list(reversed(r["candidate_qids"]))
+            r["candidate_forms"] = list(reversed(r["candidate_forms"]))
+    return rows
+
+
+def gold_outside_candidates(rows: Rows) -> Rows:
+    for r in rows:
+        if r["fact_id"] == "arab:P19:Q1":  # every language alike: only the gold rule can catch it
+            r["gold_qids"], r["gold_forms"] = ["Q3805"], [["Amman"]]
+    return rows
+
+
+def duplicate_a_row(rows: Rows) -> Rows:
+    return rows + [dict(rows[3])]
+
+
+def truncate_rows(rows: Rows) -> Rows:
+    return rows[:-3]  # a write cut short: the tail of the table is gone
+
+
+def drop_template_in_one_language(rows: Rows) -> Rows:
+    return [r for r in rows if not (r["template_id"] == "P36/q1" and r["lang"] == "en")]
+
+
+ROW_CORRUPTIONS = {
+    "a language missing a fact": (drop_language_of_one_fact, {"missing-language", "facts-differ"}),
+    "a differing candidate list": (reorder_candidates_in_one_language, {"differs:candidate_qids"}),
+    "a gold outside its candidates": (gold_outside_candidates, {"gold-not-in-candidates", "gold-not-valid"}),
+    "a duplicated row": (duplicate_a_row, {"duplicate-prompt"}),
+    "a truncated table": (truncate_rows, {"missing-language"}),
+    "a template id missing in one language's rows": (drop_template_in_one_language, {"missing-language"}),
+}
+
+
+@pytest.mark.parametrize("case", sorted(ROW_CORRUPTIONS))
+def test_each_row_corruption_is_rejected_with_its_rule(case, built, bench):
+    corrupt, expected = ROW_CORRUPTIONS[case]
+    rewrite_prompts(bench, corrupt)
+    found = check_directory(bench)
+    assert expected <= rules(found), f"{case}: expected {expected}, got {[str(v) for v in found]}"
+    # the writer's in-memory check sees the same corruption
+    rows = corrupt([dict(r) for r in built.content.prompts])
+    assert expected <= rules(check_content(replace(built.content, prompts=rows)))
+
+
+def test_where_and_message_name_the_place(bench):
+    rewrite_prompts(bench, drop_language_of_one_fact)
+    found = [str(v) for v in check_directory(bench)]
+    assert found == ["[missing-language] arab:P36:Q79|P36/1: no row for ar (present: en)",
+                     "[missing-language] arab:P36:Q79|P36/q1: no row for ar (present: en)",
+                     "[facts-differ] ar: 1 facts missing in 'ar', e.g. ['arab:P36:Q79']"]
+
+
+def test_a_truncated_table_leaves_facts_unprompted(bench):
+    # rows sorted by prompt id: the first 10 of 20 are the arab facts' (2 + 4 + 4)
+    rewrite_prompts(bench, lambda rows: rows[:10])
+    found = check_directory(bench)
+    assert [v.where for v in found if v.rule == "fact-unprompted"] == ["west:P19:Q2", "west:P36:Q142",
+                                                                       "west:P36:Q183"]
+
+
+def test_template_ids_missing_in_one_language_of_benchmark_json(bench):
+    rewrite_meta(bench, lambda m: m["templates"]["en"].remove("P36/q1"))
+    found = check_directory(bench)
+    assert {"template-ids-differ", "unknown-template"} <= rules(found)
+    assert sorted(v.where for v in found if v.rule == "unknown-template") == [
+        "arab:P36:Q79|en|P36/q1", "arab:P36:Q810|en|P36/q1", "west:P36:Q142|en|P36/q1", "west:P36:Q183|en|P36/q1"]
+
+
+def test_benchmark_json_claiming_a_language_without_rows(bench):
+    def add_fr(meta):
+        meta["languages"].append("fr")
+        meta["templates"]["fr"] = list(meta["templates"]["en"])
+    rewrite_meta(bench, add_fr)
+    found = check_directory(bench)
+    assert "missing-language" in rules(found)
+    assert all("no row for fr" in v.message for v in found if v.rule == "missing-language")
+
+
+def test_benchmark_json_hiding_a_language_that_has_rows(bench):
+    def hide_ar(meta):
+        meta["languages"] = ["en"]
+        del meta["templates"]["ar"]
+    rewrite_meta(bench, hide_ar)
+    found = check_directory(bench)
+    assert "unknown-language" in rules(found)
+    assert sum(v.rule == "unknown-language" for v in found) == 10  # every ar row
+
+
+def test_benchmark_json_templates_for_another_language_set(bench):
+    rewrite_meta(bench, lambda m: m["templates"].pop("ar"))
+    assert "meta-templates" in rules(check_directory(bench))
+
+
+def test_a_missing_file_and_an_unknown_split(bench, tmp_path):
+    rewrite_prompts(bench, lambda rows: [{**r, "split": "train"} if r["fact_id"] == "west:P19:Q2" else r
+                                         for r in rows])
+    assert "unknown-split" in rules(check_directory(bench))
+    (bench / "candidates.parquet").unlink()
+    assert [str(v) for v in check_directory(bench)] == [
+        f"[file-missing] {bench / 'candidates.parquet'}: required file is missing"]
