@@ -330,17 +330,12 @@ def require_valid(path: str | os.PathLike) -> Path:
     """The benchmark directory at ``path`` (itself, or ``<run>/build``) if the checker accepts it; else a
     BenchmarkError listing the violations. ``probe`` and ``report`` call it first, so that numbers are never
     computed on a benchmark that `validate-benchmark` rejects."""
-    from factatlas.builder.benchmark import BenchmarkError
-    from factatlas.errors import ConfigError
+    from factatlas.benchmark import BenchmarkError, locate
 
-    path = Path(path)
-    markers = ("benchmark.json", "prompts.parquet")
-    if not any((path / m).exists() for m in markers):
-        if not any((path / "build" / m).exists() for m in markers):
-            raise ConfigError(f"{path}: no benchmark here (no prompts.parquet or benchmark.json here or in "
-                              f"{path / 'build'}); pass a run directory after `factatlas build`, or a benchmark "
-                              "directory")
-        path = path / "build"
+    location = locate(path)  # the core's one answer to "where is the benchmark" (run, benchmark, release)
+    if location.release is not None:
+        return location.benchmark  # a release carries its data in shards; publish checked it when rendering
+    path = location.benchmark
     violations = check_directory(path)
     if violations:
         raise BenchmarkError(f"{path}: the benchmark violates the multi-parallel invariant ({len(violations)} "

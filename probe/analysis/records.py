@@ -198,8 +198,11 @@ def read_model_results(run: Path, model_dir: Path, tables: BenchmarkTables | Non
     """The one adapter: ``model_dir/rankings.parquet`` joined with ``run/build`` (prompts, facts)."""
     import pyarrow.parquet as pq
 
+    path = model_dir / "rankings.parquet"
+    if not path.is_file():
+        raise AnalysisError(f"{path}: missing; probe the model first (`factatlas probe RUN --model ...`)")
     tables = tables or read_benchmark_tables(run)
-    rankings = pq.read_table(model_dir / "rankings.parquet").to_pylist()
+    rankings = pq.read_table(path).to_pylist()
     tokenize, note = model_tokenizer(model_dir) if with_tokenizer else (None, "tokenizer not requested")
     joined = join_results(model_dir.name, rankings, tables.prompts, tables.facts, tokenize)
     return ModelResults(joined.model, joined.results, joined.skipped, note, tokenize)

@@ -67,6 +67,6 @@ def test_a_folder_without_a_benchmark_is_a_config_error(tmp_path):
     from factatlas.builder.invariants import require_valid
     from factatlas.errors import ConfigError
 
-    with pytest.raises(ConfigError, match="no benchmark here"):
+    with pytest.raises(ConfigError, match="not a run directory"):
         require_valid(tmp_path)
     assert require_valid(write(build(), tmp_path / "run" / "build").parent) == tmp_path / "run" / "build"

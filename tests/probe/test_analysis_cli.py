@@ -99,11 +99,11 @@ def test_report_hook_writes_the_model_page_and_links_it(scripted_run, tmp_path):
     augmentation = _csv(folder / "augmentation.csv")
     assert [(r["predicate"], r["P@1 direct only"], r["P@1 all valid"]) for r in augmentation] == \
         [("P36", "0.5", "0.5"), ("all", "0.5", "0.5")]
-    # a run without facts.parquet: the section says why instead of failing the report
+    # a model folder without rankings: the section says why instead of failing the report
     write_benchmark(tmp_path / "build", capital_prompt_rows())
     (tmp_path / "probe" / "m").mkdir(parents=True)
     page = with_analyses("<main></main>", tmp_path, tmp_path / "probe" / "m")
-    assert "Analyses not written" in page and "facts.parquet: missing" in page
+    assert "Analyses not written" in page and "rankings.parquet: missing" in page
 
 
 def test_p_at_1_agrees_with_the_metrics_json_definitions(tmp_path):
