@@ -164,113 +164,20 @@ def build_benchmark(facts: Sequence[Fact], entities: Mapping[str, Entity], sourc
                                            spec.hygiene)
     drops += hygiene_drops
 
-    # 1. facts need templates and labels in every language
-    alive: list[Fact] = []
-    for f in screened:
-        if not templates.get(f.predicate):
-            if spec.template_ids is not None:
-                drops.append(_drop(f.id, "template-not-selected", f"--templates selects no {f.predicate} template", f))
-            else:
-                drops.append(_drop(f.id, "no-template", f"no template of {f.predicate} exists in every language", f))
-            continue
-        lacking = missing_labels(f, entities, langs)
-        if lacking:
-            first_lang = lacking[0].split("@", 1)[1]
-            drops.append(_drop(f.id, f"no-label:{first_lang}", "missing: " + ", ".join(lacking), f))
-            continue
-        alive.append(f)
-
-    # 2. prompts: a (fact, template) pair survives only if it renders in every language
-    texts: dict[tuple[str, str, str], str] = {}
-    fact_templates: dict[str, list[TemplateInfo]] = {}
-    survivors: list[Fact] = []
-    for f in alive:
-        ok_templates = []
-        for t in templates[f.predicate]:
-            rendered = {}
-            failure = None
-            for lang in langs:
-                r = source.render_prompt(lang, t.id, f.subject)
-                if isinstance(r, RenderFailure):
-                    failure = (lang, r)
-                    break
-                rendered[lang] = r
-            if failure:
-                lang, r = failure
-                drops.append(_drop(f"{f.id}|{t.id}", f"{r.reason}:{lang}", r.detail, f))
-                continue
-            for lang, text in rendered.items():
-                texts[(f.id, lang, t.id)] = text
-            ok_templates.append(t)
-        if not ok_templates:
-            drops.append(_drop(f.id, "no-renderable-template", "every template failed in some language", f))
-            continue
-        if (short := too_few_rendered(f, [t.kind for t in ok_templates], spec.hygiene)) is not None:
-            drops.append(short)
-            continue
-        fact_templates[f.id] = ok_templates
-        survivors.append(f)
-
-    # 3. answer forms per (lang, template, object, variant); objects that fail anywhere leave the pool.
-    # The variant is what of the subject the form depends on (sources.answer_variant: the subject's
-    # gender for occupations), so each prompt's gold and candidate fillers agree with its own subject.
-    forms: dict[tuple[str, str, str, str], tuple[str, ...]] = {}
-    unrenderable: dict[tuple[str, str], Drop] = {}  # (predicate, object): failures are per predicate
-    # every template used in a predicate x every object of the predicate: a prompt's candidates come from
-    # the whole pool, including objects of facts whose own prompt for that template failed
-    used: dict[str, set[str]] = defaultdict(set)
-    objects_of: dict[str, set[str]] = defaultdict(set)
-    # predicate -> subject key (gender) -> its first subject: variants depend on nothing else
-    subjects_of: dict[str, dict[str, str]] = defaultdict(dict)
-    for f in survivors:
-        used[f.predicate].update(t.id for t in fact_templates[f.id])
-        objects_of[f.predicate].update(f.object_qids)
-        subjects_of[f.predicate].setdefault(subject_key(entities, f.subject), f.subject)
-    needed: dict[tuple[str, str, str], str] = {}  # (template, object, variant) -> a subject of that variant
-    for pred, tids in used.items():
-        for q in objects_of[pred]:
-            for subject in subjects_of[pred].values():
-                variant = answer_variant(entities, q, subject)
-                for tid in tids:
-                    needed.setdefault((tid, q, variant), subject)
-    for (tid, q, variant), subject in sorted(needed.items()):
-        pred = tid.split("/", 1)[0]
-        if (pred, q) in unrenderable:
-            continue
-        if not all(entities.get(q) is not None and entities[q].labels.get(lang) for lang in langs):
-            lacking = [lang for lang in langs if not (entities.get(q) and entities[q].labels.get(lang))]
-            unrenderable[(pred, q)] = _drop(q, f"no-label:{lacking[0]}", f"object label missing in "
-                                                                         f"{', '.join(lacking)}", predicate=pred)
-            continue
-        for lang in langs:
-            r = source.render_answer(lang, tid, q, subject)
-            if isinstance(r, RenderFailure):
-                unrenderable[(pred, q)] = _drop(q, f"{r.reason}:{lang}", f"{tid}: {r.detail}", predicate=pred)
-                break
-            forms[(lang, tid, q, variant)] = r
-    drops += [unrenderable[k] for k in sorted(unrenderable, key=lambda k: (k[0], qid_sort_key(k[1])))]
-
-    kept: list[Fact] = []
-    golds: dict[str, tuple[str, ...]] = {}
-    for f in survivors:
-        bad_direct = [q for q in f.direct_objects if (f.predicate, q) in unrenderable]
-        if bad_direct:
-            drops.append(_drop(f.id, "gold-unrenderable", f"direct objects {', '.join(bad_direct)} have no "
-                                                           "answer form in some language", f))
-            continue
-        g = tuple(o.qid for o in f.objects if (f.predicate, o.qid) not in unrenderable)
-        lost = [o.qid for o in f.objects
-                if (f.predicate, o.qid) in unrenderable and o.provenance is not Provenance.DIRECT]
-        if lost:
-            drops.append(_drop(f.id, "augmented-object-removed", ", ".join(lost), f))
-        golds[f.id] = g
-        kept.append(f)
+    alive, step_drops = _facts_with_templates_and_labels(screened, templates, entities, spec)
+    drops += step_drops
+    texts, fact_templates, survivors, step_drops = _render_prompts(alive, templates, source, spec)
+    drops += step_drops
+    forms, unrenderable, step_drops = _render_answers(survivors, fact_templates, entities, source, langs)
+    drops += step_drops
+    kept, golds, step_drops = _gold_objects(survivors, unrenderable)
+    drops += step_drops
 
     pools = _pools(kept, golds)
     assignment = assign_splits((f.id for f in kept), spec.fractions, spec.split_salt)
     per_cell = split_counts(assignment, {f.id: (f.culture, f.predicate) for f in kept}, list(spec.fractions))
 
-    # 4. rows
+    # rows: every language, every surviving template
     rows: list[dict[str, Any]] = []
     shared_forms: dict[tuple[str, str, str], tuple[str, ...]] = {}  # predicate mode: one tuple per (lang, template)
     for f in kept:
@@ -331,6 +238,137 @@ def build_benchmark(facts: Sequence[Fact], entities: Mapping[str, Entity], sourc
     content = BenchmarkContent(meta, rows, kept, bench_entities, candidates, [*upstream_drops, *drops], stats)
     counts = {"input_facts": len(facts), "facts": len(kept), "prompts": len(rows), "dropped": len(drops)}
     return BuildResult(content, counts)
+
+
+def _facts_with_templates_and_labels(facts: Sequence[Fact], templates: Mapping[str, Sequence[TemplateInfo]],
+                                     entities: Mapping[str, Entity], spec: BuildSpec
+                                     ) -> tuple[list[Fact], list[Drop]]:
+    """Step 1: a fact needs a template of its predicate and labels in every language."""
+    langs = spec.languages
+    drops: list[Drop] = []
+    alive: list[Fact] = []
+    for f in facts:
+        if not templates.get(f.predicate):
+            if spec.template_ids is not None:
+                drops.append(_drop(f.id, "template-not-selected", f"--templates selects no {f.predicate} template", f))
+            else:
+                drops.append(_drop(f.id, "no-template", f"no template of {f.predicate} exists in every language", f))
+            continue
+        lacking = missing_labels(f, entities, langs)
+        if lacking:
+            first_lang = lacking[0].split("@", 1)[1]
+            drops.append(_drop(f.id, f"no-label:{first_lang}", "missing: " + ", ".join(lacking), f))
+            continue
+        alive.append(f)
+
+    return alive, drops
+
+
+def _render_prompts(alive: Sequence[Fact], templates: Mapping[str, Sequence[TemplateInfo]], source: PromptSource,
+                    spec: BuildSpec) -> tuple[dict[tuple[str, str, str], str], dict[str, list[TemplateInfo]],
+                                              list[Fact], list[Drop]]:
+    """Step 2: a (fact, template) pair survives only if it renders in every language."""
+    langs = spec.languages
+    drops: list[Drop] = []
+    texts: dict[tuple[str, str, str], str] = {}
+    fact_templates: dict[str, list[TemplateInfo]] = {}
+    survivors: list[Fact] = []
+    for f in alive:
+        ok_templates = []
+        for t in templates[f.predicate]:
+            rendered = {}
+            failure = None
+            for lang in langs:
+                r = source.render_prompt(lang, t.id, f.subject)
+                if isinstance(r, RenderFailure):
+                    failure = (lang, r)
+                    break
+                rendered[lang] = r
+            if failure:
+                lang, r = failure
+                drops.append(_drop(f"{f.id}|{t.id}", f"{r.reason}:{lang}", r.detail, f))
+                continue
+            for lang, text in rendered.items():
+                texts[(f.id, lang, t.id)] = text
+            ok_templates.append(t)
+        if not ok_templates:
+            drops.append(_drop(f.id, "no-renderable-template", "every template failed in some language", f))
+            continue
+        if (short := too_few_rendered(f, [t.kind for t in ok_templates], spec.hygiene)) is not None:
+            drops.append(short)
+            continue
+        fact_templates[f.id] = ok_templates
+        survivors.append(f)
+
+    return texts, fact_templates, survivors, drops
+
+
+def _render_answers(survivors: Sequence[Fact], fact_templates: Mapping[str, Sequence[TemplateInfo]],
+                    entities: Mapping[str, Entity], source: PromptSource, langs: Sequence[str]
+                    ) -> tuple[dict[tuple[str, str, str, str], tuple[str, ...]], dict[tuple[str, str], Drop], list[Drop]]:
+    """Step 3: answer forms per (lang, template, object, variant); objects that fail anywhere leave the pool.
+
+    The variant is what of the subject the form depends on (sources.answer_variant: the subject's gender
+    for occupations), so each prompt's gold and candidate fillers agree with its own subject."""
+    forms: dict[tuple[str, str, str, str], tuple[str, ...]] = {}
+    unrenderable: dict[tuple[str, str], Drop] = {}  # (predicate, object): failures are per predicate
+    # every template used in a predicate x every object of the predicate: a prompt's candidates come from
+    # the whole pool, including objects of facts whose own prompt for that template failed
+    used: dict[str, set[str]] = defaultdict(set)
+    objects_of: dict[str, set[str]] = defaultdict(set)
+    # predicate -> subject key (gender) -> its first subject: variants depend on nothing else
+    subjects_of: dict[str, dict[str, str]] = defaultdict(dict)
+    for f in survivors:
+        used[f.predicate].update(t.id for t in fact_templates[f.id])
+        objects_of[f.predicate].update(f.object_qids)
+        subjects_of[f.predicate].setdefault(subject_key(entities, f.subject), f.subject)
+    needed: dict[tuple[str, str, str], str] = {}  # (template, object, variant) -> a subject of that variant
+    for pred, tids in used.items():
+        for q in objects_of[pred]:
+            for subject in subjects_of[pred].values():
+                variant = answer_variant(entities, q, subject)
+                for tid in tids:
+                    needed.setdefault((tid, q, variant), subject)
+    for (tid, q, variant), subject in sorted(needed.items()):
+        pred = tid.split("/", 1)[0]
+        if (pred, q) in unrenderable:
+            continue
+        if not all(entities.get(q) is not None and entities[q].labels.get(lang) for lang in langs):
+            lacking = [lang for lang in langs if not (entities.get(q) and entities[q].labels.get(lang))]
+            unrenderable[(pred, q)] = _drop(q, f"no-label:{lacking[0]}", f"object label missing in "
+                                                                         f"{', '.join(lacking)}", predicate=pred)
+            continue
+        for lang in langs:
+            r = source.render_answer(lang, tid, q, subject)
+            if isinstance(r, RenderFailure):
+                unrenderable[(pred, q)] = _drop(q, f"{r.reason}:{lang}", f"{tid}: {r.detail}", predicate=pred)
+                break
+            forms[(lang, tid, q, variant)] = r
+    ordered = sorted(unrenderable, key=lambda k: (k[0], qid_sort_key(k[1])))
+    return forms, unrenderable, [unrenderable[k] for k in ordered]
+
+
+def _gold_objects(survivors: Sequence[Fact], unrenderable: Mapping[tuple[str, str], Drop]
+                  ) -> tuple[list[Fact], dict[str, tuple[str, ...]], list[Drop]]:
+    """Step 4: a fact keeps the valid objects that have answer forms; one whose direct object lost its
+    forms is dropped, a lost augmented object is recorded."""
+    drops: list[Drop] = []
+    kept: list[Fact] = []
+    golds: dict[str, tuple[str, ...]] = {}
+    for f in survivors:
+        bad_direct = [q for q in f.direct_objects if (f.predicate, q) in unrenderable]
+        if bad_direct:
+            drops.append(_drop(f.id, "gold-unrenderable", f"direct objects {', '.join(bad_direct)} have no "
+                                                           "answer form in some language", f))
+            continue
+        g = tuple(o.qid for o in f.objects if (f.predicate, o.qid) not in unrenderable)
+        lost = [o.qid for o in f.objects
+                if (f.predicate, o.qid) in unrenderable and o.provenance is not Provenance.DIRECT]
+        if lost:
+            drops.append(_drop(f.id, "augmented-object-removed", ", ".join(lost), f))
+        golds[f.id] = g
+        kept.append(f)
+    return kept, golds, drops
 
 
 def _per_lang(counter: Mapping[tuple[str, str], int] | None, langs: Sequence[str]) -> dict | None:
