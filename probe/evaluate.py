@@ -536,7 +536,31 @@ def dataset_profile(bench: BenchmarkView, max_examples: int = 5) -> dict[str, An
     """The checks and statistics of PROBING.md "Validating a dataset" that need no model."""
     prompts = sorted(bench.prompts.values(), key=lambda p: p["prompt_id"])
     langs = bench.languages
-    # multi-parallel: every (fact, template) in every language with the same candidates and golds
+    # facts: one culture, predicate and valid-object set each
+    facts: dict[str, tuple[str, str, tuple[str, ...]]] = {}
+    for p in prompts:
+        facts.setdefault(p["fact_id"], (p["predicate"], p["culture"], tuple(p["gold_qids"])))
+    per_predicate = _predicate_profile(bench, prompts, facts)
+    cultures = bench.cultures
+    facts_per_culture = {c: sum(1 for _, c_, _ in facts.values() if c_ == c) for c in cultures}
+    majority_values = [e["majority"]["p@1"] for e in per_predicate.values()]
+    return {
+        "languages": list(langs), "cultures": list(cultures), "n_prompts": len(prompts), "n_facts": len(facts),
+        "templates": {lang: sorted({p["template_id"] for p in prompts if p["lang"] == lang}) for lang in langs},
+        "parallel": _parallel_profile(prompts, langs, max_examples),
+        "gold_in_candidates": _gold_profile(prompts, max_examples),
+        "leakage": _leakage_profile(bench, prompts, langs, max_examples),
+        "balance": {"facts_per_culture": facts_per_culture,
+                    "ratio": (max(facts_per_culture.values()) / min(facts_per_culture.values())
+                              if facts_per_culture and min(facts_per_culture.values()) > 0 else None)},
+        "majority_macro": sum(majority_values) / len(majority_values) if majority_values else None,
+        "predicates": per_predicate,
+    }
+
+
+def _parallel_profile(prompts: Sequence[Mapping[str, Any]], langs: Sequence[str], max_examples: int
+                      ) -> dict[str, Any]:
+    """Multi-parallel: every (fact, template) in every language with the same candidates and golds."""
     groups: dict[tuple[str, str], list[Mapping[str, Any]]] = defaultdict(list)
     for p in prompts:
         groups[(p["fact_id"], p["template_id"])].append(p)
@@ -555,10 +579,12 @@ def dataset_profile(bench: BenchmarkView, max_examples: int = 5) -> dict[str, An
             problems.append("gold QIDs differ between languages")
         if problems and len(examples) < max_examples:
             examples.append(f"{key[0]} {key[1]}: {'; '.join(problems)}")
-    # facts: one culture, predicate and valid-object set each
-    facts: dict[str, tuple[str, str, tuple[str, ...]]] = {}
-    for p in prompts:
-        facts.setdefault(p["fact_id"], (p["predicate"], p["culture"], tuple(p["gold_qids"])))
+    return {"groups": len(groups), "missing_language": missing_lang, "candidate_mismatch": cand_mismatch,
+            "gold_mismatch": gold_mismatch, "examples": examples}
+
+
+def _gold_profile(prompts: Sequence[Mapping[str, Any]], max_examples: int) -> dict[str, Any]:
+    """Golds outside their candidate list, and prompts whose candidates hold no gold."""
     gold_outside, prompts_without_gold, gold_examples = 0, 0, []
     for p in prompts:
         cands = set(p["candidate_qids"])
@@ -568,7 +594,12 @@ def dataset_profile(bench: BenchmarkView, max_examples: int = 5) -> dict[str, An
             gold_examples.append(f"{p['prompt_id']}: {', '.join(outside)} not among the candidates")
         if not cands & set(p["gold_qids"]):
             prompts_without_gold += 1
-    # leakage, per (fact, language)
+    return {"gold_outside": gold_outside, "prompts_without_gold": prompts_without_gold, "examples": gold_examples}
+
+
+def _leakage_profile(bench: BenchmarkView, prompts: Sequence[Mapping[str, Any]], langs: Sequence[str],
+                     max_examples: int) -> dict[str, Any]:
+    """Subjects whose label contains the answer, per (fact, language)."""
     leak_units: dict[tuple[str, str], bool] = {}
     leak_examples = []
     for p in prompts:
@@ -585,7 +616,13 @@ def dataset_profile(bench: BenchmarkView, max_examples: int = 5) -> dict[str, An
         units = [v for (_, lang_), v in leak_units.items() if lang_ == lang]
         leak_by_lang[lang] = {"n": sum(units), "units": len(units), "share": sum(units) / len(units) if units else 0.0}
     n_leak = sum(leak_units.values())
-    # per predicate and culture: facts, entropy, majority class, candidates
+    return {"n": n_leak, "units": len(leak_units), "share": n_leak / len(leak_units) if leak_units else 0.0,
+            "by_lang": leak_by_lang, "examples": leak_examples}
+
+
+def _predicate_profile(bench: BenchmarkView, prompts: Sequence[Mapping[str, Any]],
+                       facts: Mapping[str, tuple[str, str, tuple[str, ...]]]) -> dict[str, Any]:
+    """Per predicate and culture: facts, entropy, the majority class, candidates, imbalance."""
     by_pc: dict[tuple[str, str], list[tuple[str, ...]]] = defaultdict(list)
     for pred, culture, objs in facts.values():
         by_pc[(pred, culture)].append(objs)
@@ -613,23 +650,7 @@ def dataset_profile(bench: BenchmarkView, max_examples: int = 5) -> dict[str, An
         counts = [n for n in entry["facts"].values()]
         entry["imbalance"] = (max(counts) / min(counts)) if counts and min(counts) > 0 else None
         per_predicate[pred] = entry
-    facts_per_culture = {c: sum(1 for _, c_, _ in facts.values() if c_ == c) for c in cultures}
-    majority_values = [e["majority"]["p@1"] for e in per_predicate.values()]
-    return {
-        "languages": list(langs), "cultures": list(cultures), "n_prompts": len(prompts), "n_facts": len(facts),
-        "templates": {lang: sorted({p["template_id"] for p in prompts if p["lang"] == lang}) for lang in langs},
-        "parallel": {"groups": len(groups), "missing_language": missing_lang,
-                     "candidate_mismatch": cand_mismatch, "gold_mismatch": gold_mismatch, "examples": examples},
-        "gold_in_candidates": {"gold_outside": gold_outside, "prompts_without_gold": prompts_without_gold,
-                               "examples": gold_examples},
-        "leakage": {"n": n_leak, "units": len(leak_units), "share": n_leak / len(leak_units) if leak_units else 0.0,
-                    "by_lang": leak_by_lang, "examples": leak_examples},
-        "balance": {"facts_per_culture": facts_per_culture,
-                    "ratio": (max(facts_per_culture.values()) / min(facts_per_culture.values())
-                              if facts_per_culture and min(facts_per_culture.values()) > 0 else None)},
-        "majority_macro": sum(majority_values) / len(majority_values) if majority_values else None,
-        "predicates": per_predicate,
-    }
+    return per_predicate
 
 
 # ---- the entry point ----------------------------------------------------------------------------
