@@ -121,6 +121,25 @@ RANKINGS_SCHEMA = pa.schema(
     ]
 )
 
+# LLM-as-judge output (factatlas.probe.judge): one row per answered prompt of an open-answer rule.
+JUDGEMENTS_SCHEMA = pa.schema(
+    [
+        ("prompt_id", STR),
+        ("lang", STR),
+        ("split", STR),
+        ("culture", STR),
+        ("predicate", STR),
+        ("answer", STR),  # the probed model's answer, first line
+        ("judge_model", STR),
+        ("protocol", STR),  # the fixed judge prompt's version, e.g. factatlas-judge-v1
+        ("verdict", pa.bool_()),  # null: the judge's reply did not parse as yes/no
+        ("reason", STR),  # "" | unparsable | empty-answer
+        ("reply", STR),  # the judge's raw reply
+        ("strict", pa.bool_()),
+        ("lenient", pa.bool_()),
+    ]
+)
+
 
 def write_table(path: str | os.PathLike, rows: Sequence[Mapping[str, Any]], schema: pa.Schema,
                 sort_by: Sequence[str] | None = None) -> Path:

@@ -1,5 +1,5 @@
-"""Commands of this stage (registered on the root `factatlas` app): `probe`, `compare` (analysis/cli.py)
-and `report` (report_cli.py)."""
+"""Commands of this stage (registered on the root `factatlas` app): `probe`, `judge`, `compare`
+(analysis/cli.py) and `report` (report_cli.py)."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ def register(app: typer.Typer) -> None:
     from factatlas.probe.analysis import cli as analysis_cli
 
     app.command("probe")(probe)
+    app.command("judge")(judge)
     analysis_cli.register(app)
     report_cli.register(app)
 
@@ -33,6 +34,8 @@ def probe(
     batch_tokens: int = typer.Option(8192, "--batch-tokens", help="Token budget per forward pass."),
     device: str = typer.Option("auto", "--device", help="auto | cpu | cuda."),
     dtype: str = typer.Option("auto", "--dtype", help="auto (bf16/fp16 on GPU, fp32 on CPU) | fp32 | bf16 | fp16."),
+    device_map: str | None = typer.Option(None, "--device-map", help="auto: spread one model larger than a GPU "
+                                                                     "over every GPU (accelerate; extra 'gpu')."),
     family: str | None = typer.Option(None, "--family", help="Override detection: mlm | causal | seq2seq."),
     remainder: bool = typer.Option(False, "--remainder", help="causal-*: also score the template's text after "
                                                               "the slot."),
@@ -84,7 +87,7 @@ def probe(
     require_valid(run)  # never score a benchmark that `validate-benchmark` rejects
     config = ProbeConfig(
         model=model, scoring=scoring, langs=tuple(x.strip() for x in langs.split(",") if x.strip()) if langs else None,
-        shard=parse_shard(shard), batch_tokens=batch_tokens, device=device, dtype=dtype, family=family,
+        shard=parse_shard(shard), batch_tokens=batch_tokens, device=device, dtype=dtype, device_map=device_map, family=family,
         template_only=template_only, include_remainder=remainder, max_new_tokens=max_new_tokens,
         xfactr_init=xfactr_init, xfactr_refine=xfactr_refine, xfactr_length=xfactr_length,
         xfactr_max_masks=xfactr_max_masks, tiny_steps=tiny_steps, out_name=out_name,
@@ -100,3 +103,55 @@ def probe(
         out.print(f"metrics: {outcome.metrics_path}")
     for key, value in sorted(outcome.counts.items()):
         out.print(f"  {key}: {value}")
+
+
+def judge(
+    run: Path = typer.Argument(..., metavar="RUN", help="Run directory holding build/ and probe/<model>/rankings.parquet."),
+    judge_model: str = typer.Option(..., "--judge", help="The judge: an instruction-tuned model (local folder or "
+                                                         "Hub id), or the served model's name with --backend openai."),
+    model: str | None = typer.Option(None, "--model", help="Model slug under probe/ whose answers are judged "
+                                                           "(default: every open-answer probe)."),
+    backend: str = typer.Option("local", "--backend", help="Where the judge runs: local (transformers here) | "
+                                                           "openai (an OpenAI-compatible server)."),
+    api_base: str | None = typer.Option(None, "--api-base", help="openai: the server's base URL."),
+    served_model: str | None = typer.Option(None, "--served-model", help="openai: the model name the server "
+                                                                         "expects (default: --judge)."),
+    api_key_env: str | None = typer.Option(None, "--api-key-env", help="openai: environment variable holding "
+                                                                       "the API key (never printed)."),
+    concurrency: int = typer.Option(4, "--concurrency", help="openai: requests in flight."),
+    max_retries: int = typer.Option(5, "--max-retries", help="openai: retries on 429/5xx/connection errors."),
+    rate_limit: float | None = typer.Option(None, "--rate-limit", help="openai: requests per second at most."),
+    device: str = typer.Option("auto", "--device", help="local: auto | cpu | cuda."),
+    dtype: str = typer.Option("auto", "--dtype", help="local: auto | fp32 | bf16 | fp16."),
+    device_map: str | None = typer.Option(None, "--device-map", help="local: auto spreads a judge larger than a "
+                                                                     "GPU over every GPU (extra 'gpu')."),
+    batch_tokens: int = typer.Option(8192, "--batch-tokens", help="local: token budget per forward pass."),
+) -> None:
+    """LLM-as-judge (X-FaKT protocol) on free answers -> probe/<model>/judgements.parquet + metrics.json 'judge'.
+
+    Reported beside strict and lenient matching (accuracy of each, raw agreement and Cohen's kappa), never
+    instead of them. Example: factatlas judge runs/arab-west --model my-llm--chat --judge path/to/judge-model
+    """
+    from factatlas.console import out
+    from factatlas.probe.judge import JudgeConfig, judge_run
+
+    config = JudgeConfig(judge_model, backend=backend, api_base=api_base, served_model=served_model,
+                         api_key_env=api_key_env, concurrency=concurrency, max_retries=max_retries,
+                         rate_limit=rate_limit, device=device, dtype=dtype, device_map=device_map,
+                         batch_tokens=batch_tokens)
+    for outcome in judge_run(run, model, config):
+        s = outcome.summary
+        acc, agree = s["accuracy"], s["agreement"]
+        out.print(f"judgements: {outcome.judgements_path}", highlight=False, soft_wrap=True)
+        out.print(f"  accuracy  judge {_fmt(acc['judge'])}  strict {_fmt(acc['strict'])}  "
+                  f"lenient {_fmt(acc['lenient'])}  ({s['rows']} answers)", highlight=False)
+        for matcher in ("strict", "lenient"):
+            a = agree[matcher]
+            out.print(f"  agreement with {matcher}: raw {_fmt(a['raw'])}, kappa {_fmt(a['kappa'])} "
+                      f"over {a['n']} parsed verdicts", highlight=False)
+        out.print(f"  unparsable replies: {s['unparsable']}; empty answers (judged no, not asked): "
+                  f"{s['empty_answers']}", highlight=False)
+
+
+def _fmt(x: float | None) -> str:
+    return "n/a" if x is None else f"{x:.3f}"

@@ -65,7 +65,8 @@ class ShardWorker:
         from factatlas.probe.models import load_model
 
         self.run, self.config, self.shards = run, config, shards
-        lm = load_model(path, family=config.family, device=config.device, dtype=config.dtype)
+        lm = load_model(path, family=config.family, device=config.device, dtype=config.dtype,
+                        device_map=config.device_map)
         self.lm = replace(lm, name=model_name)
 
     def __call__(self, batch: dict) -> dict:

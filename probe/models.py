@@ -111,8 +111,14 @@ def _looks_like_path(name: str) -> bool:
     return name.startswith((".", "/", "~")) or name.count("/") > 1 or "\\" in name
 
 
-def load_model(name: str, *, family: str | None = None, device: str = "auto", dtype: str = "auto") -> LoadedModel:
-    """Load tokenizer + model from a local folder or a Hub id (cached or downloadable)."""
+def load_model(name: str, *, family: str | None = None, device: str = "auto", dtype: str = "auto",
+               device_map: str | None = None) -> LoadedModel:
+    """Load tokenizer + model from a local folder or a Hub id (cached or downloadable).
+
+    ``device_map`` (``"auto"``, ``"balanced"``, ...) spreads one model that is larger than a GPU over every
+    visible GPU (and CPU memory) through accelerate; inputs then go to the device of the input embeddings
+    and accelerate's hooks move activations between layers. Without it the whole model sits on ``device``.
+    """
     from transformers import AutoConfig, AutoTokenizer
     from transformers.utils import logging as hf_logging
 
@@ -131,10 +137,30 @@ def load_model(name: str, *, family: str | None = None, device: str = "auto", dt
     device = resolve_device(device)
     dtype = resolve_dtype(dtype, device)
     tokenizer = AutoTokenizer.from_pretrained(name)
-    model = _auto_class(family).from_pretrained(name, dtype=torch_dtype(dtype))
-    model.to(device)
+    if device_map:
+        require_accelerate(device_map)
+        model = _auto_class(family).from_pretrained(name, dtype=torch_dtype(dtype), device_map=device_map)
+        device = input_device(model)
+    else:
+        model = _auto_class(family).from_pretrained(name, dtype=torch_dtype(dtype))
+        model.to(device)
     model.eval()
     return LoadedModel(name, family, model, tokenizer, device, dtype)
+
+
+def require_accelerate(device_map: str) -> None:
+    """``device_map`` loading needs accelerate; say which extra brings it."""
+    try:
+        import accelerate  # noqa: F401
+    except ModuleNotFoundError as e:
+        raise ConfigError(f"--device-map {device_map}: needs the accelerate package; install it with "
+                          "pip install 'factatlas[gpu]'") from e
+
+
+def input_device(model: Any) -> str:
+    """Where inputs go for a model spread by accelerate: the device of its input embeddings."""
+    device = model.get_input_embeddings().weight.device
+    return device.type if device.index is None else f"{device.type}:{device.index}"
 
 
 def wrap_model(model: Any, tokenizer: Any, *, name: str = "in-memory", family: str | None = None) -> LoadedModel:

@@ -563,6 +563,36 @@ def trained_splits(folder: Path) -> list[str] | None:
     return None if recorded is None else list(recorded)
 
 
+def judge_sections(folder: Path, ranking_rows: Sequence[Mapping[str, Any]]) -> tuple[ExtraSection, ...]:
+    """The LLM-as-judge section when ``factatlas judge`` left judgements.parquet beside the rankings."""
+    from factatlas.probe.judge import check_current, judge_summary, read_judgements
+
+    path = folder / "judgements.parquet"
+    if not path.exists():
+        return ()
+    judged = read_judgements(path)
+    check_current(judged, {r["prompt_id"]: r["prediction"] for r in ranking_rows}, str(path))
+    s = judge_summary(judged)
+    acc, agree = s["accuracy"], s["agreement"]
+    head = ("", "accuracy", "agreement with judge (raw)", "Cohen's kappa", "judge yes / matcher no",
+            "judge no / matcher yes", "parsed verdicts")
+    rows = [("judge", _num(acc["judge"]), "", "", "", "", "")]
+    for m in ("strict", "lenient"):
+        a = agree[m]
+        rows.append((m, _num(acc[m]), _num(a["raw"]), _num(a["kappa"]), a["judge_only"], a["matcher_only"], a["n"]))
+    by_lang = table(("language", "answers", "judge", "strict", "lenient"),
+                    [(lang, x["n"], _num(x["judge"]), _num(x["strict"]), _num(x["lenient"]))
+                     for lang, x in s["by_lang"].items()], "num")
+    by_split = table(("split", "answers", "judge", "strict", "lenient"),
+                     [(split, x["n"], _num(x["judge"]), _num(x["strict"]), _num(x["lenient"]))
+                      for split, x in s["by_split"].items()], "num")
+    note = (f"Judge {s['judge_model']} ({s['protocol']}) read {s['asked']} of {s['rows']} answers; "
+            f"{s['unparsable']} replies did not parse as yes/no (counted not correct); {s['empty_answers']} "
+            "empty answers were judged no without asking. Beside strict and lenient matching, not instead of "
+            "them; kappa n/a means both raters gave one label to every answer.")
+    return (ExtraSection("LLM-as-judge", note, (table(head, rows, "num"), by_lang, by_split)),)
+
+
 def write_report(run: str | os.PathLike, model: str | None = None, config: Any = None,
                  trained_on: Sequence[str] | None = None) -> list[ReportResult]:
     """Compute the metrics (with the template-only baseline when present), the verdict and the plots, and
@@ -596,7 +626,8 @@ def write_report(run: str | os.PathLike, model: str | None = None, config: Any =
         v = verdict(metrics)
         plots = make_plots(metrics, folder, plabel)
         images = {key: embed_png(folder / name) for key, name in plots.items()}
-        page = render_html(ReportInput(metrics, v, images, lambda q: bench.label(q), plabel, run.name))
+        page = render_html(ReportInput(metrics, v, images, lambda q: bench.label(q), plabel, run.name,
+                                       extra_sections=judge_sections(folder, rows)))
         page = with_analyses(page, run, folder, metrics["config"]["rankc_weighting"])
         write_text(folder / "report.html", page)
         write_json(folder / "verdict.json", v.to_json())

@@ -59,6 +59,7 @@ class ProbeConfig:
     batch_tokens: int = 8192
     device: str = "auto"
     dtype: str = "auto"
+    device_map: str | None = None  # "auto": one model spread over every GPU by accelerate (models.load_model)
     family: str | None = None  # override config-based detection
     template_only: bool = True
     include_remainder: bool = False  # causal rules: also score the template's remainder after the slot
@@ -258,7 +259,8 @@ def probe_benchmark(run: str | Path, config: ProbeConfig, lm=None, merge: bool =
         name = config.model
         if name.startswith("tiny") and not Path(name).exists():
             name, tiny_info = _build_tiny(run_dir, rows, config)
-        lm = load_model(name, family=config.family, device=config.device, dtype=config.dtype)
+        lm = load_model(name, family=config.family, device=config.device, dtype=config.dtype,
+                        device_map=config.device_map)
         model_name = config.model if tiny_info else lm.name
     else:
         model_name = lm.name
