@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -68,6 +68,9 @@ def locate(path: str | os.PathLike) -> Location:
     raise BenchmarkError(f"{path}: not a run directory (no build/benchmark.json), a benchmark directory (no "
                          "benchmark.json) nor a release folder (no benchmark/benchmark.json). Run "
                          "`factatlas build RUN` or `factatlas import ...` first, or point at <run>/build.")
+
+
+RowFilter = Callable[[str, str], bool]  # (prompt_id, lang) -> keep the row
 
 
 @dataclass(frozen=True)
@@ -169,6 +172,24 @@ class Benchmark:
     def prompts_for(self, lang: str) -> list[dict[str, Any]]:
         return [p for p in self.prompts if p["lang"] == lang]
 
+    def prompts_where(self, keep: RowFilter) -> list[dict[str, Any]]:
+        """The rows of ``prompts`` that ``keep(prompt_id, lang)`` accepts, in the same order, filtered while
+        reading (not cached: a probe shard or a ``--langs`` run reads only its own rows)."""
+        if "prompts" in self.__dict__:  # already read whole: filter in memory
+            return [r for r in self.prompts if keep(r["prompt_id"], r["lang"])]
+        rows = self._read(lambda: read_prompts(*self.location.prompt_files, keep=keep), "prompts")
+        if len(self.location.prompt_files) > 1:
+            rows.sort(key=lambda r: r["prompt_id"])
+        return rows
+
+    @cached_property
+    def prompt_count(self) -> int:
+        """Rows of the prompt files, from their parquet footers (no row is read)."""
+        import pyarrow.parquet as pq
+
+        return self._read(lambda: sum(pq.ParquetFile(p).metadata.num_rows for p in self.location.prompt_files),
+                          "prompts")
+
     def _read(self, read, what: str):
         import pyarrow as pa
 
@@ -182,11 +203,15 @@ class Benchmark:
             raise BenchmarkError(f"{self.path}: cannot read {what}: {e}; rebuild it with this version.") from e
 
 
-def read_prompts(*paths: str | os.PathLike) -> list[dict[str, Any]]:
+def read_prompts(*paths: str | os.PathLike, keep: RowFilter | None = None) -> list[dict[str, Any]]:
     """prompts.parquet files as row dicts. ``candidate_qids`` and ``candidate_forms`` come back as tuples,
     one shared object per distinct list across all files: predicate-wide sets repeat the same thousands
     of QIDs on every row, so they are read dictionary-encoded and materialised once per distinct list (a
-    whole DLAMA pair stays in a few hundred MB)."""
+    whole DLAMA pair stays in a few hundred MB).
+
+    ``keep(prompt_id, lang)`` filters while reading: each row group's two key columns are read first and
+    only the kept rows of a group are decoded into Python objects (the expensive part); a group with no
+    kept row is skipped whole. The rows and their order are those of filtering the full read."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -204,7 +229,15 @@ def read_prompts(*paths: str | os.PathLike) -> list[dict[str, Any]]:
         try:
             pf = pq.ParquetFile(path, read_dictionary=shared_paths)
             for g in range(pf.num_row_groups):
-                table = pf.read_row_group(g)
+                if keep is not None:
+                    keys = pf.read_row_group(g, columns=["prompt_id", "lang"])
+                    mask = [keep(pid, lang) for pid, lang in zip(keys.column("prompt_id").to_pylist(),
+                                                                 keys.column("lang").to_pylist(), strict=True)]
+                    if not any(mask):
+                        continue
+                    table = pf.read_row_group(g).filter(pa.array(mask, pa.bool_()))
+                else:
+                    table = pf.read_row_group(g)
                 columns = [_shared_lists(table.column(n), interned) if n in SHARED_LIST_COLUMNS
                            else table.column(n).to_pylist() for n in names]
                 rows += [dict(zip(names, values, strict=True)) for values in zip(*columns, strict=True)]

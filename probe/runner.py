@@ -130,14 +130,37 @@ def select_rows(rows: Sequence[Mapping[str, Any]], langs: Sequence[str] | None,
                 shard: tuple[int, int] | None) -> list[Prompt]:
     """The benchmark rows this process scores, as Prompt records (the probe stage's input contract)."""
     if langs:
-        present = sorted({r["lang"] for r in rows})
-        missing = [lang for lang in langs if lang not in present]
-        if missing:
-            raise ConfigError(f"--langs: {', '.join(missing)} not in the benchmark; it has {', '.join(present)}")
-        rows = [r for r in rows if r["lang"] in langs]
-    if shard:
-        rows = [r for r in rows if shard_of(r["prompt_id"], shard[1]) == shard[0]]
+        check_langs(langs, sorted({r["lang"] for r in rows}))
+    keep = row_filter(langs, shard)
+    return [prompt_from_row(r) for r in rows if keep is None or keep(r["prompt_id"], r["lang"])]
+
+
+def select_prompts(benchmark: Benchmark, langs: Sequence[str] | None,
+                   shard: tuple[int, int] | None) -> list[Prompt]:
+    """``select_rows`` on the benchmark's files, filtering while reading: a shard or a ``--langs`` run
+    decodes only its own rows (``Benchmark.prompts_where``). Same rows, same order."""
+    if langs:
+        check_langs(langs, benchmark.languages or sorted({r["lang"] for r in benchmark.prompts}))
+    keep = row_filter(langs, shard)
+    rows = benchmark.prompts if keep is None else benchmark.prompts_where(keep)
     return [prompt_from_row(r) for r in rows]
+
+
+def check_langs(langs: Sequence[str], present: Sequence[str]) -> None:
+    missing = [lang for lang in langs if lang not in present]
+    if missing:
+        raise ConfigError(f"--langs: {', '.join(missing)} not in the benchmark; it has {', '.join(sorted(present))}")
+
+
+def row_filter(langs: Sequence[str] | None, shard: tuple[int, int] | None):
+    """(prompt_id, lang) -> keep, or None when every row is kept."""
+    if not langs and not shard:
+        return None
+    wanted = frozenset(langs or ())
+
+    def keep(prompt_id: str, lang: str) -> bool:
+        return (not wanted or lang in wanted) and (not shard or shard_of(prompt_id, shard[1]) == shard[0])
+    return keep
 
 
 def placeholder_for(lang: str) -> str:
@@ -238,10 +261,9 @@ def probe_benchmark(run: str | Path, config: ProbeConfig, lm=None, merge: bool =
     if config.engine not in ("local", "ray"):
         raise ConfigError(f"--engine {config.engine!r}: expected local or ray")
     benchmark, run_dir = open_benchmark(run)
-    rows = benchmark.prompts
-    selected = select_rows(rows, config.langs, config.shard)
+    selected = select_prompts(benchmark, config.langs, config.shard)
     counts: Counter = Counter()
-    counts["prompts/benchmark"] = len(rows)
+    counts["prompts/benchmark"] = benchmark.prompt_count
     counts["prompts/selected"] = len(selected)
 
     tiny_info: dict[str, Any] = {}
@@ -250,7 +272,7 @@ def probe_benchmark(run: str | Path, config: ProbeConfig, lm=None, merge: bool =
         rule = check_scoring_for_family(scoring, lm.family)
         slug = config.out_name or model_out_name(lm.slug, scoring, lm.family)
         job = ProbeJob(lm, scorer, rule, slug, config.model, None)
-        return _run(job, rows, selected, counts, benchmark, run_dir, config, merge)
+        return _run(job, selected, counts, benchmark, run_dir, config, merge)
     if config.backend != "local":
         raise ConfigError(f"--backend {config.backend!r}: expected local or openai")
     if lm is None:
@@ -258,7 +280,7 @@ def probe_benchmark(run: str | Path, config: ProbeConfig, lm=None, merge: bool =
 
         name = config.model
         if name.startswith("tiny") and not Path(name).exists():
-            name, tiny_info = _build_tiny(run_dir, rows, config)
+            name, tiny_info = _build_tiny(run_dir, benchmark.prompts, config)
         lm = load_model(name, family=config.family, device=config.device, dtype=config.dtype,
                         device_map=config.device_map)
         model_name = config.model if tiny_info else lm.name
@@ -269,7 +291,7 @@ def probe_benchmark(run: str | Path, config: ProbeConfig, lm=None, merge: bool =
     slug = config.out_name or model_out_name(_slug_for(config.model, lm, tiny_info), scoring, lm.family)
     job = ProbeJob(lm, make_scorer(lm, scoring, config), rule, slug, model_name, tiny_info or None)
     with torch_threads(lm.model, lm.device):  # the one thread rule (factatlas.probe.threads)
-        return _run(job, rows, selected, counts, benchmark, run_dir, config, merge)
+        return _run(job, selected, counts, benchmark, run_dir, config, merge)
 
 
 def _remote(config: ProbeConfig, counts: Counter):
@@ -340,7 +362,7 @@ def template_only_inputs(work: Sequence[Prompt], counts: Counter) -> tuple[list[
     return kept, texts
 
 
-def _run(job: ProbeJob, rows, selected, counts: Counter, benchmark: Benchmark, run_dir: Path,
+def _run(job: ProbeJob, selected, counts: Counter, benchmark: Benchmark, run_dir: Path,
          config: ProbeConfig, merge: bool = True) -> ProbeOutcome:
     from factatlas.console import err, progress
 
@@ -357,13 +379,14 @@ def _run(job: ProbeJob, rows, selected, counts: Counter, benchmark: Benchmark, r
             from factatlas.probe.generative import alias_index
 
             chat = ChatConfig(config.system_prompt, config.shots, config.shot_split)
+            rows = benchmark.prompts  # shots and aliases come from every language and split
             rankings = answer_conversations(scorer, work, rows, alias_index(rows, benchmark), model_name, rule.name,
                                             chat, counts, progress=lambda n: bar.advance(task, n))
         else:
             from factatlas.probe.generative import alias_index, answer_prompts
 
-            rankings = answer_prompts(scorer, work, alias_index(rows, benchmark), model_name, rule.name,
-                                      progress=lambda n: bar.advance(task, n))
+            rankings = answer_prompts(scorer, work, alias_index(benchmark.prompts, benchmark), model_name,
+                                      rule.name, progress=lambda n: bar.advance(task, n))
     counts["prompts/scored"] = len(rankings)
 
     template_rows: list[ProbeResult] | None = None
