@@ -49,6 +49,29 @@ class ClozeExample:
     form: str
 
 
+def wordpiece_vocab(texts: Sequence[str], vocab_size: int, specials: Sequence[str]) -> dict[str, int]:
+    """A WordPiece vocabulary that is the same on every run: BPE pieces, each also as a ``##`` continuation.
+
+    tokenizers' WordPieceTrainer creates its ``##`` pieces in hash-map order, so on count ties two runs on
+    the same text pick different merges (huggingface/tokenizers#1794): the quickstart's tiny model then
+    differed from run to run. A plain BPE trainer numbers its alphabet in sorted order and is repeatable;
+    its pieces, each usable word-initially and (``##``) inside a word, make a vocabulary WordPiece's greedy
+    longest-match tokenizes any word of the alphabet with: up to twice ``vocab_size`` entries."""
+    from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, trainers
+
+    bpe = Tokenizer(models.BPE(unk_token="[UNK]"))
+    bpe.normalizer = normalizers.NFC()
+    bpe.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    bpe.train_from_iterator(texts, trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=list(specials),
+                                                       show_progress=False))
+    pieces = [t for t, _ in sorted(bpe.get_vocab().items(), key=lambda kv: kv[1]) if t not in specials]
+    vocab = {t: i for i, t in enumerate(specials)}
+    for piece in pieces:
+        for form in (piece, f"##{piece}"):
+            vocab.setdefault(form, len(vocab))
+    return vocab
+
+
 def train_tokenizer(texts: Iterable[str], arch: str, vocab_size: int = 1000):
     """A fast tokenizer for ``arch`` ("bert" WordPiece, "gpt2" byte-level BPE, "t5" Unigram with sentinels)."""
     from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers
@@ -57,11 +80,10 @@ def train_tokenizer(texts: Iterable[str], arch: str, vocab_size: int = 1000):
     texts = list(texts)
     if arch == "bert":
         specials = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
-        tok = Tokenizer(models.WordPiece(unk_token="[UNK]"))
+        tok = Tokenizer(models.WordPiece(wordpiece_vocab(texts, vocab_size, specials), unk_token="[UNK]"))
         tok.normalizer = normalizers.NFC()
         tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
         tok.decoder = decoders.WordPiece()
-        tok.train_from_iterator(texts, trainers.WordPieceTrainer(vocab_size=vocab_size, special_tokens=specials))
         cls_id, sep_id = tok.token_to_id("[CLS]"), tok.token_to_id("[SEP]")
         tok.post_processor = processors.TemplateProcessing(
             single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B [SEP]",
