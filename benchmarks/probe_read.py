@@ -59,8 +59,8 @@ def main(argv=None) -> int:
             return 1
         times: dict[str, list[float]] = {"before": [], "after": []}
         for _ in range(args.repeats):
-            times["before"].append(cpu(lambda: select_rows(Benchmark.open(path).prompts, langs, shard))[0])
-            times["after"].append(cpu(lambda: select_prompts(Benchmark.open(path), langs, shard))[0])
+            times["before"].append(cpu(lambda langs=langs, shard=shard: select_rows(Benchmark.open(path).prompts, langs, shard))[0])
+            times["after"].append(cpu(lambda langs=langs, shard=shard: select_prompts(Benchmark.open(path), langs, shard))[0])
         b, a = min(times["before"]), min(times["after"])
         print(f"{name:<24} {len(new):>7,} prompts  read+select before {b:6.2f} s (median "
               f"{statistics.median(times['before']):.2f})  after {a:6.2f} s (median "

@@ -35,6 +35,7 @@ from factatlas.builder.candidates import (
     surface_collisions,
 )
 from factatlas.builder.hygiene import Hygiene, final_text, screen_facts, too_few_rendered
+from factatlas.builder.losses import losses_lines, parallel_losses, previous_languages, shrinking_losses
 from factatlas.builder.sources import PromptSource, TemplateInfo, answer_variant, subject_key
 from factatlas.builder.splits import (
     DEFAULT_FRACTIONS,
@@ -88,6 +89,8 @@ class BuildSpec:
 class BuildResult:
     content: BenchmarkContent
     counts: dict[str, int]
+    # what the multi-parallel rule removed from every language, per causing language (builder.losses)
+    losses: tuple = ()
 
 
 def _drop(item: str, reason: str, detail: str = "", fact: Fact | None = None, predicate: str = "") -> Drop:
@@ -486,12 +489,20 @@ class BuildFailed(ConfigError):
     """No benchmark came out of the inputs; nothing was written."""
 
 
+class BuildRefused(ConfigError):
+    """A language added to the run's languages would remove templates or facts from the others."""
+
+
 def build_run(run: str | Any, langs: Sequence[str], *, template_ids: Sequence[str] | None = None,
               candidate_mode: str = "predicate", k: int | None = None, seed: int = 0,
               fractions: Mapping[str, float] | None = None, templates_root: str | None = None,
               name: str | None = None, hygiene: Hygiene | None = None,
-              split_salt: str = DEFAULT_SALT) -> BuildResult:
+              split_salt: str = DEFAULT_SALT, allow_shrink: bool = False) -> BuildResult:
     """Read ``<run>/curate/``, render with the template library, and replace ``<run>/build/`` whole.
+
+    When the run already has a build and this one adds languages, a new language that would remove
+    templates, facts or prompts from every language is refused (nothing is written) unless
+    ``allow_shrink``: the multi-parallel rule may remove things, but not silently.
 
     The new benchmark is written beside the old one and swapped in only once complete and valid: a build
     that fails (no fact survives, an invariant breaks, the process is killed) leaves the previous
@@ -535,6 +546,17 @@ def build_run(run: str | Any, langs: Sequence[str], *, template_ids: Sequence[st
             kept = f"{root / 'build'} is unchanged" if (root / "build").exists() else "nothing was written"
             raise BuildFailed(f"{root}: no fact survived the build for languages {','.join(langs)} "
                               f"(top reasons: {top or 'no curated facts'}); {kept}")
+        losses = parallel_losses(result.content.drops, langs)
+        result = BuildResult(result.content, result.counts, tuple(losses))
+        previous = previous_languages(root)
+        shrinking = shrinking_losses(losses, previous, langs)
+        if shrinking and not allow_shrink:
+            added = sorted({x.lang for x in shrinking})
+            raise BuildRefused(
+                f"{root}: adding {', '.join(added)} to the run's languages ({', '.join(previous)}) would remove "
+                "from every language:\n  " + "\n  ".join(losses_lines(shrinking)) +
+                f"\nNothing was written ({root / 'build'} is unchanged). Add the missing templates or labels for "
+                f"{', '.join(added)}, or pass --allow-shrink to build the smaller benchmark anyway.")
         with run_dir.replace_stage("build") as staging:
             written = write_benchmark(staging, result.content)
             written += copy_template_files(library, langs, staging / "templates")

@@ -37,7 +37,7 @@ def build_command(
                                    help="Salt hashed with each fact id to pick its split (recorded in "
                                         "benchmark.json); keep it to keep every fact's split across versions."),
     templates_dir: Path | None = typer.Option(None, "--templates-dir", help="Folder of <lang>.yaml template files "
-                                                                             "(default: the packaged templates/lang/)."),
+                                                                             "laid over the packaged ones (yours win per language)."),
     single_object: str = typer.Option("", "--single-object", help="mParaRel hygiene: drop facts with two or more "
                                                                    "direct objects for these predicates (P19,P20 "
                                                                    "or 'all')."),
@@ -46,6 +46,9 @@ def build_command(
                                                       "cloze prompts."),
     min_templates: int = typer.Option(1, "--min-templates", help="mParaRel hygiene: drop facts with fewer cloze "
                                                                  "templates in every language."),
+    allow_shrink: bool = typer.Option(False, "--allow-shrink", help="Build even when a language added to the "
+                                                                    "run's earlier build removes templates or "
+                                                                    "facts from the others."),
 ) -> None:
     """Build the multi-parallel benchmark RUN/build/ from RUN/curate/ (the old build/ stays until the new
     one is complete and valid).
@@ -54,6 +57,7 @@ def build_command(
     """
     from factatlas.builder.build import build_run
     from factatlas.builder.hygiene import Hygiene
+    from factatlas.builder.losses import losses_lines
     from factatlas.builder.splits import parse_fractions
     from factatlas.builder.stats import stats_table
     from factatlas.console import err, out
@@ -64,8 +68,14 @@ def build_command(
     result = build_run(run, lang_list, template_ids=ids, candidate_mode=candidates,
                        k=k if candidates == "sampled" else None, seed=seed, fractions=parse_fractions(splits),
                        split_salt=split_salt, templates_root=str(templates_dir) if templates_dir else None,
-                       hygiene=Hygiene(tuple(_split_list(single_object)), strip_final_punctuation, min_templates))
+                       hygiene=Hygiene(tuple(_split_list(single_object)), strip_final_punctuation, min_templates),
+                       allow_shrink=allow_shrink)
     out.print(stats_table(result.content.stats, lang_list))
+    lines = losses_lines(result.losses)
+    if lines:
+        err.print("[bold yellow]multi-parallel removals[/] (one language lacked it, so every language lost it):")
+        for line in lines:
+            err.print(f"  {line}", highlight=False)
     c = result.counts
     err.print(f"built {run}/build: {c['facts']} of {c['input_facts']} facts, {c['prompts']} prompts, "
               f"{c['dropped']} dropped (see {run}/build/dropped.parquet)", highlight=False)

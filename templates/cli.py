@@ -34,7 +34,7 @@ def validate_command(files: list[Path] = typer.Argument(None, help="Template fil
 def coverage_command(langs: str | None = typer.Option(None, "--langs", help="Comma-separated (default: all)."),
                      minimum: int = typer.Option(2, "--min", help="Cloze paraphrases a cell needs to be 'ok'."),
                      root: Path | None = typer.Option(None, "--templates-dir", help="Folder of <lang>.yaml "
-                                                      "template files (default: the packaged templates/lang/)."),
+                                                      "template files laid over the packaged ones (yours win per language)."),
                      old_root: Path | None = typer.Option(None, "--templates", hidden=True,
                                                           help="Deprecated: --templates-dir.")) -> None:
     """Print the language x predicate matrix: cloze paraphrases + question (q), draft marks (*).
@@ -52,7 +52,7 @@ def coverage_command(langs: str | None = typer.Option(None, "--langs", help="Com
 def show_command(lang: str = typer.Argument(..., help="Language code."),
                  predicate: str | None = typer.Option(None, "--predicate", help="e.g. P19"),
                  root: Path | None = typer.Option(None, "--templates-dir", help="Folder of <lang>.yaml template "
-                                                  "files (default: the packaged templates/lang/).")) -> None:
+                                                  "files laid over the packaged ones (yours win per language).")) -> None:
     """List a language's templates with their parsed slots.
 
     Example: factatlas templates show ru --predicate P19
@@ -98,15 +98,19 @@ def translate_command(
     lib = load_library([src])
     translators = [CachedTranslator(make_translator(b), cache_dir) for b in backends]
     result = translate_templates(lib.templates(src), dst, translators, min_votes)
+    for tid, reason in result.dropped:
+        err.print(f"dropped {tid}: {reason}", highlight=False)
+    err.print(" ".join(f"{k}={v}" for k, v in sorted(result.counts.items())), highlight=False)
+    if not result.kept:
+        err.print(f"error: no template of {src} was kept for {dst}; nothing written"
+                  f"{f' (no {out})' if out else ''}. See the reasons above.", highlight=False)
+        raise typer.Exit(1)
     text = dump_yaml(draft_document(result))
     if out:
         write_text(out, text)
         err.print(f"wrote {out}")
     else:
         typer.echo(text)
-    for tid, reason in result.dropped:
-        err.print(f"dropped {tid}: {reason}", highlight=False)
-    err.print(" ".join(f"{k}={v}" for k, v in sorted(result.counts.items())), highlight=False)
 
 
 @templates_app.command("unimorph-fetch")
@@ -127,7 +131,10 @@ def unimorph_fetch_command(iso: str = typer.Argument(..., help="ISO 639-3 code, 
 def audit_command(run: Path = typer.Argument(..., metavar="RUN", help="Run directory with curate/ outputs."),
                   langs: str | None = typer.Option(None, "--langs", help="Comma-separated (default: all)."),
                   limit: int = typer.Option(20, "--limit", help="Guesses listed per language (0: all)."),
-                  json_out: Path | None = typer.Option(None, "--json", help="Also write the audit as JSON.")) -> None:
+                  json_out: Path | None = typer.Option(None, "--json", help="Also write the audit as JSON."),
+                  root: Path | None = typer.Option(None, "--templates-dir", help="Folder of <lang>.yaml files laid "
+                                                   "over the packaged templates (yours win per language).")
+                  ) -> None:
     """Per language, how every agreement, inflection, gendered label and clean-up was decided, and the
     guesses a native reviewer should check first.
 
@@ -141,7 +148,7 @@ def audit_command(run: Path = typer.Argument(..., metavar="RUN", help="Run direc
     from factatlas.templates.render import Renderer
 
     wanted = _split(langs)
-    library = load_library(wanted)
+    library = load_library(wanted, root=root)
     entities = read_entities(run / "curate")
     renderer = Renderer(entities)
     render_facts(read_facts(run / "curate" / "facts.parquet"), entities, library, library.languages,
@@ -159,7 +166,7 @@ def audit_command(run: Path = typer.Argument(..., metavar="RUN", help="Run direc
 def render_command(run: Path = typer.Argument(..., metavar="RUN", help="Run directory with curate/ outputs."),
                    langs: str | None = typer.Option(None, "--langs", help="Comma-separated (default: all)."),
                    root: Path | None = typer.Option(None, "--templates-dir", help="Folder of <lang>.yaml template "
-                                                    "files (default: the packaged templates/lang/)."),
+                                                    "files laid over the packaged ones (yours win per language)."),
                    old_root: Path | None = typer.Option(None, "--templates", hidden=True,
                                                         help="Deprecated: --templates-dir.")) -> None:
     """Render curated facts into prompts per language and template (RUN/render/).

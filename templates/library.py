@@ -298,26 +298,37 @@ class Library:
         return tuple(t.id for t in self.file(lang).templates)
 
 
+def overlay_files(langs: Sequence[str] | None, root: str | os.PathLike | None) -> list[Path]:
+    """The template file of each language: ``root/<lang>.yaml`` when the user folder has it, else the
+    packaged one. ConfigError naming both folders for a language neither has."""
+    packaged = templates_dir()
+    user = Path(root) if root else None
+    if user is not None and not user.is_dir():
+        raise ConfigError(f"--templates-dir {user}: no such folder; give a folder of <lang>.yaml template files")
+    mine = set(available_languages(user)) if user is not None else set()
+    have = tuple(sorted(mine | set(available_languages(packaged))))
+    wanted = tuple(langs) if langs is not None else have
+    missing = [lang for lang in wanted if lang not in have]
+    if missing:
+        from factatlas.errors import unknown
+
+        where = f"{user / (missing[0] + '.yaml')} nor {packaged / (missing[0] + '.yaml')}" if user else \
+            f"{packaged / (missing[0] + '.yaml')}"
+        raise ConfigError(unknown("template language", missing[0], have) +
+                          f" (no {where}); write it or drop the language")
+    return [(user if lang in mine else packaged) / f"{lang}.yaml" for lang in wanted]
+
+
 def load_library(langs: Sequence[str] | None = None, root: str | os.PathLike | None = None,
                  paths: Iterable[str | os.PathLike] | None = None, validate: bool = True) -> Library:
     """Load (and by default validate) template files; raises ConfigError listing every problem.
 
-    ``langs``: languages to load from ``root`` (default: the packaged templates/lang/); None = all.
+    ``langs``: languages to load (None = all). ``root``: a user folder laid over the packaged
+    templates/lang/: a language whose ``<lang>.yaml`` is in ``root`` comes from there, every other one
+    from the package, so a user adds or overrides one language without copying the others.
     ``paths``: explicit files instead (their stems are the languages).
     """
-    folder = Path(root) if root else templates_dir()
-    if paths is not None:
-        files = [Path(p) for p in paths]
-    else:
-        have = available_languages(folder)
-        wanted = tuple(langs) if langs is not None else have
-        missing = [lang for lang in wanted if lang not in have]
-        if missing:
-            from factatlas.errors import unknown
-
-            raise ConfigError(unknown("template language", missing[0], have) +
-                              f" (no {folder / (missing[0] + '.yaml')}); write it or drop the language")
-        files = [folder / f"{lang}.yaml" for lang in wanted]
+    files = [Path(p) for p in paths] if paths is not None else overlay_files(langs, root)
     loaded: dict[str, LanguageFile] = {}
     problems: list[Issue] = []
     for f in files:

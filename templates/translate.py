@@ -8,14 +8,17 @@
    such as ``[엑스]``) and checked: ``[X]`` at least once, ``[Y]`` exactly once in a cloze, never in a question;
 4. a translation is kept when at least ``min_votes`` systems agree after normalisation (Unicode NFKC,
    case, spacing, final punctuation); it is written as ``status: draft``, ``source: mt:<a>+<b>``.
-Every template that is not kept is reported with its reason (``placeholder-lost``, ``no-agreement``,
-``backend-error``).
+A translation identical to the source text (a service that echoes what it cannot translate) does not
+vote. Every template that is not kept is reported with its reason (``placeholder-lost``,
+``no-agreement``, ``untranslated``, ``backend-error``; any exception a service raises, such as
+``httpx.ConnectError`` without a network, is a backend error of that service, not a crash).
 """
 
 from __future__ import annotations
 
 import asyncio
 import importlib
+import importlib.util
 import json
 import os
 import re
@@ -45,6 +48,9 @@ class GoogletransBackend:
 
     def __init__(self, timeout: float = 30.0):
         self.timeout = timeout
+        if importlib.util.find_spec("googletrans") is None:
+            raise ConfigError("backend googletrans needs the optional package googletrans; install it with "
+                              "pip install 'factatlas[translate]'")
 
     def translate(self, texts: Sequence[str], src: str, dst: str) -> list[str]:
         from googletrans import Translator
@@ -68,8 +74,8 @@ class DeepTranslatorBackend:
         try:
             module = importlib.import_module("deep_translator")
         except ImportError as e:
-            raise ConfigError("backend deep-* needs the optional package deep-translator "
-                              "(pip install deep-translator)") from e
+            raise ConfigError("backend deep-* needs the optional package deep-translator; install it with "
+                              "pip install deep-translator") from e
         cls = {"google": "GoogleTranslator", "mymemory": "MyMemoryTranslator",
                "linguee": "LingueeTranslator"}.get(self.service)
         if cls is None:
@@ -189,13 +195,18 @@ class Vote:
     candidates: Mapping[str, str] = field(default_factory=dict)
 
 
-def vote(candidates: Mapping[str, str], kind: str, min_votes: int = 2) -> Vote:
-    """Keep the translation most systems agree on (at least ``min_votes``); candidates in backend order."""
+def vote(candidates: Mapping[str, str], kind: str, min_votes: int = 2, source: str | None = None) -> Vote:
+    """Keep the translation most systems agree on (at least ``min_votes``); candidates in backend order.
+    A candidate equal to ``source`` (after normalisation) was not translated and does not vote."""
     groups: dict[str, list[str]] = {}
     texts: dict[str, str] = {}
     problems = []
+    untranslated = []
     for system, raw in candidates.items():
         fixed = repair_placeholders(raw)
+        if source is not None and normalise(fixed) == normalise(source):
+            untranslated.append(system)
+            continue
         problem = placeholder_problem(fixed, kind)
         if problem:
             problems.append(f"{system}: {problem}")
@@ -203,6 +214,9 @@ def vote(candidates: Mapping[str, str], kind: str, min_votes: int = 2) -> Vote:
         key = normalise(fixed)
         groups.setdefault(key, []).append(system)
         texts.setdefault(key, fixed)
+    if not groups and untranslated and not problems:
+        return Vote(None, (), f"untranslated: {', '.join(untranslated)} returned the source text unchanged",
+                    dict(candidates))
     if not groups:
         return Vote(None, (), "placeholder-lost: " + "; ".join(problems), dict(candidates))
     best = max(groups, key=lambda k: len(groups[k]))  # max keeps the first among equals: backend order
@@ -240,7 +254,10 @@ def translate_templates(templates: Sequence[Template], dst: str, backends: Seque
     for b in backends:
         try:
             outputs[b.name] = b.translate(sources, src, dst)
-        except (OSError, FactatlasError, RuntimeError, ValueError) as e:  # network/service failures
+        except ConfigError:  # our own set-up errors (a missing package) stop the run with their fix
+            raise
+        except Exception as e:  # noqa: BLE001 - any failure of a third-party service (httpx.ConnectError,
+            # HTTP errors, bad JSON) loses that backend's answers only; it is reported per template
             outputs[b.name] = None
             errors[b.name] = f"{type(e).__name__}: {e}"
     result = TranslationResult(src, dst)
@@ -249,7 +266,7 @@ def translate_templates(templates: Sequence[Template], dst: str, backends: Seque
         if not candidates:
             result.dropped.append((t.id, "backend-error: " + "; ".join(f"{k}: {v}" for k, v in errors.items())))
             continue
-        v = vote(candidates, t.kind, min_votes)
+        v = vote(candidates, t.kind, min_votes, source=sources[i])
         if v.text is None:
             result.dropped.append((t.id, v.reason))
             continue

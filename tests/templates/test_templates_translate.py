@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 import pytest
 import yaml
@@ -31,7 +35,8 @@ class PhraseTranslator:
 
     PHRASES = {
         ("en", "sw"): {"was born in": "alizaliwa", "died in": "alifariki", "is the capital of": "ni mji mkuu wa",
-                       "is a citizen of": "ni raia wa", "plays the": "anapiga"},
+                       "is a citizen of": "ni raia wa", "plays the": "anapiga",
+                       "Where was [X] born?": "[X] alizaliwa wapi?"},
         ("en", "ru"): {"was born in": "родился в", "died in": "умер в", "is the capital of": "— столица"},
     }
 
@@ -120,7 +125,7 @@ def test_translate_templates_end_to_end(tmp_path):
     assert kept["P19/1"] == {"id": "P19/1", "text": "[X] alizaliwa [Y].", "status": "draft", "source": "mt:alpha+beta"}
     assert kept["P36/1"]["text"] == "[Y] ni mji mkuu wa [X]."
     # the question has no [Y]: the lossy system agrees too
-    assert kept["P19/q1"] == {"id": "P19/q1", "kind": "question", "text": "Where was [X] born?", "status": "draft",
+    assert kept["P19/q1"] == {"id": "P19/q1", "kind": "question", "text": "[X] alizaliwa wapi?", "status": "draft",
                               "source": "mt:alpha+beta+gamma"}
     assert result.dropped == []
     assert result.counts == {"kept": 4}
@@ -186,9 +191,64 @@ def test_cli_translate_writes_a_valid_draft_file(tmp_path, monkeypatch):
                                       "--out", str(out), "--cache", str(tmp_path / "cache")])
     assert result.exit_code == 0, result.output
     doc = yaml.safe_load(out.read_text("utf-8"))
+    # P19/2 came back as its English source from both systems: not a translation, not kept
     assert doc["templates"]["P19"] == [
         {"id": "P19/1", "text": "[X] alizaliwa [Y].", "status": "draft", "source": "mt:alpha+beta"},
-        {"id": "P19/2", "text": "[X] is from [Y].", "status": "draft", "source": "mt:alpha+beta"},
     ]
     assert validate_file(read_language_file(out)) == []
     assert (tmp_path / "cache" / "alpha" / "en-sw.json").is_file()
+
+
+def test_text_returned_unchanged_is_not_a_translation():
+    english = tpl("P19/2", "[X] is from [Y].")
+    result = translate_templates([english], "sw", [PhraseTranslator("alpha"), PhraseTranslator("beta", "spaced")])
+    assert result.kept == []
+    assert result.dropped == [("P19/2", "untranslated: alpha, beta returned the source text unchanged")]
+    assert result.counts == {"kept": 0, "dropped/untranslated": 1}
+
+
+class Offline:
+    """What googletrans raises without a network: httpx's ConnectError, which is not an OSError."""
+
+    name = "offline"
+
+    def translate(self, texts, src, dst):
+        import httpx
+
+        raise httpx.ConnectError("[Errno -3] Temporary failure in name resolution")
+
+
+def test_no_network_is_a_backend_error_per_template_not_a_crash():
+    dead = translate_templates(TEMPLATES[:2], "sw", [Offline(), Broken()])
+    assert dead.dropped == [
+        (t.id, "backend-error: offline: ConnectError: [Errno -3] Temporary failure in name resolution; "
+               "broken: OSError: service unreachable") for t in TEMPLATES[:2]]
+
+
+def offline() -> Offline:
+    return Offline()
+
+
+def test_cli_nothing_kept_exits_non_zero_and_writes_no_file(tmp_path):
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    out = tmp_path / "sw.yaml"
+    done = subprocess.run([sys.executable, "-m", "factatlas", "templates", "translate", "--from", "en", "--to", "sw",
+                           "--backend", "tests.templates.test_templates_translate:offline",
+                           "--backend", "tests.templates.test_templates_translate:offline",
+                           "--out", str(out), "--cache", str(tmp_path / "cache")],
+                          capture_output=True, text=True, env=env, timeout=300)
+    assert done.returncode == 1
+    assert not out.exists()
+    assert "dropped P19/1: backend-error: offline: ConnectError:" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert f"error: no template of en was kept for sw; nothing written (no {out})" in done.stderr
+
+
+def test_missing_googletrans_names_the_extra(monkeypatch):
+    from factatlas.errors import ConfigError
+    from factatlas.templates.translate import make_translator
+
+    monkeypatch.setitem(sys.modules, "googletrans", None)  # not importable
+    with pytest.raises(ConfigError, match=r"needs the optional package googletrans; install it with "
+                                          r"pip install 'factatlas\[translate\]'"):
+        make_translator("googletrans")

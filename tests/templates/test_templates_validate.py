@@ -228,8 +228,17 @@ def test_load_library_raises_one_error_listing_every_problem(tmp_path):
 
 def test_load_library_unknown_language_file(tmp_path):
     write(tmp_path, "en", VALID_RU.replace("ru", "en"), HEADER["en"])
-    with pytest.raises(ConfigError, match=r"unknown template language 'fr'\. Available: en"):
-        load_library(["fr"], root=tmp_path)
+    with pytest.raises(ConfigError, match=r"unknown template language 'xx'\. Available: .*\ben\b") as info:
+        load_library(["xx"], root=tmp_path)
+    assert f"no {tmp_path / 'xx.yaml'} nor " in str(info.value)
+
+
+def test_user_folder_overlays_the_packaged_templates(tmp_path):
+    write(tmp_path, "ru", VALID_RU)
+    library = load_library(["ru", "fr"], root=tmp_path)
+    packaged = load_library(["ru", "fr"])
+    assert library.template_ids("ru") == ("P19/1", "P19/q1") != packaged.template_ids("ru")
+    assert library.template_ids("fr") == packaged.template_ids("fr")
 
 
 def test_invalid_yaml_names_the_place(tmp_path):
