@@ -2,7 +2,9 @@
 
 A native reviewer reads this before the prompts: per language, the source of each agreement (P21,
 lexicon, class default, suffix rule), each inflection (dictionary, rules, analogy; exact or guessed),
-each gendered label (P2521/P3321 or a counted fallback) and each surface clean-up (a removed
+each gendered label (P2521/P3321 or a counted fallback), each answer-dependent word (ru в/на and
+во/со: lexicon, island rule or default; a copula that agrees with the answer: the answer's agreement
+source) and each surface clean-up (a removed
 disambiguator, an alias that could not be formed), followed by the list of guesses to check first.
 """
 
@@ -13,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from factatlas.templates.morphology import GUESSED
-from factatlas.templates.render import Renderer
+from factatlas.templates.render import Renderer, source_kind
 
 
 @dataclass
@@ -27,24 +29,17 @@ class LanguageAudit:
                 "guesses": [{"what": w, "detail": d} for w, d in self.guesses]}
 
 
-def _source_kind(source: str) -> str:
-    """'lexicon:pymorphy3' -> 'lexicon:pymorphy3'; 'class-default:city' -> 'class-default'; '' -> 'unknown'."""
-    if not source:
-        return "unknown"
-    head = source.split(":", 1)[0]
-    return source if head == "lexicon" else head
-
-
 def audit_renderer(renderer: Renderer, langs: tuple[str, ...] | None = None) -> dict[str, LanguageAudit]:
     """Every decision the renderer made (it caches each one, so every distinct decision counts once)."""
     out: dict[str, LanguageAudit] = defaultdict(lambda: LanguageAudit(""))
     guesses: dict[str, set[tuple[str, str]]] = defaultdict(set)
     for (qid, lang, _slot, label), ag in renderer.agreement_decisions().items():
-        kind = _source_kind(ag.source)
+        kind = source_kind(ag.source)
         out[lang].decisions[("agreement", kind)] += 1
         if kind in ("suffix", "unknown"):
             guesses[lang].add(("agreement", f"{qid} '{label}': {ag.gender}/{ag.number} from {ag.source or 'nothing'}"))
-    for (lang, label, features, _ag, _etype, _initial), res in renderer.inflection_decisions().items():
+    for key, res in renderer.inflection_decisions().items():
+        lang, label, features = key[:3]
         if res is None:
             out[lang].decisions[("inflection", "unsupported")] += 1
             continue
@@ -53,7 +48,8 @@ def audit_renderer(renderer: Renderer, langs: tuple[str, ...] | None = None) -> 
             guesses[lang].add(("inflection", f"'{label}' as {features.describe()} -> '{res.form}': {res.detail}"))
     for (lang, what, how, detail), _n in renderer.decisions.items():
         out[lang].decisions[(what, how)] += 1
-        if how.startswith("label:") or how == "not-inflected":
+        if how.startswith(("label:", "rule:")) or how == "not-inflected" or (
+                what == "answer agreement" and how in ("suffix", "unknown")):
             guesses[lang].add((what, f"{how}: {detail}"))
     result = {}
     for lang in sorted(out):

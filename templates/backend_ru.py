@@ -314,11 +314,52 @@ def lexicon_agreement(label: str) -> Agreement | None:
     return None
 
 
+@cache
+def _preposition_data() -> tuple[frozenset[str], dict[str, str]]:
+    from importlib import resources
+
+    import yaml
+
+    raw = yaml.safe_load(resources.files("factatlas.templates").joinpath("data/ru_prepositions.yaml")
+                         .read_text("utf-8"))
+    return frozenset(raw["na"]), dict(raw["island_classes"])
+
+
+def place_preposition(label: str, classes: tuple[str, ...] = ()) -> tuple[str, str]:
+    """«в» or «на» before the place ``label`` (its nominative), and how it was decided: ``lexicon``
+    (templates/data/ru_prepositions.yaml), ``rule:<class>`` (an island or archipelago), or ``default``."""
+    na, island_classes = _preposition_data()
+    if label in na:
+        return "на", "lexicon"
+    for q in classes:
+        if q in island_classes:
+            return "на", f"rule:{island_classes[q]}"
+    return "в", "default"
+
+
+_VOWEL_LETTERS = frozenset("аеёиоуыэюя")
+
+
+def preposition_allomorph(preposition: str, word: str) -> str:
+    """«во»/«со» before a word opening with a consonant cluster whose first sound repeats the preposition's:
+    «во Франции», «во Вьетнаме», «со Швейцарией», «со Словакией»; «в Венгрии», «с Сербией» otherwise."""
+    low = word.lower()
+    if len(low) < 2 or low[1] in _VOWEL_LETTERS or not ("\u0400" <= low[1] <= "\u04ff"):
+        return preposition
+    if preposition == "в" and low[0] in "вф":
+        return "во"
+    if preposition == "с" and low[0] in "сзшжщ":
+        return "со"
+    return preposition
+
+
 class RussianBackend:
     name = "pymorphy3"
 
     def inflect(self, label: str, lang: str, features: Features,
                 request: InflectionRequest = InflectionRequest()) -> InflectionResult | None:
+        if features.preposition in ("в", "с") and not features.article and not features.particle:
+            return self._with_preposition(label, lang, features, request)
         if features.article or features.preposition or features.particle:
             return None
         if features.is_plain or (features.case in (None, "nom") and features.number is None):
@@ -338,3 +379,23 @@ class RussianBackend:
         if qualifier:
             form += label[qualifier.start():]
         return InflectionResult(form, status, self.name, detail)
+
+    def _with_preposition(self, label: str, lang: str, features: Features, request: InflectionRequest
+                          ) -> InflectionResult | None:
+        """The name in its case after «в»/«на» or «с», with the preposition's form chosen for it."""
+        from dataclasses import replace
+
+        bare = self.inflect(label, lang, replace(features, preposition=None), replace(request, sentence_initial=False))
+        if bare is None or bare.status == FAILED:
+            return bare
+        if features.preposition == "в":
+            word, how = place_preposition(label, request.classes)
+        else:
+            word, how = "с", "fixed"
+        word = preposition_allomorph(word, bare.form.lstrip("«„\""))
+        if word != features.preposition and how in ("default", "fixed"):
+            how = "allomorph"
+        if request.sentence_initial:
+            word = word[:1].upper() + word[1:]
+        form = f"{word} {bare.form}"
+        return replace(bare, form=form, choice=(how, form))

@@ -300,7 +300,9 @@ def _german(label: str, f: Features, req: InflectionRequest, spec: Mapping) -> t
         if f.article == "def" and not takes:
             f = Features(case=f.case, preposition=f.preposition)
         common = takes
-    if f.article == "def" and (common or gkey in spec.get("proper_article_genders", ())
+    # a name headed by a common noun takes its article whatever its gender: das Königreich der Niederlande
+    apposition = ag.source == "lexicon:apposition"
+    if f.article == "def" and (common or apposition or gkey in spec.get("proper_article_genders", ())
                                or label in spec.get("with_article", ())):
         article = _pick(spec["definite"][case], gkey, f"definite article ({case})")
         used_gender = True
@@ -318,6 +320,9 @@ def _german(label: str, f: Features, req: InflectionRequest, spec: Mapping) -> t
         if article is None:
             # Proper names without article: Deutschlands, Paris' (Duden: apostrophe after s, ß, x, z)
             noun = label + ("'" if label[-1:].lower() in ("s", "ß", "x", "z") else "s")
+        elif gkey in ("masc", "neut") and apposition:
+            head, _, rest = noun.partition(" ")  # the head noun first: des Königreichs der Niederlande
+            noun = _join(head + "s", rest)
         elif gkey in ("masc", "neut") and (common or label in spec.get("with_article", ())):
             noun += "s"  # des Klaviers, des Vereinigten Königreichs
     text = _join(article or "", noun)

@@ -55,6 +55,15 @@ def parse_value(value: str) -> tuple[Gender, str]:
     return gender, ("pl" if "pl" in parts else "sg")
 
 
+def _before_complement(label: str, stops: tuple[str, ...] | list[str]) -> str:
+    """The words before the first complement marker (de «Königreich der Niederlande» -> «Königreich»)."""
+    words = label.split()
+    for i, word in enumerate(words[1:], start=1):
+        if word in stops:
+            return " ".join(words[:i])
+    return label
+
+
 def _head_word(label: str, head: str) -> str:
     words = label.split()
     if not words:
@@ -122,7 +131,7 @@ def _label_agreement(lang: str, label: str, etype: str) -> Agreement:
     # The head noun's own gender beats the type's default: «língua francesa» is feminine although
     # languages default to masculine in Portuguese («o francês»); de «Dance-Pop» is masculine (Pop).
     head_pos = spec.get("head", "first")
-    head = _head_word(label, head_pos)
+    head = _head_word(_before_complement(label, spec.get("head_stops", ())), head_pos)
     candidates = _head_candidates(head, head_pos)
     for prefix in spec.get("strip_prefixes", ()):  # ar المتحف -> متحف
         candidates += tuple(w[len(prefix):] for w in candidates if w.startswith(prefix) and len(w) > len(prefix) + 1)

@@ -22,8 +22,9 @@ from factatlas.records import Gender
 CASES = ("nom", "gen", "dat", "acc", "ins", "loc")
 NUMBERS = ("sg", "pl")
 ARTICLES = ("def", "indef")
-# Prepositions that fuse with the article or depend on the name (es de/a, fr de/a/en, pt de/em/a, ...).
-PREPOSITIONS = ("de", "a", "en", "em", "di", "in", "da", "su", "von", "zu", "an", "se")
+# Prepositions that fuse with the article or depend on the name (es de/a, fr de/a/en, pt de/em/a, ...;
+# ru в/с: во/со before some clusters, and в or на by the place: «во Франции», «на Кубе», «со Швейцарией»).
+PREPOSITIONS = ("de", "a", "en", "em", "di", "in", "da", "su", "von", "zu", "an", "se", "в", "с")
 ALL_FEATURES = CASES + NUMBERS + ARTICLES + PREPOSITIONS
 
 EXACT, GUESSED, NONE, FAILED = "exact", "guessed", "none", "failed"
@@ -64,6 +65,9 @@ class InflectionResult:
     status: str = EXACT  # exact | guessed | none (nothing to inflect) | failed (detail says why)
     backend: str = ""
     detail: str = ""
+    # An answer-dependent word choice the backend made besides the form (ru в/на: ("lexicon", "на Кубе")),
+    # recorded for the audit: (how, what)
+    choice: tuple[str, str] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,6 +77,7 @@ class InflectionRequest:
     agreement: Agreement = field(default_factory=Agreement)
     entity_type: str = ""  # "person", "country", "settlement", "language", "occupation", ... ("" unknown)
     sentence_initial: bool = False
+    classes: tuple[str, ...] = ()  # the entity's P31 classes (ru: an island takes на)
 
 
 @runtime_checkable

@@ -202,7 +202,9 @@ class Renderer:
                 if sentence_initial:
                     noun = noun[:1].upper() + noun[1:]
                 return InflectionResult(f"{noun} {quotes[0]}{label}{quotes[1]}", EXACT, "title")
-        key = (lang, label, features, agreement, etype, sentence_initial)
+        # ru в/на depends on the place's class (an island takes на), so those forms are keyed by it too
+        classes = entity.classes if features.preposition else ()
+        key = (lang, label, features, agreement, etype, sentence_initial) + ((classes,) if classes else ())
         if key in self._inflections:
             result = self._inflections[key]
         else:
@@ -212,7 +214,8 @@ class Renderer:
             if features.is_plain and not sentence_initial:
                 result = InflectionResult(label, NONE, "identity")
             else:
-                result = backend.inflect(label, lang, features, InflectionRequest(agreement, etype, sentence_initial))
+                result = backend.inflect(label, lang, features,
+                                         InflectionRequest(agreement, etype, sentence_initial, classes))
             if result is not None and sentence_initial and result.form[:1].islower():
                 result = replace(result, form=result.form[0].upper() + result.form[1:])
             self._inflections[key] = result
@@ -223,6 +226,9 @@ class Renderer:
             return RenderFailure("inflection-failed", result.detail or f"'{label}' as {features.describe()}")
         if result.status == GUESSED and not self.allow_guessed:
             return RenderFailure("inflection-guessed", f"'{label}' -> '{result.form}': {result.detail}")
+        if result.choice is not None:
+            how, what = result.choice
+            self.decisions[(lang, f"preposition {features.preposition}", how, f"{entity.qid} {what}")] += 1
         if quotes:  # work titles in quotation marks (de „Der Pate“, ru «Мумия»), inflected inside if at all
             result = replace(result, form=f"{quotes[0]}{result.form}{quotes[1]}")
         return result
@@ -242,13 +248,15 @@ class Renderer:
         xtype = slots.subject_type if slots else ""
         out: list[str] = []
         statuses: list[str] = []
+        span = parsed.answer_span()
         for i, node in enumerate(parsed.nodes):
+            if span is not None and span[0] <= i <= span[1]:
+                if i == span[0]:  # the answer with the words that agree with it: one filler per candidate
+                    out.append(ANSWER_MARKER)
+                continue
             if isinstance(node, Text):
                 out.append(node.value)
             elif isinstance(node, Slot):
-                if node.name == "Y":
-                    out.append(ANSWER_MARKER)
-                    continue
                 res = self.fill(subject, template.lang, node.features, xtype, _sentence_initial(parsed.nodes, i))
                 if isinstance(res, RenderFailure):
                     return res
@@ -257,7 +265,8 @@ class Renderer:
             else:
                 if node.slot != "X":
                     return RenderFailure("template-error", f"{template.where(node.start)}: agreement with the "
-                                                          "answer slot Y leaks the answer; agree with X")
+                                                          "answer slot Y away from [Y] leaks the answer; put "
+                                                          "it next to [Y] or agree with X")
                 form = choose_option(node, self.agreement(subject, template.lang, xtype))
                 if form is None:
                     ag = self.agreement(subject, template.lang, xtype)
@@ -291,21 +300,52 @@ class Renderer:
         slots = PREDICATES.get(template.predicate)
         ytype = slots.object_type if slots else ""
         features, initial = Features(), False
-        for i, node in enumerate(parsed.nodes):
-            if isinstance(node, Slot) and node.name == "Y":
-                features, initial = node.features, _sentence_initial(parsed.nodes, i)
-                break
+        span = parsed.answer_span()
+        nodes = parsed.nodes[span[0]:span[1] + 1] if span is not None else ()
+        slot = next((n for n in nodes if isinstance(n, Slot)), None)
+        span_initial = span is not None and _sentence_initial(parsed.nodes, span[0])
+        if slot is not None:
+            features, initial = slot.features, span_initial and nodes[0] is slot
         res = self.fill(obj, template.lang, features, ytype, initial, filler_label, answer=True)
         if isinstance(res, RenderFailure):
             return res
-        if _SURVIVORS.search(res.form):
-            return RenderFailure("placeholder-survived", f"answer form {res.form!r} holds a bracket")
+        filler = res.form
+        if len(nodes) > 1:
+            filler = self._answer_words(template, nodes, res.form, obj, filler_label or label, ytype)
+            if isinstance(filler, RenderFailure):
+                return filler
+            if span_initial:
+                filler = filler[:1].upper() + filler[1:]
+        if _SURVIVORS.search(filler):
+            return RenderFailure("placeholder-survived", f"answer form {filler!r} holds a bracket")
         aliases = obj.aliases.get(template.lang, ())
-        forms = tuple(dict.fromkeys(f for f in (res.form, clean_label(filler_label or label), clean_label(label),
+        forms = tuple(dict.fromkeys(f for f in (filler, res.form, clean_label(filler_label or label), clean_label(label),
                                                 *self._inflected_aliases(obj, template.lang, features, ytype,
                                                                          initial, aliases),
                                                 *aliases) if f))
         return RenderedAnswer(object_qid, forms, res.status, label_source)
+
+    def _answer_words(self, template: Template, nodes: tuple, form: str, obj: Entity, label: str, ytype: str
+                      ) -> str | RenderFailure:
+        """The answer's filler with the words that agree with it («sind die Vereinigten Staaten»)."""
+        agreement = self.agreement(obj, template.lang, ytype, label)
+        out = []
+        for node in nodes:
+            if isinstance(node, Text):
+                out.append(node.value)
+            elif isinstance(node, Slot):
+                out.append(form)
+            else:
+                word = choose_option(node, agreement)
+                if word is None:
+                    return RenderFailure("no-agreement-form",
+                                         f"{template.lang} {template.id}: no form for the answer {obj.qid} (gender "
+                                         f"{agreement.gender}, number {agreement.number}, source "
+                                         f"{agreement.source or 'none'}) among {'/'.join(node.values)}; add 'other='")
+                self.decisions[(template.lang, "answer agreement", source_kind(agreement.source),
+                                f"{obj.qid} {label}: {agreement.gender}/{agreement.number} -> {word}")] += 1
+                out.append(word)
+        return _SPACES.sub(" ", "".join(out)).strip()
 
     def _label_owner(self, lang: str, label: str, qid: str) -> str | None:
         """Another entity of the same kind whose (clean) label in ``lang`` is ``label``, if any: a city and
@@ -353,6 +393,12 @@ class Renderer:
             return parse(template.text)
         except TemplateSyntaxError as e:
             return RenderFailure("template-error", f"{template.where(e.offset)}: {e.message}")
+
+
+def source_kind(source: str) -> str:
+    """'lexicon:table' -> 'lexicon:table'; 'class-default:country' -> 'class-default'; '' -> 'unknown'."""
+    head = source.split(":", 1)[0] if source else "unknown"
+    return source if head == "lexicon" else head
 
 
 def _kind(entity: Entity) -> str:

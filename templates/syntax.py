@@ -95,6 +95,40 @@ class ParsedTemplate:
     def groups(self) -> tuple[Group, ...]:
         return tuple(n for n in self.nodes if isinstance(n, Group))
 
+    def answer_span(self) -> tuple[int, int] | None:
+        """Node indexes (first, last) of the answer: the [Y] slot and the {Y: ...} groups joined to it by
+        spaces only. Words that agree with the answer («{Y: sg=ist | pl=sind} [Y.def.nom]») belong to it:
+        they are rendered per candidate, inside the filler, so the text outside stays the same for all.
+        None without a [Y] slot."""
+        at = next((i for i, n in enumerate(self.nodes) if isinstance(n, Slot) and n.name == "Y"), None)
+        if at is None:
+            return None
+
+        def joins(i: int) -> bool:
+            node = self.nodes[i]
+            return isinstance(node, Text) and not node.value.strip()
+
+        def absorbs(i: int) -> bool:
+            node = self.nodes[i]
+            return isinstance(node, Group) and node.slot == "Y"
+
+        first = last = at
+        while True:
+            if first >= 1 and absorbs(first - 1):
+                first -= 1
+            elif first >= 2 and joins(first - 1) and absorbs(first - 2):
+                first -= 2
+            else:
+                break
+        while True:
+            if last + 1 < len(self.nodes) and absorbs(last + 1):
+                last += 1
+            elif last + 2 < len(self.nodes) and joins(last + 1) and absorbs(last + 2):
+                last += 2
+            else:
+                break
+        return first, last
+
 
 # ---- tokenizer ---------------------------------------------------------------------------------
 

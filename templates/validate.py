@@ -3,7 +3,7 @@
 Checked per file: unknown keys, unknown or mismatched language, unknown scripts/genders; per template:
 syntax, unknown predicate, ids, slots that do not fit the predicate/kind (missing or duplicate [Y] in a
 cloze, [Y] in a question, no [X]), features the language does not have, Korean particles, agreement
-groups that agree with the answer [Y] or do not cover the language's genders (without ``other``),
+groups that agree with the answer [Y] away from it (next to [Y] they are part of the answer) or do not cover the language's genders (without ``other``),
 mixed-script words (a Cyrillic letter inside a Latin word and vice versa, letters of undeclared
 scripts), and placeholders that would survive rendering (a probe render per gender/number).
 """
@@ -238,8 +238,10 @@ def validate_template(t: Template, lf: LanguageFile, spec=None) -> list[Issue]:
                    "particles: " + " ".join(sorted(PARTICLES)), "unknown-feature")
 
     genders = tuple(lf.genders)
-    for g in parsed.groups:
-        _check_group(g, t, genders, at)
+    span = parsed.answer_span()
+    for i, g in enumerate(parsed.nodes):
+        if isinstance(g, Group):
+            _check_group(g, t, genders, at, span is not None and span[0] <= i <= span[1])
 
     declared = frozenset(lf.scripts)
     if declared:
@@ -254,10 +256,11 @@ def validate_template(t: Template, lf: LanguageFile, spec=None) -> list[Issue]:
     return issues
 
 
-def _check_group(g: Group, t: Template, genders: tuple[str, ...], at) -> None:
-    if g.slot == "Y":
-        at(g.start, "agreement with the answer slot Y leaks the answer's gender into the prompt",
-           "agree with [X], or rephrase so the word does not depend on the answer", "agreement-with-answer")
+def _check_group(g: Group, t: Template, genders: tuple[str, ...], at, in_answer: bool = False) -> None:
+    if g.slot == "Y" and not in_answer:
+        at(g.start, "agreement with the answer slot Y away from [Y] leaks the answer's gender or number "
+           "into the prompt", "put the group right next to [Y] (it is then rendered per candidate, inside the "
+           "answer: {Y: sg=ist | pl=sind} [Y]), agree with [X], or rephrase", "agreement-with-answer")
         return
     values = set(g.values)
     gender_values = values & set(GENDER_VALUES)

@@ -167,9 +167,12 @@ def test_aliases_are_inflected_like_their_label(sentences):
     china = "Q148"  # ru label «Китайская Народная Республика», alias «Китай»
     subject = next(q for q, e in renderer.entities.items() if e.labels.get("ru") == "Египет")
     located = renderer.render_answer(lib.get("ru", "P17/1"), china, subject)
-    assert located.forms[:3] == ("Китайской Народной Республике", "Китайская Народная Республика", "Китае")
+    # the filler carries its preposition (в/во/на depend on the answer), then the label, then the aliases
+    # formed like the filler and as written
+    assert located.forms[:4] == ("в Китайской Народной Республике", "Китайская Народная Республика", "в Китае",
+                                 "Китай")
     relations = renderer.render_answer(lib.get("ru", "P530/1"), china, subject)
-    assert "Китаем" in relations.forms and "Китай" in relations.forms  # inflected and as written
+    assert "с Китаем" in relations.forms and "Китай" in relations.forms  # formed like the filler and as written
 
 
 def test_audit_lists_every_decision_source_and_the_guesses(sentences):

@@ -85,9 +85,9 @@ def test_unknown_feature_and_feature_the_language_lacks(tmp_path):
     issues = issues_of(path)
     assert issues[0] == (f"ru.yaml:8:{col(path, 8, 'lok')}: P19/1: unknown feature 'lok'. Did you mean 'loc'?; fix: features: case nom "
                          "gen dat acc ins loc, number sg pl, article def indef, prepositions de a en em di in da su "
-                         "von zu an se")
+                         "von zu an se в с")
     assert issues[1] == (f"ru.yaml:12:{col(path, 12, '[Y.def]')}: P19/2: feature 'def' in [Y.def] is not available in ru; fix: ru slots may "
-                         "use: acc dat gen ins loc nom pl sg")
+                         "use: acc dat gen ins loc nom pl sg в с")
 
 
 def test_agreement_options_must_cover_the_languages_genders(tmp_path):
@@ -105,9 +105,16 @@ def test_agreement_with_the_answer_slot_is_rejected(tmp_path):
     body = "  P19:\n" + entry("P19/1", "[X] est né à [Y], {Y: masc=un beau pays | fem=une belle ville}.")
     path = write(tmp_path, "fr", body)
     assert issues_of(path) == [
-        f"fr.yaml:8:{col(path, 8, '{Y')}: P19/1: agreement with the answer slot Y leaks the answer's gender into the prompt; fix: agree "
-        "with [X], or rephrase so the word does not depend on the answer",
+        f"fr.yaml:8:{col(path, 8, '{Y')}: P19/1: agreement with the answer slot Y away from [Y] leaks the answer's "
+        "gender or number into the prompt; fix: put the group right next to [Y] (it is then rendered per "
+        "candidate, inside the answer: {Y: sg=ist | pl=sind} [Y]), agree with [X], or rephrase",
     ]
+
+
+def test_agreement_with_the_answer_next_to_it_is_part_of_the_answer(tmp_path):
+    body = "  P17:\n" + entry("P17/1", "Le pays de [X] {Y: pl=sont | other=est} [Y.def].")
+    path = write(tmp_path, "fr", body)
+    assert issues_of(path) == []
 
 
 def test_mixed_script_words_cyrillic_in_latin_and_latin_in_cyrillic(tmp_path):
