@@ -6,6 +6,7 @@ from pathlib import Path
 
 import typer
 
+from factatlas.balance import DEFAULT_MAX_SHARE
 from factatlas.builder.splits import DEFAULT_SALT
 from factatlas.errors import ConfigError
 
@@ -46,6 +47,8 @@ def build_command(
                                                       "cloze prompts."),
     min_templates: int = typer.Option(1, "--min-templates", help="mParaRel hygiene: drop facts with fewer cloze "
                                                                  "templates in every language."),
+    max_culture_share: float = typer.Option(DEFAULT_MAX_SHARE, "--max-culture-share",
+                                            help="Warn when one culture holds more than this share of the facts."),
     allow_shrink: bool = typer.Option(False, "--allow-shrink", help="Build even when a language added to the "
                                                                     "run's earlier build removes templates or "
                                                                     "facts from the others."),
@@ -55,6 +58,7 @@ def build_command(
 
     Example: factatlas build runs/arab-west --langs ar,en --candidates sampled --k 10
     """
+    from factatlas.balance import balance_lines, balance_warning, culture_balance
     from factatlas.builder.build import build_run
     from factatlas.builder.hygiene import Hygiene
     from factatlas.builder.losses import losses_lines
@@ -76,6 +80,12 @@ def build_command(
         err.print("[bold yellow]multi-parallel removals[/] (one language lacked it, so every language lost it):")
         for line in lines:
             err.print(f"  {line}", highlight=False)
+    balance = culture_balance(result.content.facts, sorted({f.culture for f in result.content.facts}))
+    out.print("\n".join(balance_lines(balance, {e.qid: e for e in result.content.entities})), highlight=False,
+              soft_wrap=True)
+    warning = balance_warning(balance, max_culture_share)
+    if warning:
+        err.print(f"[bold yellow]warning:[/] {warning}", highlight=False)
     c = result.counts
     err.print(f"built {run}/build: {c['facts']} of {c['input_facts']} facts, {c['prompts']} prompts, "
               f"{c['dropped']} dropped (see {run}/build/dropped.parquet)", highlight=False)

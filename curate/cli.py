@@ -7,6 +7,7 @@ from pathlib import Path
 
 import typer
 
+from factatlas.balance import DEFAULT_MAX_SHARE
 from factatlas.http import DEFAULT_MAX_RETRY_AFTER_S, DEFAULT_TIMEOUT_S
 
 cultures_app = typer.Typer(help="Cultures (curate/cultures/*.yaml).\n\nExample: factatlas cultures show arab",
@@ -36,11 +37,15 @@ def curate_command(
     max_retry_after: float = typer.Option(DEFAULT_MAX_RETRY_AFTER_S, "--max-retry-after",
                                           help="Wait at most this many seconds for a server's Retry-After; "
                                                "a longer one stops the run with the time to retry."),
+    max_culture_share: float = typer.Option(DEFAULT_MAX_SHARE, "--max-culture-share",
+                                            help="Warn when one culture holds more than this share of the facts."),
 ) -> None:
     """Curate culture-filtered facts from Wikidata into RUN/curate/.
 
     Example: factatlas curate runs/arab-west --pair arab-west --langs ar,en
     """
+    from rich.markup import escape
+
     from factatlas.console import err
     from factatlas.curate.engine import CurationConfig, curate
 
@@ -57,10 +62,28 @@ def curate_command(
 
         raise ConfigError(f"two run directories given: RUN {run} and --run {old_run}; give RUN only")
     run_dir = run or old_run or Path("runs") / Path(pair).stem
-    result = curate(config, run_dir, progress=lambda msg: err.print(f"[dim]{msg}[/dim]", highlight=False))
+    def progress(message: str) -> None:
+        if message.startswith("warning: "):
+            err.print(f"[bold yellow]warning:[/] {escape(message[9:])}", highlight=False)
+        else:
+            err.print(f"[dim]{escape(message)}[/dim]", highlight=False)
+
+    result = curate(config, run_dir, progress=progress)
     typer.echo(result.table())
+    _print_balance(result, max_culture_share)
     typer.echo(f"\nwrote {run_dir / 'curate'}: {len(result.facts)} facts, {len(result.entities)} entities, "
               f"{len(result.drops)} drops; queries sent {result.queries['sent']}, cached {result.queries['cached']}")
+
+
+def _print_balance(result, max_share: float) -> None:
+    from factatlas.balance import balance_lines, balance_warning, culture_balance
+    from factatlas.console import err
+
+    balance = culture_balance(result.facts, result.cultures)
+    typer.echo("\n" + "\n".join(balance_lines(balance, result.entities)))
+    warning = balance_warning(balance, max_share)
+    if warning:
+        err.print(f"[bold yellow]warning:[/] {warning}", highlight=False)
 
 
 @cultures_app.command("list")

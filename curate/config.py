@@ -160,6 +160,10 @@ def load_pair(name_or_path: str | Path) -> CulturePair:
     s = str(name_or_path)
     if s.endswith((".yaml", ".yml")) or "/" in s:
         doc = load_located(s)
+        if isinstance(doc.data, dict) and "countries" in doc.data and "cultures" not in doc.data:
+            raise doc.error(f"this is a culture file (it lists countries), but a pair was expected: give a pair "
+                            f"name ({', '.join(list_pairs())}) or a pair file that names two cultures, e.g. "
+                            f"`cultures: [{Path(s).name}, west]` in a file beside it", "countries")
         d = check_keys(doc, doc.data, ("name", "cultures"), required=("cultures",))
         cultures = check_list(doc, d["cultures"], "cultures")
         if len(cultures) != 2:
@@ -169,6 +173,11 @@ def load_pair(name_or_path: str | Path) -> CulturePair:
         resolved = tuple(str(base / c) if str(c).endswith((".yaml", ".yml")) and not Path(c).is_absolute()
                          and (base / c).exists() else str(c) for c in pair.cultures)
         pair = CulturePair(pair.name, (resolved[0], resolved[1]))
+        for i, culture in enumerate(pair.cultures):
+            try:
+                load_culture(culture)
+            except ConfigError as e:
+                raise doc.error(f"cultures[{i}]: {e}", "cultures", i) from e
     else:
         pairs = _parse_pairs(_pairs_doc())
         if s not in pairs:

@@ -142,6 +142,7 @@ class CurationResult:
     predicates: tuple[str, ...]
     membership: dict[str, Any] = field(default_factory=dict)
     queries: dict[str, Any] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)  # countries that are unknown or not countries
 
     def empty_countries(self) -> dict[str, list[str]]:
         return {c: [q for q, preds in self.country_counts[c].items() if not sum(preds.values())]
@@ -312,6 +313,9 @@ def _curate(config: CurationConfig, run_dir: str | Path, *, endpoint: SparqlEndp
 
     check_label_languages(config.langs, culture_configs, runner, endpoint.id)
     cultures, membership = resolve_cultures(pair.name, culture_configs, runner, know)
+    warnings = check_countries(cultures, know)
+    for warning in warnings:
+        say(f"warning: {warning}")
     say("step 1/5: candidates")
     candidates = find_candidates(cultures, specs, runner, know, config.batch_size, drops)
     say("step 2/5: popularity")
@@ -334,7 +338,7 @@ def _curate(config: CurationConfig, run_dir: str | Path, *, endpoint: SparqlEndp
     result = CurationResult(facts, entities, drops, counts, country_counts, cultures, tuple(specs), membership,
                             {"sent": runner.stats.sent, "cached": runner.stats.cached,
                              "timeouts": runner.stats.failed, "splits": runner.stats.split,
-                             "by_kind": dict(sorted(runner.stats.by_kind.items()))})
+                             "by_kind": dict(sorted(runner.stats.by_kind.items()))}, warnings)
     _record(run, config, endpoint, result, runner, source_name, out_dir, started)
     return result
 
@@ -357,6 +361,25 @@ def check_label_languages(langs: Sequence[str], culture_configs: Sequence[Cultur
         raise ConfigError(f"--langs: no label in {', '.join(repr(x) for x in missing)} for any of the pair's "
                           f"{len(countries)} countries at {endpoint_id}; check the language code (labels found "
                           f"in: {', '.join(sorted(seen)) or 'none of the requested languages'})")
+
+
+def check_countries(cultures: Mapping[str, Culture], know: Knowledge) -> list[str]:
+    """Each culture's countries as the endpoint knows them: a warning per item it does not hold at all (a
+    typo in a QID) and per item that is not a country (Q90, Paris, listed as a country). Warnings, not
+    errors: a culture may list a stand-in on purpose (a territory, a historical state)."""
+    know.describe(c.qid for culture in cultures.values() for c in culture.countries)
+    out = []
+    for name, culture in sorted(cultures.items()):
+        for country in culture.countries:
+            info = know.info[country.qid]
+            if not info.classes and not any(info.labels.values()):
+                out.append(f"culture {name}: {country.qid} ({country.label}) is unknown at this endpoint (no "
+                           "label, no P31); check the QID")
+            elif not know.is_country(country.qid):
+                classes = ", ".join(sorted(info.classes, key=qid_key)[:3]) or "none"
+                out.append(f"culture {name}: {country.qid} ({country.label}) is not a country here (P31 {classes}, "
+                           f"not under {COUNTRY_CLASS}); subjects are matched through it all the same")
+    return out
 
 
 def resolve_cultures(pair_name: str, culture_configs: Sequence[CultureConfig], runner: QueryRunner,

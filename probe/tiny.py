@@ -203,7 +203,8 @@ def finetune(lm: LoadedModel, examples: Sequence[ClozeExample], steps: int = 300
         opt, lambda s: min(1.0, (s + 1) / warmup) * 0.5 * (1 + math.cos(math.pi * min(s, steps) / steps)))
     model.train()
     losses = []
-    with torch.enable_grad():
+    report = StepReport(f"fine-tuning {lm.name}", steps)
+    with torch.enable_grad(), report:
         for _ in range(steps):
             batch = [rows[rng.randrange(len(rows))] for _ in range(min(batch_size, len(rows)))]
             if lm.family == "mlm":
@@ -232,8 +233,45 @@ def finetune(lm: LoadedModel, examples: Sequence[ClozeExample], steps: int = 300
             sched.step()
             opt.zero_grad()
             losses.append(loss.item())
+            report.step(losses[-1])
     model.eval()
     return losses
+
+
+class StepReport:
+    """Progress of a training loop on stderr: a rich bar on a terminal, and a plain line at every quarter
+    when stderr is a file or a pipe (a bar is invisible there), so a redirected log shows where time goes."""
+
+    def __init__(self, description: str, total: int):
+        from factatlas.console import err, progress
+
+        self.description, self.total, self.done, self.err = description, total, 0, err
+        self.bar = progress() if err.is_terminal else None
+        self.marks = {max(1, round(total * q / 4)) for q in (1, 2, 3, 4)}
+        self.started = 0.0
+
+    def __enter__(self) -> StepReport:
+        import time
+
+        self.started = time.perf_counter()
+        if self.bar is not None:
+            self.bar.__enter__()
+            self.task = self.bar.add_task(self.description, total=self.total)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self.bar is not None:
+            self.bar.__exit__(*exc)
+
+    def step(self, loss: float) -> None:
+        import time
+
+        self.done += 1
+        if self.bar is not None:
+            self.bar.advance(self.task)
+        elif self.done in self.marks:
+            self.err.print(f"{self.description}: step {self.done}/{self.total}, loss {loss:.3f}, "
+                           f"{time.perf_counter() - self.started:.1f} s", highlight=False)
 
 
 def tokenizer_texts(prompt_rows: Iterable[Mapping[str, Any]]) -> list[str]:

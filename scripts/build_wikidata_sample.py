@@ -31,6 +31,9 @@ A file may give ``defaults`` (statements every entity of the file gets unless it
 ``latin_defaults: true`` (missing es/fr/de/pt/sw/it/nl/... labels repeat the English one: names of
 people and companies are written the same in those Wikipedias). ``edges`` adds statements to entities
 of other files (``edges: {P530: {Q79: [Q30, ...]}}``). P47, P530 and P190 are made symmetric.
+``labels`` adds labels in a language to entities of other files (``labels: {ca: {Q29: Espanya}}``): the
+way to give the sample a new language without editing the shipped tables; pass such a file with
+``--add`` (docs/journeys.md, "A new language").
 """
 
 from __future__ import annotations
@@ -177,14 +180,16 @@ def _display(path: Path) -> str:
         return str(path)
 
 
-def load_sources(source_dir: Path) -> tuple[dict[str, Entity], dict[str, list[str]]]:
-    """Read every source table; return the entities by QID and the editions per country."""
+def load_sources(source_dir: Path, added: tuple[Path, ...] = ()) -> tuple[dict[str, Entity], dict[str, list[str]]]:
+    """Read every source table (and the ``added`` ones after them); return the entities by QID and the
+    editions per country."""
     entities: dict[str, Entity] = {}
     edges: list[tuple[str, str, str, str]] = []
+    extra_labels: list[tuple[str, str, str, str]] = []
     editions_file = source_dir / "editions.yaml"
     editions = {str(k): _as_list(v) for k, v in yaml.safe_load(editions_file.read_text())["editions"].items()}
-    for path in sorted(source_dir.glob("*.yaml")):
-        if path.name == "editions.yaml":
+    for path in [*sorted(source_dir.glob("*.yaml")), *added]:
+        if path.name == "editions.yaml" and path.parent == source_dir:
             continue
         doc = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
         origin = _display(path)
@@ -197,6 +202,18 @@ def load_sources(source_dir: Path) -> tuple[dict[str, Entity], dict[str, list[st
         for pid, table in (doc.get("edges") or {}).items():
             for subject, objects in table.items():
                 edges.extend((str(subject), str(pid), obj, origin) for obj in _as_list(objects))
+        for lang, table in (doc.get("labels") or {}).items():
+            if not LANG.fullmatch(str(lang)):
+                raise SourceError(f"{origin}: labels: malformed language code {lang!r}")
+            extra_labels.extend((str(qid), str(lang), str(text), origin) for qid, text in (table or {}).items())
+    for qid, lang, text, origin in extra_labels:
+        if qid not in entities:
+            raise SourceError(f"{origin}: labels {lang}: {qid} is not defined in any source table")
+        known = entities[qid].labels.get(lang)
+        if known is not None and known != text:
+            raise SourceError(f"{origin}: labels {lang}: {qid} already has the {lang} label {known!r} in "
+                              f"{entities[qid].origin}; give it once")
+        entities[qid].labels[lang] = text
     for subject, pid, obj, origin in edges:
         if not PID.fullmatch(pid) or not QID.fullmatch(obj):
             raise SourceError(f"{origin}: edges {pid}: {subject} -> {obj!r} is not a PID and a QID")
@@ -322,9 +339,9 @@ def _tsv(rows: list[tuple[str, ...]], header: tuple[str, ...]) -> bytes:
     return ("\t".join(header) + "\n" + body).encode("utf-8")
 
 
-def render(source_dir: Path = SOURCE_DIR) -> dict[str, bytes]:
+def render(source_dir: Path = SOURCE_DIR, added: tuple[Path, ...] = ()) -> dict[str, bytes]:
     """Build every output file's bytes from the source tables (pure: no writes)."""
-    entities, editions = load_sources(source_dir)
+    entities, editions = load_sources(source_dir, added)
     lines, links = triples(entities, editions)
     buffer = io.BytesIO()
     with gzip.GzipFile(filename="", mode="wb", fileobj=buffer, mtime=0, compresslevel=9) as gz:
@@ -342,9 +359,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--source", type=Path, default=SOURCE_DIR, help="folder of source tables")
     parser.add_argument("--out", type=Path, default=SAMPLE_DIR, help="folder to write the outputs into")
+    parser.add_argument("--add", type=Path, action="append", default=[],
+                        help="another source table read after the shipped ones (e.g. labels in a new language); "
+                             "repeatable")
     args = parser.parse_args(argv)
     try:
-        files = render(args.source)
+        files = render(args.source, tuple(args.add))
     except SourceError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -175,3 +175,44 @@ def test_a_culture_paired_with_itself_is_refused_before_any_query(same, fixture_
     assert app.requests == []
     with pytest.raises(ConfigError, match="both sides are the culture"):
         load_pair(str(pair))
+
+
+def test_a_culture_file_given_as_a_pair_is_named_as_such_on_the_cli(tmp_path):
+    from factatlas.curate.config import DATA_DIR
+
+    culture = tmp_path / "mine.yaml"
+    culture.write_text((DATA_DIR / "cultures" / "arab.yaml").read_text("utf-8"), "utf-8")
+    proc = subprocess.run([sys.executable, "-m", "factatlas", "curate", "--pair", str(culture), "--run",
+                           str(tmp_path / "run")], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2, proc.stderr
+    assert f"{culture}:" in proc.stderr
+    assert "this is a culture file (it lists countries), but a pair was expected" in proc.stderr
+    assert "unknown key" not in proc.stderr
+    assert not (tmp_path / "run").exists()
+
+
+def test_an_unknown_culture_in_a_pair_file_points_at_its_line(tmp_path):
+    pair = tmp_path / "pair.yaml"
+    pair.write_text("name: mine\ncultures:\n  - arab\n  - westt\n", "utf-8")
+    with pytest.raises(ConfigError) as info:
+        load_pair(pair)
+    assert str(info.value).startswith(f"{pair}:4:5: cultures[1]: unknown culture 'westt'. Did you mean 'west'?")
+
+
+def test_a_city_or_an_unknown_item_listed_as_a_country_is_warned_about_at_the_start(tmp_path):
+    (tmp_path / "mixed.yaml").write_text(
+        "label: Mixed\ncountries:\n  - {qid: Q970, label: Comoros, wikipedia_sites: [en]}\n"
+        "  - {qid: Q90, label: Paris, wikipedia_sites: [en]}\n"
+        "  - {qid: Q99999999, label: Typo, wikipedia_sites: [en]}\n", "utf-8")
+    (tmp_path / "pair.yaml").write_text("cultures: [mixed.yaml, west]\n", "utf-8")
+    proc = subprocess.run([sys.executable, "-m", "factatlas", "curate", str(tmp_path / "run"), "--pair",
+                           str(tmp_path / "pair.yaml"), "--langs", "en"], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stderr.splitlines()
+    warnings = [line for line in lines if line.startswith("warning: culture")]
+    assert warnings == [
+        "warning: culture mixed: Q90 (Paris) is not a country here (P31 Q5119, Q1549591, not under Q6256); "
+        "subjects are matched through it all the same",
+        "warning: culture mixed: Q99999999 (Typo) is unknown at this endpoint (no label, no P31); check the QID",
+    ]
+    assert lines.index(warnings[-1]) < lines.index("step 1/5: candidates")  # before any curation query
