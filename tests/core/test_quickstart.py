@@ -1,5 +1,6 @@
 """The README's main job, end to end on the embedded sample (the probe step is covered in tests/probe)."""
 
+import re
 from pathlib import Path
 
 import pytest
@@ -35,3 +36,20 @@ def test_quickstart_never_deletes_a_folder_it_did_not_make(tmp_path):
     assert (foreign / "notes.txt").read_text() == "keep me"
     prepare_run_dir(Path(tmp_path / "fresh"))
     assert (tmp_path / "fresh" / ".factatlas-quickstart").exists()
+
+
+def test_quickstart_says_which_split_each_number_comes_from(tmp_path):
+    """The tiny model learns the dev split; the numbers are printed per split and the verdict names the
+    held-out split it was computed on (issue 13). Few fine-tuning steps: the lines, not the scores, are tested."""
+    pytest.importorskip("torch")
+    said: list[str] = []
+    result = run_quickstart(QuickstartConfig(run=tmp_path / "qs", tiny_steps=20), say=said.append)
+    assert set(result.seconds) == {"curate", "build", "probe", "report", "publish", "read back"}
+    per_split = [line for line in said if line.startswith("P@1 on ")]
+    assert [line.split(" (")[0] for line in per_split] == ["P@1 on dev", "P@1 on test"]
+    assert all(re.search(r"\(\d+ prompts\): 0\.\d{3} full prompt vs 0\.\d{3} template-only$", line)
+               for line in per_split), per_split
+    verdict_at = next(i for i, line in enumerate(said) if line.startswith("report: "))
+    assert said[verdict_at].endswith("verdict FAIL")
+    assert said[verdict_at + 1].startswith("  verdict computed on the held-out split test: "), said[verdict_at + 1]
+    assert "(trained on dev)" in said[verdict_at + 1]
