@@ -113,8 +113,6 @@ class Correlation:
 def pearson(feature: str, xs: Sequence[float], ys: Sequence[float]) -> Correlation:
     """Pearson r and its two-sided p (scipy.stats.pearsonr); None with a reason below 3 pairs or when
     either side is constant."""
-    from scipy import stats
-
     n = len(xs)
     if n != len(ys):
         raise ValueError(f"{feature}: {n} x values but {len(ys)} y values")
@@ -122,6 +120,8 @@ def pearson(feature: str, xs: Sequence[float], ys: Sequence[float]) -> Correlati
         return Correlation(feature, n, None, None, f"{n} language pairs; a correlation needs 3 or more")
     if len(set(xs)) < 2 or len(set(ys)) < 2:
         return Correlation(feature, n, None, None, "constant over the language pairs")
+    from scipy import stats  # here, not above: a 2-language run never needs its 2 s import
+
     res = stats.pearsonr(xs, ys)
     return Correlation(feature, n, float(res.statistic), float(res.pvalue))
 

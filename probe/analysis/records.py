@@ -167,7 +167,21 @@ def model_tokenizer(model_dir: Path) -> tuple[Tokenize | None, str]:
         tok = AutoTokenizer.from_pretrained(source, local_files_only=True)
     except (OSError, ValueError) as e:
         return None, f"{source}: cannot load the tokenizer: {e}"
-    return (lambda text: tok(text, add_special_tokens=False)["input_ids"]), ""
+    return _memoised(lambda text: tok(text, add_special_tokens=False)["input_ids"]), ""
+
+
+def _memoised(tokenize: Tokenize) -> Tokenize:
+    # the same answer forms and prompts are counted for every ranking row and again for the vocabulary
+    # overlap; a call into the tokenizer costs ~0.1 ms, a dict lookup nothing
+    seen: dict[str, Sequence[int]] = {}
+
+    def cached(text: str) -> Sequence[int]:
+        ids = seen.get(text)
+        if ids is None:
+            ids = seen[text] = tuple(tokenize(text))
+        return ids
+
+    return cached
 
 
 @dataclass(frozen=True)
