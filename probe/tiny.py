@@ -245,7 +245,7 @@ def masked_lm_loss(model, input_ids, attention_mask, labels, full: bool = False)
     The model's own ``labels=`` path projects every position onto the vocabulary and then ignores all but
     the few masked ones; on a tiny BERT that projection is most of a training step. Same loss (the mean
     cross-entropy over the positions whose label is not -100); ``full=True`` is the model's own path, the
-    baseline of ``benchmarks/tiny_finetune.py``. Models without a BERT-style head (``cls``) use it too.
+    baseline of ``benchmarks/tiny_finetune.py``; models without a BERT-style head (``cls``) always take it.
     """
     import torch
 
