@@ -35,7 +35,13 @@ from factatlas.builder.candidates import (
     surface_collisions,
 )
 from factatlas.builder.hygiene import Hygiene, final_text, screen_facts, too_few_rendered
-from factatlas.builder.losses import losses_lines, parallel_losses, previous_languages, shrinking_losses
+from factatlas.builder.losses import (
+    LanguageLoss,
+    losses_lines,
+    parallel_losses,
+    previous_languages,
+    shrinking_losses,
+)
 from factatlas.builder.sources import PromptSource, TemplateInfo, answer_variant, subject_key
 from factatlas.builder.splits import (
     DEFAULT_FRACTIONS,
@@ -90,7 +96,7 @@ class BuildResult:
     content: BenchmarkContent
     counts: dict[str, int]
     # what the multi-parallel rule removed from every language, per causing language (builder.losses)
-    losses: tuple = ()
+    losses: tuple[LanguageLoss, ...] = ()
 
 
 def _drop(item: str, reason: str, detail: str = "", fact: Fact | None = None, predicate: str = "") -> Drop:

@@ -58,7 +58,7 @@ def build_command(
 
     Example: factatlas build runs/arab-west --langs ar,en --candidates sampled --k 10
     """
-    from factatlas.balance import balance_lines, balance_warning, culture_balance
+    from factatlas.balance import balance_report
     from factatlas.builder.build import build_run
     from factatlas.builder.hygiene import Hygiene
     from factatlas.builder.losses import losses_lines
@@ -80,10 +80,9 @@ def build_command(
         err.print("[bold yellow]multi-parallel removals[/] (one language lacked it, so every language lost it):")
         for line in lines:
             err.print(f"  {line}", highlight=False)
-    balance = culture_balance(result.content.facts, sorted({f.culture for f in result.content.facts}))
-    out.print("\n".join(balance_lines(balance, {e.qid: e for e in result.content.entities})), highlight=False,
-              soft_wrap=True)
-    warning = balance_warning(balance, max_culture_share)
+    balance, warning = balance_report(result.content.facts, sorted({f.culture for f in result.content.facts}),
+                                      {e.qid: e for e in result.content.entities}, max_culture_share)
+    out.print("\n".join(balance), highlight=False, soft_wrap=True)
     if warning:
         err.print(f"[bold yellow]warning:[/] {warning}", highlight=False)
     c = result.counts

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from factatlas.records import Drop
+from factatlas.records import Drop, id_order
 
 BUILD_STEP = "build"
 
@@ -73,12 +73,7 @@ def parallel_losses(drops: Iterable[Drop], langs: Sequence[str]) -> list[Languag
     order = {lang: i for i, lang in enumerate(langs)}
     return [LanguageLoss(lang, pred, tuple(sorted(e["templates"])), e["facts"], e["prompts"], e["objects"],
                          tuple(sorted(e["reasons"])))
-            for (lang, pred), e in sorted(acc.items(), key=lambda kv: (order[kv[0][0]], _pid(kv[0][1])))]
-
-
-def _pid(predicate: str) -> tuple[int, str]:
-    digits = predicate[1:]
-    return (int(digits), predicate) if digits.isdigit() else (10**9, predicate)
+            for (lang, pred), e in sorted(acc.items(), key=lambda kv: (order[kv[0][0]], id_order(kv[0][1])))]
 
 
 def previous_languages(run: Path) -> tuple[str, ...]:
@@ -89,6 +84,7 @@ def previous_languages(run: Path) -> tuple[str, ...]:
     try:
         return tuple(json.loads(meta.read_text("utf-8")).get("languages") or ())
     except (json.JSONDecodeError, OSError):
+        # an unreadable earlier build is replaced whole by this one; there is nothing left to shrink
         return ()
 
 

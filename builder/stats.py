@@ -19,7 +19,7 @@ from typing import Any
 
 from factatlas.entropy import predicate_entropy
 from factatlas.forms import leaks
-from factatlas.records import Entity, Fact
+from factatlas.records import Entity, Fact, id_order
 
 WESTERN_CULTURE = "west"
 
@@ -124,7 +124,7 @@ def stats_table(stats: Mapping[str, Any], languages: Sequence[str]):
     for name in split_names:
         table.add_column(f"{name} (share)", justify="right")
     for culture, preds in sorted(stats["cells"].items()):
-        for pred, cell in sorted(preds.items(), key=lambda kv: _pid_key(kv[0])):
+        for pred, cell in sorted(preds.items(), key=lambda kv: id_order(kv[0])):
             per_split = splits.get(culture, {}).get(pred, {})
             table.add_row(culture, pred, *(str(cell["facts"].get(lang, 0)) for lang in languages),
                           f"{cell['entropy_bits']:.2f}", f"{cell['valid_objects_per_fact']:.2f}",
@@ -149,5 +149,3 @@ def split_cell(counts: Mapping[str, int], name: str) -> str:
     return f"{n} ({n / total:.1%})" if total else "0"
 
 
-def _pid_key(pid: str) -> tuple[int, str]:
-    return (int(pid[1:]), "") if pid[1:].isdigit() else (1 << 30, pid)

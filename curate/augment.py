@@ -14,10 +14,7 @@ from collections.abc import Callable, Iterable
 
 import networkx as nx
 
-
-def qid_key(q: str) -> tuple[int, str]:
-    """Numeric order for QIDs (Q2 < Q10), stable for anything else."""
-    return (int(q[1:]), q) if q[1:].isdigit() else (1 << 62, q)
+from factatlas.records import id_order
 
 
 def build_graph(edges: Iterable[tuple[str, str]]) -> nx.DiGraph:
@@ -30,7 +27,7 @@ def superclasses(graph: nx.DiGraph, item: str) -> list[str]:
     """Every P279 ancestor of ``item`` (not the item itself), in QID order."""
     if item not in graph:
         return []
-    return sorted((n for n in nx.descendants(graph, item) if n != item), key=qid_key)
+    return sorted((n for n in nx.descendants(graph, item) if n != item), key=id_order)
 
 
 def containing_areas(graph: nx.DiGraph, place: str, is_country: Callable[[str], bool]) -> list[str]:
@@ -46,4 +43,4 @@ def containing_areas(graph: nx.DiGraph, place: str, is_country: Callable[[str], 
                 continue
             seen.add(parent)
             frontier.append(parent)
-    return sorted(seen, key=qid_key)
+    return sorted(seen, key=id_order)

@@ -76,12 +76,11 @@ def curate_command(
 
 
 def _print_balance(result, max_share: float) -> None:
-    from factatlas.balance import balance_lines, balance_warning, culture_balance
+    from factatlas.balance import balance_report
     from factatlas.console import err
 
-    balance = culture_balance(result.facts, result.cultures)
-    typer.echo("\n" + "\n".join(balance_lines(balance, result.entities)))
-    warning = balance_warning(balance, max_share)
+    lines, warning = balance_report(result.facts, result.cultures, result.entities, max_share)
+    typer.echo("\n" + "\n".join(lines))
     if warning:
         err.print(f"[bold yellow]warning:[/] {warning}", highlight=False)
 

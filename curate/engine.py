@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from factatlas.curate import sparql
-from factatlas.curate.augment import build_graph, containing_areas, qid_key, superclasses
+from factatlas.curate.augment import build_graph, containing_areas, superclasses
 from factatlas.curate.cache import DEFAULT_BATCH, QueryRunner
 from factatlas.curate.config import (
     CultureConfig,
@@ -68,6 +68,7 @@ from factatlas.records import (
     Provenance,
     fact_id,
     frozen_mapping,
+    id_order,
 )
 from factatlas.rundir import RunDir
 from factatlas.tables import write_drops, write_entities, write_facts
@@ -183,7 +184,7 @@ class EntityInfo:
         female = {x: min(self.female[x]) for x in langs if self.female.get(x)}
         male = {x: min(self.male[x]) for x in langs if self.male.get(x)}
         return Entity(qid, frozen_mapping(labels), frozen_mapping(aliases), gender, source,
-                      tuple(sorted(self.classes, key=qid_key)), self.sitelinks, frozen_mapping(female),
+                      tuple(sorted(self.classes, key=id_order)), self.sitelinks, frozen_mapping(female),
                       frozen_mapping(male))
 
 
@@ -192,12 +193,12 @@ class Knowledge:
 
     def __init__(self, runner: QueryRunner, langs: Sequence[str], roots: Iterable[str], batch_size: int):
         self.runner, self.langs, self.batch = runner, tuple(langs), batch_size
-        self.roots = tuple(sorted(set(roots), key=qid_key))
+        self.roots = tuple(sorted(set(roots), key=id_order))
         self.info: dict[str, EntityInfo] = defaultdict(EntityInfo)
         self.reach: dict[str, set[str]] = {}
 
     def describe(self, qids: Iterable[str]) -> None:
-        todo = sorted({q for q in qids if not self.info[q].described}, key=qid_key)
+        todo = sorted({q for q in qids if not self.info[q].described}, key=id_order)
         if not todo:
             return
         rows = self.runner.select_batched("describe", todo, lambda b: sparql.describe_query(b, self.langs),
@@ -234,7 +235,7 @@ class Knowledge:
         self.ensure_classes(c for q in todo for c in self.info[q].classes)
 
     def ensure_classes(self, classes: Iterable[str]) -> None:
-        todo = sorted({c for c in classes if c not in self.reach}, key=qid_key)
+        todo = sorted({c for c in classes if c not in self.reach}, key=id_order)
         if not todo:
             return
         rows = self.runner.select_batched("class-reach", todo,
@@ -250,13 +251,13 @@ class Knowledge:
         """None when ``qid`` has type ``spec``; otherwise why not."""
         if qid in spec.exclude_items:
             return f"{qid} is listed in exclude_items of type '{spec.name}'"
-        classes = sorted(self.info[qid].classes, key=qid_key)
+        classes = sorted(self.info[qid].classes, key=id_order)
         if not classes:
             return f"{qid} has no P31 class (type '{spec.name}' needs one)"
         for c in classes:
             bad = self.reach.get(c, set()) & set(spec.exclude)
             if bad:
-                return f"{qid} is a {c}, under {min(bad, key=qid_key)} which type '{spec.name}' excludes"
+                return f"{qid} is a {c}, under {min(bad, key=id_order)} which type '{spec.name}' excludes"
         if any(self.reach.get(c, set()) & set(spec.classes) for c in classes):
             return None
         return f"{qid} (P31 {', '.join(classes[:3])}) does not have type '{spec.name}'"
@@ -329,7 +330,7 @@ def _curate(config: CurationConfig, run_dir: str | Path, *, endpoint: SparqlEndp
 
     facts = assemble_facts(kept, valid, augmented)
     referenced = {f.subject for f in facts} | {o.qid for f in facts for o in f.objects}
-    entities = {q: know.info[q].to_entity(q, config.langs) for q in sorted(referenced, key=qid_key)}
+    entities = {q: know.info[q].to_entity(q, config.langs) for q in sorted(referenced, key=id_order)}
     counts, country_counts = _count(facts, cultures, specs)
     with run.replace_stage("curate", keep=("cache", "queries.jsonl")) as staging:
         write_facts(staging / "facts.parquet", facts)
@@ -351,7 +352,7 @@ def check_label_languages(langs: Sequence[str], culture_configs: Sequence[Cultur
     """Refuse a label language that none of the pair's listed countries has a label in (a typo such as
     ``xx``, or a language the endpoint does not hold), before any curation query: it would otherwise
     drop every fact one by one."""
-    countries = sorted({q for cc in culture_configs for q in cc.culture.country_qids}, key=qid_key)
+    countries = sorted({q for cc in culture_configs for q in cc.culture.country_qids}, key=id_order)
     if not countries:
         return
     rows = runner.select("label-languages", sparql.label_languages_query(countries, langs))
@@ -376,7 +377,7 @@ def check_countries(cultures: Mapping[str, Culture], know: Knowledge) -> list[st
                 out.append(f"culture {name}: {country.qid} ({country.label}) is unknown at this endpoint (no "
                            "label, no P31); check the QID")
             elif not know.is_country(country.qid):
-                classes = ", ".join(sorted(info.classes, key=qid_key)[:3]) or "none"
+                classes = ", ".join(sorted(info.classes, key=id_order)[:3]) or "none"
                 out.append(f"culture {name}: {country.qid} ({country.label}) is not a country here (P31 {classes}, "
                            f"not under {COUNTRY_CLASS}); subjects are matched through it all the same")
     return out
@@ -416,7 +417,7 @@ def find_candidates(cultures: Mapping[str, Culture], specs: Mapping[str, Predica
         for pid_, spec in specs.items():
             itself = spec.culture_filter.side == "subject" and spec.culture_filter.via is None
             rows = runner.select_batched(
-                f"candidates:{pid_}", list(culture.country_qids) if itself else sorted(canonical, key=qid_key),
+                f"candidates:{pid_}", list(culture.country_qids) if itself else sorted(canonical, key=id_order),
                 lambda b, spec=spec, sites=sites: sparql.candidates_query(
                     spec.pid, spec.culture_filter.side, spec.culture_filter.via, b, sites),
                 batch_size)
@@ -438,7 +439,7 @@ def find_candidates(cultures: Mapping[str, Culture], specs: Mapping[str, Predica
     know.ensure_classes(c for pool in candidates.values() for q in pool for c in know.info[q].classes)
     for (cname, pid_), pool in candidates.items():
         spec = specs[pid_]
-        for q in sorted(pool, key=qid_key):
+        for q in sorted(pool, key=id_order):
             why = know.type_check(q, spec.subject_type)
             if why:
                 drops.append(Drop(fact_id(cname, pid_, q), "candidates", "subject-type", why, cname, pid_,
@@ -466,7 +467,7 @@ def collect_objects(specs: Mapping[str, PredicateSpec], kept: Mapping[tuple[str,
     dropped (``objects/object-not-item``). The object type check needs P31, so it runs in step 4."""
     direct: dict[tuple[str, str], dict[str, list[str]]] = {}
     for pid_ in specs:
-        subjects = sorted({c.qid for (_, p), cs in kept.items() if p == pid_ for c in cs}, key=qid_key)
+        subjects = sorted({c.qid for (_, p), cs in kept.items() if p == pid_ for c in cs}, key=id_order)
         rows = runner.select_batched(f"objects:{pid_}", subjects,
                                      lambda b, pid_=pid_: sparql.objects_query(pid_, b), batch_size)
         objects: dict[str, set[str]] = defaultdict(set)
@@ -486,7 +487,7 @@ def collect_objects(specs: Mapping[str, PredicateSpec], kept: Mapping[tuple[str,
                 for v in sorted(non_items.get(c.qid, ())):
                     drops.append(Drop(fid, "objects", "object-not-item", f"object {v} is not a Wikidata item",
                                       cname, pid_, _first_country(c)))
-            direct[(cname, pid_)] = {c.qid: sorted(objects.get(c.qid, ()), key=qid_key) for c in cs}
+            direct[(cname, pid_)] = {c.qid: sorted(objects.get(c.qid, ()), key=id_order) for c in cs}
     return direct
 
 
@@ -559,7 +560,7 @@ def assemble_facts(kept: Mapping[tuple[str, str], list[Candidate]],
             for extra, prov, via in augmented.get(key, {}).get(s, []):
                 refs.append(ObjectRef(extra, prov, via))
             facts.append(Fact(fact_id(cname, pid_, s), pid_, s, tuple(refs), cname,
-                              tuple(sorted(cand.countries, key=qid_key)), cand.popularity, rank[s]))
+                              tuple(sorted(cand.countries, key=id_order)), cand.popularity, rank[s]))
     facts.sort(key=lambda f: f.id)
     return facts
 
@@ -585,7 +586,7 @@ def resolve_culture(cc: CultureConfig, runner: QueryRunner) -> tuple[Culture, di
     if rule is None:
         return culture, {}
     rows = runner.select("membership", sparql.membership_query(rule.predicate, rule.target))
-    resolved = sorted({q for r in rows if (q := sparql.qid_of(r, "country"))}, key=qid_key)
+    resolved = sorted({q for r in rows if (q := sparql.qid_of(r, "country"))}, key=id_order)
     listed = list(culture.country_qids)
     pinned: dict[str, Any] = {
         "rule": f"?country wdt:{rule.predicate} wd:{rule.target}",
@@ -622,14 +623,14 @@ def _label_added_countries(cultures: dict[str, Culture], know: Knowledge) -> dic
 
 
 def _first_country(c: Candidate) -> str:
-    return min(c.countries, key=qid_key) if c.countries else ""
+    return min(c.countries, key=id_order) if c.countries else ""
 
 
 def _score_candidates(config: CurationConfig, candidates: Mapping[tuple[str, str], Mapping[str, Candidate]],
                       site_by_country: Mapping[str, Sequence[str]], runner: QueryRunner, know: Knowledge,
                       source: PopularitySource | None) -> str:
     """Fill ``Candidate.popularity``: max over the subject's articles in its countries' editions."""
-    all_subjects = sorted({q for pool in candidates.values() for q in pool}, key=qid_key)
+    all_subjects = sorted({q for pool in candidates.values() for q in pool}, key=id_order)
     if config.popularity == "sitelinks":
         rows = runner.select_batched("sitelinks", all_subjects, sitelinks_query, config.batch_size)
         counts = {}
@@ -685,14 +686,14 @@ def _select(key: tuple[str, str], pool: Mapping[str, Candidate], max_subjects: i
             drops: list[Drop]) -> list[Candidate]:
     """Most popular first (ties: lower QID); a subject passes the quota while one of its countries has room."""
     cname, pid_ = key
-    ranked = sorted(pool.values(), key=lambda c: (-c.popularity, qid_key(c.qid)))
+    ranked = sorted(pool.values(), key=lambda c: (-c.popularity, id_order(c.qid)))
     per_country: Counter[str] = Counter()
     kept: list[Candidate] = []
     for c in ranked:
         fid = fact_id(cname, pid_, c.qid)
         if quota is not None and all(per_country[q] >= quota for q in c.countries):
             drops.append(Drop(fid, "popularity", "country-quota",
-                              f"all of {', '.join(sorted(c.countries, key=qid_key))} already have {quota} subjects",
+                              f"all of {', '.join(sorted(c.countries, key=id_order))} already have {quota} subjects",
                               cname, pid_, _first_country(c)))
             continue
         if len(kept) >= max_subjects:
@@ -717,7 +718,7 @@ def augment_objects(specs: Mapping[str, PredicateSpec], valid: Mapping[tuple[str
             pools[mode].update(o for objs in per_subject.values() for o in objs)
     graphs = {}
     for mode, build in (("superclass", sparql.superclass_edges_query), ("admin", sparql.admin_edges_query)):
-        pool = sorted(pools[mode], key=qid_key)
+        pool = sorted(pools[mode], key=id_order)
         rows = runner.select_batched(f"augment:{mode}", pool, build, config.batch_size) if pool else []
         edges = [(a, b) for r in rows if (a := sparql.qid_of(r, "sub")) and (b := sparql.qid_of(r, "super"))]
         graphs[mode] = build_graph(edges)
@@ -756,7 +757,7 @@ def augment_objects(specs: Mapping[str, PredicateSpec], valid: Mapping[tuple[str
                                               why or f"{up} has no label in {', '.join(lacking)}", cname, pid_))
                         continue
                     extra[up] = o
-            out[key][s] = [(q, prov, extra[q]) for q in sorted(extra, key=qid_key)]
+            out[key][s] = [(q, prov, extra[q]) for q in sorted(extra, key=id_order)]
     return out
 
 

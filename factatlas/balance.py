@@ -71,6 +71,13 @@ def balance_warning(balance: Balance, max_share: float = DEFAULT_MAX_SHARE, opti
             f"the smaller side, or raise {option} if this is intended")
 
 
+def balance_report(facts: Iterable[Fact], cultures: Iterable[str], entities: Mapping[str, Entity] | None,
+                   max_share: float = DEFAULT_MAX_SHARE) -> tuple[list[str], str | None]:
+    """What curate and build print: the balance lines, and the warning above ``max_share`` (or None)."""
+    balance = culture_balance(facts, cultures)
+    return balance_lines(balance, entities), balance_warning(balance, max_share)
+
+
 def _name(qid: str, entities: Mapping[str, Entity] | None) -> str:
     entity = entities.get(qid) if entities else None
     label = entity.labels.get("en") if entity is not None else None

@@ -25,6 +25,11 @@ SITE_RE = re.compile(r"\A[a-z]{2,3}(-[a-z0-9]{1,8})*\Z")
 ANSWER_MARKER = "[Y]"
 
 
+def id_order(wikidata_id: str) -> tuple[int, str]:
+    """Numeric order for Wikidata ids (Q2 < Q10, P17 < P131); anything else after them, by its text."""
+    return (int(wikidata_id[1:]), wikidata_id) if wikidata_id[1:].isdigit() else (1 << 62, wikidata_id)
+
+
 def frozen_mapping(data: Mapping | None = None) -> Mapping:
     """A read-only view of a copy of ``data`` (records are frozen all the way down)."""
     return MappingProxyType(dict(data or {}))

@@ -38,8 +38,7 @@ def audit_renderer(renderer: Renderer, langs: tuple[str, ...] | None = None) -> 
         out[lang].decisions[("agreement", kind)] += 1
         if kind in ("suffix", "unknown"):
             guesses[lang].add(("agreement", f"{qid} '{label}': {ag.gender}/{ag.number} from {ag.source or 'nothing'}"))
-    for key, res in renderer.inflection_decisions().items():
-        lang, label, features = key[:3]
+    for (lang, label, features, *_context), res in renderer.inflection_decisions().items():
         if res is None:
             out[lang].decisions[("inflection", "unsupported")] += 1
             continue

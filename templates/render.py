@@ -204,7 +204,7 @@ class Renderer:
                 return InflectionResult(f"{noun} {quotes[0]}{label}{quotes[1]}", EXACT, "title")
         # ru в/на depends on the place's class (an island takes на), so those forms are keyed by it too
         classes = entity.classes if features.preposition else ()
-        key = (lang, label, features, agreement, etype, sentence_initial) + ((classes,) if classes else ())
+        key = (lang, label, features, agreement, etype, sentence_initial, classes)
         if key in self._inflections:
             result = self._inflections[key]
         else:
@@ -368,7 +368,8 @@ class Renderer:
         return dict(self._agreements)
 
     def inflection_decisions(self) -> Mapping[tuple, InflectionResult | None]:
-        """(lang, label, features, agreement, type, initial) -> the inflection made (for the audit)."""
+        """(lang, label, features, agreement, type, initial, classes) -> the inflection made (for the audit);
+        classes are the P31 classes when a preposition depends on them (ru в/на), else ()."""
         return dict(self._inflections)
 
     def _inflected_aliases(self, obj: Entity, lang: str, features: Features, slot_type: str, initial: bool,

@@ -2,10 +2,11 @@
 
 Checked per file: unknown keys, unknown or mismatched language, unknown scripts/genders; per template:
 syntax, unknown predicate, ids, slots that do not fit the predicate/kind (missing or duplicate [Y] in a
-cloze, [Y] in a question, no [X]), features the language does not have, Korean particles, agreement
-groups that agree with the answer [Y] away from it (next to [Y] they are part of the answer) or do not cover the language's genders (without ``other``),
-mixed-script words (a Cyrillic letter inside a Latin word and vice versa, letters of undeclared
-scripts), and placeholders that would survive rendering (a probe render per gender/number).
+cloze, [Y] in a question, no [X]), features the language does not have, Korean particles, agreement groups
+that agree with the answer [Y] away from it (next to [Y] they are part of the answer) or do not cover the
+language's genders (without ``other``), mixed-script words (a Cyrillic letter inside a Latin word and vice
+versa, letters of undeclared scripts), and placeholders that would survive rendering (a probe render per
+gender/number).
 """
 
 from __future__ import annotations

@@ -34,3 +34,11 @@ def test_drops_round_trip(tmp_path):
     drops = [Drop("arab:P19:Q1", "labels", "no-label:ar", "", "arab", "P19", "Q79")]
     write_drops(tmp_path / "d.parquet", drops)
     assert read_drops(tmp_path / "d.parquet") == drops
+
+
+def test_wikidata_ids_sort_by_number_and_other_text_after_them():
+    from factatlas.records import id_order
+
+    assert sorted(["Q10", "Q2", "Q100", "Q1"], key=id_order) == ["Q1", "Q2", "Q10", "Q100"]
+    assert sorted(["P131", "P17", "P1412", "P27"], key=id_order) == ["P17", "P27", "P131", "P1412"]
+    assert sorted(["Qx", "Q5", "all", "Q"], key=id_order) == ["Q5", "Q", "Qx", "all"]
