@@ -234,18 +234,39 @@ def ranking_row(prompt: Prompt, model: str, scoring: str, ranked: Sequence[str],
 
 
 def rank_prompts(scorer, prompts: Sequence[Prompt], texts: Sequence[str], model: str,
-                 chunk: int = 512, progress: Callable[[int], None] | None = None) -> list[ProbeResult]:
-    """Closed-set ranking of cloze prompts (``texts[i]`` replaces ``prompts[i].text``)."""
-    out = []
-    for start in range(0, len(prompts), chunk):
-        part = prompts[start: start + chunk]
-        queries = [ClozeQuery(t, p.candidate_forms) for p, t in zip(part, texts[start: start + chunk], strict=True)]
-        for p, scores in zip(part, scorer.score(queries), strict=True):
-            ranked, ordered = rank_candidates(p.candidate_qids, scores)
-            gold = set(p.gold_qids)
-            out.append(ranking_row(p, model, scorer.scoring, ranked, ordered, bool(ranked) and ranked[0] in gold))
+                 chunk: int = 512, progress: Callable[[int], None] | None = None,
+                 counts: Counter | None = None) -> list[ProbeResult]:
+    """Closed-set ranking of cloze prompts (``texts[i]`` replaces ``prompts[i].text``).
+
+    Identical queries (same text, same candidate forms in the same order) are scored once and share their
+    scores: the template-only baseline puts one placeholder in place of every subject, so its 8,049
+    quickstart prompts are 179 distinct queries. ``counts["scored/queries-shared"]`` says how many rows
+    reused another row's scores."""
+    first_of: dict[tuple[str, tuple[str, ...]], int] = {}
+    unique: list[ClozeQuery] = []
+    query_of: list[int] = []
+    for p, t in zip(prompts, texts, strict=True):
+        key = (t, tuple(p.candidate_forms))
+        index = first_of.get(key)
+        if index is None:
+            index = first_of[key] = len(unique)
+            unique.append(ClozeQuery(t, p.candidate_forms))
+        query_of.append(index)
+    if counts is not None:
+        counts["scored/queries-shared"] += len(prompts) - len(unique)
+    # progress counts prompts: a chunk of distinct queries stands for every prompt whose first copy is in it
+    represented = Counter(query_of)
+    scores: list[Sequence[float]] = []
+    for start in range(0, len(unique), chunk):
+        part = unique[start: start + chunk]
+        scores.extend(scorer.score(part))
         if progress:
-            progress(len(part))
+            progress(sum(represented[i] for i in range(start, start + len(part))))
+    out = []
+    for p, index in zip(prompts, query_of, strict=True):
+        ranked, ordered = rank_candidates(p.candidate_qids, scores[index])
+        gold = set(p.gold_qids)
+        out.append(ranking_row(p, model, scorer.scoring, ranked, ordered, bool(ranked) and ranked[0] in gold))
     return out
 
 
@@ -373,7 +394,7 @@ def _run(job: ProbeJob, selected, counts: Counter, benchmark: Benchmark, run_dir
         task = bar.add_task(f"{slug}: {rule.name}", total=len(work))
         if rule.kind == "rank":
             rankings = rank_prompts(scorer, work, [r.text for r in work], model_name,
-                                    progress=lambda n: bar.advance(task, n))
+                                    progress=lambda n: bar.advance(task, n), counts=counts)
         elif rule.name in ("chat", "chat-lenient"):
             from factatlas.probe.chat import ChatConfig, answer_conversations
             from factatlas.probe.generative import alias_index
@@ -392,9 +413,12 @@ def _run(job: ProbeJob, selected, counts: Counter, benchmark: Benchmark, run_dir
     template_rows: list[ProbeResult] | None = None
     if config.template_only and rule.kind == "rank":
         kept, texts = template_only_inputs(work, counts)
+        template_counts: Counter = Counter()
         with progress() as bar:
             task = bar.add_task(f"{slug}: template-only", total=len(kept))
-            template_rows = rank_prompts(scorer, kept, texts, model_name, progress=lambda n: bar.advance(task, n))
+            template_rows = rank_prompts(scorer, kept, texts, model_name, progress=lambda n: bar.advance(task, n),
+                                         counts=template_counts)
+        counts["template_only/queries-shared"] = template_counts["scored/queries-shared"]
         counts["template_only/scored"] = len(template_rows)
     elif config.template_only:
         counts["template_only/skipped:not-a-ranking-rule"] = len(work)

@@ -99,3 +99,42 @@ def test_scores_are_mean_log_probs(tiny_bert):
         lp = torch.log_softmax(logits, -1)
         expected = sum(float(lp[start + j, t]) for j, t in enumerate(cand)) / len(cand)
         assert score == pytest.approx(expected, abs=1e-5)
+
+
+class _Recording:
+    """A real scorer that also keeps every query it was asked to score."""
+
+    def __init__(self, scorer):
+        self.scorer, self.scoring, self.asked = scorer, scorer.scoring, []
+
+    def score(self, queries):
+        self.asked.extend(queries)
+        return self.scorer.score(queries)
+
+
+def test_identical_queries_are_scored_once_and_share_their_scores(tiny_bert, capitals_rows):
+    from collections import Counter
+    from dataclasses import replace
+
+    rows = cloze_rows(capitals_rows)[:12]
+    prompts = prompts_of(rows)
+    reversed_forms = replace(prompts[0], prompt_id="reordered", candidate_forms=prompts[0].candidate_forms[::-1],
+                             candidate_qids=prompts[0].candidate_qids[::-1])
+    copies = [replace(p, prompt_id=f"{p.prompt_id}-copy") for p in prompts[:5]]
+    everything = [*prompts, *copies, reversed_forms]
+    texts = [p.text for p in everything]
+    recorder, counts = _Recording(MaskedLMScorer(tiny_bert)), Counter()
+    rankings = rank_prompts(recorder, everything, texts, "tiny-bert", chunk=4, counts=counts)
+
+    # the copies are not asked again; the same text with its candidates in another order is
+    assert [q.text for q in recorder.asked] == [p.text for p in [*prompts, reversed_forms]]
+    assert counts["scored/queries-shared"] == 5
+    alone = {p.prompt_id: MaskedLMScorer(tiny_bert).score([ClozeQuery(p.text, p.candidate_forms)])[0]
+             for p in everything}
+    for p, row in zip(everything, rankings, strict=True):
+        assert row.prompt_id == p.prompt_id
+        assert row.ranked_qids == rank_candidates(p.candidate_qids, alone[p.prompt_id])[0]
+        assert sorted(row.scores, reverse=True) == pytest.approx(sorted(alone[p.prompt_id], reverse=True), abs=1e-5)
+    by_id = {r.prompt_id: r for r in rankings}
+    for p in prompts[:5]:
+        assert by_id[f"{p.prompt_id}-copy"].scores == by_id[p.prompt_id].scores

@@ -51,7 +51,11 @@ def test_logprob_scoring_over_http_equals_in_process(tmp_path, capitals_rows, ti
             assert re_["scores"] == pytest.approx(lo["scores"], abs=1e-4)
             assert re_["correct_at_1"] == lo["correct_at_1"]
         info = json.loads((run / "probe" / f"http-{scoring}" / "probe.json").read_text())
-        assert info["counts"]["http/requests"] == 96 * 2  # one per prompt, and again for the template-only run
+        # one request per distinct query: the 96 prompts have 96 texts, but with the subject replaced by the
+        # placeholder the template-only run is left with one query per template
+        shared = info["counts"]["template_only/queries-shared"]
+        assert info["counts"]["scored/queries-shared"] == 0 and 0 < shared < 96
+        assert info["counts"]["http/requests"] == 96 + (96 - shared) == 100
         assert info["device"] == "remote"
 
 
