@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import random
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -65,8 +66,13 @@ def wordpiece_vocab(texts: Sequence[str], vocab_size: int, specials: Sequence[st
     bpe = Tokenizer(models.BPE(unk_token="[UNK]"))
     bpe.normalizer = normalizers.NFC()
     bpe.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
-    bpe.train_from_iterator(texts, trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=list(specials),
-                                                       show_progress=False))
+    # The pre-tokenizer splits on whitespace, so n copies of a text joined by spaces give the trainer the same
+    # word counts as n separate texts, in one string: identical vocabulary, a third of the training time
+    # (the quickstart's 434,230 texts are 11,360 distinct ones; every prompt lists its candidates' forms).
+    counted = Counter(texts)
+    bpe.train_from_iterator([" ".join([text] * n) for text, n in counted.items()],
+                            trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=list(specials),
+                                                show_progress=False))
     pieces = [t for t, _ in sorted(bpe.get_vocab().items(), key=lambda kv: kv[1]) if t not in specials]
     vocab = {t: i for i, t in enumerate(specials)}
     for piece in pieces:

@@ -93,7 +93,9 @@ def vocabulary_overlap(texts: Mapping[str, Iterable[str]], tokenize: Callable[[s
                        ) -> dict[tuple[str, str], float]:
     """Jaccard overlap |V_a ∩ V_b| / |V_a ∪ V_b| of the subword ids the model's tokenizer uses for each
     language's benchmark text (prompts and answer forms), for every pair a < b."""
-    vocab = {lang: {i for t in ts for i in tokenize(t)} for lang, ts in texts.items()}
+    many = getattr(tokenize, "many", None)  # a CachedTokenizer tokenizes all texts in one batch
+    vocab = {lang: {i for ids in (many(ts) if many else map(tokenize, ts)) for i in ids}
+             for lang, ts in texts.items()}
     out = {}
     for a, b in combinations(sorted(vocab), 2):
         union = vocab[a] | vocab[b]

@@ -167,21 +167,30 @@ def model_tokenizer(model_dir: Path) -> tuple[Tokenize | None, str]:
         tok = AutoTokenizer.from_pretrained(source, local_files_only=True)
     except (OSError, ValueError) as e:
         return None, f"{source}: cannot load the tokenizer: {e}"
-    return _memoised(lambda text: tok(text, add_special_tokens=False)["input_ids"]), ""
+    return CachedTokenizer(lambda texts: tok(list(texts), add_special_tokens=False)["input_ids"]), ""
 
 
-def _memoised(tokenize: Tokenize) -> Tokenize:
-    # the same answer forms and prompts are counted for every ranking row and again for the vocabulary
-    # overlap; a call into the tokenizer costs ~0.1 ms, a dict lookup nothing
-    seen: dict[str, Sequence[int]] = {}
+class CachedTokenizer:
+    """text -> subword ids, each distinct text tokenized once. The same answer forms and prompts are counted
+    for every ranking row and again for the vocabulary overlap; ``many`` sends every text not seen yet to the
+    tokenizer in one batch (a fast tokenizer's batch call is ~10x cheaper per text than single calls)."""
 
-    def cached(text: str) -> Sequence[int]:
-        ids = seen.get(text)
+    def __init__(self, tokenize_batch: Callable[[Sequence[str]], Sequence[Sequence[int]]]):
+        self._batch = tokenize_batch
+        self._seen: dict[str, tuple[int, ...]] = {}
+
+    def __call__(self, text: str) -> tuple[int, ...]:
+        ids = self._seen.get(text)
         if ids is None:
-            ids = seen[text] = tuple(tokenize(text))
+            ids = self._seen[text] = tuple(self._batch([text])[0])
         return ids
 
-    return cached
+    def many(self, texts: Iterable[str]) -> list[tuple[int, ...]]:
+        texts = list(texts)
+        new = [t for t in dict.fromkeys(texts) if t not in self._seen]
+        if new:
+            self._seen.update(zip(new, map(tuple, self._batch(new)), strict=True))
+        return [self._seen[t] for t in texts]
 
 
 @dataclass(frozen=True)

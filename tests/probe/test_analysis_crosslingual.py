@@ -50,6 +50,24 @@ def test_vocabulary_overlap_is_jaccard_of_subword_ids():
     assert overlap == {("ar", "en"): 0.0, ("ar", "fr"): pytest.approx(1 / 3), ("en", "fr"): pytest.approx(1 / 3)}
 
 
+def test_cached_tokenizer_batches_each_distinct_text_once():
+    from factatlas.probe.analysis.records import CachedTokenizer
+
+    batches = []
+
+    def tokenize_batch(texts):
+        batches.append(list(texts))
+        return [[ord(c) for c in t] for t in texts]
+
+    tokenize = CachedTokenizer(tokenize_batch)
+    assert tokenize("ab") == (97, 98)
+    texts = {"en": ["ab", "ab", "b"], "fr": ["bc", "b"], "ar": ["cd"]}
+    overlap = X.vocabulary_overlap(texts, tokenize)
+    assert overlap == X.vocabulary_overlap(texts, lambda t: [ord(c) for c in t])
+    assert batches == [["ab"], ["b"], ["bc"], ["cd"]]  # one batch per language, texts already seen left out
+    assert tokenize.many(["cd", "ab"]) == [(99, 100), (97, 98)] and len(batches) == 4
+
+
 def test_correlation_needs_three_pairs():
     c = X.pearson("x", [0.0, 1.0], [0.2, 0.4])
     assert (c.r, c.reason) == (None, "2 language pairs; a correlation needs 3 or more")

@@ -28,3 +28,25 @@ def test_tiny_bert_is_byte_identical_across_processes(tmp_path):
         digests.append(done.stdout)
     assert "tokenizer.json" in digests[0] and "model.safetensors" in digests[0]
     assert digests[1] == digests[0] and digests[2] == digests[0]
+
+
+def test_wordpiece_vocabulary_is_the_one_trained_on_every_text_separately():
+    """Repeated texts go to the BPE trainer once, joined by spaces; the word counts, and so every merge and
+    every id, must be those of feeding each copy separately."""
+    from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, trainers
+
+    from factatlas.probe.tiny import tokenizer_texts, wordpiece_vocab
+    from tests.probe.probe_capitals import capital_prompt_rows
+
+    texts = tokenizer_texts(capital_prompt_rows()) + ["ولد في القاهرة", "Cairo", "Cairo", "Kuwait City"] * 7
+    assert len(set(texts)) < len(texts) / 3
+    specials = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+    separate = Tokenizer(models.BPE(unk_token="[UNK]"))
+    separate.normalizer = normalizers.NFC()
+    separate.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    separate.train_from_iterator(texts, trainers.BpeTrainer(vocab_size=150, special_tokens=specials,
+                                                            show_progress=False))
+    pieces = [t for t, _ in sorted(separate.get_vocab().items(), key=lambda kv: kv[1]) if t not in specials]
+    vocab = wordpiece_vocab(texts, 150, specials)
+    assert [t for t in vocab if not t.startswith("##") and t not in specials] == pieces
+    assert len(vocab) > 150
