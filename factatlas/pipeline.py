@@ -21,6 +21,7 @@ from typing import Any
 import typer
 
 from factatlas.errors import ConfigError
+from factatlas.stopwatch import section
 
 QUICKSTART_MARKER = ".factatlas-quickstart"
 
@@ -107,6 +108,15 @@ def _config_names(files: dict[str, bytes]) -> list[str]:
     return [c["config_name"] for c in yaml.safe_load(header).get("configs", [])]
 
 
+def load_libraries() -> None:
+    """Import what the probe, the report and the read-back load anyway: torch, transformers' model code
+    (3.6 s CPU of its own: it loads torch's compiler and distributed packages), matplotlib and datasets."""
+    import datasets  # noqa: F401
+    import matplotlib.pyplot  # noqa: F401
+    import torch  # noqa: F401
+    import transformers.modeling_utils  # noqa: F401
+
+
 def run_quickstart(config: QuickstartConfig, say: Callable[[str], None] = print) -> QuickstartResult:
     from factatlas.builder.build import build_run
     from factatlas.curate.engine import CurationConfig, curate
@@ -120,11 +130,14 @@ def run_quickstart(config: QuickstartConfig, say: Callable[[str], None] = print)
     def timed(name: str, fn: Callable[[], Any]) -> Any:
         say(f"── {name} ──")
         t0 = time.perf_counter()
-        value = fn()
+        with section(name):
+            value = fn()
         result.seconds[name] = round(time.perf_counter() - t0, 2)
         say(f"   {name}: {result.seconds[name]:.1f} s")
         return value
 
+    if not config.skip_probe:  # loaded by the stages anyway; timed apart so that the stages' times are their own
+        timed("load libraries", load_libraries)
     curated = timed("curate", lambda: curate(CurationConfig(pair=config.pair, langs=config.langs), run))
     say(format_counts(curated))
     result.counts["facts"] = len(curated.facts)
@@ -182,10 +195,14 @@ def register(app: typer.Typer) -> None:
         Example: factatlas quickstart runs/quickstart --langs ar,en
         """
         from factatlas.console import err
+        from factatlas.stopwatch import Stopwatch, recording, time_table
 
         run = old_run or run
         config = QuickstartConfig(run=run, pair=pair, langs=_split_langs(langs), model=model, skip_probe=skip_probe)
-        result = run_quickstart(config, say=lambda msg: err.print(msg, highlight=False))
+        with recording(Stopwatch()) as watch:
+            result = run_quickstart(config, say=lambda msg: err.print(msg, highlight=False))
+        for line in time_table(watch):
+            err.print(line, highlight=False)
         total = sum(result.seconds.values())
         print(f"quickstart finished in {total:.1f} s: {result.counts.get('facts')} facts curated, "
               f"{result.counts.get('prompts')} prompts built, release v{config.version} tagged in "

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from factatlas.probe.batching import token_budget_batches
+from factatlas.probe.batching import long_tensor, token_budget_batches
 from factatlas.probe.models import LoadedModel
 from factatlas.probe.protocol import ClozeQuery
 from factatlas.probe.slots import SlotTokens, special_wrap, tokenize_slots
@@ -168,6 +168,7 @@ class MaskedLMScorer:
             return self._score_slots(slots)
 
     def _score_slots(self, slots: Sequence[SlotTokens]) -> list[tuple[float, ...]]:
+        import numpy as np
         import torch
 
         tok = self.lm.tokenizer
@@ -179,24 +180,21 @@ class MaskedLMScorer:
             # Passes of one length batch together: no padding, so no attention mask and no wasted rows.
             for batch in token_budget_batches([len(p.ids) for p in passes], self.batch_tokens, same_length=True):
                 chosen = [passes[i] for i in batch]
-                ids = torch.tensor([p.ids for p in chosen], dtype=torch.long)
-                rows, cols, read_index, tokens, cands = [], [], [], [], []
+                rows, cols, targets, bases = [], [], [], []
                 for r, p in enumerate(chosen):
-                    base = len(rows)
+                    bases.extend([len(rows)] * len(p.targets))  # where this pass's reads start
                     rows.extend([r] * len(p.positions))
                     cols.extend(p.positions)
-                    for pi, token, cand in p.targets:
-                        read_index.append(base + pi)
-                        tokens.append(token)
-                        cands.append(cand)
-                logits = self._logits_at(ids.to(device), None, torch.tensor(rows, device=device),
-                                         torch.tensor(cols, device=device))
+                    targets.extend(p.targets)
+                read, tokens, cands = np.array(targets, dtype=np.int64).T
+                at, tokens, cands = (long_tensor(x, device) for x in (read + np.array(bases), tokens, cands))
+                logits = self._logits_at(long_tensor([p.ids for p in chosen], device), None,
+                                         long_tensor(rows, device), long_tensor(cols, device))
                 # log p(token) = logit - logsumexp(row): no vocabulary-sized log-softmax output is written
                 logits = logits.float()
                 norm = torch.logsumexp(logits, dim=-1)
-                at = torch.tensor(read_index, device=device)
-                values = logits[at, torch.tensor(tokens, device=device)] - norm[at]
-                sums.index_add_(0, torch.tensor(cands, device=device), values.double())
+                values = logits[at, tokens] - norm[at]
+                sums.index_add_(0, cands, values.double())
         means = sums.cpu().tolist()
         out: list[tuple[float, ...]] = []
         g = 0

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from factatlas.errors import FactatlasError
+from factatlas.stopwatch import section
 
 # A leaking prompt (object label inside the subject label) gives the answer away; up to this share of
 # (fact, language) units per language is tolerated and reported, above it the dataset fails.
@@ -621,14 +622,17 @@ def write_report(run: str | os.PathLike, model: str | None = None, config: Any =
         rows = pq.read_table(folder / "rankings.parquet").to_pylist()
         t_path = folder / "rankings_template_only.parquet"
         t_rows = pq.read_table(t_path).to_pylist() if t_path.exists() else None
-        metrics = compute_metrics(rows, bench, config, template_only_rows=t_rows,
-                                  trained_on=trained_splits(folder) if trained_on is None else trained_on)
+        with section("report/metrics"):
+            metrics = compute_metrics(rows, bench, config, template_only_rows=t_rows,
+                                      trained_on=trained_splits(folder) if trained_on is None else trained_on)
         v = verdict(metrics)
-        plots = make_plots(metrics, folder, plabel)
+        with section("report/plots"):
+            plots = make_plots(metrics, folder, plabel)
         images = {key: embed_png(folder / name) for key, name in plots.items()}
         page = render_html(ReportInput(metrics, v, images, lambda q: bench.label(q), plabel, run.name,
                                        extra_sections=judge_sections(folder, rows)))
-        page = with_analyses(page, run, folder, metrics["config"]["rankc_weighting"])
+        with section("report/analyses"):
+            page = with_analyses(page, run, folder, metrics["config"]["rankc_weighting"])
         write_text(folder / "report.html", page)
         write_json(folder / "verdict.json", v.to_json())
         results.append(ReportResult(folder.name, folder / "report.html", v, tuple(folder / p for p in plots.values())))

@@ -23,6 +23,7 @@ from typing import Any
 from factatlas.atomic import write_json
 from factatlas.benchmark import Benchmark
 from factatlas.errors import ConfigError
+from factatlas.probe.batching import greedy_batches
 from factatlas.probe.protocol import (
     DEFAULT_SCORING,
     ClozeQuery,
@@ -32,6 +33,7 @@ from factatlas.probe.protocol import (
 )
 from factatlas.probe.threads import torch_threads
 from factatlas.records import ANSWER_MARKER, ProbeResult, Prompt
+from factatlas.stopwatch import section
 from factatlas.tables import (
     probe_result_to_row,
     prompt_from_row,
@@ -234,9 +236,14 @@ def ranking_row(prompt: Prompt, model: str, scoring: str, ranked: Sequence[str],
 
 
 def rank_prompts(scorer, prompts: Sequence[Prompt], texts: Sequence[str], model: str,
-                 chunk: int = 512, progress: Callable[[int], None] | None = None,
-                 counts: Counter | None = None) -> list[ProbeResult]:
+                 chunk: int = 2048, progress: Callable[[int], None] | None = None,
+                 counts: Counter | None = None, chunk_candidates: int = 65536) -> list[ProbeResult]:
     """Closed-set ranking of cloze prompts (``texts[i]`` replaces ``prompts[i].text``).
+
+    The scorer gets the queries in chunks of at most ``chunk`` queries and ``chunk_candidates`` candidates:
+    large enough that the in-context tokenization and the pass planning share work across many prompts,
+    small enough that a chunk's plan of passes stays a few hundred MB on benchmarks with thousands of
+    candidates per prompt.
 
     Identical queries (same text, same candidate forms in the same order) are scored once and share their
     scores: the template-only baseline puts one placeholder in place of every subject, so its 8,049
@@ -257,11 +264,11 @@ def rank_prompts(scorer, prompts: Sequence[Prompt], texts: Sequence[str], model:
     # progress counts prompts: a chunk of distinct queries stands for every prompt whose first copy is in it
     represented = Counter(query_of)
     scores: list[Sequence[float]] = []
-    for start in range(0, len(unique), chunk):
-        part = unique[start: start + chunk]
-        scores.extend(scorer.score(part))
+    sizes = [(1, len(q.forms)) for q in unique]
+    for part in greedy_batches(range(len(unique)), sizes, (chunk, chunk_candidates)):
+        scores.extend(scorer.score([unique[i] for i in part]))
         if progress:
-            progress(sum(represented[i] for i in range(start, start + len(part))))
+            progress(sum(represented[i] for i in part))
     out = []
     for p, index in zip(prompts, query_of, strict=True):
         ranked, ordered = rank_candidates(p.candidate_qids, scores[index])
@@ -393,8 +400,9 @@ def _run(job: ProbeJob, selected, counts: Counter, benchmark: Benchmark, run_dir
     with progress() as bar:
         task = bar.add_task(f"{slug}: {rule.name}", total=len(work))
         if rule.kind == "rank":
-            rankings = rank_prompts(scorer, work, [r.text for r in work], model_name,
-                                    progress=lambda n: bar.advance(task, n), counts=counts)
+            with section("probe/score"):
+                rankings = rank_prompts(scorer, work, [r.text for r in work], model_name,
+                                        progress=lambda n: bar.advance(task, n), counts=counts)
         elif rule.name in ("chat", "chat-lenient"):
             from factatlas.probe.chat import ChatConfig, answer_conversations
             from factatlas.probe.generative import alias_index
@@ -416,8 +424,9 @@ def _run(job: ProbeJob, selected, counts: Counter, benchmark: Benchmark, run_dir
         template_counts: Counter = Counter()
         with progress() as bar:
             task = bar.add_task(f"{slug}: template-only", total=len(kept))
-            template_rows = rank_prompts(scorer, kept, texts, model_name, progress=lambda n: bar.advance(task, n),
-                                         counts=template_counts)
+            with section("probe/score template-only"):
+                template_rows = rank_prompts(scorer, kept, texts, model_name, progress=lambda n: bar.advance(task, n),
+                                             counts=template_counts)
         counts["template_only/queries-shared"] = template_counts["scored/queries-shared"]
         counts["template_only/scored"] = len(template_rows)
     elif config.template_only:
@@ -448,7 +457,8 @@ def _run(job: ProbeJob, selected, counts: Counter, benchmark: Benchmark, run_dir
         outcome.rankings_path = out_dir / "rankings.parquet"
         outcome.template_only_path = out_dir / "rankings_template_only.parquet" if template_rows is not None else None
 
-    outcome.metrics_path = write_metrics(out_dir, rankings, template_rows, benchmark)
+    with section("probe/metrics"):
+        outcome.metrics_path = write_metrics(out_dir, rankings, template_rows, benchmark)
     from factatlas.rundir import RunDir
 
     outputs = [p for p in (outcome.rankings_path, outcome.template_only_path, outcome.metrics_path) if p]

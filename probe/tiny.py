@@ -21,6 +21,7 @@ from factatlas.probe.protocol import ClozeQuery
 from factatlas.probe.slots import special_wrap, tokenize_slots
 from factatlas.probe.threads import torch_threads
 from factatlas.records import ANSWER_MARKER
+from factatlas.stopwatch import section
 
 TINY_FAMILIES = {"bert": "mlm", "gpt2": "causal", "t5": "seq2seq"}
 N_SENTINELS = 8
@@ -217,8 +218,7 @@ def finetune(lm: LoadedModel, examples: Sequence[ClozeExample], steps: int = 300
     losses = []
     report = StepReport(f"fine-tuning {lm.name}", steps)
     with torch.enable_grad(), report:
-        for _ in range(steps):
-            batch = [rows[rng.randrange(len(rows))] for _ in range(min(batch_size, len(rows)))]
+        for batch in length_grouped_batches(rows, steps, min(batch_size, len(rows)), rng):
             if lm.family == "mlm":
                 inputs, labels = [], []
                 for ids, (start, k) in batch:
@@ -248,6 +248,20 @@ def finetune(lm: LoadedModel, examples: Sequence[ClozeExample], steps: int = 300
             report.step(losses[-1])
     model.eval()
     return losses
+
+
+def length_grouped_batches(rows: Sequence[tuple[list[int], Any]], steps: int, batch_size: int,
+                           rng: random.Random, group: int = 8) -> list[list[tuple[list[int], Any]]]:
+    """``steps`` batches of rows drawn uniformly with replacement, ``group`` batches at a time sorted by
+    length before they are cut and shuffled: every row is as likely as before, and a batch pads to a
+    length its rows nearly share (random batches of the quickstart's facts were 38 % padding)."""
+    batches: list[list[tuple[list[int], Any]]] = []
+    while len(batches) < steps:
+        drawn = sorted((rows[rng.randrange(len(rows))] for _ in range(batch_size * group)), key=lambda r: len(r[0]))
+        cut = [drawn[i: i + batch_size] for i in range(0, len(drawn), batch_size)]
+        rng.shuffle(cut)
+        batches.extend(cut)
+    return batches[:steps]
 
 
 def adamw(parameters, lr: float):
@@ -377,12 +391,14 @@ def make_tiny_model(out_dir: str | Path, arch: str, texts: Sequence[str], *,
     hf_logging.disable_progress_bar()
     if arch not in TINY_FAMILIES:
         raise ValueError(f"unknown tiny architecture '{arch}'; expected one of {sorted(TINY_FAMILIES)}")
-    tokenizer = train_tokenizer(texts, arch, vocab_size)
+    with section("probe/tiny model: tokenizer"):
+        tokenizer = train_tokenizer(texts, arch, vocab_size)
     if chat_template is not None:
         tokenizer.chat_template = chat_template
     model = build_model(arch, tokenizer, size, seed)
     lm = wrap_model(model, tokenizer, name=f"tiny-{arch}", family=TINY_FAMILIES[arch])
-    with torch_threads(model, "cpu"):  # tiny matrices: one thread (factatlas.probe.threads)
+    # tiny matrices: one thread (factatlas.probe.threads)
+    with torch_threads(model, "cpu"), section("probe/tiny model: fine-tune"):
         finetune(lm, examples, steps=steps, lr=lr, seed=seed, batch_size=batch_size)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)

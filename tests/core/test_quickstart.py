@@ -7,6 +7,7 @@ import pytest
 
 from factatlas.errors import ConfigError
 from factatlas.pipeline import QuickstartConfig, prepare_run_dir, run_quickstart
+from factatlas.stopwatch import Stopwatch, recording, time_table
 from factatlas.tables import read_rows
 
 
@@ -43,8 +44,20 @@ def test_quickstart_says_which_split_each_number_comes_from(tmp_path):
     held-out split it was computed on (issue 13). Few fine-tuning steps: the lines, not the scores, are tested."""
     pytest.importorskip("torch")
     said: list[str] = []
-    result = run_quickstart(QuickstartConfig(run=tmp_path / "qs", tiny_steps=20), say=said.append)
-    assert set(result.seconds) == {"curate", "build", "probe", "report", "publish", "read back"}
+    with recording(Stopwatch()) as watch:
+        result = run_quickstart(QuickstartConfig(run=tmp_path / "qs", tiny_steps=20), say=said.append)
+    stages = ["load libraries", "curate", "build", "probe", "report", "publish", "read back"]
+    assert list(result.seconds) == stages
+    # where the time went: every stage, and the parts of the probe and the report, in the order they ran
+    assert list(watch.sections) == ["load libraries", "curate", "build", "probe", "probe/tiny model: tokenizer",
+                                    "probe/tiny model: fine-tune", "probe/score", "probe/score template-only",
+                                    "probe/metrics", "report", "report/metrics", "report/plots", "report/analyses",
+                                    "publish", "read back"]
+    table = time_table(watch)
+    assert [line[:40].strip() for line in table[1:]] == [
+        "load libraries", "curate", "build", "probe", "tiny model: tokenizer", "tiny model: fine-tune", "score",
+        "score template-only", "metrics", "the rest", "report", "metrics", "plots", "analyses", "the rest",
+        "publish", "read back", "outside the stages (start-up)", "process total"]
     per_split = [line for line in said if line.startswith("P@1 on ")]
     assert [line.split(" (")[0] for line in per_split] == ["P@1 on dev", "P@1 on test"]
     assert all(re.search(r"\(\d+ prompts\): 0\.\d{3} full prompt vs 0\.\d{3} template-only$", line)

@@ -1,0 +1,51 @@
+"""The quickstart's account of where the time went: sections record only inside a recording, the table's
+parts add up to their stage, and what no stage covered is shown, not hidden."""
+
+from __future__ import annotations
+
+import pytest
+
+from factatlas.stopwatch import Stopwatch, recording, section, time_table
+
+
+def _busy(seconds: float) -> None:
+    import time
+
+    end = time.process_time() + seconds
+    while time.process_time() < end:
+        pass
+
+
+def test_sections_record_only_while_recording_and_nest_by_name():
+    with section("nowhere"):
+        _busy(0.01)
+    with recording(Stopwatch()) as watch:
+        with section("probe"):
+            with section("probe/score"):
+                _busy(0.05)
+            with section("probe/score"):  # a part entered twice adds up
+                _busy(0.05)
+        with pytest.raises(ValueError), section("report"):
+            raise ValueError("a failing stage is still timed")
+    with section("after"):
+        pass
+    assert list(watch.sections) == ["probe", "probe/score", "report"]
+    probe_wall, probe_cpu = watch.sections["probe"]
+    score_wall, score_cpu = watch.sections["probe/score"]
+    assert 0.1 <= score_cpu <= probe_cpu and score_wall <= probe_wall
+
+
+def test_time_table_exact_lines():
+    watch = Stopwatch(sections={"probe": [10.0, 12.0], "probe/fine-tune": [4.0, 4.5], "probe/score": [3.0, 3.5],
+                                "report": [2.0, 2.0], "orphan/part": [1.0, 1.0]})
+    assert time_table(watch, process_cpu=16.4) == [
+        "where the time went                        CPU s   wall s",
+        "probe                                       12.0     10.0",
+        "  fine-tune                                  4.5      4.0",
+        "  score                                      3.5      3.0",
+        "  the rest                                   4.0      3.0",
+        "report                                       2.0      2.0",
+        "orphan/part                                  1.0      1.0",
+        "outside the stages (start-up)                2.4",
+        "process total                               16.4",
+    ]
