@@ -196,9 +196,10 @@ def _training_rows(lm: LoadedModel, examples: Sequence[ClozeExample]) -> list[tu
 
 
 def finetune(lm: LoadedModel, examples: Sequence[ClozeExample], steps: int = 300, batch_size: int = 16,
-             lr: float = 3e-3, seed: int = 0, full_logits: bool = False) -> list[float]:
+             lr: float = 3e-3, seed: int = 0, full_logits: bool = False, fused: bool = True) -> list[float]:
     """A few hundred AdamW steps on true facts; returns the loss per step. Leaves the model in eval mode.
-    ``full_logits``: the masked-LM loss through the model's own ``labels=`` path (see ``masked_lm_loss``)."""
+    ``full_logits``: the masked-LM loss through the model's own ``labels=`` path (see ``masked_lm_loss``);
+    ``fused=False``: torch's per-tensor AdamW. Both are the baselines of ``benchmarks/tiny_finetune.py``."""
     import torch
 
     from factatlas.probe.batching import pad_right
@@ -210,7 +211,7 @@ def finetune(lm: LoadedModel, examples: Sequence[ClozeExample], steps: int = 300
     rows = _training_rows(lm, examples)
     tok, model = lm.tokenizer, lm.model
     pad_id = tok.pad_token_id if tok.pad_token_id is not None else 0
-    opt = adamw(model.parameters(), lr)
+    opt = adamw(model.parameters(), lr, fused)
     warmup = max(1, steps // 10)
     sched = torch.optim.lr_scheduler.LambdaLR(
         opt, lambda s: min(1.0, (s + 1) / warmup) * 0.5 * (1 + math.cos(math.pi * min(s, steps) / steps)))
@@ -264,17 +265,19 @@ def length_grouped_batches(rows: Sequence[tuple[list[int], Any]], steps: int, ba
     return batches[:steps]
 
 
-def adamw(parameters, lr: float):
+def adamw(parameters, lr: float, fused: bool = True):
     """AdamW without weight decay, fused into one kernel where torch has one for the parameters' device:
     a tiny model has few, small tensors, and the per-tensor loop was a sixth of a CPU training step
     (``benchmarks/tiny_finetune.py``)."""
     import torch
 
     parameters = list(parameters)
-    try:
-        return torch.optim.AdamW(parameters, lr=lr, weight_decay=0.0, fused=True)
-    except (RuntimeError, ValueError):  # no fused kernel for this device or dtype
-        return torch.optim.AdamW(parameters, lr=lr, weight_decay=0.0)
+    if fused:
+        try:
+            return torch.optim.AdamW(parameters, lr=lr, weight_decay=0.0, fused=True)
+        except (RuntimeError, ValueError):  # no fused kernel for this device or dtype
+            pass
+    return torch.optim.AdamW(parameters, lr=lr, weight_decay=0.0)
 
 
 def masked_lm_loss(model, input_ids, attention_mask, labels, full: bool = False):
