@@ -19,8 +19,6 @@ class Stopwatch:
     """Seconds per section name, in the order the sections were first entered: name -> [wall, cpu]."""
 
     sections: dict[str, list[float]] = field(default_factory=dict)
-    started_wall: float = field(default_factory=time.perf_counter)
-    started_cpu: float = field(default_factory=time.process_time)
 
     def enter(self, name: str) -> None:
         """Give ``name`` its place in the order: a stage is entered before its parts finish."""
@@ -30,10 +28,6 @@ class Stopwatch:
         total = self.sections.setdefault(name, [0.0, 0.0])
         total[0] += wall
         total[1] += cpu
-
-    def elapsed(self) -> tuple[float, float]:
-        """(wall, cpu) since the stopwatch was made."""
-        return time.perf_counter() - self.started_wall, time.process_time() - self.started_cpu
 
 
 _ACTIVE: ContextVar[Stopwatch | None] = ContextVar("factatlas_stopwatch", default=None)
