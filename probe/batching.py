@@ -44,7 +44,15 @@ def long_tensor(values, device: str = "cpu") -> torch.Tensor:
     import numpy as np
     import torch
 
-    return torch.from_numpy(np.asarray(values, dtype=np.int64)).to(device)
+    return on_device(torch.from_numpy(np.asarray(values, dtype=np.int64)), device)
+
+
+def on_device(tensor: torch.Tensor, device) -> torch.Tensor:
+    """A host tensor moved to ``device`` without making the host wait: to CUDA through pinned memory, so
+    the copy is queued behind the kernels already launched instead of waiting for them to finish."""
+    if str(device).startswith("cuda"):
+        return tensor.pin_memory().to(device, non_blocking=True)
+    return tensor.to(device)
 
 
 def pad_right(rows: Sequence[Sequence[int]], pad_id: int) -> tuple[torch.Tensor, torch.Tensor]:

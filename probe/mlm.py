@@ -115,37 +115,65 @@ def torch_module_list():
     return torch.nn.ModuleList
 
 
-def _last_layer_at(last, hidden, rows, cols):
+def _last_layer_at(last, hidden, rows, within, cols, most: int):
     """The final BERT-style layer evaluated only at (rows, cols): keys and values still come from every
     position, but queries, attention output and feed-forward run for the read positions alone.
-    ``rows`` must be grouped (all reads of a row together, rows ascending), as ``score_slots`` builds them."""
+    ``within`` numbers the reads of each row, ``most`` is the largest number of reads in one row; both
+    come from the host, since asking the device would make the host wait for it."""
     import torch
 
     sa = last.attention.self
     batch, length, width = hidden.shape
     heads, size = sa.num_attention_heads, sa.attention_head_size
-    per_row = torch.bincount(rows, minlength=batch)
-    most = int(per_row.max())
-    slot = torch.arange(len(rows), device=rows.device) - torch.repeat_interleave(
-        torch.cumsum(per_row, 0) - per_row, per_row)  # index of each read within its row
     positions = torch.zeros((batch, most), dtype=torch.long, device=rows.device)
-    positions[rows, slot] = cols
+    positions[rows, within] = cols
     query_in = hidden.gather(1, positions[..., None].expand(batch, most, width))  # [B, m, H]
     q = sa.query(query_in).view(batch, most, heads, size).transpose(1, 2)
     k = sa.key(hidden).view(batch, length, heads, size).transpose(1, 2)
     v = sa.value(hidden).view(batch, length, heads, size).transpose(1, 2)
     context = torch.nn.functional.scaled_dot_product_attention(q, k, v, scale=sa.scaling)
-    context = context.transpose(1, 2).reshape(batch, most, heads * size)[rows, slot]
-    query_in = query_in[rows, slot]
+    context = context.transpose(1, 2).reshape(batch, most, heads * size)[rows, within]
+    query_in = query_in[rows, within]
     attended = last.attention.output(context, query_in)
     return last.output(last.intermediate(attended), attended)
+
+
+VOCAB_ALIGN = 64
+
+
+def padded_decoder(model, head, align: int = VOCAB_ALIGN):
+    """(parent module, attribute name, padded copy) of the head's vocabulary projection when its output
+    width is not a multiple of ``align``; else None. mBERT's 119,547 columns leave every output row
+    misaligned, and cuBLAS then falls back to a pre-Hopper kernel: the projection ran at 59 TFLOP/s on an
+    H100. The extra columns get bias -inf, so they add nothing to any normaliser and are never read. The
+    copy is made when the scorer is built: a scorer kept across a change of the weights must be rebuilt."""
+    import torch
+
+    decoder = model.get_output_embeddings()
+    if not isinstance(decoder, torch.nn.Linear) or decoder.out_features % align == 0:
+        return None
+    if getattr(model, "hf_device_map", None):  # dispatched over devices: the projection keeps its hooks
+        return None
+    parent = next((m for m in head.modules() for child in m.children() if child is decoder), None)
+    if parent is None:
+        return None
+    name = next(n for n, child in parent.named_children() if child is decoder)
+    width = -(-decoder.out_features // align) * align
+    extra = width - decoder.out_features
+    w = decoder.weight.detach()
+    padded = torch.nn.Linear(decoder.in_features, width, device=w.device, dtype=w.dtype)
+    with torch.no_grad():
+        padded.weight.copy_(torch.cat([w, w.new_zeros(extra, w.shape[1])]))
+        bias = decoder.bias.detach() if decoder.bias is not None else w.new_zeros(decoder.out_features)
+        padded.bias.copy_(torch.cat([bias, bias.new_full((extra,), float("-inf"))]))
+    return parent, name, padded.eval().requires_grad_(False)
 
 
 class MaskedLMScorer:
     """Candidate scorer for masked LMs. ``mode``: "independent" (mLAMA) or "pll" (left to right)."""
 
     def __init__(self, lm: LoadedModel, mode: str = "independent", batch_tokens: int = 8192,
-                 split_head: bool = True, partial_last_layer: bool = True):
+                 split_head: bool = True, partial_last_layer: bool = True, accelerator_paths: bool | None = None):
         if lm.family != "mlm":
             raise ValueError(f"MaskedLMScorer needs a masked LM, got a {lm.family} model")
         if mode not in MODES:
@@ -158,6 +186,12 @@ class MaskedLMScorer:
         self._last = None
         if self._split is not None and partial_last_layer:
             self._last = bert_like_last_layer(self._split[0])
+        # On accelerators (None: on CUDA) the vocabulary projection gets a column-aligned copy and the
+        # normaliser is one fused log-softmax; on CPU the logsumexp writes no vocabulary-sized output.
+        if accelerator_paths is None:
+            accelerator_paths = str(lm.device).startswith("cuda")
+        self._padded = padded_decoder(lm.model, self._split[1]) if accelerator_paths and self._split else None
+        self._fused_norm = accelerator_paths
 
     def score(self, queries: Sequence[ClozeQuery]) -> list[tuple[float, ...]]:
         slots = tokenize_slots(self.lm.tokenizer, queries)
@@ -180,20 +214,24 @@ class MaskedLMScorer:
             # Passes of one length batch together: no padding, so no attention mask and no wasted rows.
             for batch in token_budget_batches([len(p.ids) for p in passes], self.batch_tokens, same_length=True):
                 chosen = [passes[i] for i in batch]
-                rows, cols, targets, bases = [], [], [], []
+                rows, within, cols, targets, bases = [], [], [], [], []
                 for r, p in enumerate(chosen):
                     bases.extend([len(rows)] * len(p.targets))  # where this pass's reads start
                     rows.extend([r] * len(p.positions))
+                    within.extend(range(len(p.positions)))  # each read's index within its row
                     cols.extend(p.positions)
                     targets.extend(p.targets)
+                most = max(len(p.positions) for p in chosen)
                 read, tokens, cands = np.array(targets, dtype=np.int64).T
                 at, tokens, cands = (long_tensor(x, device) for x in (read + np.array(bases), tokens, cands))
                 logits = self._logits_at(long_tensor([p.ids for p in chosen], device), None,
-                                         long_tensor(rows, device), long_tensor(cols, device))
-                # log p(token) = logit - logsumexp(row): no vocabulary-sized log-softmax output is written
-                logits = logits.float()
-                norm = torch.logsumexp(logits, dim=-1)
-                values = logits[at, tokens] - norm[at]
+                                         *(long_tensor(x, device) for x in (rows, within, cols)), most)
+                if self._fused_norm:
+                    values = torch.log_softmax(logits, dim=-1, dtype=torch.float32)[at, tokens]
+                else:
+                    # log p(token) = logit - logsumexp(row): no vocabulary-sized log-softmax output is written
+                    logits = logits.float()
+                    values = logits[at, tokens] - torch.logsumexp(logits, dim=-1)[at]
                 sums.index_add_(0, cands, values.double())
         means = sums.cpu().tolist()
         out: list[tuple[float, ...]] = []
@@ -204,18 +242,26 @@ class MaskedLMScorer:
             g += n
         return out
 
-    def _logits_at(self, ids, mask, rows, cols):
-        if self._split is not None and self._last is not None and mask is None:
-            base, head = self._split
+    def _logits_at(self, ids, mask, rows, within, cols, most: int):
+        if self._split is None:
+            return self.lm.model(input_ids=ids, attention_mask=mask).logits[rows, cols]
+        base, head = self._split
+        if self._last is not None and mask is None:
             layers = base.encoder.layer
             base.encoder.layer = layers[:-1]  # all but the last layer on every position
             try:
                 hidden = base(input_ids=ids)[0]
             finally:
                 base.encoder.layer = layers
-            return head(_last_layer_at(self._last, hidden, rows, cols))
-        if self._split is not None:
-            base, head = self._split
-            hidden = base(input_ids=ids, attention_mask=mask)[0]
-            return head(hidden[rows, cols])
-        return self.lm.model(input_ids=ids, attention_mask=mask).logits[rows, cols]
+            read = _last_layer_at(self._last, hidden, rows, within, cols, most)
+        else:
+            read = base(input_ids=ids, attention_mask=mask)[0][rows, cols]
+        if self._padded is None:
+            return head(read)
+        parent, name, padded = self._padded
+        decoder = getattr(parent, name)
+        setattr(parent, name, padded)  # the head's own code, with the aligned projection
+        try:
+            return head(read)
+        finally:
+            setattr(parent, name, decoder)

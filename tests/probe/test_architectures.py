@@ -83,6 +83,10 @@ def test_masked_scorer_on_other_encoders(tiny_bert_dir, kind):
     reference = mlama_independent_scores(lm, QUERIES)
     for a, b in zip(ours, reference, strict=True):
         assert a == pytest.approx(b, abs=1e-4)
+    # CUDA's paths (the column-aligned projection copy, the fused log-softmax) on this head layout too
+    accelerated = MaskedLMScorer(lm, "independent", batch_tokens=64, accelerator_paths=True)
+    assert (accelerated._padded is not None) == (kind == "xlm-roberta")
+    assert accelerated.score(QUERIES) == [pytest.approx(o, abs=1e-5) for o in ours]
 
 
 def test_mt5_architecture(tiny_t5_dir):

@@ -58,6 +58,33 @@ def test_read_positions_only_shortcuts_match_full_logits(tiny_bert, capitals_row
     assert head_only == [pytest.approx(f, abs=1e-5) for f in full]
 
 
+@pytest.mark.parametrize("mode", ["independent", "pll"])
+def test_accelerator_paths_score_as_the_cpu_paths(tiny_bert, capitals_rows, mode):
+    """The column-aligned copy of the vocabulary projection and the fused log-softmax (CUDA's defaults)
+    change no score, and the model keeps its own projection."""
+    from factatlas.probe.mlm import VOCAB_ALIGN
+
+    decoder = tiny_bert.model.get_output_embeddings()
+    assert decoder.out_features % VOCAB_ALIGN != 0  # else there is nothing to pad
+    queries = _queries(cloze_rows(capitals_rows))[:24]
+    accelerated = MaskedLMScorer(tiny_bert, mode, accelerator_paths=True)
+    assert accelerated._padded is not None and accelerated._padded[2].out_features % VOCAB_ALIGN == 0
+    plain = MaskedLMScorer(tiny_bert, mode, accelerator_paths=False).score(queries)
+    assert accelerated.score(queries) == [pytest.approx(p, abs=1e-5) for p in plain]
+    assert tiny_bert.model.get_output_embeddings() is decoder
+
+
+def test_no_padded_projection_for_models_dispatched_over_devices(tiny_bert):
+    import copy
+
+    from factatlas.probe.mlm import lm_head_split, padded_decoder
+
+    model = copy.deepcopy(tiny_bert.model)
+    assert padded_decoder(model, lm_head_split(model)[1]) is not None
+    model.hf_device_map = {"bert": 0, "cls": "cpu"}  # what accelerate's dispatch leaves on the model
+    assert padded_decoder(model, lm_head_split(model)[1]) is None
+
+
 def test_plan_passes_counts_only_needed_mask_counts_and_shares_trie_prefixes():
     mask, head, tail = 99, (1,), (2,)
     # candidates: lengths 1, 2, 2 (sharing the first token 5), 4
