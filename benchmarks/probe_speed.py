@@ -422,15 +422,28 @@ def sentence_loss_loop(lm, queries) -> list[tuple[float, ...]]:
 
 def causal_main(args, lm, queries, peak: float | None) -> int:
     from factatlas.probe.baselines import causal_per_candidate_scores
-    from factatlas.probe.causal import CausalLMScorer, SentenceLegacyScorer
+    from factatlas.probe.causal import CausalLMScorer, SentenceLegacyScorer, logit_keeping, packs
 
     scorer = CausalLMScorer(lm, "mean", batch_tokens=args.batch_tokens)
     legacy = SentenceLegacyScorer(lm, batch_tokens=args.batch_tokens)
-    scorer.score(queries)  # warm-up: first calls on new shapes build kernels (oneDNN bf16, CUDA)
-    legacy.score(queries)
+    # the KV-cache path (the context's cache copied per candidate), the rule's previous algorithm
+    cached = CausalLMScorer(lm, "mean", batch_tokens=args.batch_tokens, packed=False)
+    cached_legacy = SentenceLegacyScorer(lm, batch_tokens=args.batch_tokens, packed=False)
+    print(f"packed rows: {packs(lm, logit_keeping(lm))}")
+    for s in (scorer, legacy, cached, cached_legacy):  # warm-up: first calls build kernels (oneDNN bf16, CUDA)
+        s.score(queries)
+    ok = check("causal-mean packed vs KV-cache path", queries, scorer.score(queries), cached.score(queries),
+               False, 1e-5 if args.dtype == "fp32" else args.half_tol)
+    ok &= check("causal-sentence-legacy packed vs KV-cache path", queries, legacy.score(queries),
+                cached_legacy.score(queries), False, 1e-5 if args.dtype == "fp32" else args.half_tol)
+    if not ok:
+        print("FAILED: the two paths rank differently; no ratio printed", file=sys.stderr)
+        return 1
     sub = queries[: args.bmlama_prompts]
     sides = {"ours causal-mean": lambda: scorer.score(queries),
-             "ours causal-sentence-legacy": lambda: legacy.score(queries)}
+             "ours causal-mean, KV-cache path": lambda: cached.score(queries),
+             "ours causal-sentence-legacy": lambda: legacy.score(queries),
+             "ours causal-sentence-legacy, KV-cache": lambda: cached_legacy.score(queries)}
     if not args.skip_baselines:
         ref_lm = lm
         if args.dtype != "fp32":
@@ -461,11 +474,13 @@ def causal_main(args, lm, queries, peak: float | None) -> int:
     if peak:
         tflops = causal_flops(lm, queries) / t / 1e12
         line += f"; {tflops:.1f} TFLOP/s = {tflops / peak:.1%} of the measured {args.dtype} peak"
+    line += f"; {min(times['ours causal-mean, KV-cache path']) / t:.2f}x the KV-cache path"
     if not args.skip_baselines:
         line += f"; {min(times['per-candidate loop']) / min(times['ours causal-mean (subset)']):.1f}x the loop"
     print(line)
     t = min(times["ours causal-sentence-legacy"])
     line = f"RATIO causal-sentence-legacy: {len(queries) / t:.1f} prompts/s"
+    line += f"; {min(times['ours causal-sentence-legacy, KV-cache']) / t:.2f}x the KV-cache path"
     if not args.skip_baselines:
         line += (f"; {min(times['per-sentence loss loop']) / min(times['ours causal-sentence-legacy (subset)']):.1f}x "
                  "the per-sentence loop")

@@ -1,12 +1,13 @@
-"""Causal-LM candidate scoring: the prompt prefix runs once, candidates continue from its KV cache.
+"""Causal-LM candidate scoring: the prompt's context runs once for all of its candidates.
 
-Prompts are grouped by prefix length, so a batch of prefixes needs no padding (and no attention-mask or
-position-id bookkeeping that differs between architectures). The prefix pass keeps only the last
-position's logits (the first candidate token's distribution) and its KV cache; the cache rows are then
-selected once per candidate and all candidates of the batch continue in one pass, right-padded (padding
-after the real tokens cannot affect them under causal attention). Only the positions that predict a
-scored token are projected onto the vocabulary (``logits_to_keep``), and log-probs are gathered on the
-device.
+Packed (wherever the model honours it, tried once per model: ``packs``): one row per prompt holds the
+context and then every candidate's tokens, each candidate at the positions it would have right after the
+context and seeing only the context and its own earlier tokens (a 4-D additive attention mask and
+position ids). Every token is computed once, nothing is copied per candidate, and rows are right-padded
+in batches sorted by length. Otherwise (the KV-cache path): prompts are grouped by context length, the
+context runs once with a KV cache whose rows are then selected once per candidate, and all candidates of
+the batch continue in one right-padded pass. Either way only the positions that predict a scored token
+are projected onto the vocabulary (``logits_to_keep``), and log-probs are gathered on the device.
 
 Rules: ``mean`` / ``sum`` of log p(candidate tokens | prefix), optionally also the template's remainder
 after the slot (``include_remainder``). ``causal-sentence-legacy`` is BMLAMA's whole-sentence score:
@@ -17,9 +18,11 @@ own special tokens (what ``model(ids, labels=ids).loss`` computes in its code).
 from __future__ import annotations
 
 import inspect
+import weakref
 from collections.abc import Sequence
+from dataclasses import dataclass
 
-from factatlas.probe.batching import greedy_batches, pad_right
+from factatlas.probe.batching import greedy_batches, long_tensor, on_device, pad_right
 from factatlas.probe.models import LoadedModel
 from factatlas.probe.protocol import ClozeQuery
 from factatlas.probe.slots import SlotTokens, special_wrap, tokenize_slots
@@ -27,6 +30,44 @@ from factatlas.probe.threads import torch_threads
 
 REDUCTIONS = ("mean", "sum")
 LOGIT_BUDGET = 1 << 26  # vocabulary logits (floats) kept alive in one pass
+
+
+@dataclass(frozen=True)
+class LogitKeeping:
+    """What a model's ``logits_to_keep`` can do: ``last``, an int (keep the last n positions); ``masked``, a
+    2-D boolean mask (keep those positions of each row, flattened). Transformers takes the mask since 5.21;
+    5.17 indexes the sequence axis with it and fails (seen on the GPU machine), and a model's own code may
+    do anything, so the mask is tried rather than assumed from a version."""
+
+    last: bool
+    masked: bool
+
+
+def logit_keeping(lm: LoadedModel) -> LogitKeeping:
+    """Tried on the model itself, once per model: two rows of three tokens, a ragged mask; the mask is
+    trusted only where its logits equal those of the full pass at the same positions."""
+    import torch
+
+    model = lm.model
+    if "logits_to_keep" not in inspect.signature(model.forward).parameters:
+        return LogitKeeping(last=False, masked=False)
+    known = _KEEPING.get(model)
+    if known is None:
+        vocab = model.get_input_embeddings().weight.shape[0]
+        ids = torch.tensor([[1, 2, 3], [3, 2, 1]], device=lm.device) % vocab
+        mask = torch.tensor([[True, False, True], [False, True, False]], device=lm.device)
+        with torch.inference_mode():
+            full = model(input_ids=ids).logits[mask].float()
+            try:
+                kept = model(input_ids=ids, logits_to_keep=mask).logits.float()
+                masked = kept.shape == full.shape and bool(torch.allclose(kept, full, rtol=1e-2, atol=1e-2))
+            except (IndexError, RuntimeError, TypeError, ValueError):
+                masked = False
+        known = _KEEPING[model] = LogitKeeping(last=True, masked=masked)
+    return known
+
+
+_KEEPING: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def bos_ids(tokenizer) -> tuple[int, ...]:
@@ -51,14 +92,14 @@ def context_start(tokenizer, prefix: Sequence[int]) -> list[int]:
 
 class CausalLMScorer:
     def __init__(self, lm: LoadedModel, reduce: str = "mean", include_remainder: bool = False,
-                 batch_tokens: int = 8192):
+                 batch_tokens: int = 8192, packed: bool | None = None):
         if lm.family != "causal":
             raise ValueError(f"CausalLMScorer needs a causal LM, got a {lm.family} model")
         if reduce not in REDUCTIONS:
             raise ValueError(f"unknown reduction '{reduce}'; expected one of {REDUCTIONS}")
         self.lm, self.reduce, self.include_remainder, self.batch_tokens = lm, reduce, include_remainder, batch_tokens
         self.scoring = f"causal-{reduce}" + ("+remainder" if include_remainder else "")
-        self._keep_ok = "logits_to_keep" in inspect.signature(lm.model.forward).parameters
+        self._keep, self.packed = logit_keeping(lm), packed  # packed: see continuation_sums
 
     def score(self, queries: Sequence[ClozeQuery]) -> list[tuple[float, ...]]:
         return self.score_slots(tokenize_slots(self.lm.tokenizer, queries))
@@ -71,18 +112,151 @@ class CausalLMScorer:
         contexts = [context_start(tok, s.prefix) for s in slots]
         conts = [[self._continuation(s, ci) for ci in range(len(s.candidates))] for s in slots]
         with torch_threads(self.lm.model, self.lm.device):
-            totals, _ = continuation_sums(self.lm, contexts, conts, self.batch_tokens, self._keep_ok)
+            totals, _ = continuation_sums(self.lm, contexts, conts, self.batch_tokens, self._keep,
+                                          packed=self.packed)
         if self.reduce == "mean":
             return [tuple(t / max(len(c), 1) for t, c in zip(ts, cs, strict=True)) for ts, cs in zip(totals, conts, strict=True)]
         return [tuple(ts) for ts in totals]
 
 
 def continuation_sums(lm: LoadedModel, contexts: Sequence[Sequence[int]], conts: Sequence[Sequence[Sequence[int]]],
-                      batch_tokens: int, keep_ok: bool, with_context: bool = False
-                      ) -> tuple[list[list[float]], list[float]]:
+                      batch_tokens: int, keep: LogitKeeping, with_context: bool = False,
+                      packed: bool | None = None) -> tuple[list[list[float]], list[float]]:
     """Per prompt i and continuation c: sum of log p(c | contexts[i]) (-inf for an empty one); with
     ``with_context`` also per prompt the sum of log p(context token t | context tokens before t), t >= 1,
-    read from the same prefix pass (the whole-sentence rule needs it; the continuation rules do not)."""
+    read from the same pass (the whole-sentence rule needs it; the continuation rules do not).
+
+    ``packed`` (None: wherever ``packs`` finds the model honours it) puts each prompt in one row: its
+    context, then every continuation's tokens, each seeing only the context and its own earlier tokens.
+    Otherwise the context runs once with a KV cache that is copied for every continuation."""
+    if packed is None:
+        packed = packs(lm, keep)
+    if packed:
+        return _packed_sums(lm, contexts, conts, batch_tokens, keep, with_context)
+    return _cached_sums(lm, contexts, conts, batch_tokens, keep, with_context)
+
+
+def packs(lm: LoadedModel, keep: LogitKeeping) -> bool:
+    """Whether the model takes a 4-D additive attention mask and position ids as given (transformers 5
+    returns a 4-D mask as is); tried once per model on a small input against the KV-cache path (relative
+    tolerance 1e-4 in fp32, 2e-2 in half precision), with a fallback to that path where it differs."""
+    import torch
+
+    model = lm.model
+    known = _PACKS.get(model)
+    if known is None:
+        vocab = model.get_input_embeddings().weight.shape[0]
+        contexts = [[1, 2, 3], [4, 5]]
+        conts = [[(6, 7), (8,), (9, 10, 11), ()], [(12, 13), (14,), (15, 16), (17,)]]
+        contexts = [[t % vocab for t in c] for c in contexts]
+        conts = [[tuple(t % vocab for t in c) for c in cs] for cs in conts]
+        dtype = next(model.parameters()).dtype
+        tol = 1e-4 if dtype == torch.float32 else 2e-2
+        try:
+            a, a_ctx = _packed_sums(lm, contexts, conts, 1 << 12, keep, with_context=True)
+        except (IndexError, RuntimeError, TypeError, ValueError):
+            known = False
+        else:
+            b, b_ctx = _cached_sums(lm, contexts, conts, 1 << 12, keep, with_context=True)
+            flat_a = [x for row in a for x in row] + a_ctx
+            flat_b = [x for row in b for x in row] + b_ctx
+            known = all(x == y or abs(x - y) <= tol * max(1.0, abs(y)) for x, y in zip(flat_a, flat_b, strict=True))
+        _PACKS[model] = known
+    return known
+
+
+_PACKS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _packed_sums(lm: LoadedModel, contexts: Sequence[Sequence[int]], conts: Sequence[Sequence[Sequence[int]]],
+                 batch_tokens: int, keep: LogitKeeping, with_context: bool) -> tuple[list[list[float]], list[float]]:
+    import numpy as np
+    import torch
+
+    tok, model, device = lm.tokenizer, lm.model, lm.device
+    vocab = model.get_output_embeddings().weight.shape[0] if model.get_output_embeddings() is not None else 1
+    lengths = [len(ctx) + sum(max(len(c) - 1, 0) for c in cs) for ctx, cs in zip(contexts, conts, strict=True)]
+    reads = [n - (0 if with_context else len(ctx) - 1) for n, ctx in zip(lengths, contexts, strict=True)]
+    cell_base = np.cumsum([0] + [len(cs) for cs in conts]).tolist()
+    order = sorted(range(len(contexts)), key=lambda i: -lengths[i])
+    batches: list[list[int]] = []
+    logits = 0
+    for i in order:  # longest first: the first row of a batch sets its padded width
+        if batches and ((len(batches[-1]) + 1) * lengths[batches[-1][0]] > batch_tokens
+                        or logits + reads[i] * vocab > LOGIT_BUDGET):
+            batches.append([])
+            logits = 0
+        if not batches:
+            batches.append([])
+        batches[-1].append(i)
+        logits += reads[i] * vocab
+    pad_id = tok.pad_token_id if tok.pad_token_id is not None else 0
+    dtype = next(model.parameters()).dtype
+    cand_sums = torch.zeros(cell_base[-1], dtype=torch.float64, device=device)
+    context_sums = torch.zeros(len(contexts), dtype=torch.float64, device=device)
+    with torch.inference_mode():
+        for batch in batches:
+            width = lengths[batch[0]]
+            ids = np.full((len(batch), width), pad_id, dtype=np.int64)
+            positions = np.zeros((len(batch), width), dtype=np.int64)
+            allowed = np.zeros((len(batch), width, width), dtype=bool)
+            kept = np.zeros((len(batch), width), dtype=bool)
+            at_row, at_col, targets, cells, ctx_at, ctx_targets, ctx_prompts = [], [], [], [], [], [], []
+            for b, i in enumerate(batch):
+                ctx, n = contexts[i], len(contexts[i])
+                ids[b, :n] = ctx
+                positions[b, :n] = np.arange(n)
+                allowed[b, :n, :n] = np.tri(n, dtype=bool)
+                kept[b, n - 1] = True
+                if with_context and n > 1:
+                    kept[b, : n - 1] = True
+                    ctx_at.extend(b * width + j for j in range(n - 1))
+                    ctx_targets.extend(ctx[1:])
+                    ctx_prompts.extend([i] * (n - 1))
+                start = n
+                for ci, c in enumerate(conts[i]):
+                    if not c:
+                        continue
+                    m = len(c) - 1  # its first token is read at the context's end, the others inside it
+                    span = slice(start, start + m)
+                    ids[b, span] = c[:-1]
+                    positions[b, span] = np.arange(n, n + m)
+                    allowed[b, span, :n] = True
+                    allowed[b, span, span] = np.tri(m, dtype=bool)
+                    kept[b, span] = True
+                    at_row.extend([b] * (m + 1))
+                    at_col.extend([n - 1, *range(start, start + m)])
+                    targets.extend(c)
+                    cells.extend([cell_base[i] + ci] * (m + 1))
+                    start += m
+                pad = np.arange(start, width)
+                allowed[b, pad, pad] = True  # padding sees itself: a row with no key would give NaN
+            # flattened order of the kept positions, as logits_to_keep (or the mask after) returns them
+            flat = np.cumsum(kept.ravel()) - 1
+            mask = torch.zeros(allowed.shape, dtype=dtype).masked_fill_(
+                torch.from_numpy(~allowed), torch.finfo(dtype).min)[:, None]
+            kept_there = on_device(torch.from_numpy(kept), device)
+            extra = {"logits_to_keep": kept_there} if keep.masked else {}
+            out = model(input_ids=long_tensor(ids, device), attention_mask=on_device(mask, device),
+                        position_ids=long_tensor(positions, device), use_cache=False, **extra).logits
+            if not keep.masked:
+                out = out[kept_there]
+            logp = torch.log_softmax(out, dim=-1, dtype=torch.float32)
+            if targets:
+                at = flat[np.asarray(at_row) * width + np.asarray(at_col)]
+                picked = logp[long_tensor(at, device), long_tensor(targets, device)]
+                cand_sums.index_add_(0, long_tensor(cells, device), picked.double())
+            if ctx_at:
+                picked = logp[long_tensor(flat[np.asarray(ctx_at)], device), long_tensor(ctx_targets, device)]
+                context_sums.index_add_(0, long_tensor(ctx_prompts, device), picked.double())
+    flat_sums = cand_sums.cpu().tolist()
+    totals = [[flat_sums[cell_base[i] + ci] if c else float("-inf") for ci, c in enumerate(cs)]
+              for i, cs in enumerate(conts)]
+    return totals, context_sums.cpu().tolist()
+
+
+def _cached_sums(lm: LoadedModel, contexts: Sequence[Sequence[int]], conts: Sequence[Sequence[Sequence[int]]],
+                 batch_tokens: int, keep: LogitKeeping, with_context: bool) -> tuple[list[list[float]], list[float]]:
     import torch
 
     tok, model, device = lm.tokenizer, lm.model, lm.device
@@ -96,55 +270,67 @@ def continuation_sums(lm: LoadedModel, contexts: Sequence[Sequence[int]], conts:
     batches = []
     for group in _runs(order, key=lambda i: len(contexts[i])):
         batches.extend(greedy_batches(group, costs, (batch_tokens, LOGIT_BUDGET)))
-    totals: list[list[float]] = [[0.0] * len(cs) for cs in conts]
-    context_sums = [0.0] * len(contexts)
     pad_id = tok.pad_token_id if tok.pad_token_id is not None else 0
+    # transformers 5.24 renamed past_key_values to cache (the old name is deprecated until 5.40)
+    cache_name = "cache" if "cache" in inspect.signature(model.forward).parameters else "past_key_values"
+    # Sums stay on the device until every batch is launched: reading one back would make the host wait.
+    pending_rows, pending_context = [], []
     with torch.inference_mode():
         for batch in batches:
-            ctx = torch.tensor([contexts[i] for i in batch], device=device)
-            kwargs = {"logits_to_keep": 1} if keep_ok and not with_context else {}
+            ctx = long_tensor([contexts[i] for i in batch], device)
+            kwargs = {"logits_to_keep": 1} if keep.last and not with_context else {}
             out = model(input_ids=ctx, attention_mask=torch.ones_like(ctx), use_cache=True, **kwargs)
-            first = torch.log_softmax(out.logits[:, -1].float(), dim=-1)
+            first = torch.log_softmax(out.logits[:, -1], dim=-1, dtype=torch.float32)
             if with_context and ctx.shape[1] > 1:
-                inner = torch.log_softmax(out.logits[:, :-1].float(), dim=-1)
-                picked = inner.gather(-1, ctx[:, 1:, None])[..., 0].double().sum(dim=1)
-                for i, total in zip(batch, picked.cpu().tolist(), strict=True):
-                    context_sums[i] = total
+                inner = torch.log_softmax(out.logits[:, :-1], dim=-1, dtype=torch.float32)
+                pending_context.append((batch, inner.gather(-1, ctx[:, 1:, None])[..., 0].double().sum(dim=1)))
             row_prompt, row_cand, rows = [], [], []
             for b, i in enumerate(batch):
                 for ci, c in enumerate(conts[i]):
                     row_prompt.append(b)
                     row_cand.append((i, ci))
                     rows.append(c)
-            first_tokens = torch.tensor([r[0] if r else 0 for r in rows], device=device)
-            prompt_index = torch.tensor(row_prompt, device=device)
+            first_tokens = long_tensor([r[0] if r else 0 for r in rows], device)
+            prompt_index = long_tensor(row_prompt, device)
             row_sums = first[prompt_index, first_tokens].double()
             width = max(len(r) for r in rows)
             if width > 1:
                 ids, _ = pad_right([r[:-1] for r in rows], pad_id)
-                keep = torch.zeros(ids.shape, dtype=torch.bool)
+                reads = torch.zeros(ids.shape, dtype=torch.bool)
                 for r, cont in enumerate(rows):
-                    keep[r, : len(cont) - 1] = True
-                cache = out.past_key_values
+                    reads[r, : max(len(cont) - 1, 0)] = True  # an empty continuation reads nothing
+                cache = out.get("cache")
+                if cache is None:  # before transformers 5.24
+                    cache = out.past_key_values
                 cache.batch_select_indices(prompt_index)
                 # Padding sits after every real token, so it cannot reach them; the mask says so anyway.
                 attention = torch.zeros((len(rows), ctx.shape[1] + ids.shape[1]), dtype=torch.long)
                 attention[:, : ctx.shape[1]] = 1
                 for r, cont in enumerate(rows):
                     attention[r, ctx.shape[1]: ctx.shape[1] + len(cont) - 1] = 1
-                extra = {"logits_to_keep": keep.to(device)} if keep_ok else {}
-                logits = model(input_ids=ids.to(device), attention_mask=attention.to(device),
-                               past_key_values=cache, use_cache=True, **extra).logits
-                if not keep_ok:
-                    logits = logits[keep.to(device)]
-                logp = torch.log_softmax(logits.float(), dim=-1)
-                kept_rows = keep.nonzero()[:, 0]
-                next_tokens = torch.tensor([t for cont in rows for t in cont[1:]], device=device)
-                row_sums.index_add_(0, kept_rows.to(device),
-                                    logp[torch.arange(len(next_tokens), device=device), next_tokens].double())
-            sums = row_sums.cpu().tolist()
-            for (i, ci), total, cont in zip(row_cand, sums, rows, strict=True):
-                totals[i][ci] = total if cont else float("-inf")
+                reads_there = on_device(reads, device)
+                extra = {"logits_to_keep": reads_there} if keep.masked else {}
+                extra[cache_name] = cache
+                logits = model(input_ids=on_device(ids, device), attention_mask=on_device(attention, device),
+                               use_cache=True, **extra).logits
+                if not keep.masked:
+                    logits = logits[reads_there]
+                logp = torch.log_softmax(logits, dim=-1, dtype=torch.float32)
+                next_tokens = long_tensor([t for cont in rows for t in cont[1:]], device)
+                kept_rows = on_device(reads.nonzero()[:, 0], device)
+                row_sums.index_add_(0, kept_rows, logp[torch.arange(len(next_tokens), device=device), next_tokens].double())
+            pending_rows.append((row_cand, rows, row_sums))
+    totals: list[list[float]] = [[0.0] * len(cs) for cs in conts]
+    if pending_rows:
+        sums = torch.cat([s for _, _, s in pending_rows]).cpu().tolist()
+        cells = ((cell, cont) for row_cand, rows, _ in pending_rows for cell, cont in zip(row_cand, rows, strict=True))
+        for ((i, ci), cont), total in zip(cells, sums, strict=True):
+            totals[i][ci] = total if cont else float("-inf")
+    context_sums = [0.0] * len(contexts)
+    if pending_context:
+        picked = torch.cat([p for _, p in pending_context]).cpu().tolist()
+        for i, total in zip((i for b, _ in pending_context for i in b), picked, strict=True):
+            context_sums[i] = total
     return totals, context_sums
 
 
@@ -164,11 +350,11 @@ class SentenceLegacyScorer:
 
     scoring = "causal-sentence-legacy"
 
-    def __init__(self, lm: LoadedModel, batch_tokens: int = 8192):
+    def __init__(self, lm: LoadedModel, batch_tokens: int = 8192, packed: bool | None = None):
         if lm.family != "causal":
             raise ValueError(f"SentenceLegacyScorer needs a causal LM, got a {lm.family} model")
         self.lm, self.batch_tokens = lm, batch_tokens
-        self._keep_ok = "logits_to_keep" in inspect.signature(lm.model.forward).parameters
+        self._keep, self.packed = logit_keeping(lm), packed  # packed: see continuation_sums
 
     def sentences(self, queries: Sequence[ClozeQuery]) -> list[list[list[int]]]:
         tok = self.lm.tokenizer
@@ -196,8 +382,8 @@ class SentenceLegacyScorer:
             if shared:
                 contexts = [per_query[qi][0][:cut] for qi, cut in shared]
                 conts = [[x[cut:] for x in per_query[qi]] for qi, cut in shared]
-                totals, inner = continuation_sums(self.lm, contexts, conts, self.batch_tokens, self._keep_ok,
-                                                  with_context=True)
+                totals, inner = continuation_sums(self.lm, contexts, conts, self.batch_tokens, self._keep,
+                                                  with_context=True, packed=self.packed)
                 for k, (qi, _) in enumerate(shared):
                     for ci, x in enumerate(per_query[qi]):
                         scores[qi][ci] = (inner[k] + totals[k][ci]) / (len(x) - 1)
@@ -222,21 +408,21 @@ class SentenceLegacyScorer:
             for batch in greedy_batches(order, costs, (self.batch_tokens, LOGIT_BUDGET)):
                 rows = [flat[i][2] for i in batch]
                 ids, mask = pad_right(rows, pad_id)
-                keep = torch.zeros(ids.shape, dtype=torch.bool)
+                reads = torch.zeros(ids.shape, dtype=torch.bool)
                 for r, s in enumerate(rows):
-                    keep[r, : max(len(s) - 1, 0)] = True
-                if not keep.any():
+                    reads[r, : max(len(s) - 1, 0)] = True
+                if not reads.any():
                     continue
                 ids, mask = ids.to(device), mask.to(device)
-                if self._keep_ok:
-                    logits = model(input_ids=ids, attention_mask=mask, logits_to_keep=keep.to(device)).logits
+                if self._keep.masked:
+                    logits = model(input_ids=ids, attention_mask=mask, logits_to_keep=reads.to(device)).logits
                 else:
-                    logits = model(input_ids=ids, attention_mask=mask).logits[keep.to(device)]
+                    logits = model(input_ids=ids, attention_mask=mask).logits[reads.to(device)]
                 logp = torch.log_softmax(logits.float(), dim=-1)
                 targets = torch.tensor([t for s in rows for t in s[1:]], device=device)
                 picked = logp[torch.arange(len(targets), device=device), targets].double()
                 sums = torch.zeros(len(rows), dtype=torch.float64, device=device)
-                sums.index_add_(0, keep.nonzero()[:, 0].to(device), picked)
+                sums.index_add_(0, reads.nonzero()[:, 0].to(device), picked)
                 for i, total in zip(batch, sums.cpu().tolist(), strict=True):
                     qi, ci, s = flat[i]
                     if len(s) > 1:

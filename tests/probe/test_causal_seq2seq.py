@@ -84,3 +84,89 @@ def test_seq2seq_knows_trained_facts_and_equals_per_candidate_loop(tiny_t5, capi
     for q, a, b in zip(queries, ours, reference, strict=True):
         assert rank_candidates(q.forms, a)[0] == rank_candidates(q.forms, b)[0]
         assert a == pytest.approx(b, abs=1e-4)
+
+
+class _SlicesTheSequenceAxis:
+    """transformers 5.17's causal heads: ``hidden[:, logits_to_keep, :]``, so a 2-D row mask fails there."""
+
+    def forward(self, *args, logits_to_keep=0, **kwargs):
+        out = super().forward(*args, **kwargs)
+        keep = slice(-logits_to_keep, None) if isinstance(logits_to_keep, int) else logits_to_keep
+        out.logits = out.logits[:, keep, :]
+        return out
+
+
+def test_models_without_row_masks_score_as_those_with_them(tiny_gpt2, capitals_rows):
+    import copy
+
+    from factatlas.probe.causal import LogitKeeping, logit_keeping
+    from factatlas.probe.models import wrap_model
+
+    model = copy.deepcopy(tiny_gpt2.model)
+    model.__class__ = type("OldGPT2", (_SlicesTheSequenceAxis, type(model)), {})
+    old = wrap_model(model, tiny_gpt2.tokenizer, name="old-gpt2", family="causal")
+    assert logit_keeping(old) == LogitKeeping(last=True, masked=False)
+    if logit_keeping(tiny_gpt2).masked is False:
+        pytest.skip("this transformers takes no row masks either (before 5.21): nothing to compare")
+    queries = _queries(cloze_rows(capitals_rows))[::5]
+    queries.append(ClozeQuery("[Y] is the capital of Egypt.", ("Cairo", "Rabat", "Amsterdam")))
+    for scorer in (lambda lm: CausalLMScorer(lm, "sum", include_remainder=True), SentenceLegacyScorer):
+        expected = scorer(tiny_gpt2).score(queries)
+        assert scorer(old).score(queries) == [pytest.approx(e, abs=1e-5) for e in expected]
+
+
+@pytest.mark.parametrize("with_context", [False, True])
+def test_packed_rows_sum_as_the_kv_cache_path(tiny_gpt2, with_context):
+    """One row per prompt (context, then every continuation seeing only the context and itself) gives
+    the sums of the KV-cache path, empty continuations (-inf) and one-token contexts included."""
+    from factatlas.probe.causal import continuation_sums, logit_keeping, packs
+
+    keep = logit_keeping(tiny_gpt2)
+    assert packs(tiny_gpt2, keep)
+    tok = tiny_gpt2.tokenizer
+    contexts = [tok(t)["input_ids"] for t in ("The capital of Egypt is", "Cairo is the capital of", "Rabat")]
+    contexts.append([tok.eos_token_id])  # a slot that opens the prompt: the context is one token
+    conts = [[tuple(tok(" " + w)["input_ids"]) for w in ("Cairo", "Le Caire", "Amsterdam Centraal")] + [()]
+             for _ in contexts]
+    packed = continuation_sums(tiny_gpt2, contexts, conts, 64, keep, with_context, packed=True)
+    cached = continuation_sums(tiny_gpt2, contexts, conts, 64, keep, with_context, packed=False)
+    assert packed[0] == [pytest.approx(c, abs=1e-5) for c in cached[0]]
+    assert packed[1] == pytest.approx(cached[1], abs=1e-5)
+    assert all(row[-1] == float("-inf") for row in packed[0])
+    assert any(len(c) > 2 for row in conts for c in row) and any(len(c) == 1 for c in contexts)
+
+
+class _IgnoresItsMask:
+    """A decoder that builds its own causal mask from the sequence: it honours no 4-D mask and no positions."""
+
+    def forward(self, *args, attention_mask=None, position_ids=None, **kwargs):
+        if attention_mask is not None and attention_mask.dim() == 4:
+            attention_mask = None
+        return super().forward(*args, attention_mask=attention_mask, **kwargs)
+
+
+def test_models_that_ignore_packed_masks_keep_the_kv_cache_path(tiny_gpt2, capitals_rows):
+    import copy
+
+    from factatlas.probe.causal import logit_keeping, packs
+    from factatlas.probe.models import wrap_model
+
+    model = copy.deepcopy(tiny_gpt2.model)
+    model.__class__ = type("MaskBlindGPT2", (_IgnoresItsMask, type(model)), {})
+    blind = wrap_model(model, tiny_gpt2.tokenizer, name="mask-blind-gpt2", family="causal")
+    assert not packs(blind, logit_keeping(blind))
+    queries = _queries(cloze_rows(capitals_rows))[::7]
+    expected = CausalLMScorer(tiny_gpt2, "sum", include_remainder=True).score(queries)
+    got = CausalLMScorer(blind, "sum", include_remainder=True).score(queries)
+    assert got == [pytest.approx(e, abs=1e-5) for e in expected]
+
+
+def test_kv_cache_path_uses_the_cache_argument_of_this_transformers(tiny_gpt2):
+    """transformers 5.24 deprecates ``past_key_values`` for ``cache`` (removed in 5.40): no warning now."""
+    import warnings
+
+    q = ClozeQuery("The capital of Egypt is [Y].", ("Cairo", "Le Caire", "Amsterdam Centraal"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", FutureWarning)
+        scores = CausalLMScorer(tiny_gpt2, "sum", packed=False).score([q])[0]
+    assert scores == pytest.approx(CausalLMScorer(tiny_gpt2, "sum", packed=True).score([q])[0], abs=1e-5)
