@@ -182,12 +182,10 @@ def _packed_sums(lm: LoadedModel, contexts: Sequence[Sequence[int]], conts: Sequ
     batches: list[list[int]] = []
     logits = 0
     for i in order:  # longest first: the first row of a batch sets its padded width
-        if batches and ((len(batches[-1]) + 1) * lengths[batches[-1][0]] > batch_tokens
-                        or logits + reads[i] * vocab > LOGIT_BUDGET):
+        if (not batches or (len(batches[-1]) + 1) * lengths[batches[-1][0]] > batch_tokens
+                or logits + reads[i] * vocab > LOGIT_BUDGET):
             batches.append([])
             logits = 0
-        if not batches:
-            batches.append([])
         batches[-1].append(i)
         logits += reads[i] * vocab
     pad_id = tok.pad_token_id if tok.pad_token_id is not None else 0
