@@ -19,6 +19,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
+from itertools import repeat
 from typing import Any
 
 import numpy as np
@@ -163,6 +164,7 @@ def outcomes_from_rows(rows: Iterable[Mapping[str, Any]], bench: BenchmarkView) 
     seen: set[str] = set()
     out: list[Outcome] = []
     interned: dict[tuple[str, ...], tuple[str, ...]] = {}  # one tuple per candidate list: less memory
+    places: dict[tuple[str, ...], dict[str, int]] = {}  # candidate -> index, once per candidate list
     kinds: set[str] = set()  # prompt kinds the scoring rule used (cloze rules skip question prompts)
     for row in rows:
         counts["rows"] += 1
@@ -177,7 +179,8 @@ def outcomes_from_rows(rows: Iterable[Mapping[str, Any]], bench: BenchmarkView) 
         seen.add(pid)
         kinds.add(prompt.get("kind", "cloze"))
         golds = frozenset(prompt["gold_qids"])
-        candidates = interned.setdefault(tuple(prompt["candidate_qids"]), tuple(prompt["candidate_qids"]))
+        key = tuple(prompt["candidate_qids"])
+        candidates = interned.setdefault(key, key)
         ranked = tuple(row["ranked_qids"] or ())
         order: tuple[int, ...] = ()
         if _judged_by_prober(row):
@@ -190,8 +193,10 @@ def outcomes_from_rows(rows: Iterable[Mapping[str, Any]], bench: BenchmarkView) 
                 continue
             rank = 1 if row.get("correct_at_1") else None
         elif ranked:
-            place = {q: i for i, q in enumerate(candidates)}
-            order = tuple(place.get(q, -1) for q in ranked)
+            place = places.get(candidates)
+            if place is None:
+                place = places[candidates] = {q: i for i, q in enumerate(candidates)}
+            order = tuple(map(place.get, ranked, repeat(-1)))
             if len(ranked) != len(candidates) or len(set(order)) != len(order) or -1 in order:
                 counts["foreign_candidates"] += 1
                 continue
@@ -204,7 +209,7 @@ def outcomes_from_rows(rows: Iterable[Mapping[str, Any]], bench: BenchmarkView) 
             rank = 1 if row.get("correct_at_1") else None
         if row.get("correct_at_1") is not None and bool(row["correct_at_1"]) != (rank == 1):
             counts["correct_at_1_mismatch"] += 1
-        n_gold = sum(1 for c in candidates if c in golds)
+        n_gold = sum(map(golds.__contains__, candidates))
         out.append(Outcome(pid, prompt["fact_id"], prompt["lang"], prompt["template_id"], prompt["culture"],
                            prompt["predicate"], ranked, golds, rank,
                            n_gold / len(candidates) if candidates else 0.0, candidates, order))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import math
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -318,3 +319,22 @@ def test_xfakt_ttest_welch():
     assert (t["n_assoc"], t["n_non"], t["test"]) == (4, 4, "welch")
     assert xfakt_ttest([0], [1, 0])["t"] is None
     assert xfakt_ttest([1, 1], [0, 0])["reason"] == "no variance in either group"
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_xfakt_ttest_is_scipys_welch_test(seed):
+    import warnings
+
+    from scipy import stats
+
+    rng = np.random.default_rng(seed)
+    a = rng.integers(0, 2, rng.integers(2, 40)).astype(float)  # X-FaKT errors are 0/1 per query
+    b = rng.random(rng.integers(2, 400)) if seed % 2 else rng.integers(0, 2, rng.integers(2, 40)).astype(float)
+    if seed == 4:
+        a = np.zeros(5)  # one constant group: variance 0, the statistic still defined
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        expected = stats.ttest_ind(a, b, equal_var=False)
+    got = xfakt_ttest(list(a), list(b))
+    assert got["t"] == pytest.approx(float(expected.statistic), rel=1e-9)
+    assert got["p"] == pytest.approx(float(expected.pvalue), rel=1e-9, abs=1e-15)
