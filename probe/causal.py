@@ -174,7 +174,7 @@ def _packed_sums(lm: LoadedModel, contexts: Sequence[Sequence[int]], conts: Sequ
     import torch
 
     tok, model, device = lm.tokenizer, lm.model, lm.device
-    vocab = model.get_output_embeddings().weight.shape[0] if model.get_output_embeddings() is not None else 1
+    vocab = _vocab_size(model)
     lengths = [len(ctx) + sum(max(len(c) - 1, 0) for c in cs) for ctx, cs in zip(contexts, conts, strict=True)]
     reads = [n - (0 if with_context else len(ctx) - 1) for n, ctx in zip(lengths, contexts, strict=True)]
     cell_base = np.cumsum([0] + [len(cs) for cs in conts]).tolist()
@@ -258,7 +258,7 @@ def _cached_sums(lm: LoadedModel, contexts: Sequence[Sequence[int]], conts: Sequ
     import torch
 
     tok, model, device = lm.tokenizer, lm.model, lm.device
-    vocab = model.get_output_embeddings().weight.shape[0] if model.get_output_embeddings() is not None else 1
+    vocab = _vocab_size(model)
     costs = []
     for ctx, cs in zip(contexts, conts, strict=True):
         width = max(len(c) for c in cs)
@@ -332,6 +332,12 @@ def _cached_sums(lm: LoadedModel, contexts: Sequence[Sequence[int]], conts: Sequ
     return totals, context_sums
 
 
+def _vocab_size(model) -> int:
+    """Width of the vocabulary projection, what a kept logit row costs (1 when the model has none)."""
+    head = model.get_output_embeddings()
+    return head.weight.shape[0] if head is not None else 1
+
+
 def _runs(order: Sequence[int], key) -> list[list[int]]:
     """Consecutive items of ``order`` with equal ``key``."""
     runs: list[list[int]] = []
@@ -398,7 +404,7 @@ class SentenceLegacyScorer:
         flat = [(qi, ci, s) for qi in which for ci, s in enumerate(per_query[qi])]
         if not flat:
             return
-        vocab = model.get_output_embeddings().weight.shape[0] if model.get_output_embeddings() is not None else 1
+        vocab = _vocab_size(model)
         costs = [(len(s), len(s) * vocab) for _, _, s in flat]
         order = sorted(range(len(flat)), key=lambda i: -len(flat[i][2]))
         pad_id = tok.pad_token_id if tok.pad_token_id is not None else 0
