@@ -117,24 +117,22 @@ def compare(queries, ours, reference, tol: float) -> tuple[int, int]:
 
 def pass_flops(lm, queries, mode: str, batch_tokens: int, sizes: Sizes) -> float:
     """Matmul FLOPs our scorer spends (its batches, attention, LM head on the read positions only)."""
-    from factatlas.probe.batching import token_budget_batches
     from factatlas.probe.mlm import plan_passes
     from factatlas.probe.slots import special_wrap, tokenize_slots
 
     wrap = special_wrap(lm.tokenizer)
-    passes, _ = plan_passes(tokenize_slots(lm.tokenizer, queries), mode, lm.tokenizer.mask_token_id,
-                            wrap.head, wrap.tail)
+    plan = plan_passes(tokenize_slots(lm.tokenizer, queries), mode, lm.tokenizer.mask_token_id, wrap.head, wrap.tail)
     from factatlas.probe.mlm import MaskedLMScorer
 
     partial = MaskedLMScorer(lm, mode)._last is not None  # last layer at the read positions only
     h, f = sizes.hidden, sizes.intermediate
     full_layers = sizes.layers - 1 if partial else sizes.layers
     total = 0.0
-    for batch in token_budget_batches([len(p.ids) for p in passes], batch_tokens, same_length=True):
-        width = max(len(passes[i].ids) for i in batch)
-        tokens = width * len(batch)
-        reads = sum(len(passes[i].positions) for i in batch)
-        total += full_layers * (2 * tokens * (4 * h * h + 2 * h * f) + 4 * len(batch) * width * width * h)
+    for batch in plan.batches(batch_tokens):
+        rows, width = batch.ids.shape
+        tokens = width * rows
+        reads = len(batch.cols)
+        total += full_layers * (2 * tokens * (4 * h * h + 2 * h * f) + 4 * rows * width * width * h)
         if partial:  # keys and values everywhere; queries, output, feed-forward and attention at the reads
             total += 2 * tokens * 2 * h * h + 2 * reads * (2 * h * h + 2 * h * f) + 4 * reads * width * h
         total += 2 * reads * (h * h + h * sizes.vocab)
@@ -168,15 +166,12 @@ def limit_batches(lm, queries, mode: str, batch_tokens: int):
     """The id tensors of exactly the passes ``mode`` needs, in the scorer's batches."""
     import torch
 
-    from factatlas.probe.batching import token_budget_batches
     from factatlas.probe.mlm import plan_passes
     from factatlas.probe.slots import special_wrap, tokenize_slots
 
     wrap = special_wrap(lm.tokenizer)
-    passes, _ = plan_passes(tokenize_slots(lm.tokenizer, queries), mode, lm.tokenizer.mask_token_id,
-                            wrap.head, wrap.tail)
-    batches = token_budget_batches([len(p.ids) for p in passes], batch_tokens, same_length=True)
-    return [torch.tensor([passes[i].ids for i in b], dtype=torch.long, device=lm.device) for b in batches]
+    plan = plan_passes(tokenize_slots(lm.tokenizer, queries), mode, lm.tokenizer.mask_token_id, wrap.head, wrap.tail)
+    return [torch.from_numpy(b.ids).to(lm.device) for b in plan.batches(batch_tokens)]
 
 
 def bare_forward(lm, batches) -> None:

@@ -12,7 +12,8 @@ log-normaliser (logsumexp) and the gather run on the device, and only one float 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from typing import Any
 
 from factatlas.probe.batching import long_tensor, token_budget_batches
 from factatlas.probe.models import LoadedModel
@@ -23,60 +24,155 @@ from factatlas.probe.threads import torch_threads
 MODES = ("independent", "pll")
 
 
-@dataclass
-class MaskedPass:
-    """One forward pass and what to read from it."""
+@dataclass(frozen=True)
+class PlannedBatch:
+    """One forward batch of equally long passes and what to read from it, as host arrays.
 
-    ids: list[int]
-    positions: list[int] = field(default_factory=list)  # distinct positions read from this pass
-    targets: list[tuple[int, int, int]] = field(default_factory=list)  # (index into positions, token, cand)
-    _index: dict[int, int] = field(default_factory=dict, repr=False)
+    ``rows``/``within``/``cols``: per read, its row, its index among the reads of that row and its column;
+    ``most``: the largest number of reads in one row. ``at``/``tokens``/``cands``: per target, the read
+    it takes its log-probability from, the token and the global candidate index it adds to."""
 
-    def read(self, position: int) -> int:
-        """Index of ``position`` among the positions read (added on first use)."""
-        i = self._index.get(position)
-        if i is None:
-            i = self._index[position] = len(self.positions)
-            self.positions.append(position)
-        return i
+    ids: Any  # int64 [rows, length]
+    rows: Any
+    within: Any
+    cols: Any
+    most: int
+    at: Any
+    tokens: Any
+    cands: Any
+
+
+@dataclass(frozen=True)
+class PassPlan:
+    """The passes a rule needs and, as flat arrays, the reads and targets they serve.
+
+    Reads are numbered pass by pass in order of first use; ``read_pass``/``read_col`` give each read's
+    pass and column. Targets (one per candidate token scored) give their read, token and global
+    candidate index. ``token_counts``: per global candidate index, its number of tokens."""
+
+    ids: list[tuple[int, ...]]
+    read_pass: Any
+    read_col: Any
+    target_read: Any
+    target_token: Any
+    target_cand: Any
+    token_counts: list[int]
+
+    def positions(self, p: int) -> list[int]:
+        """Columns read from pass ``p``, in order of first use."""
+        return self.read_col[self.read_pass == p].tolist()
+
+    def targets(self, p: int) -> list[tuple[int, int, int]]:
+        """(column, token, candidate) of every target read from pass ``p``."""
+        mine = self.read_pass[self.target_read] == p
+        return list(zip(self.read_col[self.target_read[mine]].tolist(), self.target_token[mine].tolist(),
+                        self.target_cand[mine].tolist(), strict=True))
+
+    def batches(self, budget: int) -> list[PlannedBatch]:
+        """The passes in batches of one length under ``budget`` tokens (``token_budget_batches``), each
+        with its reads and targets. The passes are renumbered in batch order once, so that every batch's
+        reads and targets are slices of sorted arrays: no per-pass or per-target work on the host here."""
+        import numpy as np
+
+        groups = token_budget_batches([len(i) for i in self.ids], budget, same_length=True)
+        order = np.fromiter((i for g in groups for i in g), dtype=np.int64, count=len(self.ids))
+        rank = np.empty_like(order)
+        rank[order] = np.arange(len(order))
+        # reads sorted by their pass's rank (stable: a pass keeps its reads' order), targets by their read
+        by_rank = np.argsort(rank[self.read_pass], kind="stable")
+        read_rank = rank[self.read_pass][by_rank]
+        cols = self.read_col[by_rank]
+        new_read = np.empty_like(by_rank)
+        new_read[by_rank] = np.arange(len(by_rank))
+        target_read = new_read[self.target_read]
+        t_order = np.argsort(target_read, kind="stable")
+        target_read, tokens, cands = target_read[t_order], self.target_token[t_order], self.target_cand[t_order]
+        within = np.arange(len(read_rank)) - np.searchsorted(read_rank, read_rank, side="left")
+        first_pass = np.cumsum([0] + [len(g) for g in groups])
+        read_edges = np.searchsorted(read_rank, first_pass, side="left")
+        target_edges = np.searchsorted(target_read, read_edges, side="left")
+        out = []
+        for b, group in enumerate(groups):
+            r0, r1 = read_edges[b], read_edges[b + 1]
+            t0, t1 = target_edges[b], target_edges[b + 1]
+            out.append(PlannedBatch(
+                np.array([self.ids[i] for i in group], dtype=np.int64), read_rank[r0:r1] - first_pass[b],
+                within[r0:r1], cols[r0:r1], int(within[r0:r1].max(initial=-1)) + 1,
+                target_read[t0:t1] - r0, tokens[t0:t1], cands[t0:t1]))
+        return out
 
 
 def plan_passes(slots: Sequence[SlotTokens], mode: str, mask_id: int, head: Sequence[int],
-                tail: Sequence[int]) -> tuple[list[MaskedPass], list[int]]:
-    """The passes a rule needs for these prompts, and per global candidate index its token count.
+                tail: Sequence[int]) -> PassPlan:
+    """The passes a rule needs for these prompts, with their reads and targets.
 
     Candidates are numbered globally in query order. Independent: one pass per (prompt, mask count
     present among its candidates). Left-to-right: one pass per distinct (mask count, filled prefix),
     i.e. per trie node, so candidates sharing first tokens share passes.
     """
+    import numpy as np
+
     if mode not in MODES:
         raise ValueError(f"unknown masked-LM mode '{mode}'; expected one of {MODES}")
     token_counts: list[int] = []
+    ids_list: list[tuple[int, ...]] = []
     # Keyed by the input ids over all prompts: prompts with the same text (BMLAMA-17 has 4,620 distinct
     # texts in 6,792 prompts) share their passes too, not only candidates of one prompt.
-    by_ids: dict[tuple[int, ...], MaskedPass] = {}
+    by_ids: dict[tuple[int, ...], int] = {}
+    read_of: dict[tuple[int, int], int] = {}  # (pass, column) -> read
+    read_pass: list[int] = []
+    read_col: list[int] = []
+    t_read: list[int] = []
+    t_token: list[int] = []
+    t_cand: list[int] = []
+
+    def pass_reads(ids: tuple[int, ...], cols: range) -> list[int]:
+        p = by_ids.get(ids)
+        if p is None:
+            p = by_ids[ids] = len(ids_list)
+            ids_list.append(ids)
+        reads = []
+        for c in cols:
+            r = read_of.get((p, c))
+            if r is None:
+                r = read_of[(p, c)] = len(read_pass)
+                read_pass.append(p)
+                read_col.append(c)
+            reads.append(r)
+        return reads
+
     offset = 0
     for slot in slots:
         start = len(head) + len(slot.prefix)
-        by_key: dict[tuple[int, tuple[int, ...]], MaskedPass] = {}
+        before, after = (*head, *slot.prefix), (*slot.suffix, *tail)
+        # per candidate: the reads its tokens are scored at, found once per mask count / trie node
+        known: dict[tuple[int, tuple[int, ...]], list[int]] = {}
         for ci, cand in enumerate(slot.candidates):
             k = len(cand)
             token_counts.append(k)
-            fills = [()] if mode == "independent" else [cand[:j] for j in range(k)]
-            for fill in fills:
-                key = (k, fill)
-                p = by_key.get(key)
-                if p is None:
-                    ids = (*head, *slot.prefix, *fill, *([mask_id] * (k - len(fill))), *slot.suffix, *tail)
-                    p = by_ids.get(ids)
-                    if p is None:
-                        p = by_ids[ids] = MaskedPass(list(ids))
-                    by_key[key] = p
-                read = range(k) if mode == "independent" else (len(fill),)
-                for j in read:
-                    p.targets.append((p.read(start + j), cand[j], offset + ci))
+            if mode == "independent":
+                reads = known.get((k, ()))
+                if reads is None:
+                    reads = known[(k, ())] = pass_reads((*before, *([mask_id] * k), *after), range(start, start + k))
+            else:
+                reads = []
+                for j in range(k):
+                    key = (k, cand[:j])
+                    r = known.get(key)
+                    if r is None:
+                        r = known[key] = pass_reads((*before, *cand[:j], *([mask_id] * (k - j)), *after),
+                                                    range(start + j, start + j + 1))
+                    reads.extend(r)
+            t_read.extend(reads)
+            t_token.extend(cand)
+            t_cand.extend([offset + ci] * k)
         offset += len(slot.candidates)
-    return list(by_ids.values()), token_counts
+
+    def array(values: list[int]):
+        return np.array(values, dtype=np.int64)
+
+    return PassPlan(ids_list, array(read_pass), array(read_col), array(t_read), array(t_token), array(t_cand),
+                    token_counts)
 
 
 def lm_head_split(model):
@@ -207,25 +303,15 @@ class MaskedLMScorer:
 
         tok = self.lm.tokenizer
         wrap = special_wrap(tok)
-        passes, counts = plan_passes(slots, self.mode, tok.mask_token_id, wrap.head, wrap.tail)
+        plan = plan_passes(slots, self.mode, tok.mask_token_id, wrap.head, wrap.tail)
         device = self.lm.device
-        sums = torch.zeros(len(counts), dtype=torch.float64, device=device)
+        sums = torch.zeros(len(plan.token_counts), dtype=torch.float64, device=device)
         with torch.inference_mode():
             # Passes of one length batch together: no padding, so no attention mask and no wasted rows.
-            for batch in token_budget_batches([len(p.ids) for p in passes], self.batch_tokens, same_length=True):
-                chosen = [passes[i] for i in batch]
-                rows, within, cols, targets, bases = [], [], [], [], []
-                for r, p in enumerate(chosen):
-                    bases.extend([len(rows)] * len(p.targets))  # where this pass's reads start
-                    rows.extend([r] * len(p.positions))
-                    within.extend(range(len(p.positions)))  # each read's index within its row
-                    cols.extend(p.positions)
-                    targets.extend(p.targets)
-                most = max(len(p.positions) for p in chosen)
-                read, tokens, cands = np.array(targets, dtype=np.int64).T
-                at, tokens, cands = (long_tensor(x, device) for x in (read + np.array(bases), tokens, cands))
-                logits = self._logits_at(long_tensor([p.ids for p in chosen], device), None,
-                                         *(long_tensor(x, device) for x in (rows, within, cols)), most)
+            for b in plan.batches(self.batch_tokens):
+                at, tokens, cands = (long_tensor(x, device) for x in (b.at, b.tokens, b.cands))
+                logits = self._logits_at(long_tensor(b.ids, device), None,
+                                         *(long_tensor(x, device) for x in (b.rows, b.within, b.cols)), b.most)
                 if self._fused_norm:
                     values = torch.log_softmax(logits, dim=-1, dtype=torch.float32)[at, tokens]
                 else:
@@ -233,13 +319,14 @@ class MaskedLMScorer:
                     logits = logits.float()
                     values = logits[at, tokens] - torch.logsumexp(logits, dim=-1)[at]
                 sums.index_add_(0, cands, values.double())
-        means = sums.cpu().tolist()
+        counts = np.array(plan.token_counts, dtype=np.float64)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            means = np.where(counts > 0, sums.cpu().numpy() / counts, float("-inf")).tolist()
         out: list[tuple[float, ...]] = []
         g = 0
         for slot in slots:
-            n = len(slot.candidates)
-            out.append(tuple(means[g + i] / counts[g + i] if counts[g + i] else float("-inf") for i in range(n)))
-            g += n
+            out.append(tuple(means[g:g + len(slot.candidates)]))
+            g += len(slot.candidates)
         return out
 
     def _logits_at(self, ids, mask, rows, within, cols, most: int):

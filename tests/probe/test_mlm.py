@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import random
+
 import pytest
 import torch
 
@@ -89,25 +91,58 @@ def test_plan_passes_counts_only_needed_mask_counts_and_shares_trie_prefixes():
     mask, head, tail = 99, (1,), (2,)
     # candidates: lengths 1, 2, 2 (sharing the first token 5), 4
     slot = SlotTokens(prefix=(10, 11), candidates=((7,), (5, 6), (5, 8), (3, 4, 5, 6)), suffix=(12,))
-    indep, counts = plan_passes([slot], "independent", mask, head, tail)
-    assert counts == [1, 2, 2, 4]
-    assert sorted(len(p.ids) for p in indep) == [6, 7, 9]  # 5 + k for k = 1, 2, 4; no pass for k = 3
-    assert indep[1].ids == [1, 10, 11, 99, 99, 12, 2]
-    pll, _ = plan_passes([slot], "pll", mask, head, tail)
-    fills = sorted(tuple(t for t in p.ids[3:-2] if t != mask) for p in pll)
+    indep = plan_passes([slot], "independent", mask, head, tail)
+    assert indep.token_counts == [1, 2, 2, 4]
+    assert [len(ids) for ids in indep.ids] == [6, 7, 9]  # 5 + k for k = 1, 2, 4; no pass for k = 3
+    assert indep.ids[1] == (1, 10, 11, 99, 99, 12, 2)
+    assert [indep.positions(p) for p in range(3)] == [[3], [3, 4], [3, 4, 5, 6]]
+    assert indep.targets(1) == [(3, 5, 1), (4, 6, 1), (3, 5, 2), (4, 8, 2)]  # (column, token, candidate)
+    pll = plan_passes([slot], "pll", mask, head, tail)
+    fills = sorted(tuple(t for t in ids[3:-2] if t != mask) for ids in pll.ids)
     # trie nodes: k=1: (); k=2: (), (5,) shared by both length-2 candidates; k=4: (), (3,), (3,4), (3,4,5)
     assert fills == sorted([(), (), (5,), (), (3,), (3, 4), (3, 4, 5)])
-    assert sum(len(p.targets) for p in pll) == 1 + 2 + 2 + 4
+    assert len(pll.target_read) == 1 + 2 + 2 + 4
+    shared = pll.ids.index((1, 10, 11, 5, 99, 12, 2))
+    assert pll.targets(shared) == [(4, 6, 1), (4, 8, 2)]  # one read serves both candidates' second token
     # the same prompt twice (and a third prompt sharing one pass): passes are shared across prompts,
     # each keeps the targets of every candidate it serves, numbered globally
     other = SlotTokens(prefix=(10, 11), candidates=((7,), (9,)), suffix=(12,))
     for mode, alone in (("independent", indep), ("pll", pll)):
-        passes, counts = plan_passes([slot, slot, other], mode, mask, head, tail)
-        assert counts == [1, 2, 2, 4] * 2 + [1, 1]
-        assert len(passes) == len(alone)  # k = 1 of `other` is the k = 1 pass of `slot`
-        assert len({tuple(p.ids) for p in passes}) == len(passes)
-        assert sorted(c for p in passes for _, _, c in p.targets) == sorted(
-            [c for p in alone for _, _, c in p.targets] + [c + 4 for p in alone for _, _, c in p.targets] + [8, 9])
+        plan = plan_passes([slot, slot, other], mode, mask, head, tail)
+        assert plan.token_counts == [1, 2, 2, 4] * 2 + [1, 1]
+        assert plan.ids == alone.ids  # k = 1 of `other` is the k = 1 pass of `slot`
+        assert len(plan.read_col) == len(alone.read_col)  # and so are its reads
+        assert sorted(plan.target_cand.tolist()) == sorted(
+            alone.target_cand.tolist() + (alone.target_cand + 4).tolist() + [8, 9])
+
+
+def test_planned_batches_slice_every_pass_read_and_target_once():
+    """Batches renumber the passes in batch order; each batch's rows, reads and targets must be exactly
+    its own passes' (checked against the plan pass by pass), whatever order batching chose."""
+    rng = random.Random(3)
+    mask, head, tail = 99, (1,), (2,)
+    slots = [SlotTokens(prefix=tuple(rng.randrange(3, 60) for _ in range(rng.randrange(1, 5))),
+                        candidates=tuple(tuple(rng.randrange(3, 9) for _ in range(rng.randrange(1, 4)))
+                                         for _ in range(rng.randrange(1, 6))),
+                        suffix=tuple(rng.randrange(3, 60) for _ in range(rng.randrange(0, 3))))
+             for _ in range(40)]
+    for mode in ("independent", "pll"):
+        plan = plan_passes(slots, mode, mask, head, tail)
+        seen_passes, seen_targets = [], []
+        for b in plan.batches(budget=24):
+            assert len({len(row) for row in b.ids.tolist()}) == 1
+            row_pass = [plan.ids.index(tuple(row)) for row in b.ids.tolist()]
+            seen_passes += row_pass
+            for r, p in enumerate(row_pass):
+                mine = b.rows == r
+                assert b.cols[mine].tolist() == plan.positions(p)
+                assert b.within[mine].tolist() == list(range(len(plan.positions(p))))
+            assert b.most == max(len(plan.positions(p)) for p in row_pass)
+            seen_targets += [(row_pass[b.rows[a]], int(b.cols[a]), int(t), int(c))
+                             for a, t, c in zip(b.at, b.tokens, b.cands, strict=True)]
+        assert sorted(seen_passes) == list(range(len(plan.ids)))
+        assert sorted(seen_targets) == sorted((p, col, t, c) for p in range(len(plan.ids))
+                                              for col, t, c in plan.targets(p))
 
 
 def test_scores_are_mean_log_probs(tiny_bert):
