@@ -200,3 +200,20 @@ def test_identical_queries_are_scored_once_and_share_their_scores(tiny_bert, cap
     by_id = {r.prompt_id: r for r in rankings}
     for p in prompts[:5]:
         assert by_id[f"{p.prompt_id}-copy"].scores == by_id[p.prompt_id].scores
+
+
+def test_planning_benchmark_finds_both_planners_equal(capsys, monkeypatch):
+    """benchmarks/mlm_planning.py prints no time unless the per-target planner it measures against and
+    ours give the same batches; on synthetic slots both modes must pass that check."""
+    import importlib.util
+    import sys
+    from pathlib import Path
+
+    script = Path(__file__).resolve().parents[2] / "benchmarks" / "mlm_planning.py"
+    spec = importlib.util.spec_from_file_location("mlm_planning", script)
+    bench = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, "mlm_planning", bench)  # its dataclasses look their module up
+    spec.loader.exec_module(bench)
+    assert bench.main(["--prompts", "60", "--candidates", "12", "--repeats", "1", "--batch-tokens", "256"]) == 0
+    out = capsys.readouterr().out
+    assert "check independent: same" in out and "check pll: same" in out and out.count("RATIO") == 2
