@@ -81,6 +81,9 @@ _register_stages()
 
 
 def main() -> None:
+    from factatlas.collector import tune_for_pipeline
+
+    tune_for_pipeline()
     try:
         app(prog_name="factatlas")
     except FactatlasError as e:

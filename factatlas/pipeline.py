@@ -110,11 +110,16 @@ def _config_names(files: dict[str, bytes]) -> list[str]:
 
 def load_libraries() -> None:
     """Import what the probe, the report and the read-back load anyway: torch, transformers' model code
-    (3.6 s CPU of its own: it loads torch's compiler and distributed packages), matplotlib and datasets."""
+    (3.6 s CPU of its own: it loads torch's compiler and distributed packages), matplotlib and datasets;
+    then freeze them out of the garbage collector's later scans (``factatlas.collector``)."""
     import datasets  # noqa: F401
     import matplotlib.pyplot  # noqa: F401
     import torch  # noqa: F401
     import transformers.modeling_utils  # noqa: F401
+
+    from factatlas.collector import freeze_loaded_libraries
+
+    freeze_loaded_libraries()
 
 
 def run_quickstart(config: QuickstartConfig, say: Callable[[str], None] = print) -> QuickstartResult:

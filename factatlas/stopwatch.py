@@ -2,11 +2,13 @@
 
 Stages mark their parts with ``section("probe/fine-tune")``; nothing is recorded unless a caller opened
 a ``recording()``, so library calls pay one context-variable lookup. CPU time is the process's (every
-thread), the number the quickstart's speed goal is stated in.
+thread), the number the quickstart's speed goal is stated in. A recording also counts the garbage
+collector's runs and their CPU time (gc callbacks), which no section would show on its own.
 """
 
 from __future__ import annotations
 
+import gc
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -19,6 +21,8 @@ class Stopwatch:
     """Seconds per section name, in the order the sections were first entered: name -> [wall, cpu]."""
 
     sections: dict[str, list[float]] = field(default_factory=dict)
+    collections: int = 0  # garbage collector runs while recording
+    collector_cpu: float = 0.0  # and their process CPU seconds
 
     def enter(self, name: str) -> None:
         """Give ``name`` its place in the order: a stage is entered before its parts finish."""
@@ -36,10 +40,21 @@ _ACTIVE: ContextVar[Stopwatch | None] = ContextVar("factatlas_stopwatch", defaul
 @contextmanager
 def recording(watch: Stopwatch) -> Iterator[Stopwatch]:
     """Make ``watch`` the one that ``section`` records into, for the duration of the block."""
+    started = [0.0]
+
+    def collector(phase: str, info: dict) -> None:
+        if phase == "start":
+            started[0] = time.process_time()
+        else:
+            watch.collections += 1
+            watch.collector_cpu += time.process_time() - started[0]
+
     token = _ACTIVE.set(watch)
+    gc.callbacks.append(collector)
     try:
         yield watch
     finally:
+        gc.callbacks.remove(collector)
         _ACTIVE.reset(token)
 
 
@@ -61,7 +76,7 @@ def section(name: str) -> Iterator[None]:
 def time_table(watch: Stopwatch, process_cpu: float | None = None) -> list[str]:
     """Lines for a terminal: each stage, its parts (sections named ``stage/part``) indented below it with
     what they leave of the stage, then the process's CPU time outside every stage (interpreter and CLI
-    start-up) and its total."""
+    start-up), its total, and how much of the recorded time the garbage collector took."""
     cpu_now = time.process_time() if process_cpu is None else process_cpu
     lines = [f"{'where the time went':<40}{'CPU s':>8}{'wall s':>9}"]
 
@@ -83,4 +98,5 @@ def time_table(watch: Stopwatch, process_cpu: float | None = None) -> list[str]:
     covered = sum(watch.sections[s][1] for s in stages)
     lines.append(f"{'outside the stages (start-up)':<40}{cpu_now - covered:>8.1f}")
     lines.append(f"{'process total':<40}{cpu_now:>8.1f}")
+    lines.append(f"{'  of it: garbage collection':<40}{watch.collector_cpu:>8.1f}  ({watch.collections} runs)")
     return lines

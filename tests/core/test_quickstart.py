@@ -57,7 +57,7 @@ def test_quickstart_says_which_split_each_number_comes_from(tmp_path):
     assert [line[:40].strip() for line in table[1:]] == [
         "load libraries", "curate", "build", "probe", "tiny model: tokenizer", "tiny model: fine-tune", "score",
         "score template-only", "metrics", "the rest", "report", "metrics", "plots", "analyses", "the rest",
-        "publish", "read back", "outside the stages (start-up)", "process total"]
+        "publish", "read back", "outside the stages (start-up)", "process total", "of it: garbage collection"]
     per_split = [line for line in said if line.startswith("P@1 on ")]
     assert [line.split(" (")[0] for line in per_split] == ["P@1 on dev", "P@1 on test"]
     assert all(re.search(r"\(\d+ prompts\): 0\.\d{3} full prompt vs 0\.\d{3} template-only$", line)

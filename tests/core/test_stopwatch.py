@@ -37,7 +37,7 @@ def test_sections_record_only_while_recording_and_nest_by_name():
 
 def test_time_table_exact_lines():
     watch = Stopwatch(sections={"probe": [10.0, 12.0], "probe/fine-tune": [4.0, 4.5], "probe/score": [3.0, 3.5],
-                                "report": [2.0, 2.0], "orphan/part": [1.0, 1.0]})
+                                "report": [2.0, 2.0], "orphan/part": [1.0, 1.0]}, collections=12, collector_cpu=0.72)
     assert time_table(watch, process_cpu=16.4) == [
         "where the time went                        CPU s   wall s",
         "probe                                       12.0     10.0",
@@ -48,4 +48,17 @@ def test_time_table_exact_lines():
         "orphan/part                                  1.0      1.0",
         "outside the stages (start-up)                2.4",
         "process total                               16.4",
+        "  of it: garbage collection                  0.7  (12 runs)",
     ]
+
+
+def test_recording_counts_the_garbage_collector_and_lets_go_of_it():
+    import gc
+
+    with recording(Stopwatch()) as watch:
+        gc.collect()
+        gc.collect(0)
+    assert watch.collections == 2 and watch.collector_cpu >= 0.0
+    gc.collect()  # after the recording: no longer counted, and its callback is gone
+    assert watch.collections == 2
+    assert all(getattr(cb, "__qualname__", "").split(".")[0] != "recording" for cb in gc.callbacks)
