@@ -253,6 +253,21 @@ def _packed_sums(lm: LoadedModel, contexts: Sequence[Sequence[int]], conts: Sequ
     return totals, context_sums.cpu().tolist()
 
 
+def cache_argument(model) -> str:
+    """The name the model's forward takes its KV cache under: transformers 5.24 renamed past_key_values to
+    cache (the old name is deprecated until 5.40). A forward that only passes ``**kwargs`` on (a subclass
+    wrapping it) is looked through, class by class, to the one that names the argument."""
+    for cls in type(model).__mro__:
+        forward = cls.__dict__.get("forward")
+        if forward is None:
+            continue
+        params = inspect.signature(forward).parameters
+        for name in ("cache", "past_key_values"):
+            if name in params:
+                return name
+    return "past_key_values"
+
+
 def _cached_sums(lm: LoadedModel, contexts: Sequence[Sequence[int]], conts: Sequence[Sequence[Sequence[int]]],
                  batch_tokens: int, keep: LogitKeeping, with_context: bool) -> tuple[list[list[float]], list[float]]:
     import torch
@@ -269,8 +284,7 @@ def _cached_sums(lm: LoadedModel, contexts: Sequence[Sequence[int]], conts: Sequ
     for group in _runs(order, key=lambda i: len(contexts[i])):
         batches.extend(greedy_batches(group, costs, (batch_tokens, LOGIT_BUDGET)))
     pad_id = tok.pad_token_id if tok.pad_token_id is not None else 0
-    # transformers 5.24 renamed past_key_values to cache (the old name is deprecated until 5.40)
-    cache_name = "cache" if "cache" in inspect.signature(model.forward).parameters else "past_key_values"
+    cache_name = cache_argument(model)
     # Sums stay on the device until every batch is launched: reading one back would make the host wait.
     pending_rows, pending_context = [], []
     with torch.inference_mode():
