@@ -167,10 +167,10 @@ def unreadable(path: str | os.PathLike, error: Exception) -> UnreadableTable:
                            "again from its source.")
 
 
-def read_parquet(path: str | os.PathLike) -> pa.Table:
+def read_parquet(path: str | os.PathLike, columns: Sequence[str] | None = None) -> pa.Table:
     """``pq.read_table`` whose failures on a damaged file name the file and the fix (UnreadableTable)."""
     try:
-        return pq.read_table(path)
+        return pq.read_table(path, columns=list(columns) if columns is not None else None)
     except pa.ArrowException as e:
         if isinstance(e, FileNotFoundError):
             raise
