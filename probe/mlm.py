@@ -13,13 +13,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 from factatlas.probe.batching import long_tensor, token_budget_batches
 from factatlas.probe.models import LoadedModel
 from factatlas.probe.protocol import ClozeQuery
 from factatlas.probe.slots import SlotTokens, special_wrap, tokenize_slots
 from factatlas.probe.threads import torch_threads
+
+if TYPE_CHECKING:
+    import numpy as np
 
 MODES = ("independent", "pll")
 
@@ -32,30 +35,30 @@ class PlannedBatch:
     ``most``: the largest number of reads in one row. ``at``/``tokens``/``cands``: per target, the read
     it takes its log-probability from, the token and the global candidate index it adds to."""
 
-    ids: Any  # int64 [rows, length]
-    rows: Any
-    within: Any
-    cols: Any
+    ids: np.ndarray  # int64 [rows, length]
+    rows: np.ndarray
+    within: np.ndarray
+    cols: np.ndarray
     most: int
-    at: Any
-    tokens: Any
-    cands: Any
+    at: np.ndarray
+    tokens: np.ndarray
+    cands: np.ndarray
 
 
 @dataclass(frozen=True)
 class PassPlan:
     """The passes a rule needs and, as flat arrays, the reads and targets they serve.
 
-    Reads are numbered pass by pass in order of first use; ``read_pass``/``read_col`` give each read's
-    pass and column. Targets (one per candidate token scored) give their read, token and global
+    Reads are numbered in order of first use; ``read_pass``/``read_col`` give each read's pass and
+    column. Targets (one per candidate token scored) give their read, token and global
     candidate index. ``token_counts``: per global candidate index, its number of tokens."""
 
     ids: list[tuple[int, ...]]
-    read_pass: Any
-    read_col: Any
-    target_read: Any
-    target_token: Any
-    target_cand: Any
+    read_pass: np.ndarray
+    read_col: np.ndarray
+    target_read: np.ndarray
+    target_token: np.ndarray
+    target_cand: np.ndarray
     token_counts: list[int]
 
     def positions(self, p: int) -> list[int]:
