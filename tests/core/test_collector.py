@@ -18,10 +18,11 @@ def test_freezing_needs_the_command_line_to_have_taken_the_collector():
     out = _python("""
         import gc
         from factatlas.collector import GEN0_THRESHOLD, freeze_loaded_libraries, tune_for_pipeline
-        assert gc.get_threshold()[0] == 700, gc.get_threshold()
+        before = gc.get_threshold()
+        assert before[0] < GEN0_THRESHOLD, before  # Python's default: 700 on 3.11
         assert freeze_loaded_libraries() is False and gc.get_freeze_count() == 0
         tune_for_pipeline()
-        assert gc.get_threshold() == (GEN0_THRESHOLD, 10, 10), gc.get_threshold()
+        assert gc.get_threshold() == (GEN0_THRESHOLD, *before[1:]), gc.get_threshold()
         assert freeze_loaded_libraries() is True and gc.get_freeze_count() > 0
         print("ok")
     """)
