@@ -49,7 +49,7 @@ def logit_keeping(lm: LoadedModel) -> LogitKeeping:
     import torch
 
     model = lm.model
-    if "logits_to_keep" not in inspect.signature(model.forward).parameters:
+    if not forward_accepts(model, "logits_to_keep"):
         return LogitKeeping(last=False, masked=False)
     known = _KEEPING.get(model)
     if known is None:
@@ -253,19 +253,27 @@ def _packed_sums(lm: LoadedModel, contexts: Sequence[Sequence[int]], conts: Sequ
     return totals, context_sums.cpu().tolist()
 
 
-def cache_argument(model) -> str:
-    """The name the model's forward takes its KV cache under: transformers 5.24 renamed past_key_values to
-    cache (the old name is deprecated until 5.40). A forward that only passes ``**kwargs`` on (a subclass
-    wrapping it) is looked through, class by class, to the one that names the argument."""
+def forward_accepts(model, name: str) -> bool:
+    """Whether a call of the model reaches a forward that takes ``name``: the classes' forwards are read in
+    method-resolution order, and one that only passes ``**kwargs`` on (a subclass wrapping the model's code)
+    is looked through to the next; one that neither names it nor takes ``**kwargs`` ends the search, and so
+    does the end of the classes (``**kwargs`` alone is no promise that the name is used)."""
     for cls in type(model).__mro__:
         forward = cls.__dict__.get("forward")
         if forward is None:
             continue
         params = inspect.signature(forward).parameters
-        for name in ("cache", "past_key_values"):
-            if name in params:
-                return name
-    return "past_key_values"
+        if name in params:
+            return True
+        if not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
+            return False
+    return False
+
+
+def cache_argument(model) -> str:
+    """The name the model's forward takes its KV cache under: transformers 5.24 renamed past_key_values to
+    cache (the old name is deprecated until 5.40)."""
+    return "cache" if forward_accepts(model, "cache") else "past_key_values"
 
 
 def _cached_sums(lm: LoadedModel, contexts: Sequence[Sequence[int]], conts: Sequence[Sequence[Sequence[int]]],

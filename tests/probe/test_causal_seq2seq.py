@@ -150,6 +150,26 @@ class _IgnoresItsMask:
         return super().forward(*args, attention_mask=attention_mask, **kwargs)
 
 
+def test_forward_accepts_looks_through_kwargs_only_forwards():
+    from factatlas.probe.causal import forward_accepts
+
+    class Base:
+        def forward(self, input_ids, cache=None, **kwargs):
+            return input_ids
+
+    class Wrapper(Base):
+        def forward(self, *args, attention_mask=None, **kwargs):
+            return super().forward(*args, **kwargs)
+
+    class Closed(Base):
+        def forward(self, input_ids, attention_mask=None):  # passes nothing else on
+            return super().forward(input_ids)
+
+    assert forward_accepts(Wrapper(), "cache") and forward_accepts(Wrapper(), "attention_mask")
+    assert not forward_accepts(Wrapper(), "logits_to_keep")  # no forward names it: **kwargs alone is no promise
+    assert not forward_accepts(Closed(), "cache") and forward_accepts(Closed(), "attention_mask")
+
+
 def test_models_that_ignore_packed_masks_keep_the_kv_cache_path(tiny_gpt2, capitals_rows):
     import copy
 
@@ -160,6 +180,8 @@ def test_models_that_ignore_packed_masks_keep_the_kv_cache_path(tiny_gpt2, capit
     model.__class__ = type("MaskBlindGPT2", (_IgnoresItsMask, type(model)), {})
     blind = wrap_model(model, tiny_gpt2.tokenizer, name="mask-blind-gpt2", family="causal")
     assert not packs(blind, logit_keeping(blind))
+    # its forward hides logits_to_keep behind **kwargs, yet the row masks still reach the model's code
+    assert logit_keeping(blind) == logit_keeping(tiny_gpt2)
     queries = _queries(cloze_rows(capitals_rows))[::7]
     expected = CausalLMScorer(tiny_gpt2, "sum", include_remainder=True).score(queries)
     with warnings.catch_warnings():  # its forward hides the cache argument's name behind **kwargs
