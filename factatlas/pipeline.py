@@ -174,6 +174,7 @@ def run_quickstart(config: QuickstartConfig, say: Callable[[str], None] = print)
                 say(f"  verdict computed on the {held_out}")
             for reason in report.verdict.reasons:
                 say(f"  - {reason}")
+            say(f"  metrics: {report.metrics_source}")
 
     target = run / "hub.git"
     plan, _ = timed("publish", lambda: publish(run, repo=config.repo, version=config.version,

@@ -92,6 +92,7 @@ def probe_with_ray(run: str | Path, config: Any):
         merge_shards,
         model_out_name,
         open_benchmark,
+        recorded_training_splits,
         write_metrics,
     )
 
@@ -99,10 +100,10 @@ def probe_with_ray(run: str | Path, config: Any):
         raise ConfigError("--engine ray shards by itself (--ray-shards); drop --shard")
     benchmark, run_dir = open_benchmark(run)
     rows = benchmark.prompts
-    path, model_name, slug = config.model, config.model, None
+    path, model_name, slug, tiny_info = config.model, config.model, None, {}
     if config.model.startswith("tiny") and not Path(config.model).exists():
-        path, info = _build_tiny(run_dir, rows, config)  # built once, on the driver
-        slug = info["slug"]
+        path, tiny_info = _build_tiny(run_dir, rows, config)  # built once, on the driver
+        slug = tiny_info["slug"]
     family = config.family or detect_family(AutoConfig.from_pretrained(path))
     scoring = config.scoring or DEFAULT_SCORING[family]
     if slug is None:
@@ -131,7 +132,8 @@ def probe_with_ray(run: str | Path, config: Any):
     outcome = ProbeOutcome(out_dir, out_dir / "rankings.parquet",
                            out_dir / "rankings_template_only.parquet" if template_rows is not None else None,
                            None, counts)
-    outcome.metrics_path = write_metrics(out_dir, rankings, template_rows, benchmark)
+    outcome.metrics_path = write_metrics(out_dir, rankings, template_rows, benchmark,
+                                         recorded_training_splits(tiny_info))
     from factatlas.rundir import RunDir
 
     outputs = [p for p in (outcome.rankings_path, outcome.template_only_path, outcome.metrics_path) if p]

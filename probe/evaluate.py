@@ -20,6 +20,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from itertools import repeat
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -799,6 +800,37 @@ def compute_metrics(rankings_rows: Iterable[Mapping[str, Any]], benchmark_dir: s
         }
     result["validation"] = validation_section(outcomes, t_outcomes, bench, trained_on, config)
     return _json_ready(result)
+
+
+# The modules whose code decides a metrics.json: a change to any of them makes an older file stale.
+METRICS_CODE = ("factatlas.probe.evaluate", "factatlas.probe.metrics", "factatlas.probe.protocol",
+                "factatlas.benchmark", "factatlas.entropy", "factatlas.forms", "factatlas.tables")
+
+
+def metrics_inputs(rankings: str | os.PathLike, template_only: str | os.PathLike | None,
+                   benchmark_dir: str | os.PathLike, trained_on: Sequence[str] | None) -> dict[str, Any]:
+    """What a metrics.json is computed from, as content hashes: the rankings, the template-only rankings,
+    the benchmark directory's files, the code of ``METRICS_CODE``, and the training splits the verdict
+    leaves out. ``factatlas report`` reuses the probe's metrics.json only when these and the configuration
+    are unchanged, so a reused file is the one a fresh computation would write."""
+    import hashlib
+    import importlib
+
+    from factatlas.rundir import sha256_file
+
+    bench = Path(benchmark_dir)
+    if not (bench / "benchmark.json").is_file() and (bench / "build" / "benchmark.json").is_file():
+        bench = bench / "build"  # a run directory, as Benchmark.open accepts it
+    files = hashlib.sha256()
+    for path in sorted(p for p in bench.iterdir() if p.is_file()):
+        files.update(f"{path.name}\0{sha256_file(path)}\n".encode())
+    code = hashlib.sha256()
+    for name in METRICS_CODE:
+        code.update(Path(importlib.import_module(name).__file__).read_bytes())
+    return {"rankings": sha256_file(rankings),
+            "template_only": sha256_file(template_only) if template_only is not None else None,
+            "benchmark_files": files.hexdigest(), "code": code.hexdigest(), "schema_version": SCHEMA_VERSION,
+            "trained_on": None if trained_on is None else sorted(trained_on)}
 
 
 def _json_ready(obj: Any) -> Any:

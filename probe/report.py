@@ -524,6 +524,7 @@ class ReportResult:
     html: Path
     verdict: Verdict
     plots: tuple[Path, ...]
+    metrics_source: str = ""  # the probe's metrics.json reused, or why the metrics were computed again
 
 
 def predicate_labeller(meta: Mapping[str, Any], where: Path) -> Callable[[str], str]:
@@ -551,28 +552,52 @@ def model_dirs(run: Path, model: str | None = None) -> list[Path]:
     return [chosen]
 
 
+def probe_metrics(folder: Path, config: Any, inputs: Mapping[str, Any]) -> tuple[dict[str, Any] | None, str]:
+    """The probe's metrics.json when it was computed from exactly these inputs (``metrics_inputs``: the
+    same rankings, benchmark files, code and training splits) with this configuration, else None; and a
+    line saying which, or why not."""
+    import json
+
+    path = folder / "metrics.json"
+    if not path.is_file():
+        return None, "computed: no metrics.json"
+    try:
+        metrics = json.loads(path.read_text("utf-8"))
+    except (OSError, ValueError) as e:
+        return None, f"computed: {path.name} unreadable ({e})"
+    if not isinstance(metrics, dict) or metrics.get("inputs") != json.loads(json.dumps(inputs)):
+        return None, f"computed: {path.name} was computed from other inputs (rankings, benchmark, code or training splits)"
+    if metrics.get("config") != json.loads(json.dumps(config.to_json())):
+        return None, f"computed: {path.name} has another configuration"
+    metrics.pop("judge", None)  # factatlas judge adds it; the page reads judgements.parquet itself
+    return metrics, f"reused {path.name}: same inputs and configuration"
+
+
 def trained_splits(folder: Path) -> list[str] | None:
     """The splits the model of ``folder`` was trained on, as its probe.json records them (the tiny model's
     recipe, or ``trained_on_splits`` written for any model); None when nothing is recorded."""
     import json
 
+    from factatlas.probe.runner import recorded_training_splits
+
     path = folder / "probe.json"
     if not path.is_file():
         return None
-    info = json.loads(path.read_text("utf-8"))
-    recorded = info.get("trained_on_splits", (info.get("tiny_model") or {}).get("trained_on_splits"))
-    return None if recorded is None else list(recorded)
+    return recorded_training_splits(json.loads(path.read_text("utf-8")))
 
 
-def judge_sections(folder: Path, ranking_rows: Sequence[Mapping[str, Any]]) -> tuple[ExtraSection, ...]:
+def judge_sections(folder: Path) -> tuple[ExtraSection, ...]:
     """The LLM-as-judge section when ``factatlas judge`` left judgements.parquet beside the rankings."""
+    import pyarrow.parquet as pq
+
     from factatlas.probe.judge import check_current, judge_summary, read_judgements
 
     path = folder / "judgements.parquet"
     if not path.exists():
         return ()
     judged = read_judgements(path)
-    check_current(judged, {r["prompt_id"]: r["prediction"] for r in ranking_rows}, str(path))
+    answers = pq.read_table(folder / "rankings.parquet", columns=["prompt_id", "prediction"]).to_pydict()
+    check_current(judged, dict(zip(answers["prompt_id"], answers["prediction"], strict=True)), str(path))
     s = judge_summary(judged)
     acc, agree = s["accuracy"], s["agreement"]
     head = ("", "accuracy", "agreement with judge (raw)", "Cohen's kappa", "judge yes / matcher no",
@@ -607,6 +632,7 @@ def write_report(run: str | os.PathLike, model: str | None = None, config: Any =
         MetricsConfig,
         compute_metrics,
         load_benchmark_view,
+        metrics_inputs,
     )
 
     # the page shows intervals in every table, as the verdict needs them
@@ -619,21 +645,27 @@ def write_report(run: str | os.PathLike, model: str | None = None, config: Any =
     plabel = predicate_labeller(bench.meta, run / "build" / "benchmark.json")
     results = []
     for folder in model_dirs(run, model):
-        rows = pq.read_table(folder / "rankings.parquet").to_pylist()
         t_path = folder / "rankings_template_only.parquet"
-        t_rows = pq.read_table(t_path).to_pylist() if t_path.exists() else None
+        t_path = t_path if t_path.exists() else None
+        splits = trained_splits(folder) if trained_on is None else list(trained_on)
         with section("report/metrics"):
-            metrics = compute_metrics(rows, bench, config, template_only_rows=t_rows,
-                                      trained_on=trained_splits(folder) if trained_on is None else trained_on)
+            inputs = metrics_inputs(folder / "rankings.parquet", t_path, run / "build", splits)
+            metrics, source = probe_metrics(folder, config, inputs)
+            if metrics is None:
+                metrics = compute_metrics(pq.read_table(folder / "rankings.parquet").to_pylist(), bench, config,
+                                          template_only_rows=pq.read_table(t_path).to_pylist() if t_path else None,
+                                          trained_on=splits)
+                metrics["inputs"] = inputs
         v = verdict(metrics)
         with section("report/plots"):
             plots = make_plots(metrics, folder, plabel)
         images = {key: embed_png(folder / name) for key, name in plots.items()}
         page = render_html(ReportInput(metrics, v, images, lambda q: bench.label(q), plabel, run.name,
-                                       extra_sections=judge_sections(folder, rows)))
+                                       extra_sections=judge_sections(folder)))
         with section("report/analyses"):
             page = with_analyses(page, run, folder, metrics["config"]["rankc_weighting"])
         write_text(folder / "report.html", page)
         write_json(folder / "verdict.json", v.to_json())
-        results.append(ReportResult(folder.name, folder / "report.html", v, tuple(folder / p for p in plots.values())))
+        results.append(ReportResult(folder.name, folder / "report.html", v, tuple(folder / p for p in plots.values()),
+                                    source))
     return results

@@ -52,6 +52,7 @@ def register(app: typer.Typer) -> None:
             status = "PASS" if r.verdict.passed else "FAIL"
             colour = "green" if r.verdict.passed else "red"
             out.print(f"[{colour}]{status}[/{colour}] {r.model}: {r.html}", highlight=False, soft_wrap=True)
+            out.print(f"  metrics: {r.metrics_source}", highlight=False, soft_wrap=True)
             for reason in r.verdict.reasons:
                 out.print(f"  - {reason}", highlight=False, soft_wrap=True)
         if strict and not all(r.verdict.passed for r in results):

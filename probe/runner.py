@@ -458,7 +458,8 @@ def _run(job: ProbeJob, selected, counts: Counter, benchmark: Benchmark, run_dir
         outcome.template_only_path = out_dir / "rankings_template_only.parquet" if template_rows is not None else None
 
     with section("probe/metrics"):
-        outcome.metrics_path = write_metrics(out_dir, rankings, template_rows, benchmark)
+        outcome.metrics_path = write_metrics(out_dir, rankings, template_rows, benchmark,
+                                             recorded_training_splits(info))
     from factatlas.rundir import RunDir
 
     outputs = [p for p in (outcome.rankings_path, outcome.template_only_path, outcome.metrics_path) if p]
@@ -483,15 +484,29 @@ def merge_shards(out_dir: Path, count: int) -> tuple[list[ProbeResult], list[Pro
 
 
 def write_metrics(out_dir: Path, rankings: Sequence[ProbeResult], template_rows: Sequence[ProbeResult] | None,
-                  bench: Benchmark) -> Path:
-    """metrics.json: the full metrics of factatlas.probe.evaluate (which reads RANKINGS_SCHEMA rows)."""
-    from factatlas.probe.evaluate import compute_metrics
+                  bench: Benchmark, trained_on: Sequence[str] | None = None) -> Path:
+    """metrics.json: the full metrics of factatlas.probe.evaluate (which reads RANKINGS_SCHEMA rows) with
+    the report's configuration (intervals everywhere) and the model's training splits left out of the
+    verdict, plus the hashes of its inputs (``metrics_inputs``), so ``factatlas report`` can reuse it.
+    ``rankings.parquet`` (and the template-only file) must already be written in ``out_dir``."""
+    from factatlas.probe.evaluate import VALIDATION_BOOTSTRAP, MetricsConfig, compute_metrics, metrics_inputs
 
     rows = [probe_result_to_row(r) for r in rankings]
     t_rows = [probe_result_to_row(r) for r in template_rows] if template_rows is not None else None
+    metrics = compute_metrics(rows, bench, MetricsConfig(bootstrap=VALIDATION_BOOTSTRAP), template_only_rows=t_rows,
+                              trained_on=trained_on)
+    t_path = out_dir / "rankings_template_only.parquet" if template_rows is not None else None
+    metrics["inputs"] = metrics_inputs(out_dir / "rankings.parquet", t_path, bench.path, trained_on)
     path = out_dir / "metrics.json"
-    write_json(path, compute_metrics(rows, bench, template_only_rows=t_rows))
+    write_json(path, metrics)
     return path
+
+
+def recorded_training_splits(info: Mapping[str, Any]) -> list[str] | None:
+    """The splits a probe.json says its model was trained on (the tiny model's recipe, or
+    ``trained_on_splits`` written for any model); None when it records none."""
+    recorded = info.get("trained_on_splits", (info.get("tiny_model") or {}).get("trained_on_splits"))
+    return None if recorded is None else list(recorded)
 
 
 def _slug_for(model: str, lm, tiny_info: Mapping[str, Any]) -> str:

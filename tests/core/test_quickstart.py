@@ -66,3 +66,5 @@ def test_quickstart_says_which_split_each_number_comes_from(tmp_path):
     assert said[verdict_at].endswith("verdict FAIL")
     assert said[verdict_at + 1].startswith("  verdict computed on the held-out split test: "), said[verdict_at + 1]
     assert "(trained on dev)" in said[verdict_at + 1]
+    # the report reuses the metrics the probe computed for it (tests/probe/test_validation.py: when it may)
+    assert "  metrics: reused metrics.json: same inputs and configuration" in said[verdict_at:]

@@ -135,3 +135,24 @@ def test_bad_option_values_are_config_errors(run_dir, tiny_bert_dir):
         _probe(run_dir / "nowhere", "--model", tiny_bert_dir)
     with pytest.raises(ConfigError, match=r"--model \./no-such-model: no such folder"):
         _probe(run_dir, "--model", "./no-such-model")
+
+
+
+def test_metrics_json_is_what_the_report_would_compute(run_dir, tiny_bert_dir):
+    """The probe computes metrics.json with the report's configuration and records its inputs, so that
+    `factatlas report` can reuse it (tests/probe/test_validation.py checks when it may)."""
+    import pyarrow.parquet as pq
+
+    from factatlas.probe.evaluate import VALIDATION_BOOTSTRAP, MetricsConfig, compute_metrics, metrics_inputs
+
+    _probe(run_dir, "--model", tiny_bert_dir, "--scoring", "mlm-independent", "--out-name", "bert")
+    out = run_dir / "probe" / "bert"
+    written = json.loads((out / "metrics.json").read_text("utf-8"))
+    inputs = written.pop("inputs")
+    assert inputs["trained_on"] is None  # a model of its own: probe.json records no training split
+    assert inputs == metrics_inputs(out / "rankings.parquet", out / "rankings_template_only.parquet",
+                                    run_dir / "build", None)
+    fresh = compute_metrics(pq.read_table(out / "rankings.parquet").to_pylist(), run_dir / "build",
+                            MetricsConfig(bootstrap=VALIDATION_BOOTSTRAP),
+                            template_only_rows=pq.read_table(out / "rankings_template_only.parquet").to_pylist())
+    assert json.loads(json.dumps(fresh)) == written

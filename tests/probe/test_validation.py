@@ -104,3 +104,49 @@ def test_report_command_takes_the_training_split(split_bench, tmp_path):
     majority = next(c for c in metrics_split["checks"] if c["name"] == "majority-class baseline")
     assert "held-out split test: the splits the model was not trained on (trained on dev)" in \
         majority["details"][0]
+
+
+def test_the_report_reuses_the_probes_metrics_only_while_their_inputs_hold(split_bench, tmp_path):
+    """metrics.json as the probe writes it is reused for the same rankings, benchmark files, code, training
+    splits and configuration; any change makes the report compute again, and its page follow the change."""
+    from factatlas.benchmark import Benchmark
+    from factatlas.probe.evaluate import VALIDATION_BOOTSTRAP
+    from factatlas.probe.runner import write_metrics
+    from factatlas.tables import read_probe_results
+
+    path, rows = split_bench
+    run = tmp_path / "run"
+    write_benchmark_dir(run / "build", rows, entities())
+    folder = run / "probe" / "m"
+    folder.mkdir(parents=True)
+    write_table(folder / "rankings.parquet", [ranking(p, p["split"] == "dev") for p in rows], RANKINGS_SCHEMA)
+    write_table(folder / "rankings_template_only.parquet", [ranking(p, False) for p in rows], RANKINGS_SCHEMA)
+    (folder / "probe.json").write_text(json.dumps({"tiny_model": {"trained_on_splits": ["dev"]}}), "utf-8")
+    write_metrics(folder, read_probe_results(folder / "rankings.parquet"),
+                  read_probe_results(folder / "rankings_template_only.parquet"), Benchmark.open(run), ["dev"])
+    config = MetricsConfig(bootstrap=VALIDATION_BOOTSTRAP)
+
+    def report(**kwargs) -> str:
+        (res,) = R.write_report(run, None, kwargs.pop("config", config), **kwargs)
+        return res.metrics_source
+
+    assert report() == "reused metrics.json: same inputs and configuration"
+    reused = (folder / "verdict.json").read_bytes()
+    (folder / "metrics.json").rename(folder / "kept.json")
+    assert report() == "computed: no metrics.json"
+    assert (folder / "verdict.json").read_bytes() == reused  # reuse gives the page a fresh computation gives
+    (folder / "kept.json").rename(folder / "metrics.json")
+    assert report(config=CONFIG) == "computed: metrics.json has another configuration"
+    stale = "computed: metrics.json was computed from other inputs (rankings, benchmark, code or training splits)"
+    assert report(trained_on=["test"]) == stale
+    assert "held-out split dev" in (folder / "verdict.json").read_text("utf-8")
+    (run / "build" / "notes.txt").write_text("one file more in the benchmark directory")
+    assert report() == stale
+    (run / "build" / "notes.txt").unlink()
+    assert report() == "reused metrics.json: same inputs and configuration"
+    # other rankings: the model now knows the held-out facts too, and the page says so
+    write_table(folder / "rankings.parquet", [ranking(p, True) for p in rows], RANKINGS_SCHEMA)
+    assert report() == stale
+    majority = next(c for c in json.loads((folder / "verdict.json").read_text("utf-8"))["checks"]
+                    if c["name"] == "majority-class baseline")
+    assert majority["status"] == R.PASS
