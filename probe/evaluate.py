@@ -830,7 +830,7 @@ def metrics_inputs(rankings: str | os.PathLike, template_only: str | os.PathLike
     return {"rankings": sha256_file(rankings),
             "template_only": sha256_file(template_only) if template_only is not None else None,
             "benchmark_files": files.hexdigest(), "code": code.hexdigest(), "schema_version": SCHEMA_VERSION,
-            "trained_on": None if trained_on is None else sorted(trained_on)}
+            "trained_on": None if trained_on is None else list(trained_on)}  # in order: the verdict names them so
 
 
 def _json_ready(obj: Any) -> Any:

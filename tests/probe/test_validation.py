@@ -38,15 +38,21 @@ def test_only_the_split_the_model_was_not_trained_on_validates(split_bench):
     assert everything["splits"] == ["dev", "test"] and everything["model"]["micro"] == 0.5
 
 
-def test_the_report_reads_the_training_split_from_probe_json(split_bench, tmp_path):
-    path, rows = split_bench
-    run = tmp_path / "run"
+def _probed_run(root, rows):
+    """A run whose model memorised its training split (dev), as probe.json records it."""
+    run = root / "run"
     write_benchmark_dir(run / "build", rows, entities())
     folder = run / "probe" / "m"
     folder.mkdir(parents=True)
     write_table(folder / "rankings.parquet", [ranking(p, p["split"] == "dev") for p in rows], RANKINGS_SCHEMA)
     write_table(folder / "rankings_template_only.parquet", [ranking(p, False) for p in rows], RANKINGS_SCHEMA)
     (folder / "probe.json").write_text(json.dumps({"tiny_model": {"trained_on_splits": ["dev"]}}), "utf-8")
+    return run, folder
+
+
+def test_the_report_reads_the_training_split_from_probe_json(split_bench, tmp_path):
+    _path, rows = split_bench
+    run, folder = _probed_run(tmp_path, rows)
     (res,) = R.write_report(run, None, CONFIG)
     failing = {c.name: c for c in res.verdict.checks if c.status == R.FAIL}
     assert set(failing) == {"template-only baseline", "majority-class baseline"}
@@ -114,14 +120,8 @@ def test_the_report_reuses_the_probes_metrics_only_while_their_inputs_hold(split
     from factatlas.probe.runner import write_metrics
     from factatlas.tables import read_probe_results
 
-    path, rows = split_bench
-    run = tmp_path / "run"
-    write_benchmark_dir(run / "build", rows, entities())
-    folder = run / "probe" / "m"
-    folder.mkdir(parents=True)
-    write_table(folder / "rankings.parquet", [ranking(p, p["split"] == "dev") for p in rows], RANKINGS_SCHEMA)
-    write_table(folder / "rankings_template_only.parquet", [ranking(p, False) for p in rows], RANKINGS_SCHEMA)
-    (folder / "probe.json").write_text(json.dumps({"tiny_model": {"trained_on_splits": ["dev"]}}), "utf-8")
+    _path, rows = split_bench
+    run, folder = _probed_run(tmp_path, rows)
     write_metrics(folder, read_probe_results(folder / "rankings.parquet"),
                   read_probe_results(folder / "rankings_template_only.parquet"), Benchmark.open(run), ["dev"])
     config = MetricsConfig(bootstrap=VALIDATION_BOOTSTRAP)
