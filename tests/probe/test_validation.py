@@ -150,3 +150,34 @@ def test_the_report_reuses_the_probes_metrics_only_while_their_inputs_hold(split
     majority = next(c for c in json.loads((folder / "verdict.json").read_text("utf-8"))["checks"]
                     if c["name"] == "majority-class baseline")
     assert majority["status"] == R.PASS
+
+
+def test_reuse_benchmark_prints_no_time_unless_reuse_equals_a_fresh_computation(split_bench, tmp_path, capsys,
+                                                                               monkeypatch):
+    import importlib.util
+    import sys
+    from pathlib import Path
+
+    from factatlas.benchmark import Benchmark
+    from factatlas.probe.runner import write_metrics
+    from factatlas.tables import read_probe_results
+
+    script = Path(__file__).resolve().parents[2] / "benchmarks" / "report_metrics.py"
+    spec = importlib.util.spec_from_file_location("report_metrics", script)
+    bench = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, "report_metrics", bench)
+    spec.loader.exec_module(bench)
+    _path, rows = split_bench
+    run, folder = _probed_run(tmp_path, rows)
+    write_metrics(folder, read_probe_results(folder / "rankings.parquet"),
+                  read_probe_results(folder / "rankings_template_only.parquet"), Benchmark.open(run), ["dev"])
+    assert bench.main(["--run", str(run), "--repeats", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "check m: same" in out and "RATIO m: reused is" in out
+    # a metrics.json whose numbers were edited but whose inputs still match: caught, no time printed
+    metrics = json.loads((folder / "metrics.json").read_text("utf-8"))
+    metrics["summary"]["overall"]["p@1"] = 0.99
+    (folder / "metrics.json").write_text(json.dumps(metrics), "utf-8")
+    assert bench.main(["--run", str(run), "--repeats", "1"]) == 1
+    out = capsys.readouterr().out
+    assert "differs from a fresh computation" in out and "RATIO" not in out
