@@ -565,7 +565,9 @@ def probe_metrics(folder: Path, config: Any, inputs: Mapping[str, Any]) -> tuple
         metrics = json.loads(path.read_text("utf-8"))
     except (OSError, ValueError) as e:
         return None, f"computed: {path.name} unreadable ({e})"
-    if not isinstance(metrics, dict) or metrics.get("inputs") != json.loads(json.dumps(inputs)):
+    if not isinstance(metrics, dict) or "inputs" not in metrics:
+        return None, f"computed: {path.name} records no inputs (written before factatlas recorded them)"
+    if metrics["inputs"] != json.loads(json.dumps(inputs)):
         return None, f"computed: {path.name} was computed from other inputs (rankings, benchmark, code or training splits)"
     if metrics.get("config") != json.loads(json.dumps(config.to_json())):
         return None, f"computed: {path.name} has another configuration"
