@@ -256,9 +256,15 @@ def _packed_sums(lm: LoadedModel, contexts: Sequence[Sequence[int]], conts: Sequ
 def forward_accepts(model, name: str) -> bool:
     """Whether a call of the model reaches a forward that takes ``name``: the classes' forwards are read in
     method-resolution order, and one that only passes ``**kwargs`` on (a subclass wrapping the model's code)
-    is looked through to the next; one that neither names it nor takes ``**kwargs`` ends the search, and so
-    does the end of the classes (``**kwargs`` alone is no promise that the name is used)."""
+    is looked through to the next; one that neither names it nor takes ``**kwargs`` ends the search. When
+    every forward of the classes passed ``**kwargs`` on, a wrapper that names the model it calls
+    (``get_base_model()``: PEFT's adapters) is looked through to that model; else ``**kwargs`` alone is no
+    promise that the name is used."""
+    import torch
+
     for cls in type(model).__mro__:
+        if cls is torch.nn.Module:  # its forward is the "not implemented" stub every module inherits
+            break
         forward = cls.__dict__.get("forward")
         if forward is None:
             continue
@@ -267,7 +273,9 @@ def forward_accepts(model, name: str) -> bool:
             return True
         if not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
             return False
-    return False
+    base = getattr(model, "get_base_model", None)
+    inner = base() if callable(base) else None
+    return inner is not None and inner is not model and forward_accepts(inner, name)
 
 
 def cache_argument(model) -> str:

@@ -170,6 +170,35 @@ def test_forward_accepts_looks_through_kwargs_only_forwards():
     assert not forward_accepts(Closed(), "cache") and forward_accepts(Closed(), "attention_mask")
 
 
+def test_peft_adapters_are_looked_through(tiny_gpt2, capitals_rows):
+    """A LoRA adapter wrapped around the model with PEFT (``PeftModelForCausalLM``, not a subclass of the
+    model: its forward passes **kwargs on to the model it names) keeps the row masks and this transformers'
+    cache argument; with a fresh adapter (B = 0) it scores as the model itself."""
+    import copy
+
+    peft = pytest.importorskip("peft")
+    from factatlas.probe.causal import cache_argument, forward_accepts, logit_keeping
+    from factatlas.probe.models import wrap_model
+
+    with warnings.catch_warnings():  # peft asks this transformers for a renamed attribute: not ours to fix
+        warnings.simplefilter("ignore", FutureWarning)
+        adapted = peft.get_peft_model(copy.deepcopy(tiny_gpt2.model),
+                                      peft.LoraConfig(r=2, target_modules=["c_attn"], fan_in_fan_out=True))
+    assert not isinstance(adapted, type(tiny_gpt2.model))
+    for name in ("logits_to_keep", "attention_mask", cache_argument(tiny_gpt2.model)):
+        assert forward_accepts(adapted, name) == forward_accepts(tiny_gpt2.model, name), name
+    lora = wrap_model(adapted.eval(), tiny_gpt2.tokenizer, name="lora-gpt2", family="causal")
+    assert cache_argument(adapted) == cache_argument(tiny_gpt2.model)
+    assert logit_keeping(lora) == logit_keeping(tiny_gpt2)
+    queries = _queries(cloze_rows(capitals_rows))[::7]
+    for packed in (True, False):
+        expected = CausalLMScorer(tiny_gpt2, "sum", include_remainder=True, packed=packed).score(queries)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", FutureWarning)
+            got = CausalLMScorer(lora, "sum", include_remainder=True, packed=packed).score(queries)
+        assert got == [pytest.approx(e, abs=1e-5) for e in expected]
+
+
 def test_models_that_ignore_packed_masks_keep_the_kv_cache_path(tiny_gpt2, capitals_rows):
     import copy
 
