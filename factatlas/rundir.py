@@ -47,14 +47,17 @@ TRACKED_DEPENDENCIES = (
 )
 
 
+def installed_version(distribution: str) -> str:
+    """The installed version of a distribution, or "absent"."""
+    try:
+        return version(distribution)
+    except PackageNotFoundError:
+        return "absent"
+
+
 def dependency_versions() -> dict[str, str]:
-    out = {"python": platform.python_version()}
-    for name in ("factatlas", *TRACKED_DEPENDENCIES):
-        try:
-            out[name] = version(name)
-        except PackageNotFoundError:
-            out[name] = "absent"
-    return out
+    return {"python": platform.python_version(),
+            **{name: installed_version(name) for name in ("factatlas", *TRACKED_DEPENDENCIES)}}
 
 
 def sha256_file(path: str | Path) -> str:

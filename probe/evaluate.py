@@ -810,13 +810,14 @@ METRICS_CODE = ("factatlas.probe.evaluate", "factatlas.probe.metrics", "factatla
 def metrics_inputs(rankings: str | os.PathLike, template_only: str | os.PathLike | None,
                    benchmark_dir: str | os.PathLike, trained_on: Sequence[str] | None) -> dict[str, Any]:
     """What a metrics.json is computed from, as content hashes: the rankings, the template-only rankings,
-    the benchmark directory's files, the code of ``METRICS_CODE``, and the training splits the verdict
+    the benchmark directory's files, the code of ``METRICS_CODE`` and the versions of the numerical
+    libraries it calls (the bootstrap draws from NumPy's generator), and the training splits the verdict
     leaves out. ``factatlas report`` reuses the probe's metrics.json only when these and the configuration
     are unchanged, so a reused file is the one a fresh computation would write."""
     import hashlib
     import importlib
 
-    from factatlas.rundir import sha256_file
+    from factatlas.rundir import installed_version, sha256_file
 
     bench = Path(benchmark_dir)
     if not (bench / "benchmark.json").is_file() and (bench / "build" / "benchmark.json").is_file():
@@ -827,6 +828,8 @@ def metrics_inputs(rankings: str | os.PathLike, template_only: str | os.PathLike
     code = hashlib.sha256()
     for name in METRICS_CODE:
         code.update(Path(importlib.import_module(name).__file__).read_bytes())
+    for library in ("numpy", "scipy"):
+        code.update(f"{library} {installed_version(library)}\n".encode())
     return {"rankings": sha256_file(rankings),
             "template_only": sha256_file(template_only) if template_only is not None else None,
             "benchmark_files": files.hexdigest(), "code": code.hexdigest(), "schema_version": SCHEMA_VERSION,

@@ -185,3 +185,22 @@ def test_reuse_benchmark_prints_no_time_unless_reuse_equals_a_fresh_computation(
     assert bench.main(["--run", str(run), "--repeats", "1"]) == 1
     out = capsys.readouterr().out
     assert "differs from a fresh computation" in out and "RATIO" not in out
+
+
+def test_metrics_inputs_follow_the_numerical_libraries(split_bench, tmp_path, monkeypatch):
+    """Another NumPy (its generator draws the bootstrap) makes a metrics.json stale, like other code."""
+    from factatlas import rundir
+    from factatlas.probe.evaluate import metrics_inputs
+
+    _path, rows = split_bench
+    run, folder = _probed_run(tmp_path, rows)
+
+    def inputs():
+        return metrics_inputs(folder / "rankings.parquet", None, run / "build", ["dev"])
+
+    before = inputs()
+    real = rundir.installed_version
+    monkeypatch.setattr(rundir, "installed_version", lambda name: "1.0.0" if name == "numpy" else real(name))
+    after = inputs()
+    assert after["code"] != before["code"]
+    assert {k: v for k, v in after.items() if k != "code"} == {k: v for k, v in before.items() if k != "code"}
