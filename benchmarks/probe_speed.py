@@ -434,7 +434,7 @@ def where_pll_goes(lm, queries, batch_tokens: int, times: dict[str, list[float]]
           f"(batch 1, autograd, LM head at every position); {fewer:.2f} x {per_pass:.1f} = {loop / ours:.1f}x. "
           f"Ours is {limit / ours:.2f} of the bare forward on its passes; an exact scorer running these passes "
           f"through this encoder reaches about {loop / limit:.1f}x the loop here (it passes the bare forward only "
-          "by the last layer's work at positions it does not read, a few percent)")
+          "by the last layer's work at positions it does not read)")
 
 
 def sentence_loss_loop(lm, queries) -> list[tuple[float, ...]]:
