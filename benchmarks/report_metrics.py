@@ -68,11 +68,12 @@ def main(argv=None) -> int:
     measured = 0
     for folder in model_dirs(args.run):
         splits = trained_splits(folder)
-        if reused(folder, args.run, config, splits) is None:
+        kept = reused(folder, args.run, config, splits)
+        if kept is None:
             print(f"{folder.name}: the report cannot reuse its metrics.json (probed before metrics.json recorded "
                   "its inputs, or changed since); skipped")
             continue
-        if reused(folder, args.run, config, splits) != computed(folder, args.run, config, splits, bench):
+        if kept != computed(folder, args.run, config, splits, bench):
             print(f"{folder.name}: the reused metrics.json differs from a fresh computation; no time printed")
             return 1
         print(f"check {folder.name}: same")

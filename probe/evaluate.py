@@ -810,20 +810,17 @@ METRICS_CODE = ("factatlas.probe.evaluate", "factatlas.probe.metrics", "factatla
 def metrics_inputs(rankings: str | os.PathLike, template_only: str | os.PathLike | None,
                    benchmark_dir: str | os.PathLike, trained_on: Sequence[str] | None) -> dict[str, Any]:
     """What a metrics.json is computed from, as content hashes: the rankings, the template-only rankings,
-    the benchmark directory's files, the code of ``METRICS_CODE`` and the versions of the numerical
-    libraries it calls (the bootstrap draws from NumPy's generator), and the training splits the verdict
-    leaves out. ``factatlas report`` reuses the probe's metrics.json only when these and the configuration
+    the files of the benchmark directory (the one holding benchmark.json), the code of ``METRICS_CODE``
+    and the versions of the numerical libraries it calls (the bootstrap draws from NumPy's generator), and
+    the training splits the verdict leaves out. ``factatlas report`` reuses the probe's metrics.json only when these and the configuration
     are unchanged, so a reused file is the one a fresh computation would write."""
     import hashlib
     import importlib
 
     from factatlas.rundir import installed_version, sha256_file
 
-    bench = Path(benchmark_dir)
-    if not (bench / "benchmark.json").is_file() and (bench / "build" / "benchmark.json").is_file():
-        bench = bench / "build"  # a run directory, as Benchmark.open accepts it
     files = hashlib.sha256()
-    for path in sorted(p for p in bench.iterdir() if p.is_file()):
+    for path in sorted(p for p in Path(benchmark_dir).iterdir() if p.is_file()):
         files.update(f"{path.name}\0{sha256_file(path)}\n".encode())
     code = hashlib.sha256()
     for name in METRICS_CODE:
