@@ -415,13 +415,16 @@ def mlm_main(args, lm, queries, sizes: Sizes, peak: float | None) -> int:
                          f"its throughput with ours on all {len(queries)}")
         print(line)
     if not args.skip_baselines:
-        where_pll_goes(lm, sub_b, args.batch_tokens, times)
+        cpu_peak = measured_peak_tflops("cpu", args.dtype, size=2048, repeats=5) if args.device == "cpu" else None
+        where_pll_goes(lm, sub_b, args.batch_tokens, times, sizes, peak or cpu_peak)
     return 0
 
 
-def where_pll_goes(lm, queries, batch_tokens: int, times: dict[str, list[float]]) -> None:
-    """The PLL ratio against the loop, taken apart: fewer passes x cheaper passes, and the most any exact
-    scorer that runs these passes through this encoder can reach (the loop over the bare forward)."""
+def where_pll_goes(lm, queries, batch_tokens: int, times: dict[str, list[float]], sizes: Sizes,
+                   peak: float | None) -> None:
+    """The PLL ratio against the loop, taken apart: fewer passes x cheaper passes, the most any exact
+    scorer that runs these passes through this encoder can reach (the loop over the bare forward), and
+    over the time our matrix products alone take at the device's measured matmul peak."""
     acc = pll_accounting(lm, queries, batch_tokens)
     loop, ours = min(times["BMLAMA-style per-candidate PLL"]), min(times["ours pll (BMLAMA subset)"])
     limit = min(times["limit pll (BMLAMA subset)"])
@@ -435,6 +438,13 @@ def where_pll_goes(lm, queries, batch_tokens: int, times: dict[str, list[float]]
           f"Ours is {limit / ours:.2f} of the bare forward on its passes; an exact scorer running these passes "
           f"through this encoder reaches about {loop / limit:.1f}x the loop here (it passes the bare forward only "
           "by the last layer's work at positions it does not read)")
+    if peak:
+        flops = pass_flops(lm, queries, "pll", batch_tokens, sizes)
+        at_peak = flops / (peak * 1e12)
+        print(f"BOUND pll on the BMLAMA subset: our passes' matrix products are {flops / 1e9:.1f} GFLOP; at the "
+              f"measured matmul peak ({peak * 1e3:.0f} GFLOP/s) they alone take {at_peak:.3f} s (ours "
+              f"{ours:.3f} s, {at_peak / ours:.0%} of that rate): no scorer doing these products passes "
+              f"{loop / at_peak:.1f}x the loop")
 
 
 def sentence_loss_loop(lm, queries) -> list[tuple[float, ...]]:

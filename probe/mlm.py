@@ -12,7 +12,7 @@ log-normaliser (logsumexp) and the gather run on the device, and only one float 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from factatlas.probe.batching import long_tensor, token_budget_batches
@@ -237,6 +237,72 @@ def _last_layer_at(last, hidden, rows, within, cols, most: int):
     return last.output(last.intermediate(attended), attended)
 
 
+def logsumexp_rows_in_place(logits):
+    """``torch.logsumexp(logits, dim=-1)``, bit for bit, computed in ``logits``' own memory (which it
+    overwrites). torch's version allocates ``logits - max`` anew: at tens of megabytes that is a fresh
+    mapping whose every page faults in, and the normaliser then cost half of the vocabulary projection
+    (1,100 reads x 30,000 columns: 110 ms beside 220 ms; in place 48 ms). Same steps, same order as
+    ATen's: the row maximum (0 where infinite), subtract, exponentiate, sum, log, add the maximum back."""
+    import torch
+
+    maxes = logits.amax(dim=-1, keepdim=True)
+    maxes.masked_fill_(maxes.abs() == float("inf"), 0)
+    return torch.sum(logits.sub_(maxes).exp_(), dim=-1).log_().add_(maxes.squeeze(-1))
+
+
+HEAD_LOGITS = 1 << 25
+
+
+def head_rows(decoder) -> int:
+    """Reads per vocabulary projection on CPU: at most ``HEAD_LOGITS`` logits (128 MiB in fp32) at once,
+    and never fewer than 128 rows. Batches of one length can hold a handful of passes (the 20 BMLAMA-17
+    prompts of the speed benchmark: 14 lengths, 1 to 88 reads); projecting each alone streams the whole
+    vocabulary matrix for a few rows, and pooling them measured 170 -> 90-110 ms on those 414 reads
+    (30,000 columns). A batch with more reads than this is split, which bounds the logits' memory."""
+    vocab = getattr(decoder, "out_features", 0) or 30_000
+    return max(128, HEAD_LOGITS // vocab)
+
+
+@dataclass
+class PendingReads:
+    """Hidden states at read positions waiting for the vocabulary projection, with their targets
+    (``at`` numbers the pending reads; targets stay sorted by it, as each batch's are)."""
+
+    states: list = field(default_factory=list)
+    at: list = field(default_factory=list)
+    tokens: list = field(default_factory=list)
+    cands: list = field(default_factory=list)
+    rows: int = 0
+
+    def add(self, states, at, tokens, cands) -> None:
+        self.states.append(states)
+        self.at.append(at + self.rows)
+        self.tokens.append(tokens)
+        self.cands.append(cands)
+        self.rows += states.shape[0]
+
+    def take(self, n: int):
+        """(states, at, tokens, cands) of the first ``n`` pending reads and their targets; the rest stay."""
+        import numpy as np
+        import torch
+
+        states = self.states[0] if len(self.states) == 1 else torch.cat(self.states)
+        at, tokens, cands = (np.concatenate(x) for x in (self.at, self.tokens, self.cands))
+        cut = int(np.searchsorted(at, n, side="left"))
+        taken = states[:n], at[:cut], tokens[:cut], cands[:cut]
+        self.rows -= n
+        if self.rows:
+            self.states, self.at, self.tokens, self.cands = [states[n:]], [at[cut:] - n], [tokens[cut:]], [cands[cut:]]
+        else:
+            self.states, self.at, self.tokens, self.cands = [], [], [], []
+        return taken
+
+    def ready(self, rows: int | None):
+        """Chunks of ``rows`` reads while that many are pending; None: everything pending, at once."""
+        while self.rows and (rows is None or self.rows >= rows):
+            yield self.take(self.rows if rows is None else rows)
+
+
 VOCAB_ALIGN = 64
 
 
@@ -286,11 +352,15 @@ class MaskedLMScorer:
         if self._split is not None and partial_last_layer:
             self._last = bert_like_last_layer(self._split[0])
         # On accelerators (None: on CUDA) the vocabulary projection gets a column-aligned copy and the
-        # normaliser is one fused log-softmax; on CPU the logsumexp writes no vocabulary-sized output.
+        # normaliser is one fused log-softmax; on CPU the logsumexp runs in the logits' own memory.
         if accelerator_paths is None:
             accelerator_paths = str(lm.device).startswith("cuda")
         self._padded = padded_decoder(lm.model, self._split[1]) if accelerator_paths and self._split else None
         self._fused_norm = accelerator_paths
+        # On CPU, reads of consecutive batches are pooled for the vocabulary projection (None: each batch's
+        # reads at once, as on accelerators, where this is not measured yet).
+        self._head_rows = None if accelerator_paths or self._split is None else head_rows(
+            lm.model.get_output_embeddings())
 
     def score(self, queries: Sequence[ClozeQuery]) -> list[tuple[float, ...]]:
         slots = tokenize_slots(self.lm.tokenizer, queries)
@@ -309,19 +379,16 @@ class MaskedLMScorer:
         plan = plan_passes(slots, self.mode, tok.mask_token_id, wrap.head, wrap.tail)
         device = self.lm.device
         sums = torch.zeros(len(plan.token_counts), dtype=torch.float64, device=device)
+        pending = PendingReads()
         with torch.inference_mode():
             # Passes of one length batch together: no padding, so no attention mask and no wasted rows.
             for b in plan.batches(self.batch_tokens):
-                at, tokens, cands = (long_tensor(x, device) for x in (b.at, b.tokens, b.cands))
-                logits = self._logits_at(long_tensor(b.ids, device), None,
-                                         *(long_tensor(x, device) for x in (b.rows, b.within, b.cols)), b.most)
-                if self._fused_norm:
-                    values = torch.log_softmax(logits, dim=-1, dtype=torch.float32)[at, tokens]
-                else:
-                    # log p(token) = logit - logsumexp(row): no vocabulary-sized log-softmax output is written
-                    logits = logits.float()
-                    values = logits[at, tokens] - torch.logsumexp(logits, dim=-1)[at]
-                sums.index_add_(0, cands, values.double())
+                ids, rows, within, cols = (long_tensor(x, device) for x in (b.ids, b.rows, b.within, b.cols))
+                pending.add(self._read_states(ids, rows, within, cols, b.most), b.at, b.tokens, b.cands)
+                for chunk in pending.ready(self._head_rows):
+                    self._add_log_probs(*chunk, sums)
+            for chunk in pending.ready(None):
+                self._add_log_probs(*chunk, sums)
         counts = np.array(plan.token_counts, dtype=np.float64)
         with np.errstate(divide="ignore", invalid="ignore"):
             means = np.where(counts > 0, sums.cpu().numpy() / counts, float("-inf")).tolist()
@@ -332,26 +399,50 @@ class MaskedLMScorer:
             g += len(slot.candidates)
         return out
 
-    def _logits_at(self, ids, mask, rows, within, cols, most: int):
-        if self._split is None:
-            return self.lm.model(input_ids=ids, attention_mask=mask).logits[rows, cols]
-        base, head = self._split
-        if self._last is not None and mask is None:
-            layers = base.encoder.layer
-            base.encoder.layer = layers[:-1]  # all but the last layer on every position
-            try:
-                hidden = base(input_ids=ids)[0]
-            finally:
-                base.encoder.layer = layers
-            read = _last_layer_at(self._last, hidden, rows, within, cols, most)
+    def _add_log_probs(self, states, at, tokens, cands, sums) -> None:
+        """Each target's log-probability (its read's logits, normalised) added to its candidate's sum."""
+        import torch
+
+        device = self.lm.device
+        at, tokens, cands = (long_tensor(x, device) for x in (at, tokens, cands))
+        logits = self._project(states)
+        if self._fused_norm:
+            values = torch.log_softmax(logits, dim=-1, dtype=torch.float32)[at, tokens]
         else:
-            read = base(input_ids=ids, attention_mask=mask)[0][rows, cols]
+            # log p(token) = logit - logsumexp(row): the targets' logits are read first, then the
+            # normaliser overwrites the logits, which nothing else holds
+            logits = logits.float()
+            picked = logits[at, tokens]
+            values = picked - logsumexp_rows_in_place(logits)[at]
+        sums.index_add_(0, cands, values.double())
+
+    def _read_states(self, ids, rows, within, cols, most: int):
+        """The encoder's last hidden states at the read positions (the logits there when the head is not
+        split off)."""
+        if self._split is None:
+            return self.lm.model(input_ids=ids).logits[rows, cols]
+        base, _ = self._split
+        if self._last is None:
+            return base(input_ids=ids)[0][rows, cols]
+        layers = base.encoder.layer
+        base.encoder.layer = layers[:-1]  # all but the last layer on every position
+        try:
+            hidden = base(input_ids=ids)[0]
+        finally:
+            base.encoder.layer = layers
+        return _last_layer_at(self._last, hidden, rows, within, cols, most)
+
+    def _project(self, states):
+        """The LM head on hidden states at read positions (already logits without a split head)."""
+        if self._split is None:
+            return states
+        head = self._split[1]
         if self._padded is None:
-            return head(read)
+            return head(states)
         parent, name, padded = self._padded
         decoder = getattr(parent, name)
         setattr(parent, name, padded)  # the head's own code, with the aligned projection
         try:
-            return head(read)
+            return head(states)
         finally:
             setattr(parent, name, decoder)

@@ -140,6 +140,7 @@ def test_planned_batches_slice_every_pass_read_and_target_once():
             assert b.most == max(len(plan.positions(p)) for p in row_pass)
             seen_targets += [(row_pass[b.rows[a]], int(b.cols[a]), int(t), int(c))
                              for a, t, c in zip(b.at, b.tokens, b.cands, strict=True)]
+            assert (b.at[1:] >= b.at[:-1]).all()  # pooled reads are cut with a binary search on `at`
         assert sorted(seen_passes) == list(range(len(plan.ids)))
         assert sorted(seen_targets) == sorted((p, col, t, c) for p in range(len(plan.ids))
                                               for col, t, c in plan.targets(p))
@@ -217,3 +218,92 @@ def test_planning_benchmark_finds_both_planners_equal(capsys, monkeypatch):
     assert bench.main(["--prompts", "60", "--candidates", "12", "--repeats", "1", "--batch-tokens", "256"]) == 0
     out = capsys.readouterr().out
     assert "check independent: same" in out and "check pll: same" in out and out.count("RATIO") == 2
+
+
+def test_in_place_logsumexp_is_torchs_bit_for_bit():
+    from factatlas.probe.mlm import logsumexp_rows_in_place
+
+    gen = torch.Generator().manual_seed(0)
+    logits = torch.randn(37, 3001, generator=gen) * 30
+    logits[3, :] = float("-inf")  # a row with no mass
+    logits[4, 17] = float("inf")
+    logits[5, ::2] = float("-inf")  # the padded decoder's extra columns
+    expected = torch.logsumexp(logits, dim=-1)
+    work = logits.clone()
+    got = logsumexp_rows_in_place(work)
+    assert torch.equal(got, expected)
+    assert not torch.equal(work, logits)  # it did reuse the logits' memory
+    half = logits[:, :64].to(torch.bfloat16)
+    assert torch.equal(logsumexp_rows_in_place(half.clone()), torch.logsumexp(half, dim=-1))
+
+
+@pytest.mark.parametrize("mode", ["independent", "pll"])
+def test_pooled_and_split_vocabulary_projections_score_as_one_per_batch(tiny_bert, capitals_rows, mode):
+    """The CPU path projects reads of several batches together and splits large ones; every target must
+    still take its own read's log-probability, wherever the chunk boundaries fall."""
+    queries = _queries(cloze_rows(capitals_rows))[:40]
+    per_batch = MaskedLMScorer(tiny_bert, mode, batch_tokens=200)
+    per_batch._head_rows = None
+    reference = per_batch.score(queries)
+    pooled = MaskedLMScorer(tiny_bert, mode, batch_tokens=200)
+    assert pooled._head_rows is not None and pooled._head_rows >= 128
+    for rows in (pooled._head_rows, 7, 1):  # pool everything; cut through batches; one read at a time
+        pooled._head_rows = rows
+        assert pooled.score(queries) == [pytest.approx(r, abs=1e-5) for r in reference]
+
+
+def test_pending_reads_hand_out_each_target_with_its_own_read():
+    import numpy as np
+
+    from factatlas.probe.mlm import PendingReads
+
+    pending = PendingReads()
+    pending.add(torch.arange(3.0)[:, None], np.array([0, 0, 2]), np.array([10, 11, 12]), np.array([0, 1, 2]))
+    pending.add(torch.arange(3.0, 5.0)[:, None], np.array([0, 1, 1]), np.array([13, 14, 15]), np.array([3, 4, 5]))
+    chunks = list(pending.ready(2))
+    assert pending.rows == 1 and len(chunks) == 2
+    rest = list(pending.ready(None))
+    assert pending.rows == 0 and list(pending.ready(None)) == []
+    got = [(float(states[a, 0]), int(t), int(c)) for states, at, tokens, cands in chunks + rest
+           for a, t, c in zip(at, tokens, cands, strict=True)]
+    assert got == [(0.0, 10, 0), (0.0, 11, 1), (2.0, 12, 2), (3.0, 13, 3), (4.0, 14, 4), (4.0, 15, 5)]
+    assert [len(states) for states, *_ in chunks + rest] == [2, 2, 1]
+
+
+def _probe_speed_script(monkeypatch):
+    import importlib.util
+    import sys
+    from pathlib import Path
+
+    script = Path(__file__).resolve().parents[2] / "benchmarks" / "probe_speed.py"
+    spec = importlib.util.spec_from_file_location("probe_speed", script)
+    bench = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, "probe_speed", bench)  # its dataclasses look their module up
+    spec.loader.exec_module(bench)
+    return bench
+
+
+TINY_SPEED_RUN = ["--prompts", "24", "--candidates", "6", "--bmlama-prompts", "4", "--mlama-prompts", "6",
+                  "--repeats", "1", "--layers", "2", "--hidden", "32", "--heads", "2", "--intermediate", "64",
+                  "--vocab", "600", "--tokenizer-vocab", "300"]
+
+
+def test_speed_benchmark_checks_rankings_then_takes_the_pll_ratio_apart(capsys, monkeypatch):
+    bench = _probe_speed_script(monkeypatch)
+    assert bench.main(TINY_SPEED_RUN) == 0
+    out = capsys.readouterr().out
+    assert "check pll vs BMLAMA-style loop: rankings identical on 4 prompts" in out
+    assert out.count("RATIO") == 2 and "WHERE pll" in out and "BOUND pll" in out
+
+
+def test_speed_benchmark_prints_no_ratio_when_an_anchor_ranks_differently(capsys, monkeypatch):
+    import factatlas.probe.baselines as baselines
+
+    bench = _probe_speed_script(monkeypatch)
+    honest = baselines.bmlama_pll_scores
+    # the anchor's scores reversed: every ranking with distinct scores flips, far beyond any near-tie
+    monkeypatch.setattr(baselines, "bmlama_pll_scores", lambda lm, qs: [tuple(-v for v in s) for s in honest(lm, qs)])
+    assert bench.main(TINY_SPEED_RUN) == 1
+    captured = capsys.readouterr()
+    assert "RATIO" not in captured.out and "times over" not in captured.out
+    assert "FAILED: rankings differ" in captured.err
