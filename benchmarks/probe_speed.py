@@ -8,6 +8,8 @@ For each masked-LM rule three sides run on the same prompts:
 - the anchor: the mLAMA-style batching (independent) or the BMLAMA-style per-candidate loop (PLL: one
   pass per candidate token, batch 1, fp32, autograd on, NumPy softmax per scored token), on a subset,
   ours timed on the same subset for the ratio.
+Causal rules get the same limit: the bare decoder forward (no LM head) on exactly the packed rows the rule
+runs, in its batches, with its masks and position ids.
 Rankings are checked first (fp32: identical up to numerical near-ties of 1e-5; bf16/fp16: differences
 only where the fp32 reference's scores are within ``--half-tol``, stated in the output); nothing is timed
 or printed as a ratio unless the check passes. Sides are timed interleaved, ``--repeats`` times, in
@@ -462,6 +464,37 @@ def sentence_loss_loop(lm, queries) -> list[tuple[float, ...]]:
     return out
 
 
+def causal_limits(lm, queries, scorer, legacy, batch_tokens: int) -> dict[str, list[dict]]:
+    """Per causal rule, the model inputs of exactly the packed rows it runs, in its batches, built
+    beforehand. The legacy rule gets one only when every prompt's sentences share a prefix (otherwise
+    some run whole, outside the packed rows)."""
+    from factatlas.probe.causal import packed_inputs, plan_packed, shared_prefixes
+    from factatlas.probe.slots import tokenize_slots
+
+    dtype = next(lm.model.parameters()).dtype
+
+    def inputs(contexts, conts, with_context: bool) -> list[dict]:
+        return [packed_inputs(b, dtype, lm.device) for b in plan_packed(lm, contexts, conts, batch_tokens, with_context)]
+
+    out = {"causal-mean": inputs(*scorer.contexts_and_continuations(tokenize_slots(lm.tokenizer, queries)), False)}
+    per_query = legacy.sentences(queries)
+    shared, whole = shared_prefixes(per_query)
+    if not whole:
+        out["causal-sentence-legacy"] = inputs([per_query[qi][0][:cut] for qi, cut in shared],
+                                               [[x[cut:] for x in per_query[qi]] for qi, cut in shared], True)
+    return out
+
+
+def bare_packed_forward(lm, inputs: list[dict]) -> None:
+    """The decoder on every packed row: no LM head, no reads, no scoring."""
+    import torch
+
+    base = getattr(lm.model, lm.model.base_model_prefix)
+    with torch.inference_mode():
+        for kw in inputs:
+            base(**kw)
+
+
 def causal_main(args, lm, queries, peak: float | None) -> int:
     from factatlas.probe.baselines import causal_per_candidate_scores
     from factatlas.probe.causal import CausalLMScorer, SentenceLegacyScorer, logit_keeping, packs
@@ -507,12 +540,17 @@ def causal_main(args, lm, queries, peak: float | None) -> int:
         sides["per-candidate loop"] = lambda: causal_per_candidate_scores(ref_lm, sub)
         sides["ours causal-sentence-legacy (subset)"] = lambda: legacy.score(sub)
         sides["per-sentence loss loop"] = lambda: sentence_loss_loop(ref_lm, sub)
+    limits = causal_limits(lm, queries, scorer, legacy, args.batch_tokens) if packs(lm, logit_keeping(lm)) else {}
+    for rule, inputs in limits.items():
+        sides[f"limit {rule}"] = lambda i=inputs: bare_packed_forward(lm, i)
     times = interleaved(sides, args.repeats, args.device)
     for name, ts in times.items():
         k = len(sub) if "subset" in name or "loop" in name else len(queries)
-        print(f"  {name:<34} {stats(ts)}  {k / min(ts):9.1f} prompts/s")
+        print(f"  {name:<38} {stats(ts)}  {k / min(ts):9.1f} prompts/s")
     t = min(times["ours causal-mean"])
     line = f"RATIO causal-mean: {len(queries) / t:.1f} prompts/s"
+    if "causal-mean" in limits:
+        line += f"; {min(times['limit causal-mean']) / t:.2f} of the limit (bare decoder forward on its packed rows)"
     if peak:
         tflops = causal_flops(lm, queries) / t / 1e12
         line += f"; {tflops:.1f} TFLOP/s = {tflops / peak:.1%} of the measured {args.dtype} peak"
@@ -522,6 +560,10 @@ def causal_main(args, lm, queries, peak: float | None) -> int:
     print(line)
     t = min(times["ours causal-sentence-legacy"])
     line = f"RATIO causal-sentence-legacy: {len(queries) / t:.1f} prompts/s"
+    if "causal-sentence-legacy" in limits:
+        line += f"; {min(times['limit causal-sentence-legacy']) / t:.2f} of the limit"
+    elif limits:
+        line += "; no limit (some prompts' sentences share no prefix and run whole, outside the packed rows)"
     line += f"; {min(times['ours causal-sentence-legacy, KV-cache']) / t:.2f}x the KV-cache path"
     if not args.skip_baselines:
         line += (f"; {min(times['per-sentence loss loop']) / min(times['ours causal-sentence-legacy (subset)']):.1f}x "

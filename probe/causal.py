@@ -21,12 +21,17 @@ import inspect
 import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from factatlas.probe.batching import greedy_batches, long_tensor, on_device, pad_right
 from factatlas.probe.models import LoadedModel
+from factatlas.probe.normaliser import target_log_probs
 from factatlas.probe.protocol import ClozeQuery
 from factatlas.probe.slots import SlotTokens, special_wrap, tokenize_slots
 from factatlas.probe.threads import torch_threads
+
+if TYPE_CHECKING:
+    import numpy as np
 
 REDUCTIONS = ("mean", "sum")
 LOGIT_BUDGET = 1 << 26  # vocabulary logits (floats) kept alive in one pass
@@ -107,10 +112,13 @@ class CausalLMScorer:
     def _continuation(self, slot: SlotTokens, ci: int) -> tuple[int, ...]:
         return slot.candidates[ci] + (slot.suffix if self.include_remainder else ())
 
+    def contexts_and_continuations(self, slots: Sequence[SlotTokens]) -> tuple[list[list[int]], list[list[tuple[int, ...]]]]:
+        """Per prompt, the ids before the slot and the token sequences scored after them."""
+        contexts = [context_start(self.lm.tokenizer, s.prefix) for s in slots]
+        return contexts, [[self._continuation(s, ci) for ci in range(len(s.candidates))] for s in slots]
+
     def score_slots(self, slots: Sequence[SlotTokens]) -> list[tuple[float, ...]]:
-        tok = self.lm.tokenizer
-        contexts = [context_start(tok, s.prefix) for s in slots]
-        conts = [[self._continuation(s, ci) for ci in range(len(s.candidates))] for s in slots]
+        contexts, conts = self.contexts_and_continuations(slots)
         with torch_threads(self.lm.model, self.lm.device):
             totals, _ = continuation_sums(self.lm, contexts, conts, self.batch_tokens, self._keep,
                                           packed=self.packed)
@@ -168,88 +176,139 @@ def packs(lm: LoadedModel, keep: LogitKeeping) -> bool:
 _PACKS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
-def _packed_sums(lm: LoadedModel, contexts: Sequence[Sequence[int]], conts: Sequence[Sequence[Sequence[int]]],
-                 batch_tokens: int, keep: LogitKeeping, with_context: bool) -> tuple[list[list[float]], list[float]]:
-    import numpy as np
-    import torch
+@dataclass(frozen=True)
+class PackedBatch:
+    """One batch of packed rows as host arrays: ``ids``/``positions`` [rows, width], ``allowed`` [rows,
+    width, width] (which key each query position may see), ``kept`` [rows, width] (positions whose logits
+    are read); per candidate target its index among the kept positions (``at``), token and cell; per
+    context target (``with_context``) the same and its prompt."""
 
-    tok, model, device = lm.tokenizer, lm.model, lm.device
-    vocab = _vocab_size(model)
+    ids: np.ndarray
+    positions: np.ndarray
+    allowed: np.ndarray
+    kept: np.ndarray
+    at: np.ndarray
+    targets: np.ndarray
+    cells: np.ndarray
+    ctx_at: np.ndarray
+    ctx_targets: np.ndarray
+    ctx_prompts: np.ndarray
+
+
+def packed_batches(contexts: Sequence[Sequence[int]], conts: Sequence[Sequence[Sequence[int]]], batch_tokens: int,
+                   vocab: int, pad_id: int, with_context: bool) -> list[PackedBatch]:
+    """The packed rows (one per prompt: its context, then every continuation but its last token) in
+    right-padded batches, longest first, under ``batch_tokens`` tokens and ``LOGIT_BUDGET`` kept logits.
+    Cells (prompt i, continuation c) are numbered in prompt order."""
+    import numpy as np
+
     lengths = [len(ctx) + sum(max(len(c) - 1, 0) for c in cs) for ctx, cs in zip(contexts, conts, strict=True)]
     reads = [n - (0 if with_context else len(ctx) - 1) for n, ctx in zip(lengths, contexts, strict=True)]
     cell_base = np.cumsum([0] + [len(cs) for cs in conts]).tolist()
     order = sorted(range(len(contexts)), key=lambda i: -lengths[i])
-    batches: list[list[int]] = []
+    groups: list[list[int]] = []
     logits = 0
     for i in order:  # longest first: the first row of a batch sets its padded width
-        if (not batches or (len(batches[-1]) + 1) * lengths[batches[-1][0]] > batch_tokens
+        if (not groups or (len(groups[-1]) + 1) * lengths[groups[-1][0]] > batch_tokens
                 or logits + reads[i] * vocab > LOGIT_BUDGET):
-            batches.append([])
+            groups.append([])
             logits = 0
-        batches[-1].append(i)
+        groups[-1].append(i)
         logits += reads[i] * vocab
-    pad_id = tok.pad_token_id if tok.pad_token_id is not None else 0
+    out = []
+    for batch in groups:
+        width = lengths[batch[0]]
+        ids = np.full((len(batch), width), pad_id, dtype=np.int64)
+        positions = np.zeros((len(batch), width), dtype=np.int64)
+        allowed = np.zeros((len(batch), width, width), dtype=bool)
+        kept = np.zeros((len(batch), width), dtype=bool)
+        at_row, at_col, targets, cells, ctx_at, ctx_targets, ctx_prompts = [], [], [], [], [], [], []
+        for b, i in enumerate(batch):
+            ctx, n = contexts[i], len(contexts[i])
+            ids[b, :n] = ctx
+            positions[b, :n] = np.arange(n)
+            allowed[b, :n, :n] = np.tri(n, dtype=bool)
+            kept[b, n - 1] = True
+            if with_context and n > 1:
+                kept[b, : n - 1] = True
+                ctx_at.extend(b * width + j for j in range(n - 1))
+                ctx_targets.extend(ctx[1:])
+                ctx_prompts.extend([i] * (n - 1))
+            start = n
+            for ci, c in enumerate(conts[i]):
+                if not c:
+                    continue
+                m = len(c) - 1  # its first token is read at the context's end, the others inside it
+                span = slice(start, start + m)
+                ids[b, span] = c[:-1]
+                positions[b, span] = np.arange(n, n + m)
+                allowed[b, span, :n] = True
+                allowed[b, span, span] = np.tri(m, dtype=bool)
+                kept[b, span] = True
+                at_row.extend([b] * (m + 1))
+                at_col.extend([n - 1, *range(start, start + m)])
+                targets.extend(c)
+                cells.extend([cell_base[i] + ci] * (m + 1))
+                start += m
+            pad = np.arange(start, width)
+            allowed[b, pad, pad] = True  # padding sees itself: a row with no key would give NaN
+        # flattened order of the kept positions, as logits_to_keep (or the mask after) returns them
+        flat = np.cumsum(kept.ravel()) - 1
+
+        def array(values):
+            return np.asarray(values, dtype=np.int64)
+
+        out.append(PackedBatch(ids, positions, allowed, kept, flat[array(at_row) * width + array(at_col)],
+                               array(targets), array(cells), flat[array(ctx_at)], array(ctx_targets),
+                               array(ctx_prompts)))
+    return out
+
+
+def plan_packed(lm: LoadedModel, contexts: Sequence[Sequence[int]], conts: Sequence[Sequence[Sequence[int]]],
+                batch_tokens: int, with_context: bool) -> list[PackedBatch]:
+    """``packed_batches`` with the model's vocabulary size and the tokenizer's padding id."""
+    pad_id = lm.tokenizer.pad_token_id if lm.tokenizer.pad_token_id is not None else 0
+    return packed_batches(contexts, conts, batch_tokens, _vocab_size(lm.model), pad_id, with_context)
+
+
+def packed_inputs(batch: PackedBatch, dtype, device: str) -> dict:
+    """The model's keyword inputs for a packed batch: ids, the 4-D additive mask, position ids."""
+    import torch
+
+    mask = torch.zeros(batch.allowed.shape, dtype=dtype).masked_fill_(
+        torch.from_numpy(~batch.allowed), torch.finfo(dtype).min)[:, None]
+    return {"input_ids": long_tensor(batch.ids, device), "attention_mask": on_device(mask, device),
+            "position_ids": long_tensor(batch.positions, device), "use_cache": False}
+
+
+def _packed_sums(lm: LoadedModel, contexts: Sequence[Sequence[int]], conts: Sequence[Sequence[Sequence[int]]],
+                 batch_tokens: int, keep: LogitKeeping, with_context: bool) -> tuple[list[list[float]], list[float]]:
+    import torch
+
+    model, device = lm.model, lm.device
     dtype = next(model.parameters()).dtype
-    cand_sums = torch.zeros(cell_base[-1], dtype=torch.float64, device=device)
+    fused = not str(device).startswith("cpu")  # see probe/normaliser.py
+    n_cells = sum(len(cs) for cs in conts)
+    cand_sums = torch.zeros(n_cells, dtype=torch.float64, device=device)
     context_sums = torch.zeros(len(contexts), dtype=torch.float64, device=device)
     with torch.inference_mode():
-        for batch in batches:
-            width = lengths[batch[0]]
-            ids = np.full((len(batch), width), pad_id, dtype=np.int64)
-            positions = np.zeros((len(batch), width), dtype=np.int64)
-            allowed = np.zeros((len(batch), width, width), dtype=bool)
-            kept = np.zeros((len(batch), width), dtype=bool)
-            at_row, at_col, targets, cells, ctx_at, ctx_targets, ctx_prompts = [], [], [], [], [], [], []
-            for b, i in enumerate(batch):
-                ctx, n = contexts[i], len(contexts[i])
-                ids[b, :n] = ctx
-                positions[b, :n] = np.arange(n)
-                allowed[b, :n, :n] = np.tri(n, dtype=bool)
-                kept[b, n - 1] = True
-                if with_context and n > 1:
-                    kept[b, : n - 1] = True
-                    ctx_at.extend(b * width + j for j in range(n - 1))
-                    ctx_targets.extend(ctx[1:])
-                    ctx_prompts.extend([i] * (n - 1))
-                start = n
-                for ci, c in enumerate(conts[i]):
-                    if not c:
-                        continue
-                    m = len(c) - 1  # its first token is read at the context's end, the others inside it
-                    span = slice(start, start + m)
-                    ids[b, span] = c[:-1]
-                    positions[b, span] = np.arange(n, n + m)
-                    allowed[b, span, :n] = True
-                    allowed[b, span, span] = np.tri(m, dtype=bool)
-                    kept[b, span] = True
-                    at_row.extend([b] * (m + 1))
-                    at_col.extend([n - 1, *range(start, start + m)])
-                    targets.extend(c)
-                    cells.extend([cell_base[i] + ci] * (m + 1))
-                    start += m
-                pad = np.arange(start, width)
-                allowed[b, pad, pad] = True  # padding sees itself: a row with no key would give NaN
-            # flattened order of the kept positions, as logits_to_keep (or the mask after) returns them
-            flat = np.cumsum(kept.ravel()) - 1
-            mask = torch.zeros(allowed.shape, dtype=dtype).masked_fill_(
-                torch.from_numpy(~allowed), torch.finfo(dtype).min)[:, None]
-            kept_there = on_device(torch.from_numpy(kept), device)
+        for batch in plan_packed(lm, contexts, conts, batch_tokens, with_context):
+            kept_there = on_device(torch.from_numpy(batch.kept), device)
             extra = {"logits_to_keep": kept_there} if keep.masked else {}
-            out = model(input_ids=long_tensor(ids, device), attention_mask=on_device(mask, device),
-                        position_ids=long_tensor(positions, device), use_cache=False, **extra).logits
+            out = model(**packed_inputs(batch, dtype, device), **extra).logits
             if not keep.masked:
                 out = out[kept_there]
-            logp = torch.log_softmax(out, dim=-1, dtype=torch.float32)
-            if targets:
-                at = flat[np.asarray(at_row) * width + np.asarray(at_col)]
-                picked = logp[long_tensor(at, device), long_tensor(targets, device)]
-                cand_sums.index_add_(0, long_tensor(cells, device), picked.double())
-            if ctx_at:
-                picked = logp[long_tensor(flat[np.asarray(ctx_at)], device), long_tensor(ctx_targets, device)]
-                context_sums.index_add_(0, long_tensor(ctx_prompts, device), picked.double())
+            cand, ctx = target_log_probs(out, [(long_tensor(batch.at, device), long_tensor(batch.targets, device)),
+                                               (long_tensor(batch.ctx_at, device),
+                                                long_tensor(batch.ctx_targets, device))], fused)
+            cand_sums.index_add_(0, long_tensor(batch.cells, device), cand.double())
+            context_sums.index_add_(0, long_tensor(batch.ctx_prompts, device), ctx.double())
     flat_sums = cand_sums.cpu().tolist()
-    totals = [[flat_sums[cell_base[i] + ci] if c else float("-inf") for ci, c in enumerate(cs)]
-              for i, cs in enumerate(conts)]
+    cell_base = 0
+    totals = []
+    for cs in conts:
+        totals.append([flat_sums[cell_base + ci] if c else float("-inf") for ci, c in enumerate(cs)])
+        cell_base += len(cs)
     return totals, context_sums.cpu().tolist()
 
 
@@ -406,12 +465,7 @@ class SentenceLegacyScorer:
         continue from its KV cache. Same sum, same count of predicted tokens as the whole-sentence loss."""
         per_query = self.sentences(queries)
         scores = [[float("-inf")] * len(ss) for ss in per_query]
-        shared, whole = [], []
-        for qi, ss in enumerate(per_query):
-            # keep one token after the prefix in every sentence: it carries the first candidate-dependent
-            # prediction (from the prefix's last position)
-            cut = min(_common_prefix(ss), min(len(x) for x in ss) - 1)
-            (shared if cut >= 1 else whole).append((qi, cut))
+        shared, whole = shared_prefixes(per_query)
         with torch_threads(self.lm.model, self.lm.device):
             if shared:
                 contexts = [per_query[qi][0][:cut] for qi, cut in shared]
@@ -461,6 +515,17 @@ class SentenceLegacyScorer:
                     qi, ci, s = flat[i]
                     if len(s) > 1:
                         scores[qi][ci] = total / (len(s) - 1)
+
+
+def shared_prefixes(per_query: Sequence[Sequence[Sequence[int]]]) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
+    """(prompt, prefix length) of the prompts whose sentences share a prefix, and of those that share none.
+    One token after the prefix stays in every sentence: it carries the first candidate-dependent prediction
+    (from the prefix's last position)."""
+    shared, whole = [], []
+    for qi, ss in enumerate(per_query):
+        cut = min(_common_prefix(ss), min(len(x) for x in ss) - 1)
+        (shared if cut >= 1 else whole).append((qi, cut))
+    return shared, whole
 
 
 def _common_prefix(rows: Sequence[Sequence[int]]) -> int:

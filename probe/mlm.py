@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from factatlas.probe.batching import long_tensor, token_budget_batches
 from factatlas.probe.models import LoadedModel
+from factatlas.probe.normaliser import target_log_probs
 from factatlas.probe.protocol import ClozeQuery
 from factatlas.probe.slots import SlotTokens, special_wrap, tokenize_slots
 from factatlas.probe.threads import torch_threads
@@ -237,19 +238,6 @@ def _last_layer_at(last, hidden, rows, within, cols, most: int):
     return last.output(last.intermediate(attended), attended)
 
 
-def logsumexp_rows_in_place(logits):
-    """``torch.logsumexp(logits, dim=-1)``, bit for bit, computed in ``logits``' own memory (which it
-    overwrites). torch's version allocates ``logits - max`` anew: at tens of megabytes that is a fresh
-    mapping whose every page faults in, and the normaliser then cost half of the vocabulary projection
-    (1,100 reads x 30,000 columns: 110 ms beside 220 ms; in place 48 ms). Same steps, same order as
-    ATen's: the row maximum (0 where infinite), subtract, exponentiate, sum, log, add the maximum back."""
-    import torch
-
-    maxes = logits.amax(dim=-1, keepdim=True)
-    maxes.masked_fill_(maxes.abs() == float("inf"), 0)
-    return torch.sum(logits.sub_(maxes).exp_(), dim=-1).log_().add_(maxes.squeeze(-1))
-
-
 HEAD_LOGITS = 1 << 25
 
 
@@ -352,7 +340,7 @@ class MaskedLMScorer:
         if self._split is not None and partial_last_layer:
             self._last = bert_like_last_layer(self._split[0])
         # On accelerators (None: on CUDA) the vocabulary projection gets a column-aligned copy and the
-        # normaliser is one fused log-softmax; on CPU the logsumexp runs in the logits' own memory.
+        # normaliser is one fused log-softmax; on CPU it runs in the logits' own memory (probe/normaliser.py).
         if accelerator_paths is None:
             accelerator_paths = str(lm.device).startswith("cuda")
         self._padded = padded_decoder(lm.model, self._split[1]) if accelerator_paths and self._split else None
@@ -401,19 +389,9 @@ class MaskedLMScorer:
 
     def _add_log_probs(self, states, at, tokens, cands, sums) -> None:
         """Each target's log-probability (its read's logits, normalised) added to its candidate's sum."""
-        import torch
-
         device = self.lm.device
         at, tokens, cands = (long_tensor(x, device) for x in (at, tokens, cands))
-        logits = self._project(states)
-        if self._fused_norm:
-            values = torch.log_softmax(logits, dim=-1, dtype=torch.float32)[at, tokens]
-        else:
-            # log p(token) = logit - logsumexp(row): the targets' logits are read first, then the
-            # normaliser overwrites the logits, which nothing else holds
-            logits = logits.float()
-            picked = logits[at, tokens]
-            values = picked - logsumexp_rows_in_place(logits)[at]
+        (values,) = target_log_probs(self._project(states), [(at, tokens)], self._fused_norm)
         sums.index_add_(0, cands, values.double())
 
     def _read_states(self, ids, rows, within, cols, most: int):

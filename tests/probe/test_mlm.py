@@ -220,23 +220,6 @@ def test_planning_benchmark_finds_both_planners_equal(capsys, monkeypatch):
     assert "check independent: same" in out and "check pll: same" in out and out.count("RATIO") == 2
 
 
-def test_in_place_logsumexp_is_torchs_bit_for_bit():
-    from factatlas.probe.mlm import logsumexp_rows_in_place
-
-    gen = torch.Generator().manual_seed(0)
-    logits = torch.randn(37, 3001, generator=gen) * 30
-    logits[3, :] = float("-inf")  # a row with no mass
-    logits[4, 17] = float("inf")
-    logits[5, ::2] = float("-inf")  # the padded decoder's extra columns
-    expected = torch.logsumexp(logits, dim=-1)
-    work = logits.clone()
-    got = logsumexp_rows_in_place(work)
-    assert torch.equal(got, expected)
-    assert not torch.equal(work, logits)  # it did reuse the logits' memory
-    half = logits[:, :64].to(torch.bfloat16)
-    assert torch.equal(logsumexp_rows_in_place(half.clone()), torch.logsumexp(half, dim=-1))
-
-
 @pytest.mark.parametrize("mode", ["independent", "pll"])
 def test_pooled_and_split_vocabulary_projections_score_as_one_per_batch(tiny_bert, capitals_rows, mode):
     """The CPU path projects reads of several batches together and splits large ones; every target must
@@ -268,6 +251,7 @@ def test_pending_reads_hand_out_each_target_with_its_own_read():
            for a, t, c in zip(at, tokens, cands, strict=True)]
     assert got == [(0.0, 10, 0), (0.0, 11, 1), (2.0, 12, 2), (3.0, 13, 3), (4.0, 14, 4), (4.0, 15, 5)]
     assert [len(states) for states, *_ in chunks + rest] == [2, 2, 1]
+
 
 
 def _probe_speed_script(monkeypatch):
@@ -307,3 +291,11 @@ def test_speed_benchmark_prints_no_ratio_when_an_anchor_ranks_differently(capsys
     captured = capsys.readouterr()
     assert "RATIO" not in captured.out and "times over" not in captured.out
     assert "FAILED: rankings differ" in captured.err
+
+
+def test_speed_benchmark_gives_causal_rules_their_limit(capsys, monkeypatch):
+    bench = _probe_speed_script(monkeypatch)
+    assert bench.main([*TINY_SPEED_RUN, "--preset", "llama-small"]) == 0
+    out = capsys.readouterr().out
+    assert "check causal-mean vs per-candidate loop: rankings identical" in out
+    assert "limit causal-mean" in out and "of the limit (bare decoder forward on its packed rows)" in out

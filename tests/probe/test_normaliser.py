@@ -1,0 +1,35 @@
+"""Target log-probabilities: the CPU path (in-place normaliser) against torch's own functions."""
+
+from __future__ import annotations
+
+import torch
+
+from factatlas.probe.normaliser import logsumexp_rows_in_place, target_log_probs
+
+
+def test_in_place_logsumexp_is_torchs_bit_for_bit():
+    gen = torch.Generator().manual_seed(0)
+    logits = torch.randn(37, 3001, generator=gen) * 30
+    logits[3, :] = float("-inf")  # a row with no mass
+    logits[4, 17] = float("inf")
+    logits[5, ::2] = float("-inf")  # the padded decoder's extra columns
+    expected = torch.logsumexp(logits, dim=-1)
+    work = logits.clone()
+    got = logsumexp_rows_in_place(work)
+    assert torch.equal(got, expected)
+    assert not torch.equal(work, logits)  # it did reuse the logits' memory
+    half = logits[:, :64].to(torch.bfloat16)
+    assert torch.equal(logsumexp_rows_in_place(half.clone()), torch.logsumexp(half, dim=-1))
+
+
+def test_cpu_and_fused_paths_give_the_log_softmax_at_every_read_set():
+    gen = torch.Generator().manual_seed(1)
+    logits = torch.randn(9, 500, generator=gen) * 8
+    reads = [(torch.tensor([0, 0, 4, 8]), torch.tensor([3, 499, 7, 0])), (torch.tensor([2, 4]), torch.tensor([5, 6])),
+             (torch.tensor([], dtype=torch.long), torch.tensor([], dtype=torch.long))]
+    expected = [torch.log_softmax(logits, dim=-1)[rows, tokens] for rows, tokens in reads]
+    fused = target_log_probs(logits, reads, fused=True)
+    cpu = target_log_probs(logits.clone(), reads, fused=False)
+    for e, f, c in zip(expected, fused, cpu, strict=True):
+        assert torch.equal(f, e)
+        assert torch.allclose(c, e, atol=1e-5, rtol=0) and c.shape == e.shape
