@@ -238,17 +238,14 @@ def _last_layer_at(last, hidden, rows, within, cols, most: int):
     return last.output(last.intermediate(attended), attended)
 
 
-HEAD_LOGITS = 1 << 25
-
-
-def head_rows(decoder) -> int:
-    """Reads per vocabulary projection on CPU: at most ``HEAD_LOGITS`` logits (128 MiB in fp32) at once,
-    and never fewer than 128 rows. Batches of one length can hold a handful of passes (the 20 BMLAMA-17
-    prompts of the speed benchmark: 14 lengths, 1 to 88 reads); projecting each alone streams the whole
-    vocabulary matrix for a few rows, and pooling them measured 170 -> 90-110 ms on those 414 reads
-    (30,000 columns). A batch with more reads than this is split, which bounds the logits' memory."""
-    vocab = getattr(decoder, "out_features", 0) or 30_000
-    return max(128, HEAD_LOGITS // vocab)
+# Reads per vocabulary projection on CPU: reads of consecutive batches are pooled up to this many, and a
+# batch with more is split. Batches of one length can hold a handful of passes (the speed benchmark's 20
+# BMLAMA-17 prompts: 14 lengths, 1 to 88 reads), and projecting each alone streams the whole vocabulary
+# matrix for a few rows; large batches make logits that no cache holds. Measured on one thread, min of 5:
+# those 414 reads at 30,000 x 256, 166-175 ms per batch, 97 ms at 256 (88-110 ms from 414 to 1,024 rows);
+# the quickstart's tiny model (3,995 x 64) on 1,100-read batches, 192-197 ms, 155-159 ms at 256, but
+# 204-253 ms at 1,024 and above; the mBERT shape (119,547 x 768), 5.53 s per batch, 5.45 s at 256.
+HEAD_ROWS = 256
 
 
 @dataclass
@@ -326,7 +323,8 @@ class MaskedLMScorer:
     """Candidate scorer for masked LMs. ``mode``: "independent" (mLAMA) or "pll" (left to right)."""
 
     def __init__(self, lm: LoadedModel, mode: str = "independent", batch_tokens: int = 8192,
-                 split_head: bool = True, partial_last_layer: bool = True, accelerator_paths: bool | None = None):
+                 split_head: bool = True, partial_last_layer: bool = True, accelerator_paths: bool | None = None,
+                 head_rows: int | None = HEAD_ROWS):
         if lm.family != "mlm":
             raise ValueError(f"MaskedLMScorer needs a masked LM, got a {lm.family} model")
         if mode not in MODES:
@@ -345,10 +343,11 @@ class MaskedLMScorer:
             accelerator_paths = str(lm.device).startswith("cuda")
         self._padded = padded_decoder(lm.model, self._split[1]) if accelerator_paths and self._split else None
         self._fused_norm = accelerator_paths
-        # On CPU, reads of consecutive batches are pooled for the vocabulary projection (None: each batch's
-        # reads at once, as on accelerators, where this is not measured yet).
-        self._head_rows = None if accelerator_paths or self._split is None else head_rows(
-            lm.model.get_output_embeddings())
+        # On CPU, reads of consecutive batches are pooled for the vocabulary projection, ``head_rows`` at a
+        # time (None: each batch's reads at once, as on accelerators, where pooling is not measured yet).
+        if head_rows is not None and head_rows < 1:
+            raise ValueError(f"head_rows must be a positive number of reads or None, got {head_rows}")
+        self._head_rows = None if accelerator_paths or self._split is None else head_rows
 
     def score(self, queries: Sequence[ClozeQuery]) -> list[tuple[float, ...]]:
         slots = tokenize_slots(self.lm.tokenizer, queries)

@@ -225,13 +225,10 @@ def test_pooled_and_split_vocabulary_projections_score_as_one_per_batch(tiny_ber
     """The CPU path projects reads of several batches together and splits large ones; every target must
     still take its own read's log-probability, wherever the chunk boundaries fall."""
     queries = _queries(cloze_rows(capitals_rows))[:40]
-    per_batch = MaskedLMScorer(tiny_bert, mode, batch_tokens=200)
-    per_batch._head_rows = None
-    reference = per_batch.score(queries)
-    pooled = MaskedLMScorer(tiny_bert, mode, batch_tokens=200)
-    assert pooled._head_rows is not None and pooled._head_rows >= 128
-    for rows in (pooled._head_rows, 7, 1):  # pool everything; cut through batches; one read at a time
-        pooled._head_rows = rows
+    reference = MaskedLMScorer(tiny_bert, mode, batch_tokens=200, head_rows=None).score(queries)
+    assert MaskedLMScorer(tiny_bert, mode)._head_rows == 256
+    for rows in (256, 7, 1):  # pool everything; cut through batches; one read at a time
+        pooled = MaskedLMScorer(tiny_bert, mode, batch_tokens=200, head_rows=rows)
         assert pooled.score(queries) == [pytest.approx(r, abs=1e-5) for r in reference]
 
 
@@ -277,7 +274,8 @@ def test_speed_benchmark_checks_rankings_then_takes_the_pll_ratio_apart(capsys, 
     assert bench.main(TINY_SPEED_RUN) == 0
     out = capsys.readouterr().out
     assert "check pll vs BMLAMA-style loop: rankings identical on 4 prompts" in out
-    assert out.count("RATIO") == 2 and "WHERE pll" in out and "BOUND pll" in out
+    assert out.count("RATIO") == 2 and "WHERE pll" in out and "BOUND pll" in out and "POOLED pll" in out
+    assert "check pll, head per batch, vs BMLAMA-style loop: rankings identical on 4 prompts" in out
 
 
 def test_speed_benchmark_prints_no_ratio_when_an_anchor_ranks_differently(capsys, monkeypatch):
