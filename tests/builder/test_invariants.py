@@ -158,3 +158,31 @@ def test_a_missing_file_and_an_unknown_split(bench, tmp_path):
     (bench / "candidates.parquet").unlink()
     assert [str(v) for v in check_directory(bench)] == [
         f"[file-missing] {bench / 'candidates.parquet'}: required file is missing"]
+
+
+def rewrite_candidates(folder: Path, change: Callable[[Rows], Rows]) -> None:
+    from factatlas.tables import CANDIDATES_SCHEMA
+
+    rows = change(read_rows(folder / "candidates.parquet", CANDIDATES_SCHEMA))
+    write_table(folder / "candidates.parquet", rows, CANDIDATES_SCHEMA)
+
+
+def test_each_candidate_pool_corruption_is_rejected_with_its_rule(bench):
+    """candidates.parquet is the pool every prompt's candidates come from: the same QIDs in every
+    language, a label for each, and no prompt candidate outside it."""
+    from factatlas.tables import CANDIDATES_SCHEMA
+
+    pool = read_rows(bench / "candidates.parquet", CANDIDATES_SCHEMA)
+    gone = next(r for r in pool if r["predicate"] == "P36" and r["lang"] == "ar")
+    rewrite_candidates(bench, lambda rows: [r for r in rows if not (
+        r["predicate"] == gone["predicate"] and r["lang"] == "ar" and r["qid"] == gone["qid"])])
+    found = check_directory(bench)
+    assert [v.where for v in found if v.rule == "pool-differs"] == ["P36"]
+    assert any(v.rule == "candidate-not-in-pool" and f"['{gone['qid']}']" in v.message for v in found)
+    rewrite_candidates(bench, lambda rows: pool)  # restored
+    assert check_directory(bench) == []
+    rewrite_candidates(bench, lambda rows: [{**r, "label": ""} if r is rows[0] else r for r in rows])
+    assert [v.where for v in check_directory(bench) if v.rule == "candidate-label"] == [
+        f"{pool[0]['predicate']}|{pool[0]['lang']}|{pool[0]['qid']}"]
+    rewrite_candidates(bench, lambda rows: [])
+    assert "candidates-empty" in rules(check_directory(bench))

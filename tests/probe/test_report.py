@@ -160,6 +160,18 @@ def test_verdict_rules_on_metrics(passing_run):
     assert failing(below_majority) == ["majority-class baseline"]
     assert failing(majority_within_interval) == ["majority-class baseline"]
 
+    def no_entropy(m):  # a predicate whose majority baseline and entropy were never computed
+        m["dataset"]["predicates"]["P36"]["entropy"] = {}
+
+    def no_majority(m):
+        last = sorted(m["dataset"]["predicates"])[-1]
+        m["dataset"]["predicates"][last]["majority"]["p@1"] = None
+
+    assert failing(no_entropy) == ["majority baseline and entropy"]
+    assert failing(no_majority) == ["majority baseline and entropy"]
+    reported = next(c for c in R.verdict(base).checks if c.name == "majority baseline and entropy")
+    assert reported.status == R.INFO and reported.summary.startswith("reported for 2 predicates")
+
     def skewed(m):
         m["dataset"]["predicates"]["P36"]["imbalance"] = R.MAX_CULTURE_IMBALANCE + 1
 
