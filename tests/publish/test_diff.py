@@ -184,3 +184,23 @@ def test_a_new_split_salt_moves_facts_and_is_reported_as_major(tmp_path):
     assert d.reasons()[Bump.MAJOR] == ["8 prompts (2 facts) moved between splits",
                                        "split salt changed 'factatlas-splits-v1' -> 'other'"]
     assert "- moved split arab:P36:Q79" in format_diff(d, details=5)
+
+
+def test_a_template_replaced_in_one_language_is_reported_and_major(bench_factory):
+    """The en P19 template renamed (as a rewrite under a new id would be): P19/2 added and P19/1 removed
+    in en only, and removing a template's prompts is a breaking change."""
+    old = release_files(bench_factory())
+    path = "data/all/test-00000-of-00001.parquet"
+    rows = pq.read_table(io.BytesIO(old[path])).to_pylist()
+    for r in rows:
+        if r["lang"] == "en" and r["template_id"] == "P19/1":
+            r["template_id"] = "P19/2"
+            r["prompt_id"] = r["prompt_id"].replace("|P19/1", "|P19/2")
+    sink = io.BytesIO()
+    pq.write_table(pa.Table.from_pylist(rows, schema=pq.read_schema(io.BytesIO(old[path]))), sink)
+    d = diff_snapshots(snapshot_from_files(old), snapshot_from_files(dict(old, **{path: sink.getvalue()})))
+    assert d.templates_added == {"en": ("P19/2",)} and d.templates_removed == {"en": ("P19/1",)}
+    assert d.suggested_bump is Bump.MAJOR
+    assert "1 templates removed" in d.reasons()[Bump.MAJOR]
+    text = format_diff(d)
+    assert "Templates added" in text and "P19/2" in text and "Templates removed" in text
