@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 
 from factatlas.probe.batching import greedy_batches, long_tensor, on_device, pad_right
 from factatlas.probe.models import LoadedModel
-from factatlas.probe.normaliser import target_log_probs
+from factatlas.probe.normaliser import fused_normaliser, target_log_probs
 from factatlas.probe.protocol import ClozeQuery
 from factatlas.probe.slots import SlotTokens, special_wrap, tokenize_slots
 from factatlas.probe.threads import torch_threads
@@ -287,7 +287,7 @@ def _packed_sums(lm: LoadedModel, contexts: Sequence[Sequence[int]], conts: Sequ
 
     model, device = lm.model, lm.device
     dtype = next(model.parameters()).dtype
-    fused = not str(device).startswith("cpu")  # see probe/normaliser.py
+    fused = fused_normaliser(device)
     n_cells = sum(len(cs) for cs in conts)
     cand_sums = torch.zeros(n_cells, dtype=torch.float64, device=device)
     context_sums = torch.zeros(len(contexts), dtype=torch.float64, device=device)
@@ -402,10 +402,11 @@ def _cached_sums(lm: LoadedModel, contexts: Sequence[Sequence[int]], conts: Sequ
                                use_cache=True, **extra).logits
                 if not keep.masked:
                     logits = logits[reads_there]
-                logp = torch.log_softmax(logits, dim=-1, dtype=torch.float32)
                 next_tokens = long_tensor([t for cont in rows for t in cont[1:]], device)
                 kept_rows = on_device(reads.nonzero()[:, 0], device)
-                row_sums.index_add_(0, kept_rows, logp[torch.arange(len(next_tokens), device=device), next_tokens].double())
+                (picked,) = target_log_probs(logits, [(torch.arange(len(next_tokens), device=device), next_tokens)],
+                                             fused_normaliser(device))
+                row_sums.index_add_(0, kept_rows, picked.double())
             pending_rows.append((row_cand, rows, row_sums))
     totals: list[list[float]] = [[0.0] * len(cs) for cs in conts]
     if pending_rows:
@@ -506,9 +507,10 @@ class SentenceLegacyScorer:
                     logits = model(input_ids=ids, attention_mask=mask, logits_to_keep=reads.to(device)).logits
                 else:
                     logits = model(input_ids=ids, attention_mask=mask).logits[reads.to(device)]
-                logp = torch.log_softmax(logits.float(), dim=-1)
                 targets = torch.tensor([t for s in rows for t in s[1:]], device=device)
-                picked = logp[torch.arange(len(targets), device=device), targets].double()
+                (picked,) = target_log_probs(logits, [(torch.arange(len(targets), device=device), targets)],
+                                             fused_normaliser(device))
+                picked = picked.double()
                 sums = torch.zeros(len(rows), dtype=torch.float64, device=device)
                 sums.index_add_(0, reads.nonzero()[:, 0].to(device), picked)
                 for i, total in zip(batch, sums.cpu().tolist(), strict=True):

@@ -42,3 +42,8 @@ def target_log_probs(logits: torch.Tensor, reads: Sequence[tuple[torch.Tensor, t
     picked = [logits[rows, tokens] for rows, tokens in reads]  # before the normaliser overwrites them
     norm = logsumexp_rows_in_place(logits)
     return [p - norm[rows] for p, (rows, _) in zip(picked, reads, strict=True)]
+
+
+def fused_normaliser(device) -> bool:
+    """Whether ``target_log_probs`` should take the fused path on ``device``: everywhere but the CPU."""
+    return not str(device).startswith("cpu")
