@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import inspect
 import weakref
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -196,10 +196,11 @@ class PackedBatch:
 
 
 def packed_batches(contexts: Sequence[Sequence[int]], conts: Sequence[Sequence[Sequence[int]]], batch_tokens: int,
-                   vocab: int, pad_id: int, with_context: bool) -> list[PackedBatch]:
+                   vocab: int, pad_id: int, with_context: bool) -> Iterator[PackedBatch]:
     """The packed rows (one per prompt: its context, then every continuation but its last token) in
     right-padded batches, longest first, under ``batch_tokens`` tokens and ``LOGIT_BUDGET`` kept logits.
-    Cells (prompt i, continuation c) are numbered in prompt order."""
+    Cells (prompt i, continuation c) are numbered in prompt order. Batches are made one at a time: each
+    holds a [rows, width, width] mask, too much to keep for a whole run of long prompts."""
     import numpy as np
 
     lengths = [len(ctx) + sum(max(len(c) - 1, 0) for c in cs) for ctx, cs in zip(contexts, conts, strict=True)]
@@ -215,7 +216,6 @@ def packed_batches(contexts: Sequence[Sequence[int]], conts: Sequence[Sequence[S
             logits = 0
         groups[-1].append(i)
         logits += reads[i] * vocab
-    out = []
     for batch in groups:
         width = lengths[batch[0]]
         ids = np.full((len(batch), width), pad_id, dtype=np.int64)
@@ -258,14 +258,12 @@ def packed_batches(contexts: Sequence[Sequence[int]], conts: Sequence[Sequence[S
         def array(values):
             return np.asarray(values, dtype=np.int64)
 
-        out.append(PackedBatch(ids, positions, allowed, kept, flat[array(at_row) * width + array(at_col)],
-                               array(targets), array(cells), flat[array(ctx_at)], array(ctx_targets),
-                               array(ctx_prompts)))
-    return out
+        yield PackedBatch(ids, positions, allowed, kept, flat[array(at_row) * width + array(at_col)],
+                          array(targets), array(cells), flat[array(ctx_at)], array(ctx_targets), array(ctx_prompts))
 
 
 def plan_packed(lm: LoadedModel, contexts: Sequence[Sequence[int]], conts: Sequence[Sequence[Sequence[int]]],
-                batch_tokens: int, with_context: bool) -> list[PackedBatch]:
+                batch_tokens: int, with_context: bool) -> Iterator[PackedBatch]:
     """``packed_batches`` with the model's vocabulary size and the tokenizer's padding id."""
     pad_id = lm.tokenizer.pad_token_id if lm.tokenizer.pad_token_id is not None else 0
     return packed_batches(contexts, conts, batch_tokens, _vocab_size(lm.model), pad_id, with_context)
