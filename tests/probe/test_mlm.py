@@ -206,15 +206,7 @@ def test_identical_queries_are_scored_once_and_share_their_scores(tiny_bert, cap
 def test_planning_benchmark_finds_both_planners_equal(capsys, monkeypatch):
     """benchmarks/mlm_planning.py prints no time unless the per-target planner it measures against and
     ours give the same batches; on synthetic slots both modes must pass that check."""
-    import importlib.util
-    import sys
-    from pathlib import Path
-
-    script = Path(__file__).resolve().parents[2] / "benchmarks" / "mlm_planning.py"
-    spec = importlib.util.spec_from_file_location("mlm_planning", script)
-    bench = importlib.util.module_from_spec(spec)
-    monkeypatch.setitem(sys.modules, "mlm_planning", bench)  # its dataclasses look their module up
-    spec.loader.exec_module(bench)
+    bench = _benchmark_script("mlm_planning", monkeypatch)
     assert bench.main(["--prompts", "60", "--candidates", "12", "--repeats", "1", "--batch-tokens", "256"]) == 0
     out = capsys.readouterr().out
     assert "check independent: same" in out and "check pll: same" in out and out.count("RATIO") == 2
@@ -250,16 +242,16 @@ def test_pending_reads_hand_out_each_target_with_its_own_read():
     assert [len(states) for states, *_ in chunks + rest] == [2, 2, 1]
 
 
-
-def _probe_speed_script(monkeypatch):
+def _benchmark_script(name: str, monkeypatch):
+    """benchmarks/<name>.py loaded as a module (the folder is not a package)."""
     import importlib.util
     import sys
     from pathlib import Path
 
-    script = Path(__file__).resolve().parents[2] / "benchmarks" / "probe_speed.py"
-    spec = importlib.util.spec_from_file_location("probe_speed", script)
+    script = Path(__file__).resolve().parents[2] / "benchmarks" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(name, script)
     bench = importlib.util.module_from_spec(spec)
-    monkeypatch.setitem(sys.modules, "probe_speed", bench)  # its dataclasses look their module up
+    monkeypatch.setitem(sys.modules, name, bench)  # its dataclasses look their module up
     spec.loader.exec_module(bench)
     return bench
 
@@ -270,7 +262,7 @@ TINY_SPEED_RUN = ["--prompts", "24", "--candidates", "6", "--bmlama-prompts", "4
 
 
 def test_speed_benchmark_checks_rankings_then_takes_the_pll_ratio_apart(capsys, monkeypatch):
-    bench = _probe_speed_script(monkeypatch)
+    bench = _benchmark_script("probe_speed", monkeypatch)
     assert bench.main(TINY_SPEED_RUN) == 0
     out = capsys.readouterr().out
     assert "check pll vs BMLAMA-style loop: rankings identical on 4 prompts" in out
@@ -281,7 +273,7 @@ def test_speed_benchmark_checks_rankings_then_takes_the_pll_ratio_apart(capsys, 
 def test_speed_benchmark_prints_no_ratio_when_an_anchor_ranks_differently(capsys, monkeypatch):
     import factatlas.probe.baselines as baselines
 
-    bench = _probe_speed_script(monkeypatch)
+    bench = _benchmark_script("probe_speed", monkeypatch)
     honest = baselines.bmlama_pll_scores
     # the anchor's scores reversed: every ranking with distinct scores flips, far beyond any near-tie
     monkeypatch.setattr(baselines, "bmlama_pll_scores", lambda lm, qs: [tuple(-v for v in s) for s in honest(lm, qs)])
@@ -292,7 +284,7 @@ def test_speed_benchmark_prints_no_ratio_when_an_anchor_ranks_differently(capsys
 
 
 def test_speed_benchmark_gives_causal_rules_their_limit(capsys, monkeypatch):
-    bench = _probe_speed_script(monkeypatch)
+    bench = _benchmark_script("probe_speed", monkeypatch)
     assert bench.main([*TINY_SPEED_RUN, "--preset", "llama-small"]) == 0
     out = capsys.readouterr().out
     assert "check causal-mean vs per-candidate loop: rankings identical" in out
