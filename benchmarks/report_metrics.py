@@ -23,14 +23,13 @@ from pathlib import Path
 
 
 def computed(folder: Path, run: Path, config, splits, bench) -> dict:
-    import pyarrow.parquet as pq
-
     from factatlas.probe.evaluate import compute_metrics, metrics_inputs
+    from factatlas.tables import read_probe_results
 
     t_path = folder / "rankings_template_only.parquet"
     t_path = t_path if t_path.exists() else None
-    metrics = compute_metrics(pq.read_table(folder / "rankings.parquet").to_pylist(), bench, config,
-                              template_only_rows=pq.read_table(t_path).to_pylist() if t_path else None,
+    metrics = compute_metrics(read_probe_results(folder / "rankings.parquet"), bench, config,
+                              template_only_rows=read_probe_results(t_path) if t_path else None,
                               trained_on=splits)
     metrics["inputs"] = metrics_inputs(folder / "rankings.parquet", t_path, run / "build", splits)
     return json.loads(json.dumps(metrics))

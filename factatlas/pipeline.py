@@ -60,26 +60,24 @@ def prepare_run_dir(run: Path) -> None:
 
 
 def p_at_1_by_split(run: Path, probe_dir: Path) -> dict[str, tuple[float, float, int]]:
-    """split -> (P@1 full prompt, P@1 template-only, prompts): the tiny model is trained on one split only,
-    so the aggregate verdict mixes facts it was taught with facts it never saw."""
-    from factatlas.tables import read_parquet
+    """split -> (micro P@1 full prompt, micro P@1 template-only, prompts): the tiny model is trained on one
+    split only, so the aggregate verdict mixes facts it was taught with facts it never saw. Rankings,
+    join and aggregation are the probe's own (``factatlas.probe.aggregate``)."""
+    from factatlas.benchmark import Benchmark
+    from factatlas.probe.aggregate import accuracy, group, join
+    from factatlas.tables import prompt_from_row, read_probe_results
 
-    # two columns of each table: the whole rows (candidate lists, scores) cost half a second here
-    prompts = read_parquet(run / "build" / "prompts.parquet", columns=("prompt_id", "split")).to_pydict()
-    split_of = dict(zip(prompts["prompt_id"], prompts["split"], strict=True))
+    prompts = {p["prompt_id"]: prompt_from_row(p) for p in Benchmark.open(run).prompts}
 
-    def by_split(path: Path) -> dict[str, list[bool]]:
-        out: dict[str, list[bool]] = {}
-        if path.exists():
-            rows = read_parquet(path, columns=("prompt_id", "correct_at_1")).to_pydict()
-            for pid, correct in zip(rows["prompt_id"], rows["correct_at_1"], strict=True):
-                out.setdefault(split_of[pid], []).append(bool(correct))
-        return out
+    def by_split(path: Path) -> dict[str, Any]:
+        if not path.exists():
+            return {}
+        return {split: accuracy(scored) for (split,), scored in group(join(read_probe_results(path), prompts).scored,
+                                                                      "split").items()}
 
     full = by_split(probe_dir / "rankings.parquet")
     blind = by_split(probe_dir / "rankings_template_only.parquet")
-    mean = lambda xs: sum(xs) / len(xs) if xs else float("nan")  # noqa: E731
-    return {s: (mean(full[s]), mean(blind.get(s, [])), len(full[s])) for s in full}
+    return {s: (acc.micro, blind[s].micro if s in blind else float("nan"), acc.n_prompts) for s, acc in full.items()}
 
 
 def read_back_release(target_repo: Path, version: str) -> dict[str, dict[str, int]]:

@@ -229,3 +229,51 @@ class ProbeResult:
     correct_at_1: bool
     prediction: str = ""  # generative modes: the decoded text
     conversation: str | None = None  # chat rules: the exact rendered conversation (canonical JSON), for audits
+
+
+@dataclass(frozen=True, slots=True)
+class GoldObject:
+    """One valid object of a prompt and how it became valid (``Provenance``: direct | superclass | admin_ancestor)."""
+
+    qid: str
+    provenance: str = Provenance.DIRECT.value
+
+
+@dataclass(frozen=True, slots=True)
+class ScoredPrompt:
+    """One model's answer to one prompt joined with the prompt: what every aggregate, report, analysis and
+    export reads. Built only by ``factatlas.probe.aggregate.join`` (rankings ⋈ prompts); the aggregates
+    of PROBING.md "Metrics" are ``factatlas.probe.aggregate.aggregate``."""
+
+    model: str
+    prompt_id: str
+    fact_id: str
+    lang: str
+    template_id: str
+    culture: str
+    predicate: str
+    golds: tuple[GoldObject, ...]  # the prompt's gold_qids, in order, with their provenance
+    ranked: tuple[str, ...]  # candidate QIDs best first; open answers: the candidates the answer matched
+    rank: int | None  # 1-based rank of the first valid object; None: none ranked (or an open answer judged wrong)
+    split: str = ""
+    chance: float = 0.0  # expected P@1 of a uniformly random ranking of the candidates
+    candidates: tuple[str, ...] = ()  # the prompt's candidate_qids, in benchmark order (aligned across languages)
+    order: tuple[int, ...] = ()  # the ranking as positions in ``candidates``, best first; () for open answers
+    countries: tuple[str, ...] = ()  # the fact's countries (QIDs), as curated; () when facts were not joined
+    gold_subwords: int | None = None  # subword tokens of the direct gold's slot form; None: not measured
+
+    @property
+    def top(self) -> str | None:
+        return self.ranked[0] if self.ranked else None
+
+    @property
+    def correct(self) -> bool:
+        return self.rank == 1
+
+    @property
+    def gold_qids(self) -> frozenset[str]:
+        return frozenset(g.qid for g in self.golds)
+
+    @property
+    def direct_qids(self) -> frozenset[str]:
+        return frozenset(g.qid for g in self.golds if g.provenance == Provenance.DIRECT.value)

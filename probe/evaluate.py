@@ -19,7 +19,6 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from itertools import repeat
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +27,9 @@ import numpy as np
 from factatlas.benchmark import Benchmark, BenchmarkError
 from factatlas.errors import FactatlasError
 from factatlas.probe import metrics as M
-from factatlas.probe.protocol import SCORING_RULES
+from factatlas.probe.aggregate import ScoreTable, group, group_index, join, p_at_1_with_ci
+from factatlas.records import ProbeResult, Prompt, ScoredPrompt
+from factatlas.tables import probe_result_from_row, prompt_from_row
 
 SCHEMA_VERSION = 1
 
@@ -83,19 +84,19 @@ class MetricsConfig:
 @dataclass(frozen=True)
 class BenchmarkView:
     meta: Mapping[str, Any]
-    prompts: Mapping[str, Mapping[str, Any]]  # prompt_id -> PROMPTS_SCHEMA row
+    prompts: Mapping[str, Prompt]  # prompt_id -> prompt
     labels: Mapping[tuple[str, str], str] = field(default_factory=dict)  # (qid, lang) -> label
 
     @cached_property
     def languages(self) -> tuple[str, ...]:
         langs = tuple(self.meta.get("languages") or ())
-        seen = sorted({p["lang"] for p in self.prompts.values()} - set(langs))
+        seen = sorted({p.lang for p in self.prompts.values()} - set(langs))
         return langs + tuple(seen)
 
     @cached_property
     def cultures(self) -> tuple[str, ...]:
         cultures = tuple(self.meta.get("cultures") or ())
-        seen = sorted({p["culture"] for p in self.prompts.values()} - set(cultures))
+        seen = sorted({p.culture for p in self.prompts.values()} - set(cultures))
         return cultures + tuple(seen)
 
     def label(self, qid: str, langs: Sequence[str] = ()) -> str:
@@ -118,118 +119,22 @@ def load_benchmark_view(benchmark: BenchmarkView | Benchmark | str | os.PathLike
         prompts = bench.prompts
     except BenchmarkError as e:
         raise MetricsError(str(e)) from e
-    _add_form_labels(labels, prompts)
-    return BenchmarkView(dict(bench.meta), {p["prompt_id"]: p for p in prompts}, labels)
+    records = [prompt_from_row(p) for p in prompts]
+    _add_form_labels(labels, records)
+    return BenchmarkView(dict(bench.meta), {p.prompt_id: p for p in records}, labels)
 
 
-def _add_form_labels(labels: dict[tuple[str, str], str], prompts: Iterable[Mapping[str, Any]]) -> None:
+def _add_form_labels(labels: dict[tuple[str, str], str], prompts: Iterable[Prompt]) -> None:
     """Fill labels missing from labels.parquet with what the prompts carry (subject label, filler forms)."""
     for p in prompts:
-        labels.setdefault((p["subject_qid"], p["lang"]), p["subject_label"])
-        for qid, form in zip(p["candidate_qids"], p["candidate_forms"] or [], strict=False):
-            labels.setdefault((qid, p["lang"]), form)
+        labels.setdefault((p.subject_qid, p.lang), p.subject_label)
+        for qid, form in zip(p.candidate_qids, p.candidate_forms, strict=False):
+            labels.setdefault((qid, p.lang), form)
 
 
 # ---- per prompt ---------------------------------------------------------------------------------
 
-@dataclass(frozen=True)
-class Outcome:
-    """One ranked prompt, joined with its benchmark row."""
-
-    prompt_id: str
-    fact_id: str
-    lang: str
-    template_id: str
-    culture: str
-    predicate: str
-    ranked: tuple[str, ...]
-    golds: frozenset[str]
-    rank: int | None
-    chance: float  # expected P@1 of a uniformly random ranking of this prompt's candidates
-    candidates: tuple[str, ...] = ()  # the prompt's candidate_qids, in benchmark order
-    order: tuple[int, ...] = ()  # the ranking as positions in ``candidates``, best first
-
-    @property
-    def top(self) -> str | None:
-        return self.ranked[0] if self.ranked else None
-
-    @property
-    def correct(self) -> bool:
-        return self.rank == 1
-
-
-def outcomes_from_rows(rows: Iterable[Mapping[str, Any]], bench: BenchmarkView) -> tuple[list[Outcome], dict]:
-    """Join rankings rows with the benchmark; every row not used is counted with its reason."""
-    counts = {"rows": 0, "unknown_prompt": 0, "duplicate_prompt": 0, "foreign_candidates": 0,
-              "generative": 0, "correct_at_1_mismatch": 0, "top_ties": 0}
-    seen: set[str] = set()
-    out: list[Outcome] = []
-    interned: dict[tuple[str, ...], tuple[str, ...]] = {}  # one tuple per candidate list: less memory
-    places: dict[tuple[str, ...], dict[str, int]] = {}  # candidate -> index, once per candidate list
-    kinds: set[str] = set()  # prompt kinds the scoring rule used (cloze rules skip question prompts)
-    for row in rows:
-        counts["rows"] += 1
-        pid = row["prompt_id"]
-        prompt = bench.prompts.get(pid)
-        if prompt is None:
-            counts["unknown_prompt"] += 1
-            continue
-        if pid in seen:
-            counts["duplicate_prompt"] += 1
-            continue
-        seen.add(pid)
-        kinds.add(prompt.get("kind", "cloze"))
-        golds = frozenset(prompt["gold_qids"])
-        key = tuple(prompt["candidate_qids"])
-        candidates = interned.setdefault(key, key)
-        ranked = tuple(row["ranked_qids"] or ())
-        order: tuple[int, ...] = ()
-        if _judged_by_prober(row):
-            # generative QA and X-FACTR: ranked_qids are the candidates the decoded answer matched (often
-            # none or one), not a ranking of all candidates; the prober judged the answer against every
-            # alias of the valid objects, so correct_at_1 is the outcome and P@k>1 equals P@1.
-            counts["generative"] += 1
-            if ranked and not set(ranked) <= set(candidates):
-                counts["foreign_candidates"] += 1
-                continue
-            rank = 1 if row.get("correct_at_1") else None
-        elif ranked:
-            place = places.get(candidates)
-            if place is None:
-                place = places[candidates] = {q: i for i, q in enumerate(candidates)}
-            order = tuple(map(place.get, ranked, repeat(-1)))
-            if len(ranked) != len(candidates) or len(set(order)) != len(order) or -1 in order:
-                counts["foreign_candidates"] += 1
-                continue
-            rank = M.gold_rank(ranked, golds)
-            scores = row.get("scores") or ()
-            if len(scores) > 1 and scores[0] == scores[1]:
-                counts["top_ties"] += 1
-        else:  # no ranking at all: only the prober's judgement is there
-            counts["generative"] += 1
-            rank = 1 if row.get("correct_at_1") else None
-        if row.get("correct_at_1") is not None and bool(row["correct_at_1"]) != (rank == 1):
-            counts["correct_at_1_mismatch"] += 1
-        n_gold = sum(map(golds.__contains__, candidates))
-        out.append(Outcome(pid, prompt["fact_id"], prompt["lang"], prompt["template_id"], prompt["culture"],
-                           prompt["predicate"], ranked, golds, rank,
-                           n_gold / len(candidates) if candidates else 0.0, candidates, order))
-    counts["used"] = len(out)
-    counts["benchmark_prompts"] = len(bench.prompts)
-    counts["eligible_prompts"] = sum(1 for p in bench.prompts.values() if p.get("kind", "cloze") in kinds)
-    counts["other_kind_prompts"] = counts["benchmark_prompts"] - counts["eligible_prompts"]
-    counts["coverage"] = len(out) / counts["eligible_prompts"] if counts["eligible_prompts"] else 0.0
-    return out, counts
-
-
-def _judged_by_prober(row: Mapping[str, Any]) -> bool:
-    """Rows of an open-answer rule (generative, generative-lenient, xfactr): judged, not ranked."""
-
-    rule = SCORING_RULES.get(row.get("scoring") or "")
-    return rule is not None and rule.kind == "generate"
-
-
-def prompt_values(o: Outcome, ks: Sequence[int]) -> dict[str, float]:
+def prompt_values(o: ScoredPrompt, ks: Sequence[int]) -> dict[str, float]:
     values = {f"p@{k}": M.precision_at_k(o.rank, k) for k in ks}
     values["mrr"] = M.reciprocal_rank(o.rank)
     values["chance@1"] = o.chance
@@ -242,102 +147,42 @@ def _nan_to_none(x: float | None) -> float | None:
     return None if x is None or (isinstance(x, float) and math.isnan(x)) else x
 
 
-@dataclass(frozen=True)
-class _Columns:
-    """The outcomes as arrays: one row per prompt, one column per metric; facts and predicates coded."""
-
-    names: tuple[str, ...]
-    values: np.ndarray  # (prompts, metrics)
-    fact: np.ndarray  # fact code per prompt
-    fact_predicate: np.ndarray  # predicate code per fact code
-    predicates: tuple[str, ...]
-
-    @classmethod
-    def build(cls, outcomes: Sequence[Outcome], ks: Sequence[int]) -> _Columns:
-        names = (*(f"p@{k}" for k in ks), "mrr", "chance@1")
-        ranks = np.array([0 if o.rank is None else o.rank for o in outcomes], dtype=np.int64)
-        ranked = ranks > 0
-        cols = [(ranked & (ranks <= k)).astype(np.float64) for k in ks]
-        cols.append(np.where(ranked, 1.0 / np.maximum(ranks, 1), 0.0))
-        cols.append(np.array([o.chance for o in outcomes], dtype=np.float64))
-        fact_codes: dict[str, int] = {}
-        pred_codes: dict[str, int] = {}
-        fact = np.array([fact_codes.setdefault(o.fact_id, len(fact_codes)) for o in outcomes], dtype=np.int64)
-        fact_predicate = np.zeros(len(fact_codes), dtype=np.int64)
-        for o, f in zip(outcomes, fact, strict=True):
-            fact_predicate[f] = pred_codes.setdefault(o.predicate, len(pred_codes))
-        values = np.stack(cols, axis=1) if outcomes else np.zeros((0, len(names)))
-        return cls(names, values, fact, fact_predicate, tuple(pred_codes))
-
-    def summarize(self, idx: np.ndarray, config: MetricsConfig) -> dict[str, Any]:
-        """Macro (over predicates) and micro means of every metric over the prompts ``idx``."""
-        if len(idx) == 0:
-            return {"n_prompts": 0, "n_facts": 0, "n_predicates": 0}
-        facts, inv = np.unique(self.fact[idx], return_inverse=True)
-        per_fact_n = np.bincount(inv)
-        preds, pinv = np.unique(self.fact_predicate[facts], return_inverse=True)
-        per_pred_n = np.bincount(pinv)
-        out: dict[str, Any] = {"n_prompts": int(len(idx)), "n_facts": int(len(facts)), "n_predicates": int(len(preds))}
-        ci: dict[str, list[float]] = {}
-        for m, name in enumerate(self.names):
-            fact_values = np.bincount(inv, weights=self.values[idx, m]) / per_fact_n
-            pred_means = np.bincount(pinv, weights=fact_values) / per_pred_n
-            out[name] = float(pred_means.mean())
-            out[f"{name}_micro"] = float(fact_values.mean())
-            if config.bootstrap and name != "chance@1":
-                by_pred = {self.predicates[p]: fact_values[pinv == i] for i, p in enumerate(preds)}
-                ci[name] = list(M.bootstrap_ci(by_pred, config.bootstrap, config.confidence, config.seed))
-        if ci:
-            out["ci"] = ci
-        return out
+def _summarize(table: ScoreTable, idx: np.ndarray, config: MetricsConfig) -> dict[str, Any]:
+    return table.summarize(idx, bootstrap=config.bootstrap, confidence=config.confidence, seed=config.seed)
 
 
-def summarize(outcomes: Sequence[Outcome], config: MetricsConfig) -> dict[str, Any]:
+def summarize(outcomes: Sequence[ScoredPrompt], config: MetricsConfig) -> dict[str, Any]:
     """Macro (over predicates) and micro means of every prompt metric, with optional bootstrap CIs."""
-    return _Columns.build(outcomes, config.ks).summarize(np.arange(len(outcomes)), config)
+    return _summarize(ScoreTable.of(outcomes, config.ks), np.arange(len(outcomes)), config)
 
 
-def _group(outcomes: Iterable[Outcome], *keys: str) -> dict[tuple, list[Outcome]]:
-    groups: dict[tuple, list[Outcome]] = defaultdict(list)
-    for o in outcomes:
-        groups[tuple(getattr(o, k) for k in keys)].append(o)
-    return groups
-
-
-def _group_index(outcomes: Sequence[Outcome], *keys: str) -> dict[tuple, np.ndarray]:
-    groups: dict[tuple, list[int]] = defaultdict(list)
-    for i, o in enumerate(outcomes):
-        groups[tuple(getattr(o, k) for k in keys)].append(i)
-    return {k: np.asarray(v, dtype=np.int64) for k, v in sorted(groups.items())}
-
-
-def summaries(outcomes: Sequence[Outcome], config: MetricsConfig) -> dict[str, Any]:
-    cols = _Columns.build(outcomes, config.ks)
+def summaries(outcomes: Sequence[ScoredPrompt], config: MetricsConfig) -> dict[str, Any]:
+    cols = ScoreTable.of(outcomes, config.ks)
     by_lang_culture: dict[str, dict[str, Any]] = defaultdict(dict)
-    for (lang, culture), idx in _group_index(outcomes, "lang", "culture").items():
-        by_lang_culture[lang][culture] = cols.summarize(idx, config)
+    for (lang, culture), idx in group_index(outcomes, "lang", "culture").items():
+        by_lang_culture[lang][culture] = _summarize(cols, idx, config)
     return {
-        "overall": cols.summarize(np.arange(len(outcomes)), config),
-        "by_lang": {k[0]: cols.summarize(idx, config) for k, idx in _group_index(outcomes, "lang").items()},
-        "by_culture": {k[0]: cols.summarize(idx, config) for k, idx in _group_index(outcomes, "culture").items()},
+        "overall": _summarize(cols, np.arange(len(outcomes)), config),
+        "by_lang": {k[0]: _summarize(cols, idx, config) for k, idx in group_index(outcomes, "lang").items()},
+        "by_culture": {k[0]: _summarize(cols, idx, config) for k, idx in group_index(outcomes, "culture").items()},
         "by_lang_culture": dict(by_lang_culture),
     }
 
 
-def by_predicate(outcomes: Sequence[Outcome], config: MetricsConfig) -> dict[str, Any]:
+def by_predicate(outcomes: Sequence[ScoredPrompt], config: MetricsConfig) -> dict[str, Any]:
     """The P@1 table: per predicate, overall, per language, culture, language x culture (no bootstrap)."""
     plain = MetricsConfig(ks=config.ks, rankc_weighting=config.rankc_weighting)
-    cols = _Columns.build(outcomes, config.ks)
+    cols = ScoreTable.of(outcomes, config.ks)
     out: dict[str, Any] = {}
-    for (pred,), idx in _group_index(outcomes, "predicate").items():
+    for (pred,), idx in group_index(outcomes, "predicate").items():
         sub = [outcomes[i] for i in idx]
         lang_culture: dict[str, dict[str, Any]] = defaultdict(dict)
-        for (lang, culture), j in _group_index(sub, "lang", "culture").items():
-            lang_culture[lang][culture] = cols.summarize(idx[j], plain)
+        for (lang, culture), j in group_index(sub, "lang", "culture").items():
+            lang_culture[lang][culture] = _summarize(cols, idx[j], plain)
         out[pred] = {
-            "all": cols.summarize(idx, plain),
-            "by_lang": {k[0]: cols.summarize(idx[j], plain) for k, j in _group_index(sub, "lang").items()},
-            "by_culture": {k[0]: cols.summarize(idx[j], plain) for k, j in _group_index(sub, "culture").items()},
+            "all": _summarize(cols, idx, plain),
+            "by_lang": {k[0]: _summarize(cols, idx[j], plain) for k, j in group_index(sub, "lang").items()},
+            "by_culture": {k[0]: _summarize(cols, idx[j], plain) for k, j in group_index(sub, "culture").items()},
             "by_lang_culture": dict(lang_culture),
         }
     return out
@@ -345,7 +190,7 @@ def by_predicate(outcomes: Sequence[Outcome], config: MetricsConfig) -> dict[str
 
 # ---- across languages: RankC and COverlap -------------------------------------------------------
 
-def cross_lingual(outcomes: Sequence[Outcome], langs: Sequence[str], weighting: str) -> dict[str, Any]:
+def cross_lingual(outcomes: Sequence[ScoredPrompt], langs: Sequence[str], weighting: str) -> dict[str, Any]:
     """RankC and COverlap for every language pair, over queries (fact, template) ranked in both with the
     same candidate list. Rankings are turned into position arrays once per language, so each pair costs
     a few array operations (53 languages: 1,378 pairs)."""
@@ -427,7 +272,7 @@ def cross_lingual(outcomes: Sequence[Outcome], langs: Sequence[str], weighting: 
 
 # ---- paraphrases (mParaRel), X-FaKT, predictions ------------------------------------------------
 
-def pararel_section(outcomes: Sequence[Outcome]) -> dict[str, Any]:
+def pararel_section(outcomes: Sequence[ScoredPrompt]) -> dict[str, Any]:
     """Per language and predicate, over facts asked with >= 2 templates; macro over predicates."""
     templates_per_predicate: dict[str, set[str]] = defaultdict(set)
     for o in outcomes:
@@ -436,19 +281,19 @@ def pararel_section(outcomes: Sequence[Outcome]) -> dict[str, Any]:
     single = sorted(p for p, t in templates_per_predicate.items() if len(t) < 2)
     out: dict[str, Any] = {"skipped_single_template_predicates": single, "by_lang": {},
                            "skipped_facts_single_template": 0}
-    for (lang,), group in sorted(_group(outcomes, "lang").items()):
+    for (lang,), in_lang in sorted(group(outcomes, "lang").items()):
         per_pred: dict[str, Any] = {}
-        for (pred,), g in sorted(_group(group, "predicate").items()):
+        for (pred,), g in sorted(group(in_lang, "predicate").items()):
             if pred in single:
                 continue
             predictions, golds = [], []
-            for (_fid,), fact_prompts in sorted(_group((o for o in g if o.ranked), "fact_id").items()):
+            for (_fid,), fact_prompts in sorted(group((o for o in g if o.ranked), "fact_id").items()):
                 if len(fact_prompts) < 2:
                     out["skipped_facts_single_template"] += 1
                     continue
                 fact_prompts.sort(key=lambda o: o.template_id)
                 predictions.append([o.top for o in fact_prompts])
-                golds.append(fact_prompts[0].golds)
+                golds.append(fact_prompts[0].gold_qids)
             if predictions:
                 per_pred[pred] = {**M.pararel_scores(predictions, golds), "n_facts": len(predictions)}
         if per_pred:
@@ -461,7 +306,7 @@ def pararel_section(outcomes: Sequence[Outcome]) -> dict[str, Any]:
     return out
 
 
-def _fact_lang_errors(outcomes: Sequence[Outcome]) -> dict[tuple[str, str], tuple[str, float]]:
+def _fact_lang_errors(outcomes: Sequence[ScoredPrompt]) -> dict[tuple[str, str], tuple[str, float]]:
     """(fact, lang) -> (culture, error rate over its templates)."""
     acc: dict[tuple[str, str], list[float]] = defaultdict(list)
     culture: dict[tuple[str, str], str] = {}
@@ -471,7 +316,7 @@ def _fact_lang_errors(outcomes: Sequence[Outcome]) -> dict[tuple[str, str], tupl
     return {k: (culture[k], sum(v) / len(v)) for k, v in acc.items()}
 
 
-def xfakt_section(outcomes: Sequence[Outcome], cultures: Sequence[str],
+def xfakt_section(outcomes: Sequence[ScoredPrompt], cultures: Sequence[str],
                   association: Mapping[str, tuple[str, ...]]) -> dict[str, Any]:
     """Associative (the fact's culture is the language's) vs non-associative error rates, per (fact, lang)."""
     langs = sorted({o.lang for o in outcomes})
@@ -502,17 +347,17 @@ def xfakt_section(outcomes: Sequence[Outcome], cultures: Sequence[str],
     return out
 
 
-def predictions_section(outcomes: Sequence[Outcome], top: int) -> dict[str, Any]:
+def predictions_section(outcomes: Sequence[ScoredPrompt], top: int) -> dict[str, Any]:
     """Most common top-1 predictions (correct / wrong) per predicate, culture and language, and the
     distribution of predictions per language and predicate (language bias)."""
     ranked = [o for o in outcomes if o.ranked]
     most_common: dict[str, dict[str, dict[str, Any]]] = defaultdict(lambda: defaultdict(dict))
-    for (pred, culture, lang), g in sorted(_group(ranked, "predicate", "culture", "lang").items()):
+    for (pred, culture, lang), g in sorted(group(ranked, "predicate", "culture", "lang").items()):
         most_common[pred][culture][lang] = M.most_common_predictions(((o.top, o.correct) for o in g), top)
     bias: dict[str, Any] = {}
-    for (lang,), g in sorted(_group(ranked, "lang").items()):
+    for (lang,), g in sorted(group(ranked, "lang").items()):
         per_pred = {pred: M.prediction_distribution(o.top for o in pg)
-                    for (pred,), pg in sorted(_group(g, "predicate").items())}
+                    for (pred,), pg in sorted(group(g, "predicate").items())}
         shares = [d["top_share"] for d in per_pred.values() if d["top_share"] is not None]
         bias[lang] = {"by_predicate": per_pred, "mean_top_share": sum(shares) / len(shares) if shares else None}
     return {"most_common": {p: dict(c) for p, c in most_common.items()}, "language_bias": bias}
@@ -520,39 +365,39 @@ def predictions_section(outcomes: Sequence[Outcome], top: int) -> dict[str, Any]
 
 # ---- the dataset itself (no model needed) -------------------------------------------------------
 
-def _gold_label(bench: BenchmarkView, prompt: Mapping[str, Any], i: int, qid: str) -> str:
+def _gold_label(bench: BenchmarkView, prompt: Prompt, i: int, qid: str) -> str:
     """The object's label in the prompt's language; the slot filler when labels.parquet lacks it."""
-    label = bench.labels.get((qid, prompt["lang"]))
+    label = bench.labels.get((qid, prompt.lang))
     if label:
         return label
-    forms = prompt.get("gold_forms") or []
+    forms = prompt.gold_forms
     return forms[i][0] if i < len(forms) and forms[i] else ""
 
 
-def leaks(bench: BenchmarkView, prompt: Mapping[str, Any]) -> bool:
+def leaks(bench: BenchmarkView, prompt: Prompt) -> bool:
     """An object label inside the subject label (NFKC + casefold): the prompt gives the answer away.
     Same rule as the build's stats.json leakage rate (factatlas.forms.leaks)."""
     from factatlas.forms import leaks as label_leaks
 
-    labels = [_gold_label(bench, prompt, i, q) for i, q in enumerate(prompt["gold_qids"])]
-    return bool(prompt["subject_label"]) and label_leaks(prompt["subject_label"], labels)
+    labels = [_gold_label(bench, prompt, i, q) for i, q in enumerate(prompt.gold_qids)]
+    return bool(prompt.subject_label) and label_leaks(prompt.subject_label, labels)
 
 
 def dataset_profile(bench: BenchmarkView, max_examples: int = 5) -> dict[str, Any]:
     """The checks and statistics of PROBING.md "Validating a dataset" that need no model."""
-    prompts = sorted(bench.prompts.values(), key=lambda p: p["prompt_id"])
+    prompts = sorted(bench.prompts.values(), key=lambda p: p.prompt_id)
     langs = bench.languages
     # facts: one culture, predicate and valid-object set each
     facts: dict[str, tuple[str, str, tuple[str, ...]]] = {}
     for p in prompts:
-        facts.setdefault(p["fact_id"], (p["predicate"], p["culture"], tuple(p["gold_qids"])))
+        facts.setdefault(p.fact_id, (p.predicate, p.culture, tuple(p.gold_qids)))
     per_predicate = _predicate_profile(bench, prompts, facts)
     cultures = bench.cultures
     facts_per_culture = {c: sum(1 for _, c_, _ in facts.values() if c_ == c) for c in cultures}
     majority_values = [e["majority"]["p@1"] for e in per_predicate.values()]
     return {
         "languages": list(langs), "cultures": list(cultures), "n_prompts": len(prompts), "n_facts": len(facts),
-        "templates": {lang: sorted({p["template_id"] for p in prompts if p["lang"] == lang}) for lang in langs},
+        "templates": {lang: sorted({p.template_id for p in prompts if p.lang == lang}) for lang in langs},
         "parallel": _parallel_profile(prompts, langs, max_examples),
         "gold_in_candidates": _gold_profile(prompts, max_examples),
         "leakage": _leakage_profile(bench, prompts, langs, max_examples),
@@ -564,23 +409,23 @@ def dataset_profile(bench: BenchmarkView, max_examples: int = 5) -> dict[str, An
     }
 
 
-def _parallel_profile(prompts: Sequence[Mapping[str, Any]], langs: Sequence[str], max_examples: int
+def _parallel_profile(prompts: Sequence[Prompt], langs: Sequence[str], max_examples: int
                       ) -> dict[str, Any]:
     """Multi-parallel: every (fact, template) in every language with the same candidates and golds."""
     groups: dict[tuple[str, str], list[Mapping[str, Any]]] = defaultdict(list)
     for p in prompts:
-        groups[(p["fact_id"], p["template_id"])].append(p)
+        groups[(p.fact_id, p.template_id)].append(p)
     missing_lang, cand_mismatch, gold_mismatch, examples = 0, 0, 0, []
     for key, ps in sorted(groups.items()):
-        have = {p["lang"] for p in ps}
+        have = {p.lang for p in ps}
         problems = []
         if have != set(langs):
             missing_lang += 1
             problems.append(f"languages {sorted(have)} instead of {sorted(langs)}")
-        if len({tuple(p["candidate_qids"]) for p in ps}) > 1:
+        if len({tuple(p.candidate_qids) for p in ps}) > 1:
             cand_mismatch += 1
             problems.append("candidate QIDs differ between languages")
-        if len({tuple(sorted(p["gold_qids"])) for p in ps}) > 1:
+        if len({tuple(sorted(p.gold_qids)) for p in ps}) > 1:
             gold_mismatch += 1
             problems.append("gold QIDs differ between languages")
         if problems and len(examples) < max_examples:
@@ -589,34 +434,34 @@ def _parallel_profile(prompts: Sequence[Mapping[str, Any]], langs: Sequence[str]
             "gold_mismatch": gold_mismatch, "examples": examples}
 
 
-def _gold_profile(prompts: Sequence[Mapping[str, Any]], max_examples: int) -> dict[str, Any]:
+def _gold_profile(prompts: Sequence[Prompt], max_examples: int) -> dict[str, Any]:
     """Golds outside their candidate list, and prompts whose candidates hold no gold."""
     gold_outside, prompts_without_gold, gold_examples = 0, 0, []
     for p in prompts:
-        cands = set(p["candidate_qids"])
-        outside = [q for q in p["gold_qids"] if q not in cands]
+        cands = set(p.candidate_qids)
+        outside = [q for q in p.gold_qids if q not in cands]
         gold_outside += len(outside)
         if outside and len(gold_examples) < max_examples:
-            gold_examples.append(f"{p['prompt_id']}: {', '.join(outside)} not among the candidates")
-        if not cands & set(p["gold_qids"]):
+            gold_examples.append(f"{p.prompt_id}: {', '.join(outside)} not among the candidates")
+        if not cands & set(p.gold_qids):
             prompts_without_gold += 1
     return {"gold_outside": gold_outside, "prompts_without_gold": prompts_without_gold, "examples": gold_examples}
 
 
-def _leakage_profile(bench: BenchmarkView, prompts: Sequence[Mapping[str, Any]], langs: Sequence[str],
+def _leakage_profile(bench: BenchmarkView, prompts: Sequence[Prompt], langs: Sequence[str],
                      max_examples: int) -> dict[str, Any]:
     """Subjects whose label contains the answer, per (fact, language)."""
     leak_units: dict[tuple[str, str], bool] = {}
     leak_examples = []
     for p in prompts:
-        key = (p["fact_id"], p["lang"])
+        key = (p.fact_id, p.lang)
         if leak_units.get(key):
             continue
         leak = leaks(bench, p)
         leak_units[key] = leak
         if leak and len(leak_examples) < max_examples:
-            leak_examples.append(f"{p['lang']}: subject '{p['subject_label']}' contains the answer "
-                                 f"({', '.join(bench.label(q, [p['lang']]) for q in p['gold_qids'])})")
+            leak_examples.append(f"{p.lang}: subject '{p.subject_label}' contains the answer "
+                                 f"({', '.join(bench.label(q, [p.lang]) for q in p.gold_qids)})")
     leak_by_lang = {}
     for lang in langs:
         units = [v for (_, lang_), v in leak_units.items() if lang_ == lang]
@@ -626,7 +471,7 @@ def _leakage_profile(bench: BenchmarkView, prompts: Sequence[Mapping[str, Any]],
             "by_lang": leak_by_lang, "examples": leak_examples}
 
 
-def _predicate_profile(bench: BenchmarkView, prompts: Sequence[Mapping[str, Any]],
+def _predicate_profile(bench: BenchmarkView, prompts: Sequence[Prompt],
                        facts: Mapping[str, tuple[str, str, tuple[str, ...]]]) -> dict[str, Any]:
     """Per predicate and culture: facts, entropy, the majority class, candidates, imbalance."""
     by_pc: dict[tuple[str, str], list[tuple[str, ...]]] = defaultdict(list)
@@ -636,7 +481,7 @@ def _predicate_profile(bench: BenchmarkView, prompts: Sequence[Mapping[str, Any]
     cultures = bench.cultures
     n_candidates: dict[str, list[int]] = defaultdict(list)
     for p in prompts:
-        n_candidates[p["predicate"]].append(len(p["candidate_qids"]))
+        n_candidates[p.predicate].append(len(p.candidate_qids))
     per_predicate: dict[str, Any] = {}
     for pred in predicates:
         all_objs = [objs for (p_, _), lst in by_pc.items() if p_ == pred for objs in lst]
@@ -661,8 +506,13 @@ def _predicate_profile(bench: BenchmarkView, prompts: Sequence[Mapping[str, Any]
 
 # ---- the entry point ----------------------------------------------------------------------------
 
-def _single(rows: Sequence[Mapping[str, Any]], key: str) -> str | None:
-    values = sorted({r.get(key) for r in rows if r.get(key)})
+def as_probe_result(row: ProbeResult | Mapping[str, Any]) -> ProbeResult:
+    """A rankings row as the typed record (``factatlas.tables.probe_result_from_row`` for RANKINGS_SCHEMA rows)."""
+    return row if isinstance(row, ProbeResult) else probe_result_from_row(row)
+
+
+def _single(rows: Sequence[ProbeResult], key: str) -> str | None:
+    values = sorted({getattr(r, key) for r in rows if getattr(r, key)})
     return values[0] if len(values) == 1 else (", ".join(values) if values else None)
 
 
@@ -675,7 +525,7 @@ VALIDATION_BOOTSTRAP = 1000
 
 def held_out_splits(bench: BenchmarkView, trained_on: Sequence[str] | None) -> tuple[tuple[str, ...], str]:
     """The splits a verdict may use, and why: never a split the model was trained (or tuned) on."""
-    present = sorted({p["split"] for p in bench.prompts.values()})
+    present = sorted({p.split for p in bench.prompts.values()})
     if trained_on is not None:
         held = tuple(s for s in present if s not in set(trained_on))
         taught = ", ".join(trained_on) if trained_on else "none"
@@ -686,28 +536,7 @@ def held_out_splits(bench: BenchmarkView, trained_on: Sequence[str] | None) -> t
                             "no training split")
 
 
-def p_at_1_with_ci(outcomes: Sequence[Outcome], n_boot: int, confidence: float, seed: int) -> dict[str, Any]:
-    """P@1 macro (over predicates; DLAMA) and micro (over facts; BMLAMA) with bootstrap intervals."""
-    per_fact: dict[str, list[float]] = defaultdict(list)
-    predicate_of: dict[str, str] = {}
-    for o in outcomes:
-        per_fact[o.fact_id].append(1.0 if o.correct else 0.0)
-        predicate_of[o.fact_id] = o.predicate
-    by_pred: dict[str, list[float]] = defaultdict(list)
-    for fid, values in sorted(per_fact.items()):
-        by_pred[predicate_of[fid]].append(sum(values) / len(values))
-    if not by_pred:
-        return {"n_prompts": 0, "n_facts": 0, "n_predicates": 0, "macro": None, "micro": None,
-                "ci": {"macro": None, "micro": None}}
-    facts = [v for vs in by_pred.values() for v in vs]
-    return {"n_prompts": len(outcomes), "n_facts": len(facts), "n_predicates": len(by_pred),
-            "macro": sum(sum(v) / len(v) for v in by_pred.values()) / len(by_pred),
-            "micro": sum(facts) / len(facts),
-            "ci": {avg: list(M.bootstrap_ci(by_pred, n_boot, confidence, seed, average=avg))
-                   for avg in ("macro", "micro")}}
-
-
-def validation_section(outcomes: Sequence[Outcome], template_outcomes: Sequence[Outcome] | None,
+def validation_section(outcomes: Sequence[ScoredPrompt], template_outcomes: Sequence[ScoredPrompt] | None,
                        bench: BenchmarkView, trained_on: Sequence[str] | None,
                        config: MetricsConfig) -> dict[str, Any]:
     """Model vs the majority-class and template-only baselines on the held-out split only, with intervals.
@@ -719,20 +548,20 @@ def validation_section(outcomes: Sequence[Outcome], template_outcomes: Sequence[
     splits, source = held_out_splits(bench, trained_on)
     n_boot = config.bootstrap or VALIDATION_BOOTSTRAP
     ci = (n_boot, config.confidence, config.seed)
-    held = [o for o in outcomes if bench.prompts[o.prompt_id]["split"] in splits]
+    held = [o for o in outcomes if o.split in splits]
     out: dict[str, Any] = {"splits": list(splits), "split_source": source, "bootstrap": n_boot,
-                           "ranked_splits": sorted({bench.prompts[o.prompt_id]["split"] for o in outcomes}),
+                           "ranked_splits": sorted({o.split for o in outcomes}),
                            "confidence": config.confidence, "model": p_at_1_with_ci(held, *ci)}
     # majority class: the object valid for most facts of the predicate (whole benchmark), scored on the
     # held-out facts the model was scored on
     objects: dict[str, list[tuple[str, ...]]] = defaultdict(list)
     seen: set[str] = set()
-    for p in sorted(bench.prompts.values(), key=lambda p: p["prompt_id"]):
-        if p["fact_id"] not in seen:
-            seen.add(p["fact_id"])
-            objects[p["predicate"]].append(tuple(p["gold_qids"]))
+    for p in sorted(bench.prompts.values(), key=lambda p: p.prompt_id):
+        if p.fact_id not in seen:
+            seen.add(p.fact_id)
+            objects[p.predicate].append(tuple(p.gold_qids))
     majority = {pred: M.majority_baseline(objs)[0] for pred, objs in objects.items()}
-    guesses = [dataclasses.replace(o, rank=1 if majority[o.predicate] in o.golds else None) for o in held]
+    guesses = [dataclasses.replace(o, rank=1 if majority[o.predicate] in o.gold_qids else None) for o in held]
     out["majority"] = p_at_1_with_ci(guesses, *ci)
     out["template_only"] = None
     if template_outcomes is not None:
@@ -766,8 +595,9 @@ def compute_metrics(rankings_rows: Iterable[Mapping[str, Any]], benchmark_dir: s
     """
     config = config or MetricsConfig()
     bench = load_benchmark_view(benchmark_dir)
-    rows = list(rankings_rows)
-    outcomes, coverage = outcomes_from_rows(rows, bench)
+    rows = [as_probe_result(r) for r in rankings_rows]
+    joined = join(rows, bench.prompts)
+    outcomes, coverage = list(joined.scored), dict(joined.counts)
     if not outcomes:
         raise MetricsError(f"none of the {len(rows)} rankings rows matches a prompt of the benchmark "
                            f"({coverage}); were they produced on this benchmark?")
@@ -790,20 +620,21 @@ def compute_metrics(rankings_rows: Iterable[Mapping[str, Any]], benchmark_dir: s
     }
     t_outcomes = None
     if template_only_rows is not None:
-        t_outcomes, t_coverage = outcomes_from_rows(template_only_rows, bench)
+        t_joined = join([as_probe_result(r) for r in template_only_rows], bench.prompts)
+        t_outcomes, t_coverage = list(t_joined.scored), dict(t_joined.counts)
         plain = MetricsConfig(ks=config.ks, rankc_weighting=config.rankc_weighting)
         result["template_only"] = {
             "coverage": t_coverage,
             "summary": {"overall": summarize(t_outcomes, plain),
-                        "by_lang": {k[0]: summarize(g, plain) for k, g in sorted(_group(t_outcomes, "lang").items())}},
-            "by_predicate": {k[0]: summarize(g, plain) for k, g in sorted(_group(t_outcomes, "predicate").items())},
+                        "by_lang": {k[0]: summarize(g, plain) for k, g in sorted(group(t_outcomes, "lang").items())}},
+            "by_predicate": {k[0]: summarize(g, plain) for k, g in sorted(group(t_outcomes, "predicate").items())},
         }
     result["validation"] = validation_section(outcomes, t_outcomes, bench, trained_on, config)
     return _json_ready(result)
 
 
 # The modules whose code decides a metrics.json: a change to any of them makes an older file stale.
-METRICS_CODE = ("factatlas.probe.evaluate", "factatlas.probe.metrics", "factatlas.probe.protocol",
+METRICS_CODE = ("factatlas.probe.evaluate", "factatlas.probe.aggregate", "factatlas.probe.metrics", "factatlas.probe.protocol", "factatlas.records",
                 "factatlas.benchmark", "factatlas.entropy", "factatlas.forms", "factatlas.tables")
 
 

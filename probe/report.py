@@ -590,16 +590,15 @@ def trained_splits(folder: Path) -> list[str] | None:
 
 def judge_sections(folder: Path) -> tuple[ExtraSection, ...]:
     """The LLM-as-judge section when ``factatlas judge`` left judgements.parquet beside the rankings."""
-    import pyarrow.parquet as pq
-
     from factatlas.probe.judge import check_current, judge_summary, read_judgements
+    from factatlas.tables import read_probe_results
 
     path = folder / "judgements.parquet"
     if not path.exists():
         return ()
     judged = read_judgements(path)
-    answers = pq.read_table(folder / "rankings.parquet", columns=["prompt_id", "prediction"]).to_pydict()
-    check_current(judged, dict(zip(answers["prompt_id"], answers["prediction"], strict=True)), str(path))
+    answers = {r.prompt_id: r.prediction for r in read_probe_results(folder / "rankings.parquet")}
+    check_current(judged, answers, str(path))
     s = judge_summary(judged)
     acc, agree = s["accuracy"], s["agreement"]
     head = ("", "accuracy", "agreement with judge (raw)", "Cohen's kappa", "judge yes / matcher no",
@@ -625,8 +624,6 @@ def write_report(run: str | os.PathLike, model: str | None = None, config: Any =
                  trained_on: Sequence[str] | None = None) -> list[ReportResult]:
     """Compute the metrics (with the template-only baseline when present), the verdict and the plots, and
     write ``report.html``, ``verdict.json`` and the PNGs into ``<run>/probe/<model>/``."""
-    import pyarrow.parquet as pq
-
     from factatlas.atomic import write_json, write_text
     from factatlas.probe.analysis.hook import with_analyses
     from factatlas.probe.evaluate import (
@@ -636,6 +633,7 @@ def write_report(run: str | os.PathLike, model: str | None = None, config: Any =
         load_benchmark_view,
         metrics_inputs,
     )
+    from factatlas.tables import read_probe_results
 
     # the page shows intervals in every table, as the verdict needs them
     config = config if config is not None else MetricsConfig(bootstrap=VALIDATION_BOOTSTRAP)
@@ -654,8 +652,8 @@ def write_report(run: str | os.PathLike, model: str | None = None, config: Any =
             inputs = metrics_inputs(folder / "rankings.parquet", t_path, run / "build", splits)
             metrics, source = probe_metrics(folder, config, inputs)
             if metrics is None:
-                metrics = compute_metrics(pq.read_table(folder / "rankings.parquet").to_pylist(), bench, config,
-                                          template_only_rows=pq.read_table(t_path).to_pylist() if t_path else None,
+                metrics = compute_metrics(read_probe_results(folder / "rankings.parquet"), bench, config,
+                                          template_only_rows=read_probe_results(t_path) if t_path else None,
                                           trained_on=splits)
                 metrics["inputs"] = inputs
         v = verdict(metrics)

@@ -35,7 +35,6 @@ from factatlas.probe.threads import torch_threads
 from factatlas.records import ANSWER_MARKER, ProbeResult, Prompt
 from factatlas.stopwatch import section
 from factatlas.tables import (
-    probe_result_to_row,
     prompt_from_row,
     read_probe_results,
     write_probe_results,
@@ -491,10 +490,8 @@ def write_metrics(out_dir: Path, rankings: Sequence[ProbeResult], template_rows:
     ``rankings.parquet`` (and the template-only file) must already be written in ``out_dir``."""
     from factatlas.probe.evaluate import VALIDATION_BOOTSTRAP, MetricsConfig, compute_metrics, metrics_inputs
 
-    rows = [probe_result_to_row(r) for r in rankings]
-    t_rows = [probe_result_to_row(r) for r in template_rows] if template_rows is not None else None
-    metrics = compute_metrics(rows, bench, MetricsConfig(bootstrap=VALIDATION_BOOTSTRAP), template_only_rows=t_rows,
-                              trained_on=trained_on)
+    metrics = compute_metrics(rankings, bench, MetricsConfig(bootstrap=VALIDATION_BOOTSTRAP),
+                              template_only_rows=template_rows, trained_on=trained_on)
     t_path = out_dir / "rankings_template_only.parquet" if template_rows is not None else None
     metrics["inputs"] = metrics_inputs(out_dir / "rankings.parquet", t_path, bench.path, trained_on)
     path = out_dir / "metrics.json"

@@ -9,14 +9,14 @@ predicates of the mean over their facts (DLAMA reports macro, BMLAMA micro).
 from __future__ import annotations
 
 import math
-from collections import defaultdict
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
 
-from factatlas.probe.analysis.records import PromptResult
+from factatlas.probe.aggregate import Accuracy, ScoreTable, accuracy
+from factatlas.records import ScoredPrompt
 
 ALL = "all"
 McNemarMethod = Literal["exact", "corrected"]
@@ -25,38 +25,7 @@ MCNEMAR_METHODS: tuple[str, ...] = ("exact", "corrected")
 
 # ---- P@1 micro and macro ------------------------------------------------------------------------
 
-@dataclass(frozen=True, slots=True)
-class Accuracy:
-    n_prompts: int
-    n_facts: int
-    n_predicates: int
-    micro: float  # mean over facts
-    macro: float  # mean over predicates of the mean over their facts
-
-
-def fact_scores(results: Iterable[PromptResult], correct: Callable[[PromptResult], bool] = lambda r: r.correct
-                ) -> dict[str, tuple[str, float]]:
-    """fact_id -> (predicate, mean of ``correct`` over the fact's prompts given)."""
-    hits: dict[str, list[float]] = defaultdict(list)
-    predicate: dict[str, str] = {}
-    for r in results:
-        hits[r.fact_id].append(1.0 if correct(r) else 0.0)
-        predicate[r.fact_id] = r.predicate
-    return {f: (predicate[f], sum(v) / len(v)) for f, v in sorted(hits.items())}
-
-
-def accuracy(results: Sequence[PromptResult], correct: Callable[[PromptResult], bool] = lambda r: r.correct
-             ) -> Accuracy | None:
-    """Micro and macro P@1 of the prompts given; None when there are none."""
-    facts = fact_scores(results, correct)
-    if not facts:
-        return None
-    by_predicate: dict[str, list[float]] = defaultdict(list)
-    for pred, value in facts.values():
-        by_predicate[pred].append(value)
-    macro = sum(sum(v) / len(v) for v in by_predicate.values()) / len(by_predicate)
-    micro = sum(v for _, v in facts.values()) / len(facts)
-    return Accuracy(len(results), len(facts), len(by_predicate), micro, macro)
+# Accuracy and accuracy() are the aggregate module's: one definition of micro and macro P@1.
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,7 +36,7 @@ class AccuracyCell:
     acc: Accuracy
 
 
-def accuracy_table(by_model: Mapping[str, Sequence[PromptResult]]) -> list[AccuracyCell]:
+def accuracy_table(by_model: Mapping[str, Sequence[ScoredPrompt]]) -> list[AccuracyCell]:
     """P@1 per model x culture x language, with "all" rows for each margin; models in the given order."""
     out = []
     for model, results in by_model.items():
@@ -98,7 +67,7 @@ class Gap:
     confidence: float
 
 
-def culture_gap(model: str, results: Sequence[PromptResult], western: str, *, n_boot: int = 1000,
+def culture_gap(model: str, results: Sequence[ScoredPrompt], western: str, *, n_boot: int = 1000,
                 confidence: float = 0.95, seed: int = 0) -> Gap | None:
     """Macro P@1(Western) - macro P@1(non-Western), with a percentile bootstrap interval.
 
@@ -108,20 +77,17 @@ def culture_gap(model: str, results: Sequence[PromptResult], western: str, *, n_
     """
     if n_boot < 1 or not 0 < confidence < 1:
         raise ValueError(f"need n_boot >= 1 and 0 < confidence < 1, got {n_boot}, {confidence}")
-    side = {r.fact_id: r.culture == western for r in results}
-    strata: dict[tuple[bool, str], list[float]] = defaultdict(list)
-    for fact, (pred, value) in fact_scores(results).items():
-        strata[(side[fact], pred)].append(value)
+    strata: dict[tuple[bool, str], list[float]] = {}
+    sides = {True: [r for r in results if r.culture == western], False: [r for r in results if r.culture != western]}
+    for is_west, side in sides.items():
+        for pred, values in ScoreTable.of(sorted(side, key=lambda r: r.fact_id)).fact_values().items():
+            strata[(is_west, pred)] = values
     keys = sorted(strata)
     west_keys = [k for k in keys if k[0]]
     non_keys = [k for k in keys if not k[0]]
     if not west_keys or not non_keys:
         return None
 
-    def macro(means: Mapping[tuple[bool, str], float], ks: Sequence[tuple[bool, str]]) -> float:
-        return sum(means[k] for k in ks) / len(ks)
-
-    point = {k: sum(v) / len(v) for k, v in strata.items()}
     rng = np.random.default_rng(seed)
     boot = {}
     for k in keys:  # sorted, so the draws do not depend on dict order
@@ -130,7 +96,7 @@ def culture_gap(model: str, results: Sequence[PromptResult], western: str, *, n_
     gaps = (sum(boot[k] for k in west_keys) / len(west_keys)) - (sum(boot[k] for k in non_keys) / len(non_keys))
     tail = (1 - confidence) / 2 * 100
     lo, hi = np.percentile(gaps, [tail, 100 - tail])
-    w, n = macro(point, west_keys), macro(point, non_keys)
+    w, n = accuracy(sides[True]).macro, accuracy(sides[False]).macro
     return Gap(model, w, n, w - n, float(lo), float(hi), sum(len(strata[k]) for k in west_keys),
                sum(len(strata[k]) for k in non_keys), n_boot, confidence)
 
@@ -185,7 +151,7 @@ class PairedTest:
     unpaired: int  # prompts ranked by only one of the two models (left out)
 
 
-def paired_tests(by_model: Mapping[str, Sequence[PromptResult]], method: McNemarMethod = "exact") -> list[PairedTest]:
+def paired_tests(by_model: Mapping[str, Sequence[ScoredPrompt]], method: McNemarMethod = "exact") -> list[PairedTest]:
     """McNemar for every pair of models, over all paired prompts and per language."""
     models = list(by_model)
     out = []

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from itertools import combinations
 
 from factatlas.probe import metrics as M
-from factatlas.probe.analysis.records import PromptResult
+from factatlas.records import ScoredPrompt
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,15 +52,15 @@ class PairConsistency:
     foreign: int = 0  # queries left out: a ranking that is not a permutation of the benchmark's candidates
 
 
-def _queries(results: Iterable[PromptResult]) -> dict[tuple[str, str], dict[str, PromptResult]]:
-    out: dict[tuple[str, str], dict[str, PromptResult]] = defaultdict(dict)
+def _queries(results: Iterable[ScoredPrompt]) -> dict[tuple[str, str], dict[str, ScoredPrompt]]:
+    out: dict[tuple[str, str], dict[str, ScoredPrompt]] = defaultdict(dict)
     for r in results:
         if r.ranked:
             out[(r.fact_id, r.template_id)][r.lang] = r
     return out
 
 
-def pair_consistency(results: Sequence[PromptResult], weighting: str = "softmax") -> list[PairConsistency]:
+def pair_consistency(results: Sequence[ScoredPrompt], weighting: str = "softmax") -> list[PairConsistency]:
     """RankC and COverlap for every pair of languages (a < b), over the queries ranked in both."""
     queries = _queries(results)
     langs = sorted({r.lang for r in results if r.ranked})

@@ -1,7 +1,7 @@
 """DLAMA's diagnostics (Keleg & Magdy 2023): P@1 per country, before vs after augmentation, wrong answers
 from the other culture, and scoring with an equivalence table.
 
-All functions take PromptResults of one model; fact values average a fact's prompts (templates), and
+All functions take ScoredPrompts of one model; fact values average a fact's prompts (templates), and
 every P@1 here is named micro (mean over facts) or macro (mean over predicates of the mean over facts).
 """
 
@@ -13,8 +13,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from factatlas.errors import ConfigError
-from factatlas.probe.analysis.compare import Accuracy, accuracy
-from factatlas.probe.analysis.records import PromptResult, margin_last, predicate_order
+from factatlas.probe.aggregate import Accuracy, accuracy
+from factatlas.probe.analysis.records import margin_last, predicate_order
+from factatlas.records import ScoredPrompt
 
 # ---- P@1 per country ----------------------------------------------------------------------------
 
@@ -26,10 +27,10 @@ class CountryAccuracy:
     acc: Accuracy
 
 
-def accuracy_by_country(results: Sequence[PromptResult]) -> list[CountryAccuracy]:
+def accuracy_by_country(results: Sequence[ScoredPrompt]) -> list[CountryAccuracy]:
     """P@1 over the facts of each (culture, country, language); a fact counts for every country it has.
     Facts without a country are not in any row (the caller counts them)."""
-    groups: dict[tuple[str, str, str], list[PromptResult]] = defaultdict(list)
+    groups: dict[tuple[str, str, str], list[ScoredPrompt]] = defaultdict(list)
     for r in results:
         for country in dict.fromkeys(r.countries):
             groups[(r.culture, country, r.lang)].append(r)
@@ -53,10 +54,10 @@ class AugmentationEffect:
     all_valid: float  # P@1 when every valid object counts (what the benchmark scores)
 
 
-def augmentation_effect(results: Sequence[PromptResult]) -> list[AugmentationEffect]:
+def augmentation_effect(results: Sequence[ScoredPrompt]) -> list[AugmentationEffect]:
     """P@1 (micro over facts per predicate, macro over predicates for "all") counting only the direct
     objects vs every valid object (superclass, containing area); DLAMA's appendix table."""
-    by_pred: dict[str, list[PromptResult]] = defaultdict(list)
+    by_pred: dict[str, list[ScoredPrompt]] = defaultdict(list)
     for r in results:
         by_pred[r.predicate].append(r)
     out = []
@@ -92,7 +93,7 @@ class CrossCultureErrors:
         return self.other_culture / self.wrong if self.wrong else None
 
 
-def object_cultures(results: Iterable[PromptResult]) -> dict[tuple[str, str], frozenset[str]]:
+def object_cultures(results: Iterable[ScoredPrompt]) -> dict[tuple[str, str], frozenset[str]]:
     """(predicate, object QID) -> the cultures whose facts of the predicate have it as a valid object."""
     owners: dict[tuple[str, str], set[str]] = defaultdict(set)
     for r in results:
@@ -101,7 +102,7 @@ def object_cultures(results: Iterable[PromptResult]) -> dict[tuple[str, str], fr
     return {k: frozenset(v) for k, v in owners.items()}
 
 
-def cross_culture_errors(results: Sequence[PromptResult]) -> list[CrossCultureErrors]:
+def cross_culture_errors(results: Sequence[ScoredPrompt]) -> list[CrossCultureErrors]:
     """Per predicate, culture and language: the wrong top-1 answers split by which culture's facts they
     are valid for (DLAMA's culture-bias signal: a Western answer to an Arab fact and the reverse)."""
     owners = object_cultures(results)
@@ -172,13 +173,13 @@ class EquivalenceEffect:
     rescued_prompts: int  # wrong strictly, right with the table
 
 
-def equivalence_effect(results: Sequence[PromptResult], table: Equivalences) -> list[EquivalenceEffect]:
+def equivalence_effect(results: Sequence[ScoredPrompt], table: Equivalences) -> list[EquivalenceEffect]:
     """P@1 (micro over facts per predicate, macro for "all") strictly and with the equivalence table."""
 
-    def lenient(r: PromptResult) -> bool:
+    def lenient(r: ScoredPrompt) -> bool:
         return r.correct or (r.top is not None and any(table.same(r.predicate, r.top, g) for g in r.gold_qids))
 
-    by_pred: dict[str, list[PromptResult]] = defaultdict(list)
+    by_pred: dict[str, list[ScoredPrompt]] = defaultdict(list)
     for r in results:
         by_pred[r.predicate].append(r)
     out = []

@@ -1,128 +1,51 @@
-"""Typed per-prompt results the analyses consume, and the one adapter that reads them from a run.
+"""The analyses' adapter: a run's rankings joined with its benchmark as ``ScoredPrompt`` records.
 
-The adapter (``read_model_results``) is the only place that knows the file layout (rankings.parquet,
-prompts.parquet, facts.parquet, probe.json); swap it for another reader and every analysis still works.
+The records and the join are the core's and the aggregate module's (``factatlas.records.ScoredPrompt``,
+``factatlas.probe.aggregate.join``); ``read_model_results`` is the only place here that knows the file
+layout (rankings.parquet through the typed reader, the benchmark through ``Benchmark.open``, probe.json).
 """
 
 from __future__ import annotations
 
 import json
-from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from factatlas.errors import FactatlasError
-
-DIRECT = "direct"
+from factatlas.probe.aggregate import Tokenize, join
+from factatlas.records import Fact, ProbeResult, Prompt, ScoredPrompt
 
 
 class AnalysisError(FactatlasError):
     """Rankings or a benchmark cannot be analysed (missing, or they do not belong together)."""
 
 
-@dataclass(frozen=True, slots=True)
-class GoldObject:
-    """One valid object of a fact and how it became valid (direct | superclass | admin_ancestor)."""
-
-    qid: str
-    provenance: str = DIRECT
-
-
-@dataclass(frozen=True, slots=True)
-class PromptResult:
-    """One model's answer to one prompt, joined with what the benchmark knows about the prompt."""
-
-    model: str
-    prompt_id: str
-    fact_id: str
-    lang: str
-    template_id: str
-    culture: str
-    predicate: str
-    golds: tuple[GoldObject, ...]
-    ranked: tuple[str, ...]  # candidate QIDs best first; empty for generative rows
-    correct: bool  # top-1 is a valid object (any provenance)
-    countries: tuple[str, ...] = ()  # the fact's countries (QIDs), as curated
-    candidates: tuple[str, ...] = ()  # benchmark order; translation-aligned across languages
-    gold_subwords: int | None = None  # subword tokens of the direct gold's slot form; None: not measured
-
-    @property
-    def top(self) -> str | None:
-        return self.ranked[0] if self.ranked else None
-
-    @property
-    def gold_qids(self) -> frozenset[str]:
-        return frozenset(g.qid for g in self.golds)
-
-    @property
-    def direct_qids(self) -> frozenset[str]:
-        return frozenset(g.qid for g in self.golds if g.provenance == DIRECT)
-
-
 @dataclass(frozen=True)
 class ModelResults:
-    """All results of one model on one benchmark, with every row not used counted by reason."""
+    """All scored prompts of one model on one benchmark, with every row not used counted by reason."""
 
     model: str
-    results: tuple[PromptResult, ...]
+    results: tuple[ScoredPrompt, ...]
     skipped: Mapping[str, int] = field(default_factory=dict)
     tokenizer_note: str = ""  # why gold_subwords is missing, when it is
     tokenize: Callable[[str], Sequence[int]] | None = None  # the model's tokenizer, when it is local
 
 
-Tokenize = Callable[[str], Sequence[int]]
+# join() counts -> the reasons the analyses print
+SKIP_REASONS = {"unknown_prompt": "prompt not in the benchmark", "duplicate_prompt": "prompt ranked twice",
+                "foreign_candidates": "ranking does not order the prompt's candidates",
+                "gold_not_in_facts": "gold missing from facts.parquet (kept as direct)"}
 
 
-def join_results(model: str, rankings: Iterable[Mapping[str, Any]], prompts: Mapping[str, Mapping[str, Any]],
-                 facts: Mapping[str, Mapping[str, Any]], tokenize: Tokenize | None = None) -> ModelResults:
-    """RANKINGS_SCHEMA rows + PROMPTS_SCHEMA rows (by prompt_id) + FACTS_SCHEMA rows (by fact_id) -> records.
-
-    Golds are the prompt's ``gold_qids``; their provenance comes from the fact (a gold the fact does not
-    list is counted and kept as direct). ``tokenize`` (text -> subword ids) measures the direct gold's
-    slot form; without it ``gold_subwords`` stays None.
-    """
-    skipped: Counter[str] = Counter()
-    out: list[PromptResult] = []
-    seen: set[str] = set()
-    for row in rankings:
-        pid = row["prompt_id"]
-        prompt = prompts.get(pid)
-        if prompt is None:
-            skipped["prompt not in the benchmark"] += 1
-            continue
-        if pid in seen:
-            skipped["prompt ranked twice"] += 1
-            continue
-        seen.add(pid)
-        fact = facts.get(prompt["fact_id"], {})
-        provenance = dict(zip(fact.get("object_qids") or (), fact.get("object_provenance") or (), strict=True))
-        golds = []
-        for q in prompt["gold_qids"]:
-            if q not in provenance:
-                skipped["gold missing from facts.parquet (kept as direct)"] += 1
-            golds.append(GoldObject(q, provenance.get(q, DIRECT)))
-        ranked = tuple(row["ranked_qids"] or ())
-        gold_set = set(prompt["gold_qids"])
-        correct = (ranked[0] in gold_set) if ranked else bool(row.get("correct_at_1"))
-        out.append(PromptResult(
-            model, pid, prompt["fact_id"], prompt["lang"], prompt["template_id"], prompt["culture"],
-            prompt["predicate"], tuple(golds), ranked, correct, tuple(fact.get("countries") or ()),
-            tuple(prompt["candidate_qids"]), _gold_subwords(prompt, golds, tokenize)))
-    out.sort(key=lambda r: r.prompt_id)
-    return ModelResults(model, tuple(out), dict(sorted(skipped.items())))
-
-
-def _gold_subwords(prompt: Mapping[str, Any], golds: Sequence[GoldObject], tokenize: Tokenize | None) -> int | None:
-    if tokenize is None:
-        return None
-    forms = prompt.get("gold_forms") or []
-    # the first direct gold (the curated answer), else the first gold; its in-prompt (inflected) form
-    index = next((i for i, g in enumerate(golds) if g.provenance == DIRECT), 0)
-    if index >= len(forms) or not forms[index]:
-        return None
-    return len(tokenize(" " + forms[index][0].strip()))
+def join_results(model: str, rankings: Iterable[ProbeResult], prompts: Mapping[str, Prompt],
+                 facts: Mapping[str, Fact], tokenize: Tokenize | None = None) -> ModelResults:
+    """The one join (``factatlas.probe.aggregate.join``) with the facts (gold provenance, countries) and
+    the model's tokenizer; results in prompt_id order, skipped rows by reason."""
+    joined = join(rankings, prompts, model=model, facts=facts, tokenize=tokenize)
+    skipped = {reason: joined.counts[key] for key, reason in SKIP_REASONS.items() if joined.counts.get(key)}
+    return ModelResults(model, tuple(sorted(joined.scored, key=lambda r: r.prompt_id)), dict(sorted(skipped.items())))
 
 
 # ---- the adapter: a run's files -> ModelResults --------------------------------------------------
@@ -195,22 +118,22 @@ class CachedTokenizer:
 
 @dataclass(frozen=True)
 class BenchmarkTables:
-    """What the analyses need of a benchmark directory, read once for all models."""
+    """What the analyses need of a benchmark, read once for all models."""
 
-    prompts: Mapping[str, Mapping[str, Any]]  # prompt_id -> PROMPTS_SCHEMA row
-    facts: Mapping[str, Mapping[str, Any]]  # fact_id -> FACTS_SCHEMA row
+    prompts: Mapping[str, Prompt]  # by prompt_id
+    facts: Mapping[str, Fact]  # by fact id
 
 
 def read_benchmark_tables(run: Path) -> BenchmarkTables:
     """Prompts and facts of the benchmark in ``run`` (a run, benchmark or release folder), read through
     the core's one reader."""
     from factatlas.benchmark import Benchmark, BenchmarkError
-    from factatlas.tables import FACTS_SCHEMA, read_rows
+    from factatlas.tables import prompt_from_row
 
     try:
         bench = Benchmark.open(run)
-        prompts = {p["prompt_id"]: p for p in bench.prompts}
-        facts = {f["fact_id"]: f for f in read_rows(bench.file("facts.parquet"), FACTS_SCHEMA)}
+        prompts = {p["prompt_id"]: prompt_from_row(p) for p in bench.prompts}
+        facts = {f.id: f for f in bench.facts}
     except BenchmarkError as e:
         raise AnalysisError(str(e)) from e
     return BenchmarkTables(prompts, facts)
@@ -218,29 +141,28 @@ def read_benchmark_tables(run: Path) -> BenchmarkTables:
 
 def read_model_results(run: Path, model_dir: Path, tables: BenchmarkTables | None = None, *,
                        with_tokenizer: bool = True) -> ModelResults:
-    """The one adapter: ``model_dir/rankings.parquet`` joined with ``run/build`` (prompts, facts)."""
-    import pyarrow.parquet as pq
+    """The one adapter: ``model_dir/rankings.parquet`` (the typed reader) joined with the benchmark."""
+    from factatlas.tables import read_probe_results
 
     path = model_dir / "rankings.parquet"
     if not path.is_file():
         raise AnalysisError(f"{path}: missing; probe the model first (`factatlas probe RUN --model ...`)")
     tables = tables or read_benchmark_tables(run)
-    rankings = pq.read_table(path).to_pylist()
     tokenize, note = model_tokenizer(model_dir) if with_tokenizer else (None, "tokenizer not requested")
-    joined = join_results(model_dir.name, rankings, tables.prompts, tables.facts, tokenize)
+    joined = join_results(model_dir.name, read_probe_results(path), tables.prompts, tables.facts, tokenize)
     return ModelResults(joined.model, joined.results, joined.skipped, note, tokenize)
 
 
-def language_texts(prompts: Iterable[Mapping[str, Any]]) -> dict[str, list[str]]:
+def language_texts(prompts: Iterable[Prompt]) -> dict[str, list[str]]:
     """lang -> the distinct texts of its prompts (answer marker removed) and slot forms, sorted: the text
     whose subwords make up the language's vocabulary in the overlap measure."""
     from factatlas.records import ANSWER_MARKER
 
     texts: dict[str, set[str]] = {}
     for p in prompts:
-        bucket = texts.setdefault(p["lang"], set())
-        bucket.add(p["text"].replace(ANSWER_MARKER, " "))
-        bucket.update(f for f in p.get("candidate_forms") or () if f)
+        bucket = texts.setdefault(p.lang, set())
+        bucket.add(p.text.replace(ANSWER_MARKER, " "))
+        bucket.update(f for f in p.candidate_forms if f)
     return {lang: sorted(ts) for lang, ts in sorted(texts.items())}
 
 

@@ -11,7 +11,8 @@ from factatlas.probe.analysis import crosslingual as X
 from factatlas.probe.analysis import dlama as D
 from factatlas.probe.analysis import xfactr_views as V
 from factatlas.probe.analysis.page import Section, Table
-from factatlas.probe.analysis.records import ModelResults, PromptResult
+from factatlas.probe.analysis.records import ModelResults
+from factatlas.records import ScoredPrompt
 
 
 @dataclass(frozen=True)
@@ -23,7 +24,7 @@ class CompareOptions:
     mcnemar: C.McNemarMethod = "exact"
 
 
-def compare_sections(by_model: Mapping[str, Sequence[PromptResult]], options: CompareOptions,
+def compare_sections(by_model: Mapping[str, Sequence[ScoredPrompt]], options: CompareOptions,
                      out_dir: Path) -> list[Section]:
     from factatlas.probe import plots as P
     from factatlas.probe.analysis import plots as AP
@@ -89,7 +90,7 @@ def _slug(text: str) -> str:
     return "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in text)
 
 
-def dlama_sections(by_model: Mapping[str, Sequence[PromptResult]], out_dir: Path, *,
+def dlama_sections(by_model: Mapping[str, Sequence[ScoredPrompt]], out_dir: Path, *,
                    country_label: Mapping[str, str] | None = None,
                    equivalences: D.Equivalences | None = None, equivalences_source: str = "") -> list[Section]:
     from factatlas.probe import plots as P

@@ -7,8 +7,9 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from factatlas.probe.analysis.compare import Accuracy, accuracy
-from factatlas.probe.analysis.records import PromptResult, margin_last
+from factatlas.probe.aggregate import Accuracy, accuracy
+from factatlas.probe.analysis.records import margin_last
+from factatlas.records import ScoredPrompt
 
 SINGLE, MULTI = "single-token", "multi-token"
 
@@ -20,10 +21,10 @@ class TokenSplit:
     acc: Accuracy
 
 
-def by_gold_length(results: Sequence[PromptResult]) -> tuple[list[TokenSplit], int]:
+def by_gold_length(results: Sequence[ScoredPrompt]) -> tuple[list[TokenSplit], int]:
     """P@1 per language for prompts whose gold form is one subword vs several; also the number of prompts
     left out because their gold was not measured (no tokenizer, or no slot form)."""
-    groups: dict[tuple[str, str], list[PromptResult]] = defaultdict(list)
+    groups: dict[tuple[str, str], list[ScoredPrompt]] = defaultdict(list)
     unmeasured = 0
     for r in results:
         if r.gold_subwords is None:
@@ -47,7 +48,7 @@ class RecallHistogram:
     incomplete: int  # facts not asked in every language (left out)
 
 
-def recall_histogram(results: Sequence[PromptResult]) -> RecallHistogram:
+def recall_histogram(results: Sequence[ScoredPrompt]) -> RecallHistogram:
     """A fact is recalled in a language when at least half of its prompts there are right at rank 1
     (X-FACTR asks one prompt per fact and language; with several templates, the majority decides and a
     tie counts as recalled)."""

@@ -1,20 +1,21 @@
-"""A hand-sized set of PromptResults whose aggregates are worked out by hand in the tests."""
+"""A hand-sized set of ScoredPrompts whose aggregates are worked out by hand in the tests."""
 
 from __future__ import annotations
 
-from factatlas.probe.analysis.records import GoldObject, PromptResult
+from factatlas.records import GoldObject, ScoredPrompt
 
 
 def result(model: str, fact: str, lang: str, culture: str, predicate: str, correct: bool, *,
            template: str = "T/1", gold: str = "Qg", top: str | None = None, golds: tuple[GoldObject, ...] = (),
            candidates: tuple[str, ...] = (), countries: tuple[str, ...] = (), ranked: tuple[str, ...] = (),
-           subwords: int | None = None) -> PromptResult:
+           subwords: int | None = None) -> ScoredPrompt:
     golds = golds or (GoldObject(gold),)
     if not ranked:
         top = top or (golds[0].qid if correct else "Qwrong")
         ranked = (top, *(c for c in candidates if c != top))
-    return PromptResult(model, f"{fact}|{lang}|{template}", fact, lang, template, culture, predicate, golds, ranked,
-                        correct, countries, candidates or ranked, subwords)
+    return ScoredPrompt(model, f"{fact}|{lang}|{template}", fact, lang, template, culture, predicate, golds, ranked,
+                        1 if correct else None, candidates=candidates or ranked, countries=countries,
+                        gold_subwords=subwords)
 
 
 # (fact, culture, predicate) -> correct in (en, ar) for model A
@@ -29,7 +30,7 @@ MODEL_A = {
 }
 
 
-def model_results(model: str, table: dict) -> list[PromptResult]:
+def model_results(model: str, table: dict) -> list[ScoredPrompt]:
     out = []
     for (fact, culture, pred), (en, ar) in table.items():
         out.append(result(model, fact, "en", culture, pred, en))

@@ -108,9 +108,11 @@ def test_report_hook_writes_the_model_page_and_links_it(scripted_run, tmp_path):
 
 def test_p_at_1_agrees_with_the_metrics_json_definitions(tmp_path):
     """compare's micro/macro P@1 are evaluate.compute_metrics' (one definition in the toolkit)."""
-    from factatlas.probe.analysis.compare import accuracy
+    from factatlas.probe.aggregate import accuracy
     from factatlas.probe.analysis.records import join_results
     from factatlas.probe.evaluate import compute_metrics
+    from factatlas.records import Fact, ObjectRef
+    from factatlas.tables import probe_result_from_row, prompt_from_row
 
     rows = cloze_rows(capital_prompt_rows())
     for r in rows[: len(rows) // 3]:  # a second, smaller predicate, so macro and micro differ
@@ -119,8 +121,10 @@ def test_p_at_1_agrees_with_the_metrics_json_definitions(tmp_path):
     # right on a scattered subset: templates, languages and cultures all mixed
     rankings = [_ranking(p, "mixed", (i * 7) % 5 < 2 or (p["predicate"] == "P1376" and i % 2 == 0))
                 for i, p in enumerate(rows)]
-    facts = {r["fact_id"]: {"object_qids": r["gold_qids"], "object_provenance": ["direct"]} for r in rows}
-    ours = accuracy(join_results("mixed", rankings, {p["prompt_id"]: p for p in rows}, facts).results)
+    facts = {r["fact_id"]: Fact(r["fact_id"], r["predicate"], r["subject_qid"], tuple(map(ObjectRef, r["gold_qids"])),
+                                r["culture"], (), 0.0, 1) for r in rows}
+    ours = accuracy(join_results("mixed", [probe_result_from_row(r) for r in rankings],
+                                 {p["prompt_id"]: prompt_from_row(p) for p in rows}, facts).results)
     theirs = compute_metrics(rankings, tmp_path)["summary"]["overall"]
     assert ours.macro != pytest.approx(ours.micro)
     assert ours.macro == pytest.approx(theirs["p@1"])

@@ -6,7 +6,7 @@ import pytest
 
 from factatlas.errors import ConfigError
 from factatlas.probe.analysis import dlama as D
-from factatlas.probe.analysis.records import GoldObject
+from factatlas.records import GoldObject
 from tests.probe.analysis_fixture import result
 
 

@@ -236,22 +236,3 @@ def test_coverage_counts_only_the_prompt_kinds_the_rule_used(tmp_path):
     assert check.status == INFO
     assert check.summary == (f"all {len(rows)} prompts ranked ({len(questions)} prompts of another kind, "
                              "e.g. questions, are not used by this scoring rule)")
-
-
-def test_chance_counts_every_gold_among_the_candidates_and_order_indexes_each_list():
-    from types import SimpleNamespace
-
-    from factatlas.probe.evaluate import outcomes_from_rows
-
-    def prompt(pid, candidates, golds):
-        return {"prompt_id": pid, "fact_id": pid, "lang": "en", "template_id": "t", "culture": "c",
-                "predicate": "P1", "candidate_qids": candidates, "gold_qids": golds}
-
-    prompts = {"a": prompt("a", ["Q1", "Q2", "Q3", "Q4"], ["Q2", "Q4", "Q9"]),  # Q9 is not a candidate
-               "b": prompt("b", ["Q4", "Q3", "Q2", "Q1"], ["Q1"])}  # same size, another order
-    rows = [{"prompt_id": "a", "ranked_qids": ["Q4", "Q1", "Q2", "Q3"]},
-            {"prompt_id": "b", "ranked_qids": ["Q4", "Q1", "Q2", "Q3"]}]
-    (a, b), counts = outcomes_from_rows(rows, SimpleNamespace(prompts=prompts))
-    assert (a.chance, b.chance) == (2 / 4, 1 / 4)
-    assert (a.order, b.order) == ((3, 0, 1, 2), (0, 3, 2, 1))
-    assert (a.rank, b.rank) == (1, 2) and counts["used"] == 2 and counts["foreign_candidates"] == 0

@@ -129,6 +129,8 @@ def test_compute_metrics_reproduces_the_direct_numbers(rankings):
     """The full pipeline (rankings rows -> compute_metrics) on BLOOM-3b's en/es/ar records gives the same
     RankC and P@1 as the direct computation above."""
     from factatlas.probe.evaluate import BenchmarkView, compute_metrics
+    from factatlas.records import ProbeResult
+    from factatlas.tables import prompt_from_row
 
     langs = ("ar", "en", "es")
     n = len(rankings["en"])
@@ -140,13 +142,17 @@ def test_compute_metrics_reproduces_the_direct_numbers(rankings):
             prompts.append({"prompt_id": pid, "fact_id": fid, "lang": lang, "template_id": "t", "culture": "bmlama",
                             "split": "test",
                             "predicate": "P0", "subject_qid": f"Q{i + 1}", "subject_label": "", "gold_qids": [cands[-1]],
-                            "gold_forms": [[""]], "candidate_qids": cands, "candidate_forms": [""] * len(cands)})
+                            "gold_forms": [[""]], "candidate_qids": cands, "candidate_forms": [""] * len(cands),
+                            "kind": "cloze", "text": "[Y]", "answer_start": 0, "pair": "bmlama",
+                            "template_status": "reviewed"})
             ranked = [cands[j] for j in ranking]
             rows.append({"model": "bloom-3b", "scoring": "bmlama", "prompt_id": pid, "ranked_qids": ranked,
                          "scores": [], "correct_at_1": ranked[0] == cands[-1]})
 
     meta = {"name": "BMLAMA-17", "cultures": ["bmlama"], "languages": list(langs)}
-    m = compute_metrics(rows, BenchmarkView(meta, {p["prompt_id"]: p for p in prompts}))
+    view = BenchmarkView(meta, {p["prompt_id"]: prompt_from_row(p) for p in prompts})
+    m = compute_metrics([ProbeResult(r["model"], r["scoring"], r["prompt_id"], view.prompts[r["prompt_id"]].fact_id,
+                                     "", "", "", "", tuple(r["ranked_qids"]), (), r["correct_at_1"]) for r in rows], view)
     matrix = m["cross_lingual"]["rankc"]["matrix"]
     assert matrix["en"]["es"] == pytest.approx(rankc(rankings["en"], rankings["es"]), abs=1e-12)
     assert matrix["ar"]["es"] == pytest.approx(rankc(rankings["ar"], rankings["es"]), abs=1e-12)

@@ -1,0 +1,281 @@
+"""The one join of rankings with prompts, and the one aggregation of scored prompts.
+
+``join`` turns a model's rankings (``ProbeResult``, read with ``factatlas.tables.read_probe_results``)
+and the benchmark's prompts (``Prompt``) into ``ScoredPrompt`` records, counting every row it cannot use.
+``aggregate`` turns scored prompts into the numbers of PROBING.md "Metrics"; every report, analysis,
+export and the pipeline call it, so micro and macro P@1 are defined here and nowhere else:
+
+- a prompt's value is its P@k (1 when a valid object is among the first k), its reciprocal rank, and its
+  chance P@1 (golds among the candidates / candidates);
+- a fact's value within a selection (one language, one culture, ...) is the mean over its prompts there
+  (templates, then languages, weigh alike because the benchmark is multi-parallel);
+- a predicate's value is the mean over its facts;
+- **macro** is the mean over predicates (DLAMA), **micro** the mean over facts (BMLAMA).
+
+Facts and predicates are numbered in the order they first appear among the scored prompts given; the
+bootstrap resamples facts within each predicate (``factatlas.probe.metrics.bootstrap_ci``).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from itertools import repeat
+from typing import Any
+
+import numpy as np
+
+from factatlas.probe import metrics as M
+from factatlas.probe.protocol import SCORING_RULES
+from factatlas.records import Fact, GoldObject, ProbeResult, Prompt, Provenance, ScoredPrompt
+
+Tokenize = Callable[[str], Sequence[int]]
+
+# What join() counts, in this order (metrics.json "coverage" shows them).
+JOIN_COUNTS = ("rows", "unknown_prompt", "duplicate_prompt", "foreign_candidates", "generative",
+               "correct_at_1_mismatch", "top_ties")
+
+
+# ---- the join -----------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Joined:
+    """Scored prompts in the order of the rankings, and every row not used counted by reason."""
+
+    scored: tuple[ScoredPrompt, ...]
+    counts: Mapping[str, Any]
+
+
+def judged_by_prober(row: ProbeResult) -> bool:
+    """Rows of an open-answer rule (generative, generative-lenient, xfactr): judged, not ranked."""
+    rule = SCORING_RULES.get(row.scoring or "")
+    return rule is not None and rule.kind == "generate"
+
+
+def join(rankings: Iterable[ProbeResult], prompts: Mapping[str, Prompt], *, model: str | None = None,
+         facts: Mapping[str, Fact] | None = None, tokenize: Tokenize | None = None) -> Joined:
+    """Rankings ⋈ prompts (by prompt_id) -> ScoredPrompt records; every row not used is counted.
+
+    A ranking must order exactly the prompt's candidates (else ``foreign_candidates``). Open-answer rows
+    (generative QA, X-FACTR) carry the candidates their answer matched, not a ranking: the prober judged
+    the answer against every alias of the valid objects, so ``correct_at_1`` is their outcome (rank 1 or
+    none). ``model`` names the records (default: the rankings' own model field). With ``facts`` the golds
+    get their provenance and the fact its countries (a gold the fact does not list is counted in
+    ``gold_not_in_facts`` and kept as direct); with ``tokenize`` the direct gold's slot form is measured.
+    """
+    counts: dict[str, Any] = dict.fromkeys(JOIN_COUNTS, 0)
+    if facts is not None:
+        counts["gold_not_in_facts"] = 0
+    seen: set[str] = set()
+    out: list[ScoredPrompt] = []
+    interned: dict[tuple[str, ...], tuple[str, ...]] = {}  # one tuple per candidate list: less memory
+    places: dict[tuple[str, ...], dict[str, int]] = {}  # candidate -> index, once per candidate list
+    kinds: set[str] = set()  # prompt kinds the scoring rule used (cloze rules skip question prompts)
+    for row in rankings:
+        counts["rows"] += 1
+        pid = row.prompt_id
+        prompt = prompts.get(pid)
+        if prompt is None:
+            counts["unknown_prompt"] += 1
+            continue
+        if pid in seen:
+            counts["duplicate_prompt"] += 1
+            continue
+        seen.add(pid)
+        kinds.add(prompt.kind)
+        golds = frozenset(prompt.gold_qids)
+        candidates = interned.setdefault(prompt.candidate_qids, prompt.candidate_qids)
+        ranked = tuple(row.ranked_qids)
+        order: tuple[int, ...] = ()
+        if judged_by_prober(row) or not ranked:
+            counts["generative"] += 1
+            if ranked and not set(ranked) <= set(candidates):
+                counts["foreign_candidates"] += 1
+                continue
+            rank = 1 if row.correct_at_1 else None
+        else:
+            place = places.get(candidates)
+            if place is None:
+                place = places[candidates] = {q: i for i, q in enumerate(candidates)}
+            order = tuple(map(place.get, ranked, repeat(-1)))
+            if len(ranked) != len(candidates) or len(set(order)) != len(order) or -1 in order:
+                counts["foreign_candidates"] += 1
+                continue
+            rank = M.gold_rank(ranked, golds)
+            if len(row.scores) > 1 and row.scores[0] == row.scores[1]:
+                counts["top_ties"] += 1
+        if bool(row.correct_at_1) != (rank == 1):
+            counts["correct_at_1_mismatch"] += 1
+        gold_objects, countries = _gold_objects(prompt, facts, counts)
+        n_gold = sum(map(golds.__contains__, candidates))
+        out.append(ScoredPrompt(
+            model if model is not None else row.model, pid, prompt.fact_id, prompt.lang, prompt.template_id,
+            prompt.culture, prompt.predicate, gold_objects, ranked, rank, prompt.split,
+            n_gold / len(candidates) if candidates else 0.0, candidates, order, countries,
+            _gold_subwords(prompt, gold_objects, tokenize)))
+    counts["used"] = len(out)
+    counts["benchmark_prompts"] = len(prompts)
+    counts["eligible_prompts"] = sum(1 for p in prompts.values() if p.kind in kinds)
+    counts["other_kind_prompts"] = counts["benchmark_prompts"] - counts["eligible_prompts"]
+    counts["coverage"] = len(out) / counts["eligible_prompts"] if counts["eligible_prompts"] else 0.0
+    return Joined(tuple(out), counts)
+
+
+def _gold_objects(prompt: Prompt, facts: Mapping[str, Fact] | None, counts: dict[str, Any]
+                  ) -> tuple[tuple[GoldObject, ...], tuple[str, ...]]:
+    if facts is None:
+        return tuple(GoldObject(q) for q in prompt.gold_qids), ()
+    fact = facts.get(prompt.fact_id)
+    provenance = {o.qid: o.provenance.value for o in fact.objects} if fact is not None else {}
+    golds = []
+    for q in prompt.gold_qids:
+        if q not in provenance:
+            counts["gold_not_in_facts"] += 1
+        golds.append(GoldObject(q, provenance.get(q, Provenance.DIRECT.value)))
+    return tuple(golds), (fact.countries if fact is not None else ())
+
+
+def _gold_subwords(prompt: Prompt, golds: Sequence[GoldObject], tokenize: Tokenize | None) -> int | None:
+    if tokenize is None:
+        return None
+    # the first direct gold (the curated answer), else the first gold; its in-prompt (inflected) form
+    index = next((i for i, g in enumerate(golds) if g.provenance == Provenance.DIRECT.value), 0)
+    if index >= len(prompt.gold_forms) or not prompt.gold_forms[index]:
+        return None
+    return len(tokenize(" " + prompt.gold_forms[index][0].strip()))
+
+
+# ---- the aggregation ----------------------------------------------------------------------------
+
+def metric_names(ks: Sequence[int]) -> tuple[str, ...]:
+    return (*(f"p@{k}" for k in ks), "mrr", "chance@1")
+
+
+@dataclass(frozen=True)
+class ScoreTable:
+    """Scored prompts as arrays: one row per prompt, one column per metric; facts and predicates coded."""
+
+    names: tuple[str, ...]
+    values: np.ndarray  # (prompts, metrics)
+    fact: np.ndarray  # fact code per prompt
+    fact_predicate: np.ndarray  # predicate code per fact code
+    predicates: tuple[str, ...]
+
+    @classmethod
+    def of(cls, scored: Sequence[ScoredPrompt], ks: Sequence[int] = (1,),
+           correct: Callable[[ScoredPrompt], bool] | None = None) -> ScoreTable:
+        """The metrics of ``metric_names(ks)``; with ``correct`` only "p@1", read from that rule instead
+        (the analyses' direct-only and equivalence-lenient P@1)."""
+        if correct is not None:
+            names: tuple[str, ...] = ("p@1",)
+            cols = [np.array([1.0 if correct(s) else 0.0 for s in scored], dtype=np.float64)]
+        else:
+            names = metric_names(ks)
+            ranks = np.array([0 if s.rank is None else s.rank for s in scored], dtype=np.int64)
+            ranked = ranks > 0
+            cols = [(ranked & (ranks <= k)).astype(np.float64) for k in ks]
+            cols.append(np.where(ranked, 1.0 / np.maximum(ranks, 1), 0.0))
+            cols.append(np.array([s.chance for s in scored], dtype=np.float64))
+        fact_codes: dict[str, int] = {}
+        pred_codes: dict[str, int] = {}
+        fact = np.array([fact_codes.setdefault(s.fact_id, len(fact_codes)) for s in scored], dtype=np.int64)
+        fact_predicate = np.zeros(len(fact_codes), dtype=np.int64)
+        for s, f in zip(scored, fact, strict=True):
+            fact_predicate[f] = pred_codes.setdefault(s.predicate, len(pred_codes))
+        values = np.stack(cols, axis=1) if len(scored) else np.zeros((0, len(names)))
+        return cls(names, values, fact, fact_predicate, tuple(pred_codes))
+
+    def fact_values(self, idx: np.ndarray | None = None, metric: str = "p@1") -> dict[str, list[float]]:
+        """predicate -> the values of its facts among the prompts ``idx`` (default: all), facts in their
+        first-seen order (what a stratified bootstrap resamples)."""
+        idx = np.arange(len(self.fact)) if idx is None else idx
+        facts, inv = np.unique(self.fact[idx], return_inverse=True)
+        per_fact = np.bincount(inv, weights=self.values[idx, self.names.index(metric)]) / np.bincount(inv)
+        preds, pinv = np.unique(self.fact_predicate[facts], return_inverse=True)
+        return {self.predicates[p]: per_fact[pinv == i].tolist() for i, p in enumerate(preds)}
+
+    def summarize(self, idx: np.ndarray | None = None, *, bootstrap: int = 0, confidence: float = 0.95,
+                  seed: int = 0, averages: Sequence[str] = ("macro",)) -> dict[str, Any]:
+        """Macro (over predicates, under the metric's name) and micro (``<name>_micro``) means of every
+        metric over the prompts ``idx`` (default: all), with counts; with ``bootstrap`` resamples, the
+        intervals of the ``averages`` asked for (``ci[name]`` for macro, ``ci[name_micro]`` for micro)."""
+        idx = np.arange(len(self.fact)) if idx is None else idx
+        if len(idx) == 0:
+            return {"n_prompts": 0, "n_facts": 0, "n_predicates": 0}
+        facts, inv = np.unique(self.fact[idx], return_inverse=True)
+        per_fact_n = np.bincount(inv)
+        preds, pinv = np.unique(self.fact_predicate[facts], return_inverse=True)
+        per_pred_n = np.bincount(pinv)
+        out: dict[str, Any] = {"n_prompts": int(len(idx)), "n_facts": int(len(facts)), "n_predicates": int(len(preds))}
+        ci: dict[str, list[float]] = {}
+        for m, name in enumerate(self.names):
+            fact_values = np.bincount(inv, weights=self.values[idx, m]) / per_fact_n
+            pred_means = np.bincount(pinv, weights=fact_values) / per_pred_n
+            out[name] = float(pred_means.mean())
+            out[f"{name}_micro"] = float(fact_values.mean())
+            if bootstrap and name != "chance@1":
+                by_pred = {self.predicates[p]: fact_values[pinv == i] for i, p in enumerate(preds)}
+                for avg in averages:
+                    key = name if avg == "macro" else f"{name}_{avg}"
+                    ci[key] = list(M.bootstrap_ci(by_pred, bootstrap, confidence, seed, average=avg))
+        if ci:
+            out["ci"] = ci
+        return out
+
+
+def aggregate(scored: Sequence[ScoredPrompt], ks: Sequence[int] = (1,), *, bootstrap: int = 0,
+              confidence: float = 0.95, seed: int = 0, averages: Sequence[str] = ("macro",)) -> dict[str, Any]:
+    """Macro and micro P@k, MRR and chance P@1 of the scored prompts (``ScoreTable.summarize``)."""
+    return ScoreTable.of(scored, ks).summarize(bootstrap=bootstrap, confidence=confidence, seed=seed,
+                                               averages=averages)
+
+
+def group_index(scored: Sequence[ScoredPrompt], *keys: str) -> dict[tuple, np.ndarray]:
+    """(values of ``keys``) -> positions of the scored prompts holding them, keys sorted."""
+    groups: dict[tuple, list[int]] = defaultdict(list)
+    for i, s in enumerate(scored):
+        groups[tuple(getattr(s, k) for k in keys)].append(i)
+    return {k: np.asarray(v, dtype=np.int64) for k, v in sorted(groups.items())}
+
+
+def group(scored: Iterable[ScoredPrompt], *keys: str) -> dict[tuple, list[ScoredPrompt]]:
+    """(values of ``keys``) -> the scored prompts holding them, in their order (keys in first-seen order)."""
+    groups: dict[tuple, list[ScoredPrompt]] = defaultdict(list)
+    for s in scored:
+        groups[tuple(getattr(s, k) for k in keys)].append(s)
+    return groups
+
+
+# ---- P@1 as a record (analyses, verdict) --------------------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class Accuracy:
+    n_prompts: int
+    n_facts: int
+    n_predicates: int
+    micro: float  # mean over facts
+    macro: float  # mean over predicates of the mean over their facts
+
+
+def accuracy(scored: Sequence[ScoredPrompt], correct: Callable[[ScoredPrompt], bool] | None = None
+             ) -> Accuracy | None:
+    """Micro and macro P@1 of the scored prompts (by ``correct`` when given); None when there are none."""
+    if not scored:
+        return None
+    s = ScoreTable.of(scored, correct=correct).summarize()
+    return Accuracy(s["n_prompts"], s["n_facts"], s["n_predicates"], s["p@1_micro"], s["p@1"])
+
+
+def p_at_1_with_ci(scored: Sequence[ScoredPrompt], n_boot: int, confidence: float, seed: int) -> dict[str, Any]:
+    """P@1 macro (over predicates; DLAMA) and micro (over facts; BMLAMA) with bootstrap intervals, facts
+    taken in fact_id order (the intervals do not depend on the order of the rankings)."""
+    if not scored:
+        return {"n_prompts": 0, "n_facts": 0, "n_predicates": 0, "macro": None, "micro": None,
+                "ci": {"macro": None, "micro": None}}
+    ordered = sorted(scored, key=lambda s: s.fact_id)
+    s = ScoreTable.of(ordered, correct=lambda r: r.correct).summarize(
+        bootstrap=n_boot, confidence=confidence, seed=seed, averages=("macro", "micro"))
+    return {"n_prompts": s["n_prompts"], "n_facts": s["n_facts"], "n_predicates": s["n_predicates"],
+            "macro": s["p@1"], "micro": s["p@1_micro"],
+            "ci": {"macro": s.get("ci", {}).get("p@1"), "micro": s.get("ci", {}).get("p@1_micro")}}
