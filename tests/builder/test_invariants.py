@@ -81,7 +81,24 @@ def drop_template_in_one_language(rows: Rows) -> Rows:
     return [r for r in rows if not (r["template_id"] == "P36/q1" and r["lang"] == "en")]
 
 
+def answer_start_off_the_marker(rows: Rows) -> Rows:
+    for r in rows:
+        if r["prompt_id"] == "west:P19:Q2|en|P19/1":
+            r["answer_start"] += 1  # the text still holds the marker once, one character earlier
+    return rows
+
+
+def a_candidate_twice(rows: Rows) -> Rows:
+    for r in rows:
+        if r["fact_id"] == "arab:P19:Q1":  # every language alike: only the duplicate rule can catch it
+            r["candidate_qids"] = [*r["candidate_qids"], r["candidate_qids"][0]]
+            r["candidate_forms"] = [*r["candidate_forms"], r["candidate_forms"][0]]
+    return rows
+
+
 ROW_CORRUPTIONS = {
+    "answer_start off the answer marker": (answer_start_off_the_marker, {"answer-start"}),
+    "a candidate listed twice": (a_candidate_twice, {"duplicate-candidate"}),
     "a language missing a fact": (drop_language_of_one_fact, {"missing-language", "facts-differ"}),
     "a differing candidate list": (reorder_candidates_in_one_language, {"differs:candidate_qids"}),
     "a gold outside its candidates": (gold_outside_candidates, {"gold-not-in-candidates", "gold-not-valid"}),
