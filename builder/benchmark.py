@@ -31,6 +31,7 @@ from factatlas.tables import (
     DROPS_SCHEMA,
     FACTS_SCHEMA,
     PROMPTS_SCHEMA,
+    check_fields,
     write_drops,
     write_entities,
     write_facts,
@@ -60,7 +61,9 @@ class BenchmarkContent:
 
 
 def prompts_table(rows: Sequence[Mapping[str, Any]]) -> pa.Table:
-    """Rows -> PROMPTS_SCHEMA table, column by column; shared candidate lists are converted once."""
+    """Rows -> PROMPTS_SCHEMA table, column by column; shared candidate lists are converted once. Each row
+    holds exactly the fields of ``records.Prompt`` (the schema is derived from it)."""
+    check_fields(rows, PROMPTS_SCHEMA, "prompts.parquet", exact=True)
     arrays = []
     for f in PROMPTS_SCHEMA:
         if f.name in SHARED_LIST_COLUMNS:

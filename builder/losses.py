@@ -9,7 +9,6 @@ language can refuse to shrink what an earlier build of the run already had.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -78,13 +77,14 @@ def parallel_losses(drops: Iterable[Drop], langs: Sequence[str]) -> list[Languag
 
 def previous_languages(run: Path) -> tuple[str, ...]:
     """Languages of the run's current build (its benchmark.json), or () when it has none."""
-    meta = run / "build" / "benchmark.json"
-    if not meta.is_file():
+    from factatlas.benchmark import Benchmark, BenchmarkError
+
+    if not (run / "build").is_dir():
         return ()
     try:
-        return tuple(json.loads(meta.read_text("utf-8")).get("languages") or ())
-    except (json.JSONDecodeError, OSError):
-        # an unreadable earlier build is replaced whole by this one; there is nothing left to shrink
+        return Benchmark.open(run / "build", require=("benchmark.json",)).languages
+    except (BenchmarkError, OSError):
+        # no earlier build, or an unreadable one (replaced whole by this one): nothing left to shrink
         return ()
 
 

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from factatlas.errors import ConfigError
-from factatlas.records import Drop, Entity, Fact
+from factatlas.records import Drop, Entity, Fact, Prompt
 
 SCHEMA_VERSION = 1
 BENCHMARK_FILES = ("prompts.parquet", "facts.parquet", "entities.parquet", "labels.parquet",
@@ -128,6 +128,14 @@ class Benchmark:
         if len(self.location.prompt_files) > 1:
             rows.sort(key=lambda r: r["prompt_id"])
         return rows
+
+    @cached_property
+    def prompt_records(self) -> list[Prompt]:
+        """The prompts as the contract's record (``records.Prompt``), in prompt_id order; candidate lists stay
+        shared tuples (``tables.prompt_from_row`` never copies one)."""
+        from factatlas.tables import prompt_from_row
+
+        return [prompt_from_row(r) for r in self.prompts]
 
     @cached_property
     def facts(self) -> list[Fact]:
@@ -277,3 +285,22 @@ def _shared_lists(column, interned: dict[tuple[str, ...], tuple[str, ...]]) -> l
                 t = cache[key] = interned.setdefault(t, t)
             out.append(t)
     return out
+
+
+def require_valid(path: str | os.PathLike) -> Path:
+    """The benchmark directory at ``path`` (itself, or ``<run>/build``) if the invariant checker
+    (``factatlas.invariants``) accepts it; else a BenchmarkError listing the violations. ``probe`` and
+    ``report`` call it first, so that numbers are never computed on a benchmark that `validate-benchmark`
+    rejects."""
+    from factatlas.invariants import check_directory, format_violations
+
+    location = locate(path)
+    if location.release is not None:
+        return location.benchmark  # a release carries its data in shards; publish checked it when rendering
+    path = location.benchmark
+    violations = check_directory(path)
+    if violations:
+        raise BenchmarkError(f"{path}: the benchmark violates the multi-parallel invariant ({len(violations)} "
+                             f"violations); rebuild it, or run `factatlas validate-benchmark {path}`:\n"
+                             + format_violations(violations))
+    return path

@@ -65,9 +65,9 @@ def p_at_1_by_split(run: Path, probe_dir: Path) -> dict[str, tuple[float, float,
     join and aggregation are the probe's own (``factatlas.probe.aggregate``)."""
     from factatlas.benchmark import Benchmark
     from factatlas.probe.aggregate import accuracy, group, join
-    from factatlas.tables import prompt_from_row, read_probe_results
+    from factatlas.tables import read_probe_results
 
-    prompts = {p["prompt_id"]: prompt_from_row(p) for p in Benchmark.open(run).prompts}
+    prompts = {p.prompt_id: p for p in Benchmark.open(run).prompt_records}
 
     def by_split(path: Path) -> dict[str, Any]:
         if not path.exists():

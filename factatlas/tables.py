@@ -73,53 +73,38 @@ DROPS_SCHEMA = pa.schema(
     ]
 )
 
-# The benchmark: one row per (fact, language, template). Written by `factatlas build`, read by probe
-# and publish.
-PROMPTS_SCHEMA = pa.schema(
-    [
-        ("prompt_id", STR),  # f"{fact_id}|{lang}|{template_id}"
-        ("fact_id", STR),
-        ("lang", STR),
-        ("template_id", STR),  # language-neutral: "P19/1", questions "P19/q1"
-        ("kind", STR),  # cloze | question
-        ("text", STR),  # cloze text holds records.ANSWER_MARKER exactly once
-        ("answer_start", pa.int32()),  # char offset of the marker; -1 for questions
-        ("pair", STR),
-        ("culture", STR),
-        ("predicate", STR),
-        ("split", STR),
-        ("subject_qid", STR),
-        ("subject_label", STR),
-        ("gold_qids", STR_LIST),
-        ("gold_forms", pa.list_(STR_LIST)),  # parallel to gold_qids: inflected form first, base, aliases
-        ("candidate_qids", STR_LIST),  # identical per (fact, template) across languages
-        ("candidate_forms", STR_LIST),  # parallel: the surface form that fills the slot in this prompt
-        ("template_status", STR),  # draft | reviewed
-    ]
-)
+# Arrow types of record field annotations: a table whose rows are a record's fields derives its schema
+# from the record (``schema_of``), so a field added to the record is a column without a second edit.
+FIELD_TYPES: Mapping[str, pa.DataType] = {
+    "str": STR, "str | None": STR, "int": pa.int32(), "float": pa.float64(), "bool": pa.bool_(),
+    "tuple[str, ...]": STR_LIST, "tuple[float, ...]": pa.list_(pa.float64()),
+    "tuple[tuple[str, ...], ...]": pa.list_(STR_LIST),
+}
+
+
+def schema_of(record: type) -> pa.Schema:
+    """The Arrow schema of a frozen record: one column per field, in field order, typed by ``FIELD_TYPES``."""
+    import dataclasses
+
+    columns = []
+    for f in dataclasses.fields(record):
+        kind = FIELD_TYPES.get(f.type if isinstance(f.type, str) else getattr(f.type, "__name__", ""))
+        if kind is None:
+            raise TypeError(f"{record.__name__}.{f.name}: no Arrow type for annotation {f.type!r}; add it to "
+                            "factatlas.tables.FIELD_TYPES")
+        columns.append((f.name, kind))
+    return pa.schema(columns)
+
+
+# The benchmark: one row per (fact, language, template), the fields of ``records.Prompt`` (commented
+# there). Written by `factatlas build`, read by probe and publish.
+PROMPTS_SCHEMA = schema_of(Prompt)
 
 # The candidate pool of each predicate in each language: the label every candidate QID has there.
 CANDIDATES_SCHEMA = pa.schema([("predicate", STR), ("lang", STR), ("qid", STR), ("label", STR)])
 
-# Probe output: one row per prompt and model.
-RANKINGS_SCHEMA = pa.schema(
-    [
-        ("model", STR),
-        ("scoring", STR),
-        ("prompt_id", STR),
-        ("fact_id", STR),
-        ("lang", STR),
-        ("template_id", STR),
-        ("culture", STR),
-        ("predicate", STR),
-        ("ranked_qids", STR_LIST),
-        ("scores", pa.list_(pa.float64())),  # parallel to ranked_qids, best first
-        ("correct_at_1", pa.bool_()),
-        ("prediction", STR),  # generative modes: the decoded text
-        # chat rules: canonical JSON {"messages": [...], "rendered": exact model input or null}; else null
-        ("conversation", STR),
-    ]
-)
+# Probe output: one row per prompt and model, the fields of ``records.ProbeResult``.
+RANKINGS_SCHEMA = schema_of(ProbeResult)
 
 # LLM-as-judge output (factatlas.probe.judge): one row per answered prompt of an open-answer rule.
 JUDGEMENTS_SCHEMA = pa.schema(
@@ -152,6 +137,20 @@ def write_table(path: str | os.PathLike, rows: Sequence[Mapping[str, Any]], sche
     with atomic_path(path) as tmp:
         pq.write_table(table, tmp, compression="zstd", write_statistics=False, store_schema=True)
     return path
+
+
+def check_fields(rows: Iterable[Mapping[str, Any]], schema: pa.Schema, what: str, *, exact: bool = False) -> None:
+    """Every row holds every column of ``schema`` (Arrow would write a missing one as null), and with
+    ``exact`` nothing else (a field the schema lacks would be dropped): checked when written."""
+    names = set(schema.names)
+    for i, r in enumerate(rows):
+        keys = r.keys()
+        if keys == names:
+            continue
+        missing, extra = sorted(names - keys), sorted(keys - names) if exact else []
+        if missing or extra:
+            raise ValueError(f"{what}: row {i} does not match its schema: missing {missing}, unknown {extra}; "
+                             "rows are built from the record the schema is derived from (factatlas.records)")
 
 
 class UnreadableTable(FactatlasError):
@@ -297,6 +296,7 @@ def prompt_from_row(r: Mapping[str, Any]) -> Prompt:
 
 def prompt_to_row(p: Prompt) -> dict[str, Any]:
     return {name: getattr(p, name) for name in PROMPTS_SCHEMA.names}
+
 
 
 def probe_result_to_row(r: ProbeResult) -> dict[str, Any]:

@@ -80,7 +80,7 @@ def probe(
 
     Quickstart: factatlas probe runs/arab-west --model tiny
     """
-    from factatlas.builder.invariants import require_valid
+    from factatlas.benchmark import require_valid
     from factatlas.console import out
     from factatlas.probe.runner import ProbeConfig, parse_shard, probe_benchmark
 

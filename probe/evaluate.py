@@ -29,7 +29,7 @@ from factatlas.errors import FactatlasError
 from factatlas.probe import metrics as M
 from factatlas.probe.aggregate import ScoreTable, group, group_index, join, p_at_1_with_ci
 from factatlas.records import ProbeResult, Prompt, ScoredPrompt
-from factatlas.tables import probe_result_from_row, prompt_from_row
+from factatlas.tables import probe_result_from_row
 
 SCHEMA_VERSION = 1
 
@@ -116,10 +116,9 @@ def load_benchmark_view(benchmark: BenchmarkView | Benchmark | str | os.PathLike
         bench = benchmark if isinstance(benchmark, Benchmark) else Benchmark.open(benchmark)
         # labels.parquet is optional here: labels only decorate the report, the prompts carry the rest
         labels = dict(bench.labels) if (bench.path / "labels.parquet").is_file() else {}
-        prompts = bench.prompts
+        records = bench.prompt_records
     except BenchmarkError as e:
         raise MetricsError(str(e)) from e
-    records = [prompt_from_row(p) for p in prompts]
     _add_form_labels(labels, records)
     return BenchmarkView(dict(bench.meta), {p.prompt_id: p for p in records}, labels)
 

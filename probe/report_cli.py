@@ -39,7 +39,7 @@ def register(app: typer.Typer) -> None:
 
         Example: factatlas report runs/arab-west --model tiny-bert --associate ar=arab --associate en=west
         """
-        from factatlas.builder.invariants import require_valid
+        from factatlas.benchmark import require_valid
         from factatlas.console import out
         from factatlas.probe.evaluate import MetricsConfig
         from factatlas.probe.report import write_report

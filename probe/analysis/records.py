@@ -128,11 +128,9 @@ def read_benchmark_tables(run: Path) -> BenchmarkTables:
     """Prompts and facts of the benchmark in ``run`` (a run, benchmark or release folder), read through
     the core's one reader."""
     from factatlas.benchmark import Benchmark, BenchmarkError
-    from factatlas.tables import prompt_from_row
-
     try:
         bench = Benchmark.open(run)
-        prompts = {p["prompt_id"]: prompt_from_row(p) for p in bench.prompts}
+        prompts = {p.prompt_id: p for p in bench.prompt_records}
         facts = {f.id: f for f in bench.facts}
     except BenchmarkError as e:
         raise AnalysisError(str(e)) from e

@@ -1,3 +1,5 @@
+import pytest
+
 from factatlas.records import Drop, Entity, Fact, Gender, ObjectRef, Provenance, fact_id, frozen_mapping
 from factatlas.tables import read_drops, read_entities, read_facts, write_drops, write_entities, write_facts
 
@@ -42,3 +44,42 @@ def test_wikidata_ids_sort_by_number_and_other_text_after_them():
     assert sorted(["Q10", "Q2", "Q100", "Q1"], key=id_order) == ["Q1", "Q2", "Q10", "Q100"]
     assert sorted(["P131", "P17", "P1412", "P27"], key=id_order) == ["P17", "P27", "P131", "P1412"]
     assert sorted(["Qx", "Q5", "all", "Q"], key=id_order) == ["Q5", "Q", "Qx", "all"]
+
+
+def test_table_schemas_are_derived_from_their_records():
+    """The prompt and ranking tables have exactly the records' fields, in order; a field added to a record
+    is a column without a second edit; a row missing a column is refused, not nulled."""
+    import dataclasses
+
+    import pyarrow as pa
+
+    from factatlas.records import ProbeResult, Prompt
+    from factatlas.tables import PROMPTS_SCHEMA, RANKINGS_SCHEMA, check_fields, schema_of
+
+    assert PROMPTS_SCHEMA.names == [f.name for f in dataclasses.fields(Prompt)]
+    assert RANKINGS_SCHEMA.names == [f.name for f in dataclasses.fields(ProbeResult)]
+    assert PROMPTS_SCHEMA.field("answer_start").type == pa.int32()
+    assert PROMPTS_SCHEMA.field("gold_forms").type == pa.list_(pa.list_(pa.string()))
+
+    @dataclasses.dataclass(frozen=True)
+    class Wider(Prompt):
+        difficulty: float = 0.0
+
+    assert schema_of(Wider).names == [*PROMPTS_SCHEMA.names, "difficulty"]
+    with pytest.raises(TypeError, match="no Arrow type"):
+        schema_of(dataclasses.make_dataclass("Odd", [("when", "set[int]")]))
+    with pytest.raises(ValueError, match=r"t.parquet: row 1 .* missing \['b'\]"):
+        check_fields([{"a": "x", "b": "y"}, {"a": "x"}], pa.schema([("a", pa.string()), ("b", pa.string())]),
+                     "t.parquet")
+
+
+def test_the_prompt_writer_takes_exactly_the_record_fields():
+    from factatlas.builder.benchmark import prompts_table
+
+    row = {"prompt_id": "f|en|t", "fact_id": "f", "lang": "en", "template_id": "t", "kind": "cloze", "text": "[Y]",
+           "answer_start": 0, "pair": "p", "culture": "c", "predicate": "P1", "split": "test", "subject_qid": "Q1",
+           "subject_label": "s", "gold_qids": ["Q2"], "gold_forms": [["o"]], "candidate_qids": ["Q2"],
+           "candidate_forms": ["o"], "template_status": "reviewed"}
+    assert prompts_table([row]).num_rows == 1
+    with pytest.raises(ValueError, match=r"unknown \['difficulty'\]"):
+        prompts_table([{**row, "difficulty": 0.5}])
