@@ -20,7 +20,7 @@ import logging
 import random
 import re
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import TypeVar
@@ -165,8 +165,13 @@ _AUTH_VALUE = re.compile(r"(?P<scheme>\b(?:Basic|Bearer|Token|Digest)\s+)[A-Za-z
 _HF_TOKEN = re.compile(r"\bhf_[A-Za-z0-9]{8,}")
 
 
-def redact(text: str) -> str:
-    """``text`` with URL credentials, key parameters and Authorization values masked as ``***``."""
+def redact(text: str, secrets: Sequence[str | None] = ()) -> str:
+    """``text`` with the given ``secrets`` (exact values: a token, an API key), URL credentials, key
+    parameters, Authorization values and anything shaped like a Hub token masked as ``***``. The one
+    redaction of the toolkit: HTTP logs, curation, the OpenAI backend and the publishers use it."""
+    for secret in secrets:
+        if secret:
+            text = text.replace(secret, "***")
     text = _USERINFO.sub(r"\g<scheme>***@", text)
     text = _PARAM.sub(r"\g<name>***", text)
     text = _AUTH_VALUE.sub(r"\g<scheme>***", text)

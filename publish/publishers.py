@@ -24,6 +24,7 @@ from typing import Any, Protocol
 
 from factatlas.atomic import TMP_PREFIX
 from factatlas.errors import ConfigError, FactatlasError
+from factatlas.http import redact  # the one redaction (re-exported: the publishers' callers use this name)
 from factatlas.rundir import crash_point, exclusive_lock
 
 from .versions import Version, branch_release, check_new_version, moves_default_branch, versions_from_tags
@@ -31,19 +32,6 @@ from .versions import Version, branch_release, check_new_version, moves_default_
 log = logging.getLogger(__name__)
 
 BRANCH = "main"
-_URL_CREDENTIALS = re.compile(r"(?P<scheme>[a-z][a-z0-9+.-]*://)[^/@\s]+@", re.IGNORECASE)
-_HF_TOKEN_SHAPE = re.compile(r"\bhf_[A-Za-z0-9]{8,}\b")
-
-
-def redact(text: str, secrets: Sequence[str | None] = ()) -> str:
-    """``text`` without the given secrets, URL credentials or anything shaped like a Hub token."""
-    for s in secrets:
-        if s:
-            text = text.replace(s, "***")
-    text = _URL_CREDENTIALS.sub(r"\g<scheme>***@", text)
-    return _HF_TOKEN_SHAPE.sub("hf_***", text)
-
-
 @dataclass(frozen=True)
 class PublishResult:
     target: str  # where it went, credentials removed

@@ -22,14 +22,13 @@ import pyarrow.parquet as pq
 from factatlas.benchmark import Benchmark
 from factatlas.benchmark import locate as core_locate
 from factatlas.errors import ConfigError
+from factatlas.http import redact
 from factatlas.records import Entity, Fact
 from factatlas.tables import (
     FACTS_SCHEMA,
     LABELS_SCHEMA,
     fact_from_row,
 )
-
-from .publishers import redact
 
 log = logging.getLogger(__name__)
 

@@ -101,7 +101,9 @@ def test_token_from_environment(bench_factory, monkeypatch):
 def test_redact():
     assert redact(f"x {TOKEN} y", [TOKEN]) == "x *** y"
     assert redact("https://user:s3cret@hf.co/datasets/a/b failed") == "https://***@hf.co/datasets/a/b failed"
-    assert redact("token hf_abcdefghijklmnop leaked") == "token hf_*** leaked"
+    assert redact("token hf_abcdefghijklmnop leaked") == "token *** leaked"  # an Authorization-style value
+    assert redact("saw hf_abcdefghijklmnop leaked") == "saw hf_*** leaked"
+    assert redact("https://h/x?api_key=abc&x=1") == "https://h/x?api_key=***&x=1"  # the core's key parameters
     with pytest.raises(ConfigError, match="unknown target 'git'"):
         open_target("git", "org/atlas")
 
