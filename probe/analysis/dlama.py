@@ -16,6 +16,7 @@ from factatlas.errors import ConfigError
 from factatlas.probe.aggregate import Accuracy, accuracy
 from factatlas.probe.analysis.records import margin_last, predicate_order
 from factatlas.records import ScoredPrompt
+from factatlas.yamlfile import Located, load_located
 
 # ---- P@1 per country ----------------------------------------------------------------------------
 
@@ -67,10 +68,10 @@ def augmentation_effect(results: Sequence[ScoredPrompt]) -> list[AugmentationEff
         augmented = {r.fact_id for r in rs if len(r.direct_qids) < len(r.gold_qids)}
         if after and before:
             out.append(AugmentationEffect(pred, after.n_facts, len(augmented), before.micro, after.micro))
-    if out:
-        out.append(AugmentationEffect("all", sum(e.n_facts for e in out), sum(e.n_augmented_facts for e in out),
-                                      sum(e.direct_only for e in out) / len(out),
-                                      sum(e.all_valid for e in out) / len(out)))
+    if out:  # macro over the predicates: the one aggregation over every result
+        after, before = accuracy(results), accuracy(results, lambda r: r.top is not None and r.top in r.direct_qids)
+        out.append(AugmentationEffect("all", after.n_facts, sum(e.n_augmented_facts for e in out), before.macro,
+                                      after.macro))
     return out
 
 
@@ -135,33 +136,36 @@ class Equivalences:
                              for qids, preds in self.groups)
 
 
-def parse_equivalences(data: object, source: str) -> Equivalences:
-    """``{"equivalences": [[Q432, Q47740], {"qids": [...], "predicates": [P140]}]}`` -> Equivalences."""
+def parse_equivalences(data: object, source: str | Located) -> Equivalences:
+    """``{"equivalences": [[Q432, Q47740], {"qids": [...], "predicates": [P140]}]}`` -> Equivalences.
+
+    ``source`` names the file in errors; a ``Located`` document (``load_equivalences``) points them at
+    ``file:line:col`` of the offending entry."""
     from factatlas.records import QID_RE
+
+    def error(message: str, *keys: object) -> ConfigError:
+        return source.error(message, *keys) if isinstance(source, Located) else ConfigError(f"{source}: {message}")
 
     entries = data.get("equivalences") if isinstance(data, Mapping) else None
     if not isinstance(entries, list):
-        raise ConfigError(f"{source}: expected a mapping with a list 'equivalences' of QID groups, e.g. "
-                          "equivalences: [[Q432, Q47740]]")
+        raise error("expected a mapping with a list 'equivalences' of QID groups, e.g. equivalences: [[Q432, Q47740]]",
+                    "equivalences")
     groups = []
     for i, entry in enumerate(entries):
         qids, preds = (entry.get("qids"), entry.get("predicates") or []) if isinstance(entry, Mapping) else (entry, [])
         if not isinstance(qids, list) or len(qids) < 2 or not all(isinstance(q, str) and QID_RE.fullmatch(q)
                                                                    for q in qids):
-            raise ConfigError(f"{source}: equivalences[{i}]: expected two or more QIDs such as [Q432, Q47740], "
-                              f"got {qids!r}")
+            raise error(f"equivalences[{i}]: expected two or more QIDs such as [Q432, Q47740], got {qids!r}",
+                        "equivalences", i)
         groups.append((frozenset(qids), frozenset(str(p) for p in preds)))
     return Equivalences(tuple(groups))
 
 
 def load_equivalences(path: Path) -> Equivalences:
-    import yaml
-
-    try:
-        data = yaml.safe_load(path.read_text("utf-8"))
-    except (OSError, yaml.YAMLError) as e:
-        raise ConfigError(f"{path}: cannot read the equivalence table: {e}") from e
-    return parse_equivalences(data, str(path))
+    """The equivalence table through the one YAML reader (UTF-8 and syntax errors at file:line:col, the
+    alias-expansion bound)."""
+    document = load_located(path)
+    return parse_equivalences(document.data, document)
 
 
 @dataclass(frozen=True, slots=True)
@@ -188,8 +192,7 @@ def equivalence_effect(results: Sequence[ScoredPrompt], table: Equivalences) -> 
         if strict and eq:
             out.append(EquivalenceEffect(pred, strict.n_facts, strict.micro, eq.micro,
                                          sum(1 for r in rs if lenient(r) and not r.correct)))
-    if out:
-        out.append(EquivalenceEffect("all", sum(e.n_facts for e in out), sum(e.strict for e in out) / len(out),
-                                     sum(e.with_equivalences for e in out) / len(out),
-                                     sum(e.rescued_prompts for e in out)))
+    if out:  # macro over the predicates: the one aggregation over every result
+        strict, eq = accuracy(results), accuracy(results, lenient)
+        out.append(EquivalenceEffect("all", strict.n_facts, strict.macro, eq.macro, sum(e.rescued_prompts for e in out)))
     return out

@@ -75,3 +75,20 @@ def test_equivalence_file_errors_name_the_entry():
         D.parse_equivalences({"equivalences": [["Q1", "Q2"], ["Islam", "Q2"]]}, "eq.yaml")
     with pytest.raises(ConfigError, match="a list 'equivalences'"):
         D.parse_equivalences(["Q1"], "eq.yaml")
+
+
+def test_the_equivalence_file_is_read_with_positions_and_the_alias_bound(tmp_path):
+    path = tmp_path / "eq.yaml"
+    path.write_text("equivalences:\n  - [Q432, Q47740]\n  - qids: [Islam, Q2]\n", "utf-8")
+    with pytest.raises(ConfigError, match=r"eq.yaml:3:5: equivalences\[1\]: expected two or more QIDs"):
+        D.load_equivalences(path)
+    path.write_text("equivalences:\n  - [Q432, Q47740]\n  - [Q1, Q2\n", "utf-8")
+    with pytest.raises(ConfigError, match=r"eq.yaml:4:1: not valid YAML"):
+        D.load_equivalences(path)
+    bomb = ["a: &a [Q1, Q2, Q3, Q4, Q5, Q6, Q7, Q8, Q9, Q10]"]
+    bomb += [f"{c}: &{c} [{', '.join(['*' + p] * 10)}]" for p, c in zip("abcde", "bcdef", strict=True)]
+    path.write_text("\n".join(bomb) + "\nequivalences: [*f]\n", "utf-8")  # 10^6 QIDs once expanded
+    with pytest.raises(ConfigError, match="aliases expand this document"):
+        D.load_equivalences(path)
+    path.write_text("equivalences:\n  - [Q432, Q47740]\n", "utf-8")
+    assert D.load_equivalences(path).same("P1", "Q432", "Q47740")
