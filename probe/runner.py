@@ -191,38 +191,81 @@ def make_scorer(lm, scoring: str, config: ProbeConfig):
         raise ConfigError(f"--scoring {scoring} with model {lm.name}: {e}") from e
 
 
+# scoring rule -> factory(lm, scoring, config); each factory registers itself under its rules' names, and
+# tests/probe/test_scorer_basics.py checks every rule of protocol.SCORING_RULES has one.
+SCORER_FACTORIES: dict[str, Callable[..., Any]] = {}
+
+
+def scorer_factory(*rules: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Register a scorer factory for the scoring rules ``rules`` (its module imports lazily inside it)."""
+    def register(factory: Callable[..., Any]) -> Callable[..., Any]:
+        for rule in rules:
+            if rule in SCORER_FACTORIES:
+                raise ValueError(f"scoring rule '{rule}' has two scorer factories")
+            SCORER_FACTORIES[rule] = factory
+        return factory
+    return register
+
+
 def _make_scorer(lm, scoring: str, config: ProbeConfig):
-    bt = config.batch_tokens
-    if scoring in ("mlm-independent", "mlm-pll"):
-        from factatlas.probe.mlm import MaskedLMScorer
+    factory = SCORER_FACTORIES.get(scoring)
+    if factory is None:
+        from factatlas.errors import unknown
 
-        return MaskedLMScorer(lm, "independent" if scoring == "mlm-independent" else "pll", batch_tokens=bt)
-    if scoring in ("causal-mean", "causal-sum"):
-        from factatlas.probe.causal import CausalLMScorer
+        raise ConfigError(unknown("scoring rule", scoring, SCORER_FACTORIES))
+    return factory(lm, scoring, config)
 
-        return CausalLMScorer(lm, scoring.removeprefix("causal-"), config.include_remainder, batch_tokens=bt)
-    if scoring == "causal-sentence-legacy":
-        from factatlas.probe.causal import SentenceLegacyScorer
 
-        return SentenceLegacyScorer(lm, batch_tokens=bt)
-    if scoring == "seq2seq":
-        from factatlas.probe.seq2seq import Seq2SeqScorer
+@scorer_factory("mlm-independent", "mlm-pll")
+def _masked_lm(lm, scoring: str, config: ProbeConfig):
+    from factatlas.probe.mlm import MaskedLMScorer
 
-        return Seq2SeqScorer(lm, batch_tokens=bt)
-    if scoring in ("generative", "generative-lenient"):
-        from factatlas.probe.generative import GreedyGenerator
+    return MaskedLMScorer(lm, "independent" if scoring == "mlm-independent" else "pll",
+                          batch_tokens=config.batch_tokens)
 
-        return GreedyGenerator(lm, max_new_tokens=config.max_new_tokens, batch_tokens=bt)
-    if scoring in ("chat", "chat-lenient"):
-        from factatlas.probe.chat import LocalChat
 
-        return LocalChat(lm, max_new_tokens=config.max_new_tokens, batch_tokens=bt)
-    if scoring == "xfactr":
-        from factatlas.probe.xfactr import XFactrDecoder
+@scorer_factory("causal-mean", "causal-sum")
+def _causal_lm(lm, scoring: str, config: ProbeConfig):
+    from factatlas.probe.causal import CausalLMScorer
 
-        return XFactrDecoder(lm, max_masks=config.xfactr_max_masks, init=config.xfactr_init,
-                             refine=config.xfactr_refine, length=config.xfactr_length, batch_tokens=bt)
-    raise ConfigError(f"scoring rule '{scoring}' has no scorer")  # registry and factory out of sync
+    return CausalLMScorer(lm, scoring.removeprefix("causal-"), config.include_remainder,
+                          batch_tokens=config.batch_tokens)
+
+
+@scorer_factory("causal-sentence-legacy")
+def _causal_sentence(lm, scoring: str, config: ProbeConfig):
+    from factatlas.probe.causal import SentenceLegacyScorer
+
+    return SentenceLegacyScorer(lm, batch_tokens=config.batch_tokens)
+
+
+@scorer_factory("seq2seq")
+def _seq2seq(lm, scoring: str, config: ProbeConfig):
+    from factatlas.probe.seq2seq import Seq2SeqScorer
+
+    return Seq2SeqScorer(lm, batch_tokens=config.batch_tokens)
+
+
+@scorer_factory("generative", "generative-lenient")
+def _greedy(lm, scoring: str, config: ProbeConfig):
+    from factatlas.probe.generative import GreedyGenerator
+
+    return GreedyGenerator(lm, max_new_tokens=config.max_new_tokens, batch_tokens=config.batch_tokens)
+
+
+@scorer_factory("chat", "chat-lenient")
+def _chat(lm, scoring: str, config: ProbeConfig):
+    from factatlas.probe.chat import LocalChat
+
+    return LocalChat(lm, max_new_tokens=config.max_new_tokens, batch_tokens=config.batch_tokens)
+
+
+@scorer_factory("xfactr")
+def _xfactr(lm, scoring: str, config: ProbeConfig):
+    from factatlas.probe.xfactr import XFactrDecoder
+
+    return XFactrDecoder(lm, max_masks=config.xfactr_max_masks, init=config.xfactr_init,
+                         refine=config.xfactr_refine, length=config.xfactr_length, batch_tokens=config.batch_tokens)
 
 
 # ---- ranking rows ------------------------------------------------------------------------------

@@ -8,7 +8,7 @@ it"; the renderer turns that into a ``RenderFailure`` with a reason — never si
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
@@ -140,27 +140,60 @@ def language_spec(lang: str) -> LanguageSpec:
 
 # ---- backend construction --------------------------------------------------------------------
 
+# backend name -> factory(**options); each backend registers itself (``inflection_backend``), and
+# languages.yaml may name only registered backends (tests/templates/test_templates_data.py).
+BACKENDS: dict[str, Callable[..., InflectionBackend]] = {}
+
+
+def inflection_backend(name: str) -> Callable[[Callable[..., InflectionBackend]], Callable[..., InflectionBackend]]:
+    """Register a backend factory under ``name`` (the factory imports its module lazily)."""
+    def register(factory: Callable[..., InflectionBackend]) -> Callable[..., InflectionBackend]:
+        if name in BACKENDS:
+            raise ValueError(f"inflection backend '{name}' is registered twice")
+        BACKENDS[name] = factory
+        return factory
+    return register
+
+
 def make_backend(name: str, **options) -> InflectionBackend:
     """Build a backend by its registry name (imports lazily: pymorphy3 loads only when used)."""
-    if name == "identity":
-        return IdentityBackend()
-    if name == "pymorphy3":
-        from factatlas.templates.backend_ru import RussianBackend
-
-        return RussianBackend()
-    if name == "korean":
-        from factatlas.templates.backend_ko import KoreanBackend
-
-        return KoreanBackend()
-    if name == "rules":
-        from factatlas.templates.backend_rules import RulesBackend
-
-        return RulesBackend()
-    if name == "unimorph":
-        from factatlas.templates.backend_unimorph import UnimorphBackend
-
-        return UnimorphBackend(**options)
-    raise ConfigError(unknown("inflection backend", name, BACKEND_NAMES))
+    factory = BACKENDS.get(name)
+    if factory is None:
+        raise ConfigError(unknown("inflection backend", name, BACKENDS))
+    return factory(**options)
 
 
-BACKEND_NAMES = ("identity", "pymorphy3", "korean", "rules", "unimorph")
+@inflection_backend("identity")
+def _identity(**_options) -> InflectionBackend:  # options are the UniMorph backend's
+    return IdentityBackend()
+
+
+@inflection_backend("pymorphy3")
+def _russian(**_options) -> InflectionBackend:  # options are the UniMorph backend's
+    from factatlas.templates.backend_ru import RussianBackend
+
+    return RussianBackend()
+
+
+@inflection_backend("korean")
+def _korean(**_options) -> InflectionBackend:  # options are the UniMorph backend's
+    from factatlas.templates.backend_ko import KoreanBackend
+
+    return KoreanBackend()
+
+
+@inflection_backend("rules")
+def _rules(**_options) -> InflectionBackend:  # options are the UniMorph backend's
+    from factatlas.templates.backend_rules import RulesBackend
+
+    return RulesBackend()
+
+
+@inflection_backend("unimorph")
+def _unimorph(**options) -> InflectionBackend:
+    from factatlas.templates.backend_unimorph import UnimorphBackend
+
+    return UnimorphBackend(**options)
+
+
+BACKEND_NAMES = tuple(BACKENDS)

@@ -124,3 +124,17 @@ def test_slots_reproduce_tokenization_in_context(tiny_gpt2, tiny_bert, tiny_t5):
                 assert list(s.prefix + cand) == tok(q.left + form, add_special_tokens=False)["input_ids"]
                 if form == q.forms[0]:
                     assert list(s.prefix + cand + s.suffix) == whole
+
+
+def test_every_scoring_rule_has_one_registered_scorer_and_unknown_rules_get_a_suggestion():
+    from types import SimpleNamespace
+
+    from factatlas.errors import ConfigError
+    from factatlas.probe.protocol import SCORING_RULES
+    from factatlas.probe.runner import SCORER_FACTORIES, _make_scorer, scorer_factory
+
+    assert set(SCORER_FACTORIES) == set(SCORING_RULES)
+    with pytest.raises(ConfigError, match="unknown scoring rule 'causal-men'. Did you mean 'causal-mean'"):
+        _make_scorer(SimpleNamespace(), "causal-men", None)
+    with pytest.raises(ValueError, match="two scorer factories"):
+        scorer_factory("seq2seq")(lambda lm, scoring, config: None)

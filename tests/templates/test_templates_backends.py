@@ -276,3 +276,14 @@ def test_rendering_with_a_missing_table_never_downloads(monkeypatch, tmp_path):
     module = importlib.reload(module)
     result = module.UnimorphBackend(cache_dir=tmp_path).inflect("Warszawa", "pl", LOC)
     assert result.status == "failed" and calls == []
+
+
+def test_backends_register_themselves_and_unknown_names_get_a_suggestion():
+    from factatlas.errors import ConfigError
+    from factatlas.templates.morphology import BACKEND_NAMES, BACKENDS, inflection_backend
+
+    assert BACKEND_NAMES == tuple(BACKENDS) == ("identity", "pymorphy3", "korean", "rules", "unimorph")
+    with pytest.raises(ConfigError, match="unknown inflection backend 'rule'. Did you mean 'rules'"):
+        make_backend("rule")
+    with pytest.raises(ValueError, match="registered twice"):
+        inflection_backend("korean")(lambda: None)
