@@ -1,0 +1,268 @@
+"""Mutation sweep over the checkers and aggregates: every one must have a test that goes red without it.
+
+For each mutant (an invariant rule switched off, an aggregation formula swapped, a verdict rule's failing
+branch made to pass, a metric replaced by a constant) the script copies the checkout to a temporary
+folder once, applies the one mutation there, runs only the test files that cover it, and restores the
+file. A mutant whose tests stay green *survived*: the guarantee it stands for is not tested.
+
+    python3 scripts/mutation_sweep.py                 # every mutant; exit 1 when any survives
+    python3 scripts/mutation_sweep.py --list          # the mutants and their tests, nothing run
+    python3 scripts/mutation_sweep.py --only invariant:answer-start --only aggregate:
+
+Progress goes to stderr; the table of results to stdout. The checkout itself is never modified.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+
+INVARIANT_TESTS = ("tests/builder/test_invariants.py", "tests/builder/test_build.py",
+                   "tests/builder/test_probe_report_gate.py")
+AGGREGATE_TESTS = ("tests/probe/test_aggregate.py", "tests/probe/test_metrics.py",
+                   "tests/probe/test_metrics_evaluate.py", "tests/probe/test_analysis_compare.py",
+                   "tests/probe/test_analysis_dlama.py")
+VERDICT_TESTS = ("tests/probe/test_report.py", "tests/probe/test_validation.py",
+                 "tests/probe/test_metrics_evaluate.py")
+
+
+@dataclass(frozen=True)
+class Mutant:
+    name: str  # "<family>:<what>"
+    path: str  # the file mutated, relative to the checkout
+    mutate: Callable[[str], str]  # source -> mutated source; raises MutationError when its anchor is gone
+    tests: tuple[str, ...]
+
+
+class MutationError(Exception):
+    """A mutant's anchor is not in the source any more (the code moved): update the mutant."""
+
+
+# ---- mutation primitives ------------------------------------------------------------------------
+
+def replace_text(old: str, new: str) -> Callable[[str], str]:
+    """Replace exactly one occurrence of ``old``."""
+    def mutate(source: str) -> str:
+        if source.count(old) != 1:
+            raise MutationError(f"expected one occurrence of {old!r}, found {source.count(old)}")
+        return source.replace(old, new)
+    return mutate
+
+
+def replace_statements(lines: Sequence[tuple[int, int, str]]) -> Callable[[str], str]:
+    """Replace whole statements (1-based first and last line) by a one-line statement at their indent."""
+    def mutate(source: str) -> str:
+        text = source.splitlines(keepends=True)
+        for first, last, stmt in sorted(lines, reverse=True):
+            indent = text[first - 1][: len(text[first - 1]) - len(text[first - 1].lstrip())]
+            text[first - 1:last] = [f"{indent}{stmt}\n"]
+        return "".join(text)
+    return mutate
+
+
+def function_returns(name: str, expression: str) -> Callable[[str], str]:
+    """The body of top-level function ``name`` becomes ``return <expression>`` (its docstring kept)."""
+    def mutate(source: str) -> str:
+        for node in ast.parse(source).body:
+            if isinstance(node, ast.FunctionDef) and node.name == name:
+                body = node.body[1:] if ast.get_docstring(node) is not None and len(node.body) > 1 else node.body
+                return replace_statements([(body[0].lineno, body[-1].end_lineno, f"return {expression}")])(source)
+        raise MutationError(f"no top-level function {name}")
+    return mutate
+
+
+# ---- the mutants --------------------------------------------------------------------------------
+
+def _rule_code(call: ast.Call) -> str | None:
+    if not (isinstance(call.func, ast.Name) and call.func.id == "Violation" and call.args):
+        return None
+    first = call.args[0]
+    if isinstance(first, ast.Constant) and isinstance(first.value, str):
+        return first.value
+    if isinstance(first, ast.JoinedStr):  # f"differs:{col}"
+        return "".join(v.value if isinstance(v, ast.Constant) else "*" for v in first.values)
+    return None
+
+
+def invariant_mutants(path: str = "factatlas/invariants.py") -> list[Mutant]:
+    """One mutant per rule code: every statement that reports it is removed (``return [...]`` -> ``return []``)."""
+    tree = ast.parse((REPO / path).read_text("utf-8"))
+    sites: dict[str, list[tuple[int, int, str]]] = {}
+
+    def visit(node: ast.AST, stmt: ast.stmt | None) -> None:
+        for child in ast.iter_child_nodes(node):
+            here = child if isinstance(child, ast.stmt) else stmt
+            if isinstance(child, ast.Call) and (code := _rule_code(child)) is not None and stmt is not None:
+                replacement = "return []" if isinstance(stmt, ast.Return) else "pass"
+                entry = (stmt.lineno, stmt.end_lineno, replacement)
+                if entry not in sites.setdefault(code, []):
+                    sites[code].append(entry)
+            visit(child, here)
+
+    visit(tree, None)
+    return [Mutant(f"invariant:{code}", path, replace_statements(lines), INVARIANT_TESTS)
+            for code, lines in sorted(sites.items())]
+
+
+def aggregate_mutants() -> list[Mutant]:
+    agg, met = "probe/aggregate.py", "probe/metrics.py"
+    swaps = [
+        ("macro is the fact mean", agg, "out[name] = float(pred_means.mean())", "out[name] = float(fact_values.mean())"),
+        ("micro is the prompt mean", agg, 'out[f"{name}_micro"] = float(fact_values.mean())',
+         'out[f"{name}_micro"] = float(self.values[idx, m].mean())'),
+        ("a fact's value is the sum over its prompts", agg,
+         "fact_values = np.bincount(inv, weights=self.values[idx, m]) / per_fact_n",
+         "fact_values = np.bincount(inv, weights=self.values[idx, m])"),
+        ("a predicate's value is the sum over its facts", agg,
+         "pred_means = np.bincount(pinv, weights=fact_values) / per_pred_n",
+         "pred_means = np.bincount(pinv, weights=fact_values)"),
+        ("P@k counts ranks below k", agg, "cols = [(ranked & (ranks <= k)).astype(np.float64) for k in ks]",
+         "cols = [(ranked & (ranks < k)).astype(np.float64) for k in ks]"),
+        ("MRR is hit rate", agg, "cols.append(np.where(ranked, 1.0 / np.maximum(ranks, 1), 0.0))",
+         "cols.append(np.where(ranked, 1.0, 0.0))"),
+        ("accuracy swaps micro and macro", agg, 's["p@1_micro"], s["p@1"])', 's["p@1"], s["p@1_micro"])'),
+        ("p_at_1_with_ci swaps micro and macro", agg, '"macro": s["p@1"], "micro": s["p@1_micro"],',
+         '"macro": s["p@1_micro"], "micro": s["p@1"],'),
+        ("chance counts one gold", agg, "n_gold / len(candidates) if candidates else 0.0",
+         "1 / len(candidates) if candidates else 0.0"),
+        ("join keeps foreign rankings", agg,
+         "if len(ranked) != len(candidates) or len(set(order)) != len(order) or -1 in order:", "if False:"),
+        ("join keeps duplicate prompts", agg, "        if pid in seen:\n", "        if False:\n"),
+        ("join ranks open answers", agg, "rank = 1 if row.correct_at_1 else None", "rank = M.gold_rank(ranked, golds)"),
+        ("bootstrap swaps micro and macro", met,
+         'stats = (sums / sizes).mean(axis=0) if average == "macro" else sums.sum(axis=0) / sizes.sum()',
+         'stats = (sums / sizes).mean(axis=0) if average != "macro" else sums.sum(axis=0) / sizes.sum()'),
+    ]
+    out = [Mutant(f"aggregate:{what}", path, replace_text(old, new), AGGREGATE_TESTS)
+           for what, path, old, new in swaps]
+    constants = [("precision_at_k", "1.0"), ("reciprocal_rank", "1.0"), ("macro_mean", "0.0"), ("micro_mean", "0.0"),
+                 ("gold_rank", "1"), ("coverlap", "1.0"), ("rankc", "1.0"), ("pararel_scores", "{}"),
+                 ("xfakt_scores", "{}"), ("majority_baseline", "('', 0.0)")]
+    out += [Mutant(f"aggregate:{fn} is constant", met, function_returns(fn, value), AGGREGATE_TESTS)
+            for fn, value in constants]
+    return out
+
+
+def verdict_mutants(path: str = "probe/report.py") -> list[Mutant]:
+    """Each failing or warning branch of a verdict rule (``return Check(name, FAIL|WARN, ...)``) passes."""
+    source = (REPO / path).read_text("utf-8")
+    out = []
+    for node in ast.walk(ast.parse(source)):
+        if not (isinstance(node, ast.FunctionDef) and node.name.startswith("check_")):
+            continue
+        for ret in ast.walk(node):
+            call = ret.value if isinstance(ret, ast.Return) else None
+            if (isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id == "Check"
+                    and len(call.args) > 1 and isinstance(call.args[1], ast.Name) and call.args[1].id in ("FAIL", "WARN")):
+                status = call.args[1]
+                good = "PASS" if status.id == "FAIL" else "INFO"
+                out.append(Mutant(f"verdict:{node.name} line {ret.lineno} {status.id} -> {good}", path,
+                                  _rename_at(status.lineno, status.col_offset, status.id, good), VERDICT_TESTS))
+    return out
+
+
+def _rename_at(line: int, col: int, old: str, new: str) -> Callable[[str], str]:
+    def mutate(source: str) -> str:
+        text = source.splitlines(keepends=True)
+        row = text[line - 1]
+        if row[col:col + len(old)] != old:
+            raise MutationError(f"line {line}: expected {old!r} at column {col}")
+        text[line - 1] = row[:col] + new + row[col + len(old):]
+        return "".join(text)
+    return mutate
+
+
+def all_mutants() -> list[Mutant]:
+    return [*invariant_mutants(), *aggregate_mutants(), *verdict_mutants()]
+
+
+# ---- running ------------------------------------------------------------------------------------
+
+IGNORED = shutil.ignore_patterns(".git", "runs", "__pycache__", ".pytest_cache", "*.egg-info", ".venv")
+
+
+@dataclass(frozen=True)
+class Outcome:
+    mutant: Mutant
+    status: str  # killed | survived | error
+    seconds: float
+    detail: str
+
+
+def run_mutant(copy: Path, mutant: Mutant, timeout: float) -> Outcome:
+    target = copy / mutant.path
+    original = target.read_text("utf-8")
+    start = time.monotonic()
+    try:
+        try:
+            mutated = mutant.mutate(original)
+            compile(mutated, str(target), "exec")
+        except (MutationError, SyntaxError) as e:
+            return Outcome(mutant, "error", 0.0, f"cannot apply: {e}")
+        if mutated == original:
+            return Outcome(mutant, "error", 0.0, "the mutation changes nothing")
+        target.write_text(mutated, "utf-8")
+        env = {**os.environ, "PYTHONPATH": str(copy), "PYTHONDONTWRITEBYTECODE": "1"}
+        cmd = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", *mutant.tests]
+        try:
+            done = subprocess.run(cmd, cwd=copy, env=env, capture_output=True, text=True, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            return Outcome(mutant, "killed", time.monotonic() - start, f"tests ran past {timeout:.0f} s")
+        failed = [ln for ln in done.stdout.splitlines() if ln.startswith(("FAILED", "ERROR"))]
+        if done.returncode == 0:
+            return Outcome(mutant, "survived", time.monotonic() - start, "every test passed")
+        if done.returncode in (1, 2) and failed:
+            return Outcome(mutant, "killed", time.monotonic() - start, failed[0])
+        tail = (done.stdout + done.stderr).strip().splitlines()[-1:] or ["no output"]
+        return Outcome(mutant, "error", time.monotonic() - start, f"pytest exit {done.returncode}: {tail[0]}")
+    finally:
+        target.write_text(original, "utf-8")
+
+
+def sweep(mutants: Sequence[Mutant], timeout: float) -> Iterator[Outcome]:
+    with tempfile.TemporaryDirectory(prefix="factatlas-mutants-") as tmp:
+        copy = Path(tmp) / REPO.name
+        shutil.copytree(REPO, copy, ignore=IGNORED)
+        for i, mutant in enumerate(mutants, 1):
+            outcome = run_mutant(copy, mutant, timeout)
+            print(f"[{i}/{len(mutants)}] {outcome.status:8} {mutant.name} ({outcome.seconds:.0f} s)", file=sys.stderr)
+            yield outcome
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--only", action="append", default=[], help="run the mutants whose name starts with this "
+                                                                 "(repeatable)")
+    ap.add_argument("--list", action="store_true", help="list the mutants and their tests; run nothing")
+    ap.add_argument("--timeout", type=float, default=600.0, help="seconds for one mutant's tests")
+    args = ap.parse_args(argv)
+    mutants = [m for m in all_mutants() if not args.only or any(m.name.startswith(p) for p in args.only)]
+    if not mutants:
+        print(f"error: no mutant matches {args.only}", file=sys.stderr)
+        return 2
+    if args.list:
+        for m in mutants:
+            print(f"{m.name}\t{m.path}\t{' '.join(m.tests)}")
+        return 0
+    outcomes = list(sweep(mutants, args.timeout))
+    for o in outcomes:
+        print(f"{o.status}\t{o.mutant.name}\t{o.detail}")
+    counts = {s: sum(o.status == s for o in outcomes) for s in ("killed", "survived", "error")}
+    print(f"{len(outcomes)} mutants: {counts['killed']} killed, {counts['survived']} survived, "
+          f"{counts['error']} could not be applied or run")
+    return 0 if counts["survived"] == counts["error"] == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
