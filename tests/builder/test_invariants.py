@@ -96,7 +96,74 @@ def a_candidate_twice(rows: Rows) -> Rows:
     return rows
 
 
+def the_marker_twice(rows: Rows) -> Rows:
+    for r in rows:
+        if r["prompt_id"] == "west:P19:Q2|en|P19/1":
+            r["text"] = r["text"] + " [Y]"
+    return rows
+
+
+def a_question_with_a_marker(rows: Rows) -> Rows:
+    for r in rows:
+        if r["kind"] == "question" and r["lang"] == "en":
+            r["answer_start"] = 0
+            break
+    return rows
+
+
+def _one_fact(fact: str, change: Callable[[dict], None]) -> Callable[[Rows], Rows]:
+    """Apply ``change`` to every row (every language and template) of one fact: parallel corruptions."""
+    def corrupt(rows: Rows) -> Rows:
+        for r in rows:
+            if r["fact_id"] == fact:
+                change(r)
+        return rows
+    return corrupt
+
+
+def _one_row(pid: str, change: Callable[[dict], None]) -> Callable[[Rows], Rows]:
+    def corrupt(rows: Rows) -> Rows:
+        for r in rows:
+            if r["prompt_id"] == pid:
+                change(r)
+        return rows
+    return corrupt
+
+
+ONE = "west:P19:Q2|en|P19/1"
+
+
+def _renamed_fact(r: dict) -> None:
+    r["fact_id"] = "west:P19:Q2x"
+    r["prompt_id"] = f"west:P19:Q2x|{r['lang']}|{r['template_id']}"
+
+
+def _swap_first_rows(rows: Rows) -> Rows:
+    return [rows[1], rows[0], *rows[2:]]
+
+
 ROW_CORRUPTIONS = {
+    "a candidate form missing": (_one_row(ONE, lambda r: r.update(candidate_forms=r["candidate_forms"][:-1])),
+                                 {"candidate-forms"}),
+    "an empty question text": (_one_fact("arab:P36:Q79", lambda r: r.update(text="  ") if r["kind"] == "question"
+                                         else None), {"empty-text"}),
+    "an empty gold form": (_one_row(ONE, lambda r: r.update(gold_forms=[[""]])), {"gold-forms"}),
+    "an unknown prompt kind": (_one_fact("arab:P36:Q79", lambda r: r.update(kind="fill")), {"kind"}),
+    "a prompt without gold": (_one_fact("west:P19:Q2", lambda r: r.update(gold_qids=[], gold_forms=[])), {"no-gold"}),
+    "a prompt id that is not fact|lang|template": (_one_row(ONE, lambda r: r.update(prompt_id=ONE + "x")),
+                                                   {"prompt-id"}),
+    "rows out of prompt_id order": (_swap_first_rows, {"unsorted"}),
+    "a subject other than the fact's": (_one_fact("west:P19:Q2", lambda r: r.update(subject_qid="Q1")),
+                                        {"fact-mismatch"}),
+    "a prompted fact absent from the facts": (_one_fact("west:P19:Q2", _renamed_fact), {"fact-missing"}),
+    "a subject absent from the entities": (_one_fact("west:P19:Q2", lambda r: r.update(subject_qid="Q999999")),
+                                           {"entity-missing"}),
+    "another candidate list for one fact of a predicate": (
+        _one_fact("arab:P36:Q79", lambda r: r.update(candidate_qids=list(reversed(r["candidate_qids"])),
+                                                     candidate_forms=list(reversed(r["candidate_forms"])))),
+        {"predicate-candidates-differ"}),
+    "a cloze text holding the answer marker twice": (the_marker_twice, {"answer-marker"}),
+    "a question with an answer_start": (a_question_with_a_marker, {"answer-marker"}),
     "answer_start off the answer marker": (answer_start_off_the_marker, {"answer-start"}),
     "a candidate listed twice": (a_candidate_twice, {"duplicate-candidate"}),
     "a language missing a fact": (drop_language_of_one_fact, {"missing-language", "facts-differ"}),
@@ -203,3 +270,36 @@ def test_each_candidate_pool_corruption_is_rejected_with_its_rule(bench):
         f"{pool[0]['predicate']}|{pool[0]['lang']}|{pool[0]['qid']}"]
     rewrite_candidates(bench, lambda rows: [])
     assert "candidates-empty" in rules(check_directory(bench))
+
+
+def test_a_subject_label_other_than_the_entity_label(bench):
+    rewrite_prompts(bench, _one_row(ONE, lambda r: r.update(subject_label="Somebody Else")))
+    assert [v.where for v in check_directory(bench) if v.rule == "subject-label"] == [ONE]
+
+
+def test_content_level_rules_duplicate_fact_and_empty(built):
+    content = built.content
+    assert "duplicate-fact" in rules(check_content(replace(content, facts=[*content.facts, content.facts[0]])))
+    assert "empty" in rules(check_content(replace(content, prompts=[])))
+
+
+@pytest.mark.parametrize(("change", "rule"), [
+    (lambda m: m.pop("k"), "meta-key-missing"),
+    (lambda m: m.update(candidate_mode="nearby"), "meta-candidate-mode"),
+    (lambda m: m.update(languages=[]), "meta-languages"),
+])
+def test_each_benchmark_json_corruption_is_rejected_with_its_rule(bench, change, rule):
+    rewrite_meta(bench, change)
+    assert rule in rules(check_directory(bench))
+
+
+def test_unreadable_files_and_foreign_schemas(bench):
+    import pyarrow as pa
+
+    (bench / "benchmark.json").write_text("{not json", "utf-8")
+    assert rules(check_directory(bench)) == {"meta-json"}
+    write_table(bench / "facts.parquet", [{"fact_id": "x"}], pa.schema([("fact_id", pa.string())]))
+    assert [v.where for v in check_directory(bench) if v.rule == "schema"] == [str(bench / "facts.parquet")]
+    data = (bench / "labels.parquet").read_bytes()
+    (bench / "labels.parquet").write_bytes(data[: len(data) // 2])
+    assert str(bench / "labels.parquet") in {v.where for v in check_directory(bench) if v.rule == "unreadable"}
