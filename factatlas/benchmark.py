@@ -138,10 +138,18 @@ class Benchmark:
         return [prompt_from_row(r) for r in self.prompts]
 
     @cached_property
+    def prompts_by_id(self) -> dict[str, Prompt]:
+        return {p.prompt_id: p for p in self.prompt_records}
+
+    @cached_property
     def facts(self) -> list[Fact]:
         from factatlas.tables import read_facts
 
         return self._read(lambda: read_facts(self.file("facts.parquet")), "facts.parquet")
+
+    @cached_property
+    def facts_by_id(self) -> dict[str, Fact]:
+        return {f.id: f for f in self.facts}
 
     @cached_property
     def entities(self) -> dict[str, Entity]:

@@ -1,13 +1,9 @@
 """Rankings + benchmark -> the metrics dict the prober writes as ``metrics.json``.
 
-``compute_metrics(rankings_rows, benchmark_dir)`` groups RANKINGS_SCHEMA rows by the benchmark's facts,
-languages, cultures and predicates and applies the pure functions of ``factatlas.probe.metrics``.
-Definitions and aggregation rules: docs/metrics.md.
-
-Aggregation. A prompt's value is its P@k / reciprocal rank. A fact's value within a selection (one
-language, one culture, ...) is the mean over its prompts there (templates, then languages, weigh alike
-because the benchmark is multi-parallel). A predicate's value is the mean over its facts; **macro** is
-the mean over predicates, **micro** the mean over all facts.
+``compute_metrics(rankings, benchmark_dir)`` joins the rankings (``ProbeResult``) with the benchmark's
+prompts and aggregates them with ``factatlas.probe.aggregate`` (the one join and the one definition of
+micro and macro), then applies the pure functions of ``factatlas.probe.metrics`` for the cross-lingual,
+paraphrase and X-FaKT sections. Definitions and aggregation rules: docs/metrics.md.
 """
 
 from __future__ import annotations
@@ -581,11 +577,12 @@ def validation_section(outcomes: Sequence[ScoredPrompt], template_outcomes: Sequ
     return out
 
 
-def compute_metrics(rankings_rows: Iterable[Mapping[str, Any]], benchmark_dir: str | os.PathLike | Any,
+def compute_metrics(rankings_rows: Iterable[ProbeResult | Mapping[str, Any]], benchmark_dir: str | os.PathLike | Any,
                     config: MetricsConfig | None = None,
-                    template_only_rows: Iterable[Mapping[str, Any]] | None = None,
+                    template_only_rows: Iterable[ProbeResult | Mapping[str, Any]] | None = None,
                     trained_on: Sequence[str] | None = None) -> dict[str, Any]:
-    """Every metric of docs/metrics.md for one model's rankings on one benchmark (JSON-ready dict).
+    """Every metric of docs/metrics.md for one model's rankings (``ProbeResult``, or RANKINGS_SCHEMA rows) on one
+    benchmark (JSON-ready dict).
 
     ``benchmark_dir``: a benchmark directory, a run directory holding ``build/``, or a loaded Benchmark.
     ``template_only_rows``: rankings of the template-only baseline (subject replaced by a placeholder).
@@ -633,8 +630,9 @@ def compute_metrics(rankings_rows: Iterable[Mapping[str, Any]], benchmark_dir: s
 
 
 # The modules whose code decides a metrics.json: a change to any of them makes an older file stale.
-METRICS_CODE = ("factatlas.probe.evaluate", "factatlas.probe.aggregate", "factatlas.probe.metrics", "factatlas.probe.protocol", "factatlas.records",
-                "factatlas.benchmark", "factatlas.entropy", "factatlas.forms", "factatlas.tables")
+METRICS_CODE = ("factatlas.probe.evaluate", "factatlas.probe.aggregate", "factatlas.probe.metrics",
+                "factatlas.probe.protocol", "factatlas.records", "factatlas.benchmark", "factatlas.entropy",
+                "factatlas.forms", "factatlas.tables")
 
 
 def metrics_inputs(rankings: str | os.PathLike, template_only: str | os.PathLike | None,

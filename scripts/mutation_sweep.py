@@ -18,6 +18,7 @@ import argparse
 import ast
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -247,6 +248,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--list", action="store_true", help="list the mutants and their tests; run nothing")
     ap.add_argument("--timeout", type=float, default=600.0, help="seconds for one mutant's tests")
     args = ap.parse_args(argv)
+    # a SIGTERM unwinds like Ctrl-C, so the temporary copy is removed and the checkout stays untouched
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     mutants = [m for m in all_mutants() if not args.only or any(m.name.startswith(p) for p in args.only)]
     if not mutants:
         print(f"error: no mutant matches {args.only}", file=sys.stderr)

@@ -41,7 +41,7 @@ def compare(
         benchmark_meta,
         country_labels,
         language_texts,
-        read_benchmark_tables,
+        open_benchmark,
         read_model_results,
         resolve_model_dirs,
     )
@@ -63,8 +63,8 @@ def compare(
     names = [m.strip() for m in models.split(",") if m.strip()] if models else None
     dirs = resolve_model_dirs(run, names)
     meta = benchmark_meta(run)
-    tables = read_benchmark_tables(run)
-    loaded = [read_model_results(run, d, tables) for d in dirs]
+    bench = open_benchmark(run)
+    loaded = [read_model_results(run, d, bench) for d in dirs]
     for m in loaded:
         for reason, n in m.skipped.items():
             console.print(f"{m.model}: skipped {n} rankings rows: {reason}", highlight=False)
@@ -80,7 +80,7 @@ def compare(
     sections = [*compare_sections(by_model, options, out_dir),
                 *dlama_sections(by_model, out_dir, country_label=labels, equivalences=table,
                                 equivalences_source=str(equivalences or "")),
-                *crosslingual_sections(loaded, language_texts(tables.prompts.values()), out_dir, rankc_weighting),
+                *crosslingual_sections(loaded, language_texts(bench.prompt_records), out_dir, rankc_weighting),
                 *xfactr_sections(loaded, out_dir)]
     subtitle = (f"run {run.name} · benchmark {meta.get('name')} ({meta.get('pair')}) · models "
                 f"{', '.join(by_model)} · languages {', '.join(meta.get('languages') or [])}")

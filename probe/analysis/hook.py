@@ -21,18 +21,18 @@ def write_model_analyses(run: Path, model_dir: Path, rankc_weighting: str = "sof
         benchmark_meta,
         country_labels,
         language_texts,
-        read_benchmark_tables,
+        open_benchmark,
         read_model_results,
     )
     from factatlas.probe.analysis.sections import crosslingual_sections, dlama_sections, xfactr_sections
 
-    tables = read_benchmark_tables(run)
-    model = read_model_results(run, model_dir, tables)
+    bench = open_benchmark(run)
+    model = read_model_results(run, model_dir, bench)
     meta = benchmark_meta(run)
     labels, _ = country_labels(meta)
     out_dir = model_dir / FOLDER
     sections = [*dlama_sections({model.model: model.results}, out_dir, country_label=labels),
-                *crosslingual_sections([model], language_texts(tables.prompts.values()), out_dir, rankc_weighting),
+                *crosslingual_sections([model], language_texts(bench.prompt_records), out_dir, rankc_weighting),
                 *xfactr_sections([model], out_dir)]
     subtitle = f"run {run.name} · model {model.model} · benchmark {meta.get('name')} ({meta.get('pair')})"
     return write_page(out_dir, "analyses", f"factatlas analyses — {model.model}", subtitle, sections)[1]

@@ -11,11 +11,14 @@ import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from factatlas.errors import FactatlasError
 from factatlas.probe.aggregate import Tokenize, join
 from factatlas.records import Fact, ProbeResult, Prompt, ScoredPrompt
+
+if TYPE_CHECKING:
+    from factatlas.benchmark import Benchmark
 
 
 class AnalysisError(FactatlasError):
@@ -116,28 +119,20 @@ class CachedTokenizer:
         return [self._seen[t] for t in texts]
 
 
-@dataclass(frozen=True)
-class BenchmarkTables:
-    """What the analyses need of a benchmark, read once for all models."""
-
-    prompts: Mapping[str, Prompt]  # by prompt_id
-    facts: Mapping[str, Fact]  # by fact id
-
-
-def read_benchmark_tables(run: Path) -> BenchmarkTables:
-    """Prompts and facts of the benchmark in ``run`` (a run, benchmark or release folder), read through
-    the core's one reader."""
+def open_benchmark(run: Path) -> Benchmark:
+    """The benchmark in ``run`` (a run, benchmark or release folder) through the core's one reader, its
+    prompts and facts read now (they are shared by every model)."""
     from factatlas.benchmark import Benchmark, BenchmarkError
+
     try:
         bench = Benchmark.open(run)
-        prompts = {p.prompt_id: p for p in bench.prompt_records}
-        facts = {f.id: f for f in bench.facts}
+        _ = (bench.prompts_by_id, bench.facts_by_id)  # read once, here, where a damaged file is named
     except BenchmarkError as e:
         raise AnalysisError(str(e)) from e
-    return BenchmarkTables(prompts, facts)
+    return bench
 
 
-def read_model_results(run: Path, model_dir: Path, tables: BenchmarkTables | None = None, *,
+def read_model_results(run: Path, model_dir: Path, bench: Benchmark | None = None, *,
                        with_tokenizer: bool = True) -> ModelResults:
     """The one adapter: ``model_dir/rankings.parquet`` (the typed reader) joined with the benchmark."""
     from factatlas.tables import read_probe_results
@@ -145,9 +140,9 @@ def read_model_results(run: Path, model_dir: Path, tables: BenchmarkTables | Non
     path = model_dir / "rankings.parquet"
     if not path.is_file():
         raise AnalysisError(f"{path}: missing; probe the model first (`factatlas probe RUN --model ...`)")
-    tables = tables or read_benchmark_tables(run)
+    bench = bench or open_benchmark(run)
     tokenize, note = model_tokenizer(model_dir) if with_tokenizer else (None, "tokenizer not requested")
-    joined = join_results(model_dir.name, read_probe_results(path), tables.prompts, tables.facts, tokenize)
+    joined = join_results(model_dir.name, read_probe_results(path), bench.prompts_by_id, bench.facts_by_id, tokenize)
     return ModelResults(joined.model, joined.results, joined.skipped, note, tokenize)
 
 
