@@ -35,7 +35,7 @@ from typing import Any
 
 from factatlas.atomic import write_text
 from factatlas.errors import ConfigError
-from factatlas.records import ANSWER_MARKER
+from factatlas.records import ANSWER_MARKER, Prompt
 
 
 @dataclass(frozen=True)
@@ -51,24 +51,24 @@ def task_name(*parts: str) -> str:
     return re.sub(r"[^a-z0-9]+", "_", "_".join(parts).lower()).strip("_")
 
 
-def mc_doc(row: Mapping[str, Any], bos_text: str = "") -> dict[str, Any] | None:
+def mc_doc(row: Prompt, bos_text: str = "") -> dict[str, Any] | None:
     """A cloze prompt as a multiple-choice doc; None when no valid object is among the candidates."""
-    text = row["text"]
-    gold = set(row["gold_qids"])
-    indices = [i for i, q in enumerate(row["candidate_qids"]) if q in gold]
+    text = row.text
+    gold = set(row.gold_qids)
+    indices = [i for i, q in enumerate(row.candidate_qids) if q in gold]
     if text.count(ANSWER_MARKER) != 1 or not indices:
         return None
-    return {"prompt_id": row["prompt_id"], "fact_id": row["fact_id"], "template_id": row["template_id"],
-            "split": row["split"], "context": bos_text + text[: text.index(ANSWER_MARKER)],
-            "choices": list(row["candidate_forms"]), "choice_qids": list(row["candidate_qids"]), "gold": indices}
+    return {"prompt_id": row.prompt_id, "fact_id": row.fact_id, "template_id": row.template_id,
+            "split": row.split, "context": bos_text + text[: text.index(ANSWER_MARKER)],
+            "choices": list(row.candidate_forms), "choice_qids": list(row.candidate_qids), "gold": indices}
 
 
-def gen_doc(row: Mapping[str, Any], bos_text: str = "") -> dict[str, Any] | None:
-    answers = sorted({f for forms in row["gold_forms"] for f in forms if f})
+def gen_doc(row: Prompt, bos_text: str = "") -> dict[str, Any] | None:
+    answers = sorted({f for forms in row.gold_forms for f in forms if f})
     if not answers:
         return None
-    return {"prompt_id": row["prompt_id"], "fact_id": row["fact_id"], "template_id": row["template_id"],
-            "split": row["split"], "question": bos_text + row["text"], "answers": answers}
+    return {"prompt_id": row.prompt_id, "fact_id": row.fact_id, "template_id": row.template_id,
+            "split": row.split, "question": bos_text + row.text, "answers": answers}
 
 
 def _mc_yaml(name: str, data: Path) -> dict[str, Any]:
@@ -115,30 +115,30 @@ def export_lmeval(run: str | Path, out: str | Path, *, splits: Sequence[str] | N
 
     benchmark = Benchmark.open(run)
     bench = benchmark.path
-    rows = benchmark.prompts
-    present = sorted({r["split"] for r in rows})
+    rows = benchmark.prompt_records
+    present = sorted({r.split for r in rows})
     if splits:
         missing = [s for s in splits if s not in present]
         if missing:
             raise ConfigError(f"--splits: {', '.join(missing)} not in {bench}; it has {', '.join(present)}")
-        rows = [r for r in rows if r["split"] in splits]
+        rows = [r for r in rows if r.split in splits]
     if prefix is None:
         prefix = task_name("factatlas", benchmark.meta.get("name") or bench.parent.name)
     out = Path(out).resolve()
     counts: Counter = Counter()
     mc_tasks: list[str] = []
     gen_tasks: list[str] = []
-    for pair, lang in sorted({(r["pair"], r["lang"]) for r in rows}):
-        part = sorted((r for r in rows if r["pair"] == pair and r["lang"] == lang), key=lambda r: r["prompt_id"])
+    for pair, lang in sorted({(r.pair, r.lang) for r in rows}):
+        part = sorted((r for r in rows if r.pair == pair and r.lang == lang), key=lambda r: r.prompt_id)
         mc, gen = [], []
         for r in part:
-            if r["kind"] == "cloze":
+            if r.kind == "cloze":
                 doc = mc_doc(r, bos_text)
                 if doc is None:
                     counts["mc/skipped:no-valid-object-among-candidates"] += 1
                 else:
                     mc.append(doc)
-            elif r["kind"] == "question":
+            elif r.kind == "question":
                 doc = gen_doc(r, bos_text)
                 if doc is None:
                     counts["gen/skipped:no-gold-form"] += 1

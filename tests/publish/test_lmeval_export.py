@@ -57,8 +57,10 @@ def test_export_files_exact_and_deterministic(tmp_path, run_dir):
 
 
 def test_mc_doc_cuts_at_the_slot_and_lists_every_valid_object():
-    row = {"prompt_id": "p", "fact_id": "f", "template_id": "t", "split": "test", "text": "Die Hauptstadt ist [Y].",
-           "candidate_qids": ["Q1", "Q2", "Q3"], "candidate_forms": ["A", "B", "C"], "gold_qids": ["Q3", "Q1"]}
+    from factatlas.records import Prompt
+
+    row = Prompt("p", "f", "de", "t", "cloze", "Die Hauptstadt ist [Y].", 19, "x-y", "x", "P36", "test", "Q9", "S",
+                 ("Q3", "Q1"), (("C",), ("A",)), ("Q1", "Q2", "Q3"), ("A", "B", "C"), "reviewed")
     assert mc_doc(row) == {"prompt_id": "p", "fact_id": "f", "template_id": "t", "split": "test",
                            "context": "Die Hauptstadt ist ", "choices": ["A", "B", "C"],
                            "choice_qids": ["Q1", "Q2", "Q3"], "gold": [0, 2]}
