@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import re
 from collections import Counter, defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
 from factatlas.entropy import predicate_entropy
+from factatlas.records import Prompt
 from factatlas.records import Provenance as ObjectProvenance
 
 from .source import BenchmarkSource, table_from_bytes
@@ -93,7 +94,7 @@ def card_yaml(src: BenchmarkSource, configs: Sequence[ConfigEntry], *, license_i
               default_config: str) -> str:
     from huggingface_hub import DatasetCardData
 
-    kinds = {p["kind"] for p in src.prompts}
+    kinds = {p.kind for p in src.prompts}
     tasks = sorted({"fill-mask" if k == "cloze" else "question-answering" for k in kinds}) or ["fill-mask"]
     all_rows = sum(c.rows for c in configs if c.lang is None)
     yaml_configs = []
@@ -170,12 +171,12 @@ def card_body(src: BenchmarkSource, configs: Sequence[ConfigEntry], *, repo: str
 
     lang_rows = []
     for lang in src.languages:
-        rows = [p for p in src.prompts if p["lang"] == lang]
+        rows = [p for p in src.prompts if p.lang == lang]
         templates: dict[str, str] = {}
         for p in rows:
-            templates[p["template_id"]] = p["template_status"]
+            templates[p.template_id] = p.template_status
         status = Counter(templates.values())
-        lang_rows.append((lang, len(rows), len({p["fact_id"] for p in rows}), len(templates),
+        lang_rows.append((lang, len(rows), len({p.fact_id for p in rows}), len(templates),
                           ", ".join(f"{k}: {v}" for k, v in sorted(status.items())) or "—"))
 
     config_rows = [(f"`{c.name}`" + (" (default)" if c.name == default_config else ""),
@@ -196,7 +197,7 @@ def card_body(src: BenchmarkSource, configs: Sequence[ConfigEntry], *, repo: str
                                     "none": "not available"}[src.templates_origin]),
     ]
 
-    example = next((p for p in src.prompts if p["lang"] == "en"), src.prompts[0] if src.prompts else None)
+    example = next((p for p in src.prompts if p.lang == "en"), src.prompts[0] if src.prompts else None)
     values = {
         "pretty_name": pretty_name,
         "repo": repo,
@@ -226,13 +227,13 @@ def _summary(src: BenchmarkSource, cultures: Sequence[str]) -> str:
             f"(multi-parallel: the same facts, templates and candidate answers in every language).")
 
 
-def _example_row(row: Mapping[str, Any] | None) -> str:
+def _example_row(row: Prompt | None) -> str:
     if row is None:
         return "(no rows)"
     keep = ("prompt_id", "lang", "template_id", "kind", "text", "subject_label", "gold_qids", "candidate_qids")
     lines = []
     for k in keep:
-        v = row[k]
+        v = getattr(row, k)
         if isinstance(v, tuple):  # shared candidate lists are read as tuples
             v = list(v)
         if isinstance(v, list) and len(v) > 6:
@@ -251,7 +252,7 @@ def limitations(src: BenchmarkSource, pstats: Sequence[PredicateStats]) -> list[
         if hi and lo / hi < 0.8:
             out.append(f"The cultures are unbalanced: {', '.join(f'{c}: {n}' for c, n in sorted(per_culture.items()))} "
                        "facts; compare per-culture scores, not pooled ones.")
-    templates: dict[tuple[str, str], str] = {(p["lang"], p["template_id"]): p["template_status"]
+    templates: dict[tuple[str, str], str] = {(p.lang, p.template_id): p.template_status
                                              for p in src.prompts}
     drafts = sorted({lang for (lang, _), s in templates.items() if s != "reviewed"})
     if drafts:

@@ -31,7 +31,8 @@ import pyarrow.parquet as pq
 
 from factatlas.atomic import dumps_json, write_bytes
 from factatlas.errors import ConfigError
-from factatlas.tables import PROMPTS_SCHEMA
+from factatlas.records import Prompt
+from factatlas.tables import PROMPTS_SCHEMA, prompt_to_row
 
 from .card import (
     DLAMA_BIBTEX,
@@ -92,17 +93,17 @@ def _split_key(split: str) -> tuple[int, str]:
     return (SPLIT_ORDER.index(split) if split in SPLIT_ORDER else len(SPLIT_ORDER), split)
 
 
-def plan_configs(src: BenchmarkSource) -> dict[str, tuple[str | None, list[Mapping[str, Any]]]]:
+def plan_configs(src: BenchmarkSource) -> dict[str, tuple[str | None, list[Prompt]]]:
     """config name -> (language or None for all, rows sorted by prompt_id)."""
-    by_config: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
+    by_config: dict[str, list[Prompt]] = defaultdict(list)
     lang_of: dict[str, str | None] = {ALL_CONFIG: None}
     for row in src.prompts:
-        if not SPLIT_RE.match(row["split"] or ""):
-            raise ConfigError(f"prompt {row['prompt_id']}: split '{row['split']}' is not a valid split name "
+        if not SPLIT_RE.match(row.split):
+            raise ConfigError(f"prompt {row.prompt_id}: split '{row.split}' is not a valid split name "
                               "(letters, digits, '_'); fix the benchmark's splits and rebuild.")
-        name = f"{row['pair']}.{row['lang']}"
+        name = f"{row.pair}.{row.lang}"
         by_config[name].append(row)
-        lang_of[name] = row["lang"]
+        lang_of[name] = row.lang
         by_config[ALL_CONFIG].append(row)
     return {name: (lang_of[name], by_config[name]) for name in [*sorted(set(by_config) - {ALL_CONFIG}),
                                                                  ALL_CONFIG] if by_config[name]}
@@ -112,17 +113,18 @@ def render_data(src: BenchmarkSource, max_shard_rows: int) -> tuple[dict[str, by
     files: dict[str, bytes] = {}
     configs = []
     for name, (lang, rows) in plan_configs(src).items():
-        per_split: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
+        per_split: dict[str, list[Prompt]] = defaultdict(list)
         for r in rows:
-            per_split[r["split"]].append(r)
+            per_split[r.split].append(r)
         splits = []
         for split in sorted(per_split, key=_split_key):
-            split_rows = sorted(per_split[split], key=lambda r: r["prompt_id"])
+            split_rows = sorted(per_split[split], key=lambda r: r.prompt_id)
             n = max(1, -(-len(split_rows) // max_shard_rows))
             paths = []
             for i in range(n):
                 path = f"data/{name}/{split}-{i:05d}-of-{n:05d}.parquet"
-                files[path] = parquet_bytes(split_rows[i * max_shard_rows:(i + 1) * max_shard_rows], PROMPTS_SCHEMA)
+                files[path] = parquet_bytes([prompt_to_row(p) for p in split_rows[i * max_shard_rows:(i + 1) * max_shard_rows]],
+                                            PROMPTS_SCHEMA)
                 paths.append(path)
             splits.append((split, tuple(paths), len(split_rows)))
         configs.append(ConfigEntry(name, lang, tuple(splits)))

@@ -23,7 +23,7 @@ from factatlas.benchmark import Benchmark
 from factatlas.benchmark import locate as core_locate
 from factatlas.errors import ConfigError
 from factatlas.http import redact
-from factatlas.records import Entity, Fact
+from factatlas.records import Entity, Fact, Prompt
 from factatlas.tables import (
     FACTS_SCHEMA,
     LABELS_SCHEMA,
@@ -58,7 +58,7 @@ class Provenance:
 @dataclass(frozen=True)
 class BenchmarkSource:
     meta: Mapping[str, Any]  # benchmark.json
-    prompts: tuple[Mapping[str, Any], ...]  # PROMPTS_SCHEMA rows, sorted by prompt_id
+    prompts: tuple[Prompt, ...]  # sorted by prompt_id
     facts: tuple[Fact, ...]
     entities: Mapping[str, Entity]
     side_files: Mapping[str, bytes]  # file name -> bytes, copied into the release under benchmark/
@@ -70,7 +70,7 @@ class BenchmarkSource:
 
     @property
     def languages(self) -> tuple[str, ...]:
-        langs = self.meta.get("languages") or sorted({p["lang"] for p in self.prompts})
+        langs = self.meta.get("languages") or sorted({p.lang for p in self.prompts})
         return tuple(langs)
 
 
@@ -87,7 +87,7 @@ def load_source(path: str | Path) -> BenchmarkSource:
     manifest = _read_json(bench.run / "manifest.json") if bench.run else {}
     templates, origin = _find_templates(bench.path, bench.run, bench.meta)
     return BenchmarkSource(
-        meta=bench.meta, prompts=tuple(bench.prompts), facts=facts, entities=bench.entities, side_files=side,
+        meta=bench.meta, prompts=tuple(bench.prompt_records), facts=facts, entities=bench.entities, side_files=side,
         templates=templates, templates_origin=origin,
         provenance=provenance_from(bench.meta, manifest, _query_hashes(bench.run)),
         country_labels=recorded_labels(bench.meta, "country_labels", bench.path),
