@@ -1,0 +1,81 @@
+"""The held-out comparison the verdict reads: the model against the majority-class and template-only
+baselines on the splits it was not trained on, with intervals. Moved out of ``evaluate.py`` unchanged.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections import defaultdict
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from factatlas.probe import metrics as M
+from factatlas.probe.aggregate import p_at_1_with_ci
+from factatlas.records import ScoredPrompt
+
+if TYPE_CHECKING:
+    from factatlas.probe.evaluate import BenchmarkView, MetricsConfig
+
+
+# Resamples for the verdict's intervals when the caller asked for none (MetricsConfig.bootstrap == 0):
+# the verdict compares intervals, so it always needs them.
+VALIDATION_BOOTSTRAP = 1000
+
+
+def held_out_splits(bench: BenchmarkView, trained_on: Sequence[str] | None) -> tuple[tuple[str, ...], str]:
+    """The splits a verdict may use, and why: never a split the model was trained (or tuned) on."""
+    present = sorted({p.split for p in bench.prompts.values()})
+    if trained_on is not None:
+        held = tuple(s for s in present if s not in set(trained_on))
+        taught = ", ".join(trained_on) if trained_on else "none"
+        return held, f"the splits the model was not trained on (trained on {taught})"
+    if "test" in present:
+        return ("test",), "the test split (the probe metadata records no training split)"
+    return tuple(present), ("every split: the benchmark has no test split and the probe metadata records "
+                            "no training split")
+
+
+def validation_section(outcomes: Sequence[ScoredPrompt], template_outcomes: Sequence[ScoredPrompt] | None,
+                       bench: BenchmarkView, trained_on: Sequence[str] | None,
+                       config: MetricsConfig) -> dict[str, Any]:
+    """Model vs the majority-class and template-only baselines on the held-out split only, with intervals.
+
+    The template-only comparison is paired: the model is scored on exactly the prompts the baseline
+    ranked (the baseline skips prompts whose subject it cannot replace, e.g. inflected in the text), and
+    the prompts left out are counted per language.
+    """
+    splits, source = held_out_splits(bench, trained_on)
+    n_boot = config.bootstrap or VALIDATION_BOOTSTRAP
+    ci = (n_boot, config.confidence, config.seed)
+    held = [o for o in outcomes if o.split in splits]
+    out: dict[str, Any] = {"splits": list(splits), "split_source": source, "bootstrap": n_boot,
+                           "ranked_splits": sorted({o.split for o in outcomes}),
+                           "confidence": config.confidence, "model": p_at_1_with_ci(held, *ci)}
+    # majority class: the object valid for most facts of the predicate (whole benchmark), scored on the
+    # held-out facts the model was scored on
+    objects: dict[str, list[tuple[str, ...]]] = defaultdict(list)
+    seen: set[str] = set()
+    for p in sorted(bench.prompts.values(), key=lambda p: p.prompt_id):
+        if p.fact_id not in seen:
+            seen.add(p.fact_id)
+            objects[p.predicate].append(tuple(p.gold_qids))
+    majority = {pred: M.majority_baseline(objs)[0] for pred, objs in objects.items()}
+    guesses = [dataclasses.replace(o, rank=1 if majority[o.predicate] in o.gold_qids else None) for o in held]
+    out["majority"] = p_at_1_with_ci(guesses, *ci)
+    out["template_only"] = None
+    if template_outcomes is not None:
+        baseline = {o.prompt_id: o for o in template_outcomes}
+        paired = [o for o in held if o.prompt_id in baseline]
+        missing: dict[str, int] = defaultdict(int)
+        for o in held:
+            if o.prompt_id not in baseline:
+                missing[o.lang] += 1
+        out["template_only"] = {
+            "n_pairs": len(paired),
+            "excluded": {"prompts": sum(missing.values()), "by_lang": dict(sorted(missing.items())),
+                         "reason": "the template-only baseline has no ranking for them (its subject could "
+                                   "not be replaced by the placeholder; probe.json counts why)"},
+            "model": p_at_1_with_ci(paired, *ci),
+            "baseline": p_at_1_with_ci([baseline[o.prompt_id] for o in paired], *ci),
+        }
+    return out
