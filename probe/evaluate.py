@@ -253,7 +253,8 @@ def compute_metrics(rankings_rows: Iterable[ProbeResult | Mapping[str, Any]], be
 
 
 # The modules whose code decides a metrics.json: a change to any of them makes an older file stale.
-METRICS_CODE = ("factatlas.probe.evaluate", "factatlas.probe.aggregate", "factatlas.probe.metrics",
+METRICS_CODE = ("factatlas.probe.evaluate", "factatlas.probe.aggregate", "factatlas.probe.cross_lingual",
+                "factatlas.probe.profile", "factatlas.probe.heldout", "factatlas.probe.metrics",
                 "factatlas.probe.protocol", "factatlas.records", "factatlas.benchmark", "factatlas.entropy",
                 "factatlas.forms", "factatlas.tables")
 

@@ -145,17 +145,17 @@ def aggregate_mutants() -> list[Mutant]:
          'stats = (sums / sizes).mean(axis=0) if average == "macro" else sums.sum(axis=0) / sizes.sum()',
          'stats = (sums / sizes).mean(axis=0) if average != "macro" else sums.sum(axis=0) / sizes.sum()'),
     ]
-    ev, cmp = "probe/evaluate.py", "probe/analysis/compare.py"
+    held, cross, cmp = "probe/heldout.py", "probe/cross_lingual.py", "probe/analysis/compare.py"
     swaps += [
-        ("the verdict's P@1 uses every split", ev, "held = [o for o in outcomes if o.split in splits]",
+        ("the verdict's P@1 uses every split", held, "held = [o for o in outcomes if o.split in splits]",
          "held = list(outcomes)"),
-        ("the majority baseline is always right", ev,
+        ("the majority baseline is always right", held,
          "rank=1 if majority[o.predicate] in o.gold_qids else None", "rank=1"),
-        ("mParaRel macro is the best predicate", ev, "macro = {k: sum(v[k] for v in per_pred.values()) / len(per_pred)",
+        ("mParaRel macro is the best predicate", cross, "macro = {k: sum(v[k] for v in per_pred.values()) / len(per_pred)",
          "macro = {k: max(v[k] for v in per_pred.values())"),
-        ("X-FaKT error rates swapped", ev, "mu_a, mu_n = sum(a_err) / len(a_err), sum(n_err) / len(n_err)",
+        ("X-FaKT error rates swapped", cross, "mu_a, mu_n = sum(a_err) / len(a_err), sum(n_err) / len(n_err)",
          "mu_n, mu_a = sum(a_err) / len(a_err), sum(n_err) / len(n_err)"),
-        ("cross-lingual means include the diagonal", ev,
+        ("cross-lingual means include the diagonal", cross,
          "values = [matrix[a][b] for i, a in enumerate(langs) for b in langs[i + 1:] if matrix[a][b] is not None]",
          "values = [matrix[a][b] for i, a in enumerate(langs) for b in langs[i:] if matrix[a][b] is not None]"),
         ("the culture gap's sign", cmp, "return Gap(model, w, n, w - n,", "return Gap(model, w, n, n - w,"),
