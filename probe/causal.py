@@ -107,7 +107,13 @@ class CausalLMScorer:
         self._keep, self.packed = logit_keeping(lm), packed  # packed: see continuation_sums
 
     def score(self, queries: Sequence[ClozeQuery]) -> list[tuple[float, ...]]:
-        return self.score_slots(tokenize_slots(self.lm.tokenizer, queries))
+        from factatlas.probe.context import CANDIDATE_FIX, model_limit, refuse_overlong, slot_needs
+
+        slots = tokenize_slots(self.lm.tokenizer, queries)
+        head = len(bos_ids(self.lm.tokenizer))  # context_start: the model's BOS first, when it has one
+        refuse_overlong(slot_needs(slots, [q.text for q in queries], head, 0, self.include_remainder),
+                        model_limit(self.lm), self.lm.name, CANDIDATE_FIX)
+        return self.score_slots(slots)
 
     def _continuation(self, slot: SlotTokens, ci: int) -> tuple[int, ...]:
         return slot.candidates[ci] + (slot.suffix if self.include_remainder else ())
@@ -462,7 +468,12 @@ class SentenceLegacyScorer:
         """The filled sentences of a prompt share their first tokens (the template before the slot): that
         prefix runs once per prompt, its own tokens' log-probs are read from that pass, and the candidates
         continue from its KV cache. Same sum, same count of predicted tokens as the whole-sentence loss."""
+        from factatlas.probe.context import CANDIDATE_FIX, Need, model_limit, refuse_overlong, short
+
         per_query = self.sentences(queries)
+        refuse_overlong([Need(max((len(s) for s in ss), default=0), f"prompt {short(q.text)} filled with its "
+                              "longest candidate") for q, ss in zip(queries, per_query, strict=True)],
+                        model_limit(self.lm), self.lm.name, CANDIDATE_FIX)
         scores = [[float("-inf")] * len(ss) for ss in per_query]
         shared, whole = shared_prefixes(per_query)
         with torch_threads(self.lm.model, self.lm.device):

@@ -153,11 +153,32 @@ class GreedyGenerator:
             encoded = tok(list(prompts), add_special_tokens=True)["input_ids"] if prompts else []
         return self.generate_encoded(encoded)
 
+    def needs(self, encoded: Sequence[Sequence[int]], describe=None):
+        """What each input takes of the context (``context.Need``): a causal model reads the prompt and
+        then its own new tokens; a seq2seq encoder reads the prompt, its decoder the new tokens."""
+        from factatlas.probe.context import Need, generation_needs, short
+
+        def name(i: int) -> str:
+            return describe(i) if describe else f"prompt {short(self.lm.tokenizer.decode(encoded[i]))}"
+
+        if self.lm.family == "causal":
+            return generation_needs(encoded, self.max_new_tokens, name)
+        return [Need(max(len(e), self.max_new_tokens + 1), lambda i=i, e=e: f"{name(i)} ({len(e)} encoder tokens, "
+                                                           f"{self.max_new_tokens + 1} decoder positions)")
+                for i, e in enumerate(encoded)]
+
+    def check_context(self, encoded: Sequence[Sequence[int]], describe=None, fix: str | None = None) -> None:
+        """Refuse, before any forward, inputs whose answer could run past the model's positions."""
+        from factatlas.probe.context import GENERATION_FIX, model_limit, refuse_overlong
+
+        refuse_overlong(self.needs(encoded, describe), model_limit(self.lm), self.lm.name, fix or GENERATION_FIX)
+
     def generate_encoded(self, encoded: Sequence[Sequence[int]]) -> list[str]:
         """Greedy answers to already tokenized inputs (chat templates render and tokenize their own)."""
         import torch
 
         tok, model, device = self.lm.tokenizer, self.lm.model, self.lm.device
+        self.check_context(encoded)
         pad_id = tok.pad_token_id if tok.pad_token_id is not None else tok.eos_token_id
         out = [""] * len(encoded)
         lengths = [len(e) + self.max_new_tokens for e in encoded]

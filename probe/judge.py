@@ -39,6 +39,7 @@ JUDGE_USER = (
     "wording)? Reply yes or no."
 )
 JUDGE_MAX_NEW_TOKENS = 4
+JUDGE_CONTEXT_FIX = "Use a judge (--judge) with a longer context."  # the protocol itself is fixed
 MAX_GOLD_FORMS = 12  # keeps the judge prompt short for objects with many aliases
 
 EMPTY_ANSWER = "empty-answer"
@@ -119,10 +120,13 @@ def judge_answers(backend: ChatBackend, rows: Sequence[ProbeResult], prompts: Ma
     answers = [first_line(r.prediction) for r in rows]
     asked = [i for i, a in enumerate(answers) if a]
     replies: dict[int, str] = {}
+    conversations = {i: judge_conversation(prompts[rows[i].prompt_id], answers[i]) for i in asked}
+    check = getattr(backend, "check_context", None)
+    if check is not None:  # every conversation, before the first is judged
+        check([conversations[i] for i in asked])
     for start in range(0, len(asked), chunk):
         part = asked[start: start + chunk]
-        conversations = [judge_conversation(prompts[rows[i].prompt_id], answers[i]) for i in part]
-        for i, reply in zip(part, backend.chat(conversations), strict=True):
+        for i, reply in zip(part, backend.chat([conversations[i] for i in part]), strict=True):
             replies[i] = reply.answer
         if progress:
             progress(len(part))
@@ -290,7 +294,8 @@ def make_judge_backend(config: JudgeConfig, counts: Counter, run_dir=None) -> tu
     if lm.family != "causal":
         raise ConfigError(f"--judge {config.judge}: a {lm.family} model; the judge must be an instruction-tuned "
                           "causal model with a chat template")
-    return LocalChat(lm, max_new_tokens=JUDGE_MAX_NEW_TOKENS, batch_tokens=config.batch_tokens), lm
+    return LocalChat(lm, max_new_tokens=JUDGE_MAX_NEW_TOKENS, batch_tokens=config.batch_tokens,
+                     context_fix=JUDGE_CONTEXT_FIX), lm
 
 
 def judge_run(run, model: str | None, config: JudgeConfig, backend: ChatBackend | None = None) -> list[JudgeOutcome]:

@@ -350,7 +350,12 @@ class MaskedLMScorer:
         self._head_rows = None if accelerator_paths or self._split is None else head_rows
 
     def score(self, queries: Sequence[ClozeQuery]) -> list[tuple[float, ...]]:
+        from factatlas.probe.context import CANDIDATE_FIX, model_limit, refuse_overlong, slot_needs
+
         slots = tokenize_slots(self.lm.tokenizer, queries)
+        wrap = special_wrap(self.lm.tokenizer)
+        refuse_overlong(slot_needs(slots, [q.text for q in queries], len(wrap.head), len(wrap.tail)),
+                        model_limit(self.lm), self.lm.name, CANDIDATE_FIX)
         return self.score_slots(slots)
 
     def score_slots(self, slots: Sequence[SlotTokens]) -> list[tuple[float, ...]]:

@@ -36,7 +36,16 @@ class Seq2SeqScorer:
         self.s0, self.s1 = sentinel_ids(lm.tokenizer)
 
     def score(self, queries: Sequence[ClozeQuery]) -> list[tuple[float, ...]]:
-        return self.score_slots(tokenize_slots(self.lm.tokenizer, queries))
+        from factatlas.probe.context import CANDIDATE_FIX, Need, model_limit, refuse_overlong, short
+
+        slots = tokenize_slots(self.lm.tokenizer, queries)
+        needs = []  # the encoder reads the prompt with one sentinel, the decoder writes sentinel, candidate, sentinel
+        for q, s in zip(queries, slots, strict=True):
+            enc, dec = len(self.encoder_input(s)), 1 + max((len(self.target(c)) for c in s.candidates), default=0)
+            needs.append(Need(max(enc, dec), f"prompt {short(q.text)} ({enc} encoder tokens, {dec} decoder tokens "
+                                             "for its longest candidate)"))
+        refuse_overlong(needs, model_limit(self.lm), self.lm.name, CANDIDATE_FIX)
+        return self.score_slots(slots)
 
     def encoder_input(self, slot: SlotTokens) -> list[int]:
         return special_wrap(self.lm.tokenizer).wrap([*slot.prefix, self.s0, *slot.suffix])

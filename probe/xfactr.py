@@ -57,7 +57,14 @@ class XFactrDecoder:
 
     def decode(self, prompts: Sequence[str]) -> list[Decoded]:
         """The chosen fill per prompt (over m = 1..max_masks)."""
+        from factatlas.probe.context import CANDIDATE_FIX, Need, model_limit, refuse_overlong, short
+
         slots = tokenize_slots(self.lm.tokenizer, [ClozeQuery(p, ("x",)) for p in prompts])
+        wrap = special_wrap(self.lm.tokenizer)
+        bare = [len(wrap.head) + len(s.prefix) + len(s.suffix) + len(wrap.tail) for s in slots]
+        refuse_overlong([Need(n + self.max_masks, f"prompt {short(p)} ({n} prompt tokens + up to {self.max_masks} "
+                                                  "masks, --xfactr-max-masks)") for p, n in zip(prompts, bare, strict=True)],
+                        model_limit(self.lm), self.lm.name, CANDIDATE_FIX)
         best: list[Decoded | None] = [None] * len(prompts)
         for m in range(1, self.max_masks + 1):
             for i, d in enumerate(self.decode_length(slots, m)):
