@@ -61,9 +61,10 @@ class Need:
     # a callable is asked only for the input the message names
 
 
-def refuse_overlong(needs: Sequence[Need], limit: ContextLimit | None, model: str, fix: str) -> None:
-    """Raise ``ContextTooLong`` when any input needs more positions than ``limit``: how many, the longest
-    with its numbers, the limit and where it comes from, and ``fix``."""
+def refuse_overlong(needs: Sequence[Need], limit: ContextLimit | None, model: str, fix: str,
+                    total: int | None = None) -> None:
+    """Raise ``ContextTooLong`` when any input needs more positions than ``limit``: how many (of ``total``,
+    default all of ``needs``), the longest with its numbers, the limit and where it comes from, and ``fix``."""
     if limit is None:
         return
     over = [n for n in needs if n.positions > limit.positions]
@@ -71,7 +72,7 @@ def refuse_overlong(needs: Sequence[Need], limit: ContextLimit | None, model: st
         return
     worst = max(over, key=lambda n: n.positions)
     what = worst.what() if callable(worst.what) else worst.what
-    raise ContextTooLong(f"{len(over)} of {len(needs)} inputs do not fit the context of model {model}: the longest, "
+    raise ContextTooLong(f"{len(over)} of {total if total is not None else len(needs)} inputs do not fit the context of model {model}: the longest, "
                          f"{what}, needs {worst.positions} positions, the model has {limit.positions} "
                          f"({limit.source}); nothing was scored. {fix}")
 
@@ -106,6 +107,38 @@ def slot_needs(slots: Sequence[Any], texts: Sequence[str], head: int, tail: int,
 
 
 def generation_needs(encoded: Sequence[Sequence[int]], new_tokens: int, describe) -> list[Need]:
-    """Per input, its tokens + the new tokens the generator may add; ``describe(i)`` names input i."""
-    return [Need(len(e) + new_tokens, lambda i=i, e=e: f"{describe(i)} ({len(e)} prompt tokens + {new_tokens} "
-                                                     "new tokens)") for i, e in enumerate(encoded)]
+    """Per input, its tokens + the new tokens a causal generator may add, but the last, which is only
+    predicted, never read; ``describe(i)`` names input i."""
+    return [Need(len(e) + new_tokens - 1, lambda i=i, e=e: f"{describe(i)} ({len(e)} prompt tokens + {new_tokens} "
+                                                         "new tokens, the last only predicted)")
+            for i, e in enumerate(encoded)]
+
+
+def text_bound(text: str) -> int:
+    """More tokens than any tokenizer makes of ``text``: a token covers at least one UTF-8 byte (byte-level
+    BPE, byte fallback) or one character (WordPiece, sentencepiece), doubled for normalisations that
+    expand a character, plus a few for a leading word marker and special tokens."""
+    return 2 * len(text.encode("utf-8")) + 8
+
+
+def check_before_scoring(items: Sequence[Any], bound: Callable[[Any], int], needs: Callable[[Sequence[Any]], list[Need]],
+                         lm: Any, fix: str) -> None:
+    """The whole run's inputs checked before the first forward pass: only those whose cheap ``bound`` is
+    past the limit are tokenized (``needs``), so a model with a long context costs no second tokenization."""
+    limit = model_limit(lm)
+    if limit is None:
+        return
+    suspects = [x for x in items if bound(x) > limit.positions]
+    if suspects:
+        refuse_overlong(needs(suspects), limit, lm.name, fix, total=len(items))
+
+
+def cloze_bound(query: Any) -> int:
+    """``text_bound`` of a cloze query filled with its longest candidate (by bytes)."""
+    longest = max(query.forms, key=lambda f: len(f.encode("utf-8")), default="")
+    return text_bound(query.left + longest + query.right)
+
+
+def check_queries(scorer: Any, queries: Sequence[Any]) -> None:
+    """A ranking scorer's whole run (its ``context_needs``) checked before the first forward pass."""
+    check_before_scoring(queries, cloze_bound, scorer.context_needs, scorer.lm, CANDIDATE_FIX)

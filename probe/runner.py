@@ -263,6 +263,10 @@ def rank_prompts(scorer, prompts: Sequence[Prompt], texts: Sequence[str], model:
         query_of.append(index)
     if counts is not None:
         counts["scored/queries-shared"] += len(prompts) - len(unique)
+    if getattr(scorer, "context_needs", None) is not None:  # every query fits the model, before any forward
+        from factatlas.probe.context import check_queries
+
+        check_queries(scorer, unique)
     # progress counts prompts: a chunk of distinct queries stands for every prompt whose first copy is in it
     represented = Counter(query_of)
     scores: list[Sequence[float]] = []

@@ -56,7 +56,7 @@ def test_chat_with_three_shots_takes_the_examples_that_fit(tmp_path, capitals_ro
     for r in rows:
         record = json.loads(r["conversation"])
         ids = lm.tokenizer(record["rendered"], add_special_tokens=False)["input_ids"]
-        assert len(ids) + 16 <= 128, r["prompt_id"]
+        assert len(ids) + 16 - 1 <= 128, r["prompt_id"]  # the last new token is predicted, never read
         examples.append(sum(m["role"] == "assistant" for m in record["messages"]))
     cut = {k: v for k, v in outcome.counts.items() if k.startswith("chat/shots-cut-to-fit:")}
     assert sum(cut.values()) == sum(n < 3 for n in examples) > 0
@@ -84,7 +84,8 @@ def test_the_judge_refuses_conversations_longer_than_its_context_before_any_forw
     calls = _forwards(lm)
     with pytest.raises(ContextTooLong, match=r"^1 of 1 inputs do not fit the context of model .*chat128.*: the "
                                              r"longest, the conversation of 'Question: .*' \(0 examples, rendered "
-                                             r"with the chat template\) \((\d+) prompt tokens \+ 4 new tokens\), "
+                                             r"with the chat template\) \((\d+) prompt tokens \+ 4 new tokens, the last only "
+                                             r"predicted\), "
                                              r"needs \d+ positions, the model has 128 \(config.max_position_embeddings = "
                                              r"128\); nothing was scored\. Use a judge \(--judge\) with a longer "
                                              r"context\.$") as caught:
@@ -93,7 +94,7 @@ def test_the_judge_refuses_conversations_longer_than_its_context_before_any_forw
     assert calls == []
     message = str(caught.value)
     prompt_tokens = int(message.split(") (")[1].split(" prompt tokens")[0])
-    assert f"needs {prompt_tokens + 4} positions" in message and prompt_tokens + 4 > 128
+    assert f"needs {prompt_tokens + 3} positions" in message and prompt_tokens + 3 > 128
 
 
 def test_judge_on_the_128_position_chat_model_is_a_clean_cli_error(tmp_path, capitals_rows, chat128_dir):
@@ -176,13 +177,13 @@ def test_xfactr(tiny_bert):
 
 
 def test_causal_rules(tiny_gpt2):
-    from factatlas.probe.causal import CausalLMScorer, SentenceLegacyScorer, bos_ids
+    from factatlas.probe.causal import CausalLMScorer, SentenceLegacyScorer, context_start
 
     tok = tiny_gpt2.tokenizer
-    bos = len(bos_ids(tok))
-    _boundary(lambda n: _limited("gpt2", tok, n), bos + _left_filled(tok, QUERY),
+    bos = len(context_start(tok, ()))  # GPT-2: <|endoftext|> first; the last candidate token is not fed
+    _boundary(lambda n: _limited("gpt2", tok, n), bos + _left_filled(tok, QUERY) - 1,
               CausalLMScorer, _score, "config.max_position_embeddings")
-    _boundary(lambda n: _limited("gpt2", tok, n), bos + _filled(tok, QUERY),
+    _boundary(lambda n: _limited("gpt2", tok, n), bos + _filled(tok, QUERY) - 1,
               lambda lm: CausalLMScorer(lm, include_remainder=True), _score, "config.max_position_embeddings")
     whole = max(len(tok(QUERY.left + f + QUERY.right, add_special_tokens=True)["input_ids"]) for f in QUERY.forms)
     _boundary(lambda n: _limited("gpt2", tok, n), whole,
@@ -190,12 +191,12 @@ def test_causal_rules(tiny_gpt2):
 
 
 def test_generative_rule(tiny_gpt2):
-    from factatlas.probe.causal import bos_ids
+    from factatlas.probe.causal import context_start
     from factatlas.probe.generative import GreedyGenerator
 
     tok = tiny_gpt2.tokenizer
     question = "What is the capital of France?"
-    need = len(bos_ids(tok)) + len(tok(question, add_special_tokens=False)["input_ids"]) + 5
+    need = len(context_start(tok, tok(question, add_special_tokens=False)["input_ids"])) + 5 - 1
     _boundary(lambda n: _limited("gpt2", tok, n), need,
               lambda lm: GreedyGenerator(lm, max_new_tokens=5), lambda g: g.generate([question]),
               "config.max_position_embeddings")
@@ -209,3 +210,41 @@ def test_relative_position_models_record_no_limit_and_absolute_ones_do(tiny_t5, 
     assert context_limit(tiny_bert.model.config).positions == tiny_bert.model.config.max_position_embeddings
     xlmr = context_limit(XLMRobertaConfig(max_position_embeddings=514, pad_token_id=1))
     assert xlmr.positions == 512 and "padding offset" in xlmr.source
+
+
+def test_the_whole_run_is_checked_before_the_first_forward(tiny_gpt2, capitals_rows):
+    """One query per scoring call (chunk=1): the second, too long, is refused before the first is scored."""
+    from factatlas.probe.causal import CausalLMScorer
+    from factatlas.probe.generative import (
+        GreedyGenerator,
+        alias_index,
+        answer_prompts,
+        prompt_text_for_generation,
+    )
+    from factatlas.probe.runner import rank_prompts
+    from tests.probe.probe_capitals import prompts_of
+
+    tok = tiny_gpt2.tokenizer
+    cloze = [p for p in prompts_of(capitals_rows) if p.kind == "cloze"][:2]
+    texts = [cloze[0].text, "As every atlas of the world has said for a long time, " + cloze[1].text]
+    wide = CausalLMScorer(_limited("gpt2", tok, 512))
+    first, second = (n.positions for n in wide.context_needs([ClozeQuery(t, p.candidate_forms)
+                                                              for t, p in zip(texts, cloze, strict=True)]))
+    assert first < second
+    lm = _limited("gpt2", tok, first)
+    scorer = CausalLMScorer(lm)
+    calls = _forwards(lm)
+    with pytest.raises(ContextTooLong, match=rf"^1 of 2 inputs do not fit .*needs {second} positions, the model has "
+                                             rf"{first} "):
+        rank_prompts(scorer, cloze, texts, "m", chunk=1)
+    assert calls == []
+
+    questions = [p for p in prompts_of(capitals_rows) if p.kind == "question"][:2]
+    lengths = [len(tok(prompt_text_for_generation(p))["input_ids"]) for p in questions]
+    generator = GreedyGenerator(_limited("gpt2", tok, min(lengths) + 1 + 4 - 1), max_new_tokens=4)
+    calls = _forwards(generator.lm)
+    if max(lengths) > min(lengths):
+        with pytest.raises(ContextTooLong, match=r"^1 of 2 inputs do not fit"):
+            answer_prompts(generator, sorted(questions, key=lambda p: len(p.text)), alias_index(capitals_rows),
+                           "m", "generative", chunk=1)
+        assert calls == []
