@@ -4,7 +4,7 @@ over a transformers causal LM, the way vLLM answers it (``transformers serve`` i
 
 Prompts are token-id lists (or one list, or a string); for each, ``token_logprobs[i]`` is log p(token i |
 tokens before it), the first entry None, followed by one greedy token (``max_tokens`` must be 1).
-Faults are scripted: ``faults`` is consumed one per request, each ``(status, headers, body)``, to test
+Faults are scripted: ``faults`` is consumed one per request, each ``(status, headers, body)`` (None: answer), to test
 retries, ``Retry-After`` and key redaction. Every request's Authorization header and path are recorded.
 """
 

@@ -176,3 +176,41 @@ def test_a_probe_killed_mid_way_resends_only_the_missing_requests(tmp_path, capi
     assert _rankings(killed, "http") == _rankings(whole, "http")
     info = json.loads((killed / "probe" / "http" / "probe.json").read_text())
     assert info["counts"]["http/answers/reused"] == 100
+
+
+def test_a_probe_stopped_by_a_long_retry_after_resumes_with_the_missing_requests(tmp_path, capitals_rows, tiny_gpt2,
+                                                                                 tiny_gpt2_dir):
+    """The 429 message names options that exist and keeps its promise: the answers before it are kept."""
+    from factatlas.http import RetryTooLate
+    from tests.probe.probe_capitals import write_benchmark
+
+    run = tmp_path / "run"
+    write_benchmark(run / "build", capitals_rows)
+    faults = [None] * 10 + [(429, {"Retry-After": "3600"}, "{}")]
+    with LogprobServer(tiny_gpt2, faults) as server:
+        config = ProbeConfig(model=str(tiny_gpt2_dir), scoring="causal-mean", backend="openai",
+                             api_base=server.base_url, concurrency=1, out_name="http", max_retry_after=30)
+        with pytest.raises(RetryTooLate, match=r"asks to retry in 3600 s .* longer than --max-retry-after 30 s; "
+                                               r"rerun after that time \(cached answers are kept\) or raise "
+                                               r"--max-retry-after"):
+            probe_benchmark(run, config)
+        assert server.requests == 11
+        probe_benchmark(run, config)
+        assert server.requests == 11 + 52 - 10
+
+
+def test_the_judge_keeps_its_answers_too(tmp_path, capitals_rows, tiny_chat, tiny_chat_dir):
+    from factatlas.probe.judge import JudgeConfig, judge_run
+    from tests.probe.probe_capitals import write_benchmark
+
+    run = tmp_path / "run"
+    write_benchmark(run / "build", capitals_rows)
+    probe_benchmark(run, ProbeConfig(model="m", scoring="chat", max_new_tokens=8, out_name="c"), lm=tiny_chat)
+    with LogprobServer(tiny_chat) as server:
+        config = JudgeConfig("judge", backend="openai", api_base=server.base_url, concurrency=2)
+        first = judge_run(run, "c", config)[0]
+        asked = server.requests
+        again = judge_run(run, "c", config)[0]
+        assert server.requests == asked == first.summary["asked"] > 0
+    assert again.summary == first.summary
+    assert store_path(run, "judge").read_bytes().count(b"\n") == asked
