@@ -187,20 +187,30 @@ class LocalChat:
         rendered = [render(self.lm.tokenizer, c) for c in conversations]
         return rendered, [self.lm.tokenizer(t, add_special_tokens=False)["input_ids"] for t in rendered]
 
+    def _bound(self, messages: Sequence[Message]) -> int:
+        from factatlas.probe.context import text_bound
+
+        return text_bound(render(self.lm.tokenizer, messages)) + self.generator.max_new_tokens
+
     def fits(self, messages: Sequence[Message]) -> bool:
-        """Whether the rendered conversation and its answer fit the model's positions."""
+        """Whether the rendered conversation and its answer fit the model's positions (tokenized only when
+        a cheap bound on its tokens says it might not)."""
         from factatlas.probe.context import model_limit
 
         limit = model_limit(self.lm)
-        if limit is None:
+        if limit is None or self._bound(messages) <= limit.positions:
             return True
         _, (encoded,) = self._encode([messages])
         return self.generator.needs([encoded])[0].positions <= limit.positions
 
     def check_context(self, conversations: Sequence[Sequence[Message]]) -> None:
         """Refuse, before any forward, conversations whose answer could run past the model's positions."""
-        _, encoded = self._encode(conversations)
-        self.generator.check_context(encoded, lambda i: _describe(conversations[i]), self.context_fix)
+        from factatlas.probe.context import GENERATION_FIX, check_before_scoring
+
+        def needs(suspects: Sequence[Sequence[Message]]):
+            return self.generator.needs(self._encode(suspects)[1], lambda i: _describe(suspects[i]))
+
+        check_before_scoring(conversations, self._bound, needs, self.lm, self.context_fix or GENERATION_FIX)
 
     def chat(self, conversations: Sequence[Sequence[Message]]) -> list[Reply]:
         rendered, encoded = self._encode(conversations)
