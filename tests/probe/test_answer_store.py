@@ -92,6 +92,7 @@ def _rankings(run: Path, name: str) -> list[dict]:
     return read_rows(run / "probe" / name / "rankings.parquet", RANKINGS_SCHEMA)
 
 
+@pytest.mark.servers
 def test_a_rerun_with_the_same_options_sends_nothing_and_other_options_are_asked(tmp_path, capitals_rows,
                                                                                    tiny_gpt2, tiny_gpt2_dir):
     from tests.probe.probe_capitals import write_benchmark
@@ -178,6 +179,7 @@ def test_a_probe_killed_mid_way_resends_only_the_missing_requests(tmp_path, capi
     assert info["counts"]["http/answers/reused"] == 100
 
 
+@pytest.mark.servers
 def test_a_probe_stopped_by_a_long_retry_after_resumes_with_the_missing_requests(tmp_path, capitals_rows, tiny_gpt2,
                                                                                  tiny_gpt2_dir):
     """The 429 message names options that exist and keeps its promise: the answers before it are kept."""
@@ -199,6 +201,7 @@ def test_a_probe_stopped_by_a_long_retry_after_resumes_with_the_missing_requests
         assert server.requests == 11 + 52 - 10
 
 
+@pytest.mark.servers
 def test_the_judge_keeps_its_answers_too(tmp_path, capitals_rows, tiny_chat, tiny_chat_dir):
     from factatlas.probe.judge import JudgeConfig, judge_run
     from tests.probe.probe_capitals import write_benchmark

@@ -235,6 +235,7 @@ def test_a_chat_answer_of_the_wrong_shape_is_retried(tiny_chat):
         [[{"role": "user", "content": "Capital of Egypt?"}]])[0].answer
 
 
+@pytest.mark.servers
 @pytest.mark.parametrize("body, headers, said", [
     (HTML_PAGE, {"Content-Type": "text/html"}, "HTTP 200 but the body is not JSON (Expecting value, byte 0; "
                                                 "text/html, 89 bytes: '<!DOCTYPE html>"),
