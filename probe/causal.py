@@ -106,8 +106,26 @@ class CausalLMScorer:
         self.scoring = f"causal-{reduce}" + ("+remainder" if include_remainder else "")
         self._keep, self.packed = logit_keeping(lm), packed  # packed: see continuation_sums
 
+    def context_needs(self, queries: Sequence[ClozeQuery], slots: Sequence[SlotTokens] | None = None):
+        """Per query, the positions fed: the context (BOS first, as ``context_start``) and its longest
+        continuation but the last token, which is only predicted."""
+        from factatlas.probe.context import Need, short
+
+        slots = tokenize_slots(self.lm.tokenizer, queries) if slots is None else slots
+        needs = []
+        for q, s in zip(queries, slots, strict=True):
+            context = len(context_start(self.lm.tokenizer, s.prefix))
+            longest = max((len(self._continuation(s, ci)) for ci in range(len(s.candidates))), default=1)
+            needs.append(Need(context + longest - 1, f"prompt {short(q.text)} ({context} context tokens + {longest} "
+                                                     "tokens of its longest continuation, the last only predicted)"))
+        return needs
+
     def score(self, queries: Sequence[ClozeQuery]) -> list[tuple[float, ...]]:
-        return self.score_slots(tokenize_slots(self.lm.tokenizer, queries))
+        from factatlas.probe.context import CANDIDATE_FIX, model_limit, refuse_overlong
+
+        slots = tokenize_slots(self.lm.tokenizer, queries)
+        refuse_overlong(self.context_needs(queries, slots), model_limit(self.lm), self.lm.name, CANDIDATE_FIX)
+        return self.score_slots(slots)
 
     def _continuation(self, slot: SlotTokens, ci: int) -> tuple[int, ...]:
         return slot.candidates[ci] + (slot.suffix if self.include_remainder else ())
@@ -458,11 +476,22 @@ class SentenceLegacyScorer:
             pos += len(q.forms)
         return out
 
+    def context_needs(self, queries: Sequence[ClozeQuery], per_query: list[list[list[int]]] | None = None):
+        """Per query, the positions of its longest filled sentence."""
+        from factatlas.probe.context import Need, short
+
+        per_query = self.sentences(queries) if per_query is None else per_query
+        return [Need(max((len(s) for s in ss), default=0), f"prompt {short(q.text)} filled with its longest "
+                     "candidate") for q, ss in zip(queries, per_query, strict=True)]
+
     def score(self, queries: Sequence[ClozeQuery]) -> list[tuple[float, ...]]:
         """The filled sentences of a prompt share their first tokens (the template before the slot): that
         prefix runs once per prompt, its own tokens' log-probs are read from that pass, and the candidates
         continue from its KV cache. Same sum, same count of predicted tokens as the whole-sentence loss."""
+        from factatlas.probe.context import CANDIDATE_FIX, model_limit, refuse_overlong
+
         per_query = self.sentences(queries)
+        refuse_overlong(self.context_needs(queries, per_query), model_limit(self.lm), self.lm.name, CANDIDATE_FIX)
         scores = [[float("-inf")] * len(ss) for ss in per_query]
         shared, whole = shared_prefixes(per_query)
         with torch_threads(self.lm.model, self.lm.device):

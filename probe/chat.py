@@ -109,14 +109,26 @@ def conversation_record(reply: Reply) -> str:
 
 
 def build_conversations(prompts: Sequence[Prompt], all_rows: Sequence[Mapping[str, Any]],
-                        config: ChatConfig, counts: Counter | None = None) -> list[list[Message]]:
+                        config: ChatConfig, counts: Counter | None = None,
+                        fits: Callable[[Sequence[Message]], bool] | None = None) -> list[list[Message]]:
+    """One conversation per prompt. ``fits`` (a backend that knows its model's context): a conversation
+    that does not fit drops its last examples until it does, counted as ``chat/shots-cut-to-fit:<lang>``
+    (the rankings' ``conversation`` column records the examples each prompt got)."""
     pools = shot_pools(all_rows, config)
     out = []
     for p in prompts:
         shots = shots_for(p, pools, config.shots)
         if counts is not None and len(shots) < config.shots:
             counts[f"chat/fewer-shots-than-asked:{p.lang}"] += 1
-        out.append(conversation(prompt_text_for_generation(p), shots, config.system))
+        question = prompt_text_for_generation(p)
+        messages = conversation(question, shots, config.system)
+        if fits is not None and shots and not fits(messages):
+            while shots and not fits(messages):
+                shots = shots[:-1]
+                messages = conversation(question, shots, config.system)
+            if counts is not None:
+                counts[f"chat/shots-cut-to-fit:{p.lang}"] += 1
+        out.append(messages)
     return out
 
 
@@ -130,7 +142,10 @@ def answer_conversations(backend: ChatBackend, prompts: Sequence[Prompt],
     if scoring not in CHAT_RULES:
         raise ValueError(f"unknown chat rule '{scoring}'; expected one of {CHAT_RULES}")
     lenient = scoring == "chat-lenient"
-    conversations = build_conversations(prompts, all_rows, config, counts)
+    conversations = build_conversations(prompts, all_rows, config, counts, getattr(backend, "fits", None))
+    check = getattr(backend, "check_context", None)
+    if check is not None:  # every conversation, before the first is answered
+        check(conversations)
     rows = []
     for start in range(0, len(prompts), chunk):
         part = prompts[start: start + chunk]
@@ -160,15 +175,52 @@ class LocalChat:
     tokenizer's own specials, exactly as ``apply_chat_template(..., tokenize=True)`` would.
     """
 
-    def __init__(self, lm, max_new_tokens: int = 16, batch_tokens: int = 8192):
+    def __init__(self, lm, max_new_tokens: int = 16, batch_tokens: int = 8192, context_fix: str | None = None):
         from factatlas.probe.generative import GreedyGenerator
 
         self.generator = GreedyGenerator(lm, max_new_tokens=max_new_tokens, batch_tokens=batch_tokens)
         self.lm = lm
+        self.context_fix = context_fix  # what a refusal for the context advises (None: the probe's options)
         self.scoring = "chat"
 
-    def chat(self, conversations: Sequence[Sequence[Message]]) -> list[Reply]:
+    def _encode(self, conversations: Sequence[Sequence[Message]]) -> tuple[list[str], list[list[int]]]:
         rendered = [render(self.lm.tokenizer, c) for c in conversations]
-        answers = self.generator.generate_encoded(
-            [self.lm.tokenizer(t, add_special_tokens=False)["input_ids"] for t in rendered])
+        return rendered, [self.lm.tokenizer(t, add_special_tokens=False)["input_ids"] for t in rendered]
+
+    def _bound(self, messages: Sequence[Message]) -> int:
+        from factatlas.probe.context import text_bound
+
+        return text_bound(render(self.lm.tokenizer, messages)) + self.generator.max_new_tokens
+
+    def fits(self, messages: Sequence[Message]) -> bool:
+        """Whether the rendered conversation and its answer fit the model's positions (tokenized only when
+        a cheap bound on its tokens says it might not)."""
+        from factatlas.probe.context import model_limit
+
+        limit = model_limit(self.lm)
+        if limit is None or self._bound(messages) <= limit.positions:
+            return True
+        _, (encoded,) = self._encode([messages])
+        return self.generator.needs([encoded])[0].positions <= limit.positions
+
+    def check_context(self, conversations: Sequence[Sequence[Message]]) -> None:
+        """Refuse, before any forward, conversations whose answer could run past the model's positions."""
+        from factatlas.probe.context import GENERATION_FIX, check_before_scoring
+
+        def needs(suspects: Sequence[Sequence[Message]]):
+            return self.generator.needs(self._encode(suspects)[1], lambda i: _describe(suspects[i]))
+
+        check_before_scoring(conversations, self._bound, needs, self.lm, self.context_fix or GENERATION_FIX)
+
+    def chat(self, conversations: Sequence[Sequence[Message]]) -> list[Reply]:
+        rendered, encoded = self._encode(conversations)
+        self.generator.check_context(encoded, lambda i: _describe(conversations[i]), self.context_fix)
+        answers = self.generator.generate_encoded(encoded)
         return [Reply(a, tuple(c), t) for a, c, t in zip(answers, conversations, rendered, strict=True)]
+
+
+def _describe(messages: Sequence[Message]) -> str:
+    from factatlas.probe.context import short
+
+    shots = sum(1 for m in messages if m["role"] == "assistant")
+    return f"the conversation of {short(messages[-1]['content'])} ({shots} examples, rendered with the chat template)"

@@ -66,6 +66,11 @@ def probe(
     max_retries: int = typer.Option(5, "--max-retries", help="openai: retries on 429/5xx/connection errors."),
     rate_limit: float | None = typer.Option(None, "--rate-limit", help="openai: at most this many requests "
                                                                        "per second."),
+    timeout: float = typer.Option(120.0, "--timeout", help="openai: total deadline per HTTP request in seconds, "
+                                                           "body included."),
+    max_retry_after: float = typer.Option(60.0, "--max-retry-after",
+                                          help="openai: wait at most this many seconds for a server's Retry-After; "
+                                               "a longer one stops the run with the time to retry."),
     engine: str = typer.Option("local", "--engine", help="local | ray (a Ray Data pipeline, one model replica per "
                                                          "actor/GPU; extra 'ray')."),
     ray_address: str | None = typer.Option(None, "--ray-address", help="ray: join this cluster (auto, "
@@ -93,7 +98,8 @@ def probe(
         xfactr_max_masks=xfactr_max_masks, tiny_steps=tiny_steps, out_name=out_name,
         system_prompt=system_prompt, shots=shots, shot_split=shot_split, backend=backend, api_base=api_base,
         served_model=served_model, api_key_env=api_key_env, tokenizer=tokenizer, concurrency=concurrency,
-        max_retries=max_retries, rate_limit=rate_limit, engine=engine, ray_address=ray_address,
+        max_retries=max_retries, rate_limit=rate_limit, timeout=timeout, max_retry_after=max_retry_after,
+        engine=engine, ray_address=ray_address,
         ray_actors=ray_actors, ray_shards=ray_shards, ray_cpus=ray_cpus)
     outcome = probe_benchmark(run, config)
     out.print(f"rankings: {outcome.rankings_path}")
@@ -121,6 +127,11 @@ def judge(
     concurrency: int = typer.Option(4, "--concurrency", help="openai: requests in flight."),
     max_retries: int = typer.Option(5, "--max-retries", help="openai: retries on 429/5xx/connection errors."),
     rate_limit: float | None = typer.Option(None, "--rate-limit", help="openai: requests per second at most."),
+    timeout: float = typer.Option(120.0, "--timeout", help="openai: total deadline per HTTP request in seconds, "
+                                                           "body included."),
+    max_retry_after: float = typer.Option(60.0, "--max-retry-after",
+                                          help="openai: wait at most this many seconds for a server's Retry-After; "
+                                               "a longer one stops the run with the time to retry."),
     device: str = typer.Option("auto", "--device", help="local: auto | cpu | cuda."),
     dtype: str = typer.Option("auto", "--dtype", help="local: auto | fp32 | bf16 | fp16."),
     device_map: str | None = typer.Option(None, "--device-map", help="local: auto spreads a judge larger than a "
@@ -137,8 +148,8 @@ def judge(
 
     config = JudgeConfig(judge_model, backend=backend, api_base=api_base, served_model=served_model,
                          api_key_env=api_key_env, concurrency=concurrency, max_retries=max_retries,
-                         rate_limit=rate_limit, device=device, dtype=dtype, device_map=device_map,
-                         batch_tokens=batch_tokens)
+                         rate_limit=rate_limit, timeout=timeout, max_retry_after=max_retry_after, device=device,
+                         dtype=dtype, device_map=device_map, batch_tokens=batch_tokens)
     for outcome in judge_run(run, model, config):
         s = outcome.summary
         acc, agree = s["accuracy"], s["agreement"]

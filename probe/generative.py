@@ -106,10 +106,13 @@ def answer_prompts(generator, prompts: Sequence[Prompt], aliases: Mapping[str, s
 
     lenient = scoring == "generative-lenient"
     rows = []
+    texts = [r.text if scoring == "xfactr" else prompt_text_for_generation(r) for r in prompts]
+    check = getattr(generator, "check_texts", None)
+    if check is not None:  # every prompt, before the first is answered
+        check(texts)
     for start in range(0, len(prompts), chunk):
         part = prompts[start: start + chunk]
-        texts = [r.text if scoring == "xfactr" else prompt_text_for_generation(r) for r in part]
-        for r, answer in zip(part, generator.generate(texts), strict=True):
+        for r, answer in zip(part, generator.generate(texts[start: start + chunk]), strict=True):
             ranked, scores, correct = judge(answer, r.candidate_qids, r.gold_qids, aliases, lenient)
             rows.append(ranking_row(r, model, scoring, ranked, scores, correct, first_line(answer)))
         if progress:
@@ -142,22 +145,56 @@ class GreedyGenerator:
                 ids = ids[: ids.index(self._sentinels[1])]
         return ids
 
-    def generate(self, prompts: Sequence[str]) -> list[str]:
+    def check_texts(self, prompts: Sequence[str]) -> None:
+        """Every prompt of the run checked against the model's context before the first forward pass."""
+        from factatlas.probe.context import GENERATION_FIX, check_before_scoring, short, text_bound
+
+        def needs(texts: Sequence[str]):
+            return self.needs(self.encode(texts), lambda i: f"prompt {short(texts[i])}")
+
+        check_before_scoring(prompts, lambda p: text_bound(p) + self.max_new_tokens, needs, self.lm, GENERATION_FIX)
+
+    def encode(self, prompts: Sequence[str]) -> list[list[int]]:
+        """The token ids ``generate`` feeds: causal models get their BOS first, as the causal scorers do."""
         tok = self.lm.tokenizer
         if self.lm.family == "causal":
             from factatlas.probe.causal import context_start
 
             bare = tok(list(prompts), add_special_tokens=False)["input_ids"] if prompts else []
-            encoded = [context_start(tok, ids) for ids in bare]
-        else:
-            encoded = tok(list(prompts), add_special_tokens=True)["input_ids"] if prompts else []
-        return self.generate_encoded(encoded)
+            return [context_start(tok, ids) for ids in bare]
+        return tok(list(prompts), add_special_tokens=True)["input_ids"] if prompts else []
+
+    def generate(self, prompts: Sequence[str]) -> list[str]:
+        return self.generate_encoded(self.encode(prompts))
+
+    def needs(self, encoded: Sequence[Sequence[int]], describe=None):
+        """What each input takes of the context (``context.Need``): a causal model reads the prompt and
+        then its own new tokens but the last (only predicted); a seq2seq encoder reads the prompt, its
+        decoder the start token and the new tokens but the last."""
+        from factatlas.probe.context import Need, generation_needs, short
+
+        def name(i: int) -> str:
+            return describe(i) if describe else \
+                f"prompt {short(self.lm.tokenizer.decode(encoded[i], skip_special_tokens=True))}"
+
+        if self.lm.family == "causal":
+            return generation_needs(encoded, self.max_new_tokens, name)
+        return [Need(max(len(e), self.max_new_tokens), lambda i=i, e=e: f"{name(i)} ({len(e)} encoder tokens, "
+                                                       f"{self.max_new_tokens} decoder positions)")
+                for i, e in enumerate(encoded)]
+
+    def check_context(self, encoded: Sequence[Sequence[int]], describe=None, fix: str | None = None) -> None:
+        """Refuse, before any forward, inputs whose answer could run past the model's positions."""
+        from factatlas.probe.context import GENERATION_FIX, model_limit, refuse_overlong
+
+        refuse_overlong(self.needs(encoded, describe), model_limit(self.lm), self.lm.name, fix or GENERATION_FIX)
 
     def generate_encoded(self, encoded: Sequence[Sequence[int]]) -> list[str]:
         """Greedy answers to already tokenized inputs (chat templates render and tokenize their own)."""
         import torch
 
         tok, model, device = self.lm.tokenizer, self.lm.model, self.lm.device
+        self.check_context(encoded)
         pad_id = tok.pad_token_id if tok.pad_token_id is not None else tok.eos_token_id
         out = [""] * len(encoded)
         lengths = [len(e) + self.max_new_tokens for e in encoded]

@@ -39,6 +39,7 @@ JUDGE_USER = (
     "wording)? Reply yes or no."
 )
 JUDGE_MAX_NEW_TOKENS = 4
+JUDGE_CONTEXT_FIX = "Use a judge (--judge) with a longer context."  # the protocol itself is fixed
 MAX_GOLD_FORMS = 12  # keeps the judge prompt short for objects with many aliases
 
 EMPTY_ANSWER = "empty-answer"
@@ -119,10 +120,13 @@ def judge_answers(backend: ChatBackend, rows: Sequence[ProbeResult], prompts: Ma
     answers = [first_line(r.prediction) for r in rows]
     asked = [i for i, a in enumerate(answers) if a]
     replies: dict[int, str] = {}
+    conversations = {i: judge_conversation(prompts[rows[i].prompt_id], answers[i]) for i in asked}
+    check = getattr(backend, "check_context", None)
+    if check is not None:  # every conversation, before the first is judged
+        check([conversations[i] for i in asked])
     for start in range(0, len(asked), chunk):
         part = asked[start: start + chunk]
-        conversations = [judge_conversation(prompts[rows[i].prompt_id], answers[i]) for i in part]
-        for i, reply in zip(part, backend.chat(conversations), strict=True):
+        for i, reply in zip(part, backend.chat([conversations[i] for i in part]), strict=True):
             replies[i] = reply.answer
         if progress:
             progress(len(part))
@@ -244,6 +248,8 @@ class JudgeConfig:
     concurrency: int = 4
     max_retries: int = 5
     rate_limit: float | None = None
+    timeout: float = 120.0  # openai: total deadline per request (openai_backend.DEFAULT_TIMEOUT_S)
+    max_retry_after: float = 60.0  # openai: longest Retry-After waited
     device: str = "auto"
     dtype: str = "auto"
     device_map: str | None = None
@@ -258,22 +264,29 @@ class JudgeOutcome:
     counts: dict[str, int]
 
 
-def make_judge_backend(config: JudgeConfig, counts: Counter) -> tuple[ChatBackend, Any]:
-    """(backend, loaded model or None): the judge in this process, or behind an OpenAI-compatible server."""
+def make_judge_backend(config: JudgeConfig, counts: Counter, run_dir=None) -> tuple[ChatBackend, Any]:
+    """(backend, loaded model or None): the judge in this process, or behind an OpenAI-compatible server
+    (whose answers are kept under ``<run_dir>/probe/_answers/`` as they arrive, when ``run_dir`` is given)."""
     from factatlas.errors import ConfigError
 
     if config.backend == "openai":
         from factatlas.probe.openai_backend import EndpointConfig, OpenAIChat, OpenAIClient, api_key_from_env
 
         if not config.api_base:
-            raise ConfigError("--judge-backend openai needs --judge-api-base, e.g. http://127.0.0.1:8000/v1")
+            raise ConfigError("--backend openai needs --api-base, e.g. http://127.0.0.1:8000/v1")
         endpoint = EndpointConfig(config.api_base, config.served_model or config.judge,
                                   api_key_from_env(config.api_key_env), concurrency=config.concurrency,
-                                  max_retries=config.max_retries, rate_limit=config.rate_limit)
-        client = OpenAIClient(endpoint, stats=counts, stats_prefix="http/")
+                                  max_retries=config.max_retries, rate_limit=config.rate_limit,
+                                  timeout=config.timeout, max_wait=config.max_retry_after)
+        store = None
+        if run_dir is not None:
+            from factatlas.probe.answer_store import AnswerStore, store_path
+
+            store = AnswerStore(store_path(run_dir, endpoint.model), stats=counts, stats_prefix="http/")
+        client = OpenAIClient(endpoint, stats=counts, stats_prefix="http/", store=store)
         return OpenAIChat(client, max_new_tokens=JUDGE_MAX_NEW_TOKENS), None
     if config.backend != "local":
-        raise ConfigError(f"--judge-backend {config.backend!r}: expected local or openai")
+        raise ConfigError(f"--backend {config.backend!r}: expected local or openai")
     from factatlas.probe.chat import LocalChat
     from factatlas.probe.models import load_model
 
@@ -281,7 +294,8 @@ def make_judge_backend(config: JudgeConfig, counts: Counter) -> tuple[ChatBacken
     if lm.family != "causal":
         raise ConfigError(f"--judge {config.judge}: a {lm.family} model; the judge must be an instruction-tuned "
                           "causal model with a chat template")
-    return LocalChat(lm, max_new_tokens=JUDGE_MAX_NEW_TOKENS, batch_tokens=config.batch_tokens), lm
+    return LocalChat(lm, max_new_tokens=JUDGE_MAX_NEW_TOKENS, batch_tokens=config.batch_tokens,
+                     context_fix=JUDGE_CONTEXT_FIX), lm
 
 
 def judge_run(run, model: str | None, config: JudgeConfig, backend: ChatBackend | None = None) -> list[JudgeOutcome]:
@@ -317,7 +331,7 @@ def judge_run(run, model: str | None, config: JudgeConfig, backend: ChatBackend 
     counts: Counter = Counter()
     lm = None
     if backend is None:
-        backend, lm = make_judge_backend(config, counts)
+        backend, lm = make_judge_backend(config, counts, run_dir)
     threads = torch_threads(lm.model, lm.device) if lm is not None else contextlib.nullcontext()
     outcomes = []
     with threads:

@@ -349,8 +349,19 @@ class MaskedLMScorer:
             raise ValueError(f"head_rows must be a positive number of reads or None, got {head_rows}")
         self._head_rows = None if accelerator_paths or self._split is None else head_rows
 
+    def context_needs(self, queries: Sequence[ClozeQuery], slots: Sequence[SlotTokens] | None = None):
+        """Per query, the positions of its longest candidate in place, special tokens included."""
+        from factatlas.probe.context import slot_needs
+
+        slots = tokenize_slots(self.lm.tokenizer, queries) if slots is None else slots
+        wrap = special_wrap(self.lm.tokenizer)
+        return slot_needs(slots, [q.text for q in queries], len(wrap.head), len(wrap.tail))
+
     def score(self, queries: Sequence[ClozeQuery]) -> list[tuple[float, ...]]:
+        from factatlas.probe.context import CANDIDATE_FIX, model_limit, refuse_overlong
+
         slots = tokenize_slots(self.lm.tokenizer, queries)
+        refuse_overlong(self.context_needs(queries, slots), model_limit(self.lm), self.lm.name, CANDIDATE_FIX)
         return self.score_slots(slots)
 
     def score_slots(self, slots: Sequence[SlotTokens]) -> list[tuple[float, ...]]:

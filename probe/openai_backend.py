@@ -10,11 +10,12 @@ Two uses, both deterministic (temperature 0):
   the model's tokenizer (``--tokenizer``, default: the served model name) and a server that returns
   prompt log-probabilities (``transformers serve`` ignores ``echo``/``logprobs``: a clear error says so).
 
-HTTP policy (the project has no shared client yet; this is a small one): a thread pool of
-``concurrency`` requests, an optional request-rate limit, and the project's one HTTP policy
-(``factatlas.http``): a total deadline per request, retries on 408/409/5xx, cut bodies and resets with
-jittered exponential back-off, 429 waits ``Retry-After`` (capped by ``max_wait``); a refused connection
-is not retried. Every retry is counted by reason. The API
+HTTP: a thread pool of ``concurrency`` requests, an optional request-rate limit, and the project's one
+HTTP policy (``factatlas.http``): a total deadline per request (``--timeout``), retries on 408/409/5xx,
+cut bodies, resets, bodies that are not JSON and JSON of the wrong shape, with jittered exponential
+back-off; 429 waits ``Retry-After`` (capped by ``--max-retry-after``); a refused connection is not
+retried. Every retry is counted by reason. Every answer is kept as it arrives
+(``factatlas.probe.answer_store``), so a rerun sends only what was never answered. The API
 key is read from an environment variable, sent only in the Authorization header, and replaced by
 ``***`` in every error message.
 """
@@ -33,15 +34,64 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from factatlas.errors import ConfigError, FactatlasError
+from factatlas.probe.answer_store import AnswerStore
 from factatlas.probe.chat import Message, Reply
 from factatlas.probe.protocol import ClozeQuery
 
 RETRY_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504})
 REMOTE_RULES = ("chat", "chat-lenient", "causal-mean", "causal-sum")
+DEFAULT_TIMEOUT_S = 120.0  # a model's answer can take a while on a busy server
+DEFAULT_MAX_RETRY_AFTER_S = 60.0
 
 
 class RemoteError(FactatlasError):
     """A request that failed for good; the message names the URL, status and fix, never the key."""
+
+
+class _Stopped(Exception):
+    """An item of ``OpenAIClient.map`` not sent because another failed first."""
+
+
+class WrongShape(ValueError):
+    """JSON that is not the answer the request expects (no ``choices``, no message, ...)."""
+
+
+# the fix named after the last try, by the reason a try failed
+FIXES = {
+    "not-json": "the server at --api-base answers with something else than JSON (a cut body, or an HTML page "
+                "from a proxy or a web server); check that --api-base is the OpenAI-compatible API's /v1 URL "
+                "and that the server is healthy, then rerun (answers received so far are kept)",
+    "wrong-shape": "the server at --api-base does not answer like an OpenAI-compatible API; check --api-base "
+                   "(the /v1 URL of vLLM, llama.cpp, TGI, transformers serve, ...) and --served-model, then "
+                   "rerun (answers received so far are kept)",
+}
+
+
+def _reason(error: ValueError) -> str:
+    if isinstance(error, json.JSONDecodeError):
+        return f"{error.msg}, byte {error.pos}"
+    return f"{type(error).__name__}: {str(error)[:120]}"
+
+
+def check_chat_answer(answer: Any) -> str:
+    """The reply text of a chat completion answer; ``WrongShape`` if it has none."""
+    try:
+        content = answer["choices"][0]["message"]["content"]
+    except (KeyError, IndexError, TypeError) as e:
+        raise WrongShape(f"no choices[0].message.content: {type(e).__name__} {e}") from None
+    if content is not None and not isinstance(content, str):
+        raise WrongShape(f"choices[0].message.content is {type(content).__name__}, not text")
+    return content or ""
+
+
+def check_completion_answer(answer: Any) -> list[dict[str, Any]]:
+    """The ``choices`` of a completion answer (objects with an ``index``); ``WrongShape`` otherwise."""
+    choices = answer.get("choices") if isinstance(answer, dict) else None
+    if not isinstance(choices, list) or not all(isinstance(c, dict) for c in choices):
+        raise WrongShape("no 'choices' list of objects")
+    if not all(isinstance(c.get("index", 0), int) for c in choices):
+        raise WrongShape("a choice's 'index' is not an integer")
+    return choices
 
 
 @dataclass(frozen=True)
@@ -52,14 +102,18 @@ class EndpointConfig:
     concurrency: int = 4
     max_retries: int = 5
     rate_limit: float | None = None  # requests per second, None: unlimited
-    timeout: float = 120.0
+    timeout: float = DEFAULT_TIMEOUT_S  # total deadline per request, body included (--timeout)
     backoff: float = 0.5  # first wait; doubles per retry (with jitter), capped by max_wait
-    max_wait: float = 60.0
+    max_wait: float = DEFAULT_MAX_RETRY_AFTER_S  # longer Retry-After: stop with the time to retry (--max-retry-after)
 
     def __post_init__(self) -> None:
         if not self.base_url.startswith(("http://", "https://")):
             raise ConfigError(f"--api-base {self.base_url!r}: expected an http(s) URL such as "
                               "http://127.0.0.1:8000/v1")
+        if not self.timeout > 0:
+            raise ConfigError(f"--timeout {self.timeout}: must be a positive number of seconds")
+        if self.max_wait < 0:
+            raise ConfigError(f"--max-retry-after {self.max_wait}: must be 0 or more seconds")
         if self.concurrency < 1 or self.max_retries < 0:
             raise ConfigError(f"--concurrency {self.concurrency} / --max-retries {self.max_retries}: expected "
                               "concurrency >= 1 and retries >= 0")
@@ -109,13 +163,15 @@ class OpenAIClient:
     and retries by reason."""
 
     def __init__(self, config: EndpointConfig, sleep: Callable[[float], None] = time.sleep,
-                 stats: Counter | None = None, stats_prefix: str = ""):
+                 stats: Counter | None = None, stats_prefix: str = "", store: AnswerStore | None = None):
         from factatlas import __version__
         from factatlas.http import HttpPolicy, Transport
 
         self.config = config
         self.stats: Counter = Counter() if stats is None else stats  # the runner passes its own counts
         self._prefix = stats_prefix
+        self.store = store  # answers kept as they arrive (probe.answer_store); None: nothing kept
+        self._in_flight: dict[str, threading.Lock] = {}
         self._limiter = RateLimiter(config.rate_limit)
         self._sleep = sleep
         self._lock = threading.Lock()
@@ -131,18 +187,40 @@ class OpenAIClient:
         with self._lock:
             self.stats[self._prefix + key] += 1
 
-    def post(self, path: str, body: Mapping[str, Any]) -> dict[str, Any]:
-        from factatlas.http import Throttled, Transient, Unreachable, parse_retry_after, retrying
+    def post(self, path: str, body: Mapping[str, Any], check: Callable[[Any], object] = lambda answer: None) -> Any:
+        """The server's JSON answer to ``body`` at ``path``, parsed and ``check``-ed inside the retry loop.
 
+        ``check`` raises ``WrongShape`` (a ValueError) for JSON that is not what the request expects. A body
+        that is not JSON (cut, an HTML page) or JSON of the wrong shape is a transient fault like a 503:
+        retried, and named with the fix after the last try. With a store, a kept answer is reused
+        without sending, and each new answer is kept the moment it passed ``check``."""
         url = self.config.base_url.rstrip("/") + path
         shown = redact(url, self.config.api_key)
+        if self.store is None:
+            return self._send(url, shown, body, check)
+        from factatlas.probe.answer_store import request_key
+
+        key = request_key(url, body)
+        with self._lock:  # one request per key in flight: a twin waits and reuses its answer
+            flight = self._in_flight.setdefault(key, threading.Lock())
+        with flight:
+            kept = self.store.get(key, check)
+            if kept is not None:
+                return kept
+            answer = self._send(url, shown, body, check)
+            self.store.put(key, answer, shown)
+            return answer
+
+    def _send(self, url: str, shown: str, body: Mapping[str, Any], check: Callable[[Any], object]) -> Any:
+        from factatlas.http import Throttled, Transient, Unreachable, parse_retry_after, retrying
+
         data = json.dumps(body).encode("utf-8")
         headers = {"Content-Type": "application/json", "Accept": "application/json"}
         if self.config.api_key:
             headers["Authorization"] = f"Bearer {self.config.api_key}"
         attempts = 0
 
-        def once() -> dict[str, Any]:
+        def once() -> Any:
             nonlocal attempts
             self._limiter.wait()
             self._count("requests")
@@ -163,7 +241,17 @@ class OpenAIClient:
                 hint = (" check the API key (--api-key-env)" if response.status in (401, 403) else
                         " check --api-base, --served-model and what the server supports")
                 raise RemoteError(f"{shown}: HTTP {response.status} after {attempts} attempt(s): {detail};{hint}")
-            return json.loads(response.body.decode("utf-8"))
+            try:
+                answer = json.loads(response.body.decode("utf-8"))
+            except ValueError as e:  # JSONDecodeError and UnicodeDecodeError both
+                raise Transient(f"not-json: {shown}: HTTP 200 but the body is not JSON ({_reason(e)}; "
+                                f"{self._preview(response)})") from None
+            try:
+                check(answer)
+            except ValueError as e:
+                raise Transient(f"wrong-shape: {shown}: HTTP 200 but the JSON is not an OpenAI answer ({e}; "
+                                f"{self._preview(response)})") from None
+            return answer
 
         def waited(_seconds: float, failure: Transient) -> None:
             reason = "http-429" if isinstance(failure, Throttled) else str(failure).split(":", 1)[0]
@@ -172,16 +260,42 @@ class OpenAIClient:
         try:
             return retrying(once, self.policy, sleeper=self._sleep, rng=self._rng, on_wait=waited)
         except Transient as e:
-            what = str(e).split(": ", 1)[1] if ": " in str(e) else str(e)
-            raise RemoteError(f"{what} after {attempts} attempt(s); is the server running at --api-base, "
-                              "and is it healthy?") from None
+            reason, _, what = str(e).partition(": ")
+            fix = FIXES.get(reason, "is the server running at --api-base, and is it healthy?")
+            raise RemoteError(f"{what or reason} after {attempts} attempt(s); {fix}") from None
+
+    def _preview(self, response) -> str:
+        """What came instead: content type, size and the first characters, key redacted."""
+        text = response.body[:120].decode("utf-8", "replace").replace("\n", " ")
+        kind = response.header("Content-Type") or "no Content-Type"
+        return f"{kind}, {len(response.body)} bytes: {redact(text, self.config.api_key)!r}"
 
     def map(self, fn: Callable[[Any], Any], items: Sequence[Any]) -> list[Any]:
-        """``fn`` over ``items`` on ``concurrency`` threads, results in input order."""
+        """``fn`` over ``items`` on ``concurrency`` threads, results in input order. The first failure
+        cancels what has not started: no request is sent after the run is known to stop."""
         if self.config.concurrency == 1 or len(items) <= 1:
             return [fn(x) for x in items]
-        with ThreadPoolExecutor(self.config.concurrency) as pool:
-            return list(pool.map(fn, items))
+        failed = threading.Event()
+
+        def guarded(item: Any) -> Any:
+            if failed.is_set():  # a request that would start after the first failure is never sent
+                raise _Stopped()
+            try:
+                return fn(item)
+            except BaseException:
+                failed.set()
+                raise
+
+        pool = ThreadPoolExecutor(self.config.concurrency)
+        try:
+            futures = [pool.submit(guarded, x) for x in items]
+            errors = [f.exception() for f in futures]  # waits for every item (stopped ones end at once)
+            first = next((e for e in errors if e is not None and not isinstance(e, _Stopped)), None)
+            if first is not None:
+                raise first
+            return [f.result() for f in futures]
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
 
 
 @dataclass(frozen=True)
@@ -214,12 +328,7 @@ class OpenAIChat:
     def _one(self, messages: Sequence[Message]) -> Reply:
         body = {"model": self.client.config.model, "messages": list(messages), "temperature": 0,
                 "max_tokens": self.max_new_tokens}
-        answer = self.client.post("/chat/completions", body)
-        try:
-            text = answer["choices"][0]["message"]["content"] or ""
-        except (KeyError, IndexError, TypeError) as e:
-            raise RemoteError(f"{self.client.config.base_url}/chat/completions: unexpected answer "
-                              f"({e!r}): {str(answer)[:300]}") from None
+        text = check_chat_answer(self.client.post("/chat/completions", body, check_chat_answer))
         return Reply(text, tuple(messages), None)
 
     def chat(self, conversations: Sequence[Sequence[Message]]) -> list[Reply]:
@@ -255,22 +364,32 @@ class OpenAILogprobScorer:
     def _score_one(self, seqs: list[tuple[list[int], int]]) -> tuple[float, ...]:
         body = {"model": self.client.config.model, "prompt": [ids for ids, _ in seqs], "max_tokens": 1,
                 "temperature": 0, "echo": True, "logprobs": 1}
-        answer = self.client.post("/completions", body)
+        answer = self.client.post("/completions", body, lambda a: self._scores(a, seqs))
+        return self._scores(answer, seqs)
+
+    def _scores(self, answer: Any, seqs: list[tuple[list[int], int]]) -> tuple[float, ...]:
+        """Each candidate's score from a completion answer. ``WrongShape`` (retried) for a malformed
+        answer; ``RemoteError`` (final) for a well-formed one from a server that cannot do this."""
         url = f"{self.client.config.base_url}/completions"
-        choices = sorted(answer.get("choices") or [], key=lambda c: c.get("index", 0))
+        choices = sorted(check_completion_answer(answer), key=lambda c: c.get("index", 0))
         if len(choices) != len(seqs):
             raise RemoteError(f"{url}: {len(seqs)} prompts sent, {len(choices)} choices returned; the server "
                               "must accept a batch of token-id prompts (vLLM does)")
         scores = []
         for (ids, n), choice in zip(seqs, choices, strict=True):
-            logprobs = (choice.get("logprobs") or {}).get("token_logprobs")
-            if not logprobs or len(logprobs) < len(ids):
+            logprobs = choice.get("logprobs")
+            if logprobs is not None and not isinstance(logprobs, dict):
+                raise WrongShape(f"choices[{choice.get('index', 0)}].logprobs is {type(logprobs).__name__}")
+            values = (logprobs or {}).get("token_logprobs")
+            if not values or len(values) < len(ids):
                 raise RemoteError(f"{url}: the server returned no prompt log-probabilities for echo=true, "
                                   "logprobs=1 (transformers serve ignores both); use a server that does, "
                                   "e.g. vllm serve, or --scoring chat")
-            values = [float(x) for x in logprobs[len(ids) - n: len(ids)]]
-            scores.append(sum(values) / (len(values) if self.reduce == "mean" else 1))
-        return tuple(scores)
+            picked = values[len(ids) - n: len(ids)]
+            if not all(isinstance(x, int | float) and not isinstance(x, bool) for x in picked):
+                raise WrongShape(f"choices[{choice.get('index', 0)}].logprobs.token_logprobs holds non-numbers")
+            scores.append(sum(picked) / (len(picked) if self.reduce == "mean" else 1))
+        return tuple(float(x) for x in scores)
 
     def score(self, queries: Sequence[ClozeQuery]) -> list[tuple[float, ...]]:
         from factatlas.probe.slots import tokenize_slots

@@ -82,6 +82,8 @@ class ProbeConfig:
     concurrency: int = 4
     max_retries: int = 5
     rate_limit: float | None = None  # requests per second
+    timeout: float = 120.0  # openai: total deadline per request, body included (openai_backend.DEFAULT_TIMEOUT_S)
+    max_retry_after: float = 60.0  # openai: longest Retry-After waited; longer stops the run with the time
     engine: str = "local"  # local | ray (probe.distributed: a Ray Data pipeline over an actor pool)
     ray_address: str | None = None  # ray: an existing cluster ("auto", "ray://host:10001"); None: a local one
     ray_actors: int = 2  # ray: model replicas
@@ -303,6 +305,10 @@ def rank_prompts(scorer, prompts: Sequence[Prompt], texts: Sequence[str], model:
         query_of.append(index)
     if counts is not None:
         counts["scored/queries-shared"] += len(prompts) - len(unique)
+    if getattr(scorer, "context_needs", None) is not None:  # every query fits the model, before any forward
+        from factatlas.probe.context import check_queries
+
+        check_queries(scorer, unique)
     # progress counts prompts: a chunk of distinct queries stands for every prompt whose first copy is in it
     represented = Counter(query_of)
     scores: list[Sequence[float]] = []
@@ -338,7 +344,7 @@ def probe_benchmark(run: str | Path, config: ProbeConfig, lm=None, merge: bool =
 
     tiny_info: dict[str, Any] = {}
     if lm is None and config.backend == "openai":
-        lm, scorer, scoring = _remote(config, counts)
+        lm, scorer, scoring = _remote(config, counts, run_dir)
         rule = check_scoring_for_family(scoring, lm.family)
         slug = config.out_name or model_out_name(lm.slug, scoring, lm.family)
         job = ProbeJob(lm, scorer, rule, slug, config.model, None)
@@ -364,8 +370,10 @@ def probe_benchmark(run: str | Path, config: ProbeConfig, lm=None, merge: bool =
         return _run(job, selected, counts, benchmark, run_dir, config, merge)
 
 
-def _remote(config: ProbeConfig, counts: Counter):
-    """(model, scorer, rule name) of an OpenAI-compatible server; HTTP retries land in ``counts``."""
+def _remote(config: ProbeConfig, counts: Counter, run_dir: Path):
+    """(model, scorer, rule name) of an OpenAI-compatible server; HTTP retries land in ``counts``, answers
+    are kept under ``<run>/probe/_answers/`` as they arrive (a rerun sends only what was never answered)."""
+    from factatlas.probe.answer_store import AnswerStore, store_path
     from factatlas.probe.openai_backend import (
         EndpointConfig,
         OpenAIClient,
@@ -379,9 +387,10 @@ def _remote(config: ProbeConfig, counts: Counter):
     scoring = config.scoring or "chat"
     endpoint = EndpointConfig(config.api_base, config.served_model or config.model, api_key_from_env(config.api_key_env),
                               concurrency=config.concurrency, max_retries=config.max_retries,
-                              rate_limit=config.rate_limit)
+                              rate_limit=config.rate_limit, timeout=config.timeout, max_wait=config.max_retry_after)
     lm = remote_model(config.model, endpoint, config.tokenizer, needs_tokenizer=scoring.startswith("causal-"))
-    client = OpenAIClient(endpoint, stats=counts, stats_prefix="http/")
+    store = AnswerStore(store_path(run_dir, endpoint.model), stats=counts, stats_prefix="http/")
+    client = OpenAIClient(endpoint, stats=counts, stats_prefix="http/", store=store)
     return lm, make_remote_scorer(lm, scoring, client, config.max_new_tokens, config.include_remainder), scoring
 
 

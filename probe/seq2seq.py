@@ -35,8 +35,25 @@ class Seq2SeqScorer:
         self.lm, self.batch_tokens = lm, batch_tokens
         self.s0, self.s1 = sentinel_ids(lm.tokenizer)
 
+    def context_needs(self, queries: Sequence[ClozeQuery], slots: Sequence[SlotTokens] | None = None):
+        """Per query: the encoder reads the prompt with one sentinel; the decoder reads the start token,
+        sentinel and candidate (the closing sentinel is only predicted); the larger of the two."""
+        from factatlas.probe.context import Need, short
+
+        slots = tokenize_slots(self.lm.tokenizer, queries) if slots is None else slots
+        needs = []
+        for q, s in zip(queries, slots, strict=True):
+            enc, dec = len(self.encoder_input(s)), max((len(self.target(c)) for c in s.candidates), default=0)
+            needs.append(Need(max(enc, dec), f"prompt {short(q.text)} ({enc} encoder tokens, {dec} decoder tokens "
+                                             "for its longest candidate)"))
+        return needs
+
     def score(self, queries: Sequence[ClozeQuery]) -> list[tuple[float, ...]]:
-        return self.score_slots(tokenize_slots(self.lm.tokenizer, queries))
+        from factatlas.probe.context import CANDIDATE_FIX, model_limit, refuse_overlong
+
+        slots = tokenize_slots(self.lm.tokenizer, queries)
+        refuse_overlong(self.context_needs(queries, slots), model_limit(self.lm), self.lm.name, CANDIDATE_FIX)
+        return self.score_slots(slots)
 
     def encoder_input(self, slot: SlotTokens) -> list[int]:
         return special_wrap(self.lm.tokenizer).wrap([*slot.prefix, self.s0, *slot.suffix])

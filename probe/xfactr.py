@@ -50,6 +50,24 @@ class XFactrDecoder:
         self.lm, self.max_masks, self.init, self.refine = lm, max_masks, init, refine
         self.length, self.refine_order, self.batch_tokens = length, refine_order, batch_tokens
 
+    def context_needs(self, prompts: Sequence[str], slots=None):
+        """Per prompt, its tokens around the slot, special tokens and up to ``max_masks`` masks."""
+        from factatlas.probe.context import Need, short
+
+        if slots is None:
+            slots = tokenize_slots(self.lm.tokenizer, [ClozeQuery(p, ("x",)) for p in prompts])
+        wrap = special_wrap(self.lm.tokenizer)
+        bare = [len(wrap.head) + len(s.prefix) + len(s.suffix) + len(wrap.tail) for s in slots]
+        return [Need(n + self.max_masks, f"prompt {short(p)} ({n} prompt tokens + up to {self.max_masks} masks, "
+                                         "--xfactr-max-masks)") for p, n in zip(prompts, bare, strict=True)]
+
+    def check_texts(self, prompts: Sequence[str]) -> None:
+        """Every prompt of the run checked against the model's context before the first forward pass."""
+        from factatlas.probe.context import CANDIDATE_FIX, check_before_scoring, text_bound
+
+        check_before_scoring(prompts, lambda p: text_bound(p) + self.max_masks, self.context_needs, self.lm,
+                             CANDIDATE_FIX)
+
     def generate(self, prompts: Sequence[str]) -> list[str]:
         best = self.decode(prompts)
         tok = self.lm.tokenizer
@@ -57,7 +75,10 @@ class XFactrDecoder:
 
     def decode(self, prompts: Sequence[str]) -> list[Decoded]:
         """The chosen fill per prompt (over m = 1..max_masks)."""
+        from factatlas.probe.context import CANDIDATE_FIX, model_limit, refuse_overlong
+
         slots = tokenize_slots(self.lm.tokenizer, [ClozeQuery(p, ("x",)) for p in prompts])
+        refuse_overlong(self.context_needs(prompts, slots), model_limit(self.lm), self.lm.name, CANDIDATE_FIX)
         best: list[Decoded | None] = [None] * len(prompts)
         for m in range(1, self.max_masks + 1):
             for i, d in enumerate(self.decode_length(slots, m)):

@@ -107,3 +107,20 @@ def test_error_lines_are_not_wrapped_when_stderr_is_a_file(tmp_path, width_var):
     lines = (tmp_path / "err.txt").read_text().splitlines()
     assert len(lines) == 1, lines
     assert lines[0].startswith(f"error: {missing}: no curated facts (") and lines[0].endswith(" first")
+
+
+def test_http_deadline_and_retry_after_cap_have_one_name_each_where_http_messages_name_them():
+    """factatlas.http's deadline and 429 messages say 'raise --timeout' / 'raise --max-retry-after': every
+    command that talks to a server over it has both options, under those names and no other."""
+    named: dict[str, set[str]] = {}
+    for name, cmd in commands():
+        for opt in visible_options(cmd):
+            text = (opt.help or "").lower()
+            if "deadline per http request" in text:
+                assert opt.opts == ["--timeout"], f"{name}: {opt.opts} for the HTTP deadline"
+                named.setdefault(name, set()).add("--timeout")
+            if "retry-after" in text:
+                assert opt.opts == ["--max-retry-after"], f"{name}: {opt.opts} for the Retry-After cap"
+                named.setdefault(name, set()).add("--max-retry-after")
+    for name in ("curate", "probe", "judge"):
+        assert named.get(name) == {"--timeout", "--max-retry-after"}, (name, named.get(name))

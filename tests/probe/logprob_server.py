@@ -1,10 +1,11 @@
 """A small real OpenAI-compatible server for the tests: ``POST /v1/completions`` with ``echo`` + ``logprobs``
-over a transformers causal LM, the way vLLM answers it (``transformers serve`` ignores both fields).
+over a transformers causal LM, the way vLLM answers it (``transformers serve`` ignores both fields), and
+``POST /v1/chat/completions`` (greedy, through the model's chat template) when the model has one.
 
 Prompts are token-id lists (or one list, or a string); for each, ``token_logprobs[i]`` is log p(token i |
 tokens before it), the first entry None, followed by one greedy token (``max_tokens`` must be 1).
-Faults are scripted: ``faults`` is consumed one per request, each ``(status, headers, body)``, to test
-retries, ``Retry-After`` and key redaction. Every request's Authorization header is recorded.
+Faults are scripted: ``faults`` is consumed one per request, each ``(status, headers, body)`` (None: answer), to test
+retries, ``Retry-After`` and key redaction. Every request's Authorization header and path are recorded.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ class LogprobServer:
         self.faults = list(faults)
         self.authorizations: list[str | None] = []
         self.requests = 0
+        self.paths: list[str] = []
         self._lock = threading.Lock()
         server = self
 
@@ -33,10 +35,17 @@ class LogprobServer:
                 with server._lock:
                     server.requests += 1
                     server.authorizations.append(self.headers.get("Authorization"))
+                    server.paths.append(self.path)
                     fault = server.faults.pop(0) if server.faults else None
                 if fault is not None:
                     status, headers, text = fault
                     self._send(status, text.replace("{auth}", self.headers.get("Authorization") or ""), headers)
+                    return
+                if self.path == "/v1/chat/completions" and getattr(server.lm.tokenizer, "chat_template", None):
+                    with server._lock:
+                        answer = server._chat(body["messages"], int(body.get("max_tokens") or 16))
+                    self._send(200, json.dumps({"object": "chat.completion", "model": body.get("model"), "choices": [
+                        {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": answer}}]}))
                     return
                 if self.path != "/v1/completions":
                     self._send(404, json.dumps({"error": f"no route {self.path}"}))
@@ -64,7 +73,14 @@ class LogprobServer:
                 self.end_headers()
                 self.wfile.write(data)
 
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        class Server(ThreadingHTTPServer):
+            def handle_error(self, request, client_address):  # a killed client's closed socket: not news
+                import sys
+
+                if not isinstance(sys.exc_info()[1], ConnectionError):
+                    super().handle_error(request, client_address)
+
+        self.httpd = Server(("127.0.0.1", 0), Handler)
         self.base_url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
         self._thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
 
@@ -80,6 +96,11 @@ class LogprobServer:
         return {"index": index, "text": tokens[-1], "finish_reason": "length",
                 "logprobs": {"tokens": tokens, "token_logprobs": [*prompt_lp, float(logp[-1, nxt])],
                              "top_logprobs": None}}
+
+    def _chat(self, messages: list[dict], max_new_tokens: int) -> str:
+        from factatlas.probe.chat import LocalChat
+
+        return LocalChat(self.lm, max_new_tokens=max_new_tokens).chat([messages])[0].answer
 
     def __enter__(self):
         self._thread.start()

@@ -15,8 +15,10 @@ import urllib.request
 
 import pytest
 
+from factatlas.probe.chat import LocalChat
 from factatlas.probe.openai_backend import (
     EndpointConfig,
+    OpenAIChat,
     OpenAIClient,
     OpenAILogprobScorer,
     RemoteError,
@@ -55,7 +57,11 @@ def test_logprob_scoring_over_http_equals_in_process(tmp_path, capitals_rows, ti
         # placeholder the template-only run is left with one query per template
         shared = info["counts"]["template_only/queries-shared"]
         assert info["counts"]["scored/queries-shared"] == 0 and 0 < shared < 96
-        assert info["counts"]["http/requests"] == 96 + (96 - shared) == 100
+        counts = info["counts"]
+        assert counts.get("http/answers/stored", 0) + counts["http/answers/reused"] == 96 + (96 - shared) == 100
+        # only the text before the slot is sent, so templates differing after it are one request (each scoring
+        # asks a new server, on another port: another key of the answer store)
+        assert counts["http/requests"] == counts["http/answers/stored"] == 52
         assert info["device"] == "remote"
 
 
@@ -185,3 +191,88 @@ def test_transformers_serve_has_no_prompt_logprobs(transformers_server, tiny_cha
     client = OpenAIClient(EndpointConfig(transformers_server, str(tiny_chat_dir), max_retries=0))
     with pytest.raises(RemoteError, match="completions"):
         OpenAILogprobScorer(client, tiny_chat.tokenizer).score([QUERY])
+
+
+# ---- answers that are not the JSON expected: faults of the one HTTP policy ------------------------------
+
+CUT_JSON = '{"object": "text_completion", "choices": [{"index": 0, "logprobs": {"token_logpr'
+HTML_PAGE = "<!DOCTYPE html><html><head><title>502 Bad Gateway</title></head><body>nginx</body></html>"
+
+
+def test_bodies_that_are_not_the_json_expected_are_retried_like_a_503(tiny_gpt2):
+    from factatlas.probe.causal import CausalLMScorer
+
+    faults = [(200, {}, CUT_JSON), (200, {"Content-Type": "text/html"}, HTML_PAGE),
+              (200, {}, '{"object": "list", "data": []}'), (200, {}, '{"choices": "none"}'),
+              (200, {}, json.dumps({"choices": [{"index": i, "logprobs": {"token_logprobs": [None] + ["x"] * 40}}
+                                               for i in range(3)]}))]
+    with LogprobServer(tiny_gpt2, faults) as server:
+        client = OpenAIClient(EndpointConfig(server.base_url, "m", max_retries=5), sleep=lambda s: None)
+        scores = OpenAILogprobScorer(client, tiny_gpt2.tokenizer).score([QUERY])
+    assert client.stats == {"requests": 6, "retries/not-json": 2, "retries/wrong-shape": 3}
+    assert scores[0] == pytest.approx(CausalLMScorer(tiny_gpt2).score([QUERY])[0], abs=1e-4)
+
+
+def test_cut_bodies_from_a_raw_proxy_are_retried(tiny_gpt2):
+    from factatlas.curate.localserver import FaultProxy, serve_proxy
+
+    with LogprobServer(tiny_gpt2) as server:
+        proxy = FaultProxy(server.base_url, ["short-body", "chunked-cut", "bad-status"])
+        with serve_proxy(proxy) as url:
+            client = OpenAIClient(EndpointConfig(url + "/v1", "m", max_retries=3), sleep=lambda s: None)
+            OpenAILogprobScorer(client, tiny_gpt2.tokenizer).score([QUERY])
+    assert proxy.injected == ["short-body", "chunked-cut", "bad-status"]
+    assert client.stats == {"requests": 4, "retries/connection": 3}
+
+
+def test_a_chat_answer_of_the_wrong_shape_is_retried(tiny_chat):
+    faults = [(200, {}, '{"choices": []}'), (200, {}, '{"choices": [{"message": {"content": 7}}]}')]
+    with LogprobServer(tiny_chat, faults) as server:
+        client = OpenAIClient(EndpointConfig(server.base_url, "m"), sleep=lambda s: None)
+        reply = OpenAIChat(client, max_new_tokens=8).chat([[{"role": "user", "content": "Capital of Egypt?"}]])[0]
+    assert client.stats == {"requests": 3, "retries/wrong-shape": 2}
+    assert reply.answer == LocalChat(tiny_chat, max_new_tokens=8).chat(
+        [[{"role": "user", "content": "Capital of Egypt?"}]])[0].answer
+
+
+@pytest.mark.servers
+@pytest.mark.parametrize("body, headers, said", [
+    (HTML_PAGE, {"Content-Type": "text/html"}, "HTTP 200 but the body is not JSON (Expecting value, byte 0; "
+                                                "text/html, 89 bytes: '<!DOCTYPE html>"),
+    (CUT_JSON, {}, "HTTP 200 but the body is not JSON (Unterminated string starting at, byte 68; "),
+    ('{"id": "x", "object": "error"}', {}, "HTTP 200 but the JSON is not an OpenAI answer (no choices[0]"),
+])
+def test_after_the_last_try_the_cli_names_the_server_the_fault_and_the_fix(tmp_path, capitals_rows, tiny_gpt2,
+                                                                            body, headers, said):
+    """The first case runs the real command line (exit 2, one ``error:`` line, no traceback); the others
+    check the same message in process (the error main() prints)."""
+    from typer.testing import CliRunner
+
+    from factatlas.cli import app
+    from factatlas.errors import FactatlasError
+    from tests.probe.probe_capitals import write_benchmark
+
+    run = tmp_path / "run"
+    write_benchmark(run / "build", capitals_rows)
+    args = ["probe", str(run), "--model", "m", "--backend", "openai", "--scoring", "chat", "--max-retries", "1",
+            "--concurrency", "2", "--api-base"]
+    with LogprobServer(tiny_gpt2, [(200, headers, body)] * 400) as server:
+        if body == HTML_PAGE:
+            res = subprocess.run([sys.executable, "-m", "factatlas", *args, server.base_url], capture_output=True,
+                                 text=True, env={**os.environ, "PYTHONPATH": os.getcwd()}, timeout=120)
+            assert res.returncode == 2, res.stderr
+            assert "Traceback" not in res.stderr
+            errors = [line for line in res.stderr.splitlines() if line.startswith("error: ")]
+            assert len(errors) == 1, res.stderr
+            error = errors[0]
+        else:
+            result = CliRunner().invoke(app, [*args, server.base_url])
+            assert isinstance(result.exception, FactatlasError), result.exception
+            error = f"error: {result.exception}"
+        sent = server.requests
+    assert f"error: {server.base_url}/chat/completions: {said}" in error
+    assert "after 2 attempt(s); " in error
+    assert "check that --api-base is the OpenAI-compatible API's /v1 URL" in error or \
+        "check --api-base (the /v1 URL of" in error
+    assert "rerun (answers received so far are kept)" in error
+    assert sent <= 2 * 2  # the first failure stops the rest: only the other request in flight is tried again
