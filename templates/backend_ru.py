@@ -72,8 +72,11 @@ _GENDER_TAG = {Gender.MASCULINE: "masc", Gender.FEMININE: "femn", Gender.NEUTER:
 
 @lru_cache(maxsize=200_000)
 def inflect_russian(label: str, case: str, number: str | None, person_gender: str | None,
-                    is_person: bool) -> tuple[str, str, str] | None:
-    """(form, status, detail) or None when the head cannot be found or pymorphy3 cannot inflect it."""
+                    is_person: bool, animate: bool | None = None) -> tuple[str, str, str] | None:
+    """(form, status, detail) or None when the head cannot be found or pymorphy3 cannot inflect it.
+    ``animate``: whether the thing named is animate (an occupation) or not (a genre, a place); None when
+    unknown. A thing that is not animate never takes an animate reading of its head («данс-поп» is not
+    the name «Данс»), so its accusative is the nominative: «исполняет данс-поп»."""
     parts = _SPLIT.split(label)
     words = parts[0::2]
     grammemes = {CASE_TAGS[case]} | ({NUMBER_TAGS[number]} if number else set())
@@ -148,7 +151,7 @@ def inflect_russian(label: str, case: str, number: str | None, person_gender: st
         if not done:
             return None
     else:
-        compound = _noun_compound(label, case, number)
+        compound = _noun_compound(label, case, number) if animate is not False else None
         if compound is not None:
             return compound
         if len(words) == 1 and _only_plural_reading(parses[0]):
@@ -167,16 +170,28 @@ def inflect_russian(label: str, case: str, number: str | None, person_gender: st
         if head is None:
             return _without_head(words, parses, grammemes, parts, case)
         head_parse = _nominative(parses[head], ("NOUN",))
-        if not inflect_at(head, head_parse):
+        if animate is False:
+            inanimate = next((p for p in parses[head] if p.tag.POS == "NOUN" and p.tag.case == "nomn"
+                              and p.tag.animacy == "inan" and not NAME_TAGS & set(p.tag.grammemes)), None)
+            if inanimate is not None and inanimate is not head_parse:
+                head_parse = inanimate
+                if not _is_dictionary(inanimate):
+                    guessed.append(words[head])
+        tail = _compound_tail(words[head], head_parse, grammemes) if animate is False else None
+        if tail is not None:  # «данс-поп» -> «данс-попа»: only the last part of an unknown compound declines
+            out[head] = tail
+            guessed.append(words[head])
+        elif not inflect_at(head, head_parse):
             return None
         # modifiers agree with the head in animacy too: «исполняет альтернативный рок» (inanimate
-        # accusative), not «альтернативного рок»
-        animacy = head_parse.tag.animacy
+        # accusative), not «альтернативного рок»; animacy shows only in the masculine singular and the
+        # plural — a feminine head keeps its own accusative: «арабскую музыку», never «арабский музыку»
+        animacy = accusative_animacy(head_parse) if case == "acc" else None
         for i in range(head):
             mod = _nominative(parses[i], ("ADJF", "PRTF"))
             if mod is None:
                 return None
-            new = mod.inflect(grammemes | ({animacy} if animacy and case == "acc" else set()))
+            new = mod.inflect(grammemes | ({animacy} if animacy else set()))
             if new is None:
                 return None
             out[i] = _restore(new.word, words[i])
@@ -201,6 +216,34 @@ def _only_plural_reading(parses) -> bool:
     """True when every nominative noun reading of a word is a plural of a singular noun (not Pltm)."""
     nouns = [p for p in parses if p.tag.POS == "NOUN" and p.tag.case == "nomn"]
     return bool(nouns) and all(p.tag.number == "plur" and "Pltm" not in p.tag for p in nouns)
+
+
+def accusative_animacy(head) -> str | None:
+    """The animacy a modifier's accusative must show for ``head`` (a pymorphy3 parse): only masculine
+    singular and plural heads distinguish it; a feminine or neuter head has one accusative."""
+    if head.tag.number == "plur" or "Pltm" in head.tag or head.tag.gender == "masc":
+        return head.tag.animacy
+    return None
+
+
+def _compound_tail(word: str, parse, grammemes: set[str]) -> str | None:
+    """A hyphenated name of a thing the dictionary does not know as a whole declines in its last part only
+    (rule `hyphen-compound`): «данс-поп» -> «данс-попа», «синти-поп» -> «синти-попом»; None otherwise."""
+    if "-" not in word or _is_dictionary(parse):
+        return None
+    prefix, _, last = word.rpartition("-")
+    p = next((p for p in parse_word(last) if p.tag.POS == "NOUN" and p.tag.case == "nomn"
+              and p.tag.animacy == "inan" and _is_dictionary(p)), None)
+    if p is None:
+        p = next((p for p in parse_word(last) if p.tag.POS == "NOUN" and p.tag.case == "nomn"
+                  and not NAME_TAGS & set(p.tag.grammemes)), None)
+    if p is not None and "accs" in grammemes and p.tag.animacy != "inan" and (
+            p.tag.gender == "masc" or p.tag.number == "plur"):
+        return word  # a thing's masculine accusative is its nominative («исполняет данс-поп»)
+    new = p.inflect(grammemes) if p is not None else None
+    if new is None:
+        return None
+    return f"{prefix}-{_restore(new.word, last)}"
 
 
 def _noun_compound(label: str, case: str, number: str | None) -> tuple[str, str, str] | None:
@@ -370,7 +413,9 @@ class RussianBackend:
         gender = _GENDER_TAG.get(request.agreement.gender)
         qualifier = _QUALIFIER.search(label)  # «Эр-Рияд (провинция)»: the qualifier stays as it is
         core = label[: qualifier.start()] if qualifier else label
-        found = inflect_russian(core, features.case or "nom", features.number, gender, is_person)
+        etype = request.entity_type
+        animate = True if etype in ("person", "occupation") else (False if etype else None)
+        found = inflect_russian(core, features.case or "nom", features.number, gender, is_person, animate)
         if found is None:
             return InflectionResult(label, FAILED, self.name,
                                     f"no {'name word' if is_person else 'head noun'} of '{label}' could be "
