@@ -138,7 +138,9 @@ def inflect_russian(label: str, case: str, number: str | None, person_gender: st
         for i, ps in enumerate(parses):
             last = i == len(parses) - 1
             if "-" in words[i]:  # double surnames decline part by part: Склодовской-Кюри
-                new_parts = [person_word(part, parse_word(part), last) for part in words[i].split("-")]
+                # an Arabic article joined by a hyphen never declines: «Кадима ас-Сахира», «Фарида аль-Атраша»
+                new_parts = [part if part.lower() in NAME_PARTICLES else person_word(part, parse_word(part), last)
+                             for part in words[i].split("-")]
                 out[i] = "-".join(n if n is not None else part for n, part in zip(new_parts, words[i].split("-"),
                                                                                   strict=True))
                 done += 1
@@ -208,6 +210,7 @@ def inflect_russian(label: str, case: str, number: str | None, person_gender: st
 _INDECLINABLE_ENDINGS = set("еиоуюэыё")
 # Particles inside Arabic, Hebrew, Dutch, German ... names: never declined («Заида ибн Султана»)
 NAME_PARTICLES = frozenset({"ибн", "бин", "бен", "бинт", "аль", "эль", "ад", "ас", "ан", "ар", "аш", "ат",
+                            "абдель", "абдул", "абд",
                             "фон", "ван", "дер", "де", "ди", "да", "дель", "ла", "ле", "ду", "дос", "дас"})
 _ARABIC_ARTICLE = re.compile(r"^(Эль|Эр|Аль|Ар|Ас|Аш|Ад|Ат|Ан|Аз|Эн|Эс|Эт|Эд|Эш|Эз)-(.+)$")
 
@@ -357,6 +360,16 @@ def lexicon_agreement(label: str) -> Agreement | None:
     return None
 
 
+def indeclinable_name(label: str) -> bool:
+    """True for a one-word (or hyphenated) foreign name ending in a vowel that pymorphy3 reads as an
+    indeclinable singular (Fixd) or does not know: «Теннесси», «Абу-Даби», «Онтарио»."""
+    if " " in label or not _CYRILLIC.search(label) or label[-1:].lower() not in _INDECLINABLE_ENDINGS:
+        return False
+    parses = parse_word(label)
+    return any("Fixd" in p.tag and p.tag.number != "plur" for p in parses) or not any(
+        _is_dictionary(p) for p in parses)
+
+
 @cache
 def _preposition_data() -> tuple[frozenset[str], dict[str, str]]:
     from importlib import resources
@@ -409,6 +422,10 @@ class RussianBackend:
             return InflectionResult(label, NONE, self.name)
         if not _CYRILLIC.search(label):
             return InflectionResult(label, NONE, self.name, "non-Cyrillic name kept as written")
+        entry = request.entry
+        written = entry.forms.get(features.case or "nom") if entry is not None and not features.number else None
+        if written is not None and entry.about(label) or written is not None and label == entry.short:
+            return InflectionResult(written, EXACT, "lexicon", f"{entry.how} {entry.qid} {features.case}")
         is_person = request.entity_type == "person"
         gender = _GENDER_TAG.get(request.agreement.gender)
         qualifier = _QUALIFIER.search(label)  # «Эр-Рияд (провинция)»: the qualifier stays as it is
@@ -433,7 +450,10 @@ class RussianBackend:
         bare = self.inflect(label, lang, replace(features, preposition=None), replace(request, sentence_initial=False))
         if bare is None or bare.status == FAILED:
             return bare
-        if features.preposition == "в":
+        entry = request.entry
+        if features.preposition == "в" and entry is not None and entry.prep in ("в", "на"):
+            word, how = entry.prep, entry.how
+        elif features.preposition == "в":
             word, how = place_preposition(label, request.classes)
         else:
             word, how = "с", "fixed"

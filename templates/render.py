@@ -168,7 +168,9 @@ class Renderer:
     def agreement(self, entity: Entity, lang: str, slot_type: str, label: str | None = None) -> Agreement:
         """Gender/number of ``label`` (default: the entity's label), cached per entity and label; the
         entity's lexicon entry decides first (people keep their P21)."""
-        label = entity.labels.get(lang, "") if label is None else label
+        if label is None:  # the label as it is written in a sentence: no disambiguator, the lexicon's short name
+            entry = self.entry(entity, lang)
+            label = entry.short if entry is not None and entry.short else clean_label(entity.labels.get(lang, ""))
         key = (entity.qid, lang, slot_type, label)
         found = self._agreements.get(key)
         if found is None:
@@ -212,6 +214,13 @@ class Renderer:
             if other is None:
                 self.decisions[(lang, "label", "disambiguator-removed", f"{entity.qid} {label} -> {cleaned}")] += 1
                 label = cleaned
+            elif _disambiguator_as_head(lang) and _kind(entity) == "place":
+                # «Каир (мухафаза)» -> «мухафаза Каир»: the disambiguator names the kind of place, and the
+                # kind noun heads the name (it takes the case and the article; the name stays as it is)
+                noun = label[len(cleaned):].strip()[1:-1].strip()
+                self.decisions[(lang, "label", "rule:disambiguator-as-head", f"{entity.qid} {label}: '{cleaned}' "
+                                f"is also {other}'s label -> {noun} {cleaned}")] += 1
+                label = f"{noun} {cleaned}"
             else:
                 # «Dubai (Emirat)» would read «Dubai», the city's name: two answers with one surface form.
                 # Keep the disambiguator there, counted, rather than make the gold ambiguous.
@@ -438,6 +447,11 @@ def _kind(entity: Entity) -> str:
     """Coarse kind for label collisions: cities, regions and unknown places are one kind."""
     t = entity_type(entity, "")
     return "place" if t in ("settlement", "place", "") else t
+
+
+def _disambiguator_as_head(lang: str) -> bool:
+    spec = language_registry().get(lang)
+    return bool(spec and spec.options.get("disambiguator_as_head"))
 
 
 def _title_quotes(lang: str) -> tuple[str, str] | None:
