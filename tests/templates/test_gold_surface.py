@@ -211,10 +211,14 @@ def test_a_disambiguator_stays_only_where_two_answers_would_share_a_name(sentenc
     got, renderer, _ = sentences
     # as a subject the governorate reads as a speaker writes it ...
     assert got["arab:P17:Q30805|ru|P17/1"] == "Каир находится в Египте."
-    # ... but as an answer it competes with the city of the same name, so it keeps its disambiguator
+    # ... but as an answer it competes with the city of the same name, so it stays distinct: named by
+    # its kind noun where the language writes that (de, ru: `disambiguator_as_head`), never «Dubai (Emirat)»
     lib = load_library(("de",))
     subject = next(q for q, e in renderer.entities.items() if e.labels.get("de") == "Ägypten")
     emirate = next(q for q, e in renderer.entities.items() if e.labels.get("de") == "Dubai (Emirat)")
-    assert renderer.render_answer(lib.get("de", "P17/1"), emirate, subject).forms[0] == "in Dubai (Emirat)"
-    kept = [d for (lang, _, how, d) in renderer.decisions if how == "disambiguator-kept" and lang == "de"]
-    assert any(d.startswith(f"{emirate} Dubai (Emirat)") for d in kept)
+    assert renderer.render_answer(lib.get("de", "P17/1"), emirate, subject).forms[0] == "im Emirat Dubai"
+    ruled = [d for (lang, _, how, d) in renderer.decisions if how == "rule:disambiguator-as-head" and lang == "de"]
+    assert any(d.startswith(f"{emirate} Dubai (Emirat)") and d.endswith("-> Emirat Dubai") for d in ruled)
+    ru = load_library(("ru",))
+    cairo = next(q for q, e in renderer.entities.items() if e.labels.get("ru") == "Каир (мухафаза)")
+    assert renderer.render_answer(ru.get("ru", "P19/1"), cairo, subject).forms[0] == "в мухафазе Каир"
