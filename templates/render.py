@@ -347,6 +347,9 @@ class Renderer:
         span_initial = span is not None and _sentence_initial(parsed.nodes, span[0])
         if slot is not None:
             features, initial = slot.features, span_initial and nodes[0] is slot
+        if span is not None:
+            filler_label = self._without_repeated_head(template.lang, parsed.nodes[:span[0]], obj,
+                                                       filler_label or label)
         res = self.fill(obj, template.lang, features, ytype, initial, filler_label, answer=True)
         if isinstance(res, RenderFailure):
             return res
@@ -387,6 +390,26 @@ class Renderer:
                                 f"{obj.qid} {label}: {agreement.gender}/{agreement.number} -> {word}")] += 1
                 out.append(word)
         return _SPACES.sub(" ", "".join(out)).strip()
+
+    def _without_repeated_head(self, lang: str, before: tuple, obj: Entity, label: str) -> str:
+        """``label`` without the head noun the template already wrote before the answer (language option
+        `template_heads`): hi «आधिकारिक भाषा [Y]» + «अंग्रेज़ी भाषा» -> «अंग्रेज़ी»; ar «لمدينة [Y]» + «مدينة
+        الكويت» -> «الكويت»."""
+        spec = language_registry().get(lang)
+        heads = spec.options.get("template_heads") if spec else None
+        if not heads or not before or not isinstance(before[-1], Text):
+            return label
+        lead = before[-1].value.split()
+        words = clean_label(label).split()
+        if not lead or len(words) < 2:
+            return label
+        at = 0 if heads.get("at") == "first" else -1
+        head = words[at]
+        if head not in heads.get("nouns", ()) or not lead[-1].endswith(head):
+            return label
+        rest = " ".join(words[1:] if at == 0 else words[:-1])
+        self.decisions[(lang, "label", "rule:repeated-head", f"{obj.qid} {label} -> {rest}")] += 1
+        return rest
 
     def _label_owner(self, lang: str, label: str, qid: str) -> str | None:
         """Another entity of the same kind whose (clean) label in ``lang`` is ``label``, if any: a city and
