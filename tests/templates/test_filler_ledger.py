@@ -155,3 +155,29 @@ def test_shipped_pairs_are_the_curated_pairs():
 
     pairs = yaml.safe_load((Path(__file__).resolve().parents[2] / "curate" / "pairs.yaml").read_text("utf-8"))["pairs"]
     assert set(SHIPPED_PAIRS) == set(pairs)
+
+
+def test_the_lexicon_entry_decides_before_the_rules_and_a_renamed_item_is_recorded():
+    from factatlas.templates.library import Template
+    from factatlas.templates.render import Renderer
+
+    from .templates_fixtures import CITY, COUNTRY, entity
+
+    def tpl(lang: str, predicate: str, text: str) -> Template:
+        return Template(id=f"{predicate}/1", lang=lang, predicate=predicate, kind="cloze", text=text,
+                        status="reviewed", source="human")
+
+    entities = {e.qid: e for e in (
+        entity("Q928", {"de": "Philippinen", "en": "Philippines"}, (COUNTRY,)),
+        entity("Q134509", {"ru": "Порт-Саид"}, (CITY,)),
+        entity("Q970", {"de": "Union der Komoren"}, (COUNTRY,)),  # not the label the entry is about
+    )}
+    r = Renderer(entities)
+    got = r.render_answer(tpl("de", "P17", "[X] liegt [Y.def.in]."), "Q928")
+    assert (got.forms[0], got.backend) == ("auf den Philippinen", "rules")
+    got = r.render_answer(tpl("ru", "P19", "[X] родился [Y.loc.в]."), "Q134509")
+    assert (got.forms[0], got.backend, got.inflection) == ("в Порт-Саиде", "lexicon", "exact")
+    got = r.render_answer(tpl("de", "P17", "[X] liegt [Y.def.in]."), "Q970")
+    assert not got.forms[0].startswith("auf ")  # the entry was not used for another label
+    mismatches = [d for (lang, what, how, d) in r.decisions if how == "label-mismatch"]
+    assert mismatches and mismatches[0].startswith("Q970: entry for 'Komoren'")
