@@ -200,6 +200,8 @@ def filler_status(res: RenderedAnswer, renderer: Renderer, obj: Entity, lang: st
     one_word = not re.search(r"[\s-]", clean_label(obj.labels.get(lang, "")))
     if bare and one_word and res.backend in ("pymorphy3", "unimorph"):
         return EXACT
+    if res.backend == "korean":
+        return EXACT  # a particle chosen by the final syllable's arithmetic: nothing is guessed
     entry = renderer.entry(obj, lang)
     if entry is not None and (entry.article or entry.prep or entry.gender):
         return EXACT  # the rule only spelled out what the lexicon decided
