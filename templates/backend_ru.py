@@ -121,7 +121,10 @@ def inflect_russian(label: str, case: str, number: str | None, person_gender: st
             # «лабак» for «Лабаки», does not count): vowel-final ones never decline (Бейонсе, Кайли,
             # Миядзаки); women's names ending in a consonant do not either (Селин Дион, Заха Хадид)
             foreign = p is None or not _is_dictionary(p) or not NAME_TAGS & set(p.tag.grammemes)
-            if foreign and (low[-1:] in _INDECLINABLE_ENDINGS or (person_gender == "femn" and low[-1:] not in "аяь")):
+            # a foreign name ending in a vowel + «а» stays too: «Андреа Бочелли», «Гарсиа», «Пессоа»
+            vowel_a = low[-1:] == "а" and low[-2:-1] in ("е", "и", "о", "у")
+            if foreign and (low[-1:] in _INDECLINABLE_ENDINGS or vowel_a
+                            or (person_gender == "femn" and low[-1:] not in "аяь")):
                 indeclinable.append(word)
                 return word
             if p is None:

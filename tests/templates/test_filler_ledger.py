@@ -181,3 +181,16 @@ def test_the_lexicon_entry_decides_before_the_rules_and_a_renamed_item_is_record
     assert not got.forms[0].startswith("auf ")  # the entry was not used for another label
     mismatches = [d for (lang, what, how, d) in r.decisions if how == "label-mismatch"]
     assert mismatches and mismatches[0].startswith("Q970: entry for 'Komoren'")
+
+
+def test_indeclinable_foreign_places_are_singular_subjects_in_russian():
+    from factatlas.records import Gender
+    from factatlas.templates.gender import resolve_agreement
+
+    from .templates_fixtures import entity
+
+    tennessee = entity("Q1509", {"ru": "Теннесси"}, ("Q35657",))  # a US state: no class default
+    got = resolve_agreement(tennessee, "ru", "Теннесси", "place")
+    assert (got.gender, got.number, got.source) == (Gender.MASCULINE, "sg", "rule:ru-indeclinable")
+    philippines = entity("Q928", {"ru": "Филиппины"}, ("Q6256",))
+    assert resolve_agreement(philippines, "ru", "Филиппины", "country").number == "pl"  # a real plural stays

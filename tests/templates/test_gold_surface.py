@@ -133,6 +133,11 @@ def test_russian_names_and_objects_as_a_speaker_declines_them(sentences):
     ("Рафаэль Надаль", "gen", "masc", "Рафаэля Надаля", "guessed"),  # the dictionary knows a woman's Надаль
     ("Мухаммед ибн Салман", "gen", "masc", "Мухаммеда ибн Салмана", "exact"),
     ("Мария Склодовская-Кюри", "gen", "femn", "Марии Склодовской-Кюри", "guessed"),  # low-confidence reading
+    # issue 26: an Arabic article joined by a hyphen never declines; a foreign name in vowel + «а» stays
+    ("Кадим ас-Сахир", "gen", "masc", "Кадима ас-Сахира", "guessed"),  # not «аса-Сахира»
+    ("Фарид аль-Атраш", "gen", "masc", "Фарида аль-Атраша", "guessed"),  # not «аля-Атраша»
+    ("Мухаммед Абдель Вахаб", "gen", "masc", "Мухаммеда Абдель Вахаба", "exact"),  # not «Абделя»
+    ("Андреа Бочелли", "gen", "masc", "Андреа Бочелли", "guessed"),  # not «Андреы»
 ])
 def test_russian_person_names(label, case, gender, form, status):
     from factatlas.templates.backend_ru import inflect_russian
@@ -145,6 +150,7 @@ def test_russian_person_names(label, case, gender, form, status):
     ("альтернативный рок", "acc", "альтернативный рок"),  # inanimate accusative, not «альтернативного»
     ("автор-исполнитель", "ins", "автором-исполнителем"),
     ("раи", "ins", "раи"),  # raï, not the plural of «рай»
+    ("арабская музыка", "acc", "арабскую музыку"),  # not «арабский музыку» (issue 26)
     ("Объединённые Арабские Эмираты", "loc", "Объединённых Арабских Эмиратах"),
 ])
 def test_russian_objects(label, case, form):
