@@ -242,6 +242,19 @@ def _example_row(row: Prompt | None) -> str:
     return "\n".join(lines)
 
 
+def draft_list(ids: Sequence[str], used: int) -> str:
+    """The draft template ids of one language, grouped by predicate: «P17 (1, 2, q1), P19 (3)», and
+    «all 80» when every template the release uses is a draft."""
+    if len(ids) == used:
+        return f"all {used} templates"
+    by_predicate: dict[str, list[str]] = {}
+    for tid in ids:
+        pred, _, rest = tid.partition("/")
+        by_predicate.setdefault(pred, []).append(rest)
+    order = sorted(by_predicate, key=lambda p: (len(p), p))
+    return ", ".join(f"{p} ({', '.join(by_predicate[p])})" for p in order)
+
+
 def limitations(src: BenchmarkSource, pstats: Sequence[PredicateStats]) -> list[str]:
     """Known limitations, stated with this release's own numbers."""
     out = ["Facts come from Wikidata as retrieved at the time above; Wikidata is incomplete and its "
@@ -258,7 +271,10 @@ def limitations(src: BenchmarkSource, pstats: Sequence[PredicateStats]) -> list[
     if drafts:
         n = sum(1 for s in templates.values() if s != "reviewed")
         out.append(f"{n} template(s) are not reviewed by a native speaker (languages: {', '.join(drafts)}); "
-                   "machine-translated drafts can be ungrammatical and lower scores in those languages.")
+                   "machine-translated drafts can be ungrammatical and lower scores in those languages. "
+                   "Draft templates: " + "; ".join(
+                       f"{lang}: {draft_list(sorted(t for (lg, t), s in templates.items() if lg == lang and s != 'reviewed'), sum(1 for (lg, _) in templates if lg == lang))}"
+                       for lang in drafts) + ".")
     augmented = sum(1 for f in src.facts for o in f.objects if o.provenance is not ObjectProvenance.DIRECT)
     if augmented:
         out.append(f"{augmented} gold objects are not stated directly in Wikidata but derived (superclasses "

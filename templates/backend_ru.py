@@ -72,8 +72,11 @@ _GENDER_TAG = {Gender.MASCULINE: "masc", Gender.FEMININE: "femn", Gender.NEUTER:
 
 @lru_cache(maxsize=200_000)
 def inflect_russian(label: str, case: str, number: str | None, person_gender: str | None,
-                    is_person: bool) -> tuple[str, str, str] | None:
-    """(form, status, detail) or None when the head cannot be found or pymorphy3 cannot inflect it."""
+                    is_person: bool, animate: bool | None = None) -> tuple[str, str, str] | None:
+    """(form, status, detail) or None when the head cannot be found or pymorphy3 cannot inflect it.
+    ``animate``: whether the thing named is animate (an occupation) or not (a genre, a place); None when
+    unknown. A thing that is not animate never takes an animate reading of its head («данс-поп» is not
+    the name «Данс»), so its accusative is the nominative: «исполняет данс-поп»."""
     parts = _SPLIT.split(label)
     words = parts[0::2]
     grammemes = {CASE_TAGS[case]} | ({NUMBER_TAGS[number]} if number else set())
@@ -118,7 +121,10 @@ def inflect_russian(label: str, case: str, number: str | None, person_gender: st
             # «лабак» for «Лабаки», does not count): vowel-final ones never decline (Бейонсе, Кайли,
             # Миядзаки); women's names ending in a consonant do not either (Селин Дион, Заха Хадид)
             foreign = p is None or not _is_dictionary(p) or not NAME_TAGS & set(p.tag.grammemes)
-            if foreign and (low[-1:] in _INDECLINABLE_ENDINGS or (person_gender == "femn" and low[-1:] not in "аяь")):
+            # a foreign name ending in a vowel + «а» stays too: «Андреа Бочелли», «Гарсиа», «Пессоа»
+            vowel_a = low[-1:] == "а" and low[-2:-1] in ("е", "и", "о", "у")
+            if foreign and (low[-1:] in _INDECLINABLE_ENDINGS or vowel_a
+                            or (person_gender == "femn" and low[-1:] not in "аяь")):
                 indeclinable.append(word)
                 return word
             if p is None:
@@ -135,7 +141,9 @@ def inflect_russian(label: str, case: str, number: str | None, person_gender: st
         for i, ps in enumerate(parses):
             last = i == len(parses) - 1
             if "-" in words[i]:  # double surnames decline part by part: Склодовской-Кюри
-                new_parts = [person_word(part, parse_word(part), last) for part in words[i].split("-")]
+                # an Arabic article joined by a hyphen never declines: «Кадима ас-Сахира», «Фарида аль-Атраша»
+                new_parts = [part if part.lower() in NAME_PARTICLES else person_word(part, parse_word(part), last)
+                             for part in words[i].split("-")]
                 out[i] = "-".join(n if n is not None else part for n, part in zip(new_parts, words[i].split("-"),
                                                                                   strict=True))
                 done += 1
@@ -148,7 +156,7 @@ def inflect_russian(label: str, case: str, number: str | None, person_gender: st
         if not done:
             return None
     else:
-        compound = _noun_compound(label, case, number)
+        compound = _noun_compound(label, case, number) if animate is not False else None
         if compound is not None:
             return compound
         if len(words) == 1 and _only_plural_reading(parses[0]):
@@ -167,16 +175,28 @@ def inflect_russian(label: str, case: str, number: str | None, person_gender: st
         if head is None:
             return _without_head(words, parses, grammemes, parts, case)
         head_parse = _nominative(parses[head], ("NOUN",))
-        if not inflect_at(head, head_parse):
+        if animate is False:
+            inanimate = next((p for p in parses[head] if p.tag.POS == "NOUN" and p.tag.case == "nomn"
+                              and p.tag.animacy == "inan" and not NAME_TAGS & set(p.tag.grammemes)), None)
+            if inanimate is not None and inanimate is not head_parse:
+                head_parse = inanimate
+                if not _is_dictionary(inanimate):
+                    guessed.append(words[head])
+        tail = _compound_tail(words[head], head_parse, grammemes) if animate is False else None
+        if tail is not None:  # «данс-поп» -> «данс-попа»: only the last part of an unknown compound declines
+            out[head] = tail
+            guessed.append(words[head])
+        elif not inflect_at(head, head_parse):
             return None
         # modifiers agree with the head in animacy too: «исполняет альтернативный рок» (inanimate
-        # accusative), not «альтернативного рок»
-        animacy = head_parse.tag.animacy
+        # accusative), not «альтернативного рок»; animacy shows only in the masculine singular and the
+        # plural — a feminine head keeps its own accusative: «арабскую музыку», never «арабский музыку»
+        animacy = accusative_animacy(head_parse) if case == "acc" else None
         for i in range(head):
             mod = _nominative(parses[i], ("ADJF", "PRTF"))
             if mod is None:
                 return None
-            new = mod.inflect(grammemes | ({animacy} if animacy and case == "acc" else set()))
+            new = mod.inflect(grammemes | ({animacy} if animacy else set()))
             if new is None:
                 return None
             out[i] = _restore(new.word, words[i])
@@ -193,6 +213,7 @@ def inflect_russian(label: str, case: str, number: str | None, person_gender: st
 _INDECLINABLE_ENDINGS = set("еиоуюэыё")
 # Particles inside Arabic, Hebrew, Dutch, German ... names: never declined («Заида ибн Султана»)
 NAME_PARTICLES = frozenset({"ибн", "бин", "бен", "бинт", "аль", "эль", "ад", "ас", "ан", "ар", "аш", "ат",
+                            "абдель", "абдул", "абд",
                             "фон", "ван", "дер", "де", "ди", "да", "дель", "ла", "ле", "ду", "дос", "дас"})
 _ARABIC_ARTICLE = re.compile(r"^(Эль|Эр|Аль|Ар|Ас|Аш|Ад|Ат|Ан|Аз|Эн|Эс|Эт|Эд|Эш|Эз)-(.+)$")
 
@@ -201,6 +222,34 @@ def _only_plural_reading(parses) -> bool:
     """True when every nominative noun reading of a word is a plural of a singular noun (not Pltm)."""
     nouns = [p for p in parses if p.tag.POS == "NOUN" and p.tag.case == "nomn"]
     return bool(nouns) and all(p.tag.number == "plur" and "Pltm" not in p.tag for p in nouns)
+
+
+def accusative_animacy(head) -> str | None:
+    """The animacy a modifier's accusative must show for ``head`` (a pymorphy3 parse): only masculine
+    singular and plural heads distinguish it; a feminine or neuter head has one accusative."""
+    if head.tag.number == "plur" or "Pltm" in head.tag or head.tag.gender == "masc":
+        return head.tag.animacy
+    return None
+
+
+def _compound_tail(word: str, parse, grammemes: set[str]) -> str | None:
+    """A hyphenated name of a thing the dictionary does not know as a whole declines in its last part only
+    (rule `hyphen-compound`): «данс-поп» -> «данс-попа», «синти-поп» -> «синти-попом»; None otherwise."""
+    if "-" not in word or _is_dictionary(parse):
+        return None
+    prefix, _, last = word.rpartition("-")
+    p = next((p for p in parse_word(last) if p.tag.POS == "NOUN" and p.tag.case == "nomn"
+              and p.tag.animacy == "inan" and _is_dictionary(p)), None)
+    if p is None:
+        p = next((p for p in parse_word(last) if p.tag.POS == "NOUN" and p.tag.case == "nomn"
+                  and not NAME_TAGS & set(p.tag.grammemes)), None)
+    if p is not None and "accs" in grammemes and p.tag.animacy != "inan" and (
+            p.tag.gender == "masc" or p.tag.number == "plur"):
+        return word  # a thing's masculine accusative is its nominative («исполняет данс-поп»)
+    new = p.inflect(grammemes) if p is not None else None
+    if new is None:
+        return None
+    return f"{prefix}-{_restore(new.word, last)}"
 
 
 def _noun_compound(label: str, case: str, number: str | None) -> tuple[str, str, str] | None:
@@ -314,6 +363,16 @@ def lexicon_agreement(label: str) -> Agreement | None:
     return None
 
 
+def indeclinable_name(label: str) -> bool:
+    """True for a one-word (or hyphenated) foreign name ending in a vowel that pymorphy3 reads as an
+    indeclinable singular (Fixd) or does not know: «Теннесси», «Абу-Даби», «Онтарио»."""
+    if " " in label or not _CYRILLIC.search(label) or label[-1:].lower() not in _INDECLINABLE_ENDINGS:
+        return False
+    parses = parse_word(label)
+    return any("Fixd" in p.tag and p.tag.number != "plur" for p in parses) or not any(
+        _is_dictionary(p) for p in parses)
+
+
 @cache
 def _preposition_data() -> tuple[frozenset[str], dict[str, str]]:
     from importlib import resources
@@ -366,11 +425,17 @@ class RussianBackend:
             return InflectionResult(label, NONE, self.name)
         if not _CYRILLIC.search(label):
             return InflectionResult(label, NONE, self.name, "non-Cyrillic name kept as written")
+        entry = request.entry
+        written = entry.forms.get(features.case or "nom") if entry is not None and not features.number else None
+        if written is not None and entry.about(label) or written is not None and label == entry.short:
+            return InflectionResult(written, EXACT, "lexicon", f"{entry.how} {entry.qid} {features.case}")
         is_person = request.entity_type == "person"
         gender = _GENDER_TAG.get(request.agreement.gender)
         qualifier = _QUALIFIER.search(label)  # «Эр-Рияд (провинция)»: the qualifier stays as it is
         core = label[: qualifier.start()] if qualifier else label
-        found = inflect_russian(core, features.case or "nom", features.number, gender, is_person)
+        etype = request.entity_type
+        animate = True if etype in ("person", "occupation") else (False if etype else None)
+        found = inflect_russian(core, features.case or "nom", features.number, gender, is_person, animate)
         if found is None:
             return InflectionResult(label, FAILED, self.name,
                                     f"no {'name word' if is_person else 'head noun'} of '{label}' could be "
@@ -388,7 +453,10 @@ class RussianBackend:
         bare = self.inflect(label, lang, replace(features, preposition=None), replace(request, sentence_initial=False))
         if bare is None or bare.status == FAILED:
             return bare
-        if features.preposition == "в":
+        entry = request.entry
+        if features.preposition == "в" and entry is not None and entry.prep in ("в", "на"):
+            word, how = entry.prep, entry.how
+        elif features.preposition == "в":
             word, how = place_preposition(label, request.classes)
         else:
             word, how = "с", "fixed"

@@ -297,12 +297,17 @@ def _german(label: str, f: Features, req: InflectionRequest, spec: Mapping) -> t
         # Eiffelturm, das Kolosseum, der Kanton Bern, die Toskana) and none as a bare proper name (Bayern,
         # Texas) — a gender from a suffix rule or the type default does not decide that
         takes = label in spec.get("with_article", ()) or ag.source.startswith("lexicon")
+        if req.entry is not None and req.entry.article:
+            takes = req.entry.article == "def"  # the lexicon entry says whether the name takes it
         if f.article == "def" and not takes:
             f = Features(case=f.case, preposition=f.preposition)
         common = takes
+    elif req.entry is not None and req.entry.article == "none" and f.article == "def":
+        f = Features(case=f.case, preposition=f.preposition)  # a name the lexicon says is used bare
     # a name headed by a common noun takes its article whatever its gender: das Königreich der Niederlande
     apposition = ag.source == "lexicon:apposition"
-    if f.article == "def" and (common or apposition or gkey in spec.get("proper_article_genders", ())
+    listed = req.entry is not None and req.entry.article == "def"
+    if f.article == "def" and (common or apposition or listed or gkey in spec.get("proper_article_genders", ())
                                or label in spec.get("with_article", ())):
         article = _pick(spec["definite"][case], gkey, f"definite article ({case})")
         used_gender = True
@@ -328,8 +333,12 @@ def _german(label: str, f: Features, req: InflectionRequest, spec: Mapping) -> t
     text = _join(article or "", noun)
     if f.preposition:
         prep = spec["prepositions"][f.preposition]
-        fused = spec["fusions"].get(f.preposition, {}).get(article) if article else None
+        if f.preposition == "in" and req.entry is not None and req.entry.prep in spec.get("place_prepositions", ()):
+            prep = req.entry.prep  # islands: auf den Philippinen, auf den Komoren (lexicon)
+        fused = spec["fusions"].get(prep, {}).get(article) if article else None
         text = _join(fused, noun) if fused else _join(prep, text)
+    if req.entry is not None and (req.entry.article or req.entry.prep or req.entry.gender):
+        return text, EXACT  # article, preposition and gender decided by the lexicon entry
     return text, _status(req, used_gender)
 
 

@@ -133,13 +133,27 @@ def audit_command(run: Path = typer.Argument(..., metavar="RUN", help="Run direc
                   limit: int = typer.Option(20, "--limit", help="Guesses listed per language (0: all)."),
                   json_out: Path | None = typer.Option(None, "--json", help="Also write the audit as JSON."),
                   root: Path | None = typer.Option(None, "--templates-dir", help="Folder of <lang>.yaml files laid "
-                                                   "over the packaged templates (yours win per language).")
+                                                   "over the packaged templates (yours win per language)."),
+                  fillers: bool = typer.Option(False, "--fillers", help="The filler ledger of RUN/build: every "
+                                               "distinct gold and candidate filler with its sources and review."),
+                  against: Path | None = typer.Option(None, "--against", help="With --fillers: a ledger written "
+                                                      "earlier with --out; list every filler that changed since."),
+                  out: Path | None = typer.Option(None, "--out", help="With --fillers: write the ledger (TSV)."),
+                  show_all: bool = typer.Option(False, "--all", help="With --fillers: list reviewed fillers too."),
+                  check: bool = typer.Option(False, "--check", help="With --fillers: exit 2 when a filler is "
+                                             "unreviewed or reviewed wrong."),
+                  review_dir: Path | None = typer.Option(None, "--review-dir", help="With --fillers: folder of "
+                                                         "<lang>.tsv review files (default: templates/review/).")
                   ) -> None:
     """Per language, how every agreement, inflection, gendered label and clean-up was decided, and the
-    guesses a native reviewer should check first.
+    guesses a native reviewer should check first. With --fillers: the filler ledger of a build.
 
     Example: factatlas templates audit runs/arab-west --langs ru,fr
+    Example: factatlas templates audit --fillers runs/arab-west --out before.tsv
     """
+    if fillers:
+        _filler_ledger(run, _split(langs), root, against, out, show_all, check, review_dir, limit)
+        return
     from factatlas.atomic import write_json
     from factatlas.tables import read_entities, read_facts
     from factatlas.templates.audit import audit_renderer, format_audit
@@ -161,6 +175,46 @@ def audit_command(run: Path = typer.Argument(..., metavar="RUN", help="Run direc
     typer.echo(format_audit(audits, review, limit=limit or 10**9))
     if json_out:
         write_json(json_out, {lang: a.as_dict() for lang, a in audits.items()})
+
+
+def _filler_ledger(run: Path, langs: tuple[str, ...] | None, root: Path | None, against: Path | None,
+                   out: Path | None, show_all: bool, check: bool, review_dir: Path | None, limit: int) -> None:
+    from factatlas.atomic import write_text
+    from factatlas.errors import ConfigError
+    from factatlas.templates.ledger import (
+        UNREVIEWED,
+        Ledger,
+        as_mapping,
+        filler_diff,
+        format_diff,
+        format_ledger,
+        ledger_for_run,
+        ledger_tsv,
+        read_ledger,
+        summary,
+    )
+    from factatlas.templates.library import load_library
+
+    before = read_ledger(against) if against else None  # read first: a bad file fails before the render
+    ledger = ledger_for_run(run, load_library(langs, root=root), str(review_dir) if review_dir else None,
+                            langs)
+    if out:
+        write_text(out, ledger_tsv(ledger))
+    if before is not None:
+        after = as_mapping(ledger)
+        if langs:
+            before = {k: v for k, v in before.items() if k[0] in langs}
+        typer.echo(format_diff(filler_diff(before, after)))
+        return
+    typer.echo(format_ledger(ledger, limit=limit or 10**9, show_all=show_all))
+    if out:
+        typer.echo(f"wrote {out} ({len(ledger.lines)} lines)")
+    if check:
+        bad = {lang: s for lang, s in summary(Ledger(ledger.lines)).items() if s["wrong"] or s[UNREVIEWED]}
+        if bad:
+            raise ConfigError("fillers not reviewed ok: " + ", ".join(
+                f"{lang} {s['wrong']} wrong, {s[UNREVIEWED]} unreviewed" for lang, s in bad.items())
+                + f"; review them in templates/review/<lang>.tsv (see `factatlas templates audit --fillers {run}`)")
 
 
 def render_command(run: Path = typer.Argument(..., metavar="RUN", help="Run directory with curate/ outputs."),

@@ -118,6 +118,15 @@ def _label_agreement(lang: str, label: str, etype: str) -> Agreement:
         found = lexicon_agreement(label)
         if found is not None:
             return found
+        from factatlas.templates.backend_ru import indeclinable_name
+
+        if indeclinable_name(label):
+            # «Теннесси», «Абу-Даби»: an indeclinable foreign name is singular and takes the gender of its
+            # kind (штат, город, эмират: masculine unless the class says otherwise), never the plural
+            # the «-и» suffix rule would guess («Теннесси находятся»)
+            cls = spec.get("classes", {}).get(etype)
+            g, _ = parse_value(cls) if cls else (Gender.MASCULINE, "sg")
+            return Agreement(g, "sg", "rule:ru-indeclinable")
     lexicon = spec.get("lexicon", {})
     if label in lexicon:
         g, n = parse_value(lexicon[label])

@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import yaml
 
@@ -78,6 +78,9 @@ class InflectionRequest:
     entity_type: str = ""  # "person", "country", "settlement", "language", "occupation", ... ("" unknown)
     sentence_initial: bool = False
     classes: tuple[str, ...] = ()  # the entity's P31 classes (ru: an island takes на)
+    # the entity's lexicon entry (templates/lexicon.py: gender, article class, preposition class, forms),
+    # consulted before any rule; None when the lexicon has no entry for it
+    entry: Any = None
 
 
 @runtime_checkable

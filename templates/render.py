@@ -19,6 +19,7 @@ from dataclasses import dataclass, replace
 
 from factatlas.records import ANSWER_MARKER, Entity, Gender, RenderFailure
 from factatlas.templates.gender import entity_type, resolve_agreement
+from factatlas.templates.lexicon import LexiconEntry, entry_for
 from factatlas.templates.library import Template
 from factatlas.templates.morphology import (
     CASES,
@@ -73,6 +74,11 @@ class RenderedAnswer:
     # Which label the filler was formed from: "label", "P2521"/"P3321" (the gendered form that agrees
     # with the subject), or "label:<reason>" when the object has gendered forms but none could be used.
     label_source: str = "label"
+    # How the filler's own form was made (for the filler ledger): the backend ("lexicon" for an entry's
+    # form) and its detail
+    backend: str = ""
+    detail: str = ""
+    slot_form: str = ""  # the form of the slot alone (the filler without the answer words around it)
 
 
 # Why a gendered object fell back to its plain label (counted per language in build stats).
@@ -160,14 +166,34 @@ class Renderer:
         return backend
 
     def agreement(self, entity: Entity, lang: str, slot_type: str, label: str | None = None) -> Agreement:
-        """Gender/number of ``label`` (default: the entity's label), cached per entity and label."""
-        label = entity.labels.get(lang, "") if label is None else label
+        """Gender/number of ``label`` (default: the entity's label), cached per entity and label; the
+        entity's lexicon entry decides first (people keep their P21)."""
+        if label is None:  # the label as it is written in a sentence: no disambiguator, the lexicon's short name
+            entry = self.entry(entity, lang)
+            label = entry.short if entry is not None and entry.short else clean_label(entity.labels.get(lang, ""))
         key = (entity.qid, lang, slot_type, label)
         found = self._agreements.get(key)
         if found is None:
             found = resolve_agreement(entity, lang, label, entity_type(entity, slot_type))
+            entry = self.entry(entity, lang, label)
+            if entry is not None and (entry.gender or entry.number) and not found.source.startswith("P21"):
+                found = Agreement(entry.gender or Gender.UNKNOWN, entry.number or "sg", entry.how)
             self._agreements[key] = found
         return found
+
+    def entry(self, entity: Entity, lang: str, label: str | None = None) -> LexiconEntry | None:
+        """The lexicon entry of ``entity`` in ``lang`` when ``label`` is the one it describes (its own label
+        or the entry's short name); an entry written for another label is recorded and not used."""
+        entry = entry_for(entity.qid, lang)
+        if entry is None:
+            return None
+        own = entity.labels.get(lang)
+        if label is not None and label != entry.short and not entry.about(label):
+            if own is not None and not entry.about(own):
+                self.decisions[(lang, "lexicon", "label-mismatch", f"{entity.qid}: entry for {entry.label!r} "
+                                f"({entry.where}), label {own!r}")] += 1
+            return None
+        return entry
 
     def fill(self, entity: Entity, lang: str, features: Features, slot_type: str,
              sentence_initial: bool = False, label: str | None = None, answer: bool = False
@@ -177,12 +203,24 @@ class Renderer:
         label = label or entity.labels.get(lang)
         if not label:
             return RenderFailure("no-label", f"{entity.qid} has no {lang} label")
+        entry = self.entry(entity, lang, label)
+        if entry is not None and entry.short and label == entity.labels.get(lang):
+            # «Каир (мухафаза)» -> «Каир», «Bara la Australia» -> «Australia»: the lexicon's short name
+            self.decisions[(lang, "label", entry.how + ":short", f"{entity.qid} {label} -> {entry.short}")] += 1
+            label = entry.short
         cleaned = clean_label(label)
         if cleaned != label:
             other = self._label_owner(lang, cleaned, entity.qid) if answer else None
             if other is None:
                 self.decisions[(lang, "label", "disambiguator-removed", f"{entity.qid} {label} -> {cleaned}")] += 1
                 label = cleaned
+            elif _disambiguator_as_head(lang) and _kind(entity) == "place":
+                # «Каир (мухафаза)» -> «мухафаза Каир»: the disambiguator names the kind of place, and the
+                # kind noun heads the name (it takes the case and the article; the name stays as it is)
+                noun = label[len(cleaned):].strip()[1:-1].strip()
+                self.decisions[(lang, "label", "rule:disambiguator-as-head", f"{entity.qid} {label}: '{cleaned}' "
+                                f"is also {other}'s label -> {noun} {cleaned}")] += 1
+                label = f"{noun} {cleaned}"
             else:
                 # «Dubai (Emirat)» would read «Dubai», the city's name: two answers with one surface form.
                 # Keep the disambiguator there, counted, rather than make the gold ambiguous.
@@ -204,18 +242,21 @@ class Renderer:
                 return InflectionResult(f"{noun} {quotes[0]}{label}{quotes[1]}", EXACT, "title")
         # ru в/на depends on the place's class (an island takes на), so those forms are keyed by it too
         classes = entity.classes if features.preposition else ()
-        key = (lang, label, features, agreement, etype, sentence_initial, classes)
+        key = (lang, label, features, agreement, etype, sentence_initial, classes, entry.qid if entry else None)
         if key in self._inflections:
             result = self._inflections[key]
         else:
             backend = self.backend(lang)
             if backend is None:
                 return RenderFailure("unknown-language", f"no inflection backend for '{lang}'")
-            if features.is_plain and not sentence_initial:
+            written = entry.forms.get(features.describe()) if entry is not None and not features.is_plain else None
+            if written is not None:  # the lexicon's form for the whole slot: no rule involved
+                result = InflectionResult(written, EXACT, "lexicon", f"{entry.how} {entity.qid} {features.describe()}")
+            elif features.is_plain and not sentence_initial:
                 result = InflectionResult(label, NONE, "identity")
             else:
                 result = backend.inflect(label, lang, features,
-                                         InflectionRequest(agreement, etype, sentence_initial, classes))
+                                         InflectionRequest(agreement, etype, sentence_initial, classes, entry))
             if result is not None and sentence_initial and result.form[:1].islower():
                 result = replace(result, form=result.form[0].upper() + result.form[1:])
             self._inflections[key] = result
@@ -306,6 +347,9 @@ class Renderer:
         span_initial = span is not None and _sentence_initial(parsed.nodes, span[0])
         if slot is not None:
             features, initial = slot.features, span_initial and nodes[0] is slot
+        if span is not None:
+            filler_label = self._without_repeated_head(template.lang, parsed.nodes[:span[0]], obj,
+                                                       filler_label or label)
         res = self.fill(obj, template.lang, features, ytype, initial, filler_label, answer=True)
         if isinstance(res, RenderFailure):
             return res
@@ -323,7 +367,7 @@ class Renderer:
                                                 *self._inflected_aliases(obj, template.lang, features, ytype,
                                                                          initial, aliases),
                                                 *aliases) if f))
-        return RenderedAnswer(object_qid, forms, res.status, label_source)
+        return RenderedAnswer(object_qid, forms, res.status, label_source, res.backend, res.detail, res.form)
 
     def _answer_words(self, template: Template, nodes: tuple, form: str, obj: Entity, label: str, ytype: str
                       ) -> str | RenderFailure:
@@ -346,6 +390,26 @@ class Renderer:
                                 f"{obj.qid} {label}: {agreement.gender}/{agreement.number} -> {word}")] += 1
                 out.append(word)
         return _SPACES.sub(" ", "".join(out)).strip()
+
+    def _without_repeated_head(self, lang: str, before: tuple, obj: Entity, label: str) -> str:
+        """``label`` without the head noun the template already wrote before the answer (language option
+        `template_heads`): hi «आधिकारिक भाषा [Y]» + «अंग्रेज़ी भाषा» -> «अंग्रेज़ी»; ar «لمدينة [Y]» + «مدينة
+        الكويت» -> «الكويت»."""
+        spec = language_registry().get(lang)
+        heads = spec.options.get("template_heads") if spec else None
+        if not heads or not before or not isinstance(before[-1], Text):
+            return label
+        lead = before[-1].value.split()
+        words = clean_label(label).split()
+        if not lead or len(words) < 2:
+            return label
+        at = 0 if heads.get("at") == "first" else -1
+        head = words[at]
+        if head not in heads.get("nouns", ()) or not lead[-1].endswith(head):
+            return label
+        rest = " ".join(words[1:] if at == 0 else words[:-1])
+        self.decisions[(lang, "label", "rule:repeated-head", f"{obj.qid} {label} -> {rest}")] += 1
+        return rest
 
     def _label_owner(self, lang: str, label: str, qid: str) -> str | None:
         """Another entity of the same kind whose (clean) label in ``lang`` is ``label``, if any: a city and
@@ -406,6 +470,11 @@ def _kind(entity: Entity) -> str:
     """Coarse kind for label collisions: cities, regions and unknown places are one kind."""
     t = entity_type(entity, "")
     return "place" if t in ("settlement", "place", "") else t
+
+
+def _disambiguator_as_head(lang: str) -> bool:
+    spec = language_registry().get(lang)
+    return bool(spec and spec.options.get("disambiguator_as_head"))
 
 
 def _title_quotes(lang: str) -> tuple[str, str] | None:

@@ -96,6 +96,8 @@ def test_card_yaml_is_generated_from_the_data(bench_factory):
     assert "| SPARQL queries | 2 (sha256 listed in manifest.json) |" in body
     assert "| Wikidata retrieval time | 2026-01-02T03:04:05+00:00 (end of the curate stage;" in body
     assert "2 template(s) are not reviewed by a native speaker (languages: fr)" in body
+    # the card names exactly which templates are drafts (issue 26)
+    assert "Draft templates: fr: all 2 templates." in body
     assert "@misc{org_atlas_v1_0_0," in body and "version = {1.0.0}" in body
     assert 'load_dataset("org/atlas", "arab-west.en", revision="v1.0.0")' in body
 
@@ -185,3 +187,10 @@ def test_imported_benchmark_gets_other_licence_and_no_library_templates(bench_fa
     assert meta_yaml["license"] == "other" and meta_yaml["source_datasets"] == ["extended"]
     assert "imported from `dlama-v1`" in body and "| templates in this repo | not available |" in body
     assert not any(p.startswith("templates/") for p in rel.files)
+
+
+def test_the_card_names_each_draft_template_by_predicate():
+    from factatlas.publish.card import draft_list
+
+    assert draft_list(["P106/2", "P17/1", "P17/q1", "P19/3"], 10) == "P17 (1, q1), P19 (3), P106 (2)"
+    assert draft_list(["P17/1", "P17/2"], 2) == "all 2 templates"

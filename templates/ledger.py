@@ -1,0 +1,395 @@
+"""The filler ledger: every distinct answer filler a build renders, with how it was made and its review.
+
+`factatlas templates audit --fillers RUN` renders, with the current code, lexicon and templates, every
+filler the build in ``RUN/build`` put into a cloze prompt — each accepted gold of each prompt and each
+candidate — and lists it once per (language, template, object, subject variant), with
+
+- its **context**: the template's words just before the answer, the answer span as written and the word
+  after it (``в [Y.loc.в].``, ``في قارة [Y].``), so that a reader sees the filler where it stands;
+- its **status**: ``exact`` only when the whole filler is a lexicon form or a one-word dictionary form,
+  ``none`` when nothing was formed (the label as written), ``guessed`` for anything composed (a
+  multiword phrase inflected head-first, an article or preposition added by a rule);
+- its **sources**: the lexicon entry, the inflection backend and its detail, the agreement the answer
+  words and articles were chosen by, ru в/на, a removed disambiguator, a gendered label;
+- its **verdict** from the committed review (``templates/review/<lang>.tsv``: context, filler, verdict
+  ``ok``/``wrong``, note): ``ok``, ``wrong`` or ``unreviewed``.
+
+A ledger written to a file (``--out``) is the "before" of a later change: ``--against OLD`` lists every
+filler the change turned into another (before -> after), so a regression cannot pass unseen.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from pathlib import Path
+
+from factatlas.errors import ConfigError
+from factatlas.records import Entity
+from factatlas.templates.morphology import EXACT, GUESSED, NONE
+from factatlas.templates.render import RenderedAnswer, Renderer, clean_label
+from factatlas.templates.syntax import Group, Slot, TemplateSyntaxError, Text, parse
+
+VERDICTS = ("ok", "wrong")
+UNREVIEWED = "unreviewed"
+LEDGER_FIELDS = ("lang", "template", "qid", "variant", "role", "context", "filler", "status", "sources", "verdict")
+REVIEW_FIELDS = ("context", "filler", "verdict", "note")
+_WORD = re.compile(r"\S+\s*$")
+
+
+@dataclass(frozen=True, slots=True)
+class LedgerLine:
+    lang: str
+    template: str
+    qid: str
+    variant: str  # what of the subject the filler depends on ("" for most objects; the subject's gender)
+    role: str  # gold | candidate | gold+candidate
+    context: str
+    filler: str
+    status: str  # exact | guessed | none | failed
+    sources: tuple[str, ...]
+    verdict: str = UNREVIEWED
+
+    @property
+    def instance(self) -> tuple[str, str, str, str]:
+        return (self.lang, self.template, self.qid, self.variant)
+
+    @property
+    def review_key(self) -> tuple[str, str]:
+        return (self.context, self.filler)
+
+
+@dataclass(frozen=True, slots=True)
+class Ledger:
+    lines: tuple[LedgerLine, ...]
+    stale: int = 0  # fillers that differ from what the build stored (the build is older than the code)
+    skipped: Mapping[str, int] | None = None  # reason -> times a build filler could not be re-rendered
+
+    def by_lang(self) -> dict[str, list[LedgerLine]]:
+        out: dict[str, list[LedgerLine]] = defaultdict(list)
+        for line in self.lines:
+            out[line.lang].append(line)
+        return dict(sorted(out.items()))
+
+
+# ---- context -------------------------------------------------------------------------------------
+
+def answer_context(text: str) -> str:
+    """The answer's place in a cloze template, as written: the word just before the answer span (or
+    the last three characters in scripts without spaces) and the span itself (``в [Y.loc.в]``,
+    ``قارة [Y]``, ``{Y: pl=sind | other=ist} [Y.def]``, ``[Y]에서``, with glued affixes)."""
+    try:
+        parsed = parse(text)
+    except TemplateSyntaxError:
+        return text
+    span = parsed.answer_span()
+    if span is None:
+        return ""
+    first, last = parsed.nodes[span[0]], parsed.nodes[span[1]]
+    before = "".join(_raw(text, n) for n in parsed.nodes[:span[0]])
+    after = "".join(_raw(text, n) for n in parsed.nodes[span[1] + 1:])
+    space = before[len(before.rstrip()):]
+    words = before.rstrip().split()
+    if not words:
+        lead = ""
+    elif space or len(words[-1]) <= 3:
+        lead = words[-1].lstrip("«„\"(") + space
+    else:
+        lead = words[-1][-3:]
+    glued = re.match(r"[^\s.,;:!?。、，！？]*", after).group()  # 에서, は, ya: affixes written onto the answer
+    return f"{lead}{text[first.start:last.end]}{glued}"
+
+
+def _raw(text: str, node) -> str:
+    """A node before or after the answer as a reader sees it: a group by its ``other`` (or first) form."""
+    if isinstance(node, Text):
+        return node.value
+    if isinstance(node, Group):
+        return node.form("other") or node.options[0].form
+    return text[node.start:node.end] if isinstance(node, Slot) else ""
+
+
+# ---- building the ledger -------------------------------------------------------------------------
+
+class _Tap(Counter):
+    """The renderer's decision counter, logging each decision made while a filler is rendered."""
+
+    def __init__(self, *args, **kw):
+        super().__init__(*args, **kw)
+        self.log: list[tuple] = []
+
+    def __setitem__(self, key, value):
+        self.log.append(key)
+        super().__setitem__(key, value)
+
+
+def build_instances(rows: Iterable[Mapping], variant_of) -> dict[tuple[str, str, str, str], tuple[str, str, str]]:
+    """(lang, template, object, variant) -> (role, a subject of that variant, the build's filler) over the
+    cloze rows of a build's prompts table; ``variant_of(object, subject)`` as the build computes it."""
+    out: dict[tuple[str, str, str, str], list] = {}
+    for r in rows:
+        if r["kind"] != "cloze":
+            continue
+        lang, tid, subject = r["lang"], r["template_id"], r["subject_qid"]
+        for role, qids, fillers in (("gold", r["gold_qids"], [f[0] for f in r["gold_forms"]]),
+                                    ("candidate", r["candidate_qids"], r["candidate_forms"])):
+            for q, filler in zip(qids, fillers, strict=True):
+                key = (lang, tid, q, variant_of(q, subject))
+                seen = out.get(key)
+                if seen is None:
+                    out[key] = [{role}, subject, filler]
+                else:
+                    seen[0].add(role)
+    return {k: ("+".join(sorted(v[0])), v[1], v[2]) for k, v in out.items()}
+
+
+def make_ledger(rows: Iterable[Mapping], entities: Mapping[str, Entity], library,
+                review: Mapping[str, Mapping[tuple[str, str], str]] | None = None,
+                renderer: Renderer | None = None) -> Ledger:
+    """Render every filler of a build again and explain it (see the module docstring)."""
+    from factatlas.builder.sources import answer_variant  # the build's own rule for variants
+
+    renderer = renderer or Renderer(entities)
+    tap = _Tap(renderer.decisions)
+    renderer.decisions = tap
+    instances = build_instances(rows, lambda q, s: answer_variant(entities, q, s))
+    review = review if review is not None else {}
+    lines: list[LedgerLine] = []
+    stale = 0
+    skipped: Counter[str] = Counter()
+    contexts: dict[tuple[str, str], str] = {}
+    for (lang, tid, q, variant), (role, subject, stored) in sorted(instances.items()):
+        template = library.get(lang, tid)
+        if template is None:
+            skipped["template-gone"] += 1
+            continue
+        ctx = contexts.get((lang, tid))
+        if ctx is None:
+            ctx = contexts[(lang, tid)] = answer_context(template.text)
+        tap.log.clear()
+        res = renderer.render_answer(template, q, subject)
+        if not isinstance(res, RenderedAnswer):
+            filler, status, sources = stored, "failed", (f"render failure {res.reason}: {res.detail}",)
+        else:
+            filler = res.forms[0]
+            status = filler_status(res, renderer, entities[q], lang)
+            sources = _sources(res, tap.log, lang)
+        if filler != stored:
+            stale += 1
+        verdict = review.get(lang, {}).get((ctx, filler), UNREVIEWED)
+        lines.append(LedgerLine(lang, tid, q, variant, role, ctx, filler, status, sources, verdict))
+    return Ledger(tuple(lines), stale, dict(skipped))
+
+
+def filler_status(res: RenderedAnswer, renderer: Renderer, obj: Entity, lang: str) -> str:
+    """``exact`` only for a lexicon form or a one-word dictionary form; ``none`` for the label as written;
+    everything composed (several words inflected together, words added by a rule) is ``guessed``."""
+    if res.backend == "lexicon" and res.forms[0] == res.slot_form:
+        return EXACT
+    bare = res.forms[0] == res.slot_form
+    if res.inflection == NONE:
+        return NONE if bare else GUESSED
+    if res.inflection != EXACT:
+        return res.inflection
+    one_word = not re.search(r"[\s-]", clean_label(obj.labels.get(lang, "")))
+    if bare and one_word and res.backend in ("pymorphy3", "unimorph"):
+        return EXACT
+    if res.backend == "korean":
+        return EXACT  # a particle chosen by the final syllable's arithmetic: nothing is guessed
+    entry = renderer.entry(obj, lang)
+    if entry is not None and (entry.article or entry.prep or entry.gender):
+        return EXACT  # the rule only spelled out what the lexicon decided
+    return GUESSED
+
+
+def _sources(res: RenderedAnswer, log: Sequence[tuple], lang: str) -> tuple[str, ...]:
+    out = [f"form {res.backend or 'none'}:{res.inflection}" + (f" ({res.detail})" if res.detail else "")]
+    if res.label_source != "label":
+        out.append(f"label {res.label_source}")
+    for key in dict.fromkeys(log):
+        if len(key) == 4 and key[0] == lang and key[1] != "alias":
+            _, what, how, detail = key
+            out.append(f"{what} {how}: {detail}")
+    return tuple(out)
+
+
+# ---- the review ----------------------------------------------------------------------------------
+
+def review_dir() -> Path:
+    return Path(str(resources.files("factatlas.templates").joinpath("review")))
+
+
+@cache
+def load_review(lang: str, folder: str | None = None) -> Mapping[tuple[str, str], str]:
+    """(context, filler) -> verdict from ``templates/review/<lang>.tsv`` (empty when absent)."""
+    path = Path(folder) / f"{lang}.tsv" if folder else review_dir() / f"{lang}.tsv"
+    return {k: v[0] for k, v in read_review(path).items()} if path.exists() else {}
+
+
+def read_review(path: str | Path) -> dict[tuple[str, str], tuple[str, str]]:
+    """A review file: a header line ``context filler verdict note`` and one line per reviewed filler."""
+    text = Path(path).read_text("utf-8")
+    out: dict[tuple[str, str], tuple[str, str]] = {}
+    reader = csv.reader(io.StringIO(text), delimiter="\t", quoting=csv.QUOTE_NONE)
+    for n, row in enumerate(reader, 1):
+        if n == 1:
+            if tuple(row) != REVIEW_FIELDS:
+                raise ConfigError(f"the header must be {' / '.join(REVIEW_FIELDS)} separated by tabs", str(path), 1)
+            continue
+        if not row:
+            continue
+        if len(row) != 4 or row[2] not in VERDICTS:
+            raise ConfigError(f"expected 4 tab-separated fields (context, filler, ok|wrong, note), got {row!r}",
+                              str(path), n)
+        out[(row[0], row[1])] = (row[2], row[3])
+    return out
+
+
+def write_review(path: str | Path, verdicts: Mapping[tuple[str, str], tuple[str, str]]) -> None:
+    from factatlas.atomic import write_text
+
+    lines = ["\t".join(REVIEW_FIELDS)]
+    for (ctx, filler), (verdict, note) in sorted(verdicts.items()):
+        for value in (ctx, filler, note):
+            if "\t" in value or "\n" in value:
+                raise ValueError(f"review fields hold no tabs or newlines: {value!r}")
+        lines.append("\t".join((ctx, filler, verdict, note)))
+    write_text(path, "\n".join(lines) + "\n")
+
+
+# ---- files and diffs -----------------------------------------------------------------------------
+
+def ledger_tsv(ledger: Ledger) -> str:
+    buf = io.StringIO()
+    buf.write("\t".join(LEDGER_FIELDS) + "\n")
+    for x in ledger.lines:
+        fields = (x.lang, x.template, x.qid, x.variant, x.role, x.context, x.filler, x.status,
+                  " | ".join(x.sources), x.verdict)
+        buf.write("\t".join(f.replace("\t", " ").replace("\n", " ") for f in fields) + "\n")
+    return buf.getvalue()
+
+
+def read_ledger(path: str | Path) -> dict[tuple[str, str, str, str], tuple[str, str]]:
+    """(lang, template, object, variant) -> (context, filler) of a ledger written with ``--out``."""
+    lines = Path(path).read_text("utf-8").splitlines()
+    if not lines or tuple(lines[0].split("\t")) != LEDGER_FIELDS:
+        raise ConfigError(f"not a filler ledger (the first line must be the header {' '.join(LEDGER_FIELDS)}); "
+                          "write one with `factatlas templates audit --fillers RUN --out FILE`", str(path), 1)
+    out = {}
+    for n, line in enumerate(lines[1:], 2):
+        f = line.split("\t")
+        if len(f) != len(LEDGER_FIELDS):
+            raise ConfigError(f"expected {len(LEDGER_FIELDS)} tab-separated fields", str(path), n)
+        out[(f[0], f[1], f[2], f[3])] = (f[5], f[6])
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class FillerChange:
+    lang: str
+    context: str
+    before: str  # "" when the filler is new
+    after: str  # "" when the filler is gone
+    instances: tuple[tuple[str, str], ...]  # (template, object) it changed for
+
+
+def filler_diff(before: Mapping[tuple[str, str, str, str], tuple[str, str]],
+                after: Mapping[tuple[str, str, str, str], tuple[str, str]]) -> list[FillerChange]:
+    """Every filler that differs between two ledgers, grouped by (language, context, before, after)."""
+    groups: dict[tuple[str, str, str, str], list[tuple[str, str]]] = defaultdict(list)
+    for key in sorted(set(before) | set(after)):
+        old, new = before.get(key), after.get(key)
+        if old is not None and new is not None and old[1] == new[1]:
+            continue
+        ctx = (new or old)[0]
+        groups[(key[0], ctx, old[1] if old else "", new[1] if new else "")].append((key[1], key[2]))
+    return [FillerChange(lang, ctx, b, a, tuple(inst)) for (lang, ctx, b, a), inst in sorted(groups.items())]
+
+
+def format_diff(changes: Sequence[FillerChange]) -> str:
+    if not changes:
+        return "no filler changed"
+    out = [f"{len(changes)} filler change(s) (before -> after):"]
+    for c in changes:
+        where = ", ".join(f"{t} {q}" for t, q in c.instances[:3]) + (
+            f", ... {len(c.instances) - 3} more" if len(c.instances) > 3 else "")
+        out.append(f"  {c.lang}  {c.context}:  {c.before or '(new)'}  ->  {c.after or '(gone)'}   [{where}]")
+    return "\n".join(out)
+
+
+def as_mapping(ledger: Ledger) -> dict[tuple[str, str, str, str], tuple[str, str]]:
+    return {x.instance: (x.context, x.filler) for x in ledger.lines}
+
+
+# ---- the report ----------------------------------------------------------------------------------
+
+def summary(ledger: Ledger) -> dict[str, dict[str, int]]:
+    """Per language: distinct fillers (by review key) and how many are ok / wrong / unreviewed / guessed."""
+    out: dict[str, dict[str, int]] = {}
+    for lang, lines in ledger.by_lang().items():
+        keys: dict[tuple[str, str], LedgerLine] = {}
+        for x in lines:
+            keys.setdefault(x.review_key, x)
+        counts = Counter(x.verdict for x in keys.values())
+        out[lang] = {"lines": len(lines), "distinct": len(keys), "ok": counts["ok"], "wrong": counts["wrong"],
+                     UNREVIEWED: counts[UNREVIEWED],
+                     "guessed": sum(1 for x in keys.values() if x.status == GUESSED)}
+    return out
+
+
+def format_ledger(ledger: Ledger, limit: int = 20, show_all: bool = False) -> str:
+    """Per language: the counts, then the wrong and unreviewed fillers (every filler with ``show_all``)."""
+    out = []
+    if ledger.stale:
+        out.append(f"note: {ledger.stale} filler(s) differ from the ones the build stored (the code, lexicon or "
+                   "templates changed since): rebuild the run to ship them")
+    for reason, n in sorted((ledger.skipped or {}).items()):
+        out.append(f"note: {n} build filler(s) not re-rendered: {reason}")
+    stats = summary(ledger)
+    for lang, lines in ledger.by_lang().items():
+        s = stats[lang]
+        out.append(f"== {lang}: {s['distinct']} distinct fillers ({s['lines']} template x object lines): "
+                   f"{s['ok']} ok, {s['wrong']} wrong, {s[UNREVIEWED]} unreviewed; {s['guessed']} guessed")
+        keys: dict[tuple[str, str], list[LedgerLine]] = defaultdict(list)
+        for x in lines:
+            keys[x.review_key].append(x)
+        shown = 0
+        for (ctx, filler), xs in sorted(keys.items()):
+            x = xs[0]
+            if not show_all and x.verdict == "ok":
+                continue
+            if shown >= limit:
+                out.append("  ... more (--limit 0 for all)")
+                break
+            shown += 1
+            tids = sorted({y.template for y in xs})
+            out.append(f"  [{x.verdict}] {ctx}  =>  {filler}   ({x.status}; {x.role}; {x.qid}; "
+                       f"{','.join(tids[:4])}{'...' if len(tids) > 4 else ''}; {' | '.join(x.sources)})")
+    return "\n".join(out)
+
+
+def ledger_for_run(run: str | Path, library, review_folder: str | None = None,
+                   langs: Sequence[str] | None = None) -> Ledger:
+    """The ledger of ``RUN/build`` (its prompts) rendered with ``library`` and the entities of
+    ``RUN/curate``."""
+    import pyarrow.parquet as pq
+
+    from factatlas.tables import read_entities
+
+    run = Path(run)
+    prompts = run / "build" / "prompts.parquet"
+    if not prompts.exists():
+        raise ConfigError(f"{prompts} is missing; the filler ledger reads a build: run `factatlas build {run} "
+                          "--langs ...` first")
+    columns = ["lang", "template_id", "kind", "subject_qid", "gold_qids", "gold_forms", "candidate_qids",
+               "candidate_forms"]
+    rows = [r for r in pq.read_table(prompts, columns=columns).to_pylist() if not langs or r["lang"] in langs]
+    langs = sorted({r["lang"] for r in rows})
+    review = {lang: load_review(lang, review_folder) for lang in langs}
+    return make_ledger(rows, read_entities(run / "curate"), library, review)

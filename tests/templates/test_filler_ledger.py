@@ -1,0 +1,196 @@
+"""The filler ledger (templates/ledger.py) and the entity lexicon (templates/lexicon.py).
+
+Over the embedded sample's three shipped pairs (built with the CLI once per session): every gold and
+candidate filler a build renders is in the committed review as `ok`; a morphology change lists every
+filler it changes (the ru accusative regression «арабский музыку» is caught); the lexicon decides first.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from factatlas.errors import ConfigError
+from factatlas.templates.ledger import (
+    UNREVIEWED,
+    answer_context,
+    as_mapping,
+    filler_diff,
+    format_diff,
+    ledger_for_run,
+    read_review,
+    review_dir,
+)
+from factatlas.templates.lexicon import load_lexicon, read_lexicon
+from factatlas.templates.library import load_library
+
+from .conftest import SHIPPED_LANGS, SHIPPED_PAIRS
+
+# The languages this branch reviewed; the Romance ones (fr es it pt) join when their review is merged.
+REVIEWED_HERE = ("en", "de", "ru", "ar", "hi", "ko", "sw", "ja", "zh")
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "factatlas", *args], capture_output=True, text=True,
+                          env=os.environ.copy())
+
+
+def test_answer_context_shows_the_answer_where_it_stands():
+    assert answer_context("[X] {X: masc=родился | fem=родилась | other=родился(-ась)} [Y.loc.в].") == \
+        "родился(-ась) [Y.loc.в]"
+    assert answer_context("يقع [X] في قارة [Y].") == "قارة [Y]"
+    assert answer_context("[X] liegt {Y: pl=in den | other=in} [Y.def.dat]!") == "liegt {Y: pl=in den | other=in} [Y.def.dat]"
+    assert answer_context("[X]의 수도는 [Y]에서 멀다.") == "수도는 [Y]에서"
+    assert answer_context("[X]の首都は[Y]である。") == "首都は[Y]である"  # no spaces: three characters before
+
+
+def test_lexicon_errors_point_at_the_entry(tmp_path):
+    good = tmp_path / "ru.yaml"
+    good.write_text("lang: ru\nentries:\n  Q85:\n    label: Каир\n    gender: masc\n    prep: в\n"
+                    "    forms: {loc: Каире}\n    source: reviewed\n", "utf-8")
+    entry = read_lexicon(good)["Q85"]
+    assert (entry.label, entry.prep, entry.forms["loc"], entry.how) == ("Каир", "в", "Каире", "lexicon:reviewed")
+    bad = tmp_path / "de.yaml"
+    bad.write_text("lang: de\nentries:\n  Q99:\n    label: Kalifornien\n    genus: neut\n    source: reviewed\n",
+                   "utf-8")
+    with pytest.raises(ConfigError, match=r"de\.yaml:5:5: entries\.Q99: unknown key 'genus'"):
+        read_lexicon(bad)
+    bad.write_text("lang: de\nentries:\n  Q99:\n    label: Kalifornien\n    gender: neutr\n    source: reviewed\n",
+                   "utf-8")
+    with pytest.raises(ConfigError, match=r"de\.yaml:5:13: entries\.Q99\.gender: 'neutr'; expected masc"):
+        read_lexicon(bad)
+    bad.write_text("lang: de\nentries:\n  Q99:\n    label: Kalifornien\n    source: wikidata\n", "utf-8")
+    with pytest.raises(ConfigError, match=r"source: 'wikidata'; expected reviewed, wikidata:L<id> or rule:<name>"):
+        read_lexicon(bad)
+
+
+def test_every_packaged_lexicon_loads():
+    for lang in SHIPPED_LANGS:
+        load_lexicon(lang)  # raises ConfigError with file:line:col on any problem
+
+
+@pytest.fixture(scope="module")
+def ledgers(shipped_builds):
+    library = load_library(SHIPPED_LANGS)
+    return {pair: ledger_for_run(run, library) for pair, run in shipped_builds.items()}
+
+
+@pytest.mark.slow
+def test_every_filler_of_the_shipped_pairs_is_reviewed_ok(ledgers):
+    """Every gold and candidate filler of the three shipped pairs is in templates/review/<lang>.tsv as ok."""
+    langs = sorted({*REVIEWED_HERE, *(p.stem for p in review_dir().glob("*.tsv"))})
+    problems = []
+    for pair, ledger in ledgers.items():
+        assert ledger.stale == 0, f"{pair}: the ledger renders other fillers than the build stored"
+        for x in ledger.lines:
+            if x.lang in langs and x.verdict != "ok":
+                problems.append(f"{x.lang} [{x.verdict}] {x.context} => {x.filler}  ({pair} {x.template} {x.qid}; "
+                                f"{' | '.join(x.sources)})")
+    problems = sorted(set(problems))
+    assert not problems, f"{len(problems)} filler(s) not reviewed ok:\n" + "\n".join(problems[:60])
+
+
+def test_review_files_are_well_formed_and_cover_the_languages_of_this_branch():
+    for lang in REVIEWED_HERE:
+        assert (review_dir() / f"{lang}.tsv").exists(), f"templates/review/{lang}.tsv is missing"
+    for path in review_dir().glob("*.tsv"):
+        read_review(path)  # header, four fields, verdict ok|wrong
+
+
+@pytest.mark.slow
+def test_the_filler_diff_catches_the_ru_accusative_regression(shipped_builds, ledgers, monkeypatch):
+    """An animacy change that puts every modifier's accusative in the inanimate masculine — the regression
+    «арабский музыку» (was «арабскую музыку») — shows as a changed filler, before -> after."""
+    from factatlas.templates import backend_ru
+
+    library = load_library(("ru",))
+    before = {k: v for k, v in as_mapping(ledgers["arab-west"]).items() if k[0] == "ru"}
+    monkeypatch.setattr(backend_ru, "accusative_animacy", lambda head: head.tag.animacy)
+    backend_ru.inflect_russian.cache_clear()
+    try:
+        after = as_mapping(ledger_for_run(shipped_builds["arab-west"], library, langs=("ru",)))
+    finally:
+        backend_ru.inflect_russian.cache_clear()
+    changes = filler_diff(before, after)
+    pairs = {(c.before, c.after) for c in changes}
+    assert ("арабскую музыку", "арабский музыку") in pairs, format_diff(changes)
+    assert ("классическую музыку", "классический музыку") in pairs
+    assert all(c.lang == "ru" and "[Y.acc]" in c.context for c in changes), format_diff(changes)
+    # an unchanged build has no diff
+    assert filler_diff(before, before) == []
+
+
+@pytest.mark.slow
+def test_cli_writes_the_ledger_and_diffs_against_it(shipped_builds, tmp_path):
+    run = shipped_builds["arab-west"]
+    out = tmp_path / "before.tsv"
+    done = _cli("templates", "audit", "--fillers", str(run), "--langs", "ru,de", "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    assert "== de:" in done.stdout and "== ru:" in done.stdout
+    header, *lines = out.read_text("utf-8").splitlines()
+    assert header.split("\t")[:7] == ["lang", "template", "qid", "variant", "role", "context", "filler"]
+    assert {line.split("\t")[0] for line in lines} == {"de", "ru"}
+    done = _cli("templates", "audit", "--fillers", str(run), "--langs", "ru,de", "--against", str(out))
+    assert (done.returncode, done.stdout.strip()) == (0, "no filler changed")
+    # a ledger whose filler differs from today's render is listed as a change
+    edited = out.read_text("utf-8").replace("\tарабскую музыку\t", "\tарабский музыку\t")
+    assert edited != out.read_text("utf-8")
+    out.write_text(edited, "utf-8")
+    done = _cli("templates", "audit", "--fillers", str(run), "--langs", "ru", "--against", str(out))
+    assert "арабский музыку  ->  арабскую музыку" in done.stdout
+    # --check fails on fillers a review does not hold (an empty review folder)
+    empty = tmp_path / "review"
+    empty.mkdir()
+    done = _cli("templates", "audit", "--fillers", str(run), "--langs", "ru", "--check", "--review-dir", str(empty))
+    assert done.returncode == 2 and "unreviewed" in done.stderr and "Traceback" not in done.stderr
+    assert f"[{UNREVIEWED}]" in done.stdout
+
+
+def test_shipped_pairs_are_the_curated_pairs():
+    import yaml
+
+    pairs = yaml.safe_load((Path(__file__).resolve().parents[2] / "curate" / "pairs.yaml").read_text("utf-8"))["pairs"]
+    assert set(SHIPPED_PAIRS) == set(pairs)
+
+
+def test_the_lexicon_entry_decides_before_the_rules_and_a_renamed_item_is_recorded():
+    from factatlas.templates.library import Template
+    from factatlas.templates.render import Renderer
+
+    from .templates_fixtures import CITY, COUNTRY, entity
+
+    def tpl(lang: str, predicate: str, text: str) -> Template:
+        return Template(id=f"{predicate}/1", lang=lang, predicate=predicate, kind="cloze", text=text,
+                        status="reviewed", source="human")
+
+    entities = {e.qid: e for e in (
+        entity("Q928", {"de": "Philippinen", "en": "Philippines"}, (COUNTRY,)),
+        entity("Q134509", {"ru": "Порт-Саид"}, (CITY,)),
+        entity("Q970", {"de": "Union der Komoren"}, (COUNTRY,)),  # not the label the entry is about
+    )}
+    r = Renderer(entities)
+    got = r.render_answer(tpl("de", "P17", "[X] liegt [Y.def.in]."), "Q928")
+    assert (got.forms[0], got.backend) == ("auf den Philippinen", "rules")
+    got = r.render_answer(tpl("ru", "P19", "[X] родился [Y.loc.в]."), "Q134509")
+    assert (got.forms[0], got.backend, got.inflection) == ("в Порт-Саиде", "lexicon", "exact")
+    got = r.render_answer(tpl("de", "P17", "[X] liegt [Y.def.in]."), "Q970")
+    assert not got.forms[0].startswith("auf ")  # the entry was not used for another label
+    mismatches = [d for (lang, what, how, d) in r.decisions if how == "label-mismatch"]
+    assert mismatches and mismatches[0].startswith("Q970: entry for 'Komoren'")
+
+
+def test_indeclinable_foreign_places_are_singular_subjects_in_russian():
+    from factatlas.records import Gender
+    from factatlas.templates.gender import resolve_agreement
+
+    from .templates_fixtures import entity
+
+    tennessee = entity("Q1509", {"ru": "Теннесси"}, ("Q35657",))  # a US state: no class default
+    got = resolve_agreement(tennessee, "ru", "Теннесси", "place")
+    assert (got.gender, got.number, got.source) == (Gender.MASCULINE, "sg", "rule:ru-indeclinable")
+    philippines = entity("Q928", {"ru": "Филиппины"}, ("Q6256",))
+    assert resolve_agreement(philippines, "ru", "Филиппины", "country").number == "pl"  # a real plural stays
