@@ -209,21 +209,27 @@ class HttpSparqlEndpoint:
             raise Throttled(f"{self.shown}: HTTP 429", parse_retry_after(response.header("Retry-After")))
         if response.status >= 500:
             self.stats.timeouts += 1
-            raise QueryTimeout(f"{self.shown}: HTTP {response.status}")
+            # some engines answer a query they reject with 500 (Virtuoso: "transitive start not given"); the
+            # message carries the server's first line so that the final error names the cause
+            raise QueryTimeout(redact(f"{self.shown}: HTTP {response.status}{_first_line(response.body)}"))
         if 300 <= response.status < 400:  # not followed: credentials must not travel to another address
             target = redact(response.header("Location") or "?")
             raise EndpointError(f"{self.shown}: HTTP {response.status} redirects to {target}; pass that URL as "
                                 "--endpoint")
         if response.status != 200:
-            first = response.body.decode("utf-8", "replace").strip().splitlines()[:1]
             raise EndpointError(redact(f"{self.shown}: HTTP {response.status} {response.reason}"
-                                       + (f": {first[0][:300]}" if first else "")))
+                                       f"{_first_line(response.body)}"))
         try:
             return json.loads(response.body)["results"]["bindings"]
         except (json.JSONDecodeError, UnicodeDecodeError, KeyError, TypeError) as e:
             # A query cancelled after streaming began: HTTP 200 with a truncated body. Same as a timeout.
             self.stats.timeouts += 1
             raise QueryTimeout(f"{self.shown}: truncated or malformed JSON answer ({type(e).__name__})") from e
+
+
+def _first_line(body: bytes, limit: int = 300) -> str:
+    lines = body.decode("utf-8", "replace").strip().splitlines()[:1]
+    return f": {lines[0][:limit]}" if lines and lines[0].strip() else ""
 
 
 def sparql_protocol_request(url: str, query: str, user_agent: str, *, post: bool

@@ -240,12 +240,7 @@ class Knowledge:
             return
         rows = self.runner.select_batched("class-reach", todo,
                                           lambda b: sparql.class_reach_query(b, self.roots), self.batch)
-        for c in todo:
-            self.reach[c] = set()
-        for row in rows:
-            c, r = sparql.qid_of(row, "class"), sparql.qid_of(row, "root")
-            if c and r:
-                self.reach.setdefault(c, set()).add(r)
+        self.reach.update(sparql.class_reach(rows, todo, self.roots))
 
     def type_check(self, qid: str, spec: TypeSpec) -> str | None:
         """None when ``qid`` has type ``spec``; otherwise why not."""
