@@ -24,7 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Protocol
-from urllib.parse import parse_qsl, quote, urlparse
+from urllib.parse import parse_qsl, quote, quote_plus, urlparse
 
 from factatlas.errors import ConfigError, FactatlasError
 from factatlas.http import (
@@ -170,6 +170,7 @@ class HttpSparqlEndpoint:
         self.url = url
         self.shown = redact(url)  # what messages, logs, the manifest and queries.jsonl may show
         self.user_agent = check_user_agent(url, user_agent)
+        sparql_protocol_request(url, "ASK {}", self.user_agent, post=False)  # the URL's own parameters, checked now
         self.policy = policy
         self.timeout_s = policy.timeout_s
         self.sleep = sleeper
@@ -232,28 +233,43 @@ def _first_line(body: bytes, limit: int = 300) -> str:
     return f": {lines[0][:limit]}" if lines and lines[0].strip() else ""
 
 
+# The SPARQL 1.1 Protocol's query operation (https://www.w3.org/TR/sparql11-protocol/#query-operation) as
+# SPARQLWrapper 2.0 sends it: the result format also named in the format/output/results parameters, because
+# engines differ in which they read (Virtuoso: format) and ignore the others.
+JSON_ACCEPT = "application/sparql-results+json,application/json,text/javascript,application/javascript"
+FORMAT_PARAMETERS = ("format", "output", "results")
+
+
 def sparql_protocol_request(url: str, query: str, user_agent: str, *, post: bool
                             ) -> tuple[str, str, bytes | None, dict[str, str]]:
-    """The SPARQL 1.1 protocol request SPARQLWrapper would send (method, URL with its query string, body,
-    headers: JSON results, URL-encoded POST for long queries). SPARQLWrapper shapes the request; sending it
-    is ``factatlas.http``'s job, because SPARQLWrapper's own urllib call has no total deadline, retries
-    nothing and cannot tell a reset from a timeout."""
-    from SPARQLWrapper import GET, JSON, POST, URLENCODED, SPARQLWrapper
+    """The SPARQL-protocol request for ``query`` (method, URL with its query string, body, headers: JSON
+    results, URL-encoded POST for long queries); sending it is ``factatlas.http``'s job, because
+    SPARQLWrapper's own urllib call has no total deadline, retries nothing and cannot tell a reset from a
+    timeout.
 
-    # SPARQLWrapper appends "?query=..." to the URL as given; an endpoint's own parameters (an API key)
-    # go through addParameter so that the request carries one well-formed query string
+    SPARQLWrapper is used through its public API only: its setters check the parts (the query form, the
+    endpoint's own parameters, which may not set ``query``) and its public attributes hold them; this
+    function writes them out as the protocol says (its request builder is private)."""
+    from SPARQLWrapper import ASK, JSON, SELECT, SPARQLWrapper
+
     base, _, own = url.partition("?")
-    wrapper = SPARQLWrapper(base, agent=user_agent)
+    wrapper = SPARQLWrapper(base, agent=user_agent, returnFormat=JSON)
     for name, value in parse_qsl(own, keep_blank_values=True):
-        wrapper.addParameter(name, value)
+        if not wrapper.addParameter(name, value):
+            raise ConfigError(f"--endpoint {redact(url)!r}: the URL's own parameter {name!r} is the query "
+                              "itself; remove it from the URL")
     wrapper.setQuery(query)
-    wrapper.setReturnFormat(JSON)
-    wrapper.setMethod(POST if post else GET)
+    if wrapper.queryType not in (SELECT, ASK):
+        raise EndpointError(f"refusing to send a {wrapper.queryType} request to {redact(url)}: the curation only "
+                            "reads (SELECT or ASK)")
+    pairs = [(name, value) for name, values in wrapper.parameters.items() for value in values]
+    pairs += [("query", wrapper.queryString)] + [(name, wrapper.returnFormat) for name in FORMAT_PARAMETERS]
+    encoded = "&".join(f"{quote_plus(name, safe='/')}={quote_plus(value, safe='/')}" for name, value in pairs)
+    headers = {"Accept": JSON_ACCEPT}
     if post:
-        wrapper.setRequestMethod(URLENCODED)
-    request = wrapper._createRequest()  # the one place SPARQLWrapper 2.x builds a request (pinned <3)
-    headers = {k.title(): v for k, v in request.header_items() if k.lower() != "user-agent"}
-    return request.get_method(), request.full_url, request.data, headers
+        headers = {"Content-Type": "application/x-www-form-urlencoded", **headers}
+        return "POST", wrapper.endpoint, encoded.encode("ascii"), headers
+    return "GET", f"{wrapper.endpoint}?{encoded}", None, headers
 
 
 def make_endpoint(url: str | None, user_agent: str | None = None, sample: str | Path | None = None,
