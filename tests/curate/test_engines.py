@@ -17,15 +17,22 @@ from tests.curate.support import OUTPUT_FILES, Recorder, output_bytes
 pytestmark = [pytest.mark.servers,
               pytest.mark.skipif(not SAMPLE_PATH.exists(), reason="the embedded Wikidata sample is not built yet")]
 
-CONFIG = CurationConfig(pair="arab-west", langs=("ar", "en"))
+CONFIGS = {
+    "default": CurationConfig(pair="arab-west", langs=("ar", "en")),
+    # the other query paths: sitelinks popularity, quotas, a smaller batch (more VALUES lists, halving sizes)
+    "sitelinks": CurationConfig(pair="asia-west", langs=("en",), popularity="sitelinks", country_quota=2,
+                                max_subjects=5, batch_size=7),
+}
 AGENT = "factatlas-tests/1.0 (tests@example.org)"
 
 
 @pytest.fixture(scope="module")
-def embedded_run(tmp_path_factory):
-    run = tmp_path_factory.mktemp("embedded")
-    curate(CONFIG, run)
-    return run
+def embedded_runs(tmp_path_factory):
+    runs = {}
+    for name, config in CONFIGS.items():
+        runs[name] = tmp_path_factory.mktemp(f"embedded-{name}")
+        curate(config, runs[name])
+    return runs
 
 
 def sorted_rows(path) -> list[str]:
@@ -43,14 +50,17 @@ def assert_same_outputs(run, reference) -> None:
                                  f"{only_here[:3]}; only on the embedded store {only_there[:3]}")
 
 
+@pytest.mark.parametrize("config", sorted(CONFIGS))
 @pytest.mark.parametrize("engine", ["oxigraph_sample", "virtuoso_sample"])
-def test_curation_is_identical_on_every_engine(engine, request, embedded_run, tmp_path):
+def test_curation_is_identical_on_every_engine(engine, config, request, embedded_runs, tmp_path):
     server = request.getfixturevalue(engine)
+    embedded_run = embedded_runs[config]
     assert server.triples == 39664  # the sample, and only the sample (no engine system graphs)
     endpoint = HttpSparqlEndpoint(server.url, AGENT, sleeper=Recorder())
-    result = curate(CONFIG, tmp_path, endpoint=endpoint, sleeper=Recorder())
+    result = curate(CONFIGS[config], tmp_path, endpoint=endpoint, sleeper=Recorder())
     assert_same_outputs(tmp_path, embedded_run)
     assert result.facts and result.drops
+    assert ("sitelinks" in result.queries["by_kind"]) == (config == "sitelinks")
     manifest = json.loads((tmp_path / "manifest.json").read_text())["stages"]["curate"]
     reference = json.loads((embedded_run / "manifest.json").read_text())["stages"]["curate"]
     assert manifest["counts"] == reference["counts"]
