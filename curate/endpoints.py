@@ -26,6 +26,8 @@ from pathlib import Path
 from typing import Protocol
 from urllib.parse import parse_qsl, quote, quote_plus, urlparse
 
+from factatlas.curate.presets import EndpointPreset
+from factatlas.curate.presets import resolve as resolve_preset
 from factatlas.errors import ConfigError, FactatlasError
 from factatlas.http import (
     DEFAULT_TIMEOUT_S,
@@ -147,6 +149,8 @@ class HttpStats:
     rate_limited: int = 0
     timeouts: int = 0
     waited_s: float = 0.0
+    paced_s: float = 0.0  # waited to keep the preset's interval between requests
+    capped: int = 0  # answers that reached the preset's row cap (treated as truncated)
 
 
 class HttpSparqlEndpoint:
@@ -155,7 +159,9 @@ class HttpSparqlEndpoint:
     def __init__(self, url: str, user_agent: str | None = None, *, timeout_s: float | None = None,
                  policy: HttpPolicy | None = None, sleeper: Callable[[float], None] = time.sleep,
                  clock: Callable[[], float] = time.monotonic, max_consecutive_429: int | None = None,
-                 post_threshold: int = POST_THRESHOLD_CHARS, rng: random.Random | None = None):
+                 post_threshold: int = POST_THRESHOLD_CHARS, rng: random.Random | None = None,
+                 preset: EndpointPreset | None = None, min_interval_s: float | None = None,
+                 result_cap: int | None = None):
         policy = policy or HttpPolicy()
         if timeout_s is not None:
             policy = replace(policy, timeout_s=timeout_s)
@@ -165,8 +171,15 @@ class HttpSparqlEndpoint:
         if parsed.scheme not in ("http", "https") or not parsed.hostname:
             raise ConfigError(f"--endpoint {redact(url)!r}: expected an http(s) URL like "
                               "https://query.wikidata.org/sparql")
-        if is_public_wdqs(url) and policy.timeout_s <= SERVER_DEADLINE_S:
-            raise ConfigError(f"client timeout {policy.timeout_s:g} s must exceed the WDQS deadline of 60 s")
+        server_deadline = preset.server_timeout_s if preset else SERVER_DEADLINE_S if is_public_wdqs(url) else None
+        if server_deadline is not None and policy.timeout_s <= server_deadline:
+            where = f"the {preset.name} preset's" if preset else "the WDQS"
+            raise ConfigError(f"client timeout {policy.timeout_s:g} s must exceed {where} deadline of "
+                              f"{server_deadline:g} s (the client would give up on queries the server still runs)")
+        self.preset = preset
+        self.min_interval_s = min_interval_s if min_interval_s is not None else preset.min_interval_s if preset else 0.0
+        self.result_cap = result_cap if result_cap is not None else preset.result_cap if preset else None
+        self._last_start: float | None = None
         self.url = url
         self.shown = redact(url)  # what messages, logs, the manifest and queries.jsonl may show
         self.user_agent = check_user_agent(url, user_agent)
@@ -178,6 +191,7 @@ class HttpSparqlEndpoint:
         self.post_threshold = post_threshold
         self.stats = HttpStats()
         self._transport = Transport(policy, self.user_agent, clock=clock)
+        self.clock = clock
         self._in_flight = threading.Lock()  # one query at a time, whatever the caller does
 
     @property
@@ -195,7 +209,16 @@ class HttpSparqlEndpoint:
             return retrying(lambda: self._once(query), self.policy, sleeper=self.sleep, rng=self.rng, retries=0,
                             on_wait=waited)
 
+    def _pace(self) -> None:
+        if self.min_interval_s > 0 and self._last_start is not None:
+            wait = self._last_start + self.min_interval_s - self.clock()
+            if wait > 0:
+                self.stats.paced_s += wait
+                self.sleep(wait)
+        self._last_start = self.clock()
+
     def _once(self, query: str) -> Bindings:
+        self._pace()
         self.stats.requests += 1
         method, url, body, headers = sparql_protocol_request(self.url, query, self.user_agent,
                                                              post=len(quote(query)) > self.post_threshold)
@@ -221,11 +244,16 @@ class HttpSparqlEndpoint:
             raise EndpointError(redact(f"{self.shown}: HTTP {response.status} {response.reason}"
                                        f"{_first_line(response.body)}"))
         try:
-            return json.loads(response.body)["results"]["bindings"]
+            rows = json.loads(response.body)["results"]["bindings"]
         except (json.JSONDecodeError, UnicodeDecodeError, KeyError, TypeError) as e:
             # A query cancelled after streaming began: HTTP 200 with a truncated body. Same as a timeout.
             self.stats.timeouts += 1
             raise QueryTimeout(f"{self.shown}: truncated or malformed JSON answer ({type(e).__name__})") from e
+        if self.result_cap is not None and len(rows) >= self.result_cap:
+            # an endpoint with a row cap answers HTTP 200 with the first rows only: halve the batch
+            self.stats.capped += 1
+            raise QueryTimeout(f"{self.shown}: the answer has {len(rows)} rows, the endpoint's cap; it may be cut")
+        return rows
 
 
 def _first_line(body: bytes, limit: int = 300) -> str:
@@ -272,8 +300,11 @@ def sparql_protocol_request(url: str, query: str, user_agent: str, *, post: bool
     return "GET", f"{wrapper.endpoint}?{encoded}", None, headers
 
 
-def make_endpoint(url: str | None, user_agent: str | None = None, sample: str | Path | None = None,
+def make_endpoint(endpoint: str | None, user_agent: str | None = None, sample: str | Path | None = None,
                   policy: HttpPolicy | None = None, sleeper: Callable[[float], None] = time.sleep) -> SparqlEndpoint:
-    if url is None or url == "embedded":
+    """``--endpoint``: None or ``embedded`` (the bundled sample), a preset name (``wdqs``,
+    ``qlever-wikidata``: its URL and known limits) or a URL."""
+    url, preset = resolve_preset(endpoint)
+    if url is None:
         return EmbeddedEndpoint(sample or SAMPLE_PATH)
-    return HttpSparqlEndpoint(url, user_agent, policy=policy, sleeper=sleeper)
+    return HttpSparqlEndpoint(url, user_agent, policy=policy, sleeper=sleeper, preset=preset)
