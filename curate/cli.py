@@ -90,7 +90,7 @@ def curate_command(
 def _print_plan(config, url: str | None, preset) -> None:
     from collections import Counter
 
-    from factatlas.curate.engine import plan_queries
+    from factatlas.curate.plan import plan_queries
     from factatlas.http import redact
 
     plan = plan_queries(config)

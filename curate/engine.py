@@ -406,7 +406,7 @@ def find_candidates(cultures: Mapping[str, Culture], specs: Mapping[str, Predica
     for cname, culture in cultures.items():
         canonical = _canonical_countries(culture)
         for pid_, spec in specs.items():
-            rows = runner.select_batched(f"candidates:{pid_}", *_candidate_request(culture, spec), batch_size)
+            rows = runner.select_batched(f"candidates:{pid_}", *candidate_request(culture, spec), batch_size)
             pool: dict[str, Candidate] = {}
             for row in rows:
                 s, country = sparql.qid_of(row, "s"), canonical.get(sparql.qid_of(row, "country") or "")
@@ -442,7 +442,7 @@ def _canonical_countries(culture: Culture) -> dict[str, str]:
     return canonical
 
 
-def _candidate_request(culture: Culture, spec: PredicateSpec) -> tuple[list[str], Callable[[Sequence[str]], str]]:
+def candidate_request(culture: Culture, spec: PredicateSpec) -> tuple[list[str], Callable[[Sequence[str]], str]]:
     """Step 1's query for one (culture, predicate): the countries to batch and the builder of a batch."""
     sites = sorted({s for c in culture.countries for s in c.wikipedia_sites})
     itself = spec.culture_filter.side == "subject" and spec.culture_filter.via is None
@@ -452,63 +452,6 @@ def _candidate_request(culture: Culture, spec: PredicateSpec) -> tuple[list[str]
         return sparql.candidates_query(spec.pid, spec.culture_filter.side, spec.culture_filter.via, batch, sites)
 
     return items, build
-
-
-@dataclass(frozen=True)
-class QueryPlan:
-    """What ``--dry-run`` prints: the queries the configuration alone fixes, in the order a run sends them,
-    and how many queries each later step sends at most or per what (they depend on the answers)."""
-
-    queries: tuple[tuple[str, str], ...]  # (kind, text)
-    later: tuple[str, ...]
-
-
-def plan_queries(config: CurationConfig) -> QueryPlan:
-    """The queries a curation sends before any answer can change them; sends nothing. A culture whose
-    countries come from a membership rule (``use: rule``) is known only once the rule is answered, so its
-    candidate queries (and the country descriptions) are counted from its checked list, not printed."""
-    config = config.validated()
-    pair = load_pair(config.pair)
-    specs = select_predicates(load_predicates(config.predicates_file), config.predicates)
-    cultures = [load_culture_config(c) for c in pair.cultures]
-    batch = config.batch_size
-
-    def batched(kind: str, items: Sequence[str], build: Callable[[Sequence[str]], str]) -> list[tuple[str, str]]:
-        items = list(dict.fromkeys(items))
-        return [(kind, build(items[i:i + batch])) for i in range(0, len(items), batch)]
-
-    by_rule = [cc for cc in cultures if cc.culture.membership_rule and cc.membership_use != "list"]
-    countries = sorted({q for cc in cultures for q in cc.culture.country_qids}, key=id_order)
-    out = [("label-languages", sparql.label_languages_query(countries, config.langs))] if countries else []
-    out += [("membership", sparql.membership_query(r.predicate, r.target))
-            for cc in cultures if (r := cc.culture.membership_rule)]
-    later = []
-    if not by_rule:
-        listed = sorted({c.qid for cc in cultures for c in cc.culture.countries}, key=id_order)
-        out += batched("describe", listed, lambda b: sparql.describe_query(b, config.langs))
-    else:
-        later.append(f"describe: 1 per {batch} countries, once the membership rule is answered")
-    for cc in cultures:
-        if cc in by_rule:
-            n = sum(len(batched("", _candidate_request(cc.culture, spec)[0], str)) for spec in specs.values())
-            later.append(f"candidates for {cc.culture.name}: {n} with its checked list of "
-                         f"{len(cc.culture.countries)} countries; the countries its rule resolves to decide")
-            continue
-        for pid_, spec in specs.items():
-            out += batched(f"candidates:{pid_}", *_candidate_request(cc.culture, spec))
-    per_predicate = -(-len(cultures) * config.max_subjects // batch)
-    popularity = (f"1 sitelinks query per {batch} candidates" if config.popularity == "sitelinks" else
-                  "MediaWiki API requests (50 titles each) unless --page-lengths or the embedded sample")
-    later += [
-        f"class reach: 1 per {batch} classes met (subjects', objects', superclasses')",
-        f"popularity: {popularity}",
-        f"objects: at most {per_predicate} per predicate ({len(specs)} predicates: at most "
-        f"{per_predicate * len(specs)}), 1 per {batch} kept subjects",
-        f"labels: 1 describe query per {batch} subjects and objects",
-        f"augmentation: 1 per {batch} objects of the superclass and admin predicates, then 1 describe per "
-        f"{batch} new entities",
-    ]
-    return QueryPlan(tuple(out), tuple(later))
 
 
 def rank_by_popularity(config: CurationConfig, cultures: Mapping[str, Culture], candidates: Pools,
