@@ -240,12 +240,7 @@ class Knowledge:
             return
         rows = self.runner.select_batched("class-reach", todo,
                                           lambda b: sparql.class_reach_query(b, self.roots), self.batch)
-        for c in todo:
-            self.reach[c] = set()
-        for row in rows:
-            c, r = sparql.qid_of(row, "class"), sparql.qid_of(row, "root")
-            if c and r:
-                self.reach.setdefault(c, set()).add(r)
+        self.reach.update(sparql.class_reach(rows, todo, self.roots))
 
     def type_check(self, qid: str, spec: TypeSpec) -> str | None:
         """None when ``qid`` has type ``spec``; otherwise why not."""
@@ -409,18 +404,9 @@ def find_candidates(cultures: Mapping[str, Culture], specs: Mapping[str, Predica
     not of the predicate's subject type are dropped (``candidates/subject-type``)."""
     candidates: Pools = {}
     for cname, culture in cultures.items():
-        sites = sorted({s for c in culture.countries for s in c.wikipedia_sites})
-        # statements may name another item for a country (the Kingdom Q29999 for the Netherlands Q55);
-        # they count for the listed country, except where the subject is the country itself
-        canonical = {c.qid: c.qid for c in culture.countries}
-        canonical.update({alt: c.qid for c in culture.countries for alt in c.also_matches})
+        canonical = _canonical_countries(culture)
         for pid_, spec in specs.items():
-            itself = spec.culture_filter.side == "subject" and spec.culture_filter.via is None
-            rows = runner.select_batched(
-                f"candidates:{pid_}", list(culture.country_qids) if itself else sorted(canonical, key=id_order),
-                lambda b, spec=spec, sites=sites: sparql.candidates_query(
-                    spec.pid, spec.culture_filter.side, spec.culture_filter.via, b, sites),
-                batch_size)
+            rows = runner.select_batched(f"candidates:{pid_}", *candidate_request(culture, spec), batch_size)
             pool: dict[str, Candidate] = {}
             for row in rows:
                 s, country = sparql.qid_of(row, "s"), canonical.get(sparql.qid_of(row, "country") or "")
@@ -446,6 +432,26 @@ def find_candidates(cultures: Mapping[str, Culture], specs: Mapping[str, Predica
                                   _first_country(pool[q])))
                 del pool[q]
     return candidates
+
+
+def _canonical_countries(culture: Culture) -> dict[str, str]:
+    """Statements may name another item for a country (the Kingdom Q29999 for the Netherlands Q55); they
+    count for the listed country, except where the subject is the country itself."""
+    canonical = {c.qid: c.qid for c in culture.countries}
+    canonical.update({alt: c.qid for c in culture.countries for alt in c.also_matches})
+    return canonical
+
+
+def candidate_request(culture: Culture, spec: PredicateSpec) -> tuple[list[str], Callable[[Sequence[str]], str]]:
+    """Step 1's query for one (culture, predicate): the countries to batch and the builder of a batch."""
+    sites = sorted({s for c in culture.countries for s in c.wikipedia_sites})
+    itself = spec.culture_filter.side == "subject" and spec.culture_filter.via is None
+    items = list(culture.country_qids) if itself else sorted(_canonical_countries(culture), key=id_order)
+
+    def build(batch: Sequence[str]) -> str:
+        return sparql.candidates_query(spec.pid, spec.culture_filter.side, spec.culture_filter.via, batch, sites)
+
+    return items, build
 
 
 def rank_by_popularity(config: CurationConfig, cultures: Mapping[str, Culture], candidates: Pools,
@@ -783,6 +789,7 @@ def _record(run: RunDir, config: CurationConfig, endpoint: SparqlEndpoint, resul
         "endpoint": endpoint.id,
         "endpoint_kind": "embedded" if isinstance(endpoint, EmbeddedEndpoint) else "http",
         "popularity_source": source_name,
+        **({"endpoint_preset": preset.name} if (preset := getattr(endpoint, "preset", None)) else {}),
         "membership": result.membership,
         "cultures": {c: [q.qid for q in cul.countries] for c, cul in result.cultures.items()},
         "queries": {**result.queries, "hashes": sorted(set(runner.stats.hashes))},

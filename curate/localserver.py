@@ -35,8 +35,11 @@ def _read_query(environ: dict) -> str | None:
 class SparqlApp:
     """A WSGI app speaking the SPARQL 1.1 protocol (GET ?query=, POST form or sparql-query body)."""
 
-    def __init__(self, store):
+    def __init__(self, store, max_rows: int | None = None):
         self.store = store
+        # like Virtuoso's ResultSetMaxRows on a public endpoint: answers are cut to the first rows, HTTP 200
+        self.max_rows = max_rows
+        self.cut: int = 0
         self.requests: list[str] = []
         self.user_agents: list[str] = []
         self.methods: list[str] = []
@@ -60,6 +63,13 @@ class SparqlApp:
             start_response("400 Bad Request", [("Content-Type", "text/plain")])
             return [str(e).encode()]
         body = result.serialize(format=ox.QueryResultsFormat.JSON)
+        if self.max_rows is not None:
+            answer = json.loads(body)
+            if len(answer["results"]["bindings"]) > self.max_rows:
+                answer["results"]["bindings"] = answer["results"]["bindings"][:self.max_rows]
+                body = json.dumps(answer).encode()
+                with self._lock:
+                    self.cut += 1
         start_response("200 OK", [("Content-Type", "application/sparql-results+json"),
                                   ("Content-Length", str(len(body)))])
         return [body]

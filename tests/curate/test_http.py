@@ -252,7 +252,7 @@ def test_a_redirect_is_not_followed_and_names_the_target_without_its_token(fixtu
     assert injector.requests == 1
 
 
-def test_sparqlwrapper_shapes_the_request_and_keeps_the_endpoints_own_parameters():
+def test_the_protocol_request_keeps_the_endpoints_own_parameters():
     from urllib.parse import parse_qs, urlsplit
 
     from factatlas.curate.endpoints import sparql_protocol_request
@@ -267,3 +267,12 @@ def test_sparqlwrapper_shapes_the_request_and_keeps_the_endpoints_own_parameters
     assert (method, url) == ("POST", "http://h/sparql")
     assert headers["Content-Type"] == "application/x-www-form-urlencoded"
     assert parse_qs(body.decode("ascii"))["query"] == [query]
+
+
+def test_the_protocol_request_refuses_updates_and_a_query_in_the_endpoint_url():
+    from factatlas.curate.endpoints import sparql_protocol_request
+
+    with pytest.raises(EndpointError, match="refusing to send a DROP request"):
+        sparql_protocol_request("http://h/sparql", "PREFIX wd: <http://x/> DROP ALL", "ua", post=True)
+    with pytest.raises(ConfigError, match="the URL's own parameter 'query' is the query itself"):
+        HttpSparqlEndpoint("http://127.0.0.1:9/sparql?query=ASK{}", "ua")
