@@ -44,6 +44,19 @@ def probe(
     xfactr_refine: bool = typer.Option(True, "--xfactr-refine/--no-xfactr-refine", help="X-FACTR refinement."),
     xfactr_length: str = typer.Option("mean", "--xfactr-length", help="Choose the answer length by mean | sum."),
     xfactr_max_masks: int = typer.Option(5, "--xfactr-max-masks", help="Largest mask count tried."),
+    xfactr_max_masks_lang: list[str] = typer.Option([], "--xfactr-max-masks-lang", metavar="LANG=M",
+                                                    help="Largest mask count for one language (repeatable), "
+                                                         "e.g. ja=8."),
+    xfactr_masks: str = typer.Option("search", "--xfactr-masks", help="search (try 1..M, keep the best score) | "
+                                                                      "oracle (the gold answer's token count)."),
+    xfactr_refine_order: str = typer.Option("order", "--xfactr-refine-order",
+                                            help="order (left to right sweeps) | confidence (lowest re-computed "
+                                                 "confidence first)."),
+    xfactr_beam: int = typer.Option(1, "--xfactr-beam", help="Beam size of the initial prediction (1: greedy; "
+                                                             "order or confidence init)."),
+    answer_langs: str = typer.Option("any", "--answer-langs", help="generative/xfactr: whose forms count as a "
+                                                                   "right answer: any | single (the prompt's "
+                                                                   "language) | double (it and English)."),
     template_only: bool = typer.Option(True, "--template-only/--no-template-only",
                                        help="Also score the template-only baseline."),
     tiny_steps: int = typer.Option(300, "--tiny-steps", help="Fine-tuning steps of a tiny model."),
@@ -85,12 +98,18 @@ def probe(
     from factatlas.probe.runner import ProbeConfig, parse_shard, probe_benchmark
 
     require_valid(run)  # never score a benchmark that `validate-benchmark` rejects
+    per_lang_masks = parse_lang_ints(xfactr_max_masks_lang, "--xfactr-max-masks-lang")
+    check_choice(answer_langs, "--answer-langs", ("any", "single", "double"))
+    check_choice(xfactr_masks, "--xfactr-masks", ("search", "oracle"))
+    check_choice(xfactr_refine_order, "--xfactr-refine-order", ("order", "confidence"))
     config = ProbeConfig(
         model=model, scoring=scoring, langs=tuple(x.strip() for x in langs.split(",") if x.strip()) if langs else None,
         shard=parse_shard(shard), batch_tokens=batch_tokens, device=device, dtype=dtype, device_map=device_map, family=family,
         template_only=template_only, include_remainder=remainder, max_new_tokens=max_new_tokens,
         xfactr_init=xfactr_init, xfactr_refine=xfactr_refine, xfactr_length=xfactr_length,
-        xfactr_max_masks=xfactr_max_masks, tiny_steps=tiny_steps, out_name=out_name,
+        xfactr_max_masks=xfactr_max_masks, xfactr_refine_order=xfactr_refine_order, xfactr_beam=xfactr_beam,
+        xfactr_masks=xfactr_masks, xfactr_max_masks_by_lang=per_lang_masks, answer_langs=answer_langs,
+        tiny_steps=tiny_steps, out_name=out_name,
         system_prompt=system_prompt, shots=shots, shot_split=shot_split, backend=backend, api_base=api_base,
         served_model=served_model, api_key_env=api_key_env, tokenizer=tokenizer, concurrency=concurrency,
         max_retries=max_retries, rate_limit=rate_limit, engine=engine, ray_address=ray_address,
@@ -103,6 +122,26 @@ def probe(
         out.print(f"metrics: {outcome.metrics_path}")
     for key, value in sorted(outcome.counts.items()):
         out.print(f"  {key}: {value}")
+
+
+def check_choice(value: str, option: str, choices: tuple[str, ...]) -> None:
+    from factatlas.errors import ConfigError
+
+    if value not in choices:
+        raise ConfigError(f"{option} {value!r}: expected one of {', '.join(choices)}")
+
+
+def parse_lang_ints(items: list[str], option: str) -> tuple[tuple[str, int], ...]:
+    """``["ja=8", "zh=6"]`` -> (("ja", 8), ("zh", 6)); a repeated language keeps its last value."""
+    from factatlas.errors import ConfigError
+
+    out: dict[str, int] = {}
+    for item in items:
+        lang, sep, value = item.partition("=")
+        if not sep or not lang.strip() or not value.strip().isdigit() or int(value) < 1:
+            raise ConfigError(f"{option} {item!r}: expected LANG=M with M a whole number >= 1, e.g. ja=8")
+        out[lang.strip()] = int(value)
+    return tuple(sorted(out.items()))
 
 
 def judge(
