@@ -277,3 +277,33 @@ def xfactr_sections(models: Sequence[ModelResults], out_dir: Path) -> list[Secti
          Table("recall_histogram", ("model", "languages recalled", "facts", "share"), hist_rows,
                "Facts by the number of languages they are recalled in")),
         (*split_plots, *plots), tuple(notes))]
+
+
+def error_sections(by_model: Mapping[str, Sequence[ScoredPrompt]], ctx, out_dir: Path) -> list[Section]:
+    """X-FACTR's error taxonomy (with DLAMA's other-culture answers) per model, predicate and language."""
+    from factatlas.probe import plots as P
+    from factatlas.probe.analysis import errors as E
+
+    rows, series = [], {}
+    for model, results in by_model.items():
+        table = E.error_taxonomy(results, ctx)
+        rows += [(model, e.predicate, e.lang, e.prompts, e.wrong, *e.by_category) for e in table]
+        total = next((e for e in table if e.predicate == "all" and e.lang == "all"), None)
+        if total is not None and total.wrong:
+            series[model] = [n / total.wrong for n in total.by_category]
+    plots = ()
+    if series:
+        plots = (P.grouped_bars(list(E.CATEGORIES), series, "Wrong answers by kind (share of wrong)",
+                                out_dir / "error_taxonomy.png", ylabel="share of wrong answers").name,)
+    notes = () if ctx.classes else ("the benchmark records no entity classes: every type is 'type unknown'",)
+    return [Section(
+        "Kinds of wrong answers", "X-FACTR (Jiang et al. 2020) §5 Table 2; other-culture answers from DLAMA "
+        "(Keleg & Magdy 2023)",
+        "Each wrong prompt gets the first kind that applies: unk/empty (an empty open answer); repeats subject "
+        "(the subject's QID, or its label inside an open answer); other culture (valid for the predicate only "
+        "in other cultures' facts, or a country only other cultures' facts list); related concept (a valid "
+        "object of another fact of the same subject, or one of the fact's countries); wrong type (no P31 class "
+        "shared with any valid object); wrong entity (a shared class); type unknown (classes not recorded); "
+        "unmatched text (an open answer naming no candidate). Counted per prompt; 'all' rows are margins.",
+        (Table("error_taxonomy", ("model", "predicate", "language", "prompts", "wrong", *E.CATEGORIES),
+               tuple(rows), "Wrong answers by kind"),), plots, notes)]
