@@ -212,8 +212,53 @@ def _report_import(result, run: Path) -> None:
                   f"(source.defects.flagged_queries in {run}/build/benchmark.json)", highlight=False)
 
 
+def audit_culture_command(
+    run: Path = typer.Argument(..., metavar="RUN", help="Run directory or benchmark directory (built or imported)."),
+    western: str = typer.Option("west", "--western", help="The Western culture (a curate/cultures name)."),
+    cultures: str = typer.Option("all", "--cultures", help="Cultures whose country lists classify subjects "
+                                                           "(comma-separated names or paths, or 'all')."),
+    subject_countries: Path | None = typer.Option(None, "--subject-countries",
+                                                  help="TSV of SUBJECT_QID<TAB>COUNTRY_QID[,...] for subjects "
+                                                       "whose facts carry no countries (e.g. an mLAMA import)."),
+) -> None:
+    """DLAMA's Western-share audit (Keleg & Magdy 2023, §3.1, Table A1): per predicate, the share of facts
+    whose subject countries are Western -> RUN/audit/western_share.csv and .json.
+
+    Example: factatlas audit-culture runs/mlama-en-fr --subject-countries subjects.tsv
+    """
+    import csv
+    import json
+
+    from factatlas.benchmark import Benchmark
+    from factatlas.builder.audit import read_subject_countries, western_share
+    from factatlas.console import out
+    from factatlas.curate.config import list_cultures, load_culture
+    from factatlas.predicates import load_predicates
+
+    bench = Benchmark.open(run)
+    names = list_cultures() if cultures == "all" else _split_list(cultures)
+    table = read_subject_countries(subject_countries) if subject_countries else {}
+    rows = western_share(bench.facts_by_id.values(), load_predicates(), [load_culture(n) for n in names],
+                         western, table)
+    folder = (bench.run or bench.path) / "audit"
+    folder.mkdir(parents=True, exist_ok=True)
+    header = ("predicate", "facts", "western", "non-western", "unknown", "western share", "countries from")
+    lines = [(r.predicate, r.facts, r.western, r.non_western, r.unknown,
+              "" if r.share is None else round(r.share, 4),
+              " ".join(f"{k}:{v}" for k, v in r.sources.items())) for r in rows]
+    with (folder / "western_share.csv").open("w", encoding="utf-8", newline="") as f:
+        csv.writer(f).writerows([header, *lines])
+    (folder / "western_share.json").write_text(json.dumps(
+        {"western": western, "cultures": names, "subject_countries": str(subject_countries or ""),
+         "predicates": [dict(zip(header, line, strict=True)) for line in lines]}, indent=1) + "\n", "utf-8")
+    for line in [header, *lines]:
+        out.print("  ".join(f"{x!s:>10}" for x in line), highlight=False, soft_wrap=True)
+    out.print(f"written: {folder / 'western_share.csv'}", highlight=False, soft_wrap=True)
+
+
 def register(app: typer.Typer) -> None:
     """Add this stage's commands to the root app."""
+    app.command("audit-culture")(audit_culture_command)
     app.command("build")(build_command)
     app.command("validate-benchmark")(validate_command)
     app.add_typer(import_app, name="import")
