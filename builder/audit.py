@@ -120,3 +120,32 @@ def read_subject_countries(path: Path) -> dict[str, tuple[str, ...]]:
             raise ConfigError(f"{path}:{n}:1: expected SUBJECT_QID<TAB>COUNTRY_QID[,COUNTRY_QID...], got {line!r}")
         out[subject.strip()] = countries
     return out
+
+
+GLOBAL = "global"
+
+
+def cultures_from_countries(facts: Iterable[Fact], specs: Mapping[str, PredicateSpec], cultures: Iterable[Culture],
+                            table: Mapping[str, tuple[str, ...]] | None = None) -> tuple[list[Fact], Counter[str]]:
+    """An import's ``global`` facts moved to the culture of their subject's countries (``subject_countries``)
+    when those countries belong to exactly one of ``cultures``; the fact id follows its culture. Counted
+    by outcome: ``assigned:<culture>``, ``kept-global:no-country``, ``kept-global:several-cultures``."""
+    from factatlas.records import fact_id
+
+    cultures_of = country_cultures(cultures)
+    out, counts = [], Counter()
+    for f in facts:
+        if f.culture != GLOBAL:
+            out.append(f)
+            continue
+        countries, _ = subject_countries(f, specs.get(f.predicate), table or {}, cultures_of)
+        owners = frozenset().union(*(cultures_of.get(q, frozenset()) for q in countries))
+        if len(owners) != 1:
+            counts["kept-global:" + ("no-country" if not owners else "several-cultures")] += 1
+            out.append(f)
+            continue
+        (culture,) = owners
+        counts[f"assigned:{culture}"] += 1
+        out.append(Fact(fact_id(culture, f.predicate, f.subject), f.predicate, f.subject, f.objects, culture,
+                        tuple(q for q in countries if culture in cultures_of.get(q, ())), f.popularity, f.rank))
+    return out, counts

@@ -179,6 +179,9 @@ def import_mlama_command(
     old_out: Path | None = typer.Option(None, "--out", hidden=True, help="Deprecated: give RUN instead."),
     old_templates: Path | None = typer.Option(None, "--templates", hidden=True,
                                               help="Deprecated: --mlama-templates."),
+    cultures: str | None = typer.Option(None, "--cultures", help="Give facts the culture of their subject's "
+                                                                 "country when it is known (comma-separated "
+                                                                 "culture names or 'all'); default: all global."),
 ) -> None:
     """Import mLAMA facts for several languages (facts labelled in all of them).
 
@@ -187,7 +190,13 @@ def import_mlama_command(
     from factatlas.builder.importers.mlama import import_mlama
 
     out = _run_or_out(run, old_out)
-    result = import_mlama(path, _split_list(langs), out=out, templates=mlama_templates or old_templates)
+    chosen = []
+    if cultures:
+        from factatlas.curate.config import list_cultures, load_culture
+
+        chosen = [load_culture(n) for n in (list_cultures() if cultures == "all" else _split_list(cultures))]
+    result = import_mlama(path, _split_list(langs), out=out, templates=mlama_templates or old_templates,
+                          cultures=chosen)
     _report_import(result, out or Path("runs") / result.content.meta["name"])
 
 

@@ -68,3 +68,23 @@ def test_cli_on_the_capitals(scripted_run):  # noqa: F811
     assert rows["all"]["western share"] == str(round(10 / 24, 4))
     data = json.loads((scripted_run / "audit" / "western_share.json").read_text("utf-8"))
     assert data["western"] == "west" and data["predicates"][-1]["predicate"] == "all"
+
+
+def test_mlama_import_takes_cultures_from_countries(tmp_path):
+    from factatlas.benchmark import BENCHMARK_FILES, Benchmark
+    from factatlas.builder.importers import mlama
+    from factatlas.builder.invariants import check_directory
+    from tests.builder.importers.test_import_mlama import _write_mlama
+
+    _write_mlama(tmp_path / "mlama1.1")
+    result = mlama.import_mlama(tmp_path / "mlama1.1", ["en", "fr"], out=tmp_path / "run", cultures=[WEST, ARAB])
+    out = tmp_path / "run" / "build"
+    assert check_directory(out) == []
+    bench = Benchmark.open(out, require=BENCHMARK_FILES)
+    # P36 and P37 have the country as subject: Egypt -> arab, France -> west (Germany has no French triple)
+    assert {f.id: f.countries for f in bench.facts_by_id.values()} == {
+        "arab:P36:Q79": ("Q79",), "west:P36:Q142": ("Q142",), "arab:P37:Q79": ("Q79",)}
+    assert result.content.meta["cultures"] == ["arab", "west"]
+    assert result.content.meta["source"]["cultures_from_countries"] == {"assigned:arab": 2, "assigned:west": 1}
+    default = mlama.import_mlama(tmp_path / "mlama1.1", ["en", "fr"], out=tmp_path / "run2")
+    assert default.content.meta["cultures"] == ["global"]
