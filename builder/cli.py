@@ -52,6 +52,13 @@ def build_command(
     allow_shrink: bool = typer.Option(False, "--allow-shrink", help="Build even when a language added to the "
                                                                     "run's earlier build removes templates or "
                                                                     "facts from the others."),
+    min_relation_share: float = typer.Option(0.0, "--min-relation-share",
+                                             help="mParaRel: keep a language only when its cloze templates cover "
+                                                  "this share of the reference language's relations (0.6)."),
+    min_paraphrase_share: float = typer.Option(0.0, "--min-paraphrase-share",
+                                               help="mParaRel: ... and this share of its cloze templates (0.2)."),
+    coverage_reference: str = typer.Option("en", "--coverage-reference",
+                                           help="The language the two shares are relative to."),
 ) -> None:
     """Build the multi-parallel benchmark RUN/build/ from RUN/curate/ (the old build/ stays until the new
     one is complete and valid).
@@ -69,6 +76,9 @@ def build_command(
     renamed_templates_option(old_templates)
     lang_list = _split_list(langs)
     ids = None if template_ids.strip() == "all" else _split_list(template_ids)
+    if min_relation_share > 0 or min_paraphrase_share > 0:
+        lang_list = _languages_by_coverage(lang_list, ids, templates_dir, coverage_reference, min_relation_share,
+                                           min_paraphrase_share)
     result = build_run(run, lang_list, template_ids=ids, candidate_mode=candidates,
                        k=k if candidates == "sampled" else None, seed=seed, fractions=parse_fractions(splits),
                        split_salt=split_salt, templates_root=str(templates_dir) if templates_dir else None,
@@ -88,6 +98,28 @@ def build_command(
     c = result.counts
     err.print(f"built {run}/build: {c['facts']} of {c['input_facts']} facts, {c['prompts']} prompts, "
               f"{c['dropped']} dropped (see {run}/build/dropped.parquet)", highlight=False)
+
+
+def _languages_by_coverage(langs: list[str], ids: list[str] | None, templates_dir: Path | None, reference: str,
+                           min_relations: float, min_paraphrases: float) -> list[str]:
+    """mParaRel's inclusion rule on the template library (builder/pararel.py); dropped languages printed."""
+    from factatlas.builder.pararel import cloze_counts, language_coverage
+    from factatlas.console import err
+    from factatlas.templates.library import load_library
+
+    library = load_library(sorted({*langs, reference}), str(templates_dir) if templates_dir else None)
+    chosen = set(ids) if ids is not None else None
+    templates = [t for lang in library.languages for t in library.templates(lang)
+                 if chosen is None or t.id in chosen]
+    rows = language_coverage(cloze_counts(templates), langs, reference, min_relations, min_paraphrases)
+    for r in rows:
+        err.print(f"  coverage {r.lang}: relations {r.relations} ({r.relation_share:.0%}), cloze templates "
+                  f"{r.paraphrases} ({r.paraphrase_share:.0%}) of {reference}'s -> "
+                  + ("kept" if r.kept else f"dropped: {r.reason}"), highlight=False)
+    kept = [r.lang for r in rows if r.kept]
+    if not kept:
+        raise ConfigError("no language passes --min-relation-share/--min-paraphrase-share; lower them")
+    return kept
 
 
 def validate_command(
