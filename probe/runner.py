@@ -221,12 +221,13 @@ def _make_scorer(lm, scoring: str, config: ProbeConfig):
     return factory(lm, scoring, config)
 
 
-@scorer_factory("mlm-independent", "mlm-pll")
+@scorer_factory("mlm-independent", "mlm-pll", "mlm-independent-meanprob", "mlm-pll-meanprob")
 def _masked_lm(lm, scoring: str, config: ProbeConfig):
     from factatlas.probe.mlm import MaskedLMScorer
 
-    return MaskedLMScorer(lm, "independent" if scoring == "mlm-independent" else "pll",
-                          batch_tokens=config.batch_tokens)
+    return MaskedLMScorer(lm, "independent" if scoring.startswith("mlm-independent") else "pll",
+                          batch_tokens=config.batch_tokens,
+                          average="prob" if scoring.endswith("-meanprob") else "logprob")
 
 
 @scorer_factory("causal-mean", "causal-sum")
