@@ -1,4 +1,4 @@
-"""mParaRel's language inclusion rule (Fierro & Søgaard 2022, §3): a language enters the dataset only when
+"""mParaRel's language inclusion rule (Fierro & Søgaard 2022, dataset construction): a language enters the dataset only when
 its templates cover at least 60 % of the reference language's relations and at least 20 % of its
 paraphrases (cloze templates). Shares are relative to the reference language (English in mParaRel):
 
