@@ -52,6 +52,7 @@ def compare(
         crosslingual_sections,
         dlama_sections,
         error_sections,
+        scale_sections,
         xfactr_sections,
     )
     from factatlas.probe.metrics import RANKC_WEIGHTINGS
@@ -84,7 +85,8 @@ def compare(
                                 equivalences_source=str(equivalences or "")),
                 *crosslingual_sections(loaded, language_texts(bench.prompt_records), out_dir, rankc_weighting),
                 *xfactr_sections(loaded, out_dir),
-                *error_sections(by_model, benchmark_context(bench), out_dir)]
+                *error_sections(by_model, benchmark_context(bench), out_dir),
+                *scale_sections(loaded, dirs, out_dir, rankc_weighting)]
     subtitle = (f"run {run.name} · benchmark {meta.get('name')} ({meta.get('pair')}) · models "
                 f"{', '.join(by_model)} · languages {', '.join(meta.get('languages') or [])}")
     written = write_page(out_dir, "compare", "factatlas model comparison", subtitle, sections)

@@ -182,6 +182,11 @@ def crosslingual_sections(models: Sequence[ModelResults], texts: Mapping[str, Se
         overlap = X.vocabulary_overlap(texts, m.tokenize) if m.tokenize else None
         if overlap is None:
             notes.append(f"{m.model}: subword overlap not measured: {m.tokenizer_note}")
+        from factatlas.probe.analysis.typology import uriel_similarity
+
+        typology, typology_note = uriel_similarity(langs)
+        if typology_note:
+            notes.append(f"{m.model}: {typology_note}")
         foreign = sum(p.foreign for p in pairs)
         if foreign:
             notes.append(f"{m.model}: {foreign} (query, language pair) left out: the candidates differ between the "
@@ -191,9 +196,9 @@ def crosslingual_sections(models: Sequence[ModelResults], texts: Mapping[str, Se
             same = [None if ta is None or tb is None else int(getattr(ta, k) == getattr(tb, k))
                     for k in ("family", "genus", "script")]
             pair_rows.append((m.model, p.lang_a, p.lang_b, p.n_queries, p.rankc, p.coverlap, *same,
-                              (overlap or {}).get((p.lang_a, p.lang_b))))
+                              (overlap or {}).get((p.lang_a, p.lang_b)), (typology or {}).get((p.lang_a, p.lang_b))))
         corr_rows += [(m.model, c.feature, c.n_pairs, c.r, c.p, c.reason)
-                      for c in X.rankc_correlations(pairs, traits, overlap)]
+                      for c in X.rankc_correlations(pairs, traits, overlap, typology)]
         if not pairs:
             notes.append(f"{m.model}: fewer than two languages ranked; no pair to compare")
             continue
@@ -221,10 +226,12 @@ def crosslingual_sections(models: Sequence[ModelResults], texts: Mapping[str, Se
         f"RankC ({weighting} weights) over the (fact, template) queries ranked in both languages; pairs listed "
         "from the highest RankC down, each with its COverlap. Family, genus (branch) and script from "
         "templates/data/languages.yaml; subword overlap: Jaccard of the subword ids the model's tokenizer uses "
-        "for each language's prompts and answer forms. Pearson r and two-sided p: scipy.stats.pearsonr over "
+        "for each language's prompts and answer forms; typological similarity: cosine of the URIEL syntax_knn "
+        "vectors (lang2vec's data, §6 of BMLAMA). Pearson r and two-sided p: scipy.stats.pearsonr over "
         "language pairs (pairs share languages, so p is optimistic).",
         (Table("rankc_pairs", ("model", "language A", "language B", "queries", "RankC", "COverlap", "same family",
-                               "same genus", "same script", "subword overlap"), tuple(pair_rows),
+                               "same genus", "same script", "subword overlap",
+                               "typological similarity"), tuple(pair_rows),
                "RankC and COverlap per language pair"),
          Table("rankc_correlations", ("model", "RankC against", "pairs", "Pearson r", "p", "not computed because"),
                tuple(corr_rows), "What RankC goes with")),
@@ -307,3 +314,29 @@ def error_sections(by_model: Mapping[str, Sequence[ScoredPrompt]], ctx, out_dir:
         "unmatched text (an open answer naming no candidate). Counted per prompt; 'all' rows are margins.",
         (Table("error_taxonomy", ("model", "predicate", "language", "prompts", "wrong", *E.CATEGORIES),
                tuple(rows), "Wrong answers by kind"),), plots, notes)]
+
+
+def scale_sections(models: Sequence[ModelResults], model_dirs: Sequence[Path], out_dir: Path,
+                   weighting: str = "softmax") -> list[Section]:
+    """P@1 and mean RankC against parameter count, per model family."""
+    from factatlas.probe.analysis import plots as AP
+    from factatlas.probe.analysis import scale as S
+
+    points, notes = S.scale_points(models, model_dirs, weighting)
+    plots = []
+    for family in sorted({p.family for p in points}):
+        fam = [p for p in points if p.family == family]
+        for metric, label in (("p_at_1_macro", "P@1 (macro)"), ("mean_rankc", "mean RankC")):
+            ok = [p for p in fam if getattr(p, metric) is not None]
+            if len(ok) >= 2:
+                plots.append(AP.scatter([p.parameters for p in ok], [getattr(p, metric) for p in ok],
+                                        [p.model for p in ok], f"{family}: {label} vs parameters",
+                                        out_dir / f"scale_{_slug(family)}_{metric}.png", xlabel="parameters",
+                                        ylabel=label).name)
+    rows = tuple((p.family, p.model, p.parameters, p.p_at_1_micro, p.p_at_1_macro, p.mean_rankc) for p in points)
+    return [Section(
+        "Model size within a family", "BMLAMA (Qi, Fernández & Bisazza 2023) §5.2 Fig. 4; X-FaKT Fig. 4",
+        "Parameters: the element counts in the checkpoint's safetensors headers; family: config.json model_type. "
+        "P@1 micro (facts) and macro (predicates) over every prompt; RankC: mean over language pairs.",
+        (Table("model_scale", ("family", "model", "parameters", "P@1 micro", "P@1 macro", "mean RankC"), rows,
+               "P@1 and RankC by model size"),), tuple(plots), tuple(notes))]
