@@ -1,4 +1,4 @@
-"""P@1 and RankC against model size within a model family (BMLAMA §5.2 Fig. 4; X-FaKT Fig. 4), from
+"""P@1, RankC and X-FaKT against model size within a model family (BMLAMA §5.2 Fig. 4; X-FaKT Fig. 4), from
 each model's own parameter count: the tensor shapes in its ``*.safetensors`` headers (no weights loaded).
 The family is the checkpoint's ``config.json`` ``model_type`` (bert, xlm-roberta, bloom, ...). A model
 whose folder is not on this machine, or holds no safetensors file, has no size and is named in a note.
@@ -16,6 +16,8 @@ from pathlib import Path
 from factatlas.probe import aggregate
 from factatlas.probe.analysis import crosslingual as X
 from factatlas.probe.analysis.records import ModelResults
+from factatlas.probe.cross_lingual import xfakt_section
+from factatlas.probe.evaluate import DEFAULT_LANGUAGE_CULTURES
 
 
 def model_folder(model_dir: Path) -> Path | None:
@@ -57,6 +59,7 @@ class ScalePoint:
     p_at_1_micro: float | None
     p_at_1_macro: float | None
     mean_rankc: float | None  # mean over language pairs
+    xfakt: float | None = None  # X-FaKT score (default language-culture association); None: not defined
 
 
 def scale_points(models: Sequence[ModelResults], model_dirs: Sequence[Path],
@@ -71,7 +74,9 @@ def scale_points(models: Sequence[ModelResults], model_dirs: Sequence[Path],
             continue
         acc = aggregate.accuracy(m.results)
         rankcs = [p.rankc for p in X.pair_consistency(m.results, weighting) if p.rankc is not None]
+        xfakt = xfakt_section(m.results, sorted({r.culture for r in m.results}), DEFAULT_LANGUAGE_CULTURES)
         points.append(ScalePoint(model_family(folder), m.model, params, acc.micro if acc else None,
-                                 acc.macro if acc else None, sum(rankcs) / len(rankcs) if rankcs else None))
+                                 acc.macro if acc else None, sum(rankcs) / len(rankcs) if rankcs else None,
+                                 xfakt["overall"]["xfakt"] if xfakt["available"] else None))
     points.sort(key=lambda p: (p.family, p.parameters, p.model))
     return points, notes

@@ -326,17 +326,20 @@ def scale_sections(models: Sequence[ModelResults], model_dirs: Sequence[Path], o
     plots = []
     for family in sorted({p.family for p in points}):
         fam = [p for p in points if p.family == family]
-        for metric, label in (("p_at_1_macro", "P@1 (macro)"), ("mean_rankc", "mean RankC")):
+        for metric, label in (("p_at_1_macro", "P@1 (macro)"), ("mean_rankc", "mean RankC"), ("xfakt", "X-FaKT")):
             ok = [p for p in fam if getattr(p, metric) is not None]
             if len(ok) >= 2:
                 plots.append(AP.scatter([p.parameters for p in ok], [getattr(p, metric) for p in ok],
                                         [p.model for p in ok], f"{family}: {label} vs parameters",
                                         out_dir / f"scale_{_slug(family)}_{metric}.png", xlabel="parameters",
                                         ylabel=label).name)
-    rows = tuple((p.family, p.model, p.parameters, p.p_at_1_micro, p.p_at_1_macro, p.mean_rankc) for p in points)
+    rows = tuple((p.family, p.model, p.parameters, p.p_at_1_micro, p.p_at_1_macro, p.mean_rankc, p.xfakt)
+                 for p in points)
     return [Section(
         "Model size within a family", "BMLAMA (Qi, Fernández & Bisazza 2023) §5.2 Fig. 4; X-FaKT Fig. 4",
         "Parameters: the element counts in the checkpoint's safetensors headers; family: config.json model_type. "
-        "P@1 micro (facts) and macro (predicates) over every prompt; RankC: mean over language pairs.",
-        (Table("model_scale", ("family", "model", "parameters", "P@1 micro", "P@1 macro", "mean RankC"), rows,
+        "P@1 micro (facts) and macro (predicates) over every prompt; RankC: mean over language pairs; X-FaKT: "
+        "the score of metrics.json with the default language-culture association (blank when undefined).",
+        (Table("model_scale", ("family", "model", "parameters", "P@1 micro", "P@1 macro", "mean RankC", "X-FaKT"),
+               rows,
                "P@1 and RankC by model size"),), tuple(plots), tuple(notes))]

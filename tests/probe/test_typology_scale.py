@@ -80,3 +80,19 @@ def test_parameter_counts_and_scale_points(tmp_path):
     assert points[0].p_at_1_micro == pytest.approx(4 / 7)
     assert points[0].p_at_1_macro == pytest.approx((3 / 4 + 1 / 3) / 2)
     assert notes == ["remote: no parameter count (checkpoint folder with safetensors not on this machine)"]
+
+
+def test_scale_point_xfakt_by_hand(tmp_path):
+    from factatlas.probe.metrics import xfakt_scores
+
+    folder = tmp_path / "m"
+    folder.mkdir()
+    _safetensors(folder / "model.safetensors", [(2,)])
+    d = tmp_path / "probe" / "m"
+    d.mkdir(parents=True)
+    (d / "probe.json").write_text(json.dumps({"model": str(folder)}), "utf-8")
+    # en is associated with west, ar with arab (the defaults). MODEL_A's (fact, lang) errors:
+    # associative (west facts in en, arab facts in ar): f1 0, f2 0, f3 1, f7 0, f4 0, f5 1, f6 0 -> 2/7
+    # non-associative (west in ar, arab in en): f1 0, f2 1, f3 1, f7 0, f4 1, f5 1, f6 0 -> 4/7
+    (point,), _ = scale_points([ModelResults("m", tuple(model_results("m", MODEL_A)))], [d])
+    assert point.xfakt == pytest.approx(xfakt_scores(2 / 7, 4 / 7)["xfakt"])
