@@ -261,6 +261,9 @@ class ScoredPrompt:
     order: tuple[int, ...] = ()  # the ranking as positions in ``candidates``, best first; () for open answers
     countries: tuple[str, ...] = ()  # the fact's countries (QIDs), as curated; () when facts were not joined
     gold_subwords: int | None = None  # subword tokens of the direct gold's slot form; None: not measured
+    subject: str = ""  # the prompt's subject QID (the error taxonomy: an answer repeating the subject)
+    subject_label: str = ""  # the subject as the prompt writes it
+    prediction: str = ""  # open answers: the decoded text ("" for rankings)
 
     @property
     def top(self) -> str | None:

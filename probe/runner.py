@@ -69,6 +69,11 @@ class ProbeConfig:
     xfactr_refine: bool = True
     xfactr_length: str = "mean"
     xfactr_max_masks: int = 5
+    xfactr_refine_order: str = "order"  # order | confidence (re-computed confidences, X-FACTR §4.2)
+    xfactr_beam: int = 1  # beam size of the initial prediction (1: greedy)
+    xfactr_masks: str = "search"  # search (1..M, length chosen by score) | oracle (the gold's token count)
+    xfactr_max_masks_by_lang: tuple[tuple[str, int], ...] = ()  # per-language M, overriding xfactr_max_masks
+    answer_langs: str = "any"  # open answers: any | single (prompt's language) | double (+ English), X-FACTR §3.4
     tiny_steps: int = 300
     out_name: str | None = None  # folder under probe/ (default: the model slug, + "--<rule>" if not default)
     system_prompt: str | None = None  # chat rules: the system message
@@ -218,12 +223,13 @@ def _make_scorer(lm, scoring: str, config: ProbeConfig):
     return factory(lm, scoring, config)
 
 
-@scorer_factory("mlm-independent", "mlm-pll")
+@scorer_factory("mlm-independent", "mlm-pll", "mlm-independent-meanprob", "mlm-pll-meanprob")
 def _masked_lm(lm, scoring: str, config: ProbeConfig):
     from factatlas.probe.mlm import MaskedLMScorer
 
-    return MaskedLMScorer(lm, "independent" if scoring == "mlm-independent" else "pll",
-                          batch_tokens=config.batch_tokens)
+    return MaskedLMScorer(lm, "independent" if scoring.startswith("mlm-independent") else "pll",
+                          batch_tokens=config.batch_tokens,
+                          average="prob" if scoring.endswith("-meanprob") else "logprob")
 
 
 @scorer_factory("causal-mean", "causal-sum")
@@ -267,7 +273,9 @@ def _xfactr(lm, scoring: str, config: ProbeConfig):
     from factatlas.probe.xfactr import XFactrDecoder
 
     return XFactrDecoder(lm, max_masks=config.xfactr_max_masks, init=config.xfactr_init,
-                         refine=config.xfactr_refine, length=config.xfactr_length, batch_tokens=config.batch_tokens)
+                         refine=config.xfactr_refine, length=config.xfactr_length, batch_tokens=config.batch_tokens,
+                         refine_order=config.xfactr_refine_order, beam=config.xfactr_beam, masks=config.xfactr_masks,
+                         max_masks_by_lang=dict(config.xfactr_max_masks_by_lang))
 
 
 # ---- ranking rows ------------------------------------------------------------------------------
@@ -448,6 +456,11 @@ def _run(job: ProbeJob, selected, counts: Counter, benchmark: Benchmark, run_dir
     lm, scorer, rule, slug, model_name = job.lm, job.scorer, job.rule, job.slug, job.model_name
     out_dir = run_dir / "probe" / slug
     work = select_work(selected, rule, counts)
+    if config.answer_langs != "any" and (rule.kind != "generate" or rule.name in ("chat", "chat-lenient")):
+        raise ConfigError(f"--answer-langs {config.answer_langs}: only the generative and xfactr rules match "
+                          f"answers by language; {rule.name} accepts every language (use --answer-langs any)")
+    if rule.kind == "generate":
+        counts[f"answers/accepted-languages:{config.answer_langs}"] = len(work)
     with progress() as bar:
         task = bar.add_task(f"{slug}: {rule.name}", total=len(work))
         if rule.kind == "rank":
@@ -463,10 +476,19 @@ def _run(job: ProbeJob, selected, counts: Counter, benchmark: Benchmark, run_dir
             rankings = answer_conversations(scorer, work, rows, alias_index(rows, benchmark), model_name, rule.name,
                                             chat, counts, progress=lambda n: bar.advance(task, n))
         else:
-            from factatlas.probe.generative import alias_index, answer_prompts
+            from factatlas.probe.generative import (
+                LanguageAliases,
+                alias_index_by_lang,
+                aliases_in,
+                answer_prompts,
+            )
 
-            rankings = answer_prompts(scorer, work, alias_index(benchmark.prompts, benchmark), model_name,
+            by_lang = alias_index_by_lang(benchmark.prompts, benchmark)
+            aliases = aliases_in(by_lang, None) if config.answer_langs == "any" else LanguageAliases(
+                by_lang, config.answer_langs)
+            rankings = answer_prompts(scorer, work, aliases, model_name,
                                       rule.name, progress=lambda n: bar.advance(task, n))
+            counts.update(getattr(scorer, "counts", {}))
     counts["prompts/scored"] = len(rankings)
 
     template_rows: list[ProbeResult] | None = None

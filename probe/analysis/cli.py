@@ -36,6 +36,7 @@ def compare(
     from factatlas.errors import ConfigError, unknown
     from factatlas.probe.analysis import compare as C
     from factatlas.probe.analysis.dlama import load_equivalences
+    from factatlas.probe.analysis.errors import benchmark_context
     from factatlas.probe.analysis.page import write_page
     from factatlas.probe.analysis.records import (
         benchmark_meta,
@@ -50,6 +51,8 @@ def compare(
         compare_sections,
         crosslingual_sections,
         dlama_sections,
+        error_sections,
+        scale_sections,
         xfactr_sections,
     )
     from factatlas.probe.metrics import RANKC_WEIGHTINGS
@@ -81,7 +84,9 @@ def compare(
                 *dlama_sections(by_model, out_dir, country_label=labels, equivalences=table,
                                 equivalences_source=str(equivalences or "")),
                 *crosslingual_sections(loaded, language_texts(bench.prompt_records), out_dir, rankc_weighting),
-                *xfactr_sections(loaded, out_dir)]
+                *xfactr_sections(loaded, out_dir),
+                *error_sections(by_model, benchmark_context(bench), out_dir),
+                *scale_sections(loaded, dirs, out_dir, rankc_weighting)]
     subtitle = (f"run {run.name} · benchmark {meta.get('name')} ({meta.get('pair')}) · models "
                 f"{', '.join(by_model)} · languages {', '.join(meta.get('languages') or [])}")
     written = write_page(out_dir, "compare", "factatlas model comparison", subtitle, sections)

@@ -16,6 +16,7 @@ FOLDER = "analyses"
 
 def write_model_analyses(run: Path, model_dir: Path, rankc_weighting: str = "softmax") -> Path:
     """``model_dir/analyses/analyses.html`` (+ CSVs and PNGs); returns the page's path."""
+    from factatlas.probe.analysis.errors import benchmark_context
     from factatlas.probe.analysis.page import write_page
     from factatlas.probe.analysis.records import (
         benchmark_meta,
@@ -24,7 +25,12 @@ def write_model_analyses(run: Path, model_dir: Path, rankc_weighting: str = "sof
         open_benchmark,
         read_model_results,
     )
-    from factatlas.probe.analysis.sections import crosslingual_sections, dlama_sections, xfactr_sections
+    from factatlas.probe.analysis.sections import (
+        crosslingual_sections,
+        dlama_sections,
+        error_sections,
+        xfactr_sections,
+    )
 
     bench = open_benchmark(run)
     model = read_model_results(run, model_dir, bench)
@@ -33,7 +39,8 @@ def write_model_analyses(run: Path, model_dir: Path, rankc_weighting: str = "sof
     out_dir = model_dir / FOLDER
     sections = [*dlama_sections({model.model: model.results}, out_dir, country_label=labels),
                 *crosslingual_sections([model], language_texts(bench.prompt_records), out_dir, rankc_weighting),
-                *xfactr_sections([model], out_dir)]
+                *xfactr_sections([model], out_dir),
+                *error_sections({model.model: model.results}, benchmark_context(bench), out_dir)]
     subtitle = f"run {run.name} · model {model.model} · benchmark {meta.get('name')} ({meta.get('pair')})"
     return write_page(out_dir, "analyses", f"factatlas analyses — {model.model}", subtitle, sections)[1]
 
@@ -45,8 +52,8 @@ def with_analyses(page: str, run: Path, model_dir: Path, rankc_weighting: str = 
         path = write_model_analyses(Path(run), Path(model_dir), rankc_weighting)
         body = (f'<p><a href="{FOLDER}/{html.escape(path.name)}">Analyses</a>: P@1 per country, before vs after '
                 "augmentation, wrong answers from the other culture (DLAMA); RankC per language pair against "
-                "family, script and subword overlap (BMLAMA); single- vs multi-token answers and facts recalled "
-                "across languages (X-FACTR). Several models side by side: <code>factatlas compare</code>.</p>")
+                "family, script and subword overlap (BMLAMA); single- vs multi-token answers, facts recalled "
+                "across languages and the kinds of wrong answers (X-FACTR). Several models side by side: <code>factatlas compare</code>.</p>")
     except AnalysisError as e:
         body = f"<p class=note>Analyses not written: {html.escape(str(e))}</p>"
     section = f"<section><h2>More analyses</h2>{body}</section>\n"

@@ -182,6 +182,11 @@ def crosslingual_sections(models: Sequence[ModelResults], texts: Mapping[str, Se
         overlap = X.vocabulary_overlap(texts, m.tokenize) if m.tokenize else None
         if overlap is None:
             notes.append(f"{m.model}: subword overlap not measured: {m.tokenizer_note}")
+        from factatlas.probe.analysis.typology import uriel_similarity
+
+        typology, typology_note = uriel_similarity(langs)
+        if typology_note:
+            notes.append(f"{m.model}: {typology_note}")
         foreign = sum(p.foreign for p in pairs)
         if foreign:
             notes.append(f"{m.model}: {foreign} (query, language pair) left out: the candidates differ between the "
@@ -191,9 +196,9 @@ def crosslingual_sections(models: Sequence[ModelResults], texts: Mapping[str, Se
             same = [None if ta is None or tb is None else int(getattr(ta, k) == getattr(tb, k))
                     for k in ("family", "genus", "script")]
             pair_rows.append((m.model, p.lang_a, p.lang_b, p.n_queries, p.rankc, p.coverlap, *same,
-                              (overlap or {}).get((p.lang_a, p.lang_b))))
+                              (overlap or {}).get((p.lang_a, p.lang_b)), (typology or {}).get((p.lang_a, p.lang_b))))
         corr_rows += [(m.model, c.feature, c.n_pairs, c.r, c.p, c.reason)
-                      for c in X.rankc_correlations(pairs, traits, overlap)]
+                      for c in X.rankc_correlations(pairs, traits, overlap, typology)]
         if not pairs:
             notes.append(f"{m.model}: fewer than two languages ranked; no pair to compare")
             continue
@@ -221,10 +226,12 @@ def crosslingual_sections(models: Sequence[ModelResults], texts: Mapping[str, Se
         f"RankC ({weighting} weights) over the (fact, template) queries ranked in both languages; pairs listed "
         "from the highest RankC down, each with its COverlap. Family, genus (branch) and script from "
         "templates/data/languages.yaml; subword overlap: Jaccard of the subword ids the model's tokenizer uses "
-        "for each language's prompts and answer forms. Pearson r and two-sided p: scipy.stats.pearsonr over "
+        "for each language's prompts and answer forms; typological similarity: cosine of the URIEL syntax_knn "
+        "vectors (lang2vec's data, §6 of BMLAMA). Pearson r and two-sided p: scipy.stats.pearsonr over "
         "language pairs (pairs share languages, so p is optimistic).",
         (Table("rankc_pairs", ("model", "language A", "language B", "queries", "RankC", "COverlap", "same family",
-                               "same genus", "same script", "subword overlap"), tuple(pair_rows),
+                               "same genus", "same script", "subword overlap",
+                               "typological similarity"), tuple(pair_rows),
                "RankC and COverlap per language pair"),
          Table("rankc_correlations", ("model", "RankC against", "pairs", "Pearson r", "p", "not computed because"),
                tuple(corr_rows), "What RankC goes with")),
@@ -277,3 +284,62 @@ def xfactr_sections(models: Sequence[ModelResults], out_dir: Path) -> list[Secti
          Table("recall_histogram", ("model", "languages recalled", "facts", "share"), hist_rows,
                "Facts by the number of languages they are recalled in")),
         (*split_plots, *plots), tuple(notes))]
+
+
+def error_sections(by_model: Mapping[str, Sequence[ScoredPrompt]], ctx, out_dir: Path) -> list[Section]:
+    """X-FACTR's error taxonomy (with DLAMA's other-culture answers) per model, predicate and language."""
+    from factatlas.probe import plots as P
+    from factatlas.probe.analysis import errors as E
+
+    rows, series = [], {}
+    for model, results in by_model.items():
+        table = E.error_taxonomy(results, ctx)
+        rows += [(model, e.predicate, e.lang, e.prompts, e.wrong, *e.by_category) for e in table]
+        total = next((e for e in table if e.predicate == "all" and e.lang == "all"), None)
+        if total is not None and total.wrong:
+            series[model] = [n / total.wrong for n in total.by_category]
+    plots = ()
+    if series:
+        plots = (P.grouped_bars(list(E.CATEGORIES), series, "Wrong answers by kind (share of wrong)",
+                                out_dir / "error_taxonomy.png", ylabel="share of wrong answers").name,)
+    notes = () if ctx.classes else ("the benchmark records no entity classes: every type is 'type unknown'",)
+    return [Section(
+        "Kinds of wrong answers", "X-FACTR (Jiang et al. 2020) §5 Table 2; other-culture answers from DLAMA "
+        "(Keleg & Magdy 2023)",
+        "Each wrong prompt gets the first kind that applies: unk/empty (an empty open answer); repeats subject "
+        "(the subject's QID, or its label inside an open answer); other culture (valid for the predicate only "
+        "in other cultures' facts, or a country only other cultures' facts list); related concept (a valid "
+        "object of another fact of the same subject, or one of the fact's countries); wrong type (no P31 class "
+        "shared with any valid object); wrong entity (a shared class); type unknown (classes not recorded); "
+        "unmatched text (an open answer naming no candidate). Counted per prompt; 'all' rows are margins.",
+        (Table("error_taxonomy", ("model", "predicate", "language", "prompts", "wrong", *E.CATEGORIES),
+               tuple(rows), "Wrong answers by kind"),), plots, notes)]
+
+
+def scale_sections(models: Sequence[ModelResults], model_dirs: Sequence[Path], out_dir: Path,
+                   weighting: str = "softmax") -> list[Section]:
+    """P@1 and mean RankC against parameter count, per model family."""
+    from factatlas.probe.analysis import plots as AP
+    from factatlas.probe.analysis import scale as S
+
+    points, notes = S.scale_points(models, model_dirs, weighting)
+    plots = []
+    for family in sorted({p.family for p in points}):
+        fam = [p for p in points if p.family == family]
+        for metric, label in (("p_at_1_macro", "P@1 (macro)"), ("mean_rankc", "mean RankC"), ("xfakt", "X-FaKT")):
+            ok = [p for p in fam if getattr(p, metric) is not None]
+            if len(ok) >= 2:
+                plots.append(AP.scatter([p.parameters for p in ok], [getattr(p, metric) for p in ok],
+                                        [p.model for p in ok], f"{family}: {label} vs parameters",
+                                        out_dir / f"scale_{_slug(family)}_{metric}.png", xlabel="parameters",
+                                        ylabel=label).name)
+    rows = tuple((p.family, p.model, p.parameters, p.p_at_1_micro, p.p_at_1_macro, p.mean_rankc, p.xfakt)
+                 for p in points)
+    return [Section(
+        "Model size within a family", "BMLAMA (Qi, Fernández & Bisazza 2023) §5.2 Fig. 4; X-FaKT Fig. 4",
+        "Parameters: the element counts in the checkpoint's safetensors headers; family: config.json model_type. "
+        "P@1 micro (facts) and macro (predicates) over every prompt; RankC: mean over language pairs; X-FaKT: "
+        "the score of metrics.json with the default language-culture association (blank when undefined).",
+        (Table("model_scale", ("family", "model", "parameters", "P@1 micro", "P@1 macro", "mean RankC", "X-FaKT"),
+               rows,
+               "P@1 and RankC by model size"),), tuple(plots), tuple(notes))]
