@@ -88,6 +88,12 @@ def resolve_agreement(entity: Entity, lang: str, label: str, etype: str = "") ->
             return Agreement(entity.gender, "sg", entity.gender_source or "P21")
         if etype == "person":
             return Agreement(Gender.UNKNOWN, "sg", "P21:missing")
+    from factatlas.templates.lexicon import lexicon
+
+    entry = lexicon(lang).find(entity.qid, label)
+    if entry is not None and entry.gender:  # a reviewed entry of templates/data/lexicon/<lang>.yaml
+        g, n = parse_value(entry.gender)
+        return Agreement(g, n, "lexicon:entry")
     return _label_agreement(lang, label, etype)
 
 

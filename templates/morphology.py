@@ -78,6 +78,7 @@ class InflectionRequest:
     entity_type: str = ""  # "person", "country", "settlement", "language", "occupation", ... ("" unknown)
     sentence_initial: bool = False
     classes: tuple[str, ...] = ()  # the entity's P31 classes (ru: an island takes на)
+    qid: str = ""  # the entity, for its entry in the lexicon (templates/data/lexicon/<lang>.yaml)
 
 
 @runtime_checkable

@@ -204,7 +204,7 @@ class Renderer:
                 return InflectionResult(f"{noun} {quotes[0]}{label}{quotes[1]}", EXACT, "title")
         # ru в/на depends on the place's class (an island takes на), so those forms are keyed by it too
         classes = entity.classes if features.preposition else ()
-        key = (lang, label, features, agreement, etype, sentence_initial, classes)
+        key = (lang, label, features, agreement, etype, sentence_initial, classes, entity.qid)
         if key in self._inflections:
             result = self._inflections[key]
         else:
@@ -215,7 +215,7 @@ class Renderer:
                 result = InflectionResult(label, NONE, "identity")
             else:
                 result = backend.inflect(label, lang, features,
-                                         InflectionRequest(agreement, etype, sentence_initial, classes))
+                                         InflectionRequest(agreement, etype, sentence_initial, classes, entity.qid))
             if result is not None and sentence_initial and result.form[:1].islower():
                 result = replace(result, form=result.form[0].upper() + result.form[1:])
             self._inflections[key] = result
