@@ -39,7 +39,11 @@ SAMPLE = {e.qid: e for e in (
     entity("Q1055", {"fr": "Hambourg", "es": "Hamburgo", "it": "Amburgo", "pt": "Hamburgo"}, (CITY,)),
     entity("Q90", {"fr": "Paris", "es": "París", "it": "Parigi", "pt": "Paris"}, (CITY,)),
     entity("Q1842", {"it": "Città di Lussemburgo"}, (CITY,)),
-    entity("Q3960", {"fr": "continent australien"}, (CONTINENT,)),
+    entity("Q3960", {"fr": "continent australien", "es": "continente australiano"}, (CONTINENT,)),
+    entity("Q48", {"es": "Asia"}, (CONTINENT,)),
+    entity("Q3392", {"pt": "Rio Nilo"}, ("Q4022",)),
+    entity("Q79", {"pt": "Egito", "it": "Egitto"}, (COUNTRY,)),
+    entity("Q30", {"it": "Stati Uniti d'America"}, (COUNTRY,)),
     entity("Q970", {"fr": "Comores", "es": "Comoras", "it": "Comore", "pt": "Comores"}, (COUNTRY,)),
     entity("Q114", {"fr": "Kenya", "es": "Kenia", "it": "Kenya", "pt": "Quênia"}, (COUNTRY,)),
     entity("Q717", {"it": "Venezuela"}, (COUNTRY,)),
@@ -92,6 +96,10 @@ CASES = [
     ("es", "P19/2", "Q5756", "la Comunidad de Madrid"),
     ("es", "P27/1", "Q29999", "del Reino de los Países Bajos"),
     ("es", "P37/1", "Q25448", "las lenguas bereberes"),
+    ("es", "P30/1", "Q3960", "el continente australiano"),
+    ("es", "P30/2", "Q3960", "del continente australiano"),
+    ("es", "P30/3", "Q3960", "de Australia"),
+    ("es", "P30/3", "Q48", "de Asia"),
     # it: cities «a» (ad before a-), feminine regions bare «in», masculine and headed ones «in» + article
     ("it", "P19/1", "Q99", "in California"),
     ("it", "P19/1", "Q1282", "nel Lazio"),
@@ -148,6 +156,17 @@ def test_romance_sentence_reads_right(renderer, library, lang, template_id, qid,
     template = library.get(lang, template_id)
     prompt = renderer.render_prompt(template, "Q7200")
     answer = renderer.render_answer(template, qid, "Q7200")
+    assert prompt.text.replace(ANSWER_MARKER, answer.forms[0]) == expected
+
+
+@pytest.mark.parametrize(("lang", "template_id", "subject", "obj", "expected"), [
+    ("pt", "P17/1", "Q3392", "Q79", "O rio Nilo fica no Egito."),
+    ("it", "P17/1", "Q782", "Q30", "Le Hawaii si trovano nel territorio degli Stati Uniti d'America."),
+])
+def test_romance_subject_reads_right(renderer, library, lang, template_id, subject, obj, expected):
+    template = library.get(lang, template_id)
+    prompt = renderer.render_prompt(template, subject)
+    answer = renderer.render_answer(template, obj, subject)
     assert prompt.text.replace(ANSWER_MARKER, answer.forms[0]) == expected
 
 
