@@ -368,7 +368,7 @@ class Renderer:
         return dict(self._agreements)
 
     def inflection_decisions(self) -> Mapping[tuple, InflectionResult | None]:
-        """(lang, label, features, agreement, type, initial, classes) -> the inflection made (for the audit);
+        """(lang, label, features, agreement, type, initial, classes, qid) -> the inflection made (for the audit);
         classes are the P31 classes when a preposition depends on them (ru в/на), else ()."""
         return dict(self._inflections)
 
