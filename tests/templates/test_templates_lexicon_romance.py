@@ -39,6 +39,7 @@ SAMPLE = {e.qid: e for e in (
     entity("Q1055", {"fr": "Hambourg", "es": "Hamburgo", "it": "Amburgo", "pt": "Hamburgo"}, (CITY,)),
     entity("Q90", {"fr": "Paris", "es": "París", "it": "Parigi", "pt": "Paris"}, (CITY,)),
     entity("Q1842", {"it": "Città di Lussemburgo"}, (CITY,)),
+    entity("Q35178", {"pt": "Cidade do Kuwait"}, (CITY,)),
     entity("Q3960", {"fr": "continent australien", "es": "continente australiano"}, (CONTINENT,)),
     entity("Q48", {"es": "Asia"}, (CONTINENT,)),
     entity("Q3392", {"pt": "Rio Nilo"}, ("Q4022",)),
@@ -168,6 +169,15 @@ def test_romance_subject_reads_right(renderer, library, lang, template_id, subje
     prompt = renderer.render_prompt(template, subject)
     answer = renderer.render_answer(template, obj, subject)
     assert prompt.text.replace(ANSWER_MARKER, answer.forms[0]) == expected
+
+
+@pytest.mark.parametrize(("lang", "template_id", "subject", "expected"), [
+    # a whole form for one slot feature must not leak into another context of the same feature
+    ("pt", "P190/q1", "Q35178", "Qual cidade é cidade-irmã da Cidade do Kuwait?"),
+    ("it", "P17/1", "Q1842", "La città di Lussemburgo si trova nel territorio [Y]."),
+])
+def test_romance_subject_prompt(renderer, library, lang, template_id, subject, expected):
+    assert renderer.render_prompt(library.get(lang, template_id), subject).text == expected
 
 
 def test_every_lexicon_decision_names_its_entry(renderer, library):
