@@ -330,7 +330,12 @@ def _romance(label: str, lang: str, f: Features, req: InflectionRequest, spec: M
             body = label
     if prep and article:
         fused = spec.get("fusions", {}).get(f.preposition, {}).get(article)
-        text = _join(fused, body) if fused else _join(prep, article, body)
+        if fused:
+            text = _join(fused, body)
+        elif label_has_article and article == own_article:
+            text = _join(prep, label)  # an article of the name that does not contract keeps its capital: fr «à La Mecque»
+        else:
+            text = _join(prep, article, body)
     elif prep:
         elided = spec.get("elide", {}).get(f.preposition)
         euphonic = _euphonic(f.preposition, body, spec)
