@@ -31,6 +31,8 @@ SAMPLE = {e.qid: e for e in (
                        "it": "Governatorato di Monastir", "pt": "Monastir (província)"}, (PROVINCE,)),
     entity("Q30805", {"fr": "Gouvernorat du Caire", "es": "Gobernación de El Cairo", "it": "Governatorato del Cairo",
                       "pt": "Cairo (província)"}, (GOVERNORATE,)),
+    entity("Q207199", {"es": "Distrito de Lisboa", "pt": "Distrito de Lisboa"}, (PROVINCE,)),
+    entity("Q1249255", {"es": "Provincia de Riad", "pt": "Província de Riade"}, (PROVINCE,)),
     entity("Q1384", {"fr": "État de New York", "es": "Nueva York", "it": "Stato di New York",
                      "pt": "Nova Iorque"}, (STATE,)),
     entity("Q85", {"fr": "Le Caire", "es": "El Cairo", "it": "Il Cairo", "pt": "Cairo"}, (CITY,)),
@@ -98,8 +100,13 @@ CASES = [
     ("es", "P19/1", "Q85", "El Cairo"),
     ("es", "P19/1", "Q1384", "el estado de Nueva York"),
     ("es", "P19/1", "Q60", "Nueva York"),
-    ("es", "P19/3", "Q318102", "de la Gobernación de Monastir"),
+    ("es", "P19/3", "Q318102", "de la gobernación de Monastir"),  # RAE: the generic lower-case
     ("es", "P19/2", "Q5756", "la Comunidad de Madrid"),
+    ("es", "P19/1", "Q207199", "el distrito de Lisboa"),
+    ("es", "P19/3", "Q1249255", "de la provincia de Riad"),
+    ("pt", "P19/1", "Q207199", "no distrito de Lisboa"),
+    ("pt", "P19/3", "Q1249255", "da província de Riade"),
+    ("pt", "P19/1", "Q5756", "na Comunidade de Madrid"),  # an official entity name keeps its capital
     ("es", "P27/1", "Q29999", "del Reino de los Países Bajos"),
     ("es", "P37/1", "Q25448", "las lenguas bereberes"),
     ("es", "P136/1", "Q1344", "la ópera"),
