@@ -128,7 +128,18 @@ class RulesBackend:
         detail = ""
         if status == GUESSED:
             detail = f"gender from {request.agreement.source or 'nothing'}"
+        elif status == EXACT and not _entry_decides(request):
+            # the rules composed the phrase (an article, a preposition, an ending from a table): only a form
+            # found whole, or a phrase whose every choice the lexicon entry made, is exact
+            status, detail = GUESSED, f"composed by the {lang} rules"
         return InflectionResult(_capitalise(form, request), status, self.name, detail, choice)
+
+
+def _entry_decides(request: InflectionRequest) -> bool:
+    """The entity's lexicon entry made the choices of the phrase (its article class, preposition class or
+    gender): the rule only spelled them out."""
+    entry = request.entry
+    return entry is not None and bool(entry.article or entry.prep or entry.gender)
 
 
 def _status(request: InflectionRequest, used_gender: bool) -> str:
@@ -464,7 +475,7 @@ def _german(label: str, f: Features, req: InflectionRequest, spec: Mapping) -> t
             prep = req.entry.prep  # islands: auf den Philippinen, auf den Komoren (lexicon)
         fused = spec["fusions"].get(prep, {}).get(article) if article else None
         text = _join(fused, noun) if fused else _join(prep, text)
-    if req.entry is not None and (req.entry.article or req.entry.prep or req.entry.gender):
+    if _entry_decides(req):
         return text, EXACT  # article, preposition and gender decided by the lexicon entry
     return text, _status(req, used_gender)
 

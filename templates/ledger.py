@@ -188,8 +188,10 @@ def make_ledger(rows: Iterable[Mapping], entities: Mapping[str, Entity], library
 
 
 def filler_status(res: RenderedAnswer, renderer: Renderer, obj: Entity, lang: str) -> str:
-    """``exact`` only for a lexicon form or a one-word dictionary form; ``none`` for the label as written;
-    everything composed (several words inflected together, words added by a rule) is ``guessed``."""
+    """The backend's own status — ``exact`` only for a lexicon form, a one-word dictionary form or a phrase
+    whose every choice the lexicon entry made; anything composed is ``guessed`` (backend_ru, backend_rules)
+    — with ``none`` for the label as written; words of a template choice around the slot's form (an
+    agreeing verb) keep ``exact`` only where the lexicon entry decided them."""
     if res.backend == "lexicon" and res.forms[0] == res.slot_form:
         return EXACT
     bare = res.forms[0] == res.slot_form
@@ -197,15 +199,14 @@ def filler_status(res: RenderedAnswer, renderer: Renderer, obj: Entity, lang: st
         return NONE if bare else GUESSED
     if res.inflection != EXACT:
         return res.inflection
-    one_word = not re.search(r"[\s-]", clean_label(obj.labels.get(lang, "")))
-    if bare and one_word and res.backend in ("pymorphy3", "unimorph"):
-        return EXACT
     if res.backend == "korean":
         return EXACT  # a particle chosen by the final syllable's arithmetic: nothing is guessed
-    entry = renderer.entry(obj, lang)
-    if entry is not None and (entry.article or entry.prep or entry.gender):
-        return EXACT  # the rule only spelled out what the lexicon decided
-    return GUESSED
+    if not bare:  # words of a template choice join the filler: chosen by the lexicon entry, or guessed
+        entry = renderer.entry(obj, lang)
+        return EXACT if entry is not None and (entry.article or entry.prep or entry.gender) else GUESSED
+    if res.backend == "unimorph" and re.search(r"[\s-]", clean_label(obj.labels.get(lang, ""))):
+        return GUESSED  # UniMorph forms words; a phrase of several is composed
+    return EXACT
 
 
 def _sources(res: RenderedAnswer, log: Sequence[tuple], lang: str) -> tuple[str, ...]:

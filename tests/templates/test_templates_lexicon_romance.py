@@ -256,3 +256,12 @@ def test_an_entry_for_another_label_is_not_used_and_is_reported(renderer):
     assert renderer.entry(SAMPLE["Q99"], "it", "California") is entry
     error = label_mismatch(entry, "Stato della California")
     assert error is not None and "it.yaml:" in str(error) and "'Stato della California'" in str(error)
+
+
+def test_exact_only_where_the_lexicon_decided_the_phrase(renderer, library):
+    """Issue 26: a phrase whose article, preposition class or gender came from the entry is exact; one the
+    rules composed alone is guessed (build stats and `templates audit` count it as a guess)."""
+    decided = renderer.render_answer(library.get("it", "P19/1"), "Q99", "Q7200")
+    composed = renderer.render_answer(library.get("fr", "P19/1"), "Q90", "Q7200")
+    assert (decided.forms[0], decided.inflection) == ("in California", "exact")
+    assert (composed.forms[0], composed.inflection) == ("à Paris", "guessed")
