@@ -25,6 +25,7 @@ from factatlas.templates.ledger import (
     ledger_for_run,
     read_review,
     review_dir,
+    subject_contexts,
 )
 from factatlas.templates.lexicon import load_lexicon, read_lexicon
 from factatlas.templates.library import load_library
@@ -238,3 +239,17 @@ def test_indeclinable_foreign_places_are_singular_subjects_in_russian():
     assert (got.gender, got.number, got.source) == (Gender.MASCULINE, "sg", "rule:ru-indeclinable")
     philippines = entity("Q928", {"ru": "Филиппины"}, ("Q6256",))
     assert resolve_agreement(philippines, "ru", "Филиппины", "country").number == "pl"  # a real plural stays
+
+
+def test_subject_fillers_are_ledger_lines_too(genre_build):
+    """--subjects: the form each subject takes in each template is a ledger line (role subject) with its
+    context, status and sources; the review has no subject verdicts yet, so they read unreviewed."""
+    ledger = ledger_for_run(genre_build, load_library(("ru",)), langs=("ru",), subjects=True)
+    subjects = {(x.template, x.qid, x.context): x for x in ledger.lines if x.role == "subject"}
+    dylan = subjects[("P136/1", "Q392", "жанр [X.gen]")]
+    assert (dylan.filler, dylan.status, dylan.verdict) == ("Боба Дилана", "guessed", UNREVIEWED)
+    assert "composed" in dylan.sources[0]
+    assert subjects[("P136/2", "Q392", "[X]")].filler == "Боб Дилан"
+    assert not any(x.role == "subject" for x in ledger_for_run(genre_build, load_library(("ru",)),
+                                                                langs=("ru",)).lines)
+    assert subject_contexts("Столица [X.gen] — [Y].") == [(1, "Столица [X.gen]")]
