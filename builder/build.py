@@ -213,6 +213,7 @@ def build_benchmark(facts: Sequence[Fact], entities: Mapping[str, Entity], sourc
                                                         lambda q, s=f.subject: answer_variant(entities, q, s),
                                                         subject_key(entities, f.subject)),
                     "template_status": status[(lang, t.id)],
+                    "article_langs": f.article_langs, "home_langs": f.home_langs,
                 })
 
     bench_entities = restrict_entities(entities, referenced_qids(rows, kept), langs)

@@ -47,6 +47,7 @@ from factatlas.curate.endpoints import (
     SparqlEndpoint,
     make_endpoint,
 )
+from factatlas.curate.locality import article_sites, locality_sites
 from factatlas.curate.mediawiki import API_URL, REST_URL, MediaWikiClient
 from factatlas.curate.popularity import (
     MODES,
@@ -328,7 +329,9 @@ def _curate(config: CurationConfig, run_dir: str | Path, *, endpoint: SparqlEndp
     say("step 5/5: augmentation")
     augmented = augment_objects(specs, valid, cultures, runner, know, config, drops)
 
-    facts = assemble_facts(kept, valid, augmented)
+    subjects = {s for per_subject in valid.values() for s in per_subject}
+    articles = article_sites(runner, subjects, locality_sites(config.langs, cultures), config.batch_size)
+    facts = assemble_facts(kept, valid, augmented, articles)
     referenced = {f.subject for f in facts} | {o.qid for f in facts for o in f.objects}
     entities = {q: know.info[q].to_entity(q, config.langs) for q in sorted(referenced, key=id_order)}
     counts, country_counts = _count(facts, cultures, specs)
@@ -547,8 +550,11 @@ def label_and_type_check(langs: Sequence[str], specs: Mapping[str, PredicateSpec
 
 def assemble_facts(kept: Mapping[tuple[str, str], list[Candidate]],
                    valid: Mapping[tuple[str, str], Mapping[str, list[str]]],
-                   augmented: Mapping[tuple[str, str], Mapping[str, list[tuple[str, Provenance, str]]]]) -> list[Fact]:
-    """One fact per surviving (culture, predicate, subject): direct objects, then augmented ones."""
+                   augmented: Mapping[tuple[str, str], Mapping[str, list[tuple[str, Provenance, str]]]],
+                   articles: Mapping[str, Sequence[str]] | None = None) -> list[Fact]:
+    """One fact per surviving (culture, predicate, subject): direct objects, then augmented ones; with
+    ``articles`` (subject -> editions with an article) the fact's knowledge locality: ``home_langs`` are the
+    culture's editions the subject was found in (step 1), ``article_langs`` those plus ``articles``."""
     facts: list[Fact] = []
     cand_by_key = {key: {c.qid: c for c in cs} for key, cs in kept.items()}
     for key, per_subject in valid.items():
@@ -559,8 +565,10 @@ def assemble_facts(kept: Mapping[tuple[str, str], list[Candidate]],
             refs = [ObjectRef(o, Provenance.DIRECT) for o in objs]
             for extra, prov, via in augmented.get(key, {}).get(s, []):
                 refs.append(ObjectRef(extra, prov, via))
+            home = tuple(sorted({site for site, _ in cand.articles})) if articles is not None else ()
+            found = tuple(sorted({*home, *articles.get(s, ())})) if articles is not None else ()
             facts.append(Fact(fact_id(cname, pid_, s), pid_, s, tuple(refs), cname,
-                              tuple(sorted(cand.countries, key=id_order)), cand.popularity, rank[s]))
+                              tuple(sorted(cand.countries, key=id_order)), cand.popularity, rank[s], found, home))
     facts.sort(key=lambda f: f.id)
     return facts
 

@@ -50,6 +50,7 @@ def compare(
         compare_sections,
         crosslingual_sections,
         dlama_sections,
+        locality_sections,
         xfactr_sections,
     )
     from factatlas.probe.metrics import RANKC_WEIGHTINGS
@@ -81,7 +82,8 @@ def compare(
                 *dlama_sections(by_model, out_dir, country_label=labels, equivalences=table,
                                 equivalences_source=str(equivalences or "")),
                 *crosslingual_sections(loaded, language_texts(bench.prompt_records), out_dir, rankc_weighting),
-                *xfactr_sections(loaded, out_dir)]
+                *xfactr_sections(loaded, out_dir),
+                *locality_sections(by_model, bench.facts_by_id.values(), out_dir, n_boot=bootstrap, seed=seed)]
     subtitle = (f"run {run.name} · benchmark {meta.get('name')} ({meta.get('pair')}) · models "
                 f"{', '.join(by_model)} · languages {', '.join(meta.get('languages') or [])}")
     written = write_page(out_dir, "compare", "factatlas model comparison", subtitle, sections)

@@ -24,7 +24,12 @@ def write_model_analyses(run: Path, model_dir: Path, rankc_weighting: str = "sof
         open_benchmark,
         read_model_results,
     )
-    from factatlas.probe.analysis.sections import crosslingual_sections, dlama_sections, xfactr_sections
+    from factatlas.probe.analysis.sections import (
+        crosslingual_sections,
+        dlama_sections,
+        locality_sections,
+        xfactr_sections,
+    )
 
     bench = open_benchmark(run)
     model = read_model_results(run, model_dir, bench)
@@ -33,7 +38,8 @@ def write_model_analyses(run: Path, model_dir: Path, rankc_weighting: str = "sof
     out_dir = model_dir / FOLDER
     sections = [*dlama_sections({model.model: model.results}, out_dir, country_label=labels),
                 *crosslingual_sections([model], language_texts(bench.prompt_records), out_dir, rankc_weighting),
-                *xfactr_sections([model], out_dir)]
+                *xfactr_sections([model], out_dir),
+                *locality_sections({model.model: model.results}, bench.facts_by_id.values(), out_dir)]
     subtitle = f"run {run.name} · model {model.model} · benchmark {meta.get('name')} ({meta.get('pair')})"
     return write_page(out_dir, "analyses", f"factatlas analyses — {model.model}", subtitle, sections)[1]
 

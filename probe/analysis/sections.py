@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from factatlas.probe.aggregate import Accuracy
 from factatlas.probe.analysis import compare as C
 from factatlas.probe.analysis import crosslingual as X
 from factatlas.probe.analysis import dlama as D
 from factatlas.probe.analysis import xfactr_views as V
 from factatlas.probe.analysis.page import Section, Table
 from factatlas.probe.analysis.records import ModelResults
-from factatlas.records import ScoredPrompt
+from factatlas.records import Fact, ScoredPrompt
 
 
 @dataclass(frozen=True)
@@ -277,3 +278,52 @@ def xfactr_sections(models: Sequence[ModelResults], out_dir: Path) -> list[Secti
          Table("recall_histogram", ("model", "languages recalled", "facts", "share"), hist_rows,
                "Facts by the number of languages they are recalled in")),
         (*split_plots, *plots), tuple(notes))]
+
+
+def locality_sections(by_model: Mapping[str, Sequence[ScoredPrompt]], facts: Iterable[Fact], out_dir: Path, *,
+                      n_boot: int = 1000, confidence: float = 0.95, seed: int = 0) -> list[Section]:
+    """Knowledge locality: P@1 on the local view per language, and the transfer score per language pair
+    (``factatlas.probe.analysis.locality``) with a heat map per model."""
+    from factatlas.probe import plots as P
+    from factatlas.probe.analysis import locality as L
+
+    where = L.localities(facts)
+    follows = ("ECLeKTic (Goldman et al. 2025): facts with a Wikipedia article in some languages only, asked "
+               "in the others; transfer = share right in the target of those right in the source")
+    if not where:
+        return [Section("Knowledge locality and transfer", follows, unavailable=(
+            "the benchmark's facts carry no article_langs (imported, or curated before knowledge locality was "
+            "recorded): curate and build again",))]
+    cells = L.local_table(by_model, where)
+    local_rows = tuple((c.model, c.lang, *(_acc_cells(c.local)), *(_acc_cells(c.with_article)), c.no_locality)
+                       for c in cells)
+    rows, plots, notes = [], [], []
+    for model, scored in by_model.items():
+        transfers = L.transfer_scores(model, scored, where, n_boot=n_boot, confidence=confidence, seed=seed)
+        rows += [(t.model, t.source, t.target, t.n_facts, t.n_known, t.transfer, t.ci_low, t.ci_high)
+                 for t in transfers]
+        langs, matrix = L.transfer_matrix(transfers)
+        if any(v is not None for row in matrix for v in row):
+            plots.append(P.heatmap(matrix, langs, langs, f"{model}: transfer, source (row) → target (column)",
+                                   out_dir / f"transfer_{_slug(model)}.png", colorbar_label="transfer").name)
+        else:
+            notes.append(f"{model}: no language pair has a fact known in a source language with the article and "
+                         "missing in the target's")
+    return [Section(
+        "Knowledge locality and transfer", follows,
+        "Local view: prompts whose subject has an article in the culture's Wikipedia edition(s) but none in the "
+        "probe language's. Transfer (source → target): facts with the article in the source's edition and none "
+        "in the target's; of those known in the source (every source prompt right), the micro P@1 of their "
+        f"target prompts. Interval: percentile bootstrap ({n_boot} resamples, seed {seed}), facts resampled "
+        "within predicates.",
+        (Table("local_view", ("model", "language", "local prompts", "local facts", "P@1 local (micro)",
+                              "P@1 local (macro)", "prompts with article", "facts with article",
+                              "P@1 with article (micro)", "P@1 with article (macro)", "prompts without locality"),
+               local_rows, "P@1 on local knowledge vs where the language has the article"),
+         Table("transfer", ("model", "source", "target", "facts", "known in source", "transfer", "CI low",
+                            "CI high"), tuple(rows), "Transfer per language pair")),
+        tuple(plots), tuple(notes))]
+
+
+def _acc_cells(acc: Accuracy | None) -> tuple:
+    return (None, None, None, None) if acc is None else (acc.n_prompts, acc.n_facts, acc.micro, acc.macro)
