@@ -49,6 +49,14 @@ from factatlas.curate.endpoints import (
 )
 from factatlas.curate.locality import article_sites, locality_sites
 from factatlas.curate.mediawiki import API_URL, REST_URL, MediaWikiClient
+from factatlas.curate.pageviews import (
+    DEFAULT_MONTHS,
+    PAGEVIEWS_URL,
+    MonthWindow,
+    PageviewsClient,
+    PageViewTable,
+    WikimediaPageviews,
+)
 from factatlas.curate.popularity import (
     MODES,
     MediaWikiEdits,
@@ -95,7 +103,10 @@ class CurationConfig:
     sample: str | None = None  # another N-Triples file for the embedded endpoint
     max_subjects: int = 1000
     country_quota: int | None = None
-    popularity: str = "length"  # length | edits | sitelinks
+    popularity: str = "length"  # length | edits | sitelinks | pageviews
+    page_views: str | None = None  # TSV table of monthly views; default: the sample's (synthetic) when embedded
+    pageviews_url: str = PAGEVIEWS_URL
+    pageviews_months: str = DEFAULT_MONTHS  # FIRST:LAST, whole months (a fixed window: reruns agree)
     page_lengths: str | None = None  # TSV table; default: the sample's for the embedded endpoint
     mediawiki_api: str = API_URL
     mediawiki_rest: str = REST_URL
@@ -112,6 +123,8 @@ class CurationConfig:
         langs = parse_langs(self.langs)
         if self.popularity not in MODES:
             raise ConfigError("--popularity: " + unknown("popularity mode", self.popularity, MODES))
+        if self.popularity == "pageviews":
+            MonthWindow.parse(self.pageviews_months)
         if self.max_subjects < 1:
             raise ConfigError(f"--max-subjects {self.max_subjects}: must be at least 1")
         if self.country_quota is not None and self.country_quota < 1:
@@ -670,6 +683,8 @@ def _score_candidates(config: CurationConfig, candidates: Mapping[tuple[str, str
 
 def default_popularity_source(config: CurationConfig, policy: HttpPolicy | None = None,
                               sleeper: Callable[[float], None] = time.sleep) -> PopularitySource:
+    if config.popularity == "pageviews":
+        return _pageviews_source(config, policy, sleeper)
     if config.page_lengths or (config.endpoint is None and config.popularity == "length"):
         return PageLengthTable(config.page_lengths) if config.page_lengths else PageLengthTable()
     if config.endpoint is None:
@@ -679,6 +694,16 @@ def default_popularity_source(config: CurationConfig, policy: HttpPolicy | None 
     client = MediaWikiClient(ua, api_url=config.mediawiki_api, rest_url=config.mediawiki_rest,
                              policy=policy or config.http_policy(), sleeper=sleeper)
     return MediaWikiEdits(client) if config.popularity == "edits" else MediaWikiLengths(client)
+
+
+def _pageviews_source(config: CurationConfig, policy: HttpPolicy | None,
+                      sleeper: Callable[[float], None]) -> PopularitySource:
+    """A table (``--page-views``; the embedded sample's synthetic one by default), else the Wikimedia API."""
+    if config.page_views or config.endpoint is None:
+        return PageViewTable(config.page_views) if config.page_views else PageViewTable()
+    ua = config.user_agent or os.environ.get("FACTATLAS_USER_AGENT") or ""
+    client = PageviewsClient(ua, url=config.pageviews_url, policy=policy or config.http_policy(), sleeper=sleeper)
+    return WikimediaPageviews(client, MonthWindow.parse(config.pageviews_months))
 
 
 def sitelinks_query(subjects: Sequence[str]) -> str:

@@ -304,7 +304,7 @@ def locality_sections(by_model: Mapping[str, Sequence[ScoredPrompt]], facts: Ite
                  for t in transfers]
         langs, matrix = L.transfer_matrix(transfers)
         if any(v is not None for row in matrix for v in row):
-            plots.append(P.heatmap(matrix, langs, langs, f"{model}: transfer, source (row) → target (column)",
+            plots.append(P.heatmap(matrix, langs, langs, f"{model}: transfer, row → column",
                                    out_dir / f"transfer_{_slug(model)}.png", colorbar_label="transfer").name)
         else:
             notes.append(f"{model}: no language pair has a fact known in a source language with the article and "
