@@ -219,6 +219,11 @@ class Prompt:
     # the released parquet can be sliced without facts.parquet
     article_langs: tuple[str, ...] = ()
     home_langs: tuple[str, ...] = ()
+    # the fact's popularity (``Fact.popularity``) and its buckets (``factatlas.popbuckets``): quantile within
+    # the predicate (1 least popular .. 4; 0: not measured) and PopQA's log10 bin (-1 below 1)
+    popularity: float = 0.0
+    popularity_quantile: int = 0
+    popularity_log10: int = -1
 
 
 @dataclass(frozen=True, slots=True)

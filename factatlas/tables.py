@@ -297,7 +297,9 @@ def prompt_from_row(r: Mapping[str, Any]) -> Prompt:
                   int(r["answer_start"]), r["pair"], r["culture"], r["predicate"], r["split"], r["subject_qid"],
                   r["subject_label"], tuple(r["gold_qids"]), tuple(tuple(f) for f in r["gold_forms"]),
                   tuple(r["candidate_qids"]), tuple(r["candidate_forms"]), r["template_status"],
-                  tuple(r.get("article_langs") or ()), tuple(r.get("home_langs") or ()))
+                  tuple(r.get("article_langs") or ()), tuple(r.get("home_langs") or ()),
+                  float(r.get("popularity") or 0.0), int(r.get("popularity_quantile") or 0),
+                  int(r["popularity_log10"]) if r.get("popularity_log10") is not None else -1)
 
 
 def prompt_to_row(p: Prompt) -> dict[str, Any]:

@@ -51,6 +51,7 @@ def compare(
         crosslingual_sections,
         dlama_sections,
         locality_sections,
+        popularity_sections,
         xfactr_sections,
     )
     from factatlas.probe.metrics import RANKC_WEIGHTINGS
@@ -83,7 +84,8 @@ def compare(
                                 equivalences_source=str(equivalences or "")),
                 *crosslingual_sections(loaded, language_texts(bench.prompt_records), out_dir, rankc_weighting),
                 *xfactr_sections(loaded, out_dir),
-                *locality_sections(by_model, bench.facts_by_id.values(), out_dir, n_boot=bootstrap, seed=seed)]
+                *locality_sections(by_model, bench.facts_by_id.values(), out_dir, n_boot=bootstrap, seed=seed),
+                *popularity_sections(by_model, bench.facts_by_id.values(), out_dir)]
     subtitle = (f"run {run.name} · benchmark {meta.get('name')} ({meta.get('pair')}) · models "
                 f"{', '.join(by_model)} · languages {', '.join(meta.get('languages') or [])}")
     written = write_page(out_dir, "compare", "factatlas model comparison", subtitle, sections)

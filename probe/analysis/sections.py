@@ -327,3 +327,47 @@ def locality_sections(by_model: Mapping[str, Sequence[ScoredPrompt]], facts: Ite
 
 def _acc_cells(acc: Accuracy | None) -> tuple:
     return (None, None, None, None) if acc is None else (acc.n_prompts, acc.n_facts, acc.micro, acc.macro)
+
+
+def popularity_sections(by_model: Mapping[str, Sequence[ScoredPrompt]], facts: Iterable[Fact], out_dir: Path
+                        ) -> list[Section]:
+    """Accuracy vs popularity: P@1 per popularity bucket and Spearman's rho per model, culture, language
+    (``factatlas.probe.analysis.popularity``), with a plot of P@1 per quantile per model."""
+    from factatlas.popbuckets import QUANTILES, log_bin_label
+    from factatlas.probe import plots as P
+    from factatlas.probe.analysis import popularity as Pop
+
+    buckets, popularity = Pop.fact_buckets(facts)
+    cells = Pop.bucket_table(by_model, buckets)
+    rows = tuple((c.model, c.culture, c.lang, c.kind, c.bucket if c.kind == "quantile" else log_bin_label(c.bucket),
+                  c.acc.n_facts, c.acc.n_prompts, c.acc.micro, c.acc.macro) for c in cells)
+    corr = Pop.correlations(by_model, popularity)
+    plots, notes = [], []
+    quantiles = list(range(1, QUANTILES + 1))
+    for model in by_model:
+        mine = [c for c in cells if c.model == model and c.culture == Pop.ALL and c.kind == "quantile"]
+        langs = sorted({c.lang for c in mine}, key=lambda x: (x == Pop.ALL, x))
+        if not mine:
+            notes.append(f"{model}: no scored prompt has a fact with a popularity")
+            continue
+        series = {lang: [next((c.acc.micro for c in mine if c.lang == lang and c.bucket == b), None)
+                         for b in quantiles] for lang in langs}
+        plots.append(P.grouped_bars([f"Q{b}" for b in quantiles], series,
+                                    f"{model}: P@1 by popularity quartile (Q1 least popular)",
+                                    out_dir / f"popularity_{_slug(model)}.png", ylabel="P@1 micro").name)
+    if popularity and len(set(popularity.values())) < 2:
+        notes.append("every fact has the same popularity (an import without a popularity signal?): buckets and "
+                     "correlations say nothing")
+    return [Section(
+        "Accuracy vs popularity", "PopQA (Mallen et al. 2023): accuracy against subject popularity (monthly page "
+        "views, log bins); Spearman's rank correlation",
+        "Popularity: what curation ranked subjects by (article length by default; page views with --rank-by "
+        "pageviews; DLAMA-v1 imports: article length). Quantile: 1 (least popular) to 4 within the fact's "
+        "predicate; log10: PopQA-style bins by powers of ten. Spearman's rho between a fact's popularity and its "
+        "P@1 in the cell (the mean correctness of its prompts there); p two-sided (scipy).",
+        (Table("popularity_buckets", ("model", "culture", "language", "bucket kind", "bucket", "facts", "prompts",
+                                      "P@1 micro", "P@1 macro"), rows, "P@1 per popularity bucket"),
+         Table("popularity_spearman", ("model", "culture", "language", "facts", "Spearman rho", "p"),
+               tuple((c.model, c.culture, c.lang, c.n_facts, c.rho, c.p) for c in corr),
+               "Rank correlation of popularity and fact P@1")),
+        tuple(plots), tuple(notes))]
