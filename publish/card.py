@@ -215,6 +215,8 @@ def card_body(src: BenchmarkSource, configs: Sequence[ConfigEntry], *, repo: str
         "locality_table": _table(("language", "facts", "article in this language's Wikipedia",
                                   "local: article in the culture's edition(s) only", "not recorded"), locality)
         if locality else "Not recorded for this benchmark (imported, or curated before knowledge locality).",
+        "popularity_table": _table(("quantile", "facts", "popularity from", "popularity to"), popularity_rows(src))
+        if any(p.popularity_quantile for p in src.prompts) else "Not recorded for this benchmark.",
         "limitations": "\n".join(f"- {x}" for x in limitations(src, pstats)),
         "citation": citation(repo, version, pretty_name, prov, target),
         "dlama_citation": DLAMA_BIBTEX,
@@ -239,6 +241,16 @@ def locality_rows(src: BenchmarkSource) -> list[tuple[str, int, int, int, int]]:
         out.append((lang, len(facts), sum(site in p.article_langs for p in recorded),
                     sum(bool(p.home_langs) and site not in p.article_langs for p in recorded),
                     len(facts) - len(recorded)))
+    return out
+
+
+def popularity_rows(src: BenchmarkSource) -> list[tuple[int, int, str, str]]:
+    """Per popularity quantile (``factatlas.popbuckets``): facts and the range of their popularity."""
+    facts = {p.fact_id: p for p in src.prompts if p.popularity_quantile}.values()
+    out = []
+    for q in sorted({p.popularity_quantile for p in facts}):
+        values = [p.popularity for p in facts if p.popularity_quantile == q]
+        out.append((q, len(values), f"{min(values):g}", f"{max(values):g}"))
     return out
 
 
