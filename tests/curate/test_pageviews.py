@@ -136,3 +136,28 @@ def test_embedded_sample_ranks_by_synthetic_views(tmp_path):
     for culture in ("arab", "west"):
         pops = [f.popularity for f in sorted(result.facts, key=lambda f: f.rank) if f.culture == culture]
         assert len(pops) == 3 and pops == sorted(pops, reverse=True) and pops[-1] > 0
+
+
+def test_cli_rank_by_pageviews_over_http_stand_ins(fixture_store, tmp_path):
+    """`factatlas curate --rank-by pageviews` against a SPARQL stand-in and the pageviews stand-in."""
+    from typer.testing import CliRunner
+
+    from factatlas.cli import app
+    from factatlas.curate.localserver import SparqlApp
+
+    views = MediaWikiApp({}, pageviews={("ar", "مصر"): {"202406": 900}, ("ar", "لبنان"): {"202406": 90}})
+    with serve(SparqlApp(fixture_store)) as sparql, serve(views) as wiki:
+        res = CliRunner().invoke(app, [
+            "curate", str(tmp_path / "run"), "--pair", "arab-west", "--langs", "ar,en", "--endpoint",
+            sparql + "/sparql", "--user-agent", UA, "--rank-by", "pageviews", "--predicates", "P36",
+            "--max-subjects", "1", "--pageviews-months", "2024-06",
+            "--pageviews-url", wiki + "/metrics/pageviews/per-article/{project}/all-access/user/{article}/monthly/"
+                                      "{start}/{end}"])
+    assert res.exit_code == 0, res.output
+    from factatlas.tables import read_facts
+
+    arab = [f for f in read_facts(tmp_path / "run" / "curate" / "facts.parquet") if f.culture == "arab"]
+    assert [(f.subject, f.popularity) for f in arab] == [("Q79", 900.0)]
+    asked = {(c["site"], c["pageviews"]) for c in views.calls}
+    assert ("ar", "مصر") in asked and all(c["start"] == "2024060100" and c["end"] == "2024063000"
+                                          for c in views.calls)
