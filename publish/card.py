@@ -213,8 +213,9 @@ def card_body(src: BenchmarkSource, configs: Sequence[ConfigEntry], *, repo: str
         "languages_table": _table(("language", "prompts", "facts", "templates", "template status"), lang_rows),
         "provenance_table": _table(("", ""), provenance_rows),
         "locality_table": _table(("language", "facts", "article in this language's Wikipedia",
-                                  "local: article in the culture's edition(s) only", "not recorded"), locality)
+                                  "local: no article here, one in a culture edition", "not recorded"), locality)
         if locality else "Not recorded for this benchmark (imported, or curated before knowledge locality).",
+        "popularity_source": prov.popularity_source,
         "popularity_table": _table(("quantile", "facts", "popularity from", "popularity to"), popularity_rows(src))
         if any(p.popularity_quantile for p in src.prompts) else "Not recorded for this benchmark.",
         "limitations": "\n".join(f"- {x}" for x in limitations(src, pstats)),

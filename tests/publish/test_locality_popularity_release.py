@@ -48,3 +48,13 @@ def test_card_says_when_locality_is_not_recorded(bench_factory):
     rel = render_release(load_source(bench_factory()), ReleaseOptions("org/atlas", Version.parse("1.0.0")))
     card = rel.files["README.md"].decode("utf-8")
     assert "## Knowledge locality" in card and "Not recorded for this benchmark (imported" in card
+
+
+def test_the_card_names_the_popularity_signal():
+    from factatlas.publish.source import provenance_from
+
+    manifest = {"stages": {"curate": {"popularity_source": "pageviews:sample-synthetic"}}}
+    assert provenance_from({"source": {"kind": "curated"}}, manifest, ()).popularity_source == \
+        "pageviews:sample-synthetic"
+    assert provenance_from({"source": {"kind": "dlama-v1"}}, {}, ()).popularity_source.startswith("length:dlama-v1")
+    assert provenance_from({}, {}, ()).popularity_source == "not recorded"
