@@ -29,10 +29,17 @@ def curate_command(
     max_subjects: int = typer.Option(1000, "--max-subjects", help="At most N subjects per predicate per culture."),
     country_quota: int | None = typer.Option(None, "--country-quota",
                                              help="At most N subjects per country per predicate."),
-    popularity: str = typer.Option("length", "--popularity", help="length | edits | sitelinks."),
+    popularity: str = typer.Option("length", "--popularity", "--rank-by",
+                                   help="length | edits | sitelinks | pageviews."),
     predicates: str | None = typer.Option(None, "--predicates", help="Subset, e.g. P17,P19 (default: all)."),
     sample: Path | None = typer.Option(None, "--sample", help="Another N-Triples file for the embedded endpoint."),
     page_lengths: Path | None = typer.Option(None, "--page-lengths", help="TSV site/title/length table."),
+    page_views: Path | None = typer.Option(None, "--page-views",
+                                           help="TSV site/title/monthly_views table (--popularity pageviews)."),
+    pageviews_months: str = typer.Option("2024-01:2024-12", "--pageviews-months",
+                                         help="Whole months FIRST:LAST whose mean monthly views rank subjects."),
+    pageviews_url: str | None = typer.Option(None, "--pageviews-url", hidden=True,
+                                             help="The per-article REST URL template (tests, mirrors)."),
     timeout: float | None = typer.Option(None, "--timeout",
                                          help="Total deadline per HTTP request in seconds, body included "
                                               f"(default: a preset's server deadline + 5 s, else {DEFAULT_TIMEOUT_S:g})."),
@@ -65,6 +72,8 @@ def curate_command(
         predicates=tuple(p.strip() for p in predicates.split(",") if p.strip()) if predicates else (),
         page_lengths=str(page_lengths) if page_lengths else None, timeout_s=timeout,
         max_retry_after_s=max_retry_after,
+        page_views=str(page_views) if page_views else None, pageviews_months=pageviews_months,
+        **({"pageviews_url": pageviews_url} if pageviews_url else {}),
     )
     if run is not None and old_run is not None and run != old_run:
         from factatlas.errors import ConfigError

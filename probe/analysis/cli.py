@@ -52,6 +52,8 @@ def compare(
         crosslingual_sections,
         dlama_sections,
         error_sections,
+        locality_sections,
+        popularity_sections,
         scale_sections,
         xfactr_sections,
     )
@@ -86,7 +88,9 @@ def compare(
                 *crosslingual_sections(loaded, language_texts(bench.prompt_records), out_dir, rankc_weighting),
                 *xfactr_sections(loaded, out_dir),
                 *error_sections(by_model, benchmark_context(bench), out_dir),
-                *scale_sections(loaded, dirs, out_dir, rankc_weighting)]
+                *scale_sections(loaded, dirs, out_dir, rankc_weighting),
+                *locality_sections(by_model, bench.facts_by_id.values(), out_dir, n_boot=bootstrap, seed=seed),
+                *popularity_sections(by_model, bench.facts_by_id.values(), out_dir)]
     subtitle = (f"run {run.name} · benchmark {meta.get('name')} ({meta.get('pair')}) · models "
                 f"{', '.join(by_model)} · languages {', '.join(meta.get('languages') or [])}")
     written = write_page(out_dir, "compare", "factatlas model comparison", subtitle, sections)

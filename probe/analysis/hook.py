@@ -29,6 +29,8 @@ def write_model_analyses(run: Path, model_dir: Path, rankc_weighting: str = "sof
         crosslingual_sections,
         dlama_sections,
         error_sections,
+        locality_sections,
+        popularity_sections,
         xfactr_sections,
     )
 
@@ -40,7 +42,9 @@ def write_model_analyses(run: Path, model_dir: Path, rankc_weighting: str = "sof
     sections = [*dlama_sections({model.model: model.results}, out_dir, country_label=labels),
                 *crosslingual_sections([model], language_texts(bench.prompt_records), out_dir, rankc_weighting),
                 *xfactr_sections([model], out_dir),
-                *error_sections({model.model: model.results}, benchmark_context(bench), out_dir)]
+                *error_sections({model.model: model.results}, benchmark_context(bench), out_dir),
+                *locality_sections({model.model: model.results}, bench.facts_by_id.values(), out_dir),
+                *popularity_sections({model.model: model.results}, bench.facts_by_id.values(), out_dir)]
     subtitle = f"run {run.name} · model {model.model} · benchmark {meta.get('name')} ({meta.get('pair')})"
     return write_page(out_dir, "analyses", f"factatlas analyses — {model.model}", subtitle, sections)[1]
 

@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from factatlas.probe.aggregate import Accuracy
 from factatlas.probe.analysis import compare as C
 from factatlas.probe.analysis import crosslingual as X
 from factatlas.probe.analysis import dlama as D
 from factatlas.probe.analysis import xfactr_views as V
 from factatlas.probe.analysis.page import Section, Table
 from factatlas.probe.analysis.records import ModelResults
-from factatlas.records import ScoredPrompt
+from factatlas.records import Fact, ScoredPrompt
 
 
 @dataclass(frozen=True)
@@ -343,3 +344,96 @@ def scale_sections(models: Sequence[ModelResults], model_dirs: Sequence[Path], o
         (Table("model_scale", ("family", "model", "parameters", "P@1 micro", "P@1 macro", "mean RankC", "X-FaKT"),
                rows,
                "P@1 and RankC by model size"),), tuple(plots), tuple(notes))]
+
+
+def locality_sections(by_model: Mapping[str, Sequence[ScoredPrompt]], facts: Iterable[Fact], out_dir: Path, *,
+                      n_boot: int = 1000, confidence: float = 0.95, seed: int = 0) -> list[Section]:
+    """Knowledge locality: P@1 on the local view per language, and the transfer score per language pair
+    (``factatlas.probe.analysis.locality``) with a heat map per model."""
+    from factatlas.probe import plots as P
+    from factatlas.probe.analysis import locality as L
+
+    where = L.localities(facts)
+    follows = ("ECLeKTic (Goldman et al. 2025): facts with a Wikipedia article in some languages only, asked "
+               "in the others; transfer = share right in the target of those right in the source")
+    if not where:
+        return [Section("Knowledge locality and transfer", follows, unavailable=(
+            "the benchmark's facts carry no article_langs (imported, or curated before knowledge locality was "
+            "recorded): curate and build again",))]
+    cells = L.local_table(by_model, where)
+    local_rows = tuple((c.model, c.lang, *(_acc_cells(c.local)), *(_acc_cells(c.with_article)), c.no_locality)
+                       for c in cells)
+    rows, plots, notes = [], [], []
+    for model, scored in by_model.items():
+        transfers = L.transfer_scores(model, scored, where, n_boot=n_boot, confidence=confidence, seed=seed)
+        rows += [(t.model, t.source, t.target, t.n_facts, t.n_known, t.transfer, t.ci_low, t.ci_high)
+                 for t in transfers]
+        langs, matrix = L.transfer_matrix(transfers)
+        if any(v is not None for row in matrix for v in row):
+            plots.append(P.heatmap(matrix, langs, langs, f"{model}: transfer, row → column",
+                                   out_dir / f"transfer_{_slug(model)}.png", colorbar_label="transfer").name)
+        else:
+            notes.append(f"{model}: no language pair has a fact known in a source language with the article and "
+                         "missing in the target's")
+    return [Section(
+        "Knowledge locality and transfer", follows,
+        "Local view: prompts whose subject has an article in the culture's Wikipedia edition(s) but none in the "
+        "probe language's. Transfer (source → target): facts with the article in the source's edition and none "
+        "in the target's; of those known in the source (every source prompt right), the micro P@1 of their "
+        f"target prompts. Interval: percentile bootstrap ({n_boot} resamples, seed {seed}), facts resampled "
+        "within predicates.",
+        (Table("local_view", ("model", "language", "local prompts", "local facts", "P@1 local (micro)",
+                              "P@1 local (macro)", "prompts with article", "facts with article",
+                              "P@1 with article (micro)", "P@1 with article (macro)", "prompts without locality"),
+               local_rows, "P@1 on local knowledge vs where the language has the article"),
+         Table("transfer", ("model", "source", "target", "facts", "known in source", "transfer", "CI low",
+                            "CI high"), tuple(rows), "Transfer per language pair")),
+        tuple(plots), tuple(notes))]
+
+
+def _acc_cells(acc: Accuracy | None) -> tuple:
+    return (None, None, None, None) if acc is None else (acc.n_prompts, acc.n_facts, acc.micro, acc.macro)
+
+
+def popularity_sections(by_model: Mapping[str, Sequence[ScoredPrompt]], facts: Iterable[Fact], out_dir: Path
+                        ) -> list[Section]:
+    """Accuracy vs popularity: P@1 per popularity bucket and Spearman's rho per model, culture, language
+    (``factatlas.probe.analysis.popularity``), with a plot of P@1 per quantile per model."""
+    from factatlas.popbuckets import QUANTILES, log_bin_label
+    from factatlas.probe import plots as P
+    from factatlas.probe.analysis import popularity as Pop
+
+    buckets, popularity = Pop.fact_buckets(facts)
+    cells = Pop.bucket_table(by_model, buckets)
+    rows = tuple((c.model, c.culture, c.lang, c.kind, c.bucket if c.kind == "quantile" else log_bin_label(c.bucket),
+                  c.acc.n_facts, c.acc.n_prompts, c.acc.micro, c.acc.macro) for c in cells)
+    corr = Pop.correlations(by_model, popularity)
+    plots, notes = [], []
+    quantiles = list(range(1, QUANTILES + 1))
+    for model in by_model:
+        mine = [c for c in cells if c.model == model and c.culture == Pop.ALL and c.kind == "quantile"]
+        langs = sorted({c.lang for c in mine}, key=lambda x: (x == Pop.ALL, x))
+        if not mine:
+            notes.append(f"{model}: no scored prompt has a fact with a popularity")
+            continue
+        series = {lang: [next((c.acc.micro for c in mine if c.lang == lang and c.bucket == b), None)
+                         for b in quantiles] for lang in langs}
+        plots.append(P.grouped_bars([f"Q{b}" for b in quantiles], series,
+                                    f"{model}: P@1 by popularity quartile (Q1 least popular)",
+                                    out_dir / f"popularity_{_slug(model)}.png", ylabel="P@1 micro").name)
+    if popularity and len(set(popularity.values())) < 2:
+        notes.append("every fact has the same popularity (an import without a popularity signal?): buckets and "
+                     "correlations say nothing")
+    return [Section(
+        "Accuracy vs popularity", "PopQA (Mallen et al. 2023): accuracy against subject popularity (monthly page "
+        "views, log bins); Spearman's rank correlation",
+        "Popularity: what curation ranked subjects by (article length by default; page views with --rank-by "
+        "pageviews; DLAMA-v1 imports: article length). Quantile: 1 (least popular) to 4 within the fact's "
+        "predicate; log10: PopQA-style bins by powers of ten. Spearman's rho between a fact's popularity and its "
+        "P@1 in the cell (the mean correctness of its prompts there); p two-sided (scipy).",
+        (Table("popularity_buckets", ("model", "culture", "language", "bucket kind", "bucket", "facts", "prompts",
+                                      "P@1 micro", "P@1 macro"), rows, "P@1 per popularity bucket"),
+         Table("popularity_spearman", ("model", "culture", "language", "facts", "Spearman rho", "p"),
+               tuple((c.model, c.culture, c.lang, c.n_facts, c.rho, c.p) for c in corr),
+               "Rank correlation of popularity and fact P@1")),
+        tuple(plots), tuple(notes))]
