@@ -24,7 +24,11 @@ def factatlas(*args: object, env: Mapping[str, str | None] | None = None,
     """Run the command in-process; `env` holds overrides of os.environ for the call (None removes a
     variable), `cwd` the working directory for the call."""
     from factatlas.cli import run_command
+    from factatlas.rundir import CRASH_ENV
 
+    env = {**(env or {})}
+    if env.setdefault(CRASH_ENV, None):  # unset for the call: a crash point must never kill the test session
+        raise ValueError(f"{CRASH_ENV} kills the process that reaches the point: run that command in a child")
     argv = [str(a) for a in args]
     code: int | str | None = 0
     before = Path.cwd()

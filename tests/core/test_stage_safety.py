@@ -1,7 +1,9 @@
 """A failed or killed stage never destroys good output; two writers never interleave (issue 11).
 
-Every case runs the real CLI in a child process on a run curated from the packaged sample; kills are
-real SIGKILLs, placed at the moments that matter by ``FACTATLAS_CRASH_AT`` (factatlas.rundir.crash_point).
+Every case runs the real CLI on a run curated from the packaged sample; kills are real SIGKILLs of a child
+process, placed at the moments that matter by ``FACTATLAS_CRASH_AT`` (factatlas.rundir.crash_point), and
+a second writer is a real second process. What is not about the process (failures, reruns, the curated
+run itself) runs in this process (tests/clirun.py), which keeps the interpreter start and imports off it.
 """
 
 from __future__ import annotations
@@ -18,14 +20,17 @@ from pathlib import Path
 import pytest
 
 from factatlas.atomic import TMP_PREFIX
+from tests.clirun import factatlas
 
 SAMPLE_RUN = "arab-west"  # the folder name: benchmark.json records it, so copies keep it
 
 
 def cli(*args: str, crash_at: str | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    """In this process; with crash_at in a child process, which FACTATLAS_CRASH_AT kills at that point."""
+    if not crash_at:
+        return factatlas(*args, cwd=cwd)
     env = {k: v for k, v in os.environ.items() if k != "FACTATLAS_CRASH_AT"}
-    if crash_at:
-        env["FACTATLAS_CRASH_AT"] = crash_at
+    env["FACTATLAS_CRASH_AT"] = crash_at
     return subprocess.run([sys.executable, "-m", "factatlas", *map(str, args)], capture_output=True, text=True,
                           env=env, cwd=cwd, timeout=300)
 
