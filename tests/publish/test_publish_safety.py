@@ -1,5 +1,6 @@
 """Publishing survives kills and concurrent publishers, and never moves the default branch backwards
-(issue 11): real `factatlas publish` processes against local bare git repositories."""
+(issue 11): `factatlas publish` against local bare git repositories. Killed, lock-holding and concurrent
+publishers are real processes; the other publishes run in this process (tests/clirun.py)."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from factatlas.atomic import TMP_PREFIX
 from factatlas.errors import ConfigError
 from factatlas.publish.publishers import GitPublisher
 from factatlas.publish.versions import Version, moves_default_branch
+from tests.clirun import factatlas
 from tests.publish.publish_fixtures import make_benchmark
 
 REPO = "org/atlas"
@@ -26,9 +28,11 @@ def git(*args, cwd=None) -> str:
 
 
 def publish_cli(run: Path, target: Path, version: str, crash_at: str | None = None) -> subprocess.CompletedProcess:
+    """In this process; with crash_at in a child process, which FACTATLAS_CRASH_AT kills at that point."""
+    if not crash_at:
+        return factatlas("publish", run, "--repo", REPO, "--version", version, "--target", f"git:{target}")
     env = {k: v for k, v in os.environ.items() if k != "FACTATLAS_CRASH_AT"}
-    if crash_at:
-        env["FACTATLAS_CRASH_AT"] = crash_at
+    env["FACTATLAS_CRASH_AT"] = crash_at
     return subprocess.run([sys.executable, "-m", "factatlas", "publish", str(run), "--repo", REPO, "--version",
                            version, "--target", f"git:{target}"], capture_output=True, text=True, env=env,
                           timeout=300)
