@@ -14,6 +14,8 @@ import yaml
 from factatlas.templates.library import templates_dir
 from tests.clirun import factatlas
 
+pytestmark = pytest.mark.slow  # curates the packaged sample and builds it four times
+
 
 def cli(*args: str) -> subprocess.CompletedProcess:
     return factatlas(*args, env={"COLUMNS": "200"})

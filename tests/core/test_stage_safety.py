@@ -72,6 +72,7 @@ def run(tmp_path, curated) -> Path:
     return copy
 
 
+@pytest.mark.slow
 def test_a_failed_build_leaves_the_previous_build_untouched_and_exits_non_zero(run):
     before = tree(run / "build")
     manifest = (run / "manifest.json").read_bytes()
@@ -85,6 +86,7 @@ def test_a_failed_build_leaves_the_previous_build_untouched_and_exits_non_zero(r
     assert cli("validate-benchmark", run).returncode == 0
 
 
+@pytest.mark.slow
 def test_an_empty_benchmark_is_never_valid(run):
     from factatlas.builder.benchmark import CANDIDATES_SCHEMA
     from factatlas.tables import FACTS_SCHEMA, PROMPTS_SCHEMA, write_table
@@ -98,6 +100,7 @@ def test_an_empty_benchmark_is_never_valid(run):
            "valid" in res.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("point, survivor", [
     ("atomic:before-replace", "old"),  # inside the first file write of the new build
     ("benchmark:prompts-written", "old"),  # the old failure: prompts replaced, benchmark.json not yet
@@ -117,6 +120,7 @@ def test_a_killed_rebuild_leaves_the_old_or_the_new_build_never_a_mix(run, sampl
     assert ours(run) == []  # what the killed run left is gone
 
 
+@pytest.mark.slow
 def test_cleanup_removes_only_what_is_ours(run):
     (run / "notes.tmp").write_text("mine\n")
     (run / "build" / ".facts.parquet.123.tmp").write_text("another tool's\n")
@@ -128,6 +132,7 @@ def test_cleanup_removes_only_what_is_ours(run):
     assert not (run / "build" / ".facts.parquet.123.tmp").exists()
 
 
+@pytest.mark.slow
 def test_a_killed_curate_keeps_the_previous_outputs_and_the_query_cache(run):
     outputs = ("facts.parquet", "entities.parquet", "labels.parquet", "dropped.parquet")
     before = {name: digest for name, digest in tree(run / "curate").items() if name in outputs}
@@ -160,6 +165,7 @@ HOLDER = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow
 def test_a_second_writer_of_a_run_is_refused_naming_the_holder(run):
     before = tree(run / "build")
     holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(run)], stdout=subprocess.PIPE, text=True)
@@ -178,6 +184,7 @@ def test_a_second_writer_of_a_run_is_refused_naming_the_holder(run):
     assert cli("build", run, "--langs", "ar,en").returncode == 0
 
 
+@pytest.mark.slow
 def test_validate_benchmark_on_a_truncated_parquet_names_the_file_and_the_fix(run):
     prompts = run / "build" / "prompts.parquet"
     data = prompts.read_bytes()
@@ -189,6 +196,7 @@ def test_validate_benchmark_on_a_truncated_parquet_names_the_file_and_the_fix(ru
     assert "Traceback" not in res.stderr + res.stdout
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("command", [
     ("publish", "{run}", "--repo", "org/x", "--version", "1.0.0", "--target", "git:{tmp}/t.git", "--dry-run"),
     ("build", "{run}", "--langs", "ar,en"),

@@ -199,6 +199,7 @@ def test_an_unknown_culture_in_a_pair_file_points_at_its_line(tmp_path):
     assert str(info.value).startswith(f"{pair}:4:5: cultures[1]: unknown culture 'westt'. Did you mean 'west'?")
 
 
+@pytest.mark.slow
 def test_a_city_or_an_unknown_item_listed_as_a_country_is_warned_about_at_the_start(tmp_path):
     (tmp_path / "mixed.yaml").write_text(
         "label: Mixed\ncountries:\n  - {qid: Q970, label: Comoros, wikipedia_sites: [en]}\n"

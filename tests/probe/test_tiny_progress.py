@@ -7,6 +7,7 @@ import pytest
 pytest.importorskip("torch")
 
 
+@pytest.mark.slow
 def test_fine_tuning_prints_a_line_per_quarter_when_redirected(capsys, tmp_path):
     # under capsys stderr is a pipe-like stream, not a terminal: the case of `2> log`, in this process
     from factatlas.probe.tiny import ClozeExample, make_tiny_model

@@ -26,6 +26,7 @@ def data(request):
     return request.param, d, bmlama.convert(d)
 
 
+@pytest.mark.slow
 @needs_bmlama
 def test_published_queries_and_candidates_per_language(data):
     name, d, _ = data
@@ -34,6 +35,7 @@ def test_published_queries_and_candidates_per_language(data):
     assert d.counts() == {lang: {"queries": queries, "candidates": candidates} for lang in d.languages}
 
 
+@pytest.mark.slow
 @needs_bmlama
 def test_quote_defects_match_known_data_defects(data):
     name, d, conv = data
@@ -47,6 +49,7 @@ def test_quote_defects_match_known_data_defects(data):
     assert all(p["gold_qids"][0] in p["candidate_qids"] for p in conv.prompts)
 
 
+@pytest.mark.slow
 @needs_bmlama
 def test_truncated_labels_are_dropped_not_imported(data):
     name, d, conv = data
@@ -67,6 +70,7 @@ def test_truncated_labels_are_dropped_not_imported(data):
     assert suspected["entities_with_unsplit_comma"] > 0 and suspected["short_label_languages"]["en"] > 0
 
 
+@pytest.mark.slow
 @needs_bmlama
 def test_relations_entities_and_prompts(data):
     name, d, conv = data
@@ -101,6 +105,7 @@ def test_import_bmlama17_writes_a_valid_benchmark(tmp_path):
     assert {d.reason for d in bench.drops} == {"csv-quote-defect:he"}
 
 
+@pytest.mark.slow
 @needs_bmlama
 def test_relations_get_pids_from_mlama_english_templates():
     from factatlas.builder.importers.dlama import read_mlama_templates
