@@ -81,6 +81,7 @@ def test_template_only_is_compared_on_the_same_prompts(tmp_path):
                for d in check.details)
 
 
+@pytest.mark.slow
 def test_report_command_takes_the_training_split(split_bench, tmp_path):
     import typer
     from typer.testing import CliRunner
@@ -112,6 +113,7 @@ def test_report_command_takes_the_training_split(split_bench, tmp_path):
         majority["details"][0]
 
 
+@pytest.mark.slow
 def test_the_report_reuses_the_probes_metrics_only_while_their_inputs_hold(split_bench, tmp_path):
     """metrics.json as the probe writes it is reused for the same rankings, benchmark files, code, training
     splits and configuration; any change makes the report compute again, and its page follow the change."""
