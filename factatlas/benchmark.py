@@ -215,7 +215,7 @@ def read_prompts(*paths: str | os.PathLike, keep: RowFilter | None = None) -> li
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from factatlas.tables import PROMPTS_SCHEMA, read_parquet_schema, unreadable
+    from factatlas.tables import PROMPTS_SCHEMA, read_parquet_schema, schema_mismatch, unreadable
 
     shared_paths = [f"{c}.list.element" for c in SHARED_LIST_COLUMNS]
     names = PROMPTS_SCHEMA.names
@@ -224,8 +224,7 @@ def read_prompts(*paths: str | os.PathLike, keep: RowFilter | None = None) -> li
     for path in paths:
         found = read_parquet_schema(path)
         if not found.equals(PROMPTS_SCHEMA, check_metadata=False):
-            raise ValueError(f"{path}: schema differs from PROMPTS_SCHEMA; rebuild it with this version.\n"
-                             f"found: {found}")
+            raise schema_mismatch(path, PROMPTS_SCHEMA, found)
         try:
             pf = pq.ParquetFile(path, read_dictionary=shared_paths)
             for g in range(pf.num_row_groups):

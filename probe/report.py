@@ -578,27 +578,36 @@ def probe_metrics(folder: Path, config: Any, inputs: Mapping[str, Any]) -> tuple
 def trained_splits(folder: Path) -> list[str] | None:
     """The splits the model of ``folder`` was trained on, as its probe.json records them (the tiny model's
     recipe, or ``trained_on_splits`` written for any model); None when nothing is recorded."""
-    import json
 
+    from factatlas.atomic import read_json
+    from factatlas.errors import FactatlasError
     from factatlas.probe.runner import recorded_training_splits
 
     path = folder / "probe.json"
     if not path.is_file():
         return None
-    return recorded_training_splits(json.loads(path.read_text("utf-8")))
+    info = read_json(path, f"factatlas probe {folder.parent.parent} --model ... --out-name {folder.name}")
+    try:
+        splits = recorded_training_splits(info)
+        valid = splits is None or all(isinstance(s, str) for s in splits)
+    except (AttributeError, TypeError):  # not a mapping, or not a list, where one belongs
+        valid = False
+    if not valid:
+        raise FactatlasError(f"{path}: the training splits it records are not a list of split names; probe the "
+                             "model again, or pass --trained-on SPLIT")
+    return splits
 
 
 def judge_sections(folder: Path) -> tuple[ExtraSection, ...]:
     """The LLM-as-judge section when ``factatlas judge`` left judgements.parquet beside the rankings."""
-    import pyarrow.parquet as pq
-
     from factatlas.probe.judge import check_current, judge_summary, read_judgements
+    from factatlas.tables import read_parquet
 
     path = folder / "judgements.parquet"
     if not path.exists():
         return ()
     judged = read_judgements(path)
-    answers = pq.read_table(folder / "rankings.parquet", columns=["prompt_id", "prediction"]).to_pydict()
+    answers = read_parquet(folder / "rankings.parquet", columns=["prompt_id", "prediction"]).to_pydict()
     check_current(judged, dict(zip(answers["prompt_id"], answers["prediction"], strict=True)), str(path))
     s = judge_summary(judged)
     acc, agree = s["accuracy"], s["agreement"]
@@ -625,7 +634,6 @@ def write_report(run: str | os.PathLike, model: str | None = None, config: Any =
                  trained_on: Sequence[str] | None = None) -> list[ReportResult]:
     """Compute the metrics (with the template-only baseline when present), the verdict and the plots, and
     write ``report.html``, ``verdict.json`` and the PNGs into ``<run>/probe/<model>/``."""
-    import pyarrow.parquet as pq
 
     from factatlas.atomic import write_json, write_text
     from factatlas.probe.analysis.hook import with_analyses
@@ -636,6 +644,7 @@ def write_report(run: str | os.PathLike, model: str | None = None, config: Any =
         load_benchmark_view,
         metrics_inputs,
     )
+    from factatlas.tables import RANKINGS_SCHEMA, read_rows
 
     # the page shows intervals in every table, as the verdict needs them
     config = config if config is not None else MetricsConfig(bootstrap=VALIDATION_BOOTSTRAP)
@@ -654,8 +663,8 @@ def write_report(run: str | os.PathLike, model: str | None = None, config: Any =
             inputs = metrics_inputs(folder / "rankings.parquet", t_path, run / "build", splits)
             metrics, source = probe_metrics(folder, config, inputs)
             if metrics is None:
-                metrics = compute_metrics(pq.read_table(folder / "rankings.parquet").to_pylist(), bench, config,
-                                          template_only_rows=pq.read_table(t_path).to_pylist() if t_path else None,
+                metrics = compute_metrics(read_rows(folder / "rankings.parquet", RANKINGS_SCHEMA), bench, config,
+                                          template_only_rows=read_rows(t_path, RANKINGS_SCHEMA) if t_path else None,
                                           trained_on=splits)
                 metrics["inputs"] = inputs
         v = verdict(metrics)

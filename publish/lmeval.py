@@ -113,6 +113,10 @@ def export_lmeval(run: str | Path, out: str | Path, *, splits: Sequence[str] | N
     """Write task YAMLs and JSONL data under ``out`` (``lm_eval --include_path out --tasks <prefix>``)."""
     from factatlas.benchmark import Benchmark
 
+    existing = next(p for p in (Path(out), *Path(out).absolute().parents) if p.exists())
+    if not existing.is_dir():
+        raise ConfigError(f"{existing}: exists and is not a folder; OUT ({out}) is the folder that receives the task "
+                          "YAMLs and data (created when missing): name a new or an existing folder")
     benchmark = Benchmark.open(run)
     bench = benchmark.path
     rows = benchmark.prompts

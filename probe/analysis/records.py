@@ -156,9 +156,12 @@ def model_tokenizer(model_dir: Path) -> tuple[Tokenize | None, str]:
     info_path = model_dir / "probe.json"
     if not info_path.exists():
         return None, f"{info_path}: missing, so the model's tokenizer is unknown"
-    info = json.loads(info_path.read_text("utf-8"))
-    source = (info.get("tiny_model") or {}).get("path") or info.get("model") or ""
-    if not source or not Path(source).is_dir():
+    try:
+        info = json.loads(info_path.read_text("utf-8"))
+        source = (info.get("tiny_model") or {}).get("path") or info.get("model") or ""
+    except (ValueError, AttributeError) as e:  # a cut or edited probe.json costs the subword counts only
+        return None, f"{info_path}: unreadable ({type(e).__name__}), so the model's tokenizer is unknown"
+    if not isinstance(source, str) or not source or not Path(source).is_dir():
         return None, (f"tokenizer of '{source}' is not a local folder; subword counts need the tokenizer "
                       "on this machine (no download is attempted)")
     try:
@@ -219,13 +222,13 @@ def read_benchmark_tables(run: Path) -> BenchmarkTables:
 def read_model_results(run: Path, model_dir: Path, tables: BenchmarkTables | None = None, *,
                        with_tokenizer: bool = True) -> ModelResults:
     """The one adapter: ``model_dir/rankings.parquet`` joined with ``run/build`` (prompts, facts)."""
-    import pyarrow.parquet as pq
+    from factatlas.tables import RANKINGS_SCHEMA, read_rows
 
     path = model_dir / "rankings.parquet"
     if not path.is_file():
         raise AnalysisError(f"{path}: missing; probe the model first (`factatlas probe RUN --model ...`)")
     tables = tables or read_benchmark_tables(run)
-    rankings = pq.read_table(path).to_pylist()
+    rankings = read_rows(path, RANKINGS_SCHEMA)  # a cut or foreign file: an error naming it, not a KeyError
     tokenize, note = model_tokenizer(model_dir) if with_tokenizer else (None, "tokenizer not requested")
     joined = join_results(model_dir.name, rankings, tables.prompts, tables.facts, tokenize)
     return ModelResults(joined.model, joined.results, joined.skipped, note, tokenize)
