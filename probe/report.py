@@ -539,7 +539,9 @@ def predicate_labeller(meta: Mapping[str, Any], where: Path) -> Callable[[str], 
 
 def model_dirs(run: Path, model: str | None = None) -> list[Path]:
     probe = run / "probe"
-    found = sorted(p for p in probe.iterdir() if (p / "rankings.parquet").exists()) if probe.is_dir() else []
+    from factatlas.probe.runner import probed_folders
+
+    found = probed_folders(probe)
     if model is None:
         if not found:
             raise ReportError(f"{probe}: no model rankings; run `factatlas probe {run} --model PATH_OR_ID` first")

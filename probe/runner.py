@@ -450,6 +450,17 @@ def _run(job: ProbeJob, selected, counts: Counter, benchmark: Benchmark, run_dir
     return write_model_folder(run_dir, slug, rankings, template_rows, info, benchmark)
 
 
+def probed_folders(probe_dir: Path) -> list[Path]:
+    """The model folders under ``<run>/probe/``: those holding rankings.parquet, never the staging folder
+    (``.factatlas-tmp-*``) of a probe that is running or was killed."""
+    from factatlas.atomic import TMP_PREFIX
+
+    if not probe_dir.is_dir():
+        return []
+    return sorted(p for p in probe_dir.iterdir()
+                  if not p.name.startswith(TMP_PREFIX) and (p / "rankings.parquet").exists())
+
+
 def write_model_folder(run_dir: Path, slug: str, rankings: Sequence[ProbeResult],
                        template_rows: Sequence[ProbeResult] | None, info: Mapping[str, Any], benchmark: Benchmark,
                        manifest_config: Mapping[str, Any] | None = None) -> ProbeOutcome:

@@ -130,7 +130,9 @@ def _gold_subwords(prompt: Mapping[str, Any], golds: Sequence[GoldObject], token
 def resolve_model_dirs(run: Path, models: Sequence[str] | None) -> list[Path]:
     """Model folders: slugs under ``run/probe/`` or paths to folders holding rankings.parquet."""
     probe = run / "probe"
-    found = sorted(p for p in probe.iterdir() if (p / "rankings.parquet").exists()) if probe.is_dir() else []
+    from factatlas.probe.runner import probed_folders
+
+    found = probed_folders(probe)
     if not models:
         if not found:
             raise AnalysisError(f"{probe}: no model rankings; run `factatlas probe {run} --model PATH_OR_ID` first")

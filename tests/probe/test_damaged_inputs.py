@@ -243,3 +243,18 @@ def test_export_into_a_file_is_a_clean_error(out, probed_run, tmp_path, capsys, 
     assert (f"error: {tmp_path / 'file'}: exists and is not a folder; OUT ({tmp_path / out}) is the folder"
             in " ".join(outcome.stderr.split()))
     assert (tmp_path / "file").read_text() == "not a folder\n"
+
+
+@pytest.mark.parametrize("command", ["report", "compare"])
+def test_a_killed_probes_staging_folder_is_not_a_model(command, probed_run, tmp_path, tiny_chat_dir, capsys,
+                                                       monkeypatch):
+    """Until the next writer clears it, a killed probe leaves ``probe/.factatlas-tmp-<name>-<pid>/`` holding
+    rankings.parquet: the readers that list every model must not take it for one."""
+    run = tmp_path / "run"
+    shutil.copytree(probed_run, run)
+    staging = run / "probe" / f"{TMP_PREFIX}bert-4242"
+    shutil.copytree(run / "probe" / "bert", staging)
+    args = [a for a in argv(command, run, tmp_path, tiny_chat_dir) if a not in ("--model", "--models", "bert")]
+    outcome = run_main(args, capsys, monkeypatch)
+    assert outcome.crashed is None and outcome.code == 0, (outcome.crashed, outcome.stderr[-2000:])
+    assert TMP_PREFIX not in outcome.stdout + outcome.stderr
