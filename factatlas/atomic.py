@@ -64,9 +64,9 @@ def write_json(target: str | os.PathLike, obj: Any) -> None:
     write_text(target, dumps_json(obj))
 
 
-def read_json(path: str | os.PathLike, made_by: str) -> Any:
-    """A JSON file factatlas wrote, or an error naming it and ``made_by`` (the command that writes it again)
-    when it is cut short, empty or not JSON."""
+def read_json(path: str | os.PathLike, fix: str) -> Any:
+    """A JSON file factatlas wrote, or an error naming it and saying ``fix`` (what to do) when it is cut
+    short, empty or not JSON."""
     from factatlas.errors import FactatlasError
 
     try:
@@ -74,4 +74,4 @@ def read_json(path: str | os.PathLike, made_by: str) -> Any:
     except (UnicodeDecodeError, json.JSONDecodeError) as e:
         where = f"line {e.lineno} column {e.colno}: " if isinstance(e, json.JSONDecodeError) else ""
         raise FactatlasError(f"{path}: not readable JSON ({where}{str(e).split(':')[0]}). It was probably cut "
-                             f"short or edited; write it again with `{made_by}`.") from None
+                             f"short or edited; {fix}.") from None

@@ -36,7 +36,7 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
-from factatlas.atomic import TMP_PREFIX, write_json
+from factatlas.atomic import TMP_PREFIX, read_json, write_json
 from factatlas.errors import FactatlasError
 
 LOCK_NAME = ".factatlas.lock"
@@ -229,6 +229,7 @@ class RunDir:
             with exclusive_lock(lock_file, f"run directory {self.root}", wait_s):
                 if outermost:  # nested holders (the quickstart's stages) may have staging folders in use
                     restore_interrupted_swaps(self.root)
+                    self.read_manifest()  # a damaged manifest stops the stage now, not after its work
                     self._settle_entries(self._pending_entries())
                     remove_leftovers(self.root)
                 yield self
@@ -275,7 +276,13 @@ class RunDir:
     def read_manifest(self) -> dict[str, Any]:
         """manifest.json, with the entries still pending in swapped-in stage folders (a writer killed between
         the swap and the manifest write) applied: what the folders hold is what the manifest says."""
-        manifest = json.loads(self.manifest_path.read_text("utf-8")) if self.manifest_path.exists() else {}
+        manifest: Any = {}
+        if self.manifest_path.exists():
+            manifest = read_json(self.manifest_path, "move it away and run the run's stages again (each "
+                                 "writes its entry)")
+            if not isinstance(manifest, dict) or not isinstance(manifest.get("stages", {}), dict):
+                raise FactatlasError(f"{self.manifest_path}: not a factatlas run manifest (an object with a "
+                                     "'stages' object); move it away and run the run's stages again")
         for path in self._pending_entries():
             pending = json.loads(path.read_text("utf-8"))
             manifest.setdefault("stages", {})[pending["stage"]] = pending["entry"]

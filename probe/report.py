@@ -588,7 +588,8 @@ def trained_splits(folder: Path) -> list[str] | None:
     path = folder / "probe.json"
     if not path.is_file():
         return None
-    info = read_json(path, f"factatlas probe {folder.parent.parent} --model ... --out-name {folder.name}")
+    info = read_json(path, f"probe again (`factatlas probe {folder.parent.parent} --model ... --out-name "
+                           f"{folder.name}`), or pass --trained-on SPLIT")
     try:
         splits = recorded_training_splits(info)
         valid = splits is None or all(isinstance(s, str) for s in splits)

@@ -143,7 +143,7 @@ JSON_KEY_DAMAGES = frozenset({"drop_column", "wrong_type", "no_rows"})
 
 # command -> {file it reads: damages it may survive (exit 0)}; every other damage must be a clean error
 READS: dict[str, dict[str, frozenset[str]]] = {
-    "probe": {f: frozenset() for f in BENCH},
+    "probe": {**{f: frozenset() for f in BENCH}, "manifest.json": frozenset({"remove"})},
     "report": {**{f: frozenset() for f in BENCH}, RANKINGS: frozenset(),
                "probe/bert/rankings_template_only.parquet": frozenset({"remove"}),  # the baseline is optional
                "probe/bert/metrics.json": frozenset(DAMAGES),  # a cache: recomputed when it does not match
