@@ -6,8 +6,10 @@
 <run>/probe/<slug>/metrics.json                     factatlas.probe.evaluate.compute_metrics
 <run>/probe/<slug>/probe.json                       what was run, counts, skips with reasons
 ```
-With ``--shard i/n`` each process writes ``rankings.shard-i-of-n.parquet`` (and the template-only twin);
-the process that finds all n shards present merges them and writes metrics.json.
+The model folder is written whole: staged beside it and swapped in with its manifest entry
+(``write_model_folder``), by a process holding the run lock. With ``--shard i/n`` each process files
+``rankings.shard-i-of-n.parquet`` (and the template-only twin, ``probe.shard-i-of-n.json``) under the lock;
+the process that finds all n shards present merges them into a new whole folder, without shard files.
 """
 
 from __future__ import annotations
@@ -462,8 +464,8 @@ def probed_folders(probe_dir: Path) -> list[Path]:
 
 
 def write_model_folder(run_dir: Path, slug: str, rankings: Sequence[ProbeResult],
-                       template_rows: Sequence[ProbeResult] | None, info: Mapping[str, Any], benchmark: Benchmark,
-                       manifest_config: Mapping[str, Any] | None = None) -> ProbeOutcome:
+                       template_rows: Sequence[ProbeResult] | None, info: Mapping[str, Any],
+                       benchmark: Benchmark) -> ProbeOutcome:
     """Write ``probe/<slug>/`` whole: rankings, template-only rankings, probe.json, metrics.json and the
     manifest entry are staged in a sibling folder and swapped in together (``RunDir.replace_stage``), so a
     failure or a kill leaves the old folder or the new one, never new rankings beside old metrics.
@@ -474,15 +476,15 @@ def write_model_folder(run_dir: Path, slug: str, rankings: Sequence[ProbeResult]
     name = f"probe/{slug}"
     out_dir = run_dir / name
     with run.replace_stage(name) as staging:
-        fill_model_folder(run, staging, name, rankings, template_rows, info, benchmark, manifest_config)
+        fill_model_folder(run, staging, name, rankings, template_rows, info, benchmark)
     return ProbeOutcome(out_dir, out_dir / "rankings.parquet",
                         out_dir / "rankings_template_only.parquet" if template_rows is not None else None,
                         out_dir / "metrics.json", dict(info["counts"]))
 
 
 def fill_model_folder(run, staging: Path, name: str, rankings: Sequence[ProbeResult],
-                      template_rows: Sequence[ProbeResult] | None, info: Mapping[str, Any], benchmark: Benchmark,
-                      manifest_config: Mapping[str, Any] | None = None) -> None:
+                      template_rows: Sequence[ProbeResult] | None, info: Mapping[str, Any],
+                      benchmark: Benchmark) -> None:
     """The files of a model folder, written into its staging folder, and the folder's manifest entry."""
     from factatlas.rundir import crash_point
 
@@ -494,7 +496,7 @@ def fill_model_folder(run, staging: Path, name: str, rankings: Sequence[ProbeRes
     with section("probe/metrics"):
         written.append(write_metrics(staging, rankings, template_rows, benchmark, recorded_training_splits(info)))
     crash_point("probe:metrics-written")
-    run.stage_entry(staging, name, config=dict(manifest_config or info["config"]), counts=info["counts"],
+    run.stage_entry(staging, name, config=dict(info["config"]), counts=info["counts"],
                     outputs=written, extra={"model": info["model"], "scoring": info["scoring"]})
 
 
