@@ -224,6 +224,7 @@ def test_a_damaged_input_is_a_clean_error_naming_the_file(command, data, probed_
     ("compare", RANKINGS, "drop_column"),  # column 2 is prompt_id; was: KeyError
     ("report", RANKINGS, "cut"),  # was: ArrowInvalid
     ("report", "probe/bert/probe.json", "cut"),  # was: JSONDecodeError
+    ("judge", "build/prompts.parquet", "no_rows"),  # was: named neither the rankings nor the prompts
 ])
 def test_the_known_cases_are_clean_errors(command, name, damage, probed_run, tmp_path, tiny_chat_dir, capsys,
                                           monkeypatch):
@@ -232,7 +233,7 @@ def test_the_known_cases_are_clean_errors(command, name, damage, probed_run, tmp
     DAMAGES[damage](run / name, 2)
     outcome = run_main(argv(command, run, tmp_path, tiny_chat_dir), capsys, monkeypatch)
     assert outcome.crashed is None and outcome.code == 2, (outcome.crashed, outcome.stderr[-2000:])
-    assert f"error: {run / name}: " in " ".join(outcome.stderr.split())
+    assert str(run / name) in " ".join(outcome.stderr.split()) and "error: " in outcome.stderr
 
 
 @pytest.mark.parametrize("out", ["file", "file/sub"])
