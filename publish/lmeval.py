@@ -162,7 +162,8 @@ def export_lmeval(run: str | Path, out: str | Path, *, splits: Sequence[str] | N
             gen_tasks.append(name)
             counts["gen/docs"] += len(gen)
     if not mc_tasks and not gen_tasks:
-        raise ConfigError(f"{bench}: no cloze or question prompt to export (splits {splits or present})")
+        raise ConfigError(f"{bench / 'prompts.parquet'}: no cloze or question prompt to export (splits "
+                          f"{splits or present}); build the benchmark again (`factatlas build RUN`)")
     groups = []
     for suffix, tasks, metrics in (("mc", mc_tasks, ("acc", "acc_norm")), ("gen", gen_tasks, ("exact_match",))):
         if tasks:

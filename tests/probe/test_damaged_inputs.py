@@ -225,6 +225,7 @@ def test_a_damaged_input_is_a_clean_error_naming_the_file(command, data, probed_
     ("report", RANKINGS, "cut"),  # was: ArrowInvalid
     ("report", "probe/bert/probe.json", "cut"),  # was: JSONDecodeError
     ("judge", "build/prompts.parquet", "no_rows"),  # was: named neither the rankings nor the prompts
+    ("export", "build/prompts.parquet", "no_rows"),  # was: named the folder only
 ])
 def test_the_known_cases_are_clean_errors(command, name, damage, probed_run, tmp_path, tiny_chat_dir, capsys,
                                           monkeypatch):
