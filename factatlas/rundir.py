@@ -124,8 +124,9 @@ def exclusive_lock(lock_file: Path, what: str, wait_s: float = 0.0) -> Iterator[
     try:
         from factatlas.http import redact  # a command line may carry --endpoint http://user:password@...
 
+        program = "factatlas" if Path(sys.argv[0]).name in ("__main__.py", "factatlas") else sys.argv[0]
         os.ftruncate(fd, 0)
-        os.pwrite(fd, f"{os.getpid()}\n{redact(' '.join(sys.argv))}\n".encode(), 0)
+        os.pwrite(fd, f"{os.getpid()}\n{redact(' '.join([program, *sys.argv[1:]]))}\n".encode(), 0)
         _held_locks[key] = (fd, 1)
         yield
     finally:
