@@ -260,3 +260,14 @@ def test_a_killed_probes_staging_folder_is_not_a_model(command, probed_run, tmp_
     outcome = run_main(args, capsys, monkeypatch)
     assert outcome.crashed is None and outcome.code == 0, (outcome.crashed, outcome.stderr[-2000:])
     assert TMP_PREFIX not in outcome.stdout + outcome.stderr
+
+
+@pytest.mark.parametrize("command", ["probe", "compare"])
+def test_every_benchmark_json_key_of_another_type_is_a_clean_error(command, probed_run, tmp_path, tiny_chat_dir,
+                                                                    capsys, monkeypatch):
+    """Seen crashing before: compare on a string 'country_labels' (ValueError in dict()), probe on a string
+    'splits' (AttributeError inside the invariant checker)."""
+    keys = sorted(json.loads((probed_run / "build" / "benchmark.json").read_text("utf-8")))
+    for column in range(len(keys)):
+        damage_and_run(command, "build/benchmark.json", "wrong_type", column, probed_run,
+                       tmp_path / f"{column}-{keys[column]}", tiny_chat_dir, capsys, monkeypatch)
