@@ -62,3 +62,16 @@ def dumps_json(obj: Any) -> str:
 
 def write_json(target: str | os.PathLike, obj: Any) -> None:
     write_text(target, dumps_json(obj))
+
+
+def read_json(path: str | os.PathLike, fix: str) -> Any:
+    """A JSON file factatlas wrote, or an error naming it and saying ``fix`` (what to do) when it is cut
+    short, empty or not JSON."""
+    from factatlas.errors import FactatlasError
+
+    try:
+        return json.loads(Path(path).read_bytes().decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        where = f"line {e.lineno} column {e.colno}: " if isinstance(e, json.JSONDecodeError) else ""
+        raise FactatlasError(f"{path}: not readable JSON ({where}{str(e).split(':')[0]}). It was probably cut "
+                             f"short or edited; {fix}.") from None

@@ -40,6 +40,25 @@ class BenchmarkError(ConfigError):
     """A benchmark directory is missing, unreadable or violates the multi-parallel invariant."""
 
 
+# the JSON type of each benchmark.json key that readers use: a value of another type is refused on opening,
+# instead of failing deep inside a reader (dict(...) of a string, .get on a list)
+META_TYPES: dict[str, type | tuple[type, ...]] = {
+    "schema_version": int, "name": str, "pair": str, "cultures": list, "languages": list, "templates": dict,
+    "candidate_mode": str, "k": (int, type(None)), "seed": (int, type(None)), "splits": dict, "source": dict,
+    "counts": dict, "predicate_labels": dict, "country_labels": dict, "toolkit_version": str,
+}
+
+
+def meta_type_errors(meta: Any) -> list[str]:
+    """What is wrong with the shape of a benchmark.json document: not an object, or keys of another type."""
+    if not isinstance(meta, dict):
+        return [f"expected a JSON object, found {type(meta).__name__}"]
+    return [f"'{key}' is {type(meta[key]).__name__}, expected "
+            f"{' or '.join(t.__name__ for t in (kind if isinstance(kind, tuple) else (kind,)))}"
+            for key, kind in META_TYPES.items()
+            if key in meta and (not isinstance(meta[key], kind) or isinstance(meta[key], bool) and kind is int)]
+
+
 @dataclass(frozen=True)
 class Location:
     """Where a benchmark's files are: ``benchmark`` holds benchmark.json and the side tables;
@@ -87,7 +106,7 @@ class Benchmark:
         wanted = [name for name in require if not (loc.release and name == "prompts.parquet")]
         missing = [name for name in wanted if not (loc.benchmark / name).is_file()]
         if missing or not all(p.is_file() for p in loc.prompt_files):
-            missing += [p.name for p in loc.prompt_files if not p.is_file()]
+            missing += [p.name for p in loc.prompt_files if not p.is_file() and p.name not in missing]
             raise BenchmarkError(f"{loc.benchmark}: the benchmark directory lacks {', '.join(missing)}. "
                                  "Create it with `factatlas build RUN` or `factatlas import ...`.")
         meta_path = loc.benchmark / "benchmark.json"
@@ -95,6 +114,10 @@ class Benchmark:
             meta = json.loads(meta_path.read_text("utf-8"))
         except json.JSONDecodeError as e:
             raise BenchmarkError(f"{meta_path}:{e.lineno}:{e.colno}: invalid JSON ({e.msg})") from e
+        problems = meta_type_errors(meta)
+        if problems:
+            raise BenchmarkError(f"{meta_path}: {'; '.join(problems)}; rebuild it with `factatlas build RUN` (or "
+                                 "import it again)")
         if meta.get("schema_version") != SCHEMA_VERSION:
             raise BenchmarkError(f"{meta_path}: schema_version {meta.get('schema_version')!r} is not "
                                  f"{SCHEMA_VERSION}; rebuild it with this toolkit version.")
@@ -231,7 +254,7 @@ def read_prompts(*paths: str | os.PathLike, keep: RowFilter | None = None) -> li
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from factatlas.tables import PROMPTS_SCHEMA, read_parquet_schema, unreadable
+    from factatlas.tables import PROMPTS_SCHEMA, read_parquet_schema, schema_mismatch, unreadable
 
     shared_paths = [f"{c}.list.element" for c in SHARED_LIST_COLUMNS]
     names = PROMPTS_SCHEMA.names
@@ -240,8 +263,7 @@ def read_prompts(*paths: str | os.PathLike, keep: RowFilter | None = None) -> li
     for path in paths:
         found = read_parquet_schema(path)
         if not found.equals(PROMPTS_SCHEMA, check_metadata=False):
-            raise ValueError(f"{path}: schema differs from PROMPTS_SCHEMA; rebuild it with this version.\n"
-                             f"found: {found}")
+            raise schema_mismatch(path, PROMPTS_SCHEMA, found)
         try:
             pf = pq.ParquetFile(path, read_dictionary=shared_paths)
             for g in range(pf.num_row_groups):

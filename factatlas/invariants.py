@@ -268,7 +268,7 @@ def check_directory(path: str | os.PathLike) -> list[Violation]:
     """Load a benchmark directory from disk and return all violations (schemas included)."""
     import json
 
-    from factatlas.benchmark import BENCHMARK_FILES, Benchmark, BenchmarkError, locate
+    from factatlas.benchmark import BENCHMARK_FILES, Benchmark, BenchmarkError, locate, meta_type_errors
     from factatlas.tables import (
         CANDIDATES_SCHEMA,
         DROPS_SCHEMA,
@@ -302,6 +302,8 @@ def check_directory(path: str | os.PathLike) -> list[Violation]:
         meta = json.loads((path / "benchmark.json").read_text("utf-8"))
     except ValueError as e:
         return [Violation("meta-json", str(path / "benchmark.json"), f"not valid JSON: {e}")]
+    if meta_type_errors(meta):  # the checks below read these keys
+        return [Violation("meta-type", str(path / "benchmark.json"), problem) for problem in meta_type_errors(meta)]
     try:
         bench = Benchmark(locate(path), meta)
         prompts, entities = bench.prompts, bench.entities

@@ -27,6 +27,7 @@ import platform
 import shutil
 import signal
 import sys
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -35,10 +36,11 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
-from factatlas.atomic import TMP_PREFIX, write_json
+from factatlas.atomic import TMP_PREFIX, read_json, write_json
 from factatlas.errors import FactatlasError
 
 LOCK_NAME = ".factatlas.lock"
+PENDING_ENTRY = ".factatlas-manifest-entry.json"  # a staged folder's manifest entry, until manifest.json has it
 CRASH_ENV = "FACTATLAS_CRASH_AT"  # test hook: SIGKILL this process at the named point (see crash_point)
 
 TRACKED_DEPENDENCIES = (
@@ -84,8 +86,9 @@ _held_locks: dict[str, tuple[int, int]] = {}  # lock file -> (fd, depth): re-ent
 
 
 @contextmanager
-def exclusive_lock(lock_file: Path, what: str) -> Iterator[None]:
-    """Hold an exclusive ``flock`` on ``lock_file`` (created if needed) or fail at once with the holder's pid.
+def exclusive_lock(lock_file: Path, what: str, wait_s: float = 0.0) -> Iterator[None]:
+    """Hold an exclusive ``flock`` on ``lock_file`` (created if needed) or fail, after ``wait_s`` seconds (at
+    once by default), naming the holder: its pid and command line (the lock file holds both).
 
     The lock dies with its process, so a killed run never leaves a stale lock behind. Re-entrant within one
     process (the quickstart runs several stages into one run directory)."""
@@ -100,18 +103,30 @@ def exclusive_lock(lock_file: Path, what: str) -> Iterator[None]:
             _held_locks[key] = (fd, depth - 1)
         return
     fd = os.open(lock_file, os.O_RDWR | os.O_CREAT, 0o644)
+    deadline = time.monotonic() + wait_s
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            break
+        except OSError as e:
+            if e.errno not in (errno.EWOULDBLOCK, errno.EACCES):
+                os.close(fd)
+                raise
+            if time.monotonic() < deadline:
+                time.sleep(0.1)
+                continue
+            pid, _, command = os.pread(fd, 4096, 0).decode("utf-8", "replace").partition("\n")
+            os.close(fd)
+            started = f", started by `{command.strip()}`" if command.strip() else ""
+            raise LockHeld(f"another factatlas process (pid {pid.strip() or 'unknown'}) holds {what} (lock "
+                           f"{lock_file}{started}); wait for it to finish, or stop it, then run this command "
+                           "again") from None
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError as e:
-        holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip() or "unknown"
-        os.close(fd)
-        if e.errno not in (errno.EWOULDBLOCK, errno.EACCES):
-            raise
-        raise LockHeld(f"another factatlas process (pid {holder}) holds {what} (lock {lock_file}); wait "
-                       "for it to finish, or stop it, then run this command again") from None
-    try:
+        from factatlas.http import redact  # a command line may carry --endpoint http://user:password@...
+
+        program = "factatlas" if Path(sys.argv[0]).name in ("__main__.py", "factatlas") else sys.argv[0]
         os.ftruncate(fd, 0)
-        os.pwrite(fd, f"{os.getpid()}\n".encode("ascii"), 0)
+        os.pwrite(fd, f"{os.getpid()}\n{redact(' '.join([program, *sys.argv[1:]]))}\n".encode(), 0)
         _held_locks[key] = (fd, 1)
         yield
     finally:
@@ -203,16 +218,20 @@ class RunDir:
         return cls(root)
 
     @contextmanager
-    def lock(self) -> Iterator[RunDir]:
-        """Exclusive writer of this run directory; also clears what killed runs left behind."""
+    def lock(self, wait_s: float = 0.0) -> Iterator[RunDir]:
+        """Exclusive writer of this run directory; also finishes what killed runs left half done (a swap
+        between its two renames, a swapped-in folder whose manifest entry is still pending) and clears the
+        rest. ``wait_s``: how long to wait for another holder (default: fail at once)."""
         created = not self.root.exists()
         self.root.mkdir(parents=True, exist_ok=True)
         lock_file = self.root / LOCK_NAME
         outermost = str(lock_file.resolve()) not in _held_locks
         try:
-            with exclusive_lock(lock_file, f"run directory {self.root}"):
+            with exclusive_lock(lock_file, f"run directory {self.root}", wait_s):
                 if outermost:  # nested holders (the quickstart's stages) may have staging folders in use
                     restore_interrupted_swaps(self.root)
+                    self.read_manifest()  # a damaged manifest stops the stage now, not after its work
+                    self._settle_entries(self._pending_entries())
                     remove_leftovers(self.root)
                 yield self
         except BaseException:
@@ -227,7 +246,9 @@ class RunDir:
         """Yield an empty staging folder for stage ``name``; on success it replaces ``<run>/<name>`` whole.
 
         On an exception the staging folder is deleted and the previous stage folder is left untouched.
-        ``keep``: entries of the old folder carried into the new one (e.g. a query cache)."""
+        ``keep``: entries of the old folder carried into the new one (e.g. a query cache). A manifest entry
+        written into the staging folder by ``stage_entry`` moves into manifest.json right after the swap, so
+        the folder and its entry change together (see ``stage_entry``)."""
         target = self.root / name
         with self.lock():
             target.parent.mkdir(parents=True, exist_ok=True)
@@ -239,6 +260,7 @@ class RunDir:
                 yield staging
                 crash_point("stage:complete")
                 swap_in(staging, target, keep)
+                self._settle_entries([target / PENDING_ENTRY])
             finally:
                 if staging.exists():
                     shutil.rmtree(staging)
@@ -253,17 +275,66 @@ class RunDir:
         return self.root / "manifest.json"
 
     def read_manifest(self) -> dict[str, Any]:
-        if not self.manifest_path.exists():
-            return {}
-        return json.loads(self.manifest_path.read_text("utf-8"))
+        """manifest.json, with the entries still pending in swapped-in stage folders (a writer killed between
+        the swap and the manifest write) applied: what the folders hold is what the manifest says."""
+        manifest: Any = {}
+        if self.manifest_path.exists():
+            manifest = read_json(self.manifest_path, "move it away and run the run's stages again (each "
+                                 "writes its entry)")
+            if not isinstance(manifest, dict) or not isinstance(manifest.get("stages", {}), dict):
+                raise FactatlasError(f"{self.manifest_path}: not a factatlas run manifest (an object with a "
+                                     "'stages' object); move it away and run the run's stages again")
+        for path in self._pending_entries():
+            pending = json.loads(path.read_text("utf-8"))
+            manifest.setdefault("stages", {})[pending["stage"]] = pending["entry"]
+            manifest["run"] = self.root.name
+        return manifest
+
+    def _pending_entries(self) -> list[Path]:
+        """Manifest entries waiting in stage folders (``<run>/<stage>/`` and ``<run>/probe/<model>/``)."""
+        found = [*self.root.glob(f"*/{PENDING_ENTRY}"), *self.root.glob(f"*/*/{PENDING_ENTRY}")]
+        return sorted(p for p in found if not any(part.startswith(TMP_PREFIX) for part in p.relative_to(self.root).parts))
+
+    def _settle_entries(self, pending: Sequence[Path]) -> None:
+        """Move pending entries into manifest.json (one write), then delete them: a kill between the two
+        leaves them pending, and the next writer applies them again (the same entry: idempotent)."""
+        pending = [p for p in pending if p.is_file()]
+        if not pending:
+            return
+        write_json(self.manifest_path, self.read_manifest())
+        crash_point("manifest:written")
+        for path in pending:
+            path.unlink()
+
+    def stage_entry(self, staging: Path, stage: str, *, config: dict[str, Any], counts: dict[str, Any] | None = None,
+                    outputs: list[str | Path] | None = None, extra: dict[str, Any] | None = None,
+                    started: datetime | None = None) -> dict[str, Any]:
+        """``record_stage`` for a folder being staged by ``replace_stage(stage)``: the entry (``outputs`` are
+        files in ``staging``, hashed there and named as they will be once swapped in) is written into the
+        staging folder and moves into manifest.json with the swap; a kill in between leaves it pending in
+        the new folder, where ``read_manifest`` and the next writer find it. Folder and entry never disagree."""
+        named = {(Path(stage) / Path(p).relative_to(staging)).as_posix(): Path(p) for p in outputs or []}
+        entry = self._entry(config=config, counts=counts, outputs=named, extra=extra, started=started)
+        write_json(staging / PENDING_ENTRY, {"stage": stage, "entry": entry})
+        return entry
 
     def record_stage(self, stage: str, *, config: dict[str, Any], counts: dict[str, Any] | None = None,
                      outputs: list[str | Path] | None = None, extra: dict[str, Any] | None = None,
                      started: datetime | None = None) -> dict[str, Any]:
         """Merge one stage's entry into manifest.json (resolved config, versions, times, output hashes)."""
+        manifest = self.read_manifest()
+        named = {str(Path(p).relative_to(self.root)): Path(p) for p in outputs or []}
+        entry = self._entry(config=config, counts=counts, outputs=named, extra=extra, started=started)
+        manifest.setdefault("stages", {})[stage] = entry
+        manifest["run"] = self.root.name
+        write_json(self.manifest_path, manifest)
+        return entry
+
+    @staticmethod
+    def _entry(*, config: dict[str, Any], counts: dict[str, Any] | None, outputs: dict[str, Path],
+               extra: dict[str, Any] | None, started: datetime | None) -> dict[str, Any]:
         from factatlas.http import redact  # a command line may carry --endpoint http://user:password@...
 
-        manifest = self.read_manifest()
         entry: dict[str, Any] = {
             "config": config,
             "versions": dependency_versions(),
@@ -271,15 +342,8 @@ class RunDir:
             "started": (started or datetime.now(UTC)).isoformat(timespec="seconds"),
             "finished": datetime.now(UTC).isoformat(timespec="seconds"),
             "counts": counts or {},
-            "outputs": {
-                str(Path(p).relative_to(self.root)): sha256_file(p)
-                for p in sorted(Path(p) for p in (outputs or []))
-                if Path(p).is_file()
-            },
+            "outputs": {name: sha256_file(path) for name, path in sorted(outputs.items()) if path.is_file()},
         }
         if extra:
             entry.update(extra)
-        manifest.setdefault("stages", {})[stage] = entry
-        manifest["run"] = self.root.name
-        write_json(self.manifest_path, manifest)
         return entry

@@ -187,11 +187,35 @@ def read_parquet_schema(path: str | os.PathLike) -> pa.Schema:
         raise unreadable(path, e) from None
 
 
+class SchemaMismatch(FactatlasError, ValueError):
+    """A parquet file reads, but its columns are not the ones its reader expects (another tool's file, an
+    older version's, or one edited by hand). A ValueError too, for callers that catch that."""
+
+
+def schema_mismatch(path: str | os.PathLike, expected: pa.Schema, found: pa.Schema) -> SchemaMismatch:
+    """The clean error for a parquet file of the wrong shape: which columns are missing, extra or retyped."""
+    have = {f.name: f.type for f in found}
+    want = {f.name: f.type for f in expected}
+    parts = []
+    missing = [n for n in want if n not in have]
+    if missing:
+        parts.append(f"missing column(s) {', '.join(missing)}")
+    extra = [n for n in have if n not in want]
+    if extra:
+        parts.append(f"unexpected column(s) {', '.join(extra)}")
+    retyped = [f"{n} is {have[n]}, expected {want[n]}" for n in want if n in have and have[n] != want[n]]
+    parts.extend(retyped)
+    if not parts:
+        parts.append("columns in another order")
+    return SchemaMismatch(f"{path}: not the table factatlas expects here ({'; '.join(parts)}). It was written by "
+                          "another tool or version, or edited; write it again with the command that made it "
+                          "(curate, build, probe, import) with this version of factatlas.")
+
+
 def read_rows(path: str | os.PathLike, schema: pa.Schema | None = None) -> list[dict[str, Any]]:
     table = read_parquet(path)
     if schema is not None and not table.schema.equals(schema, check_metadata=False):
-        raise ValueError(f"{path}: schema differs from the expected one; rebuild it with this version.\n"
-                         f"expected: {schema}\nfound: {table.schema}")
+        raise schema_mismatch(path, schema, table.schema)
     return table.to_pylist()
 
 

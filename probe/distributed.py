@@ -3,9 +3,11 @@
 The prompts are split by today's stable ``shard_of`` into ``shards`` parts; a dataset of shard indices is
 mapped (``map_batches``, batch size 1) over an actor pool; each actor loads the model once and runs the
 ordinary single-process probe on its shards with ``--shard i/n``, writing
-``rankings.shard-i-of-n.parquet`` next to where the result belongs. The driver then merges them with the
-same ``merge_shards`` as manual sharding and writes metrics.json: the rankings are those of a
-single-process run.
+``rankings.shard-i-of-n.parquet`` into the staging folder of the model folder (the driver holds the run
+lock). The driver then merges them with the same ``merge_shards`` as manual sharding, removes the shard
+files, writes probe.json and metrics.json and swaps the folder in whole: the rankings and the folder's shape
+are those of a single-process run. A local Ray instance ends with the run (``stop_ray``): no worker outlives
+it and its session folder is deleted.
 
 Network hygiene for a local instance (the quickstart and the tests): Ray's own processes are not covered
 by the test suite's socket guard, so ``local_ray_env`` sets ``RAY_USAGE_STATS_ENABLED=0``,
@@ -19,12 +21,14 @@ must then be on storage every node sees.
 
 from __future__ import annotations
 
+import contextlib
 import os
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from factatlas.errors import ConfigError
+from factatlas.probe.runner import ProbeOutcome, open_benchmark
 
 BOOTSTRAP = "cluster_name: factatlas-local\nprovider:\n  type: local\n  head_ip: 127.0.0.1\n"
 
@@ -37,8 +41,9 @@ def local_ray_env(home: Path) -> dict[str, str]:
             "HOME": str(home)}
 
 
-def start_ray(address: str | None, num_cpus: int | None, work: Path) -> None:
-    """Join ``address``, or start a loopback-only local instance. The environment is set before Ray is
+def start_ray(address: str | None, num_cpus: int | None, work: Path) -> str | None:
+    """Join ``address``, or start a loopback-only local instance; returns the local instance's session folder
+    (None when joining a cluster or when Ray was already running). The environment is set before Ray is
     imported: some of its constants (the node-IP rule) are read at import time."""
     if not address:
         os.environ.update(local_ray_env(work / "ray-home"))
@@ -47,15 +52,46 @@ def start_ray(address: str | None, num_cpus: int | None, work: Path) -> None:
     except ImportError as e:
         raise ConfigError("--engine ray needs Ray Data: pip install 'factatlas[ray]' (ray[data])") from e
     if ray.is_initialized():
-        return
+        return None
     if address:
         ray.init(address=address, log_to_driver=False)
-        return
+        return None
     import tempfile
 
     # Ray's session folder holds UNIX sockets (paths of at most 107 bytes): a short folder under the temp dir
+    temp_dir = tempfile.mkdtemp(prefix="fa-ray-")
     ray.init(num_cpus=num_cpus, include_dashboard=False, _node_ip_address="127.0.0.1", log_to_driver=False,
-             _temp_dir=tempfile.mkdtemp(prefix="fa-ray-"))
+             _temp_dir=temp_dir)
+    return temp_dir
+
+
+def stop_ray(temp_dir: str | None) -> list[int]:
+    """End a local instance started by ``start_ray`` with the run: shut Ray down, stop whatever of its
+    processes outlive the shutdown (actor workers linger for about a minute, re-parented to pid 1), and
+    delete its session folder. Returns the pids that had to be killed. A joined cluster is left running."""
+    import shutil
+
+    import ray
+
+    if temp_dir is None:
+        if ray.is_initialized():
+            ray.shutdown()
+        return []
+    import psutil  # a dependency of ray
+
+    ours = psutil.Process().children(recursive=True)  # gcs, raylet, workers: all started by this driver
+    ray.shutdown()
+    # the workers of this session, wherever they were re-parented: their command lines name its folder
+    for proc in psutil.process_iter(["pid", "cmdline"]):
+        if proc.pid != os.getpid() and proc not in ours and any(temp_dir in a for a in proc.info["cmdline"] or ()):
+            ours.append(proc)
+    _, alive = psutil.wait_procs(ours, timeout=5)
+    for proc in alive:
+        with contextlib.suppress(psutil.NoSuchProcess):  # it ended meanwhile
+            proc.kill()
+    psutil.wait_procs(alive, timeout=5)
+    shutil.rmtree(temp_dir, ignore_errors=True)
+    return sorted(p.pid for p in alive)
 
 
 class ShardWorker:
@@ -81,23 +117,35 @@ class ShardWorker:
 
 
 def probe_with_ray(run: str | Path, config: Any):
-    """The Ray Data pipeline; returns the runner's ProbeOutcome for the merged result."""
+    """The Ray Data pipeline; returns the runner's ProbeOutcome for the merged result. Holds the run lock
+    throughout; the actors write their shards into the staging folder of the model folder, which the driver
+    merges there (shard files removed) and swaps in whole: the same folder a single process writes."""
+    from factatlas.rundir import RunDir
+
+    if config.shard:
+        raise ConfigError("--engine ray shards by itself (--ray-shards); drop --shard")
+    _, run_dir = open_benchmark(run)
+    with RunDir(run_dir).lock():
+        return _probe_with_ray(run, config)
+
+
+def _probe_with_ray(run: str | Path, config: Any):
+    import json
+
     from transformers import AutoConfig
 
     from factatlas.probe.models import detect_family, model_slug
     from factatlas.probe.protocol import DEFAULT_SCORING
     from factatlas.probe.runner import (
-        ProbeOutcome,
         _build_tiny,
+        fill_model_folder,
         merge_shards,
+        merged_info,
         model_out_name,
-        open_benchmark,
-        recorded_training_splits,
-        write_metrics,
+        shard_suffix,
     )
+    from factatlas.rundir import RunDir
 
-    if config.shard:
-        raise ConfigError("--engine ray shards by itself (--ray-shards); drop --shard")
     benchmark, run_dir = open_benchmark(run)
     rows = benchmark.prompts
     path, model_name, slug, tiny_info = config.model, config.model, None, {}
@@ -111,32 +159,36 @@ def probe_with_ray(run: str | Path, config: Any):
         model_name = path
     out_name = config.out_name or model_out_name(slug, scoring, family)
     shards = config.ray_shards
-    start_ray(config.ray_address, config.ray_cpus, run_dir / "probe" / "_ray")
-    import ray.data
-    import torch
+    name = f"probe/{out_name}"
+    run_folder = RunDir(run_dir)
+    with run_folder.replace_stage(name) as staging:
+        temp_dir = start_ray(config.ray_address, config.ray_cpus, run_dir / "probe" / "_ray")
+        try:
+            import ray.data
+            import torch
 
-    gpus = 1 if (config.device in ("auto", "cuda") and torch.cuda.is_available()) else 0
-    worker_config = replace(config, scoring=scoring, out_name=out_name)
-    ds = ray.data.from_items([{"shard": i} for i in range(shards)], override_num_blocks=shards)
-    ds = ds.map_batches(ShardWorker, batch_size=1, num_gpus=gpus, num_cpus=0 if gpus else 0.5,
-                        compute=ray.data.ActorPoolStrategy(size=config.ray_actors),
-                        fn_constructor_kwargs={"run": str(run), "config": worker_config, "path": path,
-                                               "model_name": model_name, "shards": shards})
-    done = ds.take_all()
-    out_dir = run_dir / "probe" / out_name
-    merged = merge_shards(out_dir, shards)
-    if merged is None:
-        raise ConfigError(f"{out_dir}: {len(done)} of {shards} shards came back; rerun, or look for failed actors")
-    rankings, template_rows = merged
-    counts = {"prompts/scored": len(rankings), "ray/shards": shards, "ray/actors": config.ray_actors}
-    outcome = ProbeOutcome(out_dir, out_dir / "rankings.parquet",
-                           out_dir / "rankings_template_only.parquet" if template_rows is not None else None,
-                           None, counts)
-    outcome.metrics_path = write_metrics(out_dir, rankings, template_rows, benchmark,
-                                         recorded_training_splits(tiny_info))
-    from factatlas.rundir import RunDir
-
-    outputs = [p for p in (outcome.rankings_path, outcome.template_only_path, outcome.metrics_path) if p]
-    RunDir.open(run_dir).record_stage(f"probe/{out_name}", config={"engine": "ray", "shards": shards},
-                                      counts=counts, outputs=outputs, extra={"model": model_name, "scoring": scoring})
-    return outcome
+            gpus = 1 if (config.device in ("auto", "cuda") and torch.cuda.is_available()) else 0
+            worker_config = replace(config, scoring=scoring, out_name=out_name, shard_dir=str(staging))
+            ds = ray.data.from_items([{"shard": i} for i in range(shards)], override_num_blocks=shards)
+            ds = ds.map_batches(ShardWorker, batch_size=1, num_gpus=gpus, num_cpus=0 if gpus else 0.5,
+                                compute=ray.data.ActorPoolStrategy(size=config.ray_actors),
+                                fn_constructor_kwargs={"run": str(run), "config": worker_config, "path": path,
+                                                       "model_name": model_name, "shards": shards})
+            done = ds.take_all()
+        finally:
+            stop_ray(temp_dir)
+        merged = merge_shards(staging, shards)
+        if merged is None:
+            raise ConfigError(f"{run_dir / name}: {len(done)} of {shards} shards came back; rerun, or look for "
+                              "failed actors")
+        rankings, template_rows = merged
+        last = json.loads((staging / f"probe{shard_suffix(shards - 1, shards)}.json").read_text("utf-8"))
+        info = merged_info(staging, shards, last)
+        info["counts"] = {**info["counts"], "ray/shards": shards, "ray/actors": config.ray_actors}
+        info["config"] = {**info["config"], "engine": "ray", "shard_dir": None}
+        for shard_file in staging.glob("*.shard-*-of-*"):
+            shard_file.unlink()
+        fill_model_folder(run_folder, staging, name, rankings, template_rows, info, benchmark)
+    return ProbeOutcome(run_dir / name, run_dir / name / "rankings.parquet",
+                        run_dir / name / "rankings_template_only.parquet" if template_rows is not None else None,
+                        run_dir / name / "metrics.json", dict(info["counts"]))

@@ -327,6 +327,12 @@ def judge_run(run, model: str | None, config: JudgeConfig, backend: ChatBackend 
         raise JudgeError(f"{run_dir}/probe: no rankings of an open-answer rule (generative, chat, xfactr) to judge")
     prompt_rows = bench.prompts
     prompts = {r["prompt_id"]: prompt_from_row(r) for r in prompt_rows}
+    for folder, rows in todo:  # before any model loads: rankings of another build are an input error
+        foreign = [r.prompt_id for r in rows if r.prompt_id not in prompts]
+        if foreign:
+            raise JudgeError(f"{folder}/rankings.parquet: {len(foreign)} of {len(rows)} rows name prompts that "
+                             f"{bench.path}/prompts.parquet lacks (first: {foreign[0]}); the rankings were made "
+                             f"on another build: probe again (`factatlas probe {run_dir} --model ...`)")
     aliases = alias_index(prompt_rows, bench)
     counts: Counter = Counter()
     lm = None

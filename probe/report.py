@@ -364,7 +364,9 @@ def predicate_labeller(meta: Mapping[str, Any], where: Path) -> Callable[[str], 
 
 def model_dirs(run: Path, model: str | None = None) -> list[Path]:
     probe = run / "probe"
-    found = sorted(p for p in probe.iterdir() if (p / "rankings.parquet").exists()) if probe.is_dir() else []
+    from factatlas.probe.runner import probed_folders
+
+    found = probed_folders(probe)
     if model is None:
         if not found:
             raise ReportError(f"{probe}: no model rankings; run `factatlas probe {run} --model PATH_OR_ID` first")
@@ -403,14 +405,25 @@ def probe_metrics(folder: Path, config: Any, inputs: Mapping[str, Any]) -> tuple
 def trained_splits(folder: Path) -> list[str] | None:
     """The splits the model of ``folder`` was trained on, as its probe.json records them (the tiny model's
     recipe, or ``trained_on_splits`` written for any model); None when nothing is recorded."""
-    import json
 
+    from factatlas.atomic import read_json
+    from factatlas.errors import FactatlasError
     from factatlas.probe.runner import recorded_training_splits
 
     path = folder / "probe.json"
     if not path.is_file():
         return None
-    return recorded_training_splits(json.loads(path.read_text("utf-8")))
+    info = read_json(path, f"probe again (`factatlas probe {folder.parent.parent} --model ... --out-name "
+                           f"{folder.name}`), or pass --trained-on SPLIT")
+    try:
+        splits = recorded_training_splits(info)
+        valid = splits is None or all(isinstance(s, str) for s in splits)
+    except (AttributeError, TypeError):  # not a mapping, or not a list, where one belongs
+        valid = False
+    if not valid:
+        raise FactatlasError(f"{path}: the training splits it records are not a list of split names; probe the "
+                             "model again, or pass --trained-on SPLIT")
+    return splits
 
 
 def judge_sections(folder: Path) -> tuple[ExtraSection, ...]:

@@ -6,8 +6,10 @@
 <run>/probe/<slug>/metrics.json                     factatlas.probe.evaluate.compute_metrics
 <run>/probe/<slug>/probe.json                       what was run, counts, skips with reasons
 ```
-With ``--shard i/n`` each process writes ``rankings.shard-i-of-n.parquet`` (and the template-only twin);
-the process that finds all n shards present merges them and writes metrics.json.
+The model folder is written whole: staged beside it and swapped in with its manifest entry
+(``write_model_folder``), by a process holding the run lock. With ``--shard i/n`` each process files
+``rankings.shard-i-of-n.parquet`` (and the template-only twin, ``probe.shard-i-of-n.json``) under the lock;
+the process that finds all n shards present merges them into a new whole folder, without shard files.
 """
 
 from __future__ import annotations
@@ -94,6 +96,7 @@ class ProbeConfig:
     ray_actors: int = 2  # ray: model replicas
     ray_shards: int = 8  # ray: units of work (stable prompt-id shards)
     ray_cpus: int | None = None  # ray: CPUs of a local instance
+    shard_dir: str | None = None  # ray actors: the folder their shard files go to (the driver's staging folder)
 
 
 @dataclass
@@ -344,6 +347,15 @@ def probe_benchmark(run: str | Path, config: ProbeConfig, lm=None, merge: bool =
         return probe_with_ray(run, config)
     if config.engine not in ("local", "ray"):
         raise ConfigError(f"--engine {config.engine!r}: expected local or ray")
+    if config.shard:  # shards run side by side: each takes the run lock only to file its result (_file_shard)
+        return _probe(run, config, lm, merge)
+    from factatlas.rundir import RunDir
+
+    with RunDir(open_benchmark(run)[1]).lock():  # one writer: a second probe into this run is refused
+        return _probe(run, config, lm, merge)
+
+
+def _probe(run: str | Path, config: ProbeConfig, lm, merge: bool) -> ProbeOutcome:
     benchmark, run_dir = open_benchmark(run)
     selected = select_prompts(benchmark, config.langs, config.shard)
     counts: Counter = Counter()
@@ -451,10 +463,9 @@ def template_only_inputs(work: Sequence[Prompt], counts: Counter) -> tuple[list[
 
 def _run(job: ProbeJob, selected, counts: Counter, benchmark: Benchmark, run_dir: Path,
          config: ProbeConfig, merge: bool = True) -> ProbeOutcome:
-    from factatlas.console import err, progress
+    from factatlas.console import progress
 
     lm, scorer, rule, slug, model_name = job.lm, job.scorer, job.rule, job.slug, job.model_name
-    out_dir = run_dir / "probe" / slug
     work = select_work(selected, rule, counts)
     if config.answer_langs != "any" and (rule.kind != "generate" or rule.name in ("chat", "chat-lenient")):
         raise ConfigError(f"--answer-langs {config.answer_langs}: only the generative and xfactr rules match "
@@ -505,54 +516,135 @@ def _run(job: ProbeJob, selected, counts: Counter, benchmark: Benchmark, run_dir
     elif config.template_only:
         counts["template_only/skipped:not-a-ranking-rule"] = len(work)
 
-    suffix = f".shard-{config.shard[0]}-of-{config.shard[1]}" if config.shard else ""
-    rankings_path = write_probe_results(out_dir / f"rankings{suffix}.parquet", rankings)
-    template_path = None
-    if template_rows is not None:
-        template_path = write_probe_results(out_dir / f"rankings_template_only{suffix}.parquet", template_rows)
     info = {"model": model_name, "model_slug": slug, "family": lm.family, "scoring": scorer.scoring,
             "rule": asdict(rule), "device": lm.device, "dtype": lm.dtype, "config": _jsonable(asdict(config)),
             "counts": dict(sorted(counts.items())), "tie_policy": "score descending; ties keep candidate order",
             "tiny_model": job.tiny_model, "benchmark": str(benchmark.path)}
-    write_json(out_dir / f"probe{suffix}.json", info)
-    outcome = ProbeOutcome(out_dir, rankings_path, template_path, None, dict(counts))
-
-    if config.shard and not merge:
-        outcome.merged = False
-        return outcome
     if config.shard:
-        merged = merge_shards(out_dir, config.shard[1])
-        outcome.merged = merged is not None
-        if merged is None:
-            err.print(f"shard {config.shard[0]}/{config.shard[1]} written; metrics once all shards are there")
-            return outcome
-        rankings, template_rows = merged
-        outcome.rankings_path = out_dir / "rankings.parquet"
-        outcome.template_only_path = out_dir / "rankings_template_only.parquet" if template_rows is not None else None
+        return _file_shard(run_dir, slug, config, rankings, template_rows, info, benchmark, merge)
+    return write_model_folder(run_dir, slug, rankings, template_rows, info, benchmark)
 
-    with section("probe/metrics"):
-        outcome.metrics_path = write_metrics(out_dir, rankings, template_rows, benchmark,
-                                             recorded_training_splits(info))
+
+def probed_folders(probe_dir: Path) -> list[Path]:
+    """The model folders under ``<run>/probe/``: those holding rankings.parquet, never the staging folder
+    (``.factatlas-tmp-*``) of a probe that is running or was killed."""
+    from factatlas.atomic import TMP_PREFIX
+
+    if not probe_dir.is_dir():
+        return []
+    return sorted(p for p in probe_dir.iterdir()
+                  if not p.name.startswith(TMP_PREFIX) and (p / "rankings.parquet").exists())
+
+
+def write_model_folder(run_dir: Path, slug: str, rankings: Sequence[ProbeResult],
+                       template_rows: Sequence[ProbeResult] | None, info: Mapping[str, Any],
+                       benchmark: Benchmark) -> ProbeOutcome:
+    """Write ``probe/<slug>/`` whole: rankings, template-only rankings, probe.json, metrics.json and the
+    manifest entry are staged in a sibling folder and swapped in together (``RunDir.replace_stage``), so a
+    failure or a kill leaves the old folder or the new one, never new rankings beside old metrics.
+    The caller holds the run lock."""
     from factatlas.rundir import RunDir
 
-    outputs = [p for p in (outcome.rankings_path, outcome.template_only_path, outcome.metrics_path) if p]
-    RunDir.open(run_dir).record_stage(f"probe/{slug}", config=info["config"], counts=info["counts"],
-                                      outputs=outputs, extra={"model": model_name, "scoring": scorer.scoring})
-    return outcome
+    run = RunDir(run_dir)
+    name = f"probe/{slug}"
+    out_dir = run_dir / name
+    with run.replace_stage(name) as staging:
+        fill_model_folder(run, staging, name, rankings, template_rows, info, benchmark)
+    return ProbeOutcome(out_dir, out_dir / "rankings.parquet",
+                        out_dir / "rankings_template_only.parquet" if template_rows is not None else None,
+                        out_dir / "metrics.json", dict(info["counts"]))
+
+
+def fill_model_folder(run, staging: Path, name: str, rankings: Sequence[ProbeResult],
+                      template_rows: Sequence[ProbeResult] | None, info: Mapping[str, Any],
+                      benchmark: Benchmark) -> None:
+    """The files of a model folder, written into its staging folder, and the folder's manifest entry."""
+    from factatlas.rundir import crash_point
+
+    written = [write_probe_results(staging / "rankings.parquet", rankings)]
+    crash_point("probe:rankings-written")
+    if template_rows is not None:
+        written.append(write_probe_results(staging / "rankings_template_only.parquet", template_rows))
+    write_json(staging / "probe.json", info)
+    with section("probe/metrics"):
+        written.append(write_metrics(staging, rankings, template_rows, benchmark, recorded_training_splits(info)))
+    crash_point("probe:metrics-written")
+    run.stage_entry(staging, name, config=dict(info["config"]), counts=info["counts"],
+                    outputs=written, extra={"model": info["model"], "scoring": info["scoring"]})
+
+
+SHARD_LOCK_WAIT_S = 600.0  # a shard waits this long for another shard (or a probe) filing its result
+
+
+def shard_suffix(index: int, count: int) -> str:
+    return f".shard-{index}-of-{count}"
+
+
+def write_shard(folder: Path, shard: tuple[int, int], rankings: Sequence[ProbeResult],
+                template_rows: Sequence[ProbeResult] | None, info: Mapping[str, Any]) -> None:
+    """One shard's files in ``folder``: rankings (+ template-only) and probe JSON, under shard names."""
+    suffix = shard_suffix(*shard)
+    write_probe_results(folder / f"rankings{suffix}.parquet", rankings)
+    if template_rows is not None:
+        write_probe_results(folder / f"rankings_template_only{suffix}.parquet", template_rows)
+    write_json(folder / f"probe{suffix}.json", info)
+
+
+def _file_shard(run_dir: Path, slug: str, config: ProbeConfig, rankings, template_rows, info,
+                benchmark: Benchmark, merge: bool) -> ProbeOutcome:
+    """``--shard i/n``: file this shard's result; the process that files the last one merges them all into
+    a whole new model folder (no shard files left). ``merge=False`` (a Ray actor): write into
+    ``config.shard_dir``, the driver's staging folder; the driver holds the lock and merges."""
+    from factatlas.console import err
+    from factatlas.rundir import RunDir
+
+    assert config.shard is not None
+    out_dir = run_dir / "probe" / slug
+    if not merge:
+        folder = Path(config.shard_dir) if config.shard_dir else out_dir
+        write_shard(folder, config.shard, rankings, template_rows, info)
+        suffix = shard_suffix(*config.shard)
+        return ProbeOutcome(folder, folder / f"rankings{suffix}.parquet", None, None, dict(info["counts"]), merged=False)
+    index, count = config.shard
+    with RunDir(run_dir).lock(wait_s=SHARD_LOCK_WAIT_S):
+        out_dir.mkdir(parents=True, exist_ok=True)
+        write_shard(out_dir, config.shard, rankings, template_rows, info)
+        merged = merge_shards(out_dir, count)
+        if merged is None:
+            err.print(f"shard {index}/{count} written; metrics once all shards are there")
+            suffix = shard_suffix(index, count)
+            return ProbeOutcome(out_dir, out_dir / f"rankings{suffix}.parquet", None, None, dict(info["counts"]),
+                                merged=False)
+        all_rankings, all_template = merged
+        return write_model_folder(run_dir, slug, all_rankings, all_template, merged_info(out_dir, count, info),
+                                  benchmark)
+
+
+def merged_info(folder: Path, count: int, last: Mapping[str, Any]) -> dict[str, Any]:
+    """probe.json of a merged run: the shards' counts summed, the rest as the last shard recorded it."""
+    counts: Counter = Counter()
+    for i in range(count):
+        path = folder / f"probe{shard_suffix(i, count)}.json"
+        shard_counts = json.loads(path.read_text("utf-8")).get("counts", {}) if path.is_file() else {}
+        counts.update({k: v for k, v in shard_counts.items() if isinstance(v, int)})
+    for key in ("prompts/benchmark",):  # the same in every shard, not a part of it
+        if key in last["counts"]:
+            counts[key] = last["counts"][key]
+    config = {**last["config"], "shard": None}
+    return {**last, "config": config, "counts": dict(sorted(counts.items())), "shards": count}
 
 
 def merge_shards(out_dir: Path, count: int) -> tuple[list[ProbeResult], list[ProbeResult] | None] | None:
-    """Merge ``rankings.shard-*-of-n`` into rankings.parquet once all n are present; else None."""
-    paths = [out_dir / f"rankings.shard-{i}-of-{count}.parquet" for i in range(count)]
+    """The rows of ``rankings.shard-*-of-n`` (and the template-only twins) once all n are present; else None.
+    Writes nothing: ``write_model_folder`` files the merged result whole."""
+    paths = [out_dir / f"rankings{shard_suffix(i, count)}.parquet" for i in range(count)]
     if not all(p.exists() for p in paths):
         return None
     rankings = [r for p in paths for r in read_probe_results(p)]
-    write_probe_results(out_dir / "rankings.parquet", rankings)
-    t_paths = [out_dir / f"rankings_template_only.shard-{i}-of-{count}.parquet" for i in range(count)]
+    t_paths = [out_dir / f"rankings_template_only{shard_suffix(i, count)}.parquet" for i in range(count)]
     template_rows = None
     if all(p.exists() for p in t_paths):
         template_rows = [r for p in t_paths for r in read_probe_results(p)]
-        write_probe_results(out_dir / "rankings_template_only.parquet", template_rows)
     return rankings, template_rows
 
 

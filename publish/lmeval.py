@@ -113,6 +113,10 @@ def export_lmeval(run: str | Path, out: str | Path, *, splits: Sequence[str] | N
     """Write task YAMLs and JSONL data under ``out`` (``lm_eval --include_path out --tasks <prefix>``)."""
     from factatlas.benchmark import Benchmark
 
+    existing = next(p for p in (Path(out), *Path(out).absolute().parents) if p.exists())
+    if not existing.is_dir():
+        raise ConfigError(f"{existing}: exists and is not a folder; OUT ({out}) is the folder that receives the task "
+                          "YAMLs and data (created when missing): name a new or an existing folder")
     benchmark = Benchmark.open(run)
     bench = benchmark.path
     rows = benchmark.prompt_records
@@ -158,7 +162,8 @@ def export_lmeval(run: str | Path, out: str | Path, *, splits: Sequence[str] | N
             gen_tasks.append(name)
             counts["gen/docs"] += len(gen)
     if not mc_tasks and not gen_tasks:
-        raise ConfigError(f"{bench}: no cloze or question prompt to export (splits {splits or present})")
+        raise ConfigError(f"{bench / 'prompts.parquet'}: no cloze or question prompt to export (splits "
+                          f"{splits or present}); build the benchmark again (`factatlas build RUN`)")
     groups = []
     for suffix, tasks, metrics in (("mc", mc_tasks, ("acc", "acc_norm")), ("gen", gen_tasks, ("exact_match",))):
         if tasks:

@@ -86,24 +86,26 @@ def render_run(run: str | Path, langs: Sequence[str] | None = None, library: Lib
     from datetime import UTC, datetime
 
     from factatlas.errors import ConfigError
-    from factatlas.rundir import RunDir
+    from factatlas.rundir import RunDir, crash_point
     from factatlas.tables import PROMPTS_SCHEMA, read_entities, read_facts, write_drops, write_table
     from factatlas.templates.library import load_library
 
     started = datetime.now(UTC)
-    run_dir = RunDir.open(run)
+    run_dir = RunDir(Path(run))
     curate = run_dir.root / "curate"
     if not (curate / "facts.parquet").is_file():
         raise ConfigError(f"{curate / 'facts.parquet'} not found; run `factatlas curate` for this run first")
-    facts = read_facts(curate / "facts.parquet")
-    entities = read_entities(curate)
-    library = library or load_library(langs)
-    langs = tuple(langs or library.languages)
-    report = render_facts(facts, entities, library, langs, kinds)
-    out = run_dir.stage("render")
-    write_table(out / "prompts.parquet", report.rows, PROMPTS_SCHEMA, sort_by=("prompt_id",))
-    write_drops(out / "dropped.parquet", report.drops)
-    run_dir.record_stage("render", config={"langs": list(langs), "kinds": list(kinds)},
-                         counts=dict(sorted(report.counts.items())),
-                         outputs=[out / "prompts.parquet", out / "dropped.parquet"], started=started)
+    with run_dir.lock():  # one writer; render/ is replaced whole, with its manifest entry
+        facts = read_facts(curate / "facts.parquet")
+        entities = read_entities(curate)
+        library = library or load_library(langs)
+        langs = tuple(langs or library.languages)
+        report = render_facts(facts, entities, library, langs, kinds)
+        with run_dir.replace_stage("render") as out:
+            write_table(out / "prompts.parquet", report.rows, PROMPTS_SCHEMA, sort_by=("prompt_id",))
+            crash_point("render:prompts-written")
+            write_drops(out / "dropped.parquet", report.drops)
+            run_dir.stage_entry(out, "render", config={"langs": list(langs), "kinds": list(kinds)},
+                                counts=dict(sorted(report.counts.items())),
+                                outputs=[out / "prompts.parquet", out / "dropped.parquet"], started=started)
     return report

@@ -56,7 +56,9 @@ def join_results(model: str, rankings: Iterable[ProbeResult], prompts: Mapping[s
 def resolve_model_dirs(run: Path, models: Sequence[str] | None) -> list[Path]:
     """Model folders: slugs under ``run/probe/`` or paths to folders holding rankings.parquet."""
     probe = run / "probe"
-    found = sorted(p for p in probe.iterdir() if (p / "rankings.parquet").exists()) if probe.is_dir() else []
+    from factatlas.probe.runner import probed_folders
+
+    found = probed_folders(probe)
     if not models:
         if not found:
             raise AnalysisError(f"{probe}: no model rankings; run `factatlas probe {run} --model PATH_OR_ID` first")
@@ -82,9 +84,12 @@ def model_tokenizer(model_dir: Path) -> tuple[Tokenize | None, str]:
     info_path = model_dir / "probe.json"
     if not info_path.exists():
         return None, f"{info_path}: missing, so the model's tokenizer is unknown"
-    info = json.loads(info_path.read_text("utf-8"))
-    source = (info.get("tiny_model") or {}).get("path") or info.get("model") or ""
-    if not source or not Path(source).is_dir():
+    try:
+        info = json.loads(info_path.read_text("utf-8"))
+        source = (info.get("tiny_model") or {}).get("path") or info.get("model") or ""
+    except (ValueError, AttributeError) as e:  # a cut or edited probe.json costs the subword counts only
+        return None, f"{info_path}: unreadable ({type(e).__name__}), so the model's tokenizer is unknown"
+    if not isinstance(source, str) or not source or not Path(source).is_dir():
         return None, (f"tokenizer of '{source}' is not a local folder; subword counts need the tokenizer "
                       "on this machine (no download is attempted)")
     try:

@@ -174,7 +174,7 @@ def test_a_second_writer_of_a_run_is_refused_naming_the_holder(run):
         res = cli("build", run, "--langs", "ar,en", "--candidates", "sampled", "--k", "3")
         assert res.returncode != 0
         assert (f"another factatlas process (pid {holder.pid}) holds run directory {run} "
-                f"(lock {run / '.factatlas.lock'})") in res.stderr
+                f"(lock {run / '.factatlas.lock'}, started by `-c {run}`)") in " ".join(res.stderr.split())
         assert tree(run / "build") == before
         res = cli("curate", run, "--pair", "arab-west", "--langs", "ar,en")
         assert f"another factatlas process (pid {holder.pid}) holds run directory {run}" in res.stderr
@@ -225,3 +225,133 @@ def test_a_swap_by_two_renames_killed_between_them_is_undone_by_the_next_writer(
     with run.lock():
         assert (run.root / "build" / "a.txt").read_text() == "new\n"
     assert ours(run.root) == []
+
+
+# ---- probe/<model>/ and render/: staged and swapped whole, under the run lock (issue 28) ----------
+
+PROBE_OLD = ("--model", "tiny", "--tiny-steps", "20", "--device", "cpu", "--out-name", "m", "--no-template-only")
+PROBE_NEW = ("--model", "tiny", "--tiny-steps", "20", "--device", "cpu", "--out-name", "m", "--scoring", "mlm-pll")
+
+
+def settled(root: Path) -> None:
+    """What the next writer of the run does first (restore, apply pending manifest entries, clean up)."""
+    from factatlas.rundir import RunDir
+
+    with RunDir(root).lock():
+        pass
+
+
+def agreeing(run: Path, stage: str, *, raw: bool = False) -> dict[str, str]:
+    """The folder's files, after checking that its manifest entry (and, for a model folder, metrics.json)
+    describe exactly these files. ``raw``: read manifest.json itself, not ``RunDir.read_manifest``."""
+    import json
+
+    from factatlas.rundir import PENDING_ENTRY, RunDir, sha256_file
+
+    folder = run / stage
+    manifest = json.loads((run / "manifest.json").read_text()) if raw else RunDir(run).read_manifest()
+    outputs = manifest["stages"][stage]["outputs"]
+    assert outputs and outputs == {name: sha256_file(run / name) for name in outputs}
+    if stage.startswith("probe/"):
+        metrics = json.loads((folder / "metrics.json").read_text())
+        assert metrics["inputs"]["rankings"] == sha256_file(folder / "rankings.parquet")
+        template = folder / "rankings_template_only.parquet"
+        assert metrics["inputs"]["template_only"] == (sha256_file(template) if template.exists() else None)
+        info = json.loads((folder / "probe.json").read_text())
+        assert info["config"]["template_only"] == template.exists()
+    files = {k: v for k, v in tree(folder).items() if k != PENDING_ENTRY}
+    if "probe.json" in files:  # it names the benchmark and the tiny model by path: the copies differ there
+        text = (folder / "probe.json").read_text().replace(str(run), "RUN")
+        files["probe.json"] = hashlib.sha256(text.encode()).hexdigest()
+    return files
+
+
+@pytest.fixture(scope="module")
+def small_run(tmp_path_factory) -> Path:
+    """The sample curated for P36 in ar,en (336 prompts), built, probed by a tiny BERT without the
+    template-only baseline (the 'old' model folder) and rendered in ar,en (the 'old' render/)."""
+    run = tmp_path_factory.mktemp("small") / SAMPLE_RUN
+    for args in (("curate", run, "--pair", "arab-west", "--langs", "ar,en", "--predicates", "P36"),
+                 ("build", run, "--langs", "ar,en"), ("probe", run, *PROBE_OLD), ("render", run, "--langs", "ar,en")):
+        res = cli(*args)
+        assert res.returncode == 0, res.stderr
+    return run
+
+
+@pytest.fixture(scope="module")
+def new_folders(tmp_path_factory, small_run) -> dict[str, dict[str, str]]:
+    """What a clean probe by another rule with the baseline, and a clean `render --langs ar`, write (the 'new'
+    folders: other rankings, metrics, files)."""
+    run = tmp_path_factory.mktemp("new") / SAMPLE_RUN
+    shutil.copytree(small_run, run)
+    assert cli("probe", run, *PROBE_NEW).returncode == 0
+    assert cli("render", run, "--langs", "ar").returncode == 0
+    assert ours(run) == []
+    return {"probe/m": agreeing(run, "probe/m", raw=True), "render": agreeing(run, "render", raw=True)}
+
+
+@pytest.fixture
+def small(tmp_path, small_run) -> Path:
+    copy = tmp_path / SAMPLE_RUN
+    shutil.copytree(small_run, copy)
+    return copy
+
+
+KILL_POINTS = [
+    ("atomic:before-replace", "old"),  # inside the first file write of the staged folder
+    ("stage:complete", "old"),  # every file written, not yet swapped in
+    ("swap:exchanged", "new"),  # swapped in; its manifest entry still pending inside it
+    ("manifest:written", "new"),  # manifest.json written, the pending entry not yet deleted
+]
+
+
+@pytest.mark.parametrize("point, survivor", [*KILL_POINTS, ("probe:rankings-written", "old"),
+                                             ("probe:metrics-written", "old")])
+def test_a_killed_probe_leaves_the_old_or_the_new_model_folder_never_a_mix(small, new_folders, point, survivor):
+    old = agreeing(small, "probe/m", raw=True)
+    assert all(old[name] != new_folders["probe/m"][name] for name in ("rankings.parquet", "metrics.json"))
+    killed = cli("probe", small, *PROBE_NEW, crash_at=point)
+    assert killed.returncode == -signal.SIGKILL, killed.stderr[-2000:]
+    assert agreeing(small, "probe/m") == (old if survivor == "old" else new_folders["probe/m"])
+    assert ours(small) or list(small.rglob(".factatlas-manifest-entry.json")), "the kill left nothing to finish"
+    settled(small)  # the next writer: the pending entry reaches manifest.json, the leftovers go
+    assert agreeing(small, "probe/m", raw=True) == (old if survivor == "old" else new_folders["probe/m"])
+    assert ours(small) == [] and not list(small.rglob(".factatlas-manifest-entry.json"))
+
+
+@pytest.mark.parametrize("point, survivor", [*KILL_POINTS, ("render:prompts-written", "old")])
+def test_a_killed_render_leaves_the_old_or_the_new_render_folder_never_a_mix(small, new_folders, point, survivor):
+    old = agreeing(small, "render", raw=True)
+    assert old != new_folders["render"]
+    killed = cli("render", small, "--langs", "ar", crash_at=point)
+    assert killed.returncode == -signal.SIGKILL, killed.stderr[-2000:]
+    assert agreeing(small, "render") == (old if survivor == "old" else new_folders["render"])
+    settled(small)
+    assert agreeing(small, "render", raw=True) == (old if survivor == "old" else new_folders["render"])
+    assert ours(small) == []
+
+
+def test_a_zero_byte_temp_file_is_cleaned_by_the_next_render(small):
+    (small / "render" / f"{TMP_PREFIX}prompts.parquet.x1.tmp").write_bytes(b"")
+    (small / "probe" / "m" / f"{TMP_PREFIX}metrics.json.x2.tmp").write_bytes(b"")
+    assert cli("render", small, "--langs", "ar").returncode == 0
+    assert ours(small) == []
+
+
+def test_a_second_probe_into_the_run_is_refused_naming_the_holder(small):
+    before = tree(small / "probe" / "m")
+    holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(small)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "locked"
+        res = cli("probe", small, *PROBE_NEW)
+        assert res.returncode == 2, res.stderr
+        flat = " ".join(res.stderr.split())
+        assert (f"error: another factatlas process (pid {holder.pid}) holds run directory {small} (lock "
+                f"{small / '.factatlas.lock'}, started by `-c {small}`)") in flat
+        assert "Traceback" not in res.stderr
+        res = cli("render", small, "--langs", "ar")
+        assert res.returncode == 2 and f"(pid {holder.pid}) holds run directory {small}" in res.stderr
+    finally:
+        holder.kill()
+        holder.wait()
+    assert tree(small / "probe" / "m") == before

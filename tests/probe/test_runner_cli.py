@@ -79,6 +79,12 @@ def test_rerun_is_byte_identical_and_shards_merge_to_the_same_rankings(run_dir, 
         _probe(run_dir, *args, "--out-name", "sharded", "--shard", f"{i}/3")
         assert (run_dir / "probe" / "sharded" / "metrics.json").exists() == (i == 2)
     _same_rankings(read_rows(run_dir / "probe" / "sharded" / "rankings.parquet", RANKINGS_SCHEMA), full)
+    # merged, the folder is a single process's: no shard file left, one probe.json counting every shard
+    assert sorted(p.name for p in (run_dir / "probe" / "sharded").iterdir()) == \
+        sorted(p.name for p in (run_dir / "probe" / "full").iterdir())
+    counts = json.loads((run_dir / "probe" / "sharded" / "probe.json").read_text("utf-8"))["counts"]
+    assert counts["prompts/scored"] == len(full) and counts["prompts/selected"] == len(read_rows(
+        run_dir / "build" / "prompts.parquet"))
 
 
 def test_langs_filter_and_registry_errors(run_dir, tiny_bert_dir, tiny_gpt2_dir):
