@@ -261,6 +261,9 @@ FIELD = {e.qid: e for e in (
     _e("Q521251", {"en": "National Museum of Iraq"}, ("Q33506",)),
     _e("Q45178", {"en": "Sydney Opera House"}, ("Q41176",)),
     _e("Q528953", {"en": "Capital Governorate"}, ("Q10864048",)),
+    _e("Q1798603", {"de": "Saiteninstrument"}, ("Q34379",)),
+    _e("Q52954", {"de": "Tasteninstrument"}, ("Q34379",)),
+    _e("Q25448", {"de": "Berbersprachen"}, ("Q34770",)),
 )}
 
 
@@ -378,7 +381,33 @@ FIELD_ANSWERS = [
     # ... and decline after a preposition: «auf marokkanischem Arabisch», never «auf Marokkanisches Arabisch»
     ("de", "Die Originalfassung von [X] ist auf [Y.dat].", "P364", "Q56426", "marokkanischem Arabisch", "exact"),
     ("de", "Die Originalfassung von [X] ist auf [Y.dat].", "P364", "Q7976", "amerikanischem Englisch", "exact"),
+    ("de", "[X] kommuniziert auf [Y.dat].", "P1412", "Q1194795", "maghrebinischem Arabisch", "exact"),
+    # a class of instruments (superclass gold) takes «ein»: «spielt ein Saiteninstrument», «spielt Gitarre»
+    ("de", "[X] spielt [Y.acc].", "P1303", "Q1798603", "ein Saiteninstrument", "exact"),
+    ("de", "[X] ist ein Musiker, der [Y.acc] spielt.", "P1303", "Q52954", "ein Tasteninstrument", "exact"),
+    ("de", "[X] spielt [Y.acc].", "P1303", "Q6607", "Gitarre", "exact"),
 ]
+
+
+# the shipped templates themselves (issue 26 sample reading): a preposition declines the answer, a class of
+# instruments takes «ein»
+LIBRARY_ANSWERS = [
+    ("de", "P364/2", "Q56426", "marokkanischem Arabisch"),
+    ("de", "P1412/3", "Q1194795", "maghrebinischem Arabisch"),
+    ("de", "P1303/1", "Q1798603", "ein Saiteninstrument"),
+    ("de", "P1303/3", "Q52954", "ein Tasteninstrument"),
+    ("de", "P1303/1", "Q6607", "Gitarre"),
+    # a plural family name cannot be «die Amtssprache»: the official language is Tamazight
+    ("de", "P37/1", "Q25448", "Tamazight"),
+]
+
+
+@pytest.mark.parametrize(("lang", "tid", "obj", "filler"), LIBRARY_ANSWERS)
+def test_library_template_answers(field, lang, tid, obj, filler):
+    renderer, lib = field
+    result = renderer.render_answer(lib.get(lang, tid), obj)
+    assert isinstance(result, RenderedAnswer), result
+    assert result.forms[0] == filler
 
 
 @pytest.mark.parametrize(("lang", "text", "predicate", "obj", "filler", "status"), FIELD_ANSWERS)
