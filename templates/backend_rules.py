@@ -169,7 +169,11 @@ def english_takes_the(label: str, etype: str, spec: Mapping) -> bool:
 def _english(label: str, f: Features, req: InflectionRequest, spec: Mapping) -> tuple[str, str]:
     if f.article != "def" or f.preposition or f.case:
         raise _Cannot("English templates may only ask for `def`")
-    if label[:4].lower() == "the " or not english_takes_the(label, req.entity_type, spec):
+    if req.entry is not None and req.entry.article:
+        takes = req.entry.article == "def"  # the lexicon entry decides before the name patterns
+    else:
+        takes = english_takes_the(label, req.entity_type, spec)
+    if label[:4].lower() == "the " or not takes:
         return label, EXACT
     return _join(spec["definite"], label), EXACT
 

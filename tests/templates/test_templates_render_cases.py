@@ -247,6 +247,23 @@ FIELD = {e.qid: e for e in (
     _e("Q1384", {"fr": "État de New York"}, ("Q35657",)),
     _e("Q1273", {"ar": "توسكانا", "fr": "Toscane"}, ("Q16110",)),
     _e("Q1128437", {"fr": "Gouvernorat de Ninive"}, ("Q11828004",)),
+    # issue 26 sample reading: a name ending in a period doubles the sentence's («Washington, D.C..»);
+    # German names headed by an adjective are not proper names: lowercase in running text
+    _e("Q61", {"en": "Washington, D.C.", "de": "Washington, D.C.", "sw": "Washington, D.C."}, ("Q5119",)),
+    _e("Q7976", {"de": "Amerikanisches Englisch"}, ("Q34770",)),
+    _e("Q7979", {"de": "Britisches Englisch"}, ("Q34770",)),
+    _e("Q56426", {"de": "Marokkanisches Arabisch"}, ("Q34770",)),
+    _e("Q1194795", {"de": "Maghrebinisches Arabisch"}, ("Q34770",)),
+    _e("Q624044", {"de": "Arabische Musik"}, ("Q188451",)),
+    _e("Q624081", {"de": "Arabischer Pop"}, ("Q188451",)),
+    # English names headed by a common noun take «the» as subjects too (issue 26 sample reading)
+    _e("Q915413", {"en": "Mosque of Ibn Tulun"}, ("Q32815",)),
+    _e("Q521251", {"en": "National Museum of Iraq"}, ("Q33506",)),
+    _e("Q45178", {"en": "Sydney Opera House"}, ("Q41176",)),
+    _e("Q528953", {"en": "Capital Governorate"}, ("Q10864048",)),
+    _e("Q1798603", {"de": "Saiteninstrument"}, ("Q34379",)),
+    _e("Q52954", {"de": "Tasteninstrument"}, ("Q34379",)),
+    _e("Q25448", {"de": "Berbersprachen"}, ("Q34770",)),
 )}
 
 
@@ -264,6 +281,11 @@ FIELD_PROMPTS = [
     ("ru", "P19/2", "Q7186", "Место рождения Марии Склодовской-Кюри — [Y]."),
     # (4) German work titles go in quotation marks, the title's own article untouched
     ("de", "P364/1", "Q47703", "Die Originalsprache von „Der Pate“ ist [Y]."),
+    # English: a name headed by a common noun takes «the» («Mosque of Ibn Tulun is located» was wrong)
+    ("en", "P17/1", "Q915413", "The Mosque of Ibn Tulun is located in [Y]."),
+    ("en", "P17/1", "Q521251", "The National Museum of Iraq is located in [Y]."),
+    ("en", "P17/1", "Q45178", "The Sydney Opera House is located in [Y]."),
+    ("en", "P17/1", "Q528953", "The Capital Governorate is located in [Y]."),
     ("de", "P495/2", "Q47703", "„Der Pate“ wurde [Y] produziert."),
     # Russian titles: «ёлочки», named by their kind in oblique cases, the title itself never inflected
     # (pymorphy3 cannot decline «Во все тяжкие»: this used to be a counted failure)
@@ -345,7 +367,47 @@ FIELD_ANSWERS = [
     ("ar", "تعزف [X] على [Y.def].", "P1303", "Q128309", "طقم الطبول", "exact"),
     # loan phrases take the article once (lexicon), never on every word: «الروك الآند الرول»
     ("ar", "تؤدي [X] [Y.def].", "P136", "Q7749", "الروك آند رول", "exact"),
+    # issue 26: no filler ends in a period before the template's own («Washington, D.C..»)
+    ("en", "The capital of [X] is [Y].", "P36", "Q61", "Washington", "none"),
+    ("de", "Die Hauptstadt [X.def.gen] ist [Y].", "P36", "Q61", "Washington", "none"),
+    ("sw", "Mji mkuu wa [X] ni [Y].", "P36", "Q61", "Washington", "none"),
+    # German adjective-headed language and genre names are lowercase mid-sentence
+    ("de", "Die Muttersprache von [X] ist [Y].", "P103", "Q7976", "amerikanisches Englisch", "none"),
+    ("de", "Die Muttersprache von [X] ist [Y].", "P103", "Q7979", "britisches Englisch", "none"),
+    ("de", "[X] spricht [Y].", "P1412", "Q56426", "marokkanisches Arabisch", "none"),
+    ("de", "[X] spricht [Y].", "P1412", "Q1194795", "maghrebinisches Arabisch", "none"),
+    ("de", "Das Musikgenre von [X] ist [Y].", "P136", "Q624044", "arabische Musik", "none"),
+    ("de", "Das Musikgenre von [X] ist [Y].", "P136", "Q624081", "arabischer Pop", "none"),
+    # ... and decline after a preposition: «auf marokkanischem Arabisch», never «auf Marokkanisches Arabisch»
+    ("de", "Die Originalfassung von [X] ist auf [Y.dat].", "P364", "Q56426", "marokkanischem Arabisch", "exact"),
+    ("de", "Die Originalfassung von [X] ist auf [Y.dat].", "P364", "Q7976", "amerikanischem Englisch", "exact"),
+    ("de", "[X] kommuniziert auf [Y.dat].", "P1412", "Q1194795", "maghrebinischem Arabisch", "exact"),
+    # a class of instruments (superclass gold) takes «ein»: «spielt ein Saiteninstrument», «spielt Gitarre»
+    ("de", "[X] spielt [Y.acc].", "P1303", "Q1798603", "ein Saiteninstrument", "exact"),
+    ("de", "[X] ist ein Musiker, der [Y.acc] spielt.", "P1303", "Q52954", "ein Tasteninstrument", "exact"),
+    ("de", "[X] spielt [Y.acc].", "P1303", "Q6607", "Gitarre", "exact"),
 ]
+
+
+# the shipped templates themselves (issue 26 sample reading): a preposition declines the answer, a class of
+# instruments takes «ein»
+LIBRARY_ANSWERS = [
+    ("de", "P364/2", "Q56426", "marokkanischem Arabisch"),
+    ("de", "P1412/3", "Q1194795", "maghrebinischem Arabisch"),
+    ("de", "P1303/1", "Q1798603", "ein Saiteninstrument"),
+    ("de", "P1303/3", "Q52954", "ein Tasteninstrument"),
+    ("de", "P1303/1", "Q6607", "Gitarre"),
+    # a plural family name cannot be «die Amtssprache»: the official language is Tamazight
+    ("de", "P37/1", "Q25448", "Tamazight"),
+]
+
+
+@pytest.mark.parametrize(("lang", "tid", "obj", "filler"), LIBRARY_ANSWERS)
+def test_library_template_answers(field, lang, tid, obj, filler):
+    renderer, lib = field
+    result = renderer.render_answer(lib.get(lang, tid), obj)
+    assert isinstance(result, RenderedAnswer), result
+    assert result.forms[0] == filler
 
 
 @pytest.mark.parametrize(("lang", "text", "predicate", "obj", "filler", "status"), FIELD_ANSWERS)

@@ -1,0 +1,135 @@
+"""Print a seeded random sample of a build's prompts as whole sentences, for a native reader (issue 26).
+
+Per language: N cloze prompts and M questions drawn with a seed from one or more built runs. Every cloze
+prompt is printed with each accepted gold filled in (first, inflected form); the candidates of a
+(template, candidate list) are printed once, filled into the template's local context, since they do
+not depend on the subject. Questions are printed with their golds.
+
+The reader's verdicts are the WRONG table below: (lang, template id or "*", filler) -> error class. The
+script counts, over the sample, prompts with a wrong gold, prompts with a wrong candidate and prompts
+with any error, so a rebuild after a fix shows the counts after.
+
+    python3 scripts/read_sample.py runs/arab-west runs/asia-west runs/south-america-west --langs de,ru,en
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import re
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from factatlas.benchmark import Benchmark
+from factatlas.records import ANSWER_MARKER
+
+# (lang, template id or "*", filler as rendered) -> error class, from reading the sample of seed 26 over
+# the three shipped pairs (the issue-26 reading of en, de, ru, ar, zh, ja, ko, hi, sw).
+_CAPS = "capitalisation: an adjective-headed name is lowercase in running text"
+_DAT = "case: «auf» takes the dative («auf marokkanischem Arabisch»)"
+_EIN = "article: a class of instruments takes «ein» («spielt ein Saiteninstrument»)"
+_DOT = "punctuation: the name's period doubles the sentence's («Washington, D.C..»)"
+WRONG: Mapping[tuple[str, str, str], str] = {
+    **{(lang, "*", "Washington, D.C."): _DOT for lang in ("en", "de", "sw")},
+    **{("de", "*", name): _CAPS for name in (
+        "Amerikanisches Englisch", "Britisches Englisch", "Marokkanisches Arabisch", "Maghrebinisches Arabisch",
+        "Arabische Musik", "Arabischer Pop")},
+    **{("de", tid, name): _DAT for tid in ("P364/2", "P1412/3") for name in (
+        "marokkanisches Arabisch", "maghrebinisches Arabisch", "amerikanisches Englisch", "britisches Englisch")},
+    **{("de", tid, name): _EIN for tid in ("P1303/1", "P1303/3") for name in (
+        "Saiteninstrument", "Schlaginstrument", "Tasteninstrument")},
+    ("de", "*", "Berbersprachen"): "agreement: a plural family name as «die Amtssprache» (now Tamazight)",
+}
+
+# sentences wrong outside the answer: (lang, regex over the prompt text) -> error class
+WRONG_TEXT: Mapping[tuple[str, str], str] = {
+    ("en", r"(^|where )(Mosque of Ibn Tulun|National Museum of Iraq|Sydney Opera House|Capital Governorate)\b"):
+        "article: a name headed by a common noun takes «the» as a subject",
+}
+
+
+def fill(text: str, form: str) -> str:
+    return text.replace(ANSWER_MARKER, form, 1)
+
+
+def local(text: str, form: str, width: int = 28) -> str:
+    """The candidate in the words around the slot (the subject does not change the candidate's form)."""
+    at = text.index(ANSWER_MARKER)
+    left = text[max(0, at - width):at]
+    right = text[at + len(ANSWER_MARKER):at + len(ANSWER_MARKER) + 12]
+    return f"…{left}{form}{right}…"
+
+
+def verdict(lang: str, template: str, form: str) -> str | None:
+    return WRONG.get((lang, template, form)) or WRONG.get((lang, "*", form))
+
+
+def sample(runs: Sequence[str], lang: str, n_cloze: int, n_question: int, seed: int) -> list[dict]:
+    rows = [p for run in runs for p in Benchmark.open(Path(run) / "build").prompts_for(lang)]
+    rows.sort(key=lambda p: (p["pair"], p["prompt_id"]))
+    rng = random.Random(f"{seed}:{lang}")
+    cloze = [p for p in rows if p["kind"] == "cloze"]
+    questions = [p for p in rows if p["kind"] == "question"]
+    return rng.sample(cloze, min(n_cloze, len(cloze))) + rng.sample(questions, min(n_question, len(questions)))
+
+
+def read(prompts: Sequence[dict], lang: str, out) -> dict[str, int]:
+    counts = {"sentences": 0, "prompts": len(prompts), "cloze": 0, "wrong_gold": 0, "wrong_candidate": 0,
+              "any_error": 0}
+    shown: set[tuple[str, tuple[str, ...]]] = set()
+    for p in prompts:
+        cloze = p["kind"] == "cloze"
+        counts["cloze"] += cloze
+        golds = [forms[0] for forms in p["gold_forms"]]
+        print(f"\n[{p['prompt_id']}] {p['kind']} {p['template_status']}", file=out)
+        bad_gold = bad_cand = False
+        for form in golds:
+            sentence = fill(p["text"], form) if cloze else f"{p['text']}  → {form}"
+            why = verdict(lang, p["template_id"], form)
+            bad_gold |= why is not None
+            counts["sentences"] += 1
+            print(f"  gold  {sentence}" + (f"   ✗ {why}" if why else ""), file=out)
+        if cloze:
+            for form in p["candidate_forms"]:
+                if verdict(lang, p["template_id"], form):
+                    bad_cand = True
+            key = (p["template_id"], tuple(p["candidate_forms"]))
+            if key not in shown:
+                shown.add(key)
+                for form in p["candidate_forms"]:
+                    why = verdict(lang, p["template_id"], form)
+                    counts["sentences"] += 1
+                    print(f"  cand  {local(p['text'], form)}" + (f"   ✗ {why}" if why else ""), file=out)
+        bad_template = [why for (where, pattern), why in WRONG_TEXT.items()
+                        if where == lang and re.search(pattern, p["text"])]
+        for why in bad_template:
+            print(f"  ✗ sentence: {why}", file=out)
+        counts["wrong_gold"] += bad_gold
+        counts["wrong_candidate"] += bad_cand and cloze
+        counts["any_error"] += bool(bad_gold or bad_cand or bad_template)
+    return counts
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("runs", nargs="+", help="run directories with build/")
+    ap.add_argument("--langs", default="en,de,ru,ar,zh,ja,ko,hi,sw")
+    ap.add_argument("--cloze", type=int, default=150)
+    ap.add_argument("--questions", type=int, default=50)
+    ap.add_argument("--seed", type=int, default=26)
+    ap.add_argument("--counts-only", action="store_true", help="print only the per-language counts")
+    args = ap.parse_args(argv)
+    sink = open("/dev/null", "w") if args.counts_only else sys.stdout  # noqa: SIM115
+    for lang in args.langs.split(","):
+        print(f"\n===== {lang}", file=sink)
+        c = read(sample(args.runs, lang, args.cloze, args.questions, args.seed), lang, sink)
+        print(f"{lang}: {c['prompts']} prompts ({c['cloze']} cloze), {c['sentences']} sentences read; "
+              f"wrong gold {c['wrong_gold']}, wrong candidate {c['wrong_candidate']} "
+              f"({100 * c['wrong_candidate'] / max(1, c['cloze']):.1f} % of cloze), "
+              f"any error {c['any_error']} ({100 * c['any_error'] / max(1, c['prompts']):.1f} %)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
