@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from factatlas.atomic import read_json
 from factatlas.probe import aggregate
 from factatlas.probe.analysis import crosslingual as X
 from factatlas.probe.analysis.records import ModelResults
@@ -25,7 +26,7 @@ def model_folder(model_dir: Path) -> Path | None:
     info_path = model_dir / "probe.json"
     if not info_path.is_file():
         return None
-    info = json.loads(info_path.read_text("utf-8"))
+    info = read_json(info_path, f"probe the model again (`factatlas probe RUN --out-name {model_dir.name} ...`)")
     source = (info.get("tiny_model") or {}).get("path") or info.get("model") or ""
     return Path(source) if source and Path(source).is_dir() else None
 
@@ -46,7 +47,7 @@ def parameter_count(folder: Path) -> int | None:
 
 def model_family(folder: Path) -> str:
     try:
-        return str(json.loads((folder / "config.json").read_text("utf-8")).get("model_type") or "unknown")
+        return str(read_json(folder / "config.json", "restore the checkpoint's config.json").get("model_type") or "unknown")
     except (OSError, ValueError):
         return "unknown"
 
