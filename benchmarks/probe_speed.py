@@ -278,6 +278,124 @@ def causal_flops(lm, queries) -> float:
     return 2.0 * body * tokens + 2.0 * head * scored
 
 
+def record_products(fn):
+    """Every matrix product ``fn()`` runs (linear layers, mm/addmm/bmm/matmul, scaled-dot-product
+    attention), as (kind, shapes, flags) with their counts, recorded once through torch's dispatcher."""
+    import collections
+
+    import torch
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    aten = torch.ops.aten
+    seen: collections.Counter = collections.Counter()
+
+    def shape(t):
+        return tuple(t.shape), t.dtype, str(t.device)
+
+    class Recorder(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            kwargs = kwargs or {}
+            if func in (aten.linear.default,):
+                seen[("linear", shape(args[0]), shape(args[1]), len(args) > 2 and args[2] is not None)] += 1
+            elif func in (aten.mm.default, aten.bmm.default, aten.matmul.default):
+                seen[("mm", shape(args[0]), shape(args[1]), False)] += 1
+            elif func in (aten.addmm.default, aten.baddbmm.default):
+                seen[("addmm", shape(args[1]), shape(args[2]), shape(args[0]))] += 1
+            elif func is aten.scaled_dot_product_attention.default:
+                mask = args[3] if len(args) > 3 else kwargs.get("attn_mask")
+                flags = (shape(mask) if mask is not None else None, bool(kwargs.get("is_causal", False)),
+                         bool(kwargs.get("enable_gqa", False)))
+                seen[("sdpa", shape(args[0]), shape(args[1]), flags)] += 1
+            return func(*args, **kwargs)
+
+    with Recorder():
+        fn()
+    return dict(seen)
+
+def product_flops(key) -> float:
+    """Multiply-add FLOPs of one recorded product (attention: QK^T and PV)."""
+    import math
+
+    kind, (a, _, _), (b, _, _), _ = key
+    if kind == "linear":
+        return 2.0 * math.prod(a) * b[0]
+    if kind in ("mm", "addmm"):
+        return 2.0 * math.prod(a) * b[-1]
+    return 4.0 * math.prod(a) * b[-2]  # sdpa: q [.., heads, Lq, D], k [.., Lk, D]
+
+
+def replay_products(products: dict):
+    """A function running every recorded product as often as it ran, on random inputs of its shapes
+    (built beforehand): the box's matmul rate at exactly the scorer's shapes."""
+    import torch
+
+    calls = []
+    for key, count in products.items():
+        kind, (a, dt, dev), (b, _, _), extra = key
+
+        def rand(s, dt=dt, dev=dev):
+            return torch.randn(s, dtype=dt, device=dev)
+
+        if kind == "linear":
+            x, w, bias = rand(a), rand(b), rand(b[:1]) if extra else None
+            calls.append((lambda x=x, w=w, bias=bias: torch.nn.functional.linear(x, w, bias), count))
+        elif kind == "mm":
+            x, y = rand(a), rand(b)
+            calls.append((lambda x=x, y=y: torch.matmul(x, y), count))
+        elif kind == "addmm":
+            x, y, c = rand(a), rand(b), rand(extra[0])
+            calls.append((lambda x=x, y=y, c=c: torch.addmm(c, x, y) if x.dim() == 2 else torch.baddbmm(c, x, y), count))
+        else:
+            mask_shape, causal, gqa = extra
+            q, k, v = rand(a), rand(b), rand(b)
+            mask = torch.zeros(mask_shape[0], dtype=mask_shape[1], device=dev) if mask_shape else None
+            calls.append((lambda q=q, k=k, v=v, m=mask, c=causal, g=gqa: torch.nn.functional.scaled_dot_product_attention(
+                q, k, v, attn_mask=m, is_causal=c, enable_gqa=g), count))
+
+    def run() -> None:
+        with torch.inference_mode():
+            for fn, count in calls:
+                for _ in range(count):
+                    fn()
+    return run
+
+
+def square_gemm(device: str, dtype: str, size: int = 2048):
+    """One ``size``-cubed matrix product (the rate quoted as the box's peak)."""
+    import torch
+
+    from factatlas.probe.models import torch_dtype
+
+    a = torch.randn(size, size, device=device, dtype=torch_dtype(dtype))
+    b = torch.randn(size, size, device=device, dtype=torch_dtype(dtype))
+    return lambda: a @ b
+
+
+def add_rate_sides(sides: dict, rules: dict[str, str], device: str, dtype: str) -> dict[str, float]:
+    """Per rule (name -> the side that scores with it), the products that side runs, recorded once, and a
+    side replaying them at their shapes; plus the 2048-cubed product. Returns each rule's matmul FLOPs."""
+    flops = {}
+    for rule, side in rules.items():
+        products = record_products(sides[side])
+        flops[rule] = sum(product_flops(k) * n for k, n in products.items())
+        sides[f"products of {rule} at its shapes"] = replay_products(products)
+    sides["2048^3 matmul"] = square_gemm(device, dtype)
+    return flops
+
+
+def print_rates(rules: dict, flops: dict[str, float], times: dict[str, list[float]]) -> None:
+    """The matmul rate each scorer reached (its products' FLOPs over its own time) beside the rate the box
+    reaches on the same products alone and on a 2048-cubed product, all from the same interleaved rounds."""
+    square = 2 * 2048**3 / min(times["2048^3 matmul"]) / 1e9
+    for rule, side in rules.items():
+        ours = flops[rule] / min(times[side]) / 1e9
+        alone = flops[rule] / min(times[f"products of {rule} at its shapes"]) / 1e9
+        print(f"RATE {rule}: {flops[rule] / 1e9:.1f} GFLOP of matrix products (linear layers, head, attention); "
+              f"ours {ours:.1f} GFLOP/s; the same products alone at their shapes {alone:.1f} GFLOP/s "
+              f"({alone / square:.0%} of the 2048^3 rate, {square:.1f} GFLOP/s); ours reaches {ours / alone:.0%} "
+              "of its shapes' rate")
+
+
 def stats(ts: list[float]) -> str:
     return f"min {min(ts):8.3f} s, median {statistics.median(ts):8.3f} s"
 
@@ -398,6 +516,8 @@ def mlm_main(args, lm, queries, sizes: Sizes, peak: float | None) -> int:
         sides["limit pll (BMLAMA subset)"] = lambda b=limit_batches(lm, sub_b, "pll", args.batch_tokens): \
             bare_forward(lm, b)
         sides["BMLAMA-style per-candidate PLL"] = lambda: bmlama_pll_scores(ref_lm, sub_b)
+    rates = {mode: f"ours {mode}" for mode in scorers}
+    rate_flops = add_rate_sides(sides, rates, args.device, args.dtype)
     for mode in scorers:  # warm-up: first calls on new shapes build kernels (oneDNN bf16, CUDA)
         sides[f"limit {mode}"]()
         sides[f"ours {mode}"]()
@@ -420,6 +540,7 @@ def mlm_main(args, lm, queries, sizes: Sizes, peak: float | None) -> int:
                 line += (f", {(len(queries) / min(times[f'ours {mode}'])) / (n[anchor] / min(times[anchor])):.1f}x "
                          f"its throughput with ours on all {len(queries)}")
         print(line)
+    print_rates(rates, rate_flops, times)
     if not args.skip_baselines:
         cpu_peak = measured_peak_tflops("cpu", args.dtype, size=2048, repeats=5) if args.device == "cpu" else None
         where_pll_goes(lm, sub_b, args.batch_tokens, times, sizes, peak or cpu_peak)
@@ -551,6 +672,8 @@ def causal_main(args, lm, queries, peak: float | None) -> int:
     limits = causal_limits(lm, queries, scorer, legacy, args.batch_tokens) if packs(lm, logit_keeping(lm)) else {}
     for rule, inputs in limits.items():
         sides[f"limit {rule}"] = lambda i=inputs: bare_packed_forward(lm, i)
+    rates = {"causal-mean": "ours causal-mean", "causal-sentence-legacy": "ours causal-sentence-legacy"}
+    rate_flops = add_rate_sides(sides, rates, args.device, args.dtype)
     times = interleaved(sides, args.repeats, args.device)
     for name, ts in times.items():
         k = len(sub) if "subset" in name or "loop" in name else len(queries)
@@ -577,6 +700,7 @@ def causal_main(args, lm, queries, peak: float | None) -> int:
         line += (f"; {min(times['per-sentence loss loop']) / min(times['ours causal-sentence-legacy (subset)']):.1f}x "
                  "the per-sentence loop")
     print(line)
+    print_rates(rates, rate_flops, times)
     return 0
 
 
