@@ -295,13 +295,14 @@ def record_products(fn):
     class Recorder(TorchDispatchMode):
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):
             kwargs = kwargs or {}
-            if func in (aten.linear.default,):
+            op = func.overloadpacket  # any overload: the default, ``out=`` (a reused buffer)
+            if op is aten.linear:
                 seen[("linear", shape(args[0]), shape(args[1]), len(args) > 2 and args[2] is not None)] += 1
-            elif func in (aten.mm.default, aten.bmm.default, aten.matmul.default):
-                seen[("mm", shape(args[0]), shape(args[1]), False)] += 1
-            elif func in (aten.addmm.default, aten.baddbmm.default):
-                seen[("addmm", shape(args[1]), shape(args[2]), shape(args[0]))] += 1
-            elif func is aten.scaled_dot_product_attention.default:
+            elif op in (aten.mm, aten.bmm, aten.matmul):
+                seen[("mm", shape(args[0]), shape(args[1]), args[1].is_contiguous())] += 1
+            elif op in (aten.addmm, aten.baddbmm):
+                seen[("addmm", shape(args[1]), shape(args[2]), (shape(args[0]), args[2].is_contiguous()))] += 1
+            elif op is aten.scaled_dot_product_attention:
                 mask = args[3] if len(args) > 3 else kwargs.get("attn_mask")
                 flags = (shape(mask) if mask is not None else None, bool(kwargs.get("is_causal", False)),
                          bool(kwargs.get("enable_gqa", False)))
@@ -333,17 +334,19 @@ def replay_products(products: dict):
     for key, count in products.items():
         kind, (a, dt, dev), (b, _, _), extra = key
 
-        def rand(s, dt=dt, dev=dev):
-            return torch.randn(s, dtype=dt, device=dev)
+        def rand(s, dt=dt, dev=dev, rows_first: bool = True):  # else a transposed view, as a weight's .t()
+            if rows_first or len(s) < 2:
+                return torch.randn(s, dtype=dt, device=dev)
+            return torch.randn((*s[:-2], s[-1], s[-2]), dtype=dt, device=dev).transpose(-1, -2)
 
         if kind == "linear":
             x, w, bias = rand(a), rand(b), rand(b[:1]) if extra else None
             calls.append((lambda x=x, w=w, bias=bias: torch.nn.functional.linear(x, w, bias), count))
         elif kind == "mm":
-            x, y = rand(a), rand(b)
+            x, y = rand(a), rand(b, rows_first=extra)
             calls.append((lambda x=x, y=y: torch.matmul(x, y), count))
         elif kind == "addmm":
-            x, y, c = rand(a), rand(b), rand(extra[0])
+            x, y, c = rand(a), rand(b, rows_first=extra[1]), rand(extra[0][0])
             calls.append((lambda x=x, y=y, c=c: torch.addmm(c, x, y) if x.dim() == 2 else torch.baddbmm(c, x, y), count))
         else:
             mask_shape, causal, gqa = extra
@@ -603,7 +606,8 @@ def causal_limits(lm, queries, scorer, legacy, batch_tokens: int) -> dict[str, l
     dtype = next(lm.model.parameters()).dtype
 
     def inputs(contexts, conts, with_context: bool) -> list[dict]:
-        return [packed_inputs(b, dtype, lm.device) for b in plan_packed(lm, contexts, conts, batch_tokens, with_context)]
+        return [dict(packed_inputs(b, dtype, lm.device), kept_rows=int(b.kept.sum()))
+                for b in plan_packed(lm, contexts, conts, batch_tokens, with_context)]
 
     out = {"causal-mean": inputs(*scorer.contexts_and_continuations(tokenize_slots(lm.tokenizer, queries)), False)}
     per_query = legacy.sentences(queries)
@@ -614,14 +618,24 @@ def causal_limits(lm, queries, scorer, legacy, batch_tokens: int) -> dict[str, l
     return out
 
 
-def bare_packed_forward(lm, inputs: list[dict]) -> None:
-    """The decoder on every packed row: no LM head, no reads, no scoring."""
+def bare_packed_forward(lm, inputs: list[dict], head: bool = False):
+    """The decoder on every packed row: no LM head, no reads, no scoring; with ``head``, plus the
+    vocabulary projection of as many rows as the rule reads (random states, nothing normalised): the
+    products no exact scorer of the rule can skip."""
     import torch
 
     base = getattr(lm.model, lm.model.base_model_prefix)
-    with torch.inference_mode():
-        for kw in inputs:
-            base(**kw)
+    weight = lm.model.get_output_embeddings().weight
+    states = [torch.randn(kw["kept_rows"], weight.shape[1], dtype=weight.dtype, device=weight.device) if head else None
+              for kw in inputs]
+
+    def run() -> None:
+        with torch.inference_mode():
+            for kw, h in zip(inputs, states, strict=True):
+                base(**{k: v for k, v in kw.items() if k != "kept_rows"})
+                if h is not None:
+                    h @ weight.t()
+    return run
 
 
 def causal_main(args, lm, queries, peak: float | None) -> int:
@@ -633,20 +647,29 @@ def causal_main(args, lm, queries, peak: float | None) -> int:
     # the KV-cache path (the context's cache copied per candidate), the rule's previous algorithm
     cached = CausalLMScorer(lm, "mean", batch_tokens=args.batch_tokens, packed=False)
     cached_legacy = SentenceLegacyScorer(lm, batch_tokens=args.batch_tokens, packed=False)
+    # the previous packed path: the vocabulary projection of a whole batch at once, then its normaliser
+    whole = CausalLMScorer(lm, "mean", batch_tokens=args.batch_tokens, head_chunk=0)
+    whole_legacy = SentenceLegacyScorer(lm, batch_tokens=args.batch_tokens, head_chunk=0)
     print(f"packed rows: {packs(lm, logit_keeping(lm))}")
-    for s in (scorer, legacy, cached, cached_legacy):  # warm-up: first calls build kernels (oneDNN bf16, CUDA)
+    for s in (scorer, legacy, cached, cached_legacy, whole, whole_legacy):  # warm-up: first calls build kernels (oneDNN bf16, CUDA)
         s.score(queries)
     ok = check("causal-mean packed vs KV-cache path", queries, scorer.score(queries), cached.score(queries),
                False, 1e-5 if args.dtype == "fp32" else args.half_tol)
     ok &= check("causal-sentence-legacy packed vs KV-cache path", queries, legacy.score(queries),
                 cached_legacy.score(queries), False, 1e-5 if args.dtype == "fp32" else args.half_tol)
+    ok &= check("causal-mean vs head whole batch", queries, scorer.score(queries), whole.score(queries), False,
+                1e-5 if args.dtype == "fp32" else args.half_tol)
+    ok &= check("causal-sentence-legacy vs head whole batch", queries, legacy.score(queries),
+                whole_legacy.score(queries), False, 1e-5 if args.dtype == "fp32" else args.half_tol)
     if not ok:
         print("FAILED: the two paths rank differently; no ratio printed", file=sys.stderr)
         return 1
     sub = queries[: args.bmlama_prompts]
     sides = {"ours causal-mean": lambda: scorer.score(queries),
              "ours causal-mean, KV-cache path": lambda: cached.score(queries),
+             "ours causal-mean, head whole batch": lambda: whole.score(queries),
              "ours causal-sentence-legacy": lambda: legacy.score(queries),
+             "ours causal-sentence-legacy, head whole": lambda: whole_legacy.score(queries),
              "ours causal-sentence-legacy, KV-cache": lambda: cached_legacy.score(queries)}
     if not args.skip_baselines:
         ref_lm = lm
@@ -671,7 +694,8 @@ def causal_main(args, lm, queries, peak: float | None) -> int:
         sides["per-sentence loss loop"] = lambda: sentence_loss_loop(ref_lm, sub)
     limits = causal_limits(lm, queries, scorer, legacy, args.batch_tokens) if packs(lm, logit_keeping(lm)) else {}
     for rule, inputs in limits.items():
-        sides[f"limit {rule}"] = lambda i=inputs: bare_packed_forward(lm, i)
+        sides[f"limit {rule}"] = bare_packed_forward(lm, inputs)
+        sides[f"limit {rule} + head"] = bare_packed_forward(lm, inputs, head=True)
     rates = {"causal-mean": "ours causal-mean", "causal-sentence-legacy": "ours causal-sentence-legacy"}
     rate_flops = add_rate_sides(sides, rates, args.device, args.dtype)
     times = interleaved(sides, args.repeats, args.device)
@@ -681,7 +705,10 @@ def causal_main(args, lm, queries, peak: float | None) -> int:
     t = min(times["ours causal-mean"])
     line = f"RATIO causal-mean: {len(queries) / t:.1f} prompts/s"
     if "causal-mean" in limits:
-        line += f"; {min(times['limit causal-mean']) / t:.2f} of the limit (bare decoder forward on its packed rows)"
+        line += (f"; {min(times['limit causal-mean']) / t:.2f} of the limit (bare decoder forward on its packed rows), "
+                 f"{min(times['limit causal-mean + head']) / t:.2f} of it plus the head's product at the read rows "
+                 f"(which alone caps the first at {min(times['limit causal-mean']) / min(times['limit causal-mean + head']):.2f})")
+    line += f"; {min(times['ours causal-mean, head whole batch']) / t:.2f}x the head on whole batches (before)"
     if peak:
         tflops = causal_flops(lm, queries) / t / 1e12
         line += f"; {tflops:.1f} TFLOP/s = {tflops / peak:.1%} of the measured {args.dtype} peak"
@@ -692,9 +719,11 @@ def causal_main(args, lm, queries, peak: float | None) -> int:
     t = min(times["ours causal-sentence-legacy"])
     line = f"RATIO causal-sentence-legacy: {len(queries) / t:.1f} prompts/s"
     if "causal-sentence-legacy" in limits:
-        line += f"; {min(times['limit causal-sentence-legacy']) / t:.2f} of the limit"
+        line += (f"; {min(times['limit causal-sentence-legacy']) / t:.2f} of the limit, "
+                 f"{min(times['limit causal-sentence-legacy + head']) / t:.2f} of it plus the head's product")
     elif limits:
         line += "; no limit (some prompts' sentences share no prefix and run whole, outside the packed rows)"
+    line += f"; {min(times['ours causal-sentence-legacy, head whole']) / t:.2f}x the head on whole batches (before)"
     line += f"; {min(times['ours causal-sentence-legacy, KV-cache']) / t:.2f}x the KV-cache path"
     if not args.skip_baselines:
         line += (f"; {min(times['per-sentence loss loop']) / min(times['ours causal-sentence-legacy (subset)']):.1f}x "

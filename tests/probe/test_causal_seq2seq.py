@@ -228,3 +228,22 @@ def test_kv_cache_path_uses_the_cache_argument_of_this_transformers(tiny_gpt2):
         warnings.simplefilter("error", FutureWarning)
         scores = CausalLMScorer(tiny_gpt2, "sum", packed=False).score([q])[0]
     assert scores == pytest.approx(CausalLMScorer(tiny_gpt2, "sum", packed=True).score([q])[0], abs=1e-5)
+
+
+@pytest.mark.parametrize("chunk", [1, 3, 4, 10, 64])
+@pytest.mark.parametrize("bias", [True, False])
+def test_chunked_head_reads_the_log_softmax_of_the_whole_projection(chunk, bias):
+    import numpy as np
+    import torch
+
+    from factatlas.probe.causal import chunked_target_log_probs
+
+    torch.manual_seed(0)
+    hidden, head = torch.randn(10, 8), torch.nn.Linear(8, 50, bias=bias)
+    reads = [(np.array([9, 0, 3, 3, 7, 4]), np.array([1, 49, 0, 2, 5, 7])), (np.array([], dtype=np.int64),) * 2,
+             (np.array([2, 8]), np.array([3, 3]))]
+    with torch.inference_mode():
+        got = chunked_target_log_probs(hidden, head, reads, chunk=chunk)
+        logp = torch.log_softmax(head(hidden), dim=-1)
+    for g, (rows, tokens) in zip(got, reads, strict=True):
+        assert g.tolist() == pytest.approx(logp[torch.from_numpy(rows), torch.from_numpy(tokens)].tolist(), abs=1e-6)
