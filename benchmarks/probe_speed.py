@@ -213,9 +213,9 @@ def clock_for(device: str):
     return time.process_time
 
 
-def interleaved(sides: dict, repeats: int, device: str) -> dict[str, list[float]]:
+def interleaved(sides: dict, repeats: int, device: str, now=None) -> dict[str, list[float]]:
     """Every side once per round, rounds repeated: load changes hit all sides alike."""
-    now = clock_for(device)
+    now = now or clock_for(device)
     times: dict[str, list[float]] = {name: [] for name in sides}
     for _ in range(repeats):
         for name, fn in sides.items():
@@ -223,6 +223,51 @@ def interleaved(sides: dict, repeats: int, device: str) -> dict[str, list[float]
             fn()
             times[name].append(now() - t0)
     return times
+
+
+def with_threads(fn, n: int):
+    """``fn`` run on ``n`` torch threads, whatever the project's rule would pick (its override variable)."""
+    import os
+
+    import torch
+
+    from factatlas.probe.threads import ENV
+
+    def run() -> None:
+        before, env = torch.get_num_threads(), os.environ.get(ENV)
+        os.environ[ENV] = str(n)
+        torch.set_num_threads(n)
+        try:
+            fn()
+        finally:
+            torch.set_num_threads(before)
+            if env is None:
+                del os.environ[ENV]
+            else:
+                os.environ[ENV] = env
+    return run
+
+
+def thread_scaling(rules: dict, repeats: int, counts: tuple[int, ...] = (1, 2)) -> None:
+    """Per rule (name -> its scoring call), wall-clock time on 1 and 2 threads, interleaved; the speed-up
+    of the medians. Wall time is what threads buy; on a shared box it is only as good as the load lets it
+    be, so the load average is printed with it."""
+    import os
+
+    sides = {f"{rule} on {n} thread(s)": with_threads(fn, n) for rule, fn in rules.items() for n in counts}
+    for fn in sides.values():
+        fn()  # warm-up: each thread count's kernels
+    load = os.getloadavg()[0]
+    times = interleaved(sides, repeats, "cpu", now=time.perf_counter)
+    load = (load + os.getloadavg()[0]) / 2
+    for name, ts in times.items():
+        print(f"  {name:<42} wall {stats(ts)}")
+    for rule in rules:
+        one = statistics.median(times[f"{rule} on {counts[0]} thread(s)"])
+        for n in counts[1:]:
+            print(f"THREADS {rule}: {one / statistics.median(times[f'{rule} on {n} thread(s)']):.2f}x wall-clock "
+                  f"speed-up with {n} threads over {counts[0]} (medians of {repeats}; {os.cpu_count()} CPUs, "
+                  f"load average {load:.1f} while measured{': the box was loaded' if load > 1.5 else ''})")
 
 
 def measured_peak_tflops(device: str, dtype: str, size: int = 8192, repeats: int = 10) -> float:
@@ -429,6 +474,8 @@ def main(argv=None) -> int:
                     help="our scorers' dtype; the anchors always run fp32 as they do")
     ap.add_argument("--half-tol", type=float, default=0.05,
                     help="bf16/fp16: rankings may differ only where the fp32 reference's scores are this close (nats)")
+    ap.add_argument("--thread-scaling", action="store_true",
+                    help="only the wall-clock speed-up of each rule with 2 threads over 1 (CPU)")
     ap.add_argument("--skip-baselines", action="store_true", help="GPU throughput only (no anchors, no check)")
     ap.add_argument("--quick", action="store_true", help="200 prompts, 10 candidates, 2 layers, vocab 8k")
     ap.add_argument("--seed", type=int, default=0)
@@ -467,9 +514,27 @@ def main(argv=None) -> int:
     if args.device == "cuda":
         peak = measured_peak_tflops(args.device, args.dtype)
         print(f"device: {torch.cuda.get_device_name()}, measured dense {args.dtype} matmul peak {peak:.0f} TFLOP/s")
+    if args.thread_scaling:
+        return scaling_main(args, lm, queries, causal)
     if causal:
         return causal_main(args, lm, queries, peak)
     return mlm_main(args, lm, queries, sizes, peak)
+
+
+def scaling_main(args, lm, queries, causal: bool) -> int:
+    """``--thread-scaling``: every rule of the model's family, 1 thread against 2."""
+    if causal:
+        from factatlas.probe.causal import CausalLMScorer, SentenceLegacyScorer
+
+        scorers = {"causal-mean": CausalLMScorer(lm, "mean", batch_tokens=args.batch_tokens),
+                   "causal-sum": CausalLMScorer(lm, "sum", batch_tokens=args.batch_tokens),
+                   "causal-sentence-legacy": SentenceLegacyScorer(lm, batch_tokens=args.batch_tokens)}
+    else:
+        from factatlas.probe.mlm import MaskedLMScorer
+
+        scorers = {mode: MaskedLMScorer(lm, mode, batch_tokens=args.batch_tokens) for mode in ("independent", "pll")}
+    thread_scaling({rule: (lambda s=s: s.score(queries)) for rule, s in scorers.items()}, args.repeats)
+    return 0
 
 
 def check(label: str, queries, ours, reference, half: bool, tol: float) -> bool:
