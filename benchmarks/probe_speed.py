@@ -476,6 +476,9 @@ def main(argv=None) -> int:
                     help="bf16/fp16: rankings may differ only where the fp32 reference's scores are this close (nats)")
     ap.add_argument("--thread-scaling", action="store_true",
                     help="only the wall-clock speed-up of each rule with 2 threads over 1 (CPU)")
+    ap.add_argument("--generation", action="store_true",
+                    help="only greedy generation (causal presets): batched against one prompt at a time")
+    ap.add_argument("--max-new-tokens", type=int, default=8, help="--generation: new tokens per answer")
     ap.add_argument("--skip-baselines", action="store_true", help="GPU throughput only (no anchors, no check)")
     ap.add_argument("--quick", action="store_true", help="200 prompts, 10 candidates, 2 layers, vocab 8k")
     ap.add_argument("--seed", type=int, default=0)
@@ -516,9 +519,36 @@ def main(argv=None) -> int:
         print(f"device: {torch.cuda.get_device_name()}, measured dense {args.dtype} matmul peak {peak:.0f} TFLOP/s")
     if args.thread_scaling:
         return scaling_main(args, lm, queries, causal)
+    if args.generation:
+        return generation_main(args, lm, queries)
     if causal:
         return causal_main(args, lm, queries, peak)
     return mlm_main(args, lm, queries, sizes, peak)
+
+
+def generation_main(args, lm, queries) -> int:
+    """``--generation``: the generative rules' greedy decoding (``GreedyGenerator``: left-padded batches
+    under ``--batch-tokens``, the model's KV cache) against the same generator one prompt at a time, on the
+    prompts cut at the slot; answers compared first, then both timed interleaved (process CPU)."""
+    from factatlas.probe.generative import GreedyGenerator
+
+    prompts = [q.left.rstrip() for q in queries]
+    gen = GreedyGenerator(lm, max_new_tokens=args.max_new_tokens, batch_tokens=args.batch_tokens)
+    batched = gen.generate(prompts)
+    alone = [gen.generate([p])[0] for p in prompts]
+    differ = sum(a != b for a, b in zip(batched, alone, strict=True))
+    print(f"check generation batched vs one prompt at a time: {len(prompts) - differ} of {len(prompts)} answers equal")
+    if differ:
+        print("FAILED: batched answers differ; no ratio printed", file=sys.stderr)
+        return 1
+    sides = {"generate batched": lambda: gen.generate(prompts),
+             "generate one prompt at a time": lambda: [gen.generate([p]) for p in prompts]}
+    times = interleaved(sides, args.repeats, args.device)
+    for name, ts in times.items():
+        print(f"  {name:<42} {stats(ts)}  {len(prompts) / min(ts):9.1f} prompts/s")
+    print(f"RATIO generation: batched {min(times['generate one prompt at a time']) / min(times['generate batched']):.2f}x "
+          f"one prompt at a time ({args.max_new_tokens} new tokens, {len(prompts)} prompts, process CPU, mins)")
+    return 0
 
 
 def scaling_main(args, lm, queries, causal: bool) -> int:
