@@ -530,24 +530,32 @@ def generation_main(args, lm, queries) -> int:
     """``--generation``: the generative rules' greedy decoding (``GreedyGenerator``: left-padded batches
     under ``--batch-tokens``, the model's KV cache) against the same generator one prompt at a time, on the
     prompts cut at the slot; answers compared first, then both timed interleaved (process CPU)."""
-    from factatlas.probe.generative import GreedyGenerator
+    from factatlas.probe.generative import GreedyGenerator, first_line
 
     prompts = [q.left.rstrip() for q in queries]
     gen = GreedyGenerator(lm, max_new_tokens=args.max_new_tokens, batch_tokens=args.batch_tokens)
+    full = GreedyGenerator(lm, max_new_tokens=args.max_new_tokens, batch_tokens=args.batch_tokens)
+    full.stop_at_first_line = False  # the previous way: every row decodes max_new_tokens
     batched = gen.generate(prompts)
     alone = [gen.generate([p])[0] for p in prompts]
     differ = sum(a != b for a, b in zip(batched, alone, strict=True))
-    print(f"check generation batched vs one prompt at a time: {len(prompts) - differ} of {len(prompts)} answers equal")
+    differ += sum(first_line(a) != first_line(b) for a, b in zip(batched, full.generate(prompts), strict=True))
+    print(f"check generation batched vs one prompt at a time and vs no stopping (first lines): "
+          f"{len(prompts) - differ} of {len(prompts)} answers equal; "
+          f"{sum(chr(10) in a for a in full.generate(prompts))} unstopped answers run past their first line")
     if differ:
         print("FAILED: batched answers differ; no ratio printed", file=sys.stderr)
         return 1
     sides = {"generate batched": lambda: gen.generate(prompts),
+             "generate batched, no stopping": lambda: full.generate(prompts),
              "generate one prompt at a time": lambda: [gen.generate([p]) for p in prompts]}
     times = interleaved(sides, args.repeats, args.device)
     for name, ts in times.items():
         print(f"  {name:<42} {stats(ts)}  {len(prompts) / min(ts):9.1f} prompts/s")
     print(f"RATIO generation: batched {min(times['generate one prompt at a time']) / min(times['generate batched']):.2f}x "
-          f"one prompt at a time ({args.max_new_tokens} new tokens, {len(prompts)} prompts, process CPU, mins)")
+          f"one prompt at a time, {min(times['generate batched, no stopping']) / min(times['generate batched']):.2f}x "
+          f"without stopping at the first line ({args.max_new_tokens} new tokens, {len(prompts)} prompts, "
+          "process CPU, mins)")
     return 0
 
 
