@@ -175,6 +175,22 @@ def answer_prompts(generator, prompts: Sequence[Prompt], aliases: Mapping[str, s
     return rows
 
 
+def first_line_done(tokenizer, start: int):
+    """A stopping criterion: a row is done once its new text (from column ``start``, special tokens
+    skipped) holds a line break after something other than whitespace. Every consumer keeps only
+    ``first_line`` of an answer, so the tokens after it change nothing; a batch ends when all its rows
+    are done rather than after ``max_new_tokens``."""
+    import torch
+    from transformers import StoppingCriteria
+
+    class FirstLineDone(StoppingCriteria):
+        def __call__(self, input_ids, scores=None, **kwargs):
+            texts = tokenizer.batch_decode(input_ids[:, start:], skip_special_tokens=True)
+            return torch.tensor(["\n" in t.lstrip() for t in texts], dtype=torch.bool, device=input_ids.device)
+
+    return FirstLineDone()
+
+
 class GreedyGenerator:
     """Greedy (temperature 0) decoding for causal and seq2seq models, batched, left-padded."""
 
@@ -182,6 +198,7 @@ class GreedyGenerator:
         if lm.family == "mlm":
             raise ValueError("generative rules need a causal or seq2seq model; for masked LMs use xfactr")
         self.lm, self.max_new_tokens, self.batch_tokens = lm, max_new_tokens, batch_tokens
+        self.stop_at_first_line = True  # False: every row decodes max_new_tokens (the previous way)
         self.scoring = "generative"
         self._sentinels = None
         if lm.family == "seq2seq":
@@ -262,8 +279,10 @@ class GreedyGenerator:
                     e = encoded[i]
                     ids[r, width - len(e):] = torch.tensor(e)
                     mask[r, width - len(e):] = 1
+                start = width if self.lm.family == "causal" else 0
                 gen = model.generate(input_ids=ids.to(device), attention_mask=mask.to(device), do_sample=False,
-                                     num_beams=1, max_new_tokens=self.max_new_tokens, pad_token_id=pad_id)
+                                     num_beams=1, max_new_tokens=self.max_new_tokens, pad_token_id=pad_id,
+                                     stopping_criteria=[first_line_done(tok, start)] if self.stop_at_first_line else None)
                 if self.lm.family == "causal":
                     gen = gen[:, width:]
                 for r, i in enumerate(batch):

@@ -5,6 +5,14 @@ when the cores are busy (6-20x slower measured on a shared 2-core machine; torch
 model's throughput 2.8x-120x between runs). Larger models and accelerators keep torch's own setting.
 ``FACTATLAS_TORCH_THREADS=N`` overrides the rule for every entry point (the CLI, the Python API's scorers,
 tiny-model training and the speed benchmark all come through here).
+
+Why larger models keep torch's setting rather than one thread: ``benchmarks/probe_speed.py
+--thread-scaling`` on the shared 2-core box (load average 3.9-4.8, medians of 3 wall-clock rounds) gave
+2 threads 0.20x (independent) and 0.40x (PLL) of one thread's speed at the mBERT shape, 0.27-0.34x for
+the causal rules at a 12 x 768 decoder: a busy box punishes a second thread, so there the override is the
+answer. An idle box's speed-up was not measurable here, and the count is not chosen from the load at run
+time: thread counts change float sums in their last digits, and the same settings must give the same
+rankings byte for byte.
 """
 
 from __future__ import annotations

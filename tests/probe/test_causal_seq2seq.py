@@ -228,3 +228,65 @@ def test_kv_cache_path_uses_the_cache_argument_of_this_transformers(tiny_gpt2):
         warnings.simplefilter("error", FutureWarning)
         scores = CausalLMScorer(tiny_gpt2, "sum", packed=False).score([q])[0]
     assert scores == pytest.approx(CausalLMScorer(tiny_gpt2, "sum", packed=True).score([q])[0], abs=1e-5)
+
+
+@pytest.mark.parametrize("chunk", [1, 3, 4, 10, 64])
+@pytest.mark.parametrize("bias", [True, False])
+def test_chunked_head_reads_the_log_softmax_of_the_whole_projection(chunk, bias):
+    import numpy as np
+    import torch
+
+    from factatlas.probe.causal import chunked_target_log_probs
+
+    torch.manual_seed(0)
+    hidden, head = torch.randn(10, 8), torch.nn.Linear(8, 50, bias=bias)
+    reads = [(np.array([9, 0, 3, 3, 7, 4]), np.array([1, 49, 0, 2, 5, 7])), (np.array([], dtype=np.int64),) * 2,
+             (np.array([2, 8]), np.array([3, 3]))]
+    with torch.inference_mode():
+        got = chunked_target_log_probs(hidden, head, reads, chunk=chunk)
+        logp = torch.log_softmax(head(hidden), dim=-1)
+    for g, (rows, tokens) in zip(got, reads, strict=True):
+        assert g.tolist() == pytest.approx(logp[torch.from_numpy(rows), torch.from_numpy(tokens)].tolist(), abs=1e-6)
+
+
+def test_generation_stops_a_row_once_its_first_line_is_complete(tiny_gpt2):
+    import torch
+
+    from factatlas.probe.generative import first_line_done
+
+    tok = tiny_gpt2.tokenizer
+    rows = [tok("Paris\nRome")["input_ids"], tok("\nParis")["input_ids"], tok(" Par")["input_ids"]]
+    width = max(len(r) for r in rows)
+    prompt = [7, 8]  # the prompt's columns are not read
+    ids = torch.tensor([prompt + r + [tok.eos_token_id] * (width - len(r)) for r in rows])
+    assert first_line_done(tok, len(prompt))(ids, None).tolist() == [True, False, False]
+
+
+def test_answers_stopped_at_their_first_line_keep_it(tiny_gpt2, capitals_rows):
+    """A copy of the tiny GPT-2 that favours a line break after a third of its tokens (by id), so rows of a
+    batch finish their first lines at different steps, and answers have later lines and leading breaks."""
+    import copy
+
+    from factatlas.probe.generative import GreedyGenerator, first_line
+    from factatlas.probe.models import wrap_model
+
+    tok = tiny_gpt2.tokenizer
+    newline = tok("\n")["input_ids"][-1]
+    model = copy.deepcopy(tiny_gpt2.model)
+
+    def favour_breaks(module, args, kwargs, output):
+        last = kwargs["input_ids"][:, -1]
+        output.logits[:, -1, newline] += 1e4 * ((last % 3 == 0) & (last != newline))
+        return output
+
+    model.register_forward_hook(favour_breaks, with_kwargs=True)
+    lm = wrap_model(model, tok, name="breaks-gpt2", family="causal")
+    prompts = [r["text"].split("[Y]")[0].rstrip() or r["text"] for r in capitals_rows[::5]] + ["\n", "a\nb\n"]
+    stopped = GreedyGenerator(lm, max_new_tokens=12)
+    full = GreedyGenerator(lm, max_new_tokens=12)
+    full.stop_at_first_line = False
+    got, want = stopped.generate(prompts), full.generate(prompts)
+    assert sum("\n" in a for a in want) >= len(prompts) // 2  # the answers do run past their first line
+    assert [first_line(a) for a in got] == [first_line(a) for a in want]
+    assert sum(len(a) for a in got) < sum(len(a) for a in want)  # and the stopped rows did stop
+

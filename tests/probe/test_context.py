@@ -36,9 +36,13 @@ def chat128_dir(tiny_chat_dir, tmp_path_factory):
 
 
 def _forwards(lm) -> list[int]:
-    """Counts the model's forward passes (a pre-hook on the module the scorers call)."""
+    """Counts the model's forward passes (pre-hooks on the module the scorers call and on its decoder,
+    which a scorer projecting onto the vocabulary itself calls alone)."""
     calls: list[int] = []
     lm.model.register_forward_pre_hook(lambda module, args: calls.append(1))
+    base = getattr(lm.model, getattr(lm.model, "base_model_prefix", ""), None)
+    if base is not None:
+        base.register_forward_pre_hook(lambda module, args: calls.append(1))
     return calls
 
 

@@ -45,7 +45,8 @@ def _gpt2():
 
 def _threads_seen(lm, scorer) -> list[int]:
     seen: list[int] = []
-    hook = lm.model.register_forward_pre_hook(lambda *_: seen.append(torch.get_num_threads()))
+    base = getattr(lm.model, lm.model.base_model_prefix)  # every path runs it (a split head skips the top forward)
+    hook = base.register_forward_pre_hook(lambda *_: seen.append(torch.get_num_threads()))
     try:
         scorer.score([QUERY])
     finally:
