@@ -127,14 +127,30 @@ def _comparison(model: Mapping[str, Any], base: Mapping[str, Any], name: str) ->
                      for avg in ("macro", "micro"))
 
 
+def open_answers(metrics: Mapping[str, Any]) -> bool:
+    """The rule gave open answers (generative, chat, xfactr), matched to aliases: no ranking of candidates."""
+    return metrics.get("ranking") is False
+
+
+def _baseline_name(metrics: Mapping[str, Any]) -> str:
+    return "question-only" if open_answers(metrics) else "template-only"
+
+
 def check_template_only(metrics: Mapping[str, Any]) -> Check:
-    """Paired, on the held-out split: beyond both intervals (macro and micro) and by MIN_TEMPLATE_ONLY_GAP."""
+    """Paired, on the held-out split: beyond both intervals (macro and micro) and by MIN_TEMPLATE_ONLY_GAP.
+    For open-answer rules the baseline is the question-only one: the same question with the subject replaced,
+    answered by the same model and matched the same way."""
     v = metrics["validation"]
     t = v["template_only"]
+    name = f"{_baseline_name(metrics)} baseline"
+    scoring, model_name = metrics.get("scoring") or "RULE", metrics.get("model") or "MODEL"
     if not t or not t["n_pairs"]:
-        return Check("template-only baseline", FAIL,
-                     "no template-only rankings on the held-out split (rankings_template_only.parquet); rerun "
-                     "`factatlas probe` so the baseline with the subject replaced by a placeholder is scored")
+        what = ("the answers to the questions with the subject replaced by a placeholder" if open_answers(metrics)
+                else "the baseline with the subject replaced by a placeholder")
+        return Check(name, FAIL,
+                     f"no {name} answers on the held-out split (rankings_template_only.parquet); rerun "
+                     f"`factatlas probe RUN --model {model_name} --scoring {scoring}` without --no-template-only, so "
+                     f"{what} are scored")
     model, base = t["model"], t["baseline"]
     gap = model["macro"] - base["macro"]
     excluded = t["excluded"]
@@ -143,15 +159,15 @@ def check_template_only(metrics: Mapping[str, Any]) -> Check:
         per_lang = ", ".join(f"{lang} {n}" for lang, n in excluded["by_lang"].items())
         details.append(f"{excluded['prompts']} held-out prompts excluded from the comparison ({per_lang}): "
                        f"{excluded['reason']}")
-    text = f"{_comparison(model, base, 'template-only')} (macro gap {100 * gap:+.1f} points"
+    text = f"{_comparison(model, base, name.removesuffix(' baseline'))} (macro gap {100 * gap:+.1f} points"
     won = beats(model, base)
     if gap < MIN_TEMPLATE_ONLY_GAP or not all(won.values()):
         why = [f"gap under {100 * MIN_TEMPLATE_ONLY_GAP:.0f}"] if gap < MIN_TEMPLATE_ONLY_GAP else []
         why += [f"{avg} interval not wholly above the baseline's" for avg, ok in won.items() if not ok]
-        return Check("template-only baseline", FAIL, f"{text}; {', '.join(why)}): the model does not answer "
+        return Check(name, FAIL, f"{text}; {', '.join(why)}): the model does not answer "
                      "from the subject beyond chance variation (or the templates give the answer away)",
                      tuple(details))
-    return Check("template-only baseline", PASS, f"{text}, >= {100 * MIN_TEMPLATE_ONLY_GAP:.0f} required; "
+    return Check(name, PASS, f"{text}, >= {100 * MIN_TEMPLATE_ONLY_GAP:.0f} required; "
                  "intervals apart)", tuple(details))
 
 
@@ -194,6 +210,11 @@ def check_balance(ds: Mapping[str, Any]) -> Check:
 
 
 def check_model_tables(metrics: Mapping[str, Any]) -> Check:
+    if open_answers(metrics):
+        probed = sorted(metrics["summary"]["by_lang"])
+        return Check("P@1 table and RankC heat-map", PASS,
+                     f"P@1 for {len(metrics['by_predicate'])} predicates in {len(probed)} languages "
+                     f"({', '.join(probed)}); RankC n/a: open answers rank no candidates")
     langs = metrics["cross_lingual"]["languages"]
     if len(langs) < MIN_LANGUAGES_FOR_RANKC:
         return Check("P@1 table and RankC heat-map", FAIL,
@@ -281,7 +302,7 @@ class ReportInput:
     extra_sections: tuple[ExtraSection, ...] = ()
 
 
-def headline_table(validation: Mapping[str, Any]) -> Table:
+def headline_table(validation: Mapping[str, Any], baseline: str = "template-only") -> Table:
     """Model and baselines on the held-out split: macro (DLAMA) and micro (BMLAMA) P@1 with intervals."""
     rows = []
 
@@ -294,20 +315,27 @@ def headline_table(validation: Mapping[str, Any]) -> Table:
     add("majority-class baseline", validation["majority"])
     t = validation.get("template_only")
     if t:
-        add("model, on the template-only prompts", t["model"])
-        add("template-only baseline (paired)", t["baseline"])
+        add(f"model, on the {baseline} prompts", t["model"])
+        add(f"{baseline} baseline (paired)", t["baseline"])
     return table(("", "macro P@1 (DLAMA)", "CI", "micro P@1 (BMLAMA)", "CI", "facts", "prompts"), rows, "num")
+
+
+def _num_or_na(x: float | None, ranked: bool) -> str:
+    """A ranking metric: n/a when the rule ranks nothing (open answers), else the number."""
+    return _num(x) if ranked else "n/a"
 
 
 def _accuracy(m: Mapping[str, Any], langs: Sequence[str], cultures: Sequence[str]) -> Table:
     ks = m["config"]["ks"]
     s_all = m["summary"]
+    ranked = not open_answers(m)
     rows = []
 
     def add(lang: str, culture: str, s: Mapping[str, Any] | None) -> None:
         if s and s.get("n_prompts"):
-            rows.append((lang, culture, s["n_facts"], *[_num(s[f"p@{k}"]) for k in ks], _ci(s, "p@1"),
-                         _num(s["p@1_micro"]), _num(s["mrr"]), _num(s["chance@1"])))
+            rows.append((lang, culture, s["n_facts"],
+                         *[_num(s[f"p@{k}"]) if k == 1 else _num_or_na(s[f"p@{k}"], ranked) for k in ks],
+                         _ci(s, "p@1"), _num(s["p@1_micro"]), _num_or_na(s["mrr"], ranked), _num(s["chance@1"])))
 
     for lang in langs:
         for c in cultures:
@@ -328,7 +356,7 @@ def _baselines(inp: ReportInput, cultures: Sequence[str]) -> Table:
         rows.append((plabel(pred), _num(mp.get("p@1")), _num(tp.get("p@1")) if t else "not run",
                      _num(e["majority"]["p@1"]), _majority_label(e["majority"]), _num(mp.get("chance@1")),
                      *[_num(e["entropy"].get(c), 2) for c in cultures], f"{e['mean_candidates']:.1f}"))
-    return table(("predicate", "model P@1", "template-only P@1", "majority P@1", "majority object", "chance P@1",
+    return table(("predicate", "model P@1", f"{_baseline_name(m)} P@1", "majority P@1", "majority object", "chance P@1",
                   *[f"entropy {c} (bits)" for c in cultures], "candidates"), rows, "num")
 
 
@@ -408,7 +436,7 @@ def page_context(inp: ReportInput) -> dict[str, Any]:
                     "checks": [{"status": c.status, "name": c.name, "summary": c.summary, "details": c.details[:8]}
                                for c in v.checks]},
         "headline": {"splits": val["splits"], "source": val["split_source"], "bootstrap": val["bootstrap"],
-                     "confidence": f"{100 * val['confidence']:g}", "table": headline_table(val)},
+                     "confidence": f"{100 * val['confidence']:g}", "table": headline_table(val, _baseline_name(m))},
         "ranked_splits": val.get("ranked_splits", []),
         "tie_policy": m["tie_policy"],
         "accuracy": _accuracy(m, langs, cultures),
@@ -485,7 +513,7 @@ def make_plots(metrics: Mapping[str, Any], out_dir: Path, predicate_label: Calla
     series: dict[str, list[float | None]] = {
         "model": [bp.get(p, {}).get("all", {}).get("p@1") for p in preds]}
     if metrics.get("template_only"):
-        series["template-only"] = [metrics["template_only"]["by_predicate"].get(p, {}).get("p@1") for p in preds]
+        series[_baseline_name(metrics)] = [metrics["template_only"]["by_predicate"].get(p, {}).get("p@1") for p in preds]
     series["majority class"] = [ds["predicates"][p]["majority"]["p@1"] for p in preds]
     series["chance"] = [bp.get(p, {}).get("all", {}).get("chance@1") for p in preds]
     put("baselines", P.grouped_bars([predicate_label(p) for p in preds], series, "P@1: model vs baselines",
