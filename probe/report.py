@@ -78,12 +78,12 @@ def check_parallel(ds: Mapping[str, Any]) -> Check:
     bad = par["missing_language"] + par["candidate_mismatch"] + par["gold_mismatch"]
     if bad:
         return Check("multi-parallel", FAIL,
-                     f"{bad} of {par['groups']} (fact, template) groups differ between languages "
+                     f"{bad} of {par['groups']} facts differ between languages "
                      f"({par['missing_language']} miss a language, {par['candidate_mismatch']} have other "
                      f"candidate QIDs, {par['gold_mismatch']} other golds); rebuild with `factatlas build`",
                      tuple(par["examples"]))
-    return Check("multi-parallel", PASS, f"all {par['groups']} (fact, template) groups have every language "
-                 "with the same candidate and gold QIDs")
+    return Check("multi-parallel", PASS, f"all {par['groups']} facts have every language with the same "
+                 "candidate and gold QIDs")
 
 
 def check_gold_in_candidates(ds: Mapping[str, Any]) -> Check:
