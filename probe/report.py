@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from factatlas.errors import FactatlasError
+from factatlas.records import id_order
 from factatlas.stopwatch import section
 
 # A leaking prompt (object label inside the subject label) gives the answer away; up to this share of
@@ -65,6 +66,11 @@ class Verdict:
                 "thresholds": {"max_leakage_share": MAX_LEAKAGE_SHARE, "min_template_only_gap": MIN_TEMPLATE_ONLY_GAP,
                                "max_culture_imbalance": MAX_CULTURE_IMBALANCE,
                                "min_languages_for_rankc": MIN_LANGUAGES_FOR_RANKC}}
+
+
+def _by_id(mapping: Mapping[str, Any]) -> list[tuple[str, Any]]:
+    """A predicate-keyed mapping's items in numeric PID order (P103, P106, P136, P1303)."""
+    return sorted(mapping.items(), key=lambda kv: id_order(kv[0]))
 
 
 def _pct(x: float | None) -> str:
@@ -350,7 +356,7 @@ def _baselines(inp: ReportInput, cultures: Sequence[str]) -> Table:
     m, ds, plabel = inp.metrics, inp.metrics["dataset"], inp.predicate_label
     t = m.get("template_only")
     rows = []
-    for pred, e in ds["predicates"].items():
+    for pred, e in _by_id(ds["predicates"]):
         mp = m["by_predicate"].get(pred, {}).get("all", {})
         tp = (t or {}).get("by_predicate", {}).get(pred, {})
         rows.append((plabel(pred), _num(mp.get("p@1")), _num(tp.get("p@1")) if t else "not run",
@@ -361,7 +367,7 @@ def _baselines(inp: ReportInput, cultures: Sequence[str]) -> Table:
 
 
 def _language_bias(inp: ReportInput, langs: Sequence[str]) -> Table:
-    bias, preds = inp.metrics["predictions"]["language_bias"], list(inp.metrics["dataset"]["predicates"])
+    bias, preds = inp.metrics["predictions"]["language_bias"], sorted(inp.metrics["dataset"]["predicates"], key=id_order)
     rows = []
     for lang in langs:
         if lang in bias:
@@ -377,7 +383,7 @@ def _most_common(inp: ReportInput) -> list[dict[str, Any]]:
         return ", ".join(f"{inp.label(q)} ({k})" for q, k in pairs) or "–"
 
     blocks = []
-    for pred, per_culture in inp.metrics["predictions"]["most_common"].items():
+    for pred, per_culture in _by_id(inp.metrics["predictions"]["most_common"]):
         rows = [(c, lang, d["n"], fmt(d["correct"]), fmt(d["wrong"]))
                 for c, per_lang in per_culture.items() for lang, d in per_lang.items()]
         blocks.append({"predicate": inp.predicate_label(pred), "table": table(
@@ -443,7 +449,7 @@ def page_context(inp: ReportInput) -> dict[str, Any]:
         "by_predicate": table(("predicate", *[f"{lang} · {c}" for lang in langs for c in cultures], "all"),
                               [(plabel(p), *[_num(e["by_lang_culture"].get(lang, {}).get(c, {}).get("p@1"))
                                              for lang in langs for c in cultures], _num(e["all"]["p@1"]))
-                               for p, e in bp.items()], "num"),
+                               for p, e in _by_id(bp)], "num"),
         "cross": _cross(m),
         "baselines": _baselines(inp, cultures),
         "language_bias": _language_bias(inp, langs),
@@ -455,7 +461,7 @@ def page_context(inp: ReportInput) -> dict[str, Any]:
         "balance": table(("predicate", *cultures, "max/min"),
                          [(plabel(p), *[e["facts"].get(c, 0) for c in cultures],
                            "–" if e["imbalance"] is None else f"{e['imbalance']:.2f}")
-                          for p, e in ds["predicates"].items()], "num"),
+                          for p, e in _by_id(ds["predicates"])], "num"),
         "extra_sections": inp.extra_sections,
         "notes": inp.extra_notes,
         "images": inp.plots,
@@ -489,7 +495,7 @@ def make_plots(metrics: Mapping[str, Any], out_dir: Path, predicate_label: Calla
 
     ds = metrics["dataset"]
     langs, cultures = ds["languages"], ds["cultures"]
-    preds = list(ds["predicates"])
+    preds = sorted(ds["predicates"], key=id_order)  # P103 before P1303, as people count
     out: dict[str, str] = {}
 
     def put(key: str, path: Path) -> None:

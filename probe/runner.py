@@ -45,7 +45,7 @@ from factatlas.tables import (
 # A word meaning "something" per language: the template-only baseline keeps the template and drops the
 # subject. Languages not listed fall back to "X" (counted in probe.json as template_only/generic-placeholder).
 PLACEHOLDERS = {
-    "ar": "شيء", "de": "etwas", "en": "something", "es": "algo", "fa": "چیزی", "fr": "quelque chose",
+    "ar": "شيء", "ca": "alguna cosa", "de": "etwas", "en": "something", "es": "algo", "fa": "چیزی", "fr": "quelque chose",
     "he": "משהו", "hi": "कुछ", "id": "sesuatu", "it": "qualcosa", "ja": "何か", "ko": "무언가",
     "nl": "iets", "pl": "coś", "pt": "algo", "ru": "что-то", "sw": "kitu", "tr": "bir şey",
     "uk": "щось", "ur": "کچھ", "vi": "cái gì đó", "zh": "某物",

@@ -179,3 +179,14 @@ def test_identical_inputs_give_byte_identical_files(tmp_path):
     names = sorted(p.name for p in a.iterdir())
     assert names == sorted(p.name for p in b.iterdir()) and "prompts.parquet" in names
     assert all((a / n).read_bytes() == (b / n).read_bytes() for n in names)
+
+
+def test_western_share_is_na_for_a_pair_without_the_western_culture():
+    from factatlas.builder.stats import stats_table
+
+    result = build()
+    stats = compute_stats(result.content.facts, result.content.prompts, entities_for(BASE_FACTS), ("ar", "en"),
+                          western="rhine")
+    assert stats["western_share"] is None
+    assert stats_table(stats, ["ar", "en"]).caption.startswith("western share n/a (no 'rhine' culture) · ")
+    assert result.content.stats["western_share"] == 0.5

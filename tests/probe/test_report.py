@@ -263,3 +263,9 @@ def test_open_answer_rules_get_their_own_baseline_and_no_ranking_metrics(tmp_pat
     (res,) = R.write_report(root, None, MetricsConfig(bootstrap=100))
     assert [r.split(":")[0] for r in res.verdict.reasons] == ["question-only baseline"]
     assert "--model synth-model --scoring generative" in res.verdict.reasons[0]
+
+
+def test_predicates_are_listed_in_numeric_order():
+    """Tables and figures order PIDs as numbers: P103, P106, P136, P1303 (not P103, P106, P1303, P136)."""
+    metrics_keys = {"P1303": 1, "P136": 2, "P106": 3, "P103": 4, "P17": 5}
+    assert [p for p, _ in R._by_id(metrics_keys)] == ["P17", "P103", "P106", "P136", "P1303"]
