@@ -178,6 +178,10 @@ def crosslingual_sections(models: Sequence[ModelResults], texts: Mapping[str, Se
 
     pair_rows, corr_rows, plots, notes = [], [], [], []
     for m in models:
+        if not any(len(r.ranked) > 1 for r in m.results):
+            notes.append(f"{m.model}: RankC and COverlap n/a: its answers are open (generated and matched), "
+                         "not rankings of the candidates")
+            continue
         pairs = X.pair_consistency(m.results, weighting)
         langs = sorted({p.lang_a for p in pairs} | {p.lang_b for p in pairs})
         traits, missing = X.language_traits(langs)

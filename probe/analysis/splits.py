@@ -58,16 +58,20 @@ def choose_splits(option: str, present: Sequence[str], trained: Mapping[str, lis
             raise AnalysisError(f"--split {option!r}: expected {HELD_OUT}, {ALL_SPLITS} or split names")
         return SplitChoice(tuple(names), "--split " + ",".join(names))
     held: set[str] | None = None
-    reasons = []
+    by_source: dict[str, list[str]] = {}
     for model, splits in trained.items():
         mine, source = held_out_from(present, splits)
         held = set(mine) if held is None else held & set(mine)
-        reasons.append(f"{model}: {source}")
+        by_source.setdefault(source, []).append(model)
+    if len(by_source) == 1:
+        reasons = [f"{next(iter(by_source))}, for every model"]
+    else:
+        reasons = [f"{', '.join(models)}: {source}" for source, models in by_source.items()]
     chosen = tuple(sorted(held if held is not None else present))
     if not chosen:
         raise AnalysisError("--split held-out: no split is held out for every model ("
                             + "; ".join(reasons) + "); name one with --split, or --split all")
-    return SplitChoice(chosen, "held-out split, as in the report (" + "; ".join(reasons) + ")")
+    return SplitChoice(chosen, "held-out, as in the report: " + "; ".join(reasons))
 
 
 def select(model: ModelResults, prompts: Mapping[str, Mapping[str, Any]], choice: SplitChoice) -> ModelResults:

@@ -163,3 +163,24 @@ def test_compare_reads_the_reports_held_out_split(tmp_path):
     assert int(every["facts"]) == 24 and float(every["P@1 macro"]) > headline["macro"] + 0.1
     res = CliRunner().invoke(app, ["compare", str(run), "--split", "tset", "--out", str(tmp_path / "x")])
     assert res.exit_code != 0 and "Did you mean 'test'" in str(res.exception) + res.output
+
+
+def test_compare_says_rankc_is_na_for_open_answers(scripted_run, tmp_path):
+    """An open-answer model (answers matched to at most one candidate) gets no RankC row, and a note why."""
+    import shutil
+
+    run = tmp_path / "run"
+    shutil.copytree(scripted_run, run)
+    rows = cloze_rows(capital_prompt_rows())
+    answers = [{**_ranking(p, "talker", p["culture"] == "arab"), "scoring": "generative", "scores": [1.0],
+                "prediction": "an answer"} for p in rows]
+    for a in answers:
+        a["ranked_qids"] = a["ranked_qids"][:1]
+    write_table(run / "probe" / "talker" / "rankings.parquet", answers, RANKINGS_SCHEMA, sort_by=("prompt_id",))
+    res = CliRunner().invoke(app, ["compare", str(run), "--out", str(tmp_path / "c"), "--bootstrap", "20"])
+    assert res.exit_code == 0, res.output
+    assert {r["model"] for r in _csv(tmp_path / "c" / "rankc_pairs.csv")} == {"arab-expert", "west-expert"}
+    assert {r["model"] for r in _csv(tmp_path / "c" / "rankc_correlations.csv")} == {"arab-expert", "west-expert"}
+    assert "talker: RankC and COverlap n/a: its answers are open" in (tmp_path / "c" / "compare.md").read_text("utf-8")
+    cell = {(r["model"], r["culture"], r["language"]): r for r in _csv(tmp_path / "c" / "p_at_1.csv")}
+    assert cell[("talker", "arab", "all")]["P@1 micro"] == "1.0"
