@@ -188,9 +188,13 @@ def check_majority(metrics: Mapping[str, Any]) -> Check:
     won = beats(model, base)
     details = (f"{_held_out(metrics)}; {model['n_facts']} facts, {model['n_prompts']} prompts",)
     if not all(won.values()):
+        judge_hint = ""
+        if open_answers(metrics):
+            judge_hint = (f" (answers matched to aliases; `factatlas judge RUN --model {metrics.get('model') or 'MODEL'} "
+                          "--judge JUDGE` shows what an LLM judge counts right beside it)")
         return Check("majority-class baseline", FAIL, f"{text}: the model's {' and '.join(a for a, ok in won.items() if not ok)} "
                      "interval is not wholly above the baseline's; always answering the most frequent object "
-                     "does as well", details)
+                     f"does as well{judge_hint}", details)
     return Check("majority-class baseline", PASS, f"{text}: intervals apart", details)
 
 
@@ -622,6 +626,39 @@ def trained_splits(folder: Path) -> list[str] | None:
     return recorded_training_splits(json.loads(path.read_text("utf-8")))
 
 
+def check_judge(summary: Mapping[str, Any], splits: Sequence[str]) -> Check:
+    """What the LLM judge says of the open answers on the held-out split, beside the matcher (information:
+    the verdict's numbers stay the matcher's, which the judge may be checked against)."""
+    held = [summary["by_split"][s] for s in splits if s in summary["by_split"]]
+    n = sum(x["n"] for x in held)
+    if not n:
+        return Check("LLM-as-judge", INFO, f"no judged answer on the held-out split {', '.join(splits) or 'none'}")
+
+    def mean(key: str) -> float:
+        return sum(x[key] * x["n"] for x in held if x[key] is not None) / n
+
+    kappa = summary["agreement"]["strict"].get("kappa")
+    return Check("LLM-as-judge", INFO,
+                 f"on the held-out split ({n} answers), judge {summary['judge_model']} counts {_pct(mean('judge'))} "
+                 f"right, strict matching {_pct(mean('strict'))}, lenient {_pct(mean('lenient'))} (Cohen's kappa "
+                 f"judge vs strict {'n/a' if kappa is None else f'{kappa:.2f}'}); the rules above use the matcher")
+
+
+def judge_summary_of(folder: Path) -> Mapping[str, Any] | None:
+    """judge_summary of ``folder/judgements.parquet`` when it is there and of the current rankings."""
+    import pyarrow.parquet as pq
+
+    from factatlas.probe.judge import check_current, judge_summary, read_judgements
+
+    path = folder / "judgements.parquet"
+    if not path.exists():
+        return None
+    judged = read_judgements(path)
+    answers = pq.read_table(folder / "rankings.parquet", columns=["prompt_id", "prediction"]).to_pydict()
+    check_current(judged, dict(zip(answers["prompt_id"], answers["prediction"], strict=True)), str(path))
+    return judge_summary(judged)
+
+
 def judge_sections(folder: Path) -> tuple[ExtraSection, ...]:
     """The LLM-as-judge section when ``factatlas judge`` left judgements.parquet beside the rankings."""
     import pyarrow.parquet as pq
@@ -693,6 +730,9 @@ def write_report(run: str | os.PathLike, model: str | None = None, config: Any =
                                           trained_on=splits)
                 metrics["inputs"] = inputs
         v = verdict(metrics)
+        judged = judge_summary_of(folder) if open_answers(metrics) else None
+        if judged is not None:
+            v = Verdict((*v.checks, check_judge(judged, metrics["validation"]["splits"])))
         with section("report/plots"):
             plots = make_plots(metrics, folder, plabel)
         images = {key: embed_png(folder / name) for key, name in plots.items()}
