@@ -255,3 +255,20 @@ def test_chance_counts_every_gold_among_the_candidates_and_order_indexes_each_li
     assert (a.chance, b.chance) == (2 / 4, 1 / 4)
     assert (a.order, b.order) == ((3, 0, 1, 2), (0, 3, 2, 1))
     assert (a.rank, b.rank) == (1, 2) and counts["used"] == 2 and counts["foreign_candidates"] == 0
+
+
+def test_paraphrase_consistency_compares_languages_on_the_templates_they_share():
+    """en asks with three paraphrases, ar with two (a first-draft language): both are scored on the two
+    they share, so the third cannot lower en's consistency alone."""
+    from factatlas.probe.evaluate import Outcome, pararel_section
+
+    def outcome(fact: str, lang: str, tid: str, top: str) -> Outcome:
+        return Outcome(f"{fact}|{lang}|{tid}", fact, lang, tid, "arab", "P36", (top, "Qx"), frozenset({"Q1"}),
+                       1 if top == "Q1" else None, 0.5)
+
+    rows = [outcome(f, lang, t, "Q1") for f in ("f1", "f2") for lang in ("en", "ar") for t in ("P36/1", "P36/2")]
+    rows += [outcome(f, "en", "P36/3", "Q9") for f in ("f1", "f2")]  # en's third paraphrase disagrees
+    section = pararel_section(rows)
+    assert section["templates_not_in_every_language"] == ["P36/3"]
+    for lang in ("en", "ar"):
+        assert section["by_lang"][lang]["macro"]["consistency"] == 1.0
