@@ -119,7 +119,8 @@ def validate_command(
         err.print(f"[red]{directory}: {len(violations)} violation(s) of the benchmark invariant:[/red]")
         err.print(format_violations(violations, limit=200), highlight=False, markup=False)
         raise typer.Exit(1)
-    out.print(f"{directory}: valid benchmark (every language has the same facts, templates and candidates)")
+    out.print(f"{directory}: valid benchmark (every language has the same facts and candidates, each with its own "
+              "templates)", soft_wrap=True)
 
 
 import_app = typer.Typer(help="Import a published benchmark (DLAMA-v1, BMLAMA, mLAMA) into the benchmark format.",
