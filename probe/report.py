@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from factatlas.errors import FactatlasError
+from factatlas.records import id_order
 from factatlas.stopwatch import section
 
 # A leaking prompt (object label inside the subject label) gives the answer away; up to this share of
@@ -67,6 +68,11 @@ class Verdict:
                                "min_languages_for_rankc": MIN_LANGUAGES_FOR_RANKC}}
 
 
+def _by_id(mapping: Mapping[str, Any]) -> list[tuple[str, Any]]:
+    """A predicate-keyed mapping's items in numeric PID order (P103, P106, P136, P1303)."""
+    return sorted(mapping.items(), key=lambda kv: id_order(kv[0]))
+
+
 def _pct(x: float | None) -> str:
     return "n/a" if x is None else f"{100 * x:.1f}%"
 
@@ -78,12 +84,12 @@ def check_parallel(ds: Mapping[str, Any]) -> Check:
     bad = par["missing_language"] + par["candidate_mismatch"] + par["gold_mismatch"]
     if bad:
         return Check("multi-parallel", FAIL,
-                     f"{bad} of {par['groups']} (fact, template) groups differ between languages "
+                     f"{bad} of {par['groups']} facts differ between languages "
                      f"({par['missing_language']} miss a language, {par['candidate_mismatch']} have other "
                      f"candidate QIDs, {par['gold_mismatch']} other golds); rebuild with `factatlas build`",
                      tuple(par["examples"]))
-    return Check("multi-parallel", PASS, f"all {par['groups']} (fact, template) groups have every language "
-                 "with the same candidate and gold QIDs")
+    return Check("multi-parallel", PASS, f"all {par['groups']} facts have every language with the same "
+                 "candidate and gold QIDs")
 
 
 def check_gold_in_candidates(ds: Mapping[str, Any]) -> Check:
@@ -127,14 +133,30 @@ def _comparison(model: Mapping[str, Any], base: Mapping[str, Any], name: str) ->
                      for avg in ("macro", "micro"))
 
 
+def open_answers(metrics: Mapping[str, Any]) -> bool:
+    """The rule gave open answers (generative, chat, xfactr), matched to aliases: no ranking of candidates."""
+    return metrics.get("ranking") is False
+
+
+def _baseline_name(metrics: Mapping[str, Any]) -> str:
+    return "question-only" if open_answers(metrics) else "template-only"
+
+
 def check_template_only(metrics: Mapping[str, Any]) -> Check:
-    """Paired, on the held-out split: beyond both intervals (macro and micro) and by MIN_TEMPLATE_ONLY_GAP."""
+    """Paired, on the held-out split: beyond both intervals (macro and micro) and by MIN_TEMPLATE_ONLY_GAP.
+    For open-answer rules the baseline is the question-only one: the same question with the subject replaced,
+    answered by the same model and matched the same way."""
     v = metrics["validation"]
     t = v["template_only"]
+    name = f"{_baseline_name(metrics)} baseline"
+    scoring, model_name = metrics.get("scoring") or "RULE", metrics.get("model") or "MODEL"
     if not t or not t["n_pairs"]:
-        return Check("template-only baseline", FAIL,
-                     "no template-only rankings on the held-out split (rankings_template_only.parquet); rerun "
-                     "`factatlas probe` so the baseline with the subject replaced by a placeholder is scored")
+        what = ("the answers to the questions with the subject replaced by a placeholder" if open_answers(metrics)
+                else "the baseline with the subject replaced by a placeholder")
+        return Check(name, FAIL,
+                     f"no {name} answers on the held-out split (rankings_template_only.parquet); rerun "
+                     f"`factatlas probe RUN --model {model_name} --scoring {scoring}` without --no-template-only, so "
+                     f"{what} are scored")
     model, base = t["model"], t["baseline"]
     gap = model["macro"] - base["macro"]
     excluded = t["excluded"]
@@ -143,15 +165,15 @@ def check_template_only(metrics: Mapping[str, Any]) -> Check:
         per_lang = ", ".join(f"{lang} {n}" for lang, n in excluded["by_lang"].items())
         details.append(f"{excluded['prompts']} held-out prompts excluded from the comparison ({per_lang}): "
                        f"{excluded['reason']}")
-    text = f"{_comparison(model, base, 'template-only')} (macro gap {100 * gap:+.1f} points"
+    text = f"{_comparison(model, base, name.removesuffix(' baseline'))} (macro gap {100 * gap:+.1f} points"
     won = beats(model, base)
     if gap < MIN_TEMPLATE_ONLY_GAP or not all(won.values()):
         why = [f"gap under {100 * MIN_TEMPLATE_ONLY_GAP:.0f}"] if gap < MIN_TEMPLATE_ONLY_GAP else []
         why += [f"{avg} interval not wholly above the baseline's" for avg, ok in won.items() if not ok]
-        return Check("template-only baseline", FAIL, f"{text}; {', '.join(why)}): the model does not answer "
+        return Check(name, FAIL, f"{text}; {', '.join(why)}): the model does not answer "
                      "from the subject beyond chance variation (or the templates give the answer away)",
                      tuple(details))
-    return Check("template-only baseline", PASS, f"{text}, >= {100 * MIN_TEMPLATE_ONLY_GAP:.0f} required; "
+    return Check(name, PASS, f"{text}, >= {100 * MIN_TEMPLATE_ONLY_GAP:.0f} required; "
                  "intervals apart)", tuple(details))
 
 
@@ -166,9 +188,13 @@ def check_majority(metrics: Mapping[str, Any]) -> Check:
     won = beats(model, base)
     details = (f"{_held_out(metrics)}; {model['n_facts']} facts, {model['n_prompts']} prompts",)
     if not all(won.values()):
+        judge_hint = ""
+        if open_answers(metrics):
+            judge_hint = (f" (answers matched to aliases; `factatlas judge RUN --model {metrics.get('model') or 'MODEL'} "
+                          "--judge JUDGE` shows what an LLM judge counts right beside it)")
         return Check("majority-class baseline", FAIL, f"{text}: the model's {' and '.join(a for a, ok in won.items() if not ok)} "
                      "interval is not wholly above the baseline's; always answering the most frequent object "
-                     "does as well", details)
+                     f"does as well{judge_hint}", details)
     return Check("majority-class baseline", PASS, f"{text}: intervals apart", details)
 
 
@@ -194,6 +220,11 @@ def check_balance(ds: Mapping[str, Any]) -> Check:
 
 
 def check_model_tables(metrics: Mapping[str, Any]) -> Check:
+    if open_answers(metrics):
+        probed = sorted(metrics["summary"]["by_lang"])
+        return Check("P@1 table and RankC heat-map", PASS,
+                     f"P@1 for {len(metrics['by_predicate'])} predicates in {len(probed)} languages "
+                     f"({', '.join(probed)}); RankC n/a: open answers rank no candidates")
     langs = metrics["cross_lingual"]["languages"]
     if len(langs) < MIN_LANGUAGES_FOR_RANKC:
         return Check("P@1 table and RankC heat-map", FAIL,
@@ -281,7 +312,7 @@ class ReportInput:
     extra_sections: tuple[ExtraSection, ...] = ()
 
 
-def headline_table(validation: Mapping[str, Any]) -> Table:
+def headline_table(validation: Mapping[str, Any], baseline: str = "template-only") -> Table:
     """Model and baselines on the held-out split: macro (DLAMA) and micro (BMLAMA) P@1 with intervals."""
     rows = []
 
@@ -294,20 +325,27 @@ def headline_table(validation: Mapping[str, Any]) -> Table:
     add("majority-class baseline", validation["majority"])
     t = validation.get("template_only")
     if t:
-        add("model, on the template-only prompts", t["model"])
-        add("template-only baseline (paired)", t["baseline"])
+        add(f"model, on the {baseline} prompts", t["model"])
+        add(f"{baseline} baseline (paired)", t["baseline"])
     return table(("", "macro P@1 (DLAMA)", "CI", "micro P@1 (BMLAMA)", "CI", "facts", "prompts"), rows, "num")
+
+
+def _num_or_na(x: float | None, ranked: bool) -> str:
+    """A ranking metric: n/a when the rule ranks nothing (open answers), else the number."""
+    return _num(x) if ranked else "n/a"
 
 
 def _accuracy(m: Mapping[str, Any], langs: Sequence[str], cultures: Sequence[str]) -> Table:
     ks = m["config"]["ks"]
     s_all = m["summary"]
+    ranked = not open_answers(m)
     rows = []
 
     def add(lang: str, culture: str, s: Mapping[str, Any] | None) -> None:
         if s and s.get("n_prompts"):
-            rows.append((lang, culture, s["n_facts"], *[_num(s[f"p@{k}"]) for k in ks], _ci(s, "p@1"),
-                         _num(s["p@1_micro"]), _num(s["mrr"]), _num(s["chance@1"])))
+            rows.append((lang, culture, s["n_facts"],
+                         *[_num(s[f"p@{k}"]) if k == 1 else _num_or_na(s[f"p@{k}"], ranked) for k in ks],
+                         _ci(s, "p@1"), _num(s["p@1_micro"]), _num_or_na(s["mrr"], ranked), _num(s["chance@1"])))
 
     for lang in langs:
         for c in cultures:
@@ -322,18 +360,18 @@ def _baselines(inp: ReportInput, cultures: Sequence[str]) -> Table:
     m, ds, plabel = inp.metrics, inp.metrics["dataset"], inp.predicate_label
     t = m.get("template_only")
     rows = []
-    for pred, e in ds["predicates"].items():
+    for pred, e in _by_id(ds["predicates"]):
         mp = m["by_predicate"].get(pred, {}).get("all", {})
         tp = (t or {}).get("by_predicate", {}).get(pred, {})
         rows.append((plabel(pred), _num(mp.get("p@1")), _num(tp.get("p@1")) if t else "not run",
                      _num(e["majority"]["p@1"]), _majority_label(e["majority"]), _num(mp.get("chance@1")),
                      *[_num(e["entropy"].get(c), 2) for c in cultures], f"{e['mean_candidates']:.1f}"))
-    return table(("predicate", "model P@1", "template-only P@1", "majority P@1", "majority object", "chance P@1",
+    return table(("predicate", "model P@1", f"{_baseline_name(m)} P@1", "majority P@1", "majority object", "chance P@1",
                   *[f"entropy {c} (bits)" for c in cultures], "candidates"), rows, "num")
 
 
 def _language_bias(inp: ReportInput, langs: Sequence[str]) -> Table:
-    bias, preds = inp.metrics["predictions"]["language_bias"], list(inp.metrics["dataset"]["predicates"])
+    bias, preds = inp.metrics["predictions"]["language_bias"], sorted(inp.metrics["dataset"]["predicates"], key=id_order)
     rows = []
     for lang in langs:
         if lang in bias:
@@ -349,7 +387,7 @@ def _most_common(inp: ReportInput) -> list[dict[str, Any]]:
         return ", ".join(f"{inp.label(q)} ({k})" for q, k in pairs) or "–"
 
     blocks = []
-    for pred, per_culture in inp.metrics["predictions"]["most_common"].items():
+    for pred, per_culture in _by_id(inp.metrics["predictions"]["most_common"]):
         rows = [(c, lang, d["n"], fmt(d["correct"]), fmt(d["wrong"]))
                 for c, per_lang in per_culture.items() for lang, d in per_lang.items()]
         blocks.append({"predicate": inp.predicate_label(pred), "table": table(
@@ -408,14 +446,14 @@ def page_context(inp: ReportInput) -> dict[str, Any]:
                     "checks": [{"status": c.status, "name": c.name, "summary": c.summary, "details": c.details[:8]}
                                for c in v.checks]},
         "headline": {"splits": val["splits"], "source": val["split_source"], "bootstrap": val["bootstrap"],
-                     "confidence": f"{100 * val['confidence']:g}", "table": headline_table(val)},
+                     "confidence": f"{100 * val['confidence']:g}", "table": headline_table(val, _baseline_name(m))},
         "ranked_splits": val.get("ranked_splits", []),
         "tie_policy": m["tie_policy"],
         "accuracy": _accuracy(m, langs, cultures),
         "by_predicate": table(("predicate", *[f"{lang} · {c}" for lang in langs for c in cultures], "all"),
                               [(plabel(p), *[_num(e["by_lang_culture"].get(lang, {}).get(c, {}).get("p@1"))
                                              for lang in langs for c in cultures], _num(e["all"]["p@1"]))
-                               for p, e in bp.items()], "num"),
+                               for p, e in _by_id(bp)], "num"),
         "cross": _cross(m),
         "baselines": _baselines(inp, cultures),
         "language_bias": _language_bias(inp, langs),
@@ -427,7 +465,7 @@ def page_context(inp: ReportInput) -> dict[str, Any]:
         "balance": table(("predicate", *cultures, "max/min"),
                          [(plabel(p), *[e["facts"].get(c, 0) for c in cultures],
                            "–" if e["imbalance"] is None else f"{e['imbalance']:.2f}")
-                          for p, e in ds["predicates"].items()], "num"),
+                          for p, e in _by_id(ds["predicates"])], "num"),
         "extra_sections": inp.extra_sections,
         "notes": inp.extra_notes,
         "images": inp.plots,
@@ -461,7 +499,7 @@ def make_plots(metrics: Mapping[str, Any], out_dir: Path, predicate_label: Calla
 
     ds = metrics["dataset"]
     langs, cultures = ds["languages"], ds["cultures"]
-    preds = list(ds["predicates"])
+    preds = sorted(ds["predicates"], key=id_order)  # P103 before P1303, as people count
     out: dict[str, str] = {}
 
     def put(key: str, path: Path) -> None:
@@ -485,7 +523,7 @@ def make_plots(metrics: Mapping[str, Any], out_dir: Path, predicate_label: Calla
     series: dict[str, list[float | None]] = {
         "model": [bp.get(p, {}).get("all", {}).get("p@1") for p in preds]}
     if metrics.get("template_only"):
-        series["template-only"] = [metrics["template_only"]["by_predicate"].get(p, {}).get("p@1") for p in preds]
+        series[_baseline_name(metrics)] = [metrics["template_only"]["by_predicate"].get(p, {}).get("p@1") for p in preds]
     series["majority class"] = [ds["predicates"][p]["majority"]["p@1"] for p in preds]
     series["chance"] = [bp.get(p, {}).get("all", {}).get("chance@1") for p in preds]
     put("baselines", P.grouped_bars([predicate_label(p) for p in preds], series, "P@1: model vs baselines",
@@ -588,6 +626,38 @@ def trained_splits(folder: Path) -> list[str] | None:
     return recorded_training_splits(json.loads(path.read_text("utf-8")))
 
 
+def check_judge(summary: Mapping[str, Any], splits: Sequence[str]) -> Check:
+    """What the LLM judge says of the open answers on the held-out split, beside the matcher (information:
+    the verdict's numbers stay the matcher's, which the judge may be checked against)."""
+    held = [summary["by_split"][s] for s in splits if s in summary["by_split"]]
+    n = sum(x["n"] for x in held)
+    if not n:
+        return Check("LLM-as-judge", INFO, f"no judged answer on the held-out split {', '.join(splits) or 'none'}")
+
+    def mean(key: str) -> float:
+        return sum(x[key] * x["n"] for x in held if x[key] is not None) / n
+
+    kappa = summary["agreement"]["strict"].get("kappa")
+    return Check("LLM-as-judge", INFO,
+                 f"on the held-out split ({n} answers), judge {summary['judge_model']} counts {_pct(mean('judge'))} "
+                 f"right, strict matching {_pct(mean('strict'))}, lenient {_pct(mean('lenient'))} (Cohen's kappa "
+                 f"judge vs strict {'n/a' if kappa is None else f'{kappa:.2f}'}); the rules above use the matcher")
+
+
+def judge_summary_of(folder: Path) -> Mapping[str, Any] | None:
+    """judge_summary of ``folder/judgements.parquet`` when it is there and of the current rankings."""
+    from factatlas.probe.judge import check_current, judge_summary, read_judgements
+    from factatlas.tables import read_probe_results
+
+    path = folder / "judgements.parquet"
+    if not path.exists():
+        return None
+    judged = read_judgements(path)
+    answers = {r.prompt_id: r.prediction for r in read_probe_results(folder / "rankings.parquet")}
+    check_current(judged, answers, str(path))
+    return judge_summary(judged)
+
+
 def judge_sections(folder: Path) -> tuple[ExtraSection, ...]:
     """The LLM-as-judge section when ``factatlas judge`` left judgements.parquet beside the rankings."""
     from factatlas.probe.judge import check_current, judge_summary, read_judgements
@@ -657,13 +727,16 @@ def write_report(run: str | os.PathLike, model: str | None = None, config: Any =
                                           trained_on=splits)
                 metrics["inputs"] = inputs
         v = verdict(metrics)
+        judged = judge_summary_of(folder) if open_answers(metrics) else None
+        if judged is not None:
+            v = Verdict((*v.checks, check_judge(judged, metrics["validation"]["splits"])))
         with section("report/plots"):
             plots = make_plots(metrics, folder, plabel)
         images = {key: embed_png(folder / name) for key, name in plots.items()}
         page = render_html(ReportInput(metrics, v, images, lambda q: bench.label(q), plabel, run.name,
                                        extra_sections=judge_sections(folder)))
         with section("report/analyses"):
-            page = with_analyses(page, run, folder, metrics["config"]["rankc_weighting"])
+            page = with_analyses(page, run, folder, metrics["config"]["rankc_weighting"], splits)
         write_text(folder / "report.html", page)
         write_json(folder / "verdict.json", v.to_json())
         results.append(ReportResult(folder.name, folder / "report.html", v, tuple(folder / p for p in plots.values()),

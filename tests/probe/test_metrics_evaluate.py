@@ -236,3 +236,21 @@ def test_coverage_counts_only_the_prompt_kinds_the_rule_used(tmp_path):
     assert check.status == INFO
     assert check.summary == (f"all {len(rows)} prompts ranked ({len(questions)} prompts of another kind, "
                              "e.g. questions, are not used by this scoring rule)")
+
+
+def test_paraphrase_consistency_compares_languages_on_the_templates_they_share():
+    """en asks with three paraphrases, ar with two (a first-draft language): both are scored on the two
+    they share, so the third cannot lower en's consistency alone."""
+    from factatlas.probe.cross_lingual import pararel_section
+    from factatlas.records import GoldObject, ScoredPrompt
+
+    def scored(fact: str, lang: str, tid: str, top: str) -> ScoredPrompt:
+        return ScoredPrompt("m", f"{fact}|{lang}|{tid}", fact, lang, tid, "arab", "P36", (GoldObject("Q1"),),
+                            (top, "Qx"), 1 if top == "Q1" else None, chance=0.5)
+
+    rows = [scored(f, lang, t, "Q1") for f in ("f1", "f2") for lang in ("en", "ar") for t in ("P36/1", "P36/2")]
+    rows += [scored(f, "en", "P36/3", "Q9") for f in ("f1", "f2")]  # en's third paraphrase disagrees
+    section = pararel_section(rows)
+    assert section["templates_not_in_every_language"] == ["P36/3"]
+    for lang in ("en", "ar"):
+        assert section["by_lang"][lang]["macro"]["consistency"] == 1.0
