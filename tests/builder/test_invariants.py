@@ -142,6 +142,13 @@ def _swap_first_rows(rows: Rows) -> Rows:
     return [rows[1], rows[0], *rows[2:]]
 
 
+def _a_cloze_in_one_language(r: dict) -> None:
+    """A question template asked as a well-formed cloze in one language: only the kind rule can catch it."""
+    from factatlas.records import ANSWER_MARKER
+
+    r.update(kind="cloze", text=f"{r['text']} {ANSWER_MARKER}", answer_start=len(r["text"]) + 1)
+
+
 ROW_CORRUPTIONS = {
     "a candidate form missing": (_one_row(ONE, lambda r: r.update(candidate_forms=r["candidate_forms"][:-1])),
                                  {"candidate-forms"}),
@@ -172,6 +179,8 @@ ROW_CORRUPTIONS = {
     "a duplicated row": (duplicate_a_row, {"duplicate-prompt"}),
     "a truncated table": (truncate_rows, {"missing-language"}),
     "a template id missing in one language's rows": (drop_template_in_one_language, {"template-without-rows"}),
+    "a template of another kind in one language": (_one_row("arab:P36:Q79|en|P36/q1", _a_cloze_in_one_language),
+                                                    {"differs:kind"}),
 }
 
 
