@@ -188,3 +188,18 @@ def test_compare_says_rankc_is_na_for_open_answers(scripted_run, tmp_path):
     assert "talker: RankC and COverlap n/a: its answers are open" in (tmp_path / "c" / "compare.md").read_text("utf-8")
     cell = {(r["model"], r["culture"], r["language"]): r for r in _csv(tmp_path / "c" / "p_at_1.csv")}
     assert cell[("talker", "arab", "all")]["P@1 micro"] == "1.0"
+
+
+def test_held_out_for_several_models_is_what_every_one_of_them_held_out():
+    """One model tuned on dev too: compare reads only the splits neither model saw, so both answer the
+    same prompts; a model without a record falls back to the test split, as in its report."""
+    from factatlas.probe.analysis.splits import choose_splits
+
+    present = ["dev", "test", "train"]
+    both = choose_splits("held-out", present, {"a": ["train"], "b": ["train", "dev"]})
+    assert both.splits == ("test",) and both.label == "split test"
+    assert "a: the splits the model was not trained on (trained on train)" in both.why
+    assert choose_splits("held-out", present, {"a": ["train"]}).splits == ("dev", "test")
+    assert choose_splits("held-out", present, {"a": None}).splits == ("test",)
+    assert choose_splits("all", present, {"a": ["train"]}).splits == ("dev", "test", "train")
+    assert choose_splits("dev, test", present, {"a": None}).splits == ("dev", "test")
