@@ -15,11 +15,19 @@ is printed, the facts and entities about original subjects must be identical at 
     python benchmarks/curate_scaling.py                 # 1x, 10x, 30x (about 5 minutes on 2 cores)
     python benchmarks/curate_scaling.py --scales 1,10,100
     python benchmarks/curate_scaling.py --endpoint-server   # also over HTTP against `oxigraph serve`
+    python benchmarks/curate_scaling.py --scales 1,10,100 --engines oxigraph,virtuoso --json scale.json
+
+Over HTTP (``--engines oxigraph,virtuoso``: the engines of ``factatlas.curate.localengines`` on 127.0.0.1,
+loaded with each scale's store) it also reports, per curation stage, the wall time, the requests sent and
+the peak resident memory of the client and of the server (VmHWM, reset at each stage), and the exponents
+of curation time and requests against the facts curated (which the per-predicate caps bound), beside the
+exponent against the store size.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gzip
 import json
 import math
@@ -27,7 +35,6 @@ import os
 import re
 import resource
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -118,13 +125,66 @@ def original(qid: str) -> bool:
     return int(qid[1:]) < COPY_STRIDE
 
 
-def run_scale(scale: int, workdir: Path, endpoint_url: str | None) -> dict:
+STAGES = ("checks", "candidates", "popularity", "objects", "labels", "augment+write")
+
+
+def peak_rss_mb(pid: int | str = "self", reset: bool = True) -> float:
+    """The process's peak resident memory since the last reset (VmHWM), then reset it (clear_refs 5), so
+    that each stage reports its own peak."""
+    status = Path(f"/proc/{pid}/status").read_text()
+    kb = int(re.search(r"^VmHWM:\s+(\d+) kB", status, re.M).group(1))
+    if reset:
+        with contextlib.suppress(OSError):  # not ours to reset: the peak then runs from the process's start
+            Path(f"/proc/{pid}/clear_refs").write_text("5")
+    return kb / 1024
+
+
+def cpu_s(pid: int | str = "self") -> float:
+    """User + system CPU seconds the process has used (its threads included)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+class StageClock:
+    """Wall time, requests and peak memory (client and server) per curation stage, cut at the progress
+    messages ``curate()`` prints at each step."""
+
+    def __init__(self, requests, server_pid: int | None):
+        self.requests, self.server_pid = requests, server_pid
+        self.stages: list[dict] = []
+        self._start()
+
+    def _start(self) -> None:
+        self.t0, self.r0 = time.perf_counter(), self.requests()
+        self.c0 = cpu_s()
+        self.s0 = cpu_s(self.server_pid) if self.server_pid else 0.0
+        peak_rss_mb()
+        if self.server_pid:
+            peak_rss_mb(self.server_pid)
+
+    def cut(self) -> None:
+        name = STAGES[len(self.stages)]
+        self.stages.append({"stage": name, "wall_s": time.perf_counter() - self.t0, "requests": self.requests() - self.r0,
+                            "client_cpu_s": cpu_s() - self.c0,
+                            "server_cpu_s": cpu_s(self.server_pid) - self.s0 if self.server_pid else None,
+                            "client_peak_mb": peak_rss_mb(),
+                            "server_peak_mb": peak_rss_mb(self.server_pid) if self.server_pid else None})
+        self._start()
+
+    def progress(self, message: str) -> None:
+        if message.startswith("step "):
+            self.cut()
+
+
+def run_scale(scale: int, workdir: Path, endpoint_url: str | None, server_pid: int | None = None) -> dict:
     """One scale in this process: generate, load, curate, time one describe query."""
     from factatlas.curate import sparql
     from factatlas.curate.endpoints import EmbeddedEndpoint, load_store, run_on_store
     from factatlas.curate.engine import CurationConfig, curate
 
-    sample = write_sample(scale, workdir / f"x{scale}")
+    sample = workdir / f"x{scale}" / "sample.nt"
+    if not sample.exists():
+        sample = write_sample(scale, workdir / f"x{scale}")
     store, load_s = None, 0.0
     if endpoint_url is None:
         t0 = time.process_time()
@@ -132,6 +192,7 @@ def run_scale(scale: int, workdir: Path, endpoint_url: str | None) -> dict:
         load_s = time.process_time() - t0
         triples = len(store)
         endpoint = EmbeddedEndpoint(sample, store=store)
+        requests = lambda: endpoint.requests  # noqa: E731
     else:  # the server holds the store; this process is only its client
         with open(sample, encoding="utf-8") as f:
             triples = sum(1 for _ in f)
@@ -139,9 +200,15 @@ def run_scale(scale: int, workdir: Path, endpoint_url: str | None) -> dict:
                             page_lengths=str(sample.with_name("page_lengths.tsv")))
     if endpoint_url is not None:
         from factatlas.curate.endpoints import HttpSparqlEndpoint
-        endpoint = HttpSparqlEndpoint(endpoint_url)
+        from factatlas.http import HttpPolicy
+        # a local server may take longer than a public one's 60 s on a big store: no deadline but a generous one
+        endpoint = HttpSparqlEndpoint(endpoint_url, policy=HttpPolicy(timeout_s=600))
+        requests = lambda: endpoint.stats.requests  # noqa: E731
+    clock_ = StageClock(requests, server_pid)
     t0, w0 = time.process_time(), time.perf_counter()
-    result = curate(config, workdir / f"run{scale}", endpoint=endpoint)
+    result = curate(config, workdir / f"run{scale}", endpoint=endpoint, progress=clock_.progress)
+    clock_.cut()  # the outputs written
+    server_cpu = sum(st["server_cpu_s"] or 0.0 for st in clock_.stages)
     curate_s, curate_wall = time.process_time() - t0, time.perf_counter() - w0
     entities = sorted((q for q in result.entities if original(q)), key=lambda q: int(q[1:]))[:DESCRIBE_ENTITIES]
     query = sparql.describe_query(entities, LANGS)
@@ -154,8 +221,11 @@ def run_scale(scale: int, workdir: Path, endpoint_url: str | None) -> dict:
     facts = sorted(json.dumps(_fact_key(f), sort_keys=True) for f in result.facts if original(f.subject))
     ents = sorted(json.dumps(_entity_key(e), sort_keys=True) for q, e in result.entities.items() if original(q))
     return {"scale": scale, "triples": triples, "load_s": load_s, "curate_s": curate_s, "curate_wall_s": curate_wall,
-            "facts": len(result.facts), "describe_s": min(times), "describe_rows": len(rows),
-            "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+            "facts": len(result.facts), "entities": len(result.entities), "drops": len(result.drops),
+            "requests": result.queries["sent"], "by_kind": result.queries["by_kind"],
+            "describe_s": min(times), "describe_rows": len(rows),
+            "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, "stages": clock_.stages,
+            "server_cpu_s": server_cpu, "total_cpu_s": curate_s + server_cpu,
             "shared_facts": facts, "shared_entities": ents}
 
 
@@ -173,63 +243,88 @@ def exponent(a: dict, b: dict, key: str) -> float:
     return math.log(b[key] / a[key]) / math.log(b["scale"] / a["scale"])
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+def exponent_vs_facts(a: dict, b: dict, key: str) -> float | None:
+    """How ``key`` grows with the facts curated (not with the store): None when the facts did not grow."""
+    if b["facts"] == a["facts"] or not a[key] or not b[key]:
+        return None
+    return math.log(b[key] / a[key]) / math.log(b["facts"] / a["facts"])
+
+
+def _engine(name: str, sample: Path, workdir: Path, virtuoso_buffers: int):
+    from factatlas.curate.localengines import OxigraphServer, VirtuosoServer
+
+    if name == "virtuoso":
+        return VirtuosoServer(sample, workdir / name, buffers=virtuoso_buffers)
+    return OxigraphServer(sample, workdir / name)
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--scales", default="1,10,30", help="comma-separated multiples of the bundled sample")
-    ap.add_argument("--endpoint-server", action="store_true",
-                    help="also curate over HTTP against `oxigraph serve` (pip install oxigraph) at each scale")
+    ap.add_argument("--engines", default="embedded",
+                    help="comma-separated: embedded (pyoxigraph in the process), oxigraph (`oxigraph "
+                         "serve-read-only`, pip install oxigraph), virtuoso (Debian's virtuoso-opensource-7-bin)")
+    ap.add_argument("--endpoint-server", action="store_true", help="same as adding oxigraph to --engines")
+    ap.add_argument("--virtuoso-buffers", type=int, default=100000,
+                    help="Virtuoso's NumberOfBuffers (8 KiB pages; 100000 = 800 MB, enough for the 100x store)")
+    ap.add_argument("--json", type=Path, help="also write every raw measurement to this file")
     ap.add_argument("--child", type=int, help=argparse.SUPPRESS)
     ap.add_argument("--url", help=argparse.SUPPRESS)
+    ap.add_argument("--server-pid", type=int, help=argparse.SUPPRESS)
     ap.add_argument("--workdir", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.child:
-        print(json.dumps(run_scale(args.child, Path(args.workdir), args.url)))
+        print(json.dumps(run_scale(args.child, Path(args.workdir), args.url, args.server_pid)))
         return 0
     scales = sorted({int(x) for x in args.scales.split(",")})
+    engines = [e.strip() for e in args.engines.split(",") if e.strip()]
+    if args.endpoint_server and "oxigraph" not in engines:
+        engines.append("oxigraph")
+    unknown_engines = sorted(set(engines) - {"embedded", "oxigraph", "virtuoso"})
+    if unknown_engines:
+        print(f"error: unknown engine(s) {', '.join(unknown_engines)}; expected embedded, oxigraph, virtuoso",
+              file=sys.stderr)
+        return 2
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    sides = [("embedded", None)]
-    if args.endpoint_server:
-        if shutil.which("oxigraph") is None:
-            print("no `oxigraph` server binary: pip install 'oxigraph==0.5.13'", file=sys.stderr)
-            return 2
-        sides.append(("oxigraph-server", "server"))
-    ok = True
-    for side, mode in sides:
+    ok, everything = True, {}
+    print(f"machine: {os.cpu_count()} CPUs, load average {' '.join(f'{x:.1f}' for x in os.getloadavg())} at start "
+          "(a shared box: timings move with the load)", flush=True)
+    for side in engines:
         results = []
         for scale in scales:
             with tempfile.TemporaryDirectory(prefix=f"factatlas-scale{scale}-") as tmp:
-                url, server = None, None
-                if mode == "server":
+                url = pid = None
+                server, running = None, None
+                cmd = [sys.executable, __file__, "--child", str(scale), "--workdir", tmp]
+                if side != "embedded":
                     sample = write_sample(scale, Path(tmp) / f"x{scale}")
-                    subprocess.run(["oxigraph", "load", "--location", f"{tmp}/db", "--file", str(sample)],
-                                   check=True, capture_output=True)
-                    port = free_port()
-                    server = subprocess.Popen(["oxigraph", "serve-read-only", "--location", f"{tmp}/db",
-                                               "--bind", f"127.0.0.1:{port}"], stdout=subprocess.DEVNULL,
-                                              stderr=subprocess.DEVNULL)
-                    url = f"http://127.0.0.1:{port}/query"
-                    _wait_for(port)
+                    server = _engine(side, sample, Path(tmp), args.virtuoso_buffers)
+                    running = server.__enter__()
+                    url, pid = running.url, running.pid
+                    cmd += ["--url", url, "--server-pid", str(pid)]
                 try:
-                    cmd = [sys.executable, __file__, "--child", str(scale), "--workdir", tmp]
-                    if url:
-                        cmd += ["--url", url]
                     out = subprocess.run(cmd, check=True, capture_output=True, text=True, env=env)
                 finally:
                     if server is not None:
-                        server.terminate()
-                        server.wait()
+                        server.__exit__(None, None, None)
             r = json.loads(out.stdout.strip().splitlines()[-1])
+            if running is not None:
+                r["load_s"], r["server_triples"] = running.load_s, running.triples
             results.append(r)
-            print(f"[{side}] {scale:>4}x: {r['triples']:>9,} triples; load {r['load_s']:6.1f} s CPU; curate "
-                  f"{r['curate_s']:7.2f} s CPU ({r['curate_wall_s']:.1f} s wall), {r['facts']} facts; describe "
-                  f"200 entities {r['describe_s'] * 1000:7.1f} ms ({r['describe_rows']} rows); "
-                  f"peak RSS {r['peak_mb']:,.0f} MB", flush=True)
+            load = f"load {r['load_s']:6.1f} s {'CPU' if side == 'embedded' else 'wall (start + load)'}"
+            print(f"[{side}] {scale:>4}x: {r['triples']:>9,} triples; {load}; curate {r['curate_s']:7.2f} s client CPU "
+                  f"+ {r['server_cpu_s']:.2f} s server CPU "
+                  f"({r['curate_wall_s']:.1f} s wall), {r['facts']} facts, {r['entities']} entities, "
+                  f"{r['requests']} requests; describe 200 entities {r['describe_s'] * 1000:7.1f} ms "
+                  f"({r['describe_rows']} rows); client peak RSS {r['peak_mb']:,.0f} MB; load average "
+                  f"{os.getloadavg()[0]:.1f}", flush=True)
+            for st in r["stages"]:
+                server = (f"; server {st['server_cpu_s']:7.2f} s CPU, peak {st['server_peak_mb']:,.0f} MB"
+                          if st["server_peak_mb"] else "")
+                print(f"[{side}] {scale:>4}x   {st['stage']:<13} {st['wall_s']:8.2f} s wall, {st['requests']:>4} "
+                      f"requests; client {st['client_cpu_s']:6.2f} s CPU, peak {st['client_peak_mb']:,.0f} MB{server}",
+                      flush=True)
+        everything[side] = results
         base = results[0]
         for r in results[1:]:
             if r["shared_facts"] != base["shared_facts"] or r["shared_entities"] != base["shared_entities"]:
@@ -240,26 +335,25 @@ def main(argv=None) -> int:
             return 1
         print(f"[{side}] original facts ({len(base['shared_facts'])}) and entities "
               f"({len(base['shared_entities'])}) identical at every scale")
-        # over HTTP the work is the server's: its wall time counts (the client's CPU only parses answers)
-        key = "curate_s" if mode is None else "curate_wall_s"
+        # over HTTP the work is split: client CPU (parsing answers, the steps) + server CPU (the queries); CPU
+        # rather than wall time, which on a shared box follows the load
+        key = "curate_s" if side == "embedded" else "total_cpu_s"
         for a, b in zip(results, results[1:], strict=False):
-            print(f"[{side}] exponent {a['scale']}x -> {b['scale']}x: curate {exponent(a, b, key):.2f}, "
-                  f"describe query {exponent(a, b, 'describe_s'):.2f}")
+            vs_facts = exponent_vs_facts(a, b, key)
+            print(f"[{side}] exponent {a['scale']}x -> {b['scale']}x: curate time vs facts "
+                  f"{'n/a (facts did not grow)' if vs_facts is None else f'{vs_facts:.2f}'} "
+                  f"(facts {a['facts']} -> {b['facts']}), vs store size {exponent(a, b, key):.2f}; requests vs facts "
+                  f"{exponent_vs_facts(a, b, 'requests') or 0:.2f}; describe query {exponent(a, b, 'describe_s'):.2f}")
         if len(results) > 2:
-            print(f"[{side}] exponent {base['scale']}x -> {results[-1]['scale']}x: curate "
-                  f"{exponent(base, results[-1], key):.2f} (goal <= 1.1), describe query "
-                  f"{exponent(base, results[-1], 'describe_s'):.2f} (goal ~0: fixed input)")
+            print(f"[{side}] exponent {base['scale']}x -> {results[-1]['scale']}x: curate time vs facts "
+                  f"{exponent_vs_facts(base, results[-1], key) or float('nan'):.2f}, vs store size "
+                  f"{exponent(base, results[-1], key):.2f}")
+    if args.json:
+        for results in everything.values():
+            for r in results:
+                r.pop("shared_facts"), r.pop("shared_entities")
+        args.json.write_text(json.dumps(everything, indent=1))
     return 0
-
-
-def _wait_for(port: int, seconds: float = 30.0) -> None:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        with socket.socket() as s:
-            if s.connect_ex(("127.0.0.1", port)) == 0:
-                return
-        time.sleep(0.1)
-    raise RuntimeError(f"oxigraph server on 127.0.0.1:{port} did not start within {seconds} s")
 
 
 if __name__ == "__main__":

@@ -61,6 +61,7 @@ from factatlas.builder.splits import (
 )
 from factatlas.builder.stats import WESTERN_CULTURE, compute_stats
 from factatlas.errors import ConfigError, unknown
+from factatlas.popbuckets import popularity_buckets
 from factatlas.records import Drop, Entity, Fact, Provenance, RenderFailure, frozen_mapping
 
 STEP = "build"
@@ -199,6 +200,7 @@ def build_benchmark(facts: Sequence[Fact], entities: Mapping[str, Entity], sourc
     assignment = assign_splits((f.id for f in kept), spec.fractions, spec.split_salt)
     per_cell = split_counts(assignment, {f.id: (f.culture, f.predicate) for f in kept}, list(spec.fractions))
 
+    buckets = popularity_buckets(kept)
     # rows: every language, every surviving template
     rows: list[dict[str, Any]] = []
     shared_forms: dict[tuple[str, str, str], tuple[str, ...]] = {}  # predicate mode: one tuple per (lang, template)
@@ -226,6 +228,9 @@ def build_benchmark(facts: Sequence[Fact], entities: Mapping[str, Entity], sourc
                                                         lambda q, s=f.subject: answer_variant(entities, q, s),
                                                         subject_key(entities, f.subject)),
                     "template_status": status[(lang, t.id)],
+                    "article_langs": f.article_langs, "home_langs": f.home_langs,
+                    "popularity": f.popularity, "popularity_quantile": buckets[f.id].quantile,
+                    "popularity_log10": buckets[f.id].log10,
                 })
 
     bench_entities = restrict_entities(entities, referenced_qids(rows, kept), langs)

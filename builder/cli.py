@@ -53,6 +53,13 @@ def build_command(
                                                                     "run's earlier build removes facts or "
                                                                     "candidates from the others (its missing "
                                                                     "templates never do)."),
+    min_relation_share: float = typer.Option(0.0, "--min-relation-share",
+                                             help="mParaRel: keep a language only when its cloze templates cover "
+                                                  "this share of the reference language's relations (0.6)."),
+    min_paraphrase_share: float = typer.Option(0.0, "--min-paraphrase-share",
+                                               help="mParaRel: ... and this share of its cloze templates (0.2)."),
+    coverage_reference: str = typer.Option("en", "--coverage-reference",
+                                           help="The language the two shares are relative to."),
 ) -> None:
     """Build the multi-parallel benchmark RUN/build/ from RUN/curate/ (the old build/ stays until the new
     one is complete and valid).
@@ -70,6 +77,9 @@ def build_command(
     renamed_templates_option(old_templates)
     lang_list = _split_list(langs)
     ids = None if template_ids.strip() == "all" else _split_list(template_ids)
+    if min_relation_share > 0 or min_paraphrase_share > 0:
+        lang_list = _languages_by_coverage(lang_list, ids, templates_dir, coverage_reference, min_relation_share,
+                                           min_paraphrase_share)
     result = build_run(run, lang_list, template_ids=ids, candidate_mode=candidates,
                        k=k if candidates == "sampled" else None, seed=seed, fractions=parse_fractions(splits),
                        split_salt=split_salt, templates_root=str(templates_dir) if templates_dir else None,
@@ -95,6 +105,28 @@ def build_command(
     c = result.counts
     err.print(f"built {run}/build: {c['facts']} of {c['input_facts']} facts, {c['prompts']} prompts, "
               f"{c['dropped']} dropped (see {run}/build/dropped.parquet)", highlight=False)
+
+
+def _languages_by_coverage(langs: list[str], ids: list[str] | None, templates_dir: Path | None, reference: str,
+                           min_relations: float, min_paraphrases: float) -> list[str]:
+    """mParaRel's inclusion rule on the template library (builder/pararel.py); dropped languages printed."""
+    from factatlas.builder.pararel import cloze_counts, language_coverage
+    from factatlas.console import err
+    from factatlas.templates.library import load_library
+
+    library = load_library(sorted({*langs, reference}), str(templates_dir) if templates_dir else None)
+    chosen = set(ids) if ids is not None else None
+    templates = [t for lang in library.languages for t in library.templates(lang)
+                 if chosen is None or t.id in chosen]
+    rows = language_coverage(cloze_counts(templates), langs, reference, min_relations, min_paraphrases)
+    for r in rows:
+        err.print(f"  coverage {r.lang}: relations {r.relations} ({r.relation_share:.0%}), cloze templates "
+                  f"{r.paraphrases} ({r.paraphrase_share:.0%}) of {reference}'s -> "
+                  + ("kept" if r.kept else f"dropped: {r.reason}"), highlight=False)
+    kept = [r.lang for r in rows if r.kept]
+    if not kept:
+        raise ConfigError("no language passes --min-relation-share/--min-paraphrase-share; lower them")
+    return kept
 
 
 def validate_command(
@@ -187,6 +219,9 @@ def import_mlama_command(
     old_out: Path | None = typer.Option(None, "--out", hidden=True, help="Deprecated: give RUN instead."),
     old_templates: Path | None = typer.Option(None, "--templates", hidden=True,
                                               help="Deprecated: --mlama-templates."),
+    cultures: str | None = typer.Option(None, "--cultures", help="Give facts the culture of their subject's "
+                                                                 "country when it is known (comma-separated "
+                                                                 "culture names or 'all'); default: all global."),
 ) -> None:
     """Import mLAMA facts for several languages (facts labelled in all of them).
 
@@ -195,7 +230,13 @@ def import_mlama_command(
     from factatlas.builder.importers.mlama import import_mlama
 
     out = _run_or_out(run, old_out)
-    result = import_mlama(path, _split_list(langs), out=out, templates=mlama_templates or old_templates)
+    chosen = []
+    if cultures:
+        from factatlas.curate.config import list_cultures, load_culture
+
+        chosen = [load_culture(n) for n in (list_cultures() if cultures == "all" else _split_list(cultures))]
+    result = import_mlama(path, _split_list(langs), out=out, templates=mlama_templates or old_templates,
+                          cultures=chosen)
     _report_import(result, out or Path("runs") / result.content.meta["name"])
 
 
@@ -220,8 +261,53 @@ def _report_import(result, run: Path) -> None:
                   f"(source.defects.flagged_queries in {run}/build/benchmark.json)", highlight=False)
 
 
+def audit_culture_command(
+    run: Path = typer.Argument(..., metavar="RUN", help="Run directory or benchmark directory (built or imported)."),
+    western: str = typer.Option("west", "--western", help="The Western culture (a curate/cultures name)."),
+    cultures: str = typer.Option("all", "--cultures", help="Cultures whose country lists classify subjects "
+                                                           "(comma-separated names or paths, or 'all')."),
+    subject_countries: Path | None = typer.Option(None, "--subject-countries",
+                                                  help="TSV of SUBJECT_QID<TAB>COUNTRY_QID[,...] for subjects "
+                                                       "whose facts carry no countries (e.g. an mLAMA import)."),
+) -> None:
+    """DLAMA's Western-share audit (Keleg & Magdy 2023, §3.1, Table A1): per predicate, the share of facts
+    whose subject countries are Western -> RUN/audit/western_share.csv and .json.
+
+    Example: factatlas audit-culture runs/mlama-en-fr --subject-countries subjects.tsv
+    """
+    import csv
+    import json
+
+    from factatlas.benchmark import Benchmark
+    from factatlas.builder.audit import read_subject_countries, western_share
+    from factatlas.console import out
+    from factatlas.curate.config import list_cultures, load_culture
+    from factatlas.predicates import load_predicates
+
+    bench = Benchmark.open(run)
+    names = list_cultures() if cultures == "all" else _split_list(cultures)
+    table = read_subject_countries(subject_countries) if subject_countries else {}
+    rows = western_share(bench.facts_by_id.values(), load_predicates(), [load_culture(n) for n in names],
+                         western, table)
+    folder = (bench.run or bench.path) / "audit"
+    folder.mkdir(parents=True, exist_ok=True)
+    header = ("predicate", "facts", "western", "non-western", "unknown", "western share", "countries from")
+    lines = [(r.predicate, r.facts, r.western, r.non_western, r.unknown,
+              "" if r.share is None else round(r.share, 4),
+              " ".join(f"{k}:{v}" for k, v in r.sources.items())) for r in rows]
+    with (folder / "western_share.csv").open("w", encoding="utf-8", newline="") as f:
+        csv.writer(f).writerows([header, *lines])
+    (folder / "western_share.json").write_text(json.dumps(
+        {"western": western, "cultures": names, "subject_countries": str(subject_countries or ""),
+         "predicates": [dict(zip(header, line, strict=True)) for line in lines]}, indent=1) + "\n", "utf-8")
+    for line in [header, *lines]:
+        out.print("  ".join(f"{x!s:>10}" for x in line), highlight=False, soft_wrap=True)
+    out.print(f"written: {folder / 'western_share.csv'}", highlight=False, soft_wrap=True)
+
+
 def register(app: typer.Typer) -> None:
     """Add this stage's commands to the root app."""
+    app.command("audit-culture")(audit_culture_command)
     app.command("build")(build_command)
     app.command("validate-benchmark")(validate_command)
     app.add_typer(import_app, name="import")

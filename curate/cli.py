@@ -22,23 +22,35 @@ def curate_command(
     langs: str = typer.Option("en", "--langs", help="Comma-separated label languages, e.g. ar,en."),
     old_run: Path | None = typer.Option(None, "--run", hidden=True, help="Deprecated: give RUN instead."),
     endpoint: str | None = typer.Option(None, "--endpoint",
-                                        help="SPARQL endpoint URL (default: the embedded Wikidata sample)."),
+                                        help="wdqs | qlever-wikidata (a public endpoint with its known limits) | "
+                                             "a SPARQL endpoint URL (default: the embedded Wikidata sample)."),
     user_agent: str | None = typer.Option(None, "--user-agent", envvar="FACTATLAS_USER_AGENT",
                                           help="Descriptive agent with contact info (required for the public WDQS)."),
     max_subjects: int = typer.Option(1000, "--max-subjects", help="At most N subjects per predicate per culture."),
     country_quota: int | None = typer.Option(None, "--country-quota",
                                              help="At most N subjects per country per predicate."),
-    popularity: str = typer.Option("length", "--popularity", help="length | edits | sitelinks."),
+    popularity: str = typer.Option("length", "--popularity", "--rank-by",
+                                   help="length | edits | sitelinks | pageviews."),
     predicates: str | None = typer.Option(None, "--predicates", help="Subset, e.g. P17,P19 (default: all)."),
     sample: Path | None = typer.Option(None, "--sample", help="Another N-Triples file for the embedded endpoint."),
     page_lengths: Path | None = typer.Option(None, "--page-lengths", help="TSV site/title/length table."),
-    timeout: float = typer.Option(DEFAULT_TIMEOUT_S, "--timeout",
-                                  help="Total deadline per HTTP request in seconds, body included."),
+    page_views: Path | None = typer.Option(None, "--page-views",
+                                           help="TSV site/title/monthly_views table (--popularity pageviews)."),
+    pageviews_months: str = typer.Option("2024-01:2024-12", "--pageviews-months",
+                                         help="Whole months FIRST:LAST whose mean monthly views rank subjects."),
+    pageviews_url: str | None = typer.Option(None, "--pageviews-url", hidden=True,
+                                             help="The per-article REST URL template (tests, mirrors)."),
+    timeout: float | None = typer.Option(None, "--timeout",
+                                         help="Total deadline per HTTP request in seconds, body included "
+                                              f"(default: a preset's server deadline + 5 s, else {DEFAULT_TIMEOUT_S:g})."),
     max_retry_after: float = typer.Option(DEFAULT_MAX_RETRY_AFTER_S, "--max-retry-after",
                                           help="Wait at most this many seconds for a server's Retry-After; "
                                                "a longer one stops the run with the time to retry."),
     max_culture_share: float = typer.Option(DEFAULT_MAX_SHARE, "--max-culture-share",
                                             help="Warn when one culture holds more than this share of the facts."),
+    dry_run: bool = typer.Option(False, "--dry-run",
+                                 help="Print the queries the configuration fixes, their count and what the later "
+                                      "steps send; send nothing, write nothing."),
 ) -> None:
     """Curate culture-filtered facts from Wikidata into RUN/curate/.
 
@@ -48,7 +60,11 @@ def curate_command(
 
     from factatlas.console import err
     from factatlas.curate.engine import CurationConfig, curate
+    from factatlas.curate.presets import resolve
 
+    url, preset = resolve(endpoint)
+    if timeout is None:
+        timeout = preset.client_timeout_s if preset else DEFAULT_TIMEOUT_S
     config = CurationConfig(
         pair=pair, langs=tuple(x.strip() for x in langs.split(",")), endpoint=endpoint, user_agent=user_agent,
         sample=str(sample) if sample else None, max_subjects=max_subjects, country_quota=country_quota,
@@ -56,12 +72,17 @@ def curate_command(
         predicates=tuple(p.strip() for p in predicates.split(",") if p.strip()) if predicates else (),
         page_lengths=str(page_lengths) if page_lengths else None, timeout_s=timeout,
         max_retry_after_s=max_retry_after,
+        page_views=str(page_views) if page_views else None, pageviews_months=pageviews_months,
+        **({"pageviews_url": pageviews_url} if pageviews_url else {}),
     )
     if run is not None and old_run is not None and run != old_run:
         from factatlas.errors import ConfigError
 
         raise ConfigError(f"two run directories given: RUN {run} and --run {old_run}; give RUN only")
     run_dir = run or old_run or Path("runs") / Path(pair).stem
+    if dry_run:
+        _print_plan(config, url, preset)
+        return
     def progress(message: str) -> None:
         if message.startswith("warning: "):
             err.print(f"[bold yellow]warning:[/] {escape(message[9:])}", highlight=False)
@@ -73,6 +94,30 @@ def curate_command(
     _print_balance(result, max_culture_share)
     typer.echo(f"\nwrote {run_dir / 'curate'}: {len(result.facts)} facts, {len(result.entities)} entities, "
               f"{len(result.drops)} drops; queries sent {result.queries['sent']}, cached {result.queries['cached']}")
+
+
+def _print_plan(config, url: str | None, preset) -> None:
+    from collections import Counter
+
+    from factatlas.curate.plan import plan_queries
+    from factatlas.http import redact
+
+    plan = plan_queries(config)
+    total = len(plan.queries)
+    for i, (kind, text) in enumerate(plan.queries, start=1):
+        typer.echo(f"# [{i}/{total}] {kind}\n{text}")
+    kinds = Counter(kind.split(":")[0] for kind, _ in plan.queries)
+    where = redact(url) if url else "the embedded Wikidata sample"
+    if preset:
+        where += (f" (preset {preset.name}: server deadline {preset.server_timeout_s:g} s, client "
+                  f"{config.timeout_s:g} s, at least {preset.min_interval_s:g} s between requests, row cap "
+                  f"{preset.result_cap or 'none documented'}, User-Agent "
+                  f"{'required' if preset.user_agent_required else 'sent'})")
+    typer.echo(f"dry run: {total} queries fixed by the configuration, none sent, to {where}: "
+               + ", ".join(f"{k} {n}" for k, n in kinds.items()))
+    typer.echo("the later steps depend on the answers:")
+    for line in plan.later:
+        typer.echo(f"  {line}")
 
 
 def _print_balance(result, max_share: float) -> None:

@@ -24,8 +24,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Protocol
-from urllib.parse import parse_qsl, quote, urlparse
+from urllib.parse import parse_qsl, quote, quote_plus, urlparse
 
+from factatlas.curate.presets import EndpointPreset
+from factatlas.curate.presets import resolve as resolve_preset
 from factatlas.errors import ConfigError, FactatlasError
 from factatlas.http import (
     DEFAULT_TIMEOUT_S,
@@ -147,6 +149,8 @@ class HttpStats:
     rate_limited: int = 0
     timeouts: int = 0
     waited_s: float = 0.0
+    paced_s: float = 0.0  # waited to keep the preset's interval between requests
+    capped: int = 0  # answers that reached the preset's row cap (treated as truncated)
 
 
 class HttpSparqlEndpoint:
@@ -155,7 +159,9 @@ class HttpSparqlEndpoint:
     def __init__(self, url: str, user_agent: str | None = None, *, timeout_s: float | None = None,
                  policy: HttpPolicy | None = None, sleeper: Callable[[float], None] = time.sleep,
                  clock: Callable[[], float] = time.monotonic, max_consecutive_429: int | None = None,
-                 post_threshold: int = POST_THRESHOLD_CHARS, rng: random.Random | None = None):
+                 post_threshold: int = POST_THRESHOLD_CHARS, rng: random.Random | None = None,
+                 preset: EndpointPreset | None = None, min_interval_s: float | None = None,
+                 result_cap: int | None = None):
         policy = policy or HttpPolicy()
         if timeout_s is not None:
             policy = replace(policy, timeout_s=timeout_s)
@@ -165,11 +171,19 @@ class HttpSparqlEndpoint:
         if parsed.scheme not in ("http", "https") or not parsed.hostname:
             raise ConfigError(f"--endpoint {redact(url)!r}: expected an http(s) URL like "
                               "https://query.wikidata.org/sparql")
-        if is_public_wdqs(url) and policy.timeout_s <= SERVER_DEADLINE_S:
-            raise ConfigError(f"client timeout {policy.timeout_s:g} s must exceed the WDQS deadline of 60 s")
+        server_deadline = preset.server_timeout_s if preset else SERVER_DEADLINE_S if is_public_wdqs(url) else None
+        if server_deadline is not None and policy.timeout_s <= server_deadline:
+            where = f"the {preset.name} preset's" if preset else "the WDQS"
+            raise ConfigError(f"client timeout {policy.timeout_s:g} s must exceed {where} deadline of "
+                              f"{server_deadline:g} s (the client would give up on queries the server still runs)")
+        self.preset = preset
+        self.min_interval_s = min_interval_s if min_interval_s is not None else preset.min_interval_s if preset else 0.0
+        self.result_cap = result_cap if result_cap is not None else preset.result_cap if preset else None
+        self._last_start: float | None = None
         self.url = url
         self.shown = redact(url)  # what messages, logs, the manifest and queries.jsonl may show
         self.user_agent = check_user_agent(url, user_agent)
+        sparql_protocol_request(url, "ASK {}", self.user_agent, post=False)  # the URL's own parameters, checked now
         self.policy = policy
         self.timeout_s = policy.timeout_s
         self.sleep = sleeper
@@ -177,6 +191,7 @@ class HttpSparqlEndpoint:
         self.post_threshold = post_threshold
         self.stats = HttpStats()
         self._transport = Transport(policy, self.user_agent, clock=clock)
+        self.clock = clock
         self._in_flight = threading.Lock()  # one query at a time, whatever the caller does
 
     @property
@@ -194,7 +209,16 @@ class HttpSparqlEndpoint:
             return retrying(lambda: self._once(query), self.policy, sleeper=self.sleep, rng=self.rng, retries=0,
                             on_wait=waited)
 
+    def _pace(self) -> None:
+        if self.min_interval_s > 0 and self._last_start is not None:
+            wait = self._last_start + self.min_interval_s - self.clock()
+            if wait > 0:
+                self.stats.paced_s += wait
+                self.sleep(wait)
+        self._last_start = self.clock()
+
     def _once(self, query: str) -> Bindings:
+        self._pace()
         self.stats.requests += 1
         method, url, body, headers = sparql_protocol_request(self.url, query, self.user_agent,
                                                              post=len(quote(query)) > self.post_threshold)
@@ -209,49 +233,78 @@ class HttpSparqlEndpoint:
             raise Throttled(f"{self.shown}: HTTP 429", parse_retry_after(response.header("Retry-After")))
         if response.status >= 500:
             self.stats.timeouts += 1
-            raise QueryTimeout(f"{self.shown}: HTTP {response.status}")
+            # some engines answer a query they reject with 500 (Virtuoso: "transitive start not given"); the
+            # message carries the server's first line so that the final error names the cause
+            raise QueryTimeout(redact(f"{self.shown}: HTTP {response.status}{_first_line(response.body)}"))
         if 300 <= response.status < 400:  # not followed: credentials must not travel to another address
             target = redact(response.header("Location") or "?")
             raise EndpointError(f"{self.shown}: HTTP {response.status} redirects to {target}; pass that URL as "
                                 "--endpoint")
         if response.status != 200:
-            first = response.body.decode("utf-8", "replace").strip().splitlines()[:1]
             raise EndpointError(redact(f"{self.shown}: HTTP {response.status} {response.reason}"
-                                       + (f": {first[0][:300]}" if first else "")))
+                                       f"{_first_line(response.body)}"))
         try:
-            return json.loads(response.body)["results"]["bindings"]
+            rows = json.loads(response.body)["results"]["bindings"]
         except (json.JSONDecodeError, UnicodeDecodeError, KeyError, TypeError) as e:
             # A query cancelled after streaming began: HTTP 200 with a truncated body. Same as a timeout.
             self.stats.timeouts += 1
             raise QueryTimeout(f"{self.shown}: truncated or malformed JSON answer ({type(e).__name__})") from e
+        if self.result_cap is not None and len(rows) >= self.result_cap:
+            # an endpoint with a row cap answers HTTP 200 with the first rows only: halve the batch
+            self.stats.capped += 1
+            raise QueryTimeout(f"{self.shown}: the answer has {len(rows)} rows, the endpoint's cap; it may be cut")
+        return rows
+
+
+def _first_line(body: bytes, limit: int = 300) -> str:
+    lines = body.decode("utf-8", "replace").strip().splitlines()[:1]
+    return f": {lines[0][:limit]}" if lines and lines[0].strip() else ""
+
+
+# The SPARQL 1.1 Protocol's query operation (https://www.w3.org/TR/sparql11-protocol/#query-operation) as
+# SPARQLWrapper 2.0 sends it: the result format also named in the format/output/results parameters, because
+# engines differ in which they read (Virtuoso: format) and ignore the others.
+JSON_ACCEPT = "application/sparql-results+json,application/json,text/javascript,application/javascript"
+FORMAT_PARAMETERS = ("format", "output", "results")
 
 
 def sparql_protocol_request(url: str, query: str, user_agent: str, *, post: bool
                             ) -> tuple[str, str, bytes | None, dict[str, str]]:
-    """The SPARQL 1.1 protocol request SPARQLWrapper would send (method, URL with its query string, body,
-    headers: JSON results, URL-encoded POST for long queries). SPARQLWrapper shapes the request; sending it
-    is ``factatlas.http``'s job, because SPARQLWrapper's own urllib call has no total deadline, retries
-    nothing and cannot tell a reset from a timeout."""
-    from SPARQLWrapper import GET, JSON, POST, URLENCODED, SPARQLWrapper
+    """The SPARQL-protocol request for ``query`` (method, URL with its query string, body, headers: JSON
+    results, URL-encoded POST for long queries); sending it is ``factatlas.http``'s job, because
+    SPARQLWrapper's own urllib call has no total deadline, retries nothing and cannot tell a reset from a
+    timeout.
 
-    # SPARQLWrapper appends "?query=..." to the URL as given; an endpoint's own parameters (an API key)
-    # go through addParameter so that the request carries one well-formed query string
+    SPARQLWrapper is used through its public API only: its setters check the parts (the query form, the
+    endpoint's own parameters, which may not set ``query``) and its public attributes hold them; this
+    function writes them out as the protocol says (its request builder is private)."""
+    from SPARQLWrapper import ASK, JSON, SELECT, SPARQLWrapper
+
     base, _, own = url.partition("?")
-    wrapper = SPARQLWrapper(base, agent=user_agent)
+    wrapper = SPARQLWrapper(base, agent=user_agent, returnFormat=JSON)
     for name, value in parse_qsl(own, keep_blank_values=True):
-        wrapper.addParameter(name, value)
+        if not wrapper.addParameter(name, value):
+            raise ConfigError(f"--endpoint {redact(url)!r}: the URL's own parameter {name!r} is the query "
+                              "itself; remove it from the URL")
     wrapper.setQuery(query)
-    wrapper.setReturnFormat(JSON)
-    wrapper.setMethod(POST if post else GET)
+    if wrapper.queryType not in (SELECT, ASK):
+        raise EndpointError(f"refusing to send a {wrapper.queryType} request to {redact(url)}: the curation only "
+                            "reads (SELECT or ASK)")
+    pairs = [(name, value) for name, values in wrapper.parameters.items() for value in values]
+    pairs += [("query", wrapper.queryString)] + [(name, wrapper.returnFormat) for name in FORMAT_PARAMETERS]
+    encoded = "&".join(f"{quote_plus(name, safe='/')}={quote_plus(value, safe='/')}" for name, value in pairs)
+    headers = {"Accept": JSON_ACCEPT}
     if post:
-        wrapper.setRequestMethod(URLENCODED)
-    request = wrapper._createRequest()  # the one place SPARQLWrapper 2.x builds a request (pinned <3)
-    headers = {k.title(): v for k, v in request.header_items() if k.lower() != "user-agent"}
-    return request.get_method(), request.full_url, request.data, headers
+        headers = {"Content-Type": "application/x-www-form-urlencoded", **headers}
+        return "POST", wrapper.endpoint, encoded.encode("ascii"), headers
+    return "GET", f"{wrapper.endpoint}?{encoded}", None, headers
 
 
-def make_endpoint(url: str | None, user_agent: str | None = None, sample: str | Path | None = None,
+def make_endpoint(endpoint: str | None, user_agent: str | None = None, sample: str | Path | None = None,
                   policy: HttpPolicy | None = None, sleeper: Callable[[float], None] = time.sleep) -> SparqlEndpoint:
-    if url is None or url == "embedded":
+    """``--endpoint``: None or ``embedded`` (the bundled sample), a preset name (``wdqs``,
+    ``qlever-wikidata``: its URL and known limits) or a URL."""
+    url, preset = resolve_preset(endpoint)
+    if url is None:
         return EmbeddedEndpoint(sample or SAMPLE_PATH)
-    return HttpSparqlEndpoint(url, user_agent, policy=policy, sleeper=sleeper)
+    return HttpSparqlEndpoint(url, user_agent, policy=policy, sleeper=sleeper, preset=preset)

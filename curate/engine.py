@@ -47,7 +47,16 @@ from factatlas.curate.endpoints import (
     SparqlEndpoint,
     make_endpoint,
 )
+from factatlas.curate.locality import article_sites, locality_sites
 from factatlas.curate.mediawiki import API_URL, REST_URL, MediaWikiClient
+from factatlas.curate.pageviews import (
+    DEFAULT_MONTHS,
+    PAGEVIEWS_URL,
+    MonthWindow,
+    PageviewsClient,
+    PageViewTable,
+    WikimediaPageviews,
+)
 from factatlas.curate.popularity import (
     MODES,
     MediaWikiEdits,
@@ -94,7 +103,10 @@ class CurationConfig:
     sample: str | None = None  # another N-Triples file for the embedded endpoint
     max_subjects: int = 1000
     country_quota: int | None = None
-    popularity: str = "length"  # length | edits | sitelinks
+    popularity: str = "length"  # length | edits | sitelinks | pageviews
+    page_views: str | None = None  # TSV table of monthly views; default: the sample's (synthetic) when embedded
+    pageviews_url: str = PAGEVIEWS_URL
+    pageviews_months: str = DEFAULT_MONTHS  # FIRST:LAST, whole months (a fixed window: reruns agree)
     page_lengths: str | None = None  # TSV table; default: the sample's for the embedded endpoint
     mediawiki_api: str = API_URL
     mediawiki_rest: str = REST_URL
@@ -111,6 +123,8 @@ class CurationConfig:
         langs = parse_langs(self.langs)
         if self.popularity not in MODES:
             raise ConfigError("--popularity: " + unknown("popularity mode", self.popularity, MODES))
+        if self.popularity == "pageviews":
+            MonthWindow.parse(self.pageviews_months)
         if self.max_subjects < 1:
             raise ConfigError(f"--max-subjects {self.max_subjects}: must be at least 1")
         if self.country_quota is not None and self.country_quota < 1:
@@ -240,12 +254,7 @@ class Knowledge:
             return
         rows = self.runner.select_batched("class-reach", todo,
                                           lambda b: sparql.class_reach_query(b, self.roots), self.batch)
-        for c in todo:
-            self.reach[c] = set()
-        for row in rows:
-            c, r = sparql.qid_of(row, "class"), sparql.qid_of(row, "root")
-            if c and r:
-                self.reach.setdefault(c, set()).add(r)
+        self.reach.update(sparql.class_reach(rows, todo, self.roots))
 
     def type_check(self, qid: str, spec: TypeSpec) -> str | None:
         """None when ``qid`` has type ``spec``; otherwise why not."""
@@ -328,7 +337,9 @@ def _curate(config: CurationConfig, run_dir: str | Path, *, endpoint: SparqlEndp
     say("step 5/5: augmentation")
     augmented = augment_objects(specs, valid, cultures, runner, know, config, drops)
 
-    facts = assemble_facts(kept, valid, augmented)
+    subjects = {s for per_subject in valid.values() for s in per_subject}
+    articles = article_sites(runner, subjects, locality_sites(config.langs, cultures), config.batch_size)
+    facts = assemble_facts(kept, valid, augmented, articles)
     referenced = {f.subject for f in facts} | {o.qid for f in facts for o in f.objects}
     entities = {q: know.info[q].to_entity(q, config.langs) for q in sorted(referenced, key=id_order)}
     counts, country_counts = _count(facts, cultures, specs)
@@ -431,18 +442,9 @@ def find_candidates(cultures: Mapping[str, Culture], specs: Mapping[str, Predica
     not of the predicate's subject type are dropped (``candidates/subject-type``)."""
     candidates: Pools = {}
     for cname, culture in cultures.items():
-        sites = sorted({s for c in culture.countries for s in c.wikipedia_sites})
-        # statements may name another item for a country (the Kingdom Q29999 for the Netherlands Q55);
-        # they count for the listed country, except where the subject is the country itself
-        canonical = {c.qid: c.qid for c in culture.countries}
-        canonical.update({alt: c.qid for c in culture.countries for alt in c.also_matches})
+        canonical = _canonical_countries(culture)
         for pid_, spec in specs.items():
-            itself = spec.culture_filter.side == "subject" and spec.culture_filter.via is None
-            rows = runner.select_batched(
-                f"candidates:{pid_}", list(culture.country_qids) if itself else sorted(canonical, key=id_order),
-                lambda b, spec=spec, sites=sites: sparql.candidates_query(
-                    spec.pid, spec.culture_filter.side, spec.culture_filter.via, b, sites),
-                batch_size)
+            rows = runner.select_batched(f"candidates:{pid_}", *candidate_request(culture, spec), batch_size)
             pool: dict[str, Candidate] = {}
             for row in rows:
                 s, country = sparql.qid_of(row, "s"), canonical.get(sparql.qid_of(row, "country") or "")
@@ -468,6 +470,26 @@ def find_candidates(cultures: Mapping[str, Culture], specs: Mapping[str, Predica
                                   _first_country(pool[q])))
                 del pool[q]
     return candidates
+
+
+def _canonical_countries(culture: Culture) -> dict[str, str]:
+    """Statements may name another item for a country (the Kingdom Q29999 for the Netherlands Q55); they
+    count for the listed country, except where the subject is the country itself."""
+    canonical = {c.qid: c.qid for c in culture.countries}
+    canonical.update({alt: c.qid for c in culture.countries for alt in c.also_matches})
+    return canonical
+
+
+def candidate_request(culture: Culture, spec: PredicateSpec) -> tuple[list[str], Callable[[Sequence[str]], str]]:
+    """Step 1's query for one (culture, predicate): the countries to batch and the builder of a batch."""
+    sites = sorted({s for c in culture.countries for s in c.wikipedia_sites})
+    itself = spec.culture_filter.side == "subject" and spec.culture_filter.via is None
+    items = list(culture.country_qids) if itself else sorted(_canonical_countries(culture), key=id_order)
+
+    def build(batch: Sequence[str]) -> str:
+        return sparql.candidates_query(spec.pid, spec.culture_filter.side, spec.culture_filter.via, batch, sites)
+
+    return items, build
 
 
 def rank_by_popularity(config: CurationConfig, cultures: Mapping[str, Culture], candidates: Pools,
@@ -569,8 +591,11 @@ def label_and_type_check(langs: Sequence[str], specs: Mapping[str, PredicateSpec
 
 def assemble_facts(kept: Mapping[tuple[str, str], list[Candidate]],
                    valid: Mapping[tuple[str, str], Mapping[str, list[str]]],
-                   augmented: Mapping[tuple[str, str], Mapping[str, list[tuple[str, Provenance, str]]]]) -> list[Fact]:
-    """One fact per surviving (culture, predicate, subject): direct objects, then augmented ones."""
+                   augmented: Mapping[tuple[str, str], Mapping[str, list[tuple[str, Provenance, str]]]],
+                   articles: Mapping[str, Sequence[str]] | None = None) -> list[Fact]:
+    """One fact per surviving (culture, predicate, subject): direct objects, then augmented ones; with
+    ``articles`` (subject -> editions with an article) the fact's knowledge locality: ``home_langs`` are the
+    culture's editions the subject was found in (step 1), ``article_langs`` those plus ``articles``."""
     facts: list[Fact] = []
     cand_by_key = {key: {c.qid: c for c in cs} for key, cs in kept.items()}
     for key, per_subject in valid.items():
@@ -581,8 +606,10 @@ def assemble_facts(kept: Mapping[tuple[str, str], list[Candidate]],
             refs = [ObjectRef(o, Provenance.DIRECT) for o in objs]
             for extra, prov, via in augmented.get(key, {}).get(s, []):
                 refs.append(ObjectRef(extra, prov, via))
+            home = tuple(sorted({site for site, _ in cand.articles})) if articles is not None else ()
+            found = tuple(sorted({*home, *articles.get(s, ())})) if articles is not None else ()
             facts.append(Fact(fact_id(cname, pid_, s), pid_, s, tuple(refs), cname,
-                              tuple(sorted(cand.countries, key=id_order)), cand.popularity, rank[s]))
+                              tuple(sorted(cand.countries, key=id_order)), cand.popularity, rank[s], found, home))
     facts.sort(key=lambda f: f.id)
     return facts
 
@@ -684,6 +711,8 @@ def _score_candidates(config: CurationConfig, candidates: Mapping[tuple[str, str
 
 def default_popularity_source(config: CurationConfig, policy: HttpPolicy | None = None,
                               sleeper: Callable[[float], None] = time.sleep) -> PopularitySource:
+    if config.popularity == "pageviews":
+        return _pageviews_source(config, policy, sleeper)
     if config.page_lengths or (config.endpoint is None and config.popularity == "length"):
         return PageLengthTable(config.page_lengths) if config.page_lengths else PageLengthTable()
     if config.endpoint is None:
@@ -693,6 +722,16 @@ def default_popularity_source(config: CurationConfig, policy: HttpPolicy | None 
     client = MediaWikiClient(ua, api_url=config.mediawiki_api, rest_url=config.mediawiki_rest,
                              policy=policy or config.http_policy(), sleeper=sleeper)
     return MediaWikiEdits(client) if config.popularity == "edits" else MediaWikiLengths(client)
+
+
+def _pageviews_source(config: CurationConfig, policy: HttpPolicy | None,
+                      sleeper: Callable[[float], None]) -> PopularitySource:
+    """A table (``--page-views``; the embedded sample's synthetic one by default), else the Wikimedia API."""
+    if config.page_views or config.endpoint is None:
+        return PageViewTable(config.page_views) if config.page_views else PageViewTable()
+    ua = config.user_agent or os.environ.get("FACTATLAS_USER_AGENT") or ""
+    client = PageviewsClient(ua, url=config.pageviews_url, policy=policy or config.http_policy(), sleeper=sleeper)
+    return WikimediaPageviews(client, MonthWindow.parse(config.pageviews_months))
 
 
 def sitelinks_query(subjects: Sequence[str]) -> str:
@@ -805,6 +844,7 @@ def _record(run: RunDir, config: CurationConfig, endpoint: SparqlEndpoint, resul
         "endpoint": endpoint.id,
         "endpoint_kind": "embedded" if isinstance(endpoint, EmbeddedEndpoint) else "http",
         "popularity_source": source_name,
+        **({"endpoint_preset": preset.name} if (preset := getattr(endpoint, "preset", None)) else {}),
         "membership": result.membership,
         "cultures": {c: [q.qid for q in cul.countries] for c, cul in result.cultures.items()},
         "queries": {**result.queries, "hashes": sorted(set(runner.stats.hashes))},

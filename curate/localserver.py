@@ -35,8 +35,11 @@ def _read_query(environ: dict) -> str | None:
 class SparqlApp:
     """A WSGI app speaking the SPARQL 1.1 protocol (GET ?query=, POST form or sparql-query body)."""
 
-    def __init__(self, store):
+    def __init__(self, store, max_rows: int | None = None):
         self.store = store
+        # like Virtuoso's ResultSetMaxRows on a public endpoint: answers are cut to the first rows, HTTP 200
+        self.max_rows = max_rows
+        self.cut: int = 0
         self.requests: list[str] = []
         self.user_agents: list[str] = []
         self.methods: list[str] = []
@@ -60,6 +63,13 @@ class SparqlApp:
             start_response("400 Bad Request", [("Content-Type", "text/plain")])
             return [str(e).encode()]
         body = result.serialize(format=ox.QueryResultsFormat.JSON)
+        if self.max_rows is not None:
+            answer = json.loads(body)
+            if len(answer["results"]["bindings"]) > self.max_rows:
+                answer["results"]["bindings"] = answer["results"]["bindings"][:self.max_rows]
+                body = json.dumps(answer).encode()
+                with self._lock:
+                    self.cut += 1
         start_response("200 OK", [("Content-Type", "application/sparql-results+json"),
                                   ("Content-Length", str(len(body)))])
         return [body]
@@ -272,7 +282,10 @@ class MediaWikiApp:
     maxlag errors with Retry-After) and REST ``history/counts/edits``, from tables."""
 
     def __init__(self, lengths: Mapping[tuple[str, str], int], redirects: Mapping[tuple[str, str], str] | None = None,
-                 edits: Mapping[tuple[str, str], int] | None = None, maxlag_first: int = 0):
+                 edits: Mapping[tuple[str, str], int] | None = None, maxlag_first: int = 0,
+                 pageviews: Mapping[tuple[str, str], Mapping[str, int]] | None = None, throttle_first: int = 0):
+        self.pageviews = {k: dict(v) for k, v in (pageviews or {}).items()}  # (site, title) -> YYYYMM -> views
+        self.throttle_left = throttle_first  # pageviews answers 429 (Retry-After: 2) this many times first
         self.lengths = dict(lengths)
         self.redirects = dict(redirects or {})
         self.edits = dict(edits or {})
@@ -290,6 +303,8 @@ class MediaWikiApp:
         path = environ.get("PATH_INFO", "").encode("latin-1").decode("utf-8", "replace")
         site = path.strip("/").split("/")[0]
         self.user_agents.append(environ.get("HTTP_USER_AGENT", ""))
+        if "/pageviews/per-article/" in path:
+            return self._pageviews(path, start_response)
         if "/rest.php/v1/page/" in path:
             title = path.split("/v1/page/")[1].split("/history")[0].replace("_", " ")
             self.calls.append({"site": site, "rest": title})
@@ -320,6 +335,27 @@ class MediaWikiApp:
                 query["pages"].append({"ns": 0, "title": n, "missing": True})
         query = {k: v for k, v in query.items() if v}
         return self._json(start_response, {"batchcomplete": True, "query": query})
+
+    def _pageviews(self, path: str, start_response: Callable) -> list[bytes]:
+        """The Wikimedia REST ``pageviews/per-article/{project}/{access}/{agent}/{article}/monthly/{start}/{end}``:
+        the months of the table inside [start, end]; 404 (as Wikimedia does) for an article without data."""
+        parts = path.split("/pageviews/per-article/")[1].split("/")
+        project, access, agent, granularity, start, end = *parts[:3], *parts[-3:]
+        title = "/".join(parts[3:-3]).replace("_", " ")
+        site = project.removesuffix(".wikipedia")
+        self.calls.append({"site": site, "pageviews": title, "start": start, "end": end})
+        if self.throttle_left > 0:
+            self.throttle_left -= 1
+            return self._json(start_response, {"title": "Too many requests"}, "429 Too Many Requests",
+                              extra=[("Retry-After", "2")])
+        months = self.pageviews.get((site, title))
+        if granularity != "monthly" or access != "all-access" or agent != "user" or not months:
+            return self._json(start_response, {"type": "https://mediawiki.org/wiki/HyperSwitch/errors/not_found",
+                                               "title": "Not found."}, "404 Not Found")
+        items = [{"project": project, "article": title.replace(" ", "_"), "granularity": "monthly",
+                  "timestamp": f"{m}0100", "access": access, "agent": agent, "views": v}
+                 for m, v in sorted(months.items()) if start[:6] <= m <= end[:6]]
+        return self._json(start_response, {"items": items})
 
     @staticmethod
     def _json(start_response: Callable, data: dict, status: str = "200 OK",

@@ -16,7 +16,7 @@ from typing import Protocol
 from factatlas.curate.mediawiki import MediaWikiClient
 from factatlas.errors import ConfigError
 
-MODES = ("length", "edits", "sitelinks")
+MODES = ("length", "edits", "sitelinks", "pageviews")  # pageviews: factatlas.curate.pageviews
 SAMPLE_PAGE_LENGTHS = Path(__file__).resolve().parent / "sample" / "page_lengths.tsv"
 
 

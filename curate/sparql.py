@@ -1,7 +1,8 @@
 """Pure SPARQL 1.1 builders: engine-neutral text for WDQS, QLever, Oxigraph or any Wikidata mirror.
 
-No ``SERVICE wikibase:label``, no ``hint:``, no ``bd:``. Every property-path closure is anchored: either
-both ends are bound (class reach checks) or the start is bound by ``VALUES`` (superclass and P131 chains).
+No ``SERVICE wikibase:label``, no ``hint:``, no ``bd:``. Every property-path closure starts from
+items bound by ``VALUES`` and ends in a variable joined with a triple pattern (class reach, superclass and
+P131 chains): the one shape every engine tested accepts (docs/curate.md, "Engines").
 
 Every value is validated against a strict pattern before it is written into a query string, so a config
 value cannot smuggle SPARQL into a request (``UnsafeValue`` is raised before anything is sent).
@@ -134,14 +135,33 @@ def candidates_query(predicate: str, side: str, via: str | None, countries: Sequ
 
 
 def class_reach_query(classes: Sequence[str], roots: Sequence[str]) -> str:
-    """Which ``roots`` each class reaches through P279* (both ends bound: a reachability check)."""
+    """Which ``roots`` each class reaches through one or more P279 steps; read the answer with
+    ``class_reach``, which adds the zero-step case (a root reaches itself).
+
+    The closure is written ``?class wdt:P279* ?mid . ?mid wdt:P279 ?root``, the shape of the augmentation
+    queries: Virtuoso 7 refuses a path whose ends are bound only by ``VALUES`` (``?class wdt:P279* ?root``
+    with both lists: HTTP 500 "transitive start not given") and accepts a path whose end is joined with a
+    triple pattern. Plain SPARQL 1.1, the same answer on every engine.
+    """
     return PREFIXES + (
         "SELECT DISTINCT ?class ?root WHERE {\n"
         f"  {values('class', [qid(c) for c in classes])}\n"
         f"  {values('root', [qid(r) for r in roots])}\n"
-        "  ?class wdt:P279* ?root .\n"
+        "  ?class wdt:P279* ?mid .\n"
+        "  ?mid wdt:P279 ?root .\n"
         "}\n"
     )
+
+
+def class_reach(rows: Iterable[Binding], classes: Iterable[str], roots: Iterable[str]) -> dict[str, set[str]]:
+    """class -> the roots it reaches through P279* (zero steps included), from ``class_reach_query`` rows."""
+    root_set = set(roots)
+    reach: dict[str, set[str]] = {c: ({c} & root_set) for c in classes}
+    for row in rows:
+        c, r = qid_of(row, "class"), qid_of(row, "root")
+        if c and r:
+            reach.setdefault(c, set()).add(r)
+    return reach
 
 
 def objects_query(predicate: str, subjects: Sequence[str]) -> str:

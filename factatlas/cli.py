@@ -107,8 +107,14 @@ def main() -> None:
 
     widen_when_piped()
     tune_for_pipeline()
+    run_command()
+
+
+def run_command(args: list[str] | None = None) -> None:
+    """The command line without `main`'s process-wide settings: errors become `error: ...`, exit 2. The
+    tests run commands through it in their own process (tests/clirun.py)."""
     try:
-        app(prog_name="factatlas")
+        app(args=args, prog_name="factatlas")
     except FactatlasError as e:
         from rich.markup import escape
 

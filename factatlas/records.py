@@ -135,6 +135,11 @@ class Fact:
     countries: tuple[str, ...]  # the culture's countries the subject was matched through
     popularity: float
     rank: int  # 1-based rank of the subject within (culture, predicate)
+    # Knowledge locality: the Wikipedia editions (codes, see ``wikipedia_site``) with an article on the
+    # subject, among the probe languages' editions and the culture's; ``home_langs``: those of the culture's
+    # editions (where the subject was found). () when not curated (imports, older runs).
+    article_langs: tuple[str, ...] = ()
+    home_langs: tuple[str, ...] = ()
 
     @property
     def direct_objects(self) -> tuple[str, ...]:
@@ -147,6 +152,16 @@ class Fact:
 
 def fact_id(culture: str, predicate: str, subject: str) -> str:
     return f"{culture}:{predicate}:{subject}"
+
+
+# Language codes whose Wikipedia edition is not named by the code's first subtag.
+_SITE_EXCEPTIONS = {"be-tarask": "be-tarask", "zh-yue": "zh-yue", "zh-min-nan": "zh-min-nan", "yue": "zh-yue",
+                    "nan": "zh-min-nan"}
+
+
+def wikipedia_site(lang: str) -> str:
+    """The Wikipedia edition of a label language: ``en`` -> en, ``zh-hans`` -> zh, ``pt-br`` -> pt."""
+    return _SITE_EXCEPTIONS.get(lang, lang.split("-", 1)[0])
 
 
 @dataclass(frozen=True, slots=True)
@@ -200,6 +215,15 @@ class Prompt:
     candidate_qids: tuple[str, ...]  # identical per (fact, template) across languages
     candidate_forms: tuple[str, ...]  # parallel: the surface form that fills the slot in this prompt
     template_status: str  # draft | reviewed
+    # the fact's ``Fact.article_langs`` and ``Fact.home_langs`` (knowledge locality), repeated per prompt so
+    # the released parquet can be sliced without facts.parquet
+    article_langs: tuple[str, ...] = ()
+    home_langs: tuple[str, ...] = ()
+    # the fact's popularity (``Fact.popularity``) and its buckets (``factatlas.popbuckets``): quantile within
+    # the predicate (1 least popular .. 4; 0: not measured) and PopQA's log10 bin (-1 below 1)
+    popularity: float = 0.0
+    popularity_quantile: int = 0
+    popularity_log10: int = -1
 
 
 @dataclass(frozen=True, slots=True)
@@ -261,6 +285,9 @@ class ScoredPrompt:
     order: tuple[int, ...] = ()  # the ranking as positions in ``candidates``, best first; () for open answers
     countries: tuple[str, ...] = ()  # the fact's countries (QIDs), as curated; () when facts were not joined
     gold_subwords: int | None = None  # subword tokens of the direct gold's slot form; None: not measured
+    subject: str = ""  # the prompt's subject QID (the error taxonomy: an answer repeating the subject)
+    subject_label: str = ""  # the subject as the prompt writes it
+    prediction: str = ""  # open answers: the decoded text ("" for rankings)
 
     @property
     def top(self) -> str | None:

@@ -43,6 +43,8 @@ FACTS_SCHEMA = pa.schema(
         ("object_qids", STR_LIST),
         ("object_provenance", STR_LIST),  # parallel to object_qids: direct|superclass|admin_ancestor
         ("object_via", STR_LIST),  # parallel: the direct object an augmented one came from, "" if direct
+        ("article_langs", STR_LIST),  # knowledge locality (records.Fact.article_langs)
+        ("home_langs", STR_LIST),
     ]
 )
 
@@ -207,6 +209,8 @@ def fact_to_row(f: Fact) -> dict[str, Any]:
         "object_qids": [o.qid for o in f.objects],
         "object_provenance": [str(o.provenance) for o in f.objects],
         "object_via": [o.via or "" for o in f.objects],
+        "article_langs": list(f.article_langs),
+        "home_langs": list(f.home_langs),
     }
 
 
@@ -216,7 +220,8 @@ def fact_from_row(r: Mapping[str, Any]) -> Fact:
         for q, p, v in zip(r["object_qids"], r["object_provenance"], r["object_via"], strict=True)
     )
     return Fact(r["fact_id"], r["predicate"], r["subject_qid"], objects, r["culture"],
-                tuple(r["countries"]), float(r["popularity"]), int(r["rank"]))
+                tuple(r["countries"]), float(r["popularity"]), int(r["rank"]), tuple(r.get("article_langs") or ()),
+                tuple(r.get("home_langs") or ()))
 
 
 def write_facts(path: str | os.PathLike, facts: Iterable[Fact]) -> Path:
@@ -291,7 +296,10 @@ def prompt_from_row(r: Mapping[str, Any]) -> Prompt:
     return Prompt(r["prompt_id"], r["fact_id"], r["lang"], r["template_id"], r["kind"], r["text"],
                   int(r["answer_start"]), r["pair"], r["culture"], r["predicate"], r["split"], r["subject_qid"],
                   r["subject_label"], tuple(r["gold_qids"]), tuple(tuple(f) for f in r["gold_forms"]),
-                  tuple(r["candidate_qids"]), tuple(r["candidate_forms"]), r["template_status"])
+                  tuple(r["candidate_qids"]), tuple(r["candidate_forms"]), r["template_status"],
+                  tuple(r.get("article_langs") or ()), tuple(r.get("home_langs") or ()),
+                  float(r.get("popularity") or 0.0), int(r.get("popularity_quantile") or 0),
+                  int(r["popularity_log10"]) if r.get("popularity_log10") is not None else -1)
 
 
 def prompt_to_row(p: Prompt) -> dict[str, Any]:

@@ -113,7 +113,8 @@ def join(rankings: Iterable[ProbeResult], prompts: Mapping[str, Prompt], *, mode
             model if model is not None else row.model, pid, prompt.fact_id, prompt.lang, prompt.template_id,
             prompt.culture, prompt.predicate, gold_objects, ranked, rank, prompt.split,
             n_gold / len(candidates) if candidates else 0.0, candidates, order, countries,
-            _gold_subwords(prompt, gold_objects, tokenize)))
+            _gold_subwords(prompt, gold_objects, tokenize), prompt.subject_qid, prompt.subject_label,
+            row.prediction or ""))
     counts["used"] = len(out)
     counts["benchmark_prompts"] = len(prompts)
     counts["eligible_prompts"] = sum(1 for p in prompts.values() if p.kind in kinds)

@@ -17,6 +17,7 @@ def register(app: typer.Typer) -> None:
 
     app.command("probe")(probe)
     app.command("judge")(judge)
+    app.command("xfakt-context")(xfakt_context)
     analysis_cli.register(app)
     report_cli.register(app)
 
@@ -44,6 +45,19 @@ def probe(
     xfactr_refine: bool = typer.Option(True, "--xfactr-refine/--no-xfactr-refine", help="X-FACTR refinement."),
     xfactr_length: str = typer.Option("mean", "--xfactr-length", help="Choose the answer length by mean | sum."),
     xfactr_max_masks: int = typer.Option(5, "--xfactr-max-masks", help="Largest mask count tried."),
+    xfactr_max_masks_lang: list[str] = typer.Option([], "--xfactr-max-masks-lang", metavar="LANG=M",
+                                                    help="Largest mask count for one language (repeatable), "
+                                                         "e.g. ja=8."),
+    xfactr_masks: str = typer.Option("search", "--xfactr-masks", help="search (try 1..M, keep the best score) | "
+                                                                      "oracle (the gold answer's token count)."),
+    xfactr_refine_order: str = typer.Option("order", "--xfactr-refine-order",
+                                            help="order (left to right sweeps) | confidence (lowest re-computed "
+                                                 "confidence first)."),
+    xfactr_beam: int = typer.Option(1, "--xfactr-beam", help="Beam size of the initial prediction (1: greedy; "
+                                                             "order or confidence init)."),
+    answer_langs: str = typer.Option("any", "--answer-langs", help="generative/xfactr: whose forms count as a "
+                                                                   "right answer: any | single (the prompt's "
+                                                                   "language) | double (it and English)."),
     template_only: bool = typer.Option(True, "--template-only/--no-template-only",
                                        help="Also score the template-only baseline."),
     tiny_steps: int = typer.Option(300, "--tiny-steps", help="Fine-tuning steps of a tiny model."),
@@ -90,12 +104,18 @@ def probe(
     from factatlas.probe.runner import ProbeConfig, parse_shard, probe_benchmark
 
     require_valid(run)  # never score a benchmark that `validate-benchmark` rejects
+    per_lang_masks = parse_lang_ints(xfactr_max_masks_lang, "--xfactr-max-masks-lang")
+    check_choice(answer_langs, "--answer-langs", ("any", "single", "double"))
+    check_choice(xfactr_masks, "--xfactr-masks", ("search", "oracle"))
+    check_choice(xfactr_refine_order, "--xfactr-refine-order", ("order", "confidence"))
     config = ProbeConfig(
         model=model, scoring=scoring, langs=tuple(x.strip() for x in langs.split(",") if x.strip()) if langs else None,
         shard=parse_shard(shard), batch_tokens=batch_tokens, device=device, dtype=dtype, device_map=device_map, family=family,
         template_only=template_only, include_remainder=remainder, max_new_tokens=max_new_tokens,
         xfactr_init=xfactr_init, xfactr_refine=xfactr_refine, xfactr_length=xfactr_length,
-        xfactr_max_masks=xfactr_max_masks, tiny_steps=tiny_steps, out_name=out_name,
+        xfactr_max_masks=xfactr_max_masks, xfactr_refine_order=xfactr_refine_order, xfactr_beam=xfactr_beam,
+        xfactr_masks=xfactr_masks, xfactr_max_masks_by_lang=per_lang_masks, answer_langs=answer_langs,
+        tiny_steps=tiny_steps, out_name=out_name,
         system_prompt=system_prompt, shots=shots, shot_split=shot_split, backend=backend, api_base=api_base,
         served_model=served_model, api_key_env=api_key_env, tokenizer=tokenizer, concurrency=concurrency,
         max_retries=max_retries, rate_limit=rate_limit, timeout=timeout, max_retry_after=max_retry_after,
@@ -109,6 +129,108 @@ def probe(
         out.print(f"metrics: {outcome.metrics_path}")
     for key, value in sorted(outcome.counts.items()):
         out.print(f"  {key}: {value}")
+
+
+def xfakt_context(
+    run: Path = typer.Argument(..., metavar="RUN", help="Run directory (holding build/) or a benchmark directory."),
+    model: str = typer.Option(..., "--model", "-m", help="Local folder or Hub id of a ranking model."),
+    modes: str = typer.Option("recall,counterfactual", "--modes", help="recall and/or counterfactual."),
+    scoring: str | None = typer.Option(None, "--scoring", "-s", help="A ranking rule (default: the family's)."),
+    langs: str | None = typer.Option(None, "--langs", help="Question languages (default: all)."),
+    context_langs: str | None = typer.Option(None, "--context-langs", help="Context languages (default: all)."),
+    resource: list[str] = typer.Option([], "--resource", metavar="LANG=LEVEL",
+                                       help="Resource level (high|medium|low) of a language, repeatable."),
+    device: str = typer.Option("auto", "--device", help="auto | cpu | cuda."),
+    batch_tokens: int = typer.Option(8192, "--batch-tokens", help="Token budget per forward pass."),
+    out_dir: Path | None = typer.Option(None, "--out", help="Folder of the outputs (default RUN/xfakt_context/"
+                                                            "<model folder name>)."),
+) -> None:
+    """X-FaKT in-context recall and counterfactual-context adherence (seed 004, §3.2-3.3, §4.3): the
+    benchmark's cloze prompts after a context sentence in every language -> cells.csv, summary.json.
+
+    Example: factatlas xfakt-context runs/arab-west --model bert-base-multilingual-cased
+    """
+    import csv
+    import json
+    from dataclasses import asdict
+
+    from factatlas.benchmark import require_valid
+    from factatlas.console import err, out
+    from factatlas.errors import ConfigError
+    from factatlas.probe import xfakt_context as X
+    from factatlas.probe.models import load_model
+    from factatlas.probe.protocol import DEFAULT_SCORING, scoring_rule
+    from factatlas.probe.runner import ProbeConfig, make_scorer, open_benchmark, rank_prompts
+
+    require_valid(run)
+    chosen = [m.strip() for m in modes.split(",") if m.strip()]
+    for m in chosen:
+        check_choice(m, "--modes", X.MODES)
+    levels = dict(X.DEFAULT_RESOURCE)
+    for item in resource:
+        lang, _, level = item.partition("=")
+        check_choice(level, f"--resource {item}", X.RESOURCE_LEVELS)
+        levels[lang.strip()] = level
+    bench, run_dir = open_benchmark(run)
+    wanted = [x.strip() for x in langs.split(",")] if langs else None
+    contexts = [x.strip() for x in context_langs.split(",")] if context_langs else None
+    lm = load_model(model, device=device)
+    rule = scoring or DEFAULT_SCORING[lm.family]
+    if scoring_rule(rule).kind != "rank":
+        raise ConfigError(f"--scoring {rule}: the context tasks rank the candidates; give a ranking rule")
+    scorer = make_scorer(lm, rule, ProbeConfig(model=model, scoring=rule, batch_tokens=batch_tokens))
+    folder = out_dir or run_dir / "xfakt_context" / Path(model.rstrip("/")).name
+    folder.mkdir(parents=True, exist_ok=True)
+    cells, summary = [], {"model": model, "scoring": rule, "modes": {}}
+    for mode in chosen:
+        variants, skipped = X.build_variants(bench.prompt_records, mode, contexts, wanted)
+        err.print(f"{mode}: {len(variants)} prompts with a context; skipped {dict(skipped)}", highlight=False)
+        rows = rank_prompts(scorer, [v.prompt for v in variants], [v.prompt.text for v in variants], lm.name)
+        joined = X.join_variants(rows, variants)
+        mode_cells = X.context_cells(joined.scored, variants)
+        cells += mode_cells
+        summary["modes"][mode] = {"prompts": len(variants), "skipped": dict(skipped),
+                                  "resource_groups": [asdict(g) for g in X.resource_groups(mode_cells, mode, levels)]}
+    header = ("mode", "language", "context language", "prompts", "facts", "right micro", "right macro",
+              "followed context micro", "followed context macro")
+    lines = [(c.mode, c.lang, c.context_lang, c.prompts, c.facts, c.correct_micro, c.correct_macro,
+              c.followed_micro, c.followed_macro) for c in cells]
+    with (folder / "cells.csv").open("w", encoding="utf-8", newline="") as f:
+        csv.writer(f).writerows([header, *lines])
+    summary["resource_levels"] = {lang: levels[lang] for lang in sorted({c.lang for c in cells} - {"all"})
+                                  if lang in levels}
+    (folder / "summary.json").write_text(json.dumps(summary, indent=1, default=str) + "\n", "utf-8")
+    for c in cells:
+        if c.context_lang == "all" or c.lang == "all":
+            follow = "" if c.followed_micro is None else f"  followed context {c.followed_micro:.3f}"
+            out.print(f"{c.mode:>14} {c.lang:>4} <- {c.context_lang:>4}: right {c.correct_micro:.3f} (micro), "
+                      f"{c.correct_macro:.3f} (macro){follow}", highlight=False, soft_wrap=True)
+    for mode, data in summary["modes"].items():
+        for g in data["resource_groups"]:
+            rate = "n/a" if g["error_rate"] is None else f"{g['error_rate']:.3f}"
+            out.print(f"{mode} {g['level']}-resource {','.join(g['langs']) or '-'}: error rate {rate}",
+                      highlight=False)
+    out.print(f"written: {folder / 'cells.csv'}", highlight=False, soft_wrap=True)
+
+
+def check_choice(value: str, option: str, choices: tuple[str, ...]) -> None:
+    from factatlas.errors import ConfigError
+
+    if value not in choices:
+        raise ConfigError(f"{option} {value!r}: expected one of {', '.join(choices)}")
+
+
+def parse_lang_ints(items: list[str], option: str) -> tuple[tuple[str, int], ...]:
+    """``["ja=8", "zh=6"]`` -> (("ja", 8), ("zh", 6)); a repeated language keeps its last value."""
+    from factatlas.errors import ConfigError
+
+    out: dict[str, int] = {}
+    for item in items:
+        lang, sep, value = item.partition("=")
+        if not sep or not lang.strip() or not value.strip().isdigit() or int(value) < 1:
+            raise ConfigError(f"{option} {item!r}: expected LANG=M with M a whole number >= 1, e.g. ja=8")
+        out[lang.strip()] = int(value)
+    return tuple(sorted(out.items()))
 
 
 def judge(

@@ -5,6 +5,10 @@ articles dropped, whitespace collapsed — and an answer is correct if it *equal
 valid object in any language (``generative``), or, in the named lenient mode, if such an alias occurs in
 it as a whole-word substring (``generative-lenient``). Answers are cut at the first line break.
 
+Which languages' forms count is a named choice (``ANSWER_LANGS``, X-FACTR §3.4 Table 5): ``any`` (every
+language's labels, aliases and forms: the default), ``single`` (only the prompt's language) or ``double``
+(the prompt's language and English).
+
 Rankings rows of these rules: ``ranked_qids`` = the candidates whose aliases the answer matches, the most
 specific (longest matching alias) first; ``scores`` = that alias length in characters; ``prediction`` = the
 answer; ``correct_at_1`` = the answer matches a valid object.
@@ -57,21 +61,63 @@ def matches(answer_norm: str, alias_norm: str, lenient: bool) -> bool:
 def alias_index(prompt_rows: Iterable[Mapping[str, Any]], bench: Benchmark | None = None) -> dict[str, set[str]]:
     """qid -> normalised surface forms in every language: candidate fillers, gold forms, and the labels
     and aliases of the benchmark's ``labels.parquet`` when it has one."""
-    out: dict[str, set[str]] = {}
+    return aliases_in(alias_index_by_lang(prompt_rows, bench), None)
+
+
+def alias_index_by_lang(prompt_rows: Iterable[Mapping[str, Any]],
+                        bench: Benchmark | None = None) -> dict[str, dict[str, set[str]]]:
+    """qid -> language -> normalised surface forms (``alias_index`` before the languages are pooled)."""
+    out: dict[str, dict[str, set[str]]] = {}
     for r in prompt_rows:
+        lang = r["lang"]
         for q, form in zip(r["candidate_qids"], r["candidate_forms"], strict=True):
-            out.setdefault(q, set()).add(normalise(form))
+            out.setdefault(q, {}).setdefault(lang, set()).add(normalise(form))
         for q, forms in zip(r["gold_qids"], r["gold_forms"], strict=True):
-            out.setdefault(q, set()).update(normalise(f) for f in forms)
+            out.setdefault(q, {}).setdefault(lang, set()).update(normalise(f) for f in forms)
     if bench is not None and (bench.path / "labels.parquet").is_file():
         for qid, entity in bench.entities.items():
             if qid in out:
                 for lang in sorted(set(entity.labels) | set(entity.aliases)):
                     forms = (entity.labels.get(lang, ""), *entity.aliases.get(lang, ()))
-                    out[qid].update(normalise(x) for x in forms if x)
-    for forms in out.values():
-        forms.discard("")
+                    out[qid].setdefault(lang, set()).update(normalise(x) for x in forms if x)
+    for by_lang in out.values():
+        for forms in by_lang.values():
+            forms.discard("")
     return out
+
+
+def aliases_in(by_lang: Mapping[str, Mapping[str, set[str]]], langs: frozenset[str] | None) -> dict[str, set[str]]:
+    """qid -> the forms of the languages ``langs`` (None: every language) pooled."""
+    return {q: set().union(*(f for lang, f in forms.items() if langs is None or lang in langs))
+            for q, forms in by_lang.items()}
+
+
+ANSWER_LANGS = ("any", "single", "double")
+
+
+def accepted_languages(mode: str, prompt_lang: str) -> frozenset[str] | None:
+    """The languages whose forms count for a prompt in ``prompt_lang`` (None: every language)."""
+    if mode == "any":
+        return None
+    if mode == "single":
+        return frozenset({prompt_lang})
+    if mode == "double":
+        return frozenset({prompt_lang, "en"})
+    raise ValueError(f"unknown answer languages '{mode}'; expected one of {ANSWER_LANGS}")
+
+
+class LanguageAliases:
+    """The alias index seen from each prompt language under an ``ANSWER_LANGS`` mode (views cached)."""
+
+    def __init__(self, by_lang: Mapping[str, Mapping[str, set[str]]], mode: str):
+        accepted_languages(mode, "en")  # reject an unknown mode here, not on the first prompt
+        self.by_lang, self.mode = by_lang, mode
+        self._views: dict[str, dict[str, set[str]]] = {}
+
+    def for_lang(self, lang: str) -> dict[str, set[str]]:
+        if lang not in self._views:
+            self._views[lang] = aliases_in(self.by_lang, accepted_languages(self.mode, lang))
+        return self._views[lang]
 
 
 def judge(answer: str, candidate_qids: Sequence[str], gold_qids: Sequence[str],
@@ -99,9 +145,12 @@ def prompt_text_for_generation(prompt: Prompt) -> str:
     return text
 
 
-def answer_prompts(generator, prompts: Sequence[Prompt], aliases: Mapping[str, set[str]], model: str,
-                   scoring: str, chunk: int = 256, progress: Callable[[int], None] | None = None
+def answer_prompts(generator, prompts: Sequence[Prompt], aliases: Mapping[str, set[str]] | LanguageAliases,
+                   model: str, scoring: str, chunk: int = 256, progress: Callable[[int], None] | None = None
                    ) -> list[ProbeResult]:
+    """Answer and judge every prompt. ``aliases``: one index for every prompt, or a ``LanguageAliases``
+    that restricts the accepted forms by the prompt's language. An X-FACTR decoder gets each prompt's
+    allowed mask counts (per-language maxima, oracle)."""
     from factatlas.probe.runner import ranking_row
 
     lenient = scoring == "generative-lenient"
@@ -112,8 +161,14 @@ def answer_prompts(generator, prompts: Sequence[Prompt], aliases: Mapping[str, s
         check(texts)
     for start in range(0, len(prompts), chunk):
         part = prompts[start: start + chunk]
-        for r, answer in zip(part, generator.generate(texts[start: start + chunk]), strict=True):
-            ranked, scores, correct = judge(answer, r.candidate_qids, r.gold_qids, aliases, lenient)
+        part_texts = texts[start: start + chunk]
+        if hasattr(generator, "mask_counts_for"):
+            answers = generator.generate(part_texts, generator.mask_counts_for(part))
+        else:
+            answers = generator.generate(part_texts)
+        for r, answer in zip(part, answers, strict=True):
+            view = aliases.for_lang(r.lang) if isinstance(aliases, LanguageAliases) else aliases
+            ranked, scores, correct = judge(answer, r.candidate_qids, r.gold_qids, view, lenient)
             rows.append(ranking_row(r, model, scoring, ranked, scores, correct, first_line(answer)))
         if progress:
             progress(len(part))

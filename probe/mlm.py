@@ -319,20 +319,28 @@ def padded_decoder(model, head, align: int = VOCAB_ALIGN):
     return parent, name, padded.eval().requires_grad_(False)
 
 
+AVERAGES = ("logprob", "prob")
+
+
 class MaskedLMScorer:
-    """Candidate scorer for masked LMs. ``mode``: "independent" (mLAMA) or "pll" (left to right)."""
+    """Candidate scorer for masked LMs. ``mode``: "independent" (mLAMA) or "pll" (left to right).
+    ``average``: a candidate's score is the mean log p of its tokens ("logprob") or their mean p ("prob",
+    mParaRel's multi-token scoring; rules ``*-meanprob``)."""
 
     def __init__(self, lm: LoadedModel, mode: str = "independent", batch_tokens: int = 8192,
                  split_head: bool = True, partial_last_layer: bool = True, accelerator_paths: bool | None = None,
-                 head_rows: int | None = HEAD_ROWS):
+                 head_rows: int | None = HEAD_ROWS, average: str = "logprob"):
         if lm.family != "mlm":
             raise ValueError(f"MaskedLMScorer needs a masked LM, got a {lm.family} model")
         if mode not in MODES:
             raise ValueError(f"unknown masked-LM mode '{mode}'; expected one of {MODES}")
         if lm.tokenizer.mask_token_id is None:
             raise ValueError(f"tokenizer of {lm.name} has no mask token")
-        self.lm, self.mode, self.batch_tokens = lm, mode, batch_tokens
-        self.scoring = "mlm-independent" if mode == "independent" else "mlm-pll"
+        if average not in AVERAGES:
+            raise ValueError(f"unknown token average '{average}'; expected one of {AVERAGES}")
+        self.lm, self.mode, self.batch_tokens, self.average = lm, mode, batch_tokens, average
+        self.scoring = ("mlm-independent" if mode == "independent" else "mlm-pll") + (
+            "-meanprob" if average == "prob" else "")
         self._split = lm_head_split(lm.model) if split_head else None
         self._last = None
         if self._split is not None and partial_last_layer:
@@ -402,7 +410,8 @@ class MaskedLMScorer:
         device = self.lm.device
         at, tokens, cands = (long_tensor(x, device) for x in (at, tokens, cands))
         (values,) = target_log_probs(self._project(states), [(at, tokens)], self._fused_norm)
-        sums.index_add_(0, cands, values.double())
+        values = values.double()
+        sums.index_add_(0, cands, values.exp() if self.average == "prob" else values)
 
     def _read_states(self, ids, rows, within, cols, most: int):
         """The encoder's last hidden states at the read positions (the logits there when the head is not

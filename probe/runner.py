@@ -70,6 +70,11 @@ class ProbeConfig:
     xfactr_refine: bool = True
     xfactr_length: str = "mean"
     xfactr_max_masks: int = 5
+    xfactr_refine_order: str = "order"  # order | confidence (re-computed confidences, X-FACTR §4.2)
+    xfactr_beam: int = 1  # beam size of the initial prediction (1: greedy)
+    xfactr_masks: str = "search"  # search (1..M, length chosen by score) | oracle (the gold's token count)
+    xfactr_max_masks_by_lang: tuple[tuple[str, int], ...] = ()  # per-language M, overriding xfactr_max_masks
+    answer_langs: str = "any"  # open answers: any | single (prompt's language) | double (+ English), X-FACTR §3.4
     tiny_steps: int = 300
     out_name: str | None = None  # folder under probe/ (default: the model slug, + "--<rule>" if not default)
     system_prompt: str | None = None  # chat rules: the system message
@@ -219,12 +224,13 @@ def _make_scorer(lm, scoring: str, config: ProbeConfig):
     return factory(lm, scoring, config)
 
 
-@scorer_factory("mlm-independent", "mlm-pll")
+@scorer_factory("mlm-independent", "mlm-pll", "mlm-independent-meanprob", "mlm-pll-meanprob")
 def _masked_lm(lm, scoring: str, config: ProbeConfig):
     from factatlas.probe.mlm import MaskedLMScorer
 
-    return MaskedLMScorer(lm, "independent" if scoring == "mlm-independent" else "pll",
-                          batch_tokens=config.batch_tokens)
+    return MaskedLMScorer(lm, "independent" if scoring.startswith("mlm-independent") else "pll",
+                          batch_tokens=config.batch_tokens,
+                          average="prob" if scoring.endswith("-meanprob") else "logprob")
 
 
 @scorer_factory("causal-mean", "causal-sum")
@@ -268,7 +274,9 @@ def _xfactr(lm, scoring: str, config: ProbeConfig):
     from factatlas.probe.xfactr import XFactrDecoder
 
     return XFactrDecoder(lm, max_masks=config.xfactr_max_masks, init=config.xfactr_init,
-                         refine=config.xfactr_refine, length=config.xfactr_length, batch_tokens=config.batch_tokens)
+                         refine=config.xfactr_refine, length=config.xfactr_length, batch_tokens=config.batch_tokens,
+                         refine_order=config.xfactr_refine_order, beam=config.xfactr_beam, masks=config.xfactr_masks,
+                         max_masks_by_lang=dict(config.xfactr_max_masks_by_lang))
 
 
 # ---- ranking rows ------------------------------------------------------------------------------
@@ -449,6 +457,11 @@ def _run(job: ProbeJob, selected, counts: Counter, benchmark: Benchmark, run_dir
     lm, scorer, rule, slug, model_name = job.lm, job.scorer, job.rule, job.slug, job.model_name
     out_dir = run_dir / "probe" / slug
     work = select_work(selected, rule, counts)
+    if config.answer_langs != "any" and (rule.kind != "generate" or rule.name in ("chat", "chat-lenient")):
+        raise ConfigError(f"--answer-langs {config.answer_langs}: only the generative and xfactr rules match "
+                          f"answers by language; {rule.name} accepts every language (use --answer-langs any)")
+    if rule.kind == "generate":
+        counts[f"answers/accepted-languages:{config.answer_langs}"] = len(work)
 
     def answer(prompts: Sequence[Prompt], tick: Callable[[int], None], tally: Counter | None) -> list[ProbeResult]:
         """The open-answer rules: the model's answers to ``prompts``, matched against the aliases."""
@@ -460,10 +473,20 @@ def _run(job: ProbeJob, selected, counts: Counter, benchmark: Benchmark, run_dir
             rows = benchmark.prompts  # shots and aliases come from every language and split
             return answer_conversations(scorer, prompts, rows, alias_index(rows, benchmark), model_name, rule.name,
                                         chat, tally, progress=tick)
-        from factatlas.probe.generative import alias_index, answer_prompts
+        from factatlas.probe.generative import (
+            LanguageAliases,
+            alias_index_by_lang,
+            aliases_in,
+            answer_prompts,
+        )
 
-        return answer_prompts(scorer, prompts, alias_index(benchmark.prompts, benchmark), model_name, rule.name,
-                              progress=tick)
+        by_lang = alias_index_by_lang(benchmark.prompts, benchmark)
+        aliases = aliases_in(by_lang, None) if config.answer_langs == "any" else LanguageAliases(
+            by_lang, config.answer_langs)
+        answered = answer_prompts(scorer, prompts, aliases, model_name, rule.name, progress=tick)
+        if tally is not None:
+            tally.update(getattr(scorer, "counts", {}))
+        return answered
 
     with progress() as bar:
         task = bar.add_task(f"{slug}: {rule.name}", total=len(work))

@@ -179,6 +179,7 @@ def card_body(src: BenchmarkSource, configs: Sequence[ConfigEntry], *, repo: str
         lang_rows.append((lang, len(rows), len({p.fact_id for p in rows}), len(templates),
                           ", ".join(f"{k}: {v}" for k, v in sorted(status.items())) or "—"))
 
+    locality = locality_rows(src)
     config_rows = [(f"`{c.name}`" + (" (default)" if c.name == default_config else ""),
                     c.lang or "all", ", ".join(f"{s}: {n}" for s, _, n in c.splits)) for c in configs]
 
@@ -211,12 +212,47 @@ def card_body(src: BenchmarkSource, configs: Sequence[ConfigEntry], *, repo: str
                                     "majority-answer P@1"), predicate_rows),
         "languages_table": _table(("language", "prompts", "facts", "templates", "template status"), lang_rows),
         "provenance_table": _table(("", ""), provenance_rows),
+        "locality_table": _table(("language", "facts", "article in this language's Wikipedia",
+                                  "local: no article here, one in a culture edition", "not recorded"), locality)
+        if locality else "Not recorded for this benchmark (imported, or curated before knowledge locality).",
+        "popularity_source": prov.popularity_source,
+        "popularity_table": _table(("quantile", "facts", "popularity from", "popularity to"), popularity_rows(src))
+        if any(p.popularity_quantile for p in src.prompts) else "Not recorded for this benchmark.",
         "limitations": "\n".join(f"- {x}" for x in limitations(src, pstats)),
         "citation": citation(repo, version, pretty_name, prov, target),
         "dlama_citation": DLAMA_BIBTEX,
         "license_note": _license_note(license_id, prov.source_kind),
     }
     return _body_template().format(**values)
+
+
+def locality_rows(src: BenchmarkSource) -> list[tuple[str, int, int, int, int]]:
+    """Per language: facts, facts whose subject has an article in its Wikipedia edition, facts local to
+    the culture's editions (an article there, none in this language's), facts without a record; [] when
+    no prompt records knowledge locality."""
+    from factatlas.records import wikipedia_site
+
+    if not any(p.article_langs for p in src.prompts):
+        return []
+    out = []
+    for lang in src.languages:
+        site = wikipedia_site(lang)
+        facts = {p.fact_id: p for p in src.prompts if p.lang == lang}.values()
+        recorded = [p for p in facts if p.article_langs]
+        out.append((lang, len(facts), sum(site in p.article_langs for p in recorded),
+                    sum(bool(p.home_langs) and site not in p.article_langs for p in recorded),
+                    len(facts) - len(recorded)))
+    return out
+
+
+def popularity_rows(src: BenchmarkSource) -> list[tuple[int, int, str, str]]:
+    """Per popularity quantile (``factatlas.popbuckets``): facts and the range of their popularity."""
+    facts = {p.fact_id: p for p in src.prompts if p.popularity_quantile}.values()
+    out = []
+    for q in sorted({p.popularity_quantile for p in facts}):
+        values = [p.popularity for p in facts if p.popularity_quantile == q]
+        out.append((q, len(values), f"{min(values):g}", f"{max(values):g}"))
+    return out
 
 
 def _summary(src: BenchmarkSource, cultures: Sequence[str]) -> str:

@@ -48,6 +48,7 @@ class Provenance:
     query_hashes: tuple[str, ...]  # sorted, unique
     toolkit_version: str
     source: Mapping[str, Any] = field(default_factory=dict)  # benchmark.json "source", verbatim
+    popularity_source: str = "not recorded"  # what curation ranked subjects by (manifest: popularity_source)
 
     def as_dict(self) -> dict[str, Any]:
         return {"source_kind": self.source_kind, "endpoint": self.endpoint, "retrieved": self.retrieved,
@@ -144,7 +145,15 @@ def provenance_from(meta: Mapping[str, Any], manifest: Mapping[str, Any],
                or "not recorded")
     return Provenance(source_kind=str(source.get("kind", "unknown")), endpoint=redact(str(endpoint)),
                       retrieved=str(retrieved), query_hashes=query_hashes, toolkit_version=str(toolkit),
-                      source=source)
+                      source=source, popularity_source=_popularity_source(curate, source))
+
+
+def _popularity_source(curate: Mapping[str, Any], source: Mapping[str, Any]) -> str:
+    if curate.get("popularity_source"):
+        return str(curate["popularity_source"])
+    if source.get("kind") == "dlama-v1":
+        return "length:dlama-v1 (DLAMA's article size)"
+    return "not recorded"
 
 
 def _find_templates(bench: Path, run: Path | None, meta: Mapping[str, Any]) -> tuple[dict[str, bytes], str]:

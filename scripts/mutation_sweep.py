@@ -184,7 +184,7 @@ def aggregate_mutants() -> list[Mutant]:
     return out
 
 
-def verdict_mutants(path: str = "probe/report.py") -> list[Mutant]:
+def verdict_mutants(path: str = "probe/verdict.py") -> list[Mutant]:
     """Each failing or warning branch of a verdict rule (``return Check(name, FAIL|WARN, ...)``) passes."""
     source = (REPO / path).read_text("utf-8")
     out = []

@@ -211,6 +211,7 @@ def inflect_russian(label: str, case: str, number: str | None, person_gender: st
 
 
 _INDECLINABLE_ENDINGS = set("еиоуюэыё")
+_COMPOSED = re.compile(r"[\s-]")  # several words, or parts joined by a hyphen
 # Particles inside Arabic, Hebrew, Dutch, German ... names: never declined («Заида ибн Султана»)
 NAME_PARTICLES = frozenset({"ибн", "бин", "бен", "бинт", "аль", "эль", "ад", "ас", "ан", "ар", "аш", "ат",
                             "абдель", "абдул", "абд",
@@ -441,6 +442,10 @@ class RussianBackend:
                                     f"no {'name word' if is_person else 'head noun'} of '{label}' could be "
                                     f"put into {features.describe()} by pymorphy3")
         form, status, detail = found
+        if status == EXACT and _COMPOSED.search(core.strip()):
+            # every word is the dictionary's, but the phrase was declined word by word (agreement, compound
+            # parts): only a form found whole — one dictionary word or a lexicon form — is exact
+            status, detail = GUESSED, "composed: declined word by word, each word from the OpenCorpora dictionary"
         if qualifier:
             form += label[qualifier.start():]
         return InflectionResult(form, status, self.name, detail)

@@ -18,6 +18,7 @@ from importlib import resources
 import yaml
 
 from factatlas.records import Gender
+from factatlas.templates.lexicon import LexiconEntry
 from factatlas.templates.morphology import (
     EXACT,
     FAILED,
@@ -111,6 +112,7 @@ class RulesBackend:
         if features.is_plain:
             return InflectionResult(_capitalise(label, request), NONE, self.name)
         try:
+            choice = None
             if lang == "en":
                 form, status = _english(label, features, request, spec)
             elif lang in ("ar", "he"):
@@ -120,13 +122,24 @@ class RulesBackend:
             elif lang == "el":
                 form, status = _greek(label, features, request, spec)
             else:
-                form, status = _romance(label, lang, features, request, spec)
+                form, status, choice = _romance_form(label, lang, features, request, spec)
         except _Cannot as e:
             return InflectionResult(label, FAILED, self.name, f"{lang} {features.describe()} of '{label}': {e}")
         detail = ""
         if status == GUESSED:
             detail = f"gender from {request.agreement.source or 'nothing'}"
-        return InflectionResult(_capitalise(form, request), status, self.name, detail)
+        elif status == EXACT and not _entry_decides(request):
+            # the rules composed the phrase (an article, a preposition, an ending from a table): only a form
+            # found whole, or a phrase whose every choice the lexicon entry made, is exact
+            status, detail = GUESSED, f"composed by the {lang} rules"
+        return InflectionResult(_capitalise(form, request), status, self.name, detail, choice)
+
+
+def _entry_decides(request: InflectionRequest) -> bool:
+    """The entity's lexicon entry made the choices of the phrase (its article class, preposition class or
+    gender): the rule only spelled them out."""
+    entry = request.entry
+    return entry is not None and bool(entry.article or entry.prep or entry.gender)
 
 
 def _status(request: InflectionRequest, used_gender: bool) -> str:
@@ -174,15 +187,116 @@ def _split_label_article(label: str, spec: Mapping) -> tuple[str | None, str]:
     return None, label
 
 
-def _romance(label: str, lang: str, f: Features, req: InflectionRequest, spec: Mapping) -> tuple[str, str]:
+def _romance_form(label: str, lang: str, f: Features, req: InflectionRequest, spec: Mapping
+                  ) -> tuple[str, str, tuple[str, str] | None]:
+    """(form, status, choice): the lexicon entry of the entity first (a whole form for the slot, else its
+    gender, article and preposition class feed the rules), then the rule tables. ``choice`` names the
+    source of a decision the audit lists: ("lexicon", file:line) or ("rule:<name>", what)."""
+    entry = req.entry  # a whole form of the entry for this slot was already taken by the renderer
+    where = ("lexicon", f"{label} <- {entry.where}") if entry is not None else None
+    if lang == "fr":
+        found = _french_locative(label, f, req, spec, entry)
+    elif lang == "it":
+        found = _italian_locative(label, f, req, spec, entry)
+    else:
+        found = None
+    if found is not None:
+        form, rule = found
+        return form, EXACT, where if entry is not None and entry.prep else ((rule, form) if rule else None)
+    form, status = _romance(label, lang, f, req, spec, entry)
+    return form, status, where
+
+
+def _takes(label: str, req: InflectionRequest, spec: Mapping, entry: LexiconEntry | None) -> bool:
+    if entry is not None and entry.article:
+        return entry.article == "def"
+    return takes_article(label, req.entity_type, spec)
+
+
+def _definite_phrase(label: str, lang: str, req: InflectionRequest, spec: Mapping) -> tuple[str, str]:
+    """(article, noun phrase) of a name that takes the article: an administrative head noun is lower-cased
+    («le gouvernorat de Monastir», «lo Stato di New York»), other names keep their capital («il Lazio»)."""
+    found = _admin_head_article(label, spec, lang)
+    if found is not None:
+        return found
+    ag = req.agreement
+    if "elided" in spec and ag.number != "pl" and _starts_with_vowel(label, spec):
+        return spec["elided"], label
+    article = _pick(spec["definite"], _gender_key(ag.gender, ag.number), "definite article")
+    if lang == "it":
+        article = _italian_article(article, label, ag.number)
+    return article, label
+
+
+def _fuse(prep: str, article: str, body: str, spec: Mapping) -> str:
+    fused = spec.get("fusions", {}).get(prep, {}).get(article)
+    written = spec.get("prepositions", {}).get(prep, prep)
+    return _join(fused, body) if fused else _join(written, article, body)
+
+
+def _french_locative(label: str, f: Features, req: InflectionRequest, spec: Mapping,
+                     entry: LexiconEntry | None) -> tuple[str, str] | None:
+    """fr `[Y.a]`, `[Y.en]`, `[Y.de]` of a place by its preposition class: en Californie, au Texas, aux
+    Comores, à Cuba, dans le gouvernorat de Monastir; originaire de Californie, du Texas, du gouvernorat."""
+    if f.article is not None or f.preposition not in ("a", "en", "de"):
+        return None
+    own_article, _ = _split_label_article(label, spec)
+    admin = _admin_head_article(label, spec, "fr") if own_article is None else None
+    cls = entry.prep if entry is not None and entry.prep else ("dans" if admin is not None else "")
+    rule = "" if entry is not None and entry.prep else "rule:admin-head"
+    if not cls:
+        return None
+    if cls == "à":
+        if own_article is not None:  # Le Caire -> au Caire, du Caire
+            return None
+        if f.preposition == "de":
+            return None
+        return _join("à", label), rule
+    if f.preposition in ("a", "en"):
+        if cls == "dans":
+            return _join("dans", *_definite_phrase(label, "fr", req, spec)), rule
+        return _join(cls, label), rule
+    # `de`: en-class names take no article (originaire de Californie, d'Ontario), the others fuse it
+    if cls == "en":
+        return (_join("d'", label) if _starts_with_vowel(label, spec) else _join("de", label)), rule
+    if cls in ("au", "aux"):
+        return _join("du" if cls == "au" else "des", label), rule
+    article, body = _definite_phrase(label, "fr", req, spec)
+    return _fuse("de", article, body, spec), rule
+
+
+def _italian_locative(label: str, f: Features, req: InflectionRequest, spec: Mapping,
+                      entry: LexiconEntry | None) -> tuple[str, str] | None:
+    """it `[Y.a]`, `[Y.in]`, `[Y.di]` of a place: cities take «a» (ad before a-), regions «in» — bare for a
+    feminine singular name (in California), with the article otherwise (nel Lazio, nella provincia di
+    Riad); «di» fuses the article of a region (della California, del governatorato di Monastir)."""
+    if f.article is not None or f.preposition not in ("a", "in", "di"):
+        return None
+    own_article, _ = _split_label_article(label, spec)
+    if own_article is not None:  # Il Cairo -> al Cairo, La Mecca -> della Mecca
+        return None
+    admin = _admin_head_article(label, spec, "it")
+    cls = entry.prep if entry is not None and entry.prep else ("in" if admin is not None else "")
+    rule = "" if entry is not None and entry.prep else "rule:admin-head"
+    with_article = cls == "in" or (cls == "a" and entry is not None and entry.article == "def")
+    if not with_article:
+        euphonic = _euphonic(f.preposition, label, spec)
+        return (_join(euphonic, label), "rule:euphonic-d") if euphonic else None
+    ag = req.agreement
+    article, body = _definite_phrase(label, "it", req, spec)
+    if f.preposition == "di":
+        return _fuse("di", article, body, spec), rule
+    if cls == "in" and admin is None and ag.gender is Gender.FEMININE and ag.number != "pl":
+        return _join("in", label), rule  # in California, in Toscana (feminine regions drop the article)
+    return _fuse("in" if cls == "in" else "a", article, body, spec), rule
+
+
+def _romance(label: str, lang: str, f: Features, req: InflectionRequest, spec: Mapping,
+             entry: LexiconEntry | None = None) -> tuple[str, str]:
     ag = req.agreement
     key = _gender_key(ag.gender, ag.number)
     if f.preposition == "en":
-        return _french_en(label, req, spec)
-    if f.preposition in ("a", "en") and f.article is None:
-        admin = _french_admin(label, spec)
-        if admin is not None:
-            return admin, EXACT
+        return _french_en(label, req, spec, entry)
     used_gender = False
     own_article, body = _split_label_article(label, spec)
     if own_article is not None and spec.get("label_article_mode", "fuse") == "separate":
@@ -191,12 +305,14 @@ def _romance(label: str, lang: str, f: Features, req: InflectionRequest, spec: M
         prep = spec.get("prepositions", {}).get(f.preposition) if f.preposition else None
         return _join(prep or "", label), EXACT
     label_has_article = own_article is not None
-    head_article = _admin_head_article(label, spec) if f.article == "def" and own_article is None else None
+    head_article = (_admin_head_article(label, spec, lang)
+                    if f.article == "def" and own_article is None and (entry is None or entry.article != "none")
+                    else None)
     if head_article is not None:  # «Gouvernorat de Ninive» -> «le gouvernorat de Ninive»
         own_article, body = head_article
         label = _join(own_article, body)
     article = None
-    if f.article == "def" and own_article is None and takes_article(label, req.entity_type, spec):
+    if f.article == "def" and own_article is None and _takes(label, req, spec, entry):
         vowel = _starts_with_vowel(body, spec)
         if "elided" in spec and vowel and ag.number != "pl":
             article = spec["elided"]
@@ -223,16 +339,39 @@ def _romance(label: str, lang: str, f: Features, req: InflectionRequest, spec: M
             body = label
     if prep and article:
         fused = spec.get("fusions", {}).get(f.preposition, {}).get(article)
-        text = _join(fused, body) if fused else _join(prep, article, body)
+        if fused:
+            text = _join(fused, body)
+        elif label_has_article and article == own_article:
+            text = _join(prep, label)  # an article of the name that does not contract keeps its capital: fr «à La Mecque»
+        else:
+            text = _join(prep, article, body)
     elif prep:
         elided = spec.get("elide", {}).get(f.preposition)
-        text = _join(elided, body) if elided and _starts_with_vowel(body, spec) else _join(prep, body)
+        euphonic = _euphonic(f.preposition, body, spec)
+        if euphonic:
+            text = _join(euphonic, body)
+        else:
+            text = _join(elided, body) if elided and _starts_with_vowel(body, spec) else _join(prep, body)
+    elif label_has_article and f.article == "def" and _opens_with(label, spec.get("label_article_lower", ())):
+        text = _join(own_article, body)  # it: «è il Cairo», «la Mecca» (the article is not part of the name)
     else:
         text = _join(article or "", body if article else label)
     return text, _status(req, used_gender)
 
 
-def _admin_head_article(label: str, spec: Mapping) -> tuple[str, str] | None:
+def _opens_with(label: str, articles) -> bool:
+    return any(label.startswith(a if a.endswith("'") else a + " ") for a in articles)
+
+
+def _euphonic(prep: str | None, body: str, spec: Mapping) -> str | None:
+    """it «ad» before the same vowel (ad Amburgo, ad Andorra): `euphonic: {a: [ad, a]}` in articles.yaml."""
+    rule = spec.get("euphonic", {}).get(prep) if prep else None
+    if rule and body[:1].lower() in rule[1]:
+        return rule[0]
+    return None
+
+
+def _admin_head_article(label: str, spec: Mapping, lang: str = "") -> tuple[str, str] | None:
     """(article, label with the head noun lower-cased) for a label opening with an administrative or
     landmark common noun listed in ``admin_heads``: «Musée du Louvre» -> ("le", "musée du Louvre")."""
     heads = spec.get("admin_heads", {})
@@ -242,7 +381,11 @@ def _admin_head_article(label: str, spec: Mapping) -> tuple[str, str] | None:
     # État keeps its capital in the political sense (l'État de New York); the other heads are common nouns
     noun = first if first in spec.get("capitalised_heads", ()) else first[0].lower() + first[1:]
     body = " ".join(x for x in (noun, rest) if x)
-    article = spec["elided"] if "elided" in spec and _starts_with_vowel(noun, spec) else spec["definite"][heads[first]]
+    if "elided" in spec and _starts_with_vowel(noun, spec):
+        return spec["elided"], body
+    article = spec["definite"][heads[first]]
+    if lang == "it":
+        article = _italian_article(article, noun, "sg")
     return article, body
 
 
@@ -257,13 +400,8 @@ def _italian_article(article: str, body: str, number: str) -> str:
     return article
 
 
-def _french_admin(label: str, spec: Mapping) -> str | None:
-    """«Gouvernorat de Ninive» -> «dans le gouvernorat de Ninive» (an area named by a common noun)."""
-    found = _admin_head_article(label, spec)
-    return None if found is None else "dans " + _join(*found)
-
-
-def _french_en(label: str, req: InflectionRequest, spec: Mapping) -> tuple[str, str]:
+def _french_en(label: str, req: InflectionRequest, spec: Mapping, entry: LexiconEntry | None = None
+               ) -> tuple[str, str]:
     exceptions = spec.get("en_exceptions", {})
     if label in exceptions:
         return exceptions[label], EXACT
@@ -271,7 +409,7 @@ def _french_en(label: str, req: InflectionRequest, spec: Mapping) -> tuple[str, 
     if own_article is not None:  # Le Caire -> au Caire
         fused = spec["fusions"]["a"].get(own_article)
         return _join(fused or "à " + own_article, body), EXACT
-    if not takes_article(label, req.entity_type, spec):
+    if not _takes(label, req, spec, entry):
         return _join("à", label), EXACT
     ag = req.agreement
     if ag.number == "pl":
@@ -337,7 +475,7 @@ def _german(label: str, f: Features, req: InflectionRequest, spec: Mapping) -> t
             prep = req.entry.prep  # islands: auf den Philippinen, auf den Komoren (lexicon)
         fused = spec["fusions"].get(prep, {}).get(article) if article else None
         text = _join(fused, noun) if fused else _join(prep, text)
-    if req.entry is not None and (req.entry.article or req.entry.prep or req.entry.gender):
+    if _entry_decides(req):
         return text, EXACT  # article, preposition and gender decided by the lexicon entry
     return text, _status(req, used_gender)
 

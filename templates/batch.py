@@ -75,6 +75,8 @@ def _render_one(fact: Fact, template: Template, renderer: Renderer, report: Rend
         "subject_qid": fact.subject, "subject_label": subject.labels.get(template.lang, ""),
         "gold_qids": [g.qid for g in golds], "gold_forms": [list(g.forms) for g in golds],
         "candidate_qids": [], "candidate_forms": [], "template_status": template.status,
+        "article_langs": list(fact.article_langs), "home_langs": list(fact.home_langs),
+        "popularity": fact.popularity,
     })
 
 

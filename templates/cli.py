@@ -142,6 +142,9 @@ def audit_command(run: Path = typer.Argument(..., metavar="RUN", help="Run direc
                   show_all: bool = typer.Option(False, "--all", help="With --fillers: list reviewed fillers too."),
                   check: bool = typer.Option(False, "--check", help="With --fillers: exit 2 when a filler is "
                                              "unreviewed or reviewed wrong."),
+                  subjects: bool = typer.Option(False, "--subjects", help="With --fillers: the subject "
+                                                "fillers too (the form of [X...] each subject takes; role "
+                                                "subject)."),
                   review_dir: Path | None = typer.Option(None, "--review-dir", help="With --fillers: folder of "
                                                          "<lang>.tsv review files (default: templates/review/).")
                   ) -> None:
@@ -152,7 +155,7 @@ def audit_command(run: Path = typer.Argument(..., metavar="RUN", help="Run direc
     Example: factatlas templates audit --fillers runs/arab-west --out before.tsv
     """
     if fillers:
-        _filler_ledger(run, _split(langs), root, against, out, show_all, check, review_dir, limit)
+        _filler_ledger(run, _split(langs), root, against, out, show_all, check, review_dir, limit, subjects)
         return
     from factatlas.atomic import write_json
     from factatlas.tables import read_entities, read_facts
@@ -178,7 +181,8 @@ def audit_command(run: Path = typer.Argument(..., metavar="RUN", help="Run direc
 
 
 def _filler_ledger(run: Path, langs: tuple[str, ...] | None, root: Path | None, against: Path | None,
-                   out: Path | None, show_all: bool, check: bool, review_dir: Path | None, limit: int) -> None:
+                   out: Path | None, show_all: bool, check: bool, review_dir: Path | None, limit: int,
+                   subjects: bool = False) -> None:
     from factatlas.atomic import write_text
     from factatlas.errors import ConfigError
     from factatlas.templates.ledger import (
@@ -197,7 +201,7 @@ def _filler_ledger(run: Path, langs: tuple[str, ...] | None, root: Path | None, 
 
     before = read_ledger(against) if against else None  # read first: a bad file fails before the render
     ledger = ledger_for_run(run, load_library(langs, root=root), str(review_dir) if review_dir else None,
-                            langs)
+                            langs, subjects=subjects)
     if out:
         write_text(out, ledger_tsv(ledger))
     if before is not None:

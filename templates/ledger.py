@@ -31,7 +31,7 @@ from importlib import resources
 from pathlib import Path
 
 from factatlas.errors import ConfigError
-from factatlas.records import Entity
+from factatlas.records import Entity, RenderFailure
 from factatlas.templates.morphology import EXACT, GUESSED, NONE
 from factatlas.templates.render import RenderedAnswer, Renderer, clean_label
 from factatlas.templates.syntax import Group, Slot, TemplateSyntaxError, Text, parse
@@ -91,9 +91,24 @@ def answer_context(text: str) -> str:
     span = parsed.answer_span()
     if span is None:
         return ""
-    first, last = parsed.nodes[span[0]], parsed.nodes[span[1]]
-    before = "".join(_raw(text, n) for n in parsed.nodes[:span[0]])
-    after = "".join(_raw(text, n) for n in parsed.nodes[span[1] + 1:])
+    return _context(text, parsed.nodes, span[0], span[1])
+
+
+def subject_contexts(text: str) -> list[tuple[int, str]]:
+    """(node index, context) of every subject slot ``[X...]`` of a template, written as the answer's
+    context is (``capitale [X.def.de]``, ``[X+은]``); the review holds subject fillers by this context."""
+    try:
+        parsed = parse(text)
+    except TemplateSyntaxError:
+        return []
+    return [(i, _context(text, parsed.nodes, i, i)) for i, node in enumerate(parsed.nodes)
+            if isinstance(node, Slot) and node.name == "X"]
+
+
+def _context(text: str, nodes: tuple, first_i: int, last_i: int) -> str:
+    first, last = nodes[first_i], nodes[last_i]
+    before = "".join(_raw(text, n) for n in nodes[:first_i])
+    after = "".join(_raw(text, n) for n in nodes[last_i + 1:])
     space = before[len(before.rstrip()):]
     words = before.rstrip().split()
     if not words:
@@ -187,9 +202,49 @@ def make_ledger(rows: Iterable[Mapping], entities: Mapping[str, Entity], library
     return Ledger(tuple(lines), stale, dict(skipped))
 
 
+def subject_lines(rows: Iterable[Mapping], entities: Mapping[str, Entity], library,
+                  review: Mapping[str, Mapping[tuple[str, str], str]] | None = None,
+                  renderer: Renderer | None = None) -> list[LedgerLine]:
+    """Every subject filler of a build's cloze prompts — the form of ``[X...]`` each subject takes in each
+    template (role ``subject``) — explained as the answers are: status, sources, review verdict."""
+    from factatlas.templates.predicates import PREDICATES
+    from factatlas.templates.render import _sentence_initial
+
+    renderer = renderer or Renderer(entities)
+    tap = renderer.decisions if isinstance(renderer.decisions, _Tap) else _Tap(renderer.decisions)
+    renderer.decisions = tap
+    review = review if review is not None else {}
+    instances = sorted({(r["lang"], r["template_id"], r["subject_qid"]) for r in rows if r["kind"] == "cloze"})
+    lines: list[LedgerLine] = []
+    for lang, tid, subject_qid in instances:
+        template, subject = library.get(lang, tid), entities.get(subject_qid)
+        if template is None or subject is None:
+            continue
+        slots = PREDICATES.get(template.predicate)
+        xtype = slots.subject_type if slots else ""
+        nodes = parse(template.text).nodes
+        for i, ctx in subject_contexts(template.text):
+            tap.log.clear()
+            res = renderer.fill(subject, lang, nodes[i].features, xtype, _sentence_initial(nodes, i))
+            if isinstance(res, RenderFailure):
+                filler, status = subject.labels.get(lang, ""), "failed"
+                sources = (f"render failure {res.reason}: {res.detail}",)
+            else:
+                filler, status = res.form, res.status
+                sources = (f"form {res.backend or 'none'}:{res.status}" + (f" ({res.detail})" if res.detail else ""),
+                           *(f"{what} {how}: {detail}" for key in dict.fromkeys(tap.log)
+                             if len(key) == 4 and key[0] == lang and key[1] != "alias"
+                             for _, what, how, detail in (key,)))
+            verdict = review.get(lang, {}).get((ctx, filler), UNREVIEWED)
+            lines.append(LedgerLine(lang, tid, subject_qid, "", "subject", ctx, filler, status, sources, verdict))
+    return lines
+
+
 def filler_status(res: RenderedAnswer, renderer: Renderer, obj: Entity, lang: str) -> str:
-    """``exact`` only for a lexicon form or a one-word dictionary form; ``none`` for the label as written;
-    everything composed (several words inflected together, words added by a rule) is ``guessed``."""
+    """The backend's own status — ``exact`` only for a lexicon form, a one-word dictionary form or a phrase
+    whose every choice the lexicon entry made; anything composed is ``guessed`` (backend_ru, backend_rules)
+    — with ``none`` for the label as written; words of a template choice around the slot's form (an
+    agreeing verb) keep ``exact`` only where the lexicon entry decided them."""
     if res.backend == "lexicon" and res.forms[0] == res.slot_form:
         return EXACT
     bare = res.forms[0] == res.slot_form
@@ -197,15 +252,14 @@ def filler_status(res: RenderedAnswer, renderer: Renderer, obj: Entity, lang: st
         return NONE if bare else GUESSED
     if res.inflection != EXACT:
         return res.inflection
-    one_word = not re.search(r"[\s-]", clean_label(obj.labels.get(lang, "")))
-    if bare and one_word and res.backend in ("pymorphy3", "unimorph"):
-        return EXACT
     if res.backend == "korean":
         return EXACT  # a particle chosen by the final syllable's arithmetic: nothing is guessed
-    entry = renderer.entry(obj, lang)
-    if entry is not None and (entry.article or entry.prep or entry.gender):
-        return EXACT  # the rule only spelled out what the lexicon decided
-    return GUESSED
+    if not bare:  # words of a template choice join the filler: chosen by the lexicon entry, or guessed
+        entry = renderer.entry(obj, lang)
+        return EXACT if entry is not None and (entry.article or entry.prep or entry.gender) else GUESSED
+    if res.backend == "unimorph" and re.search(r"[\s-]", clean_label(obj.labels.get(lang, ""))):
+        return GUESSED  # UniMorph forms words; a phrase of several is composed
+    return EXACT
 
 
 def _sources(res: RenderedAnswer, log: Sequence[tuple], lang: str) -> tuple[str, ...]:
@@ -375,9 +429,9 @@ def format_ledger(ledger: Ledger, limit: int = 20, show_all: bool = False) -> st
 
 
 def ledger_for_run(run: str | Path, library, review_folder: str | None = None,
-                   langs: Sequence[str] | None = None) -> Ledger:
+                   langs: Sequence[str] | None = None, subjects: bool = False) -> Ledger:
     """The ledger of ``RUN/build`` (its prompts) rendered with ``library`` and the entities of
-    ``RUN/curate``."""
+    ``RUN/curate``; ``subjects``: the subject fillers too (role ``subject``)."""
     import pyarrow.parquet as pq
 
     from factatlas.tables import read_entities
@@ -392,4 +446,9 @@ def ledger_for_run(run: str | Path, library, review_folder: str | None = None,
     rows = [r for r in pq.read_table(prompts, columns=columns).to_pylist() if not langs or r["lang"] in langs]
     langs = sorted({r["lang"] for r in rows})
     review = {lang: load_review(lang, review_folder) for lang in langs}
-    return make_ledger(rows, read_entities(run / "curate"), library, review)
+    entities = read_entities(run / "curate")
+    ledger = make_ledger(rows, entities, library, review)
+    if not subjects:
+        return ledger
+    more = subject_lines(rows, entities, library, review)
+    return Ledger(ledger.lines + tuple(more), ledger.stale, ledger.skipped)

@@ -34,6 +34,13 @@ from factatlas.yamlfile import load_located
 ENTRY_KEYS = ("label", "gender", "article", "prep", "forms", "short", "source")
 ARTICLE_CLASSES = ("def", "none")
 _GENDERS = {"masc": Gender.MASCULINE, "fem": Gender.FEMININE, "neut": Gender.NEUTER}
+# the preposition classes a language's rules know; a language not listed takes any text (de, ru)
+PREP_CLASSES: Mapping[str, tuple[str, ...]] = {
+    "fr": ("en", "au", "aux", "à", "dans"),
+    "it": ("in", "a"),
+    "pt": ("em",),
+    "es": ("en",),
+}
 _SOURCE = re.compile(r"reviewed|wikidata:L[1-9][0-9]*|rule:[a-z][a-z0-9_-]*")
 
 
@@ -133,6 +140,10 @@ def _entry(doc, lang: str, qid: str, raw) -> LexiconEntry:
     for k in ("prep", "short"):
         if k in raw and (not isinstance(raw[k], str) or not raw[k].strip()):
             raise doc.error(f"entries.{qid}.{k}: expected a non-empty text", *keys, k)
+    prep = raw.get("prep")
+    if prep is not None and lang in PREP_CLASSES and prep not in PREP_CLASSES[lang]:
+        raise doc.error(f"entries.{qid}.prep: {prep!r}; expected one of {', '.join(PREP_CLASSES[lang])}",
+                        *keys, "prep")
     line, _ = doc.where(*keys)
     return LexiconEntry(qid, lang, label, gender, number, article, raw.get("prep"), dict(forms), raw.get("short"),
                         source, f"{doc.path}:{line}")

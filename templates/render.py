@@ -269,7 +269,8 @@ class Renderer:
             return RenderFailure("inflection-guessed", f"'{label}' -> '{result.form}': {result.detail}")
         if result.choice is not None:
             how, what = result.choice
-            self.decisions[(lang, f"preposition {features.preposition}", how, f"{entity.qid} {what}")] += 1
+            what_kind = f"preposition {features.preposition}" if features.preposition else f"form {features.describe()}"
+            self.decisions[(lang, what_kind, how, f"{entity.qid} {what}")] += 1
         if quotes:  # work titles in quotation marks (de „Der Pate“, ru «Мумия»), inflected inside if at all
             result = replace(result, form=f"{quotes[0]}{result.form}{quotes[1]}")
         return result
@@ -432,7 +433,7 @@ class Renderer:
         return dict(self._agreements)
 
     def inflection_decisions(self) -> Mapping[tuple, InflectionResult | None]:
-        """(lang, label, features, agreement, type, initial, classes) -> the inflection made (for the audit);
+        """(lang, label, features, agreement, type, initial, classes, qid) -> the inflection made (for the audit);
         classes are the P31 classes when a preposition depends on them (ru в/на), else ()."""
         return dict(self._inflections)
 

@@ -66,3 +66,10 @@ def _block_non_loopback_sockets():
     socket.socket.connect = _guarded_connect
     yield
     socket.socket.connect = _real_connect
+
+
+def pytest_collection_modifyitems(items):
+    """A test that starts real servers or engines is slow too: the quick tier is -m "not slow" (README)."""
+    for item in items:
+        if item.get_closest_marker("servers") is not None:
+            item.add_marker(pytest.mark.slow)

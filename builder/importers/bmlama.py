@@ -286,7 +286,8 @@ def convert(data: BmlamaData, names: Mapping[str, str] | None = None, *, as_publ
                 "culture": CULTURE, "predicate": pred, "split": "test", "subject_qid": subject,
                 "subject_label": r.subject, "gold_qids": [gold], "gold_forms": [[r.gold]],
                 "candidate_qids": cand_ids, "candidate_forms": tuple(r.candidates[j] for j in keep),
-                "template_status": "reviewed",
+                "template_status": "reviewed", "article_langs": (), "home_langs": (),
+                "popularity": 0.0, "popularity_quantile": 0, "popularity_log10": -1,
             })
     entities = {q: Entity(q, frozen_mapping(labels)) for q, labels in labels_of.items()}
     inconsistent = inconsistent_translations(labels_of.values(), langs, used={q for f in facts for q in (f.subject,)}

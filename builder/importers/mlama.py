@@ -20,7 +20,7 @@ from pathlib import Path
 
 from factatlas.builder.importers.common import jsonl_records
 from factatlas.errors import ConfigError
-from factatlas.records import Drop, Entity, Fact, ObjectRef, fact_id, frozen_mapping
+from factatlas.records import Culture, Drop, Entity, Fact, ObjectRef, fact_id, frozen_mapping
 
 STEP = "import"
 CULTURE = "global"
@@ -84,8 +84,11 @@ def to_facts(triples: Mapping[str, Sequence[Triple]]) -> tuple[list[Fact], dict[
 
 
 def import_mlama(path: str | os.PathLike, langs: Sequence[str], *, out: str | os.PathLike | None = None,
-                 templates: str | os.PathLike | None = None, write: bool = True):
-    """mLAMA folder -> benchmark directory ``<out>/build/`` (default ``runs/mlama-<langs>``)."""
+                 templates: str | os.PathLike | None = None, write: bool = True,
+                 cultures: Sequence[Culture] = ()):
+    """mLAMA folder -> benchmark directory ``<out>/build/`` (default ``runs/mlama-<langs>``). With
+    ``cultures``, facts whose subject's country is known (``builder.audit.cultures_from_countries``) get
+    that country's culture instead of ``global``."""
     from datetime import UTC, datetime
 
     from factatlas.builder.build import BuildSpec, build_benchmark, toolkit_version
@@ -98,14 +101,23 @@ def import_mlama(path: str | os.PathLike, langs: Sequence[str], *, out: str | os
     root = Path(path)
     triples = {lang: read_triples(root, lang) for lang in langs}
     facts, entities, drops = to_facts(triples)
+    assigned: dict[str, int] = {}
+    if cultures:
+        from factatlas.builder.audit import cultures_from_countries
+        from factatlas.predicates import load_predicates
+
+        facts, outcome = cultures_from_countries(facts, load_predicates(), cultures)
+        assigned = dict(sorted(outcome.items()))
+    present = tuple(sorted({f.culture for f in facts})) or (CULTURE,)
     template_root = Path(templates) if templates else root
     texts = {lang: read_templates(template_root, lang) for lang in langs}
     source = SubstitutionSource(texts, entities, origin=str(template_root))
     name = "mlama-" + "-".join(langs)
-    spec = BuildSpec(name=name, pair=name, cultures=(CULTURE,), languages=tuple(langs),
+    spec = BuildSpec(name=name, pair=name, cultures=present, languages=tuple(langs),
                      fractions=dict(IMPORT_FRACTIONS),
                      source={"kind": "mlama", "path": str(root), "triples": {x: len(t) for x, t in triples.items()},
                              "citation": "Kassner, Dufter & Schütze (2021), Multilingual LAMA, EACL 2021.",
+                             **({"cultures_from_countries": assigned} if cultures else {}),
                              **source.describe()})
     result = build_benchmark(facts, entities, source, spec, upstream_drops=drops, toolkit_version=toolkit_version())
     if write:

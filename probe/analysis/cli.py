@@ -40,6 +40,7 @@ def compare(
     from factatlas.errors import ConfigError, unknown
     from factatlas.probe.analysis import compare as C
     from factatlas.probe.analysis.dlama import load_equivalences
+    from factatlas.probe.analysis.errors import benchmark_context
     from factatlas.probe.analysis.page import write_page
     from factatlas.probe.analysis.records import (
         benchmark_meta,
@@ -54,6 +55,10 @@ def compare(
         compare_sections,
         crosslingual_sections,
         dlama_sections,
+        error_sections,
+        locality_sections,
+        popularity_sections,
+        scale_sections,
         xfactr_sections,
     )
     from factatlas.probe.analysis.splits import choose_splits, select, trained_on
@@ -90,7 +95,11 @@ def compare(
                                 equivalences_source=str(equivalences or ""), scope=scope),
                 *crosslingual_sections(loaded, language_texts(bench.prompt_records), out_dir, rankc_weighting,
                                        scope=scope),
-                *xfactr_sections(loaded, out_dir, scope=scope)]
+                *xfactr_sections(loaded, out_dir, scope=scope),
+                *error_sections(by_model, benchmark_context(bench), out_dir),
+                *scale_sections(loaded, dirs, out_dir, rankc_weighting),
+                *locality_sections(by_model, bench.facts_by_id.values(), out_dir, n_boot=bootstrap, seed=seed),
+                *popularity_sections(by_model, bench.facts_by_id.values(), out_dir)]
     subtitle = (f"run {run.name} · {choice.label} ({choice.why}) · benchmark {meta.get('name')} ({meta.get('pair')}) · models "
                 f"{', '.join(by_model)} · languages {', '.join(meta.get('languages') or [])}")
     written = write_page(out_dir, "compare", "factatlas model comparison", subtitle, sections)

@@ -129,8 +129,10 @@ def pearson(feature: str, xs: Sequence[float], ys: Sequence[float]) -> Correlati
 
 
 def rankc_correlations(pairs: Sequence[PairConsistency], traits: Mapping[str, LanguageTraits],
-                       overlap: Mapping[tuple[str, str], float] | None) -> list[Correlation]:
-    """RankC against same family, same genus, same script (0/1), vocabulary overlap and COverlap."""
+                       overlap: Mapping[tuple[str, str], float] | None,
+                       typology: Mapping[tuple[str, str], float] | None = None) -> list[Correlation]:
+    """RankC against same family, same genus, same script (0/1), vocabulary overlap, typological
+    similarity (URIEL, ``analysis.typology``) when given, and COverlap."""
     scored = [p for p in pairs if p.rankc is not None]
     out = []
     with_traits = [p for p in scored if p.lang_a in traits and p.lang_b in traits]
@@ -140,6 +142,10 @@ def rankc_correlations(pairs: Sequence[PairConsistency], traits: Mapping[str, La
     if overlap is not None:
         ok = [p for p in scored if (p.lang_a, p.lang_b) in overlap]
         out.append(pearson("subword vocabulary overlap", [overlap[(p.lang_a, p.lang_b)] for p in ok],
+                           [p.rankc for p in ok]))  # type: ignore[misc]
+    if typology is not None:
+        ok = [p for p in scored if (p.lang_a, p.lang_b) in typology]
+        out.append(pearson("typological similarity (URIEL syntax)", [typology[(p.lang_a, p.lang_b)] for p in ok],
                            [p.rankc for p in ok]))  # type: ignore[misc]
     ok = [p for p in scored if p.coverlap is not None]
     out.append(pearson("COverlap", [p.coverlap for p in ok], [p.rankc for p in ok]))  # type: ignore[misc]

@@ -20,6 +20,7 @@ def write_model_analyses(run: Path, model_dir: Path, rankc_weighting: str = "sof
                          trained: Sequence[str] | None | object = RECORDED) -> Path:
     """``model_dir/analyses/analyses.html`` (+ CSVs and PNGs) on the report's held-out split; returns the
     page's path. ``trained``: the splits the model was trained on (default: what probe.json records)."""
+    from factatlas.probe.analysis.errors import benchmark_context
     from factatlas.probe.analysis.page import write_page
     from factatlas.probe.analysis.records import (
         benchmark_meta,
@@ -28,7 +29,14 @@ def write_model_analyses(run: Path, model_dir: Path, rankc_weighting: str = "sof
         open_benchmark,
         read_model_results,
     )
-    from factatlas.probe.analysis.sections import crosslingual_sections, dlama_sections, xfactr_sections
+    from factatlas.probe.analysis.sections import (
+        crosslingual_sections,
+        dlama_sections,
+        error_sections,
+        locality_sections,
+        popularity_sections,
+        xfactr_sections,
+    )
     from factatlas.probe.analysis.splits import HELD_OUT, choose_splits, select, trained_on
 
     bench = open_benchmark(run)
@@ -42,7 +50,10 @@ def write_model_analyses(run: Path, model_dir: Path, rankc_weighting: str = "sof
     sections = [*dlama_sections({model.model: model.results}, out_dir, country_label=labels, scope=scope),
                 *crosslingual_sections([model], language_texts(bench.prompt_records), out_dir, rankc_weighting,
                                        scope=scope),
-                *xfactr_sections([model], out_dir, scope=scope)]
+                *xfactr_sections([model], out_dir, scope=scope),
+                *error_sections({model.model: model.results}, benchmark_context(bench), out_dir),
+                *locality_sections({model.model: model.results}, bench.facts_by_id.values(), out_dir),
+                *popularity_sections({model.model: model.results}, bench.facts_by_id.values(), out_dir)]
     subtitle = (f"run {run.name} · model {model.model} · {scope} ({choice.why}) · benchmark {meta.get('name')} "
                 f"({meta.get('pair')})")
     return write_page(out_dir, "analyses", f"factatlas analyses — {model.model}", subtitle, sections)[1]
@@ -56,8 +67,8 @@ def with_analyses(page: str, run: Path, model_dir: Path, rankc_weighting: str = 
         path = write_model_analyses(Path(run), Path(model_dir), rankc_weighting, trained)
         body = (f'<p><a href="{FOLDER}/{html.escape(path.name)}">Analyses</a>: P@1 per country, before vs after '
                 "augmentation, wrong answers from the other culture (DLAMA); RankC per language pair against "
-                "family, script and subword overlap (BMLAMA); single- vs multi-token answers and facts recalled "
-                "across languages (X-FACTR). Several models side by side: <code>factatlas compare</code>.</p>")
+                "family, script and subword overlap (BMLAMA); single- vs multi-token answers, facts recalled "
+                "across languages and the kinds of wrong answers (X-FACTR). Several models side by side: <code>factatlas compare</code>.</p>")
     except AnalysisError as e:
         body = f"<p class=note>Analyses not written: {html.escape(str(e))}</p>"
     section = f"<section><h2>More analyses</h2>{body}</section>\n"

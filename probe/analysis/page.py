@@ -84,28 +84,15 @@ def _e(x: object) -> str:
 
 
 def html_page(title: str, subtitle: str, sections: Sequence[Section]) -> str:
-    css = resources.files("factatlas.probe").joinpath("report.css").read_text("utf-8")
-    parts = [f"<header><h1>{_e(title)}</h1><p class=sub>{_e(subtitle)}</p></header>"]
-    for s in sections:
-        body = [f"<section><h2>{_e(s.title)}</h2><p class=note>Follows: {_e(s.follows)}</p>"]
-        if s.note:
-            body.append(f"<p class=note>{_e(s.note)}</p>")
-        body += [f"<p class=note><b>not computed</b>: {_e(r)}</p>" for r in s.unavailable]
-        for t in s.tables:
-            if t.caption:
-                body.append(f"<h3>{_e(t.caption)} <span class=note>({_e(t.name)}.csv)</span></h3>")
-            body.append("<div class=scroll><table class=num><thead><tr>"
-                        + "".join(f"<th>{_e(h)}</th>" for h in t.head) + "</tr></thead><tbody>"
-                        + "".join("<tr>" + "".join(f"<td>{_e(show(v))}</td>" for v in row) + "</tr>" for row in t.rows)
-                        + "</tbody></table></div>")
-        if s.plots:
-            body.append("<div class=row>" + "".join(f'<figure><img src="{_e(p)}" alt="{_e(p)}"></figure>'
-                                                     for p in s.plots) + "</div>")
-        body.append("</section>")
-        parts.append("".join(body))
-    return ("<!doctype html><html lang=en><head><meta charset=utf-8>"
-            f"<meta name=viewport content='width=device-width, initial-scale=1'><title>{_e(title)}</title>"
-            f"<style>\n{css}</style></head><body><main>\n" + "\n".join(parts) + "\n</main></body></html>\n")
+    """The page: probe/analysis_page.html (jinja2, like the report's page) filled with the sections."""
+    import jinja2
+
+    files = resources.files("factatlas.probe")
+    env = jinja2.Environment(autoescape=False, undefined=jinja2.StrictUndefined, keep_trailing_newline=True)
+    env.filters["x"], env.filters["show"] = _e, show  # html.escape on every text (quotes too), numbers shown
+    template = env.from_string(files.joinpath("analysis_page.html").read_text("utf-8"))
+    css = files.joinpath("report.css").read_text("utf-8")
+    return template.render(title=title, subtitle=subtitle, sections=sections, css=css)
 
 
 def write_page(out_dir: Path, stem: str, title: str, subtitle: str, sections: Sequence[Section]) -> list[Path]:

@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from factatlas.probe.aggregate import Accuracy
 from factatlas.probe.analysis import compare as C
 from factatlas.probe.analysis import crosslingual as X
 from factatlas.probe.analysis import dlama as D
 from factatlas.probe.analysis import xfactr_views as V
 from factatlas.probe.analysis.page import Section, Table
 from factatlas.probe.analysis.records import ModelResults
-from factatlas.records import ScoredPrompt
+from factatlas.records import Fact, ScoredPrompt
 
 
 @dataclass(frozen=True)
@@ -192,6 +193,11 @@ def crosslingual_sections(models: Sequence[ModelResults], texts: Mapping[str, Se
         overlap = X.vocabulary_overlap(texts, m.tokenize) if m.tokenize else None
         if overlap is None:
             notes.append(f"{m.model}: subword overlap not measured: {m.tokenizer_note}")
+        from factatlas.probe.analysis.typology import uriel_similarity
+
+        typology, typology_note = uriel_similarity(langs)
+        if typology_note:
+            notes.append(f"{m.model}: {typology_note}")
         foreign = sum(p.foreign for p in pairs)
         if foreign:
             notes.append(f"{m.model}: {foreign} (query, language pair) left out: the candidates differ between the "
@@ -201,9 +207,9 @@ def crosslingual_sections(models: Sequence[ModelResults], texts: Mapping[str, Se
             same = [None if ta is None or tb is None else int(getattr(ta, k) == getattr(tb, k))
                     for k in ("family", "genus", "script")]
             pair_rows.append((m.model, p.lang_a, p.lang_b, p.n_queries, p.rankc, p.coverlap, *same,
-                              (overlap or {}).get((p.lang_a, p.lang_b))))
+                              (overlap or {}).get((p.lang_a, p.lang_b)), (typology or {}).get((p.lang_a, p.lang_b))))
         corr_rows += [(m.model, c.feature, c.n_pairs, c.r, c.p, c.reason)
-                      for c in X.rankc_correlations(pairs, traits, overlap)]
+                      for c in X.rankc_correlations(pairs, traits, overlap, typology)]
         if not pairs:
             notes.append(f"{m.model}: fewer than two languages ranked; no pair to compare")
             continue
@@ -231,10 +237,12 @@ def crosslingual_sections(models: Sequence[ModelResults], texts: Mapping[str, Se
         f"RankC ({weighting} weights) over the (fact, template) queries ranked in both languages; pairs listed "
         "from the highest RankC down, each with its COverlap. Family, genus (branch) and script from "
         "templates/data/languages.yaml; subword overlap: Jaccard of the subword ids the model's tokenizer uses "
-        "for each language's prompts and answer forms. Pearson r and two-sided p: scipy.stats.pearsonr over "
+        "for each language's prompts and answer forms; typological similarity: cosine of the URIEL syntax_knn "
+        "vectors (lang2vec's data, §6 of BMLAMA). Pearson r and two-sided p: scipy.stats.pearsonr over "
         "language pairs (pairs share languages, so p is optimistic).",
         (Table("rankc_pairs", ("model", "language A", "language B", "queries", "RankC", "COverlap", "same family",
-                               "same genus", "same script", "subword overlap"), tuple(pair_rows),
+                               "same genus", "same script", "subword overlap",
+                               "typological similarity"), tuple(pair_rows),
                _scoped("RankC and COverlap per language pair", scope)),
          Table("rankc_correlations", ("model", "RankC against", "pairs", "Pearson r", "p", "not computed because"),
                tuple(corr_rows), _scoped("What RankC goes with", scope))),
@@ -287,3 +295,155 @@ def xfactr_sections(models: Sequence[ModelResults], out_dir: Path, *, scope: str
          Table("recall_histogram", ("model", "languages recalled", "facts", "share"), hist_rows,
                _scoped("Facts by the number of languages they are recalled in", scope))),
         (*split_plots, *plots), tuple(notes))]
+
+
+def error_sections(by_model: Mapping[str, Sequence[ScoredPrompt]], ctx, out_dir: Path) -> list[Section]:
+    """X-FACTR's error taxonomy (with DLAMA's other-culture answers) per model, predicate and language."""
+    from factatlas.probe import plots as P
+    from factatlas.probe.analysis import errors as E
+
+    rows, series = [], {}
+    for model, results in by_model.items():
+        table = E.error_taxonomy(results, ctx)
+        rows += [(model, e.predicate, e.lang, e.prompts, e.wrong, *e.by_category) for e in table]
+        total = next((e for e in table if e.predicate == "all" and e.lang == "all"), None)
+        if total is not None and total.wrong:
+            series[model] = [n / total.wrong for n in total.by_category]
+    plots = ()
+    if series:
+        plots = (P.grouped_bars(list(E.CATEGORIES), series, "Wrong answers by kind (share of wrong)",
+                                out_dir / "error_taxonomy.png", ylabel="share of wrong answers").name,)
+    notes = () if ctx.classes else ("the benchmark records no entity classes: every type is 'type unknown'",)
+    return [Section(
+        "Kinds of wrong answers", "X-FACTR (Jiang et al. 2020) §5 Table 2; other-culture answers from DLAMA "
+        "(Keleg & Magdy 2023)",
+        "Each wrong prompt gets the first kind that applies: unk/empty (an empty open answer); repeats subject "
+        "(the subject's QID, or its label inside an open answer); other culture (valid for the predicate only "
+        "in other cultures' facts, or a country only other cultures' facts list); related concept (a valid "
+        "object of another fact of the same subject, or one of the fact's countries); wrong type (no P31 class "
+        "shared with any valid object); wrong entity (a shared class); type unknown (classes not recorded); "
+        "unmatched text (an open answer naming no candidate). Counted per prompt; 'all' rows are margins.",
+        (Table("error_taxonomy", ("model", "predicate", "language", "prompts", "wrong", *E.CATEGORIES),
+               tuple(rows), "Wrong answers by kind"),), plots, notes)]
+
+
+def scale_sections(models: Sequence[ModelResults], model_dirs: Sequence[Path], out_dir: Path,
+                   weighting: str = "softmax") -> list[Section]:
+    """P@1 and mean RankC against parameter count, per model family."""
+    from factatlas.probe.analysis import plots as AP
+    from factatlas.probe.analysis import scale as S
+
+    points, notes = S.scale_points(models, model_dirs, weighting)
+    plots = []
+    for family in sorted({p.family for p in points}):
+        fam = [p for p in points if p.family == family]
+        for metric, label in (("p_at_1_macro", "P@1 (macro)"), ("mean_rankc", "mean RankC"), ("xfakt", "X-FaKT")):
+            ok = [p for p in fam if getattr(p, metric) is not None]
+            if len(ok) >= 2:
+                plots.append(AP.scatter([p.parameters for p in ok], [getattr(p, metric) for p in ok],
+                                        [p.model for p in ok], f"{family}: {label} vs parameters",
+                                        out_dir / f"scale_{_slug(family)}_{metric}.png", xlabel="parameters",
+                                        ylabel=label).name)
+    rows = tuple((p.family, p.model, p.parameters, p.p_at_1_micro, p.p_at_1_macro, p.mean_rankc, p.xfakt)
+                 for p in points)
+    return [Section(
+        "Model size within a family", "BMLAMA (Qi, Fernández & Bisazza 2023) §5.2 Fig. 4; X-FaKT Fig. 4",
+        "Parameters: the element counts in the checkpoint's safetensors headers; family: config.json model_type. "
+        "P@1 micro (facts) and macro (predicates) over every prompt; RankC: mean over language pairs; X-FaKT: "
+        "the score of metrics.json with the default language-culture association (blank when undefined).",
+        (Table("model_scale", ("family", "model", "parameters", "P@1 micro", "P@1 macro", "mean RankC", "X-FaKT"),
+               rows,
+               "P@1 and RankC by model size"),), tuple(plots), tuple(notes))]
+
+
+def locality_sections(by_model: Mapping[str, Sequence[ScoredPrompt]], facts: Iterable[Fact], out_dir: Path, *,
+                      n_boot: int = 1000, confidence: float = 0.95, seed: int = 0) -> list[Section]:
+    """Knowledge locality: P@1 on the local view per language, and the transfer score per language pair
+    (``factatlas.probe.analysis.locality``) with a heat map per model."""
+    from factatlas.probe import plots as P
+    from factatlas.probe.analysis import locality as L
+
+    where = L.localities(facts)
+    follows = ("ECLeKTic (Goldman et al. 2025): facts with a Wikipedia article in some languages only, asked "
+               "in the others; transfer = share right in the target of those right in the source")
+    if not where:
+        return [Section("Knowledge locality and transfer", follows, unavailable=(
+            "the benchmark's facts carry no article_langs (imported, or curated before knowledge locality was "
+            "recorded): curate and build again",))]
+    cells = L.local_table(by_model, where)
+    local_rows = tuple((c.model, c.lang, *(_acc_cells(c.local)), *(_acc_cells(c.with_article)), c.no_locality)
+                       for c in cells)
+    rows, plots, notes = [], [], []
+    for model, scored in by_model.items():
+        transfers = L.transfer_scores(model, scored, where, n_boot=n_boot, confidence=confidence, seed=seed)
+        rows += [(t.model, t.source, t.target, t.n_facts, t.n_known, t.transfer, t.ci_low, t.ci_high)
+                 for t in transfers]
+        langs, matrix = L.transfer_matrix(transfers)
+        if any(v is not None for row in matrix for v in row):
+            plots.append(P.heatmap(matrix, langs, langs, f"{model}: transfer, row → column",
+                                   out_dir / f"transfer_{_slug(model)}.png", colorbar_label="transfer").name)
+        else:
+            notes.append(f"{model}: no language pair has a fact known in a source language with the article and "
+                         "missing in the target's")
+    return [Section(
+        "Knowledge locality and transfer", follows,
+        "Local view: prompts whose subject has an article in the culture's Wikipedia edition(s) but none in the "
+        "probe language's. Transfer (source → target): facts with the article in the source's edition and none "
+        "in the target's; of those known in the source (every source prompt right), the micro P@1 of their "
+        f"target prompts. Interval: percentile bootstrap ({n_boot} resamples, seed {seed}), facts resampled "
+        "within predicates.",
+        (Table("local_view", ("model", "language", "local prompts", "local facts", "P@1 local (micro)",
+                              "P@1 local (macro)", "prompts with article", "facts with article",
+                              "P@1 with article (micro)", "P@1 with article (macro)", "prompts without locality"),
+               local_rows, "P@1 on local knowledge vs where the language has the article"),
+         Table("transfer", ("model", "source", "target", "facts", "known in source", "transfer", "CI low",
+                            "CI high"), tuple(rows), "Transfer per language pair")),
+        tuple(plots), tuple(notes))]
+
+
+def _acc_cells(acc: Accuracy | None) -> tuple:
+    return (None, None, None, None) if acc is None else (acc.n_prompts, acc.n_facts, acc.micro, acc.macro)
+
+
+def popularity_sections(by_model: Mapping[str, Sequence[ScoredPrompt]], facts: Iterable[Fact], out_dir: Path
+                        ) -> list[Section]:
+    """Accuracy vs popularity: P@1 per popularity bucket and Spearman's rho per model, culture, language
+    (``factatlas.probe.analysis.popularity``), with a plot of P@1 per quantile per model."""
+    from factatlas.popbuckets import QUANTILES, log_bin_label
+    from factatlas.probe import plots as P
+    from factatlas.probe.analysis import popularity as Pop
+
+    buckets, popularity = Pop.fact_buckets(facts)
+    cells = Pop.bucket_table(by_model, buckets)
+    rows = tuple((c.model, c.culture, c.lang, c.kind, c.bucket if c.kind == "quantile" else log_bin_label(c.bucket),
+                  c.acc.n_facts, c.acc.n_prompts, c.acc.micro, c.acc.macro) for c in cells)
+    corr = Pop.correlations(by_model, popularity)
+    plots, notes = [], []
+    quantiles = list(range(1, QUANTILES + 1))
+    for model in by_model:
+        mine = [c for c in cells if c.model == model and c.culture == Pop.ALL and c.kind == "quantile"]
+        langs = sorted({c.lang for c in mine}, key=lambda x: (x == Pop.ALL, x))
+        if not mine:
+            notes.append(f"{model}: no scored prompt has a fact with a popularity")
+            continue
+        series = {lang: [next((c.acc.micro for c in mine if c.lang == lang and c.bucket == b), None)
+                         for b in quantiles] for lang in langs}
+        plots.append(P.grouped_bars([f"Q{b}" for b in quantiles], series,
+                                    f"{model}: P@1 by popularity quartile (Q1 least popular)",
+                                    out_dir / f"popularity_{_slug(model)}.png", ylabel="P@1 micro").name)
+    if popularity and len(set(popularity.values())) < 2:
+        notes.append("every fact has the same popularity (an import without a popularity signal?): buckets and "
+                     "correlations say nothing")
+    return [Section(
+        "Accuracy vs popularity", "PopQA (Mallen et al. 2023): accuracy against subject popularity (monthly page "
+        "views, log bins); Spearman's rank correlation",
+        "Popularity: what curation ranked subjects by (article length by default; page views with --rank-by "
+        "pageviews; DLAMA-v1 imports: article length). Quantile: 1 (least popular) to 4 within the fact's "
+        "predicate; log10: PopQA-style bins by powers of ten. Spearman's rho between a fact's popularity and its "
+        "P@1 in the cell (the mean correctness of its prompts there); p two-sided (scipy).",
+        (Table("popularity_buckets", ("model", "culture", "language", "bucket kind", "bucket", "facts", "prompts",
+                                      "P@1 micro", "P@1 macro"), rows, "P@1 per popularity bucket"),
+         Table("popularity_spearman", ("model", "culture", "language", "facts", "Spearman rho", "p"),
+               tuple((c.model, c.culture, c.lang, c.n_facts, c.rho, c.p) for c in corr),
+               "Rank correlation of popularity and fact P@1")),
+        tuple(plots), tuple(notes))]

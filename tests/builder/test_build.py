@@ -32,7 +32,10 @@ def test_rows_of_one_fact_exactly():
     rows = [r for r in build().content.prompts if r["fact_id"] == "arab:P36:Q79" and r["template_id"] == "P36/1"]
     common = {"fact_id": "arab:P36:Q79", "template_id": "P36/1", "kind": "cloze", "pair": "arab-west",
               "culture": "arab", "predicate": "P36", "split": "test", "subject_qid": "Q79", "gold_qids": ["Q85"],
-              "candidate_qids": ("Q64", "Q85", "Q90", "Q3805"), "template_status": "reviewed"}
+              "candidate_qids": ("Q64", "Q85", "Q90", "Q3805"), "template_status": "reviewed",
+              # the fixture's facts carry no locality and all have popularity 1: bottom quantile, 10^0 bin
+              "article_langs": (), "home_langs": (), "popularity": 1.0, "popularity_quantile": 1,
+              "popularity_log10": 0}
     assert rows == [
         {**common, "prompt_id": "arab:P36:Q79|ar|P36/1", "lang": "ar", "text": "عاصمة مصر هي [Y].", "answer_start": 13,
          "subject_label": "مصر", "gold_forms": [["القاهرة"]], "candidate_forms": ("برلين", "القاهرة", "باريس", "عمان")},

@@ -3,14 +3,13 @@ nothing scored or reported (they used to exit 0 and compute numbers on it)."""
 
 from __future__ import annotations
 
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from factatlas.tables import PROMPTS_SCHEMA, read_rows, write_table
+from tests import clirun
 from tests.builder.builder_fixtures import build, write
 from tests.probe.test_report_fixtures import write_run
 
@@ -18,9 +17,7 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def factatlas(*args: object) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONPATH": str(REPO), "COLUMNS": "200"}
-    return subprocess.run([sys.executable, "-m", "factatlas", *map(str, args)], capture_output=True, text=True,
-                          env=env, timeout=300, cwd=REPO)
+    return clirun.factatlas(*args, env={"COLUMNS": "200"}, cwd=REPO)
 
 
 def gold_outside_candidates_in(folder: Path, lang: str) -> None:

@@ -6,23 +6,20 @@ packaged templates (theirs win per language)."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
 
 from factatlas.templates.library import templates_dir
+from tests.clirun import factatlas
 
-ROOT = Path(__file__).resolve().parents[2]
+pytestmark = pytest.mark.slow  # curates the packaged sample and builds it four times
 
 
 def cli(*args: str) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "200"}
-    return subprocess.run([sys.executable, "-m", "factatlas", *args], capture_output=True, text=True, env=env,
-                          timeout=600)
+    return factatlas(*args, env={"COLUMNS": "200"})
 
 
 @pytest.fixture(scope="module")

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import pytest
 
 from factatlas.balance import balance_lines, balance_warning, culture_balance
 from factatlas.records import Entity, Fact
+from tests.clirun import factatlas
 
 
 def _fact(culture: str, subject: str, countries: tuple[str, ...]) -> Fact:
@@ -42,15 +40,12 @@ def test_a_lopsided_user_pair_is_warned_about_at_curate_and_build(tmp_path):
         "label: Comoros only\ncountries:\n  - {qid: Q970, label: Comoros, wikipedia_sites: [en, fr]}\n", "utf-8")
     (tmp_path / "pair.yaml").write_text("name: comoros-west\ncultures: [comoros.yaml, west]\n", "utf-8")
     run = tmp_path / "run"
-    curate = subprocess.run([sys.executable, "-m", "factatlas", "curate", str(run), "--pair",
-                             str(tmp_path / "pair.yaml"), "--langs", "en"], capture_output=True, text=True,
-                            timeout=300)
+    curate = factatlas("curate", run, "--pair", tmp_path / "pair.yaml", "--langs", "en")
     assert curate.returncode == 0, curate.stderr
     assert "balance: comoros 6 (0.8%) · west 763 (99.2%)" in curate.stdout
     assert "  comoros by country: Comoros (Q970) 6" in curate.stdout
     assert "warning: west holds 99.2% of the facts (763; comoros 6), above --max-culture-share 75%" in curate.stderr
-    build = subprocess.run([sys.executable, "-m", "factatlas", "build", str(run), "--langs", "en",
-                            "--max-culture-share", "0.995"], capture_output=True, text=True, timeout=300)
+    build = factatlas("build", run, "--langs", "en", "--max-culture-share", "0.995")
     assert build.returncode == 0, build.stderr
     assert "balance: comoros 6 (0.8%) · west 763 (99.2%)" in build.stdout
     assert "warning:" not in build.stderr  # raised on purpose

@@ -11,6 +11,7 @@ from factatlas.stopwatch import Stopwatch, recording, time_table
 from factatlas.tables import read_rows
 
 
+@pytest.mark.slow
 def test_quickstart_publishes_what_it_built_and_reads_it_back(tmp_path):
     run = tmp_path / "qs"
     result = run_quickstart(QuickstartConfig(run=run, skip_probe=True), say=lambda _msg: None)
@@ -39,6 +40,7 @@ def test_quickstart_never_deletes_a_folder_it_did_not_make(tmp_path):
     assert (tmp_path / "fresh" / ".factatlas-quickstart").exists()
 
 
+@pytest.mark.slow
 def test_quickstart_says_which_split_each_number_comes_from(tmp_path):
     """The tiny model learns the dev split; the numbers are printed per split and the verdict names the
     held-out split it was computed on (issue 13). Few fine-tuning steps: the lines, not the scores, are tested."""

@@ -79,7 +79,8 @@ def test_the_prompt_writer_takes_exactly_the_record_fields():
     row = {"prompt_id": "f|en|t", "fact_id": "f", "lang": "en", "template_id": "t", "kind": "cloze", "text": "[Y]",
            "answer_start": 0, "pair": "p", "culture": "c", "predicate": "P1", "split": "test", "subject_qid": "Q1",
            "subject_label": "s", "gold_qids": ["Q2"], "gold_forms": [["o"]], "candidate_qids": ["Q2"],
-           "candidate_forms": ["o"], "template_status": "reviewed"}
+           "candidate_forms": ["o"], "template_status": "reviewed", "article_langs": ["en"], "home_langs": [],
+           "popularity": 12.0, "popularity_quantile": 1, "popularity_log10": 1}
     assert prompts_table([row]).num_rows == 1
     with pytest.raises(ValueError, match=r"unknown \['difficulty'\]"):
         prompts_table([{**row, "difficulty": 0.5}])

@@ -1,7 +1,9 @@
 """A failed or killed stage never destroys good output; two writers never interleave (issue 11).
 
-Every case runs the real CLI in a child process on a run curated from the packaged sample; kills are
-real SIGKILLs, placed at the moments that matter by ``FACTATLAS_CRASH_AT`` (factatlas.rundir.crash_point).
+Every case runs the real CLI on a run curated from the packaged sample; kills are real SIGKILLs of a child
+process, placed at the moments that matter by ``FACTATLAS_CRASH_AT`` (factatlas.rundir.crash_point), and
+a second writer is a real second process. What is not about the process (failures, reruns, the curated
+run itself) runs in this process (tests/clirun.py), which keeps the interpreter start and imports off it.
 """
 
 from __future__ import annotations
@@ -18,14 +20,17 @@ from pathlib import Path
 import pytest
 
 from factatlas.atomic import TMP_PREFIX
+from tests.clirun import factatlas
 
 SAMPLE_RUN = "arab-west"  # the folder name: benchmark.json records it, so copies keep it
 
 
 def cli(*args: str, crash_at: str | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    """In this process; with crash_at in a child process, which FACTATLAS_CRASH_AT kills at that point."""
+    if not crash_at:
+        return factatlas(*args, cwd=cwd)
     env = {k: v for k, v in os.environ.items() if k != "FACTATLAS_CRASH_AT"}
-    if crash_at:
-        env["FACTATLAS_CRASH_AT"] = crash_at
+    env["FACTATLAS_CRASH_AT"] = crash_at
     return subprocess.run([sys.executable, "-m", "factatlas", *map(str, args)], capture_output=True, text=True,
                           env=env, cwd=cwd, timeout=300)
 
@@ -67,6 +72,7 @@ def run(tmp_path, curated) -> Path:
     return copy
 
 
+@pytest.mark.slow
 def test_a_failed_build_leaves_the_previous_build_untouched_and_exits_non_zero(run):
     before = tree(run / "build")
     manifest = (run / "manifest.json").read_bytes()
@@ -80,6 +86,7 @@ def test_a_failed_build_leaves_the_previous_build_untouched_and_exits_non_zero(r
     assert cli("validate-benchmark", run).returncode == 0
 
 
+@pytest.mark.slow
 def test_an_empty_benchmark_is_never_valid(run):
     from factatlas.builder.benchmark import CANDIDATES_SCHEMA
     from factatlas.tables import FACTS_SCHEMA, PROMPTS_SCHEMA, write_table
@@ -93,6 +100,7 @@ def test_an_empty_benchmark_is_never_valid(run):
            "valid" in res.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("point, survivor", [
     ("atomic:before-replace", "old"),  # inside the first file write of the new build
     ("benchmark:prompts-written", "old"),  # the old failure: prompts replaced, benchmark.json not yet
@@ -112,6 +120,7 @@ def test_a_killed_rebuild_leaves_the_old_or_the_new_build_never_a_mix(run, sampl
     assert ours(run) == []  # what the killed run left is gone
 
 
+@pytest.mark.slow
 def test_cleanup_removes_only_what_is_ours(run):
     (run / "notes.tmp").write_text("mine\n")
     (run / "build" / ".facts.parquet.123.tmp").write_text("another tool's\n")
@@ -123,6 +132,7 @@ def test_cleanup_removes_only_what_is_ours(run):
     assert not (run / "build" / ".facts.parquet.123.tmp").exists()
 
 
+@pytest.mark.slow
 def test_a_killed_curate_keeps_the_previous_outputs_and_the_query_cache(run):
     outputs = ("facts.parquet", "entities.parquet", "labels.parquet", "dropped.parquet")
     before = {name: digest for name, digest in tree(run / "curate").items() if name in outputs}
@@ -155,6 +165,7 @@ HOLDER = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow
 def test_a_second_writer_of_a_run_is_refused_naming_the_holder(run):
     before = tree(run / "build")
     holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(run)], stdout=subprocess.PIPE, text=True)
@@ -173,6 +184,7 @@ def test_a_second_writer_of_a_run_is_refused_naming_the_holder(run):
     assert cli("build", run, "--langs", "ar,en").returncode == 0
 
 
+@pytest.mark.slow
 def test_validate_benchmark_on_a_truncated_parquet_names_the_file_and_the_fix(run):
     prompts = run / "build" / "prompts.parquet"
     data = prompts.read_bytes()
@@ -184,6 +196,7 @@ def test_validate_benchmark_on_a_truncated_parquet_names_the_file_and_the_fix(ru
     assert "Traceback" not in res.stderr + res.stdout
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("command", [
     ("publish", "{run}", "--repo", "org/x", "--version", "1.0.0", "--target", "git:{tmp}/t.git", "--dry-run"),
     ("build", "{run}", "--langs", "ar,en"),

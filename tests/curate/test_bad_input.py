@@ -4,8 +4,6 @@ languages, a culture paired with itself. Each is refused before any query, with 
 from __future__ import annotations
 
 import string
-import subprocess
-import sys
 from dataclasses import replace
 from pathlib import Path
 
@@ -19,6 +17,7 @@ from factatlas.curate.engine import curate
 from factatlas.curate.localserver import SparqlApp, serve
 from factatlas.errors import ConfigError
 from factatlas.yamlfile import check_expansion, compose
+from tests.clirun import factatlas
 
 REPO = Path(__file__).resolve().parents[2]
 ALGERIA = "{qid: Q262, label: Algeria, wikipedia_sites: [ar, en]}"
@@ -102,8 +101,7 @@ def test_a_non_utf8_config_file_is_a_clean_error_naming_the_file_and_the_fix(tmp
                      .encode("latin-1"))
     with pytest.raises(ConfigError, match=r"latin\.yaml:1:9: not UTF-8 \(byte 0xf4 .*save the file as UTF-8"):
         validate_file(path)
-    proc = subprocess.run([sys.executable, "-m", "factatlas", "validate", str(path)], capture_output=True,
-                          text=True, cwd=tmp_path, timeout=60)
+    proc = factatlas("validate", path, cwd=tmp_path)
     assert proc.returncode == 2
     assert "latin.yaml:1:9: not UTF-8" in " ".join(proc.stderr.split()) and "Traceback" not in proc.stderr
 
@@ -154,9 +152,8 @@ def test_an_unknown_label_language_stops_before_curation_queries(fixture_store, 
 
 def test_langs_xx_exits_non_zero_on_the_cli(fixture_files, tmp_path):
     graph, table = fixture_files
-    proc = subprocess.run([sys.executable, "-m", "factatlas", "curate", "--pair", "arab-west", "--langs", "xx",
-                           "--sample", str(graph), "--page-lengths", str(table), "--run", str(tmp_path / "r")],
-                          capture_output=True, text=True, cwd=REPO, timeout=120)
+    proc = factatlas("curate", "--pair", "arab-west", "--langs", "xx", "--sample", graph, "--page-lengths", table,
+                     "--run", tmp_path / "r", cwd=REPO)
     assert proc.returncode == 2
     assert "--langs: no label in 'xx'" in " ".join(proc.stderr.split()) and "Traceback" not in proc.stderr
 
@@ -182,8 +179,7 @@ def test_a_culture_file_given_as_a_pair_is_named_as_such_on_the_cli(tmp_path):
 
     culture = tmp_path / "mine.yaml"
     culture.write_text((DATA_DIR / "cultures" / "arab.yaml").read_text("utf-8"), "utf-8")
-    proc = subprocess.run([sys.executable, "-m", "factatlas", "curate", "--pair", str(culture), "--run",
-                           str(tmp_path / "run")], capture_output=True, text=True, timeout=120)
+    proc = factatlas("curate", "--pair", culture, "--run", tmp_path / "run")
     assert proc.returncode == 2, proc.stderr
     assert f"{culture}:" in proc.stderr
     assert "this is a culture file (it lists countries), but a pair was expected" in proc.stderr
@@ -199,14 +195,14 @@ def test_an_unknown_culture_in_a_pair_file_points_at_its_line(tmp_path):
     assert str(info.value).startswith(f"{pair}:4:5: cultures[1]: unknown culture 'westt'. Did you mean 'west'?")
 
 
+@pytest.mark.slow
 def test_a_city_or_an_unknown_item_listed_as_a_country_is_warned_about_at_the_start(tmp_path):
     (tmp_path / "mixed.yaml").write_text(
         "label: Mixed\ncountries:\n  - {qid: Q970, label: Comoros, wikipedia_sites: [en]}\n"
         "  - {qid: Q90, label: Paris, wikipedia_sites: [en]}\n"
         "  - {qid: Q99999999, label: Typo, wikipedia_sites: [en]}\n", "utf-8")
     (tmp_path / "pair.yaml").write_text("cultures: [mixed.yaml, west]\n", "utf-8")
-    proc = subprocess.run([sys.executable, "-m", "factatlas", "curate", str(tmp_path / "run"), "--pair",
-                           str(tmp_path / "pair.yaml"), "--langs", "en"], capture_output=True, text=True, timeout=300)
+    proc = factatlas("curate", tmp_path / "run", "--pair", tmp_path / "pair.yaml", "--langs", "en")
     assert proc.returncode == 0, proc.stderr
     lines = proc.stderr.splitlines()
     warnings = [line for line in lines if line.startswith("warning: culture")]

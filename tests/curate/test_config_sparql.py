@@ -158,9 +158,17 @@ def test_builders_are_engine_neutral_and_anchored():
     for q in queries:
         assert "SERVICE" not in q and "hint:" not in q and "bd:" not in q
     # closures start from bound values, never from an unbound subject
-    assert "?class wdt:P279* ?root" in queries[3] and "VALUES ?root" in queries[3]
+    # the class-reach closure ends in a variable joined with a triple, as Virtuoso requires
+    assert "?class wdt:P279* ?mid .\n  ?mid wdt:P279 ?root ." in queries[3] and "VALUES ?root" in queries[3]
+    assert "?class wdt:P279* ?root" not in queries[3]
     assert "VALUES ?start { wd:Q177220 }" in queries[6] and "?start wdt:P279* ?sub" in queries[6]
     assert "VALUES ?start { wd:Q85 }" in queries[7] and "?start wdt:P131* ?sub" in queries[7]
+
+
+def test_class_reach_adds_the_zero_step_and_keeps_classes_without_roots():
+    row = {"class": {"type": "uri", "value": sparql.WD + "Q5119"}, "root": {"type": "uri", "value": sparql.WD + "Q486972"}}
+    reach = sparql.class_reach([row], ["Q5119", "Q6256", "Q42"], ["Q486972", "Q6256"])
+    assert reach == {"Q5119": {"Q486972"}, "Q6256": {"Q6256"}, "Q42": set()}
 
 
 @pytest.mark.parametrize("call", [

@@ -74,6 +74,7 @@ def test_popularity_follows_the_sample_redirects(sample_run):
         assert table.scores({site: [source]}) == {(site, source): table.table[(site, target)]}
 
 
+@pytest.mark.slow
 def test_live_style_lengths_through_the_mediawiki_stand_in_equal_the_table(sample_run, tmp_path):
     """The same sample curated with lengths from the MediaWiki-API stand-in (redirects resolved by the
     client) gives byte-identical files."""

@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import json
 import random
-import subprocess
-import sys
 import time
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
@@ -21,6 +19,7 @@ from factatlas.curate.engine import CurationConfig, curate
 from factatlas.curate.localserver import FaultInjector, FaultProxy, SparqlApp, serve, serve_proxy
 from factatlas.errors import ConfigError
 from factatlas.http import HttpPolicy, RateLimited, RetryTooLate, parse_retry_after
+from tests.clirun import factatlas
 from tests.curate.support import EXACT, Recorder, output_bytes
 
 
@@ -207,10 +206,9 @@ def test_timeout_and_retry_cap_are_cli_values(fixture_files, tmp_path):
     with serve(SparqlApp(load_store(graph))) as upstream:
         proxy = FaultProxy(upstream, ["retry-after:3600"])
         with serve_proxy(proxy) as url:
-            proc = subprocess.run([sys.executable, "-m", "factatlas", "curate", "--pair", "arab-west", "--langs",
-                                   "ar,en", "--run", str(tmp_path / "run"), "--endpoint", url + "/sparql",
-                                   "--page-lengths", str(table), "--timeout", "5", "--max-retry-after", "60"],
-                                  capture_output=True, text=True, timeout=120)
+            proc = factatlas("curate", "--pair", "arab-west", "--langs", "ar,en", "--run", tmp_path / "run",
+                             "--endpoint", url + "/sparql", "--page-lengths", table, "--timeout", "5",
+                             "--max-retry-after", "60")
     assert proc.returncode == 2, proc.stderr
     message = " ".join(proc.stderr.split())  # the console wraps long lines
     assert "asks to retry in 3600 s (at 20" in message and "longer than --max-retry-after 60 s" in message
@@ -252,7 +250,7 @@ def test_a_redirect_is_not_followed_and_names_the_target_without_its_token(fixtu
     assert injector.requests == 1
 
 
-def test_sparqlwrapper_shapes_the_request_and_keeps_the_endpoints_own_parameters():
+def test_the_protocol_request_keeps_the_endpoints_own_parameters():
     from urllib.parse import parse_qs, urlsplit
 
     from factatlas.curate.endpoints import sparql_protocol_request
@@ -267,3 +265,12 @@ def test_sparqlwrapper_shapes_the_request_and_keeps_the_endpoints_own_parameters
     assert (method, url) == ("POST", "http://h/sparql")
     assert headers["Content-Type"] == "application/x-www-form-urlencoded"
     assert parse_qs(body.decode("ascii"))["query"] == [query]
+
+
+def test_the_protocol_request_refuses_updates_and_a_query_in_the_endpoint_url():
+    from factatlas.curate.endpoints import sparql_protocol_request
+
+    with pytest.raises(EndpointError, match="refusing to send a DROP request"):
+        sparql_protocol_request("http://h/sparql", "PREFIX wd: <http://x/> DROP ALL", "ua", post=True)
+    with pytest.raises(ConfigError, match="the URL's own parameter 'query' is the query itself"):
+        HttpSparqlEndpoint("http://127.0.0.1:9/sparql?query=ASK{}", "ua")

@@ -264,7 +264,7 @@ def test_subjects_are_linked_in_their_cultures_editions(store):
 
 def test_regeneration_is_byte_identical(builder, tmp_path):
     assert builder.main(["--out", str(tmp_path)]) == 0
-    for name in ("wikidata-sample.nt.gz", "page_lengths.tsv", "redirects.tsv"):
+    for name in ("wikidata-sample.nt.gz", "page_lengths.tsv", "redirects.tsv", "page_views.tsv"):
         assert (tmp_path / name).read_bytes() == (SAMPLE / name).read_bytes(), name
 
 

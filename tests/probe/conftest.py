@@ -8,6 +8,20 @@ import pytest
 
 from tests.probe.probe_capitals import capital_prompt_rows, question_examples, write_benchmark
 
+TRAINED_MODELS = frozenset({"tiny_bert_dir", "tiny_gpt2_dir", "tiny_t5_dir", "tiny_chat_dir", "tiny_bert", "tiny_gpt2",
+                            "tiny_t5", "tiny_chat"})
+
+
+def pytest_collection_modifyitems(items):
+    """A test that needs a model fine-tuned here is slow (each model takes seconds, once per session): the
+    quick tier (-m "not slow") leaves it out, whoever wrote it. Also when the test names the fixture in a
+    parameter and asks for it with request.getfixturevalue."""
+    for item in items:
+        params = getattr(getattr(item, "callspec", None), "params", {}).values()
+        named = {p for p in params if isinstance(p, str)} | set(getattr(item, "fixturenames", ()))
+        if TRAINED_MODELS & named:
+            item.add_marker(pytest.mark.slow)
+
 
 @pytest.fixture(scope="session")
 def capitals_rows() -> list[dict]:

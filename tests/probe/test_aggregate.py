@@ -138,3 +138,32 @@ def test_bootstrap_ci_covers_macro_and_micro(fixture):
         assert 0.0 <= lo <= r[avg] <= hi <= 1.0
     # the intervals do not depend on the order of the rankings
     assert A.p_at_1_with_ci(scored[::-1], 200, 0.95, 0)["ci"] == r["ci"]
+
+
+def test_paraphrase_consistency_is_macro_over_predicates():
+    """mParaRel per language: per fact over its templates, mean over a predicate's facts, macro over predicates.
+    P1's fact answers right with both templates (accuracy 1, consistency 1); P2's fact right with t1 only,
+    and t2 names another object (accuracy 1/2, consistency 0). Macro: accuracy 0.75, consistency 0.5,
+    consistency-accuracy (1 + 0)/2 = 0.5 (not the best predicate's 1.0)."""
+    from factatlas.probe.cross_lingual import pararel_section
+
+    ps = [prompt("g", "P1", template="t1"), prompt("g", "P1", template="t2"),
+          prompt("h", "P2", template="t1"), prompt("h", "P2", template="t2")]
+    rows = [ranking(ps[0], RIGHT), ranking(ps[1], RIGHT), ranking(ps[2], RIGHT), ranking(ps[3], WRONG)]
+    section = pararel_section(A.join(rows, {p.prompt_id: p for p in ps}).scored)
+    macro = section["by_lang"]["en"]["macro"]
+    assert macro == {"accuracy": 0.75, "consistency": 0.5, "consistency_accuracy": 0.5}
+
+
+def test_cross_lingual_means_leave_out_the_diagonal(fixture):
+    """With two languages the mean RankC / COverlap is the one off-diagonal pair (a language agrees with
+    itself: 1.0 on the diagonal). en and ar rank f2 differently, so the pair is below 1."""
+    from factatlas.probe.cross_lingual import cross_lingual
+
+    prompts, rows = fixture
+    section = cross_lingual(A.join(rows, prompts).scored, ["en", "ar"], "softmax")
+    rankc, cover = section["rankc"], section["coverlap"]
+    assert rankc["matrix"]["en"]["en"] == 1.0 and rankc["matrix"]["en"]["ar"] < 1.0
+    assert rankc["mean"] == rankc["matrix"]["en"]["ar"]
+    # COverlap: right in both / right in either, over (fact, template): f1 t1, f1 t2, f4 both; f2 en only
+    assert cover["mean"] == cover["matrix"]["ar"]["en"] == pytest.approx(3 / 4)

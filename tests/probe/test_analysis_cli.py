@@ -51,6 +51,7 @@ def _csv(path: Path) -> list[dict]:
         return list(csv.DictReader(f))
 
 
+@pytest.mark.slow
 def test_compare_tables_on_a_scripted_run(scripted_run, tmp_path):
     res = CliRunner().invoke(app, ["compare", str(scripted_run), "--models", "arab-expert,west-expert",
                                    "--out", str(tmp_path / "a"), "--bootstrap", "200", "--split", "all"])

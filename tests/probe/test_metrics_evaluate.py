@@ -184,6 +184,13 @@ def test_broken_inputs_are_counted_not_silently_used(bench):
     assert cov["used"] == len(rows) - 2  # ranked[0] replaced by the stray row, ranked[1] by the foreign one
     with pytest.raises(MetricsError, match="none of the 1 rankings rows"):
         compute_metrics([stray], path)
+    # the verdict reports the gap as a warning, each reason counted
+    from factatlas.probe.report import WARN, check_coverage
+
+    check = check_coverage(m)
+    assert check.status == WARN and check.summary.startswith(f"{len(rows) - 2} of {len(rows)} prompts ranked")
+    assert check.details == ("unknown_prompt: 1", "duplicate_prompt: 1", "foreign_candidates: 1",
+                             "correct_at_1_mismatch: 1")
 
 
 def test_bootstrap_intervals_and_template_only(bench):

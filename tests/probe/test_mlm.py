@@ -261,6 +261,7 @@ TINY_SPEED_RUN = ["--prompts", "24", "--candidates", "6", "--bmlama-prompts", "4
                   "--vocab", "600", "--tokenizer-vocab", "300"]
 
 
+@pytest.mark.slow
 def test_speed_benchmark_checks_rankings_then_takes_the_pll_ratio_apart(capsys, monkeypatch):
     bench = _benchmark_script("probe_speed", monkeypatch)
     assert bench.main(TINY_SPEED_RUN) == 0
@@ -283,6 +284,7 @@ def test_speed_benchmark_prints_no_ratio_when_an_anchor_ranks_differently(capsys
     assert "FAILED: rankings differ" in captured.err
 
 
+@pytest.mark.slow
 def test_speed_benchmark_gives_causal_rules_their_limit(capsys, monkeypatch):
     bench = _benchmark_script("probe_speed", monkeypatch)
     assert bench.main([*TINY_SPEED_RUN, "--preset", "llama-small"]) == 0

@@ -71,6 +71,7 @@ def test_report_passes_and_is_one_self_contained_page(passing_run):
     assert verdict["thresholds"]["max_leakage_share"] == R.MAX_LEAKAGE_SHARE
 
 
+@pytest.mark.slow
 def test_report_is_byte_stable(passing_run):
     root, results = passing_run
     before = {p.name: p.read_bytes() for p in results[0].html.parent.iterdir() if p.suffix in (".html", ".png")}
@@ -80,6 +81,7 @@ def test_report_is_byte_stable(passing_run):
     assert before == after
 
 
+@pytest.mark.slow
 def test_leaking_benchmark_fails_with_that_reason(tmp_path):
     root = write_run(tmp_path / "leaky", leaky=True)
     (res,) = R.write_report(root, None, MetricsConfig())
@@ -90,6 +92,7 @@ def test_leaking_benchmark_fails_with_that_reason(tmp_path):
     assert "Verdict: FAIL" in res.html.read_text("utf-8")
 
 
+@pytest.mark.slow
 def test_template_only_baseline_as_good_as_the_model_fails(tmp_path):
     root = write_run(tmp_path / "giveaway", template_only="same")
     (res,) = R.write_report(root, None, MetricsConfig())
@@ -97,6 +100,7 @@ def test_template_only_baseline_as_good_as_the_model_fails(tmp_path):
     assert "gap +0.0 points" in res.verdict.reasons[0]
 
 
+@pytest.mark.slow
 def test_missing_template_only_baseline_fails(tmp_path):
     root = write_run(tmp_path / "nobaseline", template_only=None)
     (res,) = R.write_report(root, None, MetricsConfig())
@@ -181,6 +185,7 @@ def test_verdict_rules_on_metrics(passing_run):
     assert balance.status == R.WARN and R.verdict(m).passed  # reported, not a failure
 
 
+@pytest.mark.slow
 def test_report_command(passing_run, tmp_path):
     app = typer.Typer()
     register(app)
@@ -217,6 +222,7 @@ def test_report_without_rankings_names_the_fix(tmp_path):
         R.write_report(root)
 
 
+@pytest.mark.slow
 def test_the_default_report_shows_interval_values(tmp_path):
     """`write_report(run)` as the quickstart calls it: the CI columns hold numbers, not dashes."""
     root = write_run(tmp_path / "default")

@@ -3,29 +3,44 @@ in every process (tokenizers' WordPieceTrainer did not: huggingface/tokenizers#1
 
 from __future__ import annotations
 
+import hashlib
 import subprocess
 import sys
-
-BUILD = """
-import hashlib, sys, torch
-torch.set_num_threads(1)
 from pathlib import Path
-from tests.probe.probe_capitals import capital_prompt_rows
-from factatlas.probe.tiny import make_tiny_model, tokenizer_texts, true_fact_examples
-rows = capital_prompt_rows()
-out = make_tiny_model(Path(sys.argv[1]), "bert", tokenizer_texts(rows) * 3,
-                      examples=true_fact_examples(rows, splits=("train",)), steps=5, vocab_size=120)
-for name in ("tokenizer.json", "model.safetensors"):
-    print(name, hashlib.sha256((out / name).read_bytes()).hexdigest())
-"""
+
+import pytest
 
 
+def build_digests(out: Path) -> str:
+    """Build the tiny BERT into out; the sha256 of its tokenizer and weights, one line per file."""
+    import torch
+
+    from factatlas.probe.tiny import make_tiny_model, tokenizer_texts, true_fact_examples
+    from tests.probe.probe_capitals import capital_prompt_rows
+
+    torch.set_num_threads(1)
+    rows = capital_prompt_rows()
+    made = make_tiny_model(out, "bert", tokenizer_texts(rows) * 3,
+                           examples=true_fact_examples(rows, splits=("train",)), steps=5, vocab_size=120)
+    return "".join(f"{name} {hashlib.sha256((made / name).read_bytes()).hexdigest()}\n"
+                   for name in ("tokenizer.json", "model.safetensors"))
+
+
+BUILD = "import sys; from pathlib import Path; from tests.probe.test_tiny_determinism import build_digests; " \
+        "print(build_digests(Path(sys.argv[1])), end='')"
+
+
+@pytest.mark.slow
 def test_tiny_bert_is_byte_identical_across_processes(tmp_path):
-    digests = []
-    for i in range(3):  # hash-map order differs per process; three draws make a lucky pass unlikely
-        done = subprocess.run([sys.executable, "-c", BUILD, str(tmp_path / f"m{i}")], capture_output=True, text=True,
-                              check=True)
-        digests.append(done.stdout)
+    # hash-map order differs per process; three draws make a lucky pass unlikely: this process and two
+    # children, which run side by side (the imports of torch dominate their time)
+    children = [subprocess.Popen([sys.executable, "-c", BUILD, str(tmp_path / f"m{i}")], stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE, text=True) for i in (1, 2)]
+    digests = [build_digests(tmp_path / "m0")]
+    for child in children:
+        out, err = child.communicate(timeout=300)
+        assert child.returncode == 0, err
+        digests.append(out)
     assert "tokenizer.json" in digests[0] and "model.safetensors" in digests[0]
     assert digests[1] == digests[0] and digests[2] == digests[0]
 

@@ -81,6 +81,7 @@ def test_template_only_is_compared_on_the_same_prompts(tmp_path):
                for d in check.details)
 
 
+@pytest.mark.slow
 def test_report_command_takes_the_training_split(split_bench, tmp_path):
     import typer
     from typer.testing import CliRunner
@@ -112,6 +113,7 @@ def test_report_command_takes_the_training_split(split_bench, tmp_path):
         majority["details"][0]
 
 
+@pytest.mark.slow
 def test_the_report_reuses_the_probes_metrics_only_while_their_inputs_hold(split_bench, tmp_path):
     """metrics.json as the probe writes it is reused for the same rankings, benchmark files, code, training
     splits and configuration; any change makes the report compute again, and its page follow the change."""
@@ -204,3 +206,13 @@ def test_metrics_inputs_follow_the_numerical_libraries(split_bench, tmp_path, mo
     after = inputs()
     assert after["code"] != before["code"]
     assert {k: v for k, v in after.items() if k != "code"} == {k: v for k, v in before.items() if k != "code"}
+
+
+def test_a_model_trained_on_every_split_has_nothing_to_validate_with(split_bench):
+    """Trained on dev and test: no held-out prompt is left, and the majority rule fails saying so."""
+    path, rows = split_bench
+    m = compute_metrics([ranking(p, True) for p in rows], path, CONFIG, trained_on=["dev", "test"])
+    assert m["validation"]["splits"] == [] and m["validation"]["model"]["n_prompts"] == 0
+    check = R.check_majority(m)
+    assert check.status == R.FAIL
+    assert check.summary.startswith("no ranked prompt on the held-out split none")

@@ -79,6 +79,8 @@ def make_benchmark(root: Path, *, facts=BASE_FACTS, langs=("ar", "en"), labels: 
                 "candidate_qids": candidates[f.predicate],
                 "candidate_forms": [labels[o][lang] for o in candidates[f.predicate]],
                 "template_status": "reviewed" if lang != "fr" else "draft",
+                "article_langs": [], "home_langs": [], "popularity": 1.0, "popularity_quantile": 1,
+                "popularity_log10": 0,
             })
     bench.mkdir(parents=True, exist_ok=True)
     write_table(bench / "prompts.parquet", rows, PROMPTS_SCHEMA, sort_by=("prompt_id",))

@@ -1,5 +1,6 @@
 """Publishing survives kills and concurrent publishers, and never moves the default branch backwards
-(issue 11): real `factatlas publish` processes against local bare git repositories."""
+(issue 11): `factatlas publish` against local bare git repositories. Killed, lock-holding and concurrent
+publishers are real processes; the other publishes run in this process (tests/clirun.py)."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from factatlas.atomic import TMP_PREFIX
 from factatlas.errors import ConfigError
 from factatlas.publish.publishers import GitPublisher
 from factatlas.publish.versions import Version, moves_default_branch
+from tests.clirun import factatlas
 from tests.publish.publish_fixtures import make_benchmark
 
 REPO = "org/atlas"
@@ -26,9 +28,11 @@ def git(*args, cwd=None) -> str:
 
 
 def publish_cli(run: Path, target: Path, version: str, crash_at: str | None = None) -> subprocess.CompletedProcess:
+    """In this process; with crash_at in a child process, which FACTATLAS_CRASH_AT kills at that point."""
+    if not crash_at:
+        return factatlas("publish", run, "--repo", REPO, "--version", version, "--target", f"git:{target}")
     env = {k: v for k, v in os.environ.items() if k != "FACTATLAS_CRASH_AT"}
-    if crash_at:
-        env["FACTATLAS_CRASH_AT"] = crash_at
+    env["FACTATLAS_CRASH_AT"] = crash_at
     return subprocess.run([sys.executable, "-m", "factatlas", "publish", str(run), "--repo", REPO, "--version",
                            version, "--target", f"git:{target}"], capture_output=True, text=True, env=env,
                           timeout=300)
@@ -38,6 +42,7 @@ def commit_of(target: Path, ref: str) -> str:
     return git("rev-parse", f"{ref}^{{commit}}", cwd=target)
 
 
+@pytest.mark.slow
 def test_a_publish_killed_while_creating_the_target_leaves_nothing_a_later_publish_rejects(tmp_path):
     run = make_benchmark(tmp_path / "run")
     target = tmp_path / "releases" / "atlas.git"
@@ -72,6 +77,7 @@ def test_a_foreign_folder_as_target_is_refused_with_what_to_do(tmp_path):
     assert (target / "notes.txt").read_text() == "mine"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("version, note", [
     ("1.1.0", "note: v1.1.0 is lower than v2.0.0: tagged only; branch 'main' still points at v2.0.0"),
     ("2.0.0-rc.1", "note: v2.0.0-rc.1 is a pre-release below v2.0.0: tagged only; branch 'main' still points at v2.0.0"),
@@ -133,6 +139,7 @@ HOLDER = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow
 def test_a_second_publisher_to_the_same_target_is_refused_naming_the_holder(tmp_path):
     target = tmp_path / "atlas.git"
     run = make_benchmark(tmp_path / "run")
@@ -150,6 +157,7 @@ def test_a_second_publisher_to_the_same_target_is_refused_naming_the_holder(tmp_
     assert publish_cli(make_benchmark(tmp_path / "other2"), target, "1.0.1").returncode == 0
 
 
+@pytest.mark.slow
 def test_two_concurrent_publishes_of_one_version_give_one_release_and_a_named_loser(tmp_path):
     target = tmp_path / "atlas.git"
     runs = [make_benchmark(tmp_path / f"r{i}") for i in range(2)]

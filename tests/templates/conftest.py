@@ -1,5 +1,8 @@
-"""Fixtures of the templates room: the embedded sample's three shipped pairs, curated and built with the
-CLI once per session (the filler ledger reads a build)."""
+"""Fixtures of the templates room: builds of the embedded sample that the filler ledger reads.
+
+``shipped_builds``: the three shipped pairs in full (13 languages, every predicate; ~3 min with the
+ledger: only the opt-in full check uses it). ``place_build`` and ``genre_build``: fixed subsets built
+in-process once per session (a few seconds each) for the fast checks of the suite."""
 
 from __future__ import annotations
 
@@ -32,3 +35,37 @@ def shipped_builds(tmp_path_factory) -> dict[str, Path]:
         _cli("build", str(run), "--langs", langs)
         runs[pair] = run
     return runs
+
+
+# The fast subset: the place contexts, where the Romance, German and Russian prepositions and articles are
+# decided (augmented admin-unit golds of P19/P20, capitals, twin cities), in every shipped language.
+PLACE_PREDICATES = ("P19", "P20", "P36", "P190")
+
+
+def _cli_in_process(*args: str) -> None:
+    from typer.testing import CliRunner
+
+    from factatlas.cli import app
+
+    done = CliRunner().invoke(app, list(args))
+    assert done.exit_code == 0, f"factatlas {' '.join(args)} failed:\n{done.output[-3000:]}"
+
+
+def _subset_build(root: Path, pair: str, predicates: tuple[str, ...], langs: tuple[str, ...]) -> Path:
+    run = root / pair
+    _cli_in_process("curate", str(run), "--pair", pair, "--langs", ",".join(langs),
+                    "--predicates", ",".join(predicates))
+    _cli_in_process("build", str(run), "--langs", ",".join(langs))
+    return run
+
+
+@pytest.fixture(scope="session")
+def place_build(tmp_path_factory) -> Path:
+    """arab-west, the place predicates only, curated and built in the 13 shipped languages."""
+    return _subset_build(tmp_path_factory.mktemp("places"), "arab-west", PLACE_PREDICATES, SHIPPED_LANGS)
+
+
+@pytest.fixture(scope="session")
+def genre_build(tmp_path_factory) -> Path:
+    """arab-west, genres (P136) in ru and de: where the ru accusative of feminine genres is decided."""
+    return _subset_build(tmp_path_factory.mktemp("genres"), "arab-west", ("P136",), ("ru", "de"))

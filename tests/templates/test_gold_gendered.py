@@ -52,6 +52,7 @@ WOMEN = {
 }
 
 
+@pytest.mark.slow
 def test_curated_occupations_carry_wikidata_gendered_forms(built):
     entities, _, _ = built
     actor = entities["Q33999"]

@@ -3,11 +3,8 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 import sys
 from collections.abc import Sequence
-from pathlib import Path
 
 import pytest
 import yaml
@@ -26,6 +23,7 @@ from factatlas.templates.translate import (
     vote,
 )
 from factatlas.templates.validate import validate_file
+from tests.clirun import factatlas
 
 
 class PhraseTranslator:
@@ -230,13 +228,11 @@ def offline() -> Offline:
 
 
 def test_cli_nothing_kept_exits_non_zero_and_writes_no_file(tmp_path):
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
     out = tmp_path / "sw.yaml"
-    done = subprocess.run([sys.executable, "-m", "factatlas", "templates", "translate", "--from", "en", "--to", "sw",
-                           "--backend", "tests.templates.test_templates_translate:offline",
-                           "--backend", "tests.templates.test_templates_translate:offline",
-                           "--out", str(out), "--cache", str(tmp_path / "cache")],
-                          capture_output=True, text=True, env=env, timeout=300)
+    done = factatlas("templates", "translate", "--from", "en", "--to", "sw",
+                     "--backend", "tests.templates.test_templates_translate:offline",
+                     "--backend", "tests.templates.test_templates_translate:offline",
+                     "--out", out, "--cache", tmp_path / "cache")
     assert done.returncode == 1
     assert not out.exists()
     assert "dropped P19/1: backend-error: offline: ConnectError:" in done.stderr

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 
 import pytest
@@ -18,14 +19,21 @@ needs_bmlama = pytest.mark.skipif(not (REFERENCE / "BMLAMA17").is_dir(), reason=
 PUBLISHED = {"BMLAMA17": (17, 6792, 65935), "BMLAMA53": (53, 3070, 29354)}
 
 
+@functools.cache
+def published(name: str) -> bmlama.BmlamaData:
+    """The published files read once per session (113k rows for BMLAMA17; the reads are not what is tested)."""
+    return bmlama.read_bmlama(REFERENCE / name)
+
+
 @pytest.fixture(scope="module", params=sorted(PUBLISHED))
 def data(request):
     if not (REFERENCE / request.param).is_dir():
         pytest.skip(f"reference absent: {REFERENCE / request.param}")
-    d = bmlama.read_bmlama(REFERENCE / request.param)
+    d = published(request.param)
     return request.param, d, bmlama.convert(d)
 
 
+@pytest.mark.slow
 @needs_bmlama
 def test_published_queries_and_candidates_per_language(data):
     name, d, _ = data
@@ -34,6 +42,7 @@ def test_published_queries_and_candidates_per_language(data):
     assert d.counts() == {lang: {"queries": queries, "candidates": candidates} for lang in d.languages}
 
 
+@pytest.mark.slow
 @needs_bmlama
 def test_quote_defects_match_known_data_defects(data):
     name, d, conv = data
@@ -47,6 +56,7 @@ def test_quote_defects_match_known_data_defects(data):
     assert all(p["gold_qids"][0] in p["candidate_qids"] for p in conv.prompts)
 
 
+@pytest.mark.slow
 @needs_bmlama
 def test_truncated_labels_are_dropped_not_imported(data):
     name, d, conv = data
@@ -67,6 +77,7 @@ def test_truncated_labels_are_dropped_not_imported(data):
     assert suspected["entities_with_unsplit_comma"] > 0 and suspected["short_label_languages"]["en"] > 0
 
 
+@pytest.mark.slow
 @needs_bmlama
 def test_relations_entities_and_prompts(data):
     name, d, conv = data
@@ -101,6 +112,7 @@ def test_import_bmlama17_writes_a_valid_benchmark(tmp_path):
     assert {d.reason for d in bench.drops} == {"csv-quote-defect:he"}
 
 
+@pytest.mark.slow
 @needs_bmlama
 def test_relations_get_pids_from_mlama_english_templates():
     from factatlas.builder.importers.dlama import read_mlama_templates
@@ -111,7 +123,7 @@ def test_relations_get_pids_from_mlama_english_templates():
     names = bmlama.relation_names(read_mlama_templates(templates, ["en"])["en"])
     assert names["[X] was born in [Y]."] == "P19"
     assert "[X] is located in [Y]." not in names  # P17, P30, P131 and P276 share it: no guess
-    d = bmlama.read_bmlama(REFERENCE / "BMLAMA17")
+    d = published("BMLAMA17")
     conv = bmlama.convert(d, names)
     assert sorted(conv.relations) == sorted([
         "P19", "P20", "P279", "P37", "P413", "P449", "P47", "P138", "P364", "P463", "P101", "P106", "P527", "P530",

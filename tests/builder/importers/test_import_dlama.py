@@ -96,3 +96,22 @@ def test_import_arab_west_with_mlama_templates_is_a_valid_benchmark(tmp_path):
     stats = json.loads((out / "stats.json").read_text())
     assert stats["facts_per_culture"] == {"arab": 10946, "west": 13589}
     assert 0 < stats["cells"]["arab"]["P36"]["entropy_bits"] <= 6
+
+
+@needs_dlama
+def test_popularity_buckets_by_article_length(pairs):
+    """DLAMA-v1's popularity is the article length (``size``); P36 has 41 facts over both cultures, so
+    quantile = 1 + floor(4 x position / 41) in size order (hand-checked against the jsonl files)."""
+    from factatlas.popbuckets import popularity_buckets
+
+    facts, _, _ = dlama.to_facts(pairs["arab-west"])
+    p36 = [f for f in facts if f.predicate == "P36"]
+    assert len(p36) == 41
+    b = popularity_buckets(facts)
+    pops = {f.id: f.popularity for f in p36}
+    assert pops["arab:P36:Q970"] == 91096.0 and pops["arab:P36:Q79"] == 407006.0
+    # sizes in order: Q970 first (position 0), Q858 10th, Q398 11th, Q846 20th, Q842 21st, Q142 30th, Q810 31st
+    assert [b[f"{c}:P36:{q}"].quantile for c, q in (("arab", "Q970"), ("arab", "Q858"), ("arab", "Q398"),
+                                                    ("arab", "Q846"), ("arab", "Q842"), ("west", "Q142"),
+                                                    ("arab", "Q810"), ("arab", "Q79"))] == [1, 1, 2, 2, 3, 3, 4, 4]
+    assert (b["arab:P36:Q970"].log10, b["arab:P36:Q79"].log10) == (4, 5)

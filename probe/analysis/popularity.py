@@ -1,0 +1,107 @@
+"""Accuracy against popularity (PopQA, Mallen et al. 2023: accuracy collapses for the long tail).
+
+Per model, culture and language (and "all" of each): P@1 per popularity bucket (``factatlas.popbuckets``:
+quantile within the predicate, PopQA's log10 bins), and Spearman's rank correlation between a fact's
+popularity and its P@1 there (the mean correctness of its prompts in the selection, as in every aggregate).
+P@1 per bucket is ``factatlas.probe.aggregate.accuracy``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from factatlas.popbuckets import PopularityBucket, popularity_buckets
+from factatlas.probe.aggregate import Accuracy, ScoreTable, accuracy
+from factatlas.records import Fact, ScoredPrompt
+
+ALL = "all"
+KINDS = ("quantile", "log10")
+
+
+@dataclass(frozen=True, slots=True)
+class BucketCell:
+    model: str
+    culture: str  # a culture or "all"
+    lang: str  # a language or "all"
+    kind: str  # "quantile" | "log10"
+    bucket: int
+    acc: Accuracy
+
+
+@dataclass(frozen=True, slots=True)
+class Correlation:
+    model: str
+    culture: str
+    lang: str
+    n_facts: int
+    rho: float | None  # Spearman's rank correlation of popularity and fact P@1; None: undefined (constant)
+    p: float | None
+
+
+def fact_values(scored: Sequence[ScoredPrompt]) -> dict[str, float]:
+    """fact id -> the mean correctness of its prompts among ``scored`` (a fact's value in every aggregate)."""
+    table = ScoreTable.of(scored, correct=lambda s: s.correct)
+    ids = list(dict.fromkeys(s.fact_id for s in scored))  # ScoreTable codes facts in first-seen order
+    sums = np.bincount(table.fact, weights=table.values[:, 0], minlength=len(ids))
+    counts = np.bincount(table.fact, minlength=len(ids))
+    return {f: float(sums[i] / counts[i]) for i, f in enumerate(ids)}
+
+
+def spearman(xs: Sequence[float], ys: Sequence[float]) -> tuple[float | None, float | None]:
+    """Spearman's rho (ties: average ranks) and its two-sided p; (None, None) when either side is constant
+    or there are fewer than 3 pairs."""
+    from scipy import stats
+
+    if len(xs) < 3 or len(set(xs)) < 2 or len(set(ys)) < 2:
+        return None, None
+    result = stats.spearmanr(xs, ys)
+    rho, p = float(result.statistic), float(result.pvalue)
+    return (None, None) if math.isnan(rho) else (rho, p)
+
+
+def _selections(scored: Sequence[ScoredPrompt]) -> Iterable[tuple[str, str, list[ScoredPrompt]]]:
+    cultures = sorted({s.culture for s in scored})
+    langs = sorted({s.lang for s in scored})
+    for culture in [*cultures, ALL]:
+        for lang in [*langs, ALL]:
+            sel = [s for s in scored if culture in (ALL, s.culture) and lang in (ALL, s.lang)]
+            if sel:
+                yield culture, lang, sel
+
+
+def bucket_table(by_model: Mapping[str, Sequence[ScoredPrompt]], buckets: Mapping[str, PopularityBucket]
+                 ) -> list[BucketCell]:
+    """P@1 per model x culture x language x bucket (both kinds); facts without a bucket are left out."""
+    out = []
+    for model, scored in by_model.items():
+        for culture, lang, sel in _selections([s for s in scored if s.fact_id in buckets]):
+            for kind in KINDS:
+                groups: dict[int, list[ScoredPrompt]] = {}
+                for s in sel:
+                    groups.setdefault(getattr(buckets[s.fact_id], kind), []).append(s)
+                for b in sorted(groups):
+                    out.append(BucketCell(model, culture, lang, kind, b, accuracy(groups[b])))
+    return out
+
+
+def correlations(by_model: Mapping[str, Sequence[ScoredPrompt]], popularity: Mapping[str, float]
+                 ) -> list[Correlation]:
+    """Spearman's rho between popularity and fact P@1 per model x culture x language."""
+    out = []
+    for model, scored in by_model.items():
+        for culture, lang, sel in _selections([s for s in scored if s.fact_id in popularity]):
+            values = fact_values(sel)
+            ids = sorted(values)
+            rho, p = spearman([popularity[f] for f in ids], [values[f] for f in ids])
+            out.append(Correlation(model, culture, lang, len(ids), rho, p))
+    return out
+
+
+def fact_buckets(facts: Iterable[Fact]) -> tuple[dict[str, PopularityBucket], dict[str, float]]:
+    """The buckets of the benchmark's facts (as the build computed them) and their popularity."""
+    facts = list(facts)
+    return popularity_buckets(facts), {f.id: f.popularity for f in facts}

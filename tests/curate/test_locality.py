@@ -1,0 +1,31 @@
+"""Knowledge locality in curation: per fact, the Wikipedia editions with an article on its subject."""
+
+from __future__ import annotations
+
+from factatlas.curate.engine import curate
+from factatlas.curate.locality import articles_query, locality_sites
+from factatlas.tables import read_facts
+
+
+def test_article_langs_follow_the_sitelinks(config, tmp_path):
+    result = curate(config, tmp_path / "run")
+    by_id = {f.id: f for f in read_facts(tmp_path / "run" / "curate" / "facts.parquet")}
+    assert by_id == {f.id: f for f in result.facts}  # the columns round-trip through facts.parquet
+    # fixture_graph.ARTICLES: Egypt has ar, en, fr articles; Lebanon ar, en; the Eiffel Tower fr, en;
+    # Amsterdam nl, en (the Arab League's editions are ar, en, fr; the West's include fr and nl)
+    assert by_id["arab:P36:Q79"].article_langs == ("ar", "en", "fr")
+    assert by_id["arab:P36:Q822"].article_langs == ("ar", "en")
+    assert by_id["west:P17:Q100034"].article_langs == ("en", "fr")
+    assert by_id["west:P17:Q100034"].home_langs == ("en", "fr")
+    assert by_id["west:P17:Q727"].article_langs == ("en", "nl")
+    # every curated subject has an article in one of its culture's editions (step 1 requires it)
+    assert all(f.home_langs and set(f.home_langs) <= set(f.article_langs) for f in result.facts)
+
+
+def test_locality_query_and_sites():
+    q = articles_query(["Q79", "Q55"], ["ar", "en"])
+    assert "VALUES ?s { wd:Q79 wd:Q55 }" in q and "<https://ar.wikipedia.org/>" in q
+    from factatlas.records import CountryRef, Culture
+
+    arab = Culture("arab", "Arab League", (CountryRef("Q79", "Egypt", ("ar", "en")), CountryRef("Q1028", "Morocco", ("fr",))))
+    assert locality_sites(["zh-hans", "sw", "en"], {"arab": arab}) == ("ar", "en", "fr", "sw", "zh")

@@ -1,0 +1,80 @@
+"""X-FaKT's in-context recall and counterfactual-context tasks (seed 004, §3.2-3.3, §4.3), by hand."""
+
+from __future__ import annotations
+
+import pytest
+
+from factatlas.probe.runner import ranking_row
+from factatlas.probe.xfakt_context import (
+    build_variants,
+    context_cells,
+    counterfactual_object,
+    join_variants,
+    resource_groups,
+)
+from tests.probe.probe_capitals import CAPITALS, cloze_rows, prompts_of
+
+
+@pytest.fixture()
+def prompts(capitals_rows):
+    return prompts_of(cloze_rows(capitals_rows, "P36/1"))
+
+
+def test_recall_variants_state_the_fact_in_each_language(prompts):
+    variants, skipped = build_variants(prompts, "recall")
+    assert len(variants) == 24 * 2 * 2 and not skipped  # 24 facts, asked in en and fr, context in en and fr
+    v = next(v for v in variants if v.base_id == "arab:P36:Q79|fr|P36/1" and v.context_lang == "en")
+    assert v.prompt.text == "The capital of Egypt is Cairo. La capitale de l'Égypte est [Y]."
+    assert v.prompt.text.index("[Y]") == v.prompt.answer_start
+    assert (v.prompt.prompt_id, v.prompt.template_id) == ("arab:P36:Q79|fr|P36/1|recall:en", "P36/1+recall:en")
+    assert v.prompt.gold_qids == ("Q85",) and v.context_object == "Q85"
+    same = next(v for v in variants if v.base_id == "arab:P36:Q79|fr|P36/1" and v.context_lang == "fr")
+    assert same.prompt.text == "La capitale de l'Égypte est Le Caire. La capitale de l'Égypte est [Y]."
+
+
+def test_counterfactual_object_is_wrong_and_shared_across_languages(prompts):
+    only_en, _ = build_variants(prompts, "counterfactual", question_langs=["en"])
+    assert {v.prompt.lang for v in only_en} == {"en"} and len(only_en) == 48
+    variants, _ = build_variants(prompts, "counterfactual")
+    assert len(variants) == 96
+    by_fact: dict[str, set[str]] = {}  # questions in en and fr, contexts in en and fr: one false object
+    for v in variants:
+        by_fact.setdefault(v.prompt.fact_id, set()).add(v.context_object)
+        assert v.context_object not in v.prompt.gold_qids
+    assert all(len(objs) == 1 for objs in by_fact.values())
+    egypt = next(p for p in prompts if p.prompt_id == "arab:P36:Q79|en|P36/1")
+    q = counterfactual_object(egypt)
+    names = {c[4]: (c[5], c[6]) for c in CAPITALS}
+    v = next(v for v in variants if v.base_id == egypt.prompt_id and v.context_lang == "fr")
+    assert v.prompt.text == f"La capitale de l'Égypte est {names[q][1]}. The capital of Egypt is [Y]."
+
+
+def _ranked_first(variant, qid):
+    p = variant.prompt
+    ranked = (qid, *(c for c in p.candidate_qids if c != qid))
+    return ranking_row(p, "m", "scripted", ranked, [float(-i) for i in range(len(ranked))], qid in p.gold_qids)
+
+
+def test_cells_and_resource_groups_by_hand(prompts):
+    recall, _ = build_variants(prompts, "recall")
+    # right only when the context is in the question's language: 0.5 overall, 1 on the diagonal
+    rows = [_ranked_first(v, v.context_object if v.context_lang == v.prompt.lang else counterfactual_object(v.prompt))
+            for v in recall]
+    cells = {(c.lang, c.context_lang): c for c in context_cells(join_variants(rows, recall).scored, recall)}
+    assert (cells[("en", "en")].correct_micro, cells[("en", "fr")].correct_micro) == (1.0, 0.0)
+    assert cells[("all", "all")].correct_micro == 0.5 and cells[("all", "all")].facts == 24
+    assert cells[("fr", "all")].prompts == 48 and cells[("all", "all")].followed_micro is None
+
+    cf, _ = build_variants(prompts, "counterfactual")
+    # Arab facts asked in English follow the context; everything else keeps the right answer.
+    # Per fact: an Arab fact follows in 2 of its 4 prompts (0.5), a Western one in none: followed 0.25,
+    # right 0.75 (micro over 24 facts; one predicate, so macro alike). English errors: Arab facts 1, Western 0.
+    follows = [v.prompt.culture == "arab" and v.prompt.lang == "en" for v in cf]
+    rows = [_ranked_first(v, v.context_object if f else v.prompt.gold_qids[0]) for v, f in zip(cf, follows, strict=True)]
+    cells = context_cells(join_variants(rows, cf).scored, cf)
+    total = next(c for c in cells if (c.lang, c.context_lang) == ("all", "all"))
+    assert (total.correct_micro, total.followed_micro, total.followed_macro) == (0.75, 0.25, 0.25)
+    groups = {g.level: g for g in resource_groups(cells, "counterfactual", {"en": "high", "fr": "low"})}
+    assert groups["high"].langs == ("en",) and groups["high"].error_rate == 0.5
+    assert groups["low"].langs == ("fr",) and groups["low"].error_rate == 0.0
+    assert groups["medium"].langs == () and groups["medium"].error_rate is None
