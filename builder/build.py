@@ -1,14 +1,20 @@
 """The multi-parallel builder: facts + entities + a prompt source -> benchmark content.
 
-Every language ends with exactly the same facts, the same template ids and the same candidate QIDs.
-Whatever fails in one language is removed from all of them and recorded as a Drop (step "build"):
+Every language ends with exactly the same facts and, per fact, the same candidate and gold QIDs. Each
+language carries the paraphrases (template ids) it has: a template a language lacks or cannot render is
+skipped for that language only, and recorded as a Drop (step "build") naming the language. What fails
+for the facts themselves is removed from all languages:
 
-1. template ids that some language lacks (or whose kind differs between languages);
-2. facts whose subject or a direct object has no label in some language;
-3. (fact, template) pairs whose prompt does not render in some language; facts left without a template;
-4. objects whose answer form does not render for some (language, template) of their predicate: they
-   leave the candidate pool; a fact loses such an augmented object from its golds, and is dropped when it
-   concerns a direct object.
+1. template ids whose kind differs between languages (removed everywhere); template ids some language
+   lacks (skipped for that language);
+2. facts whose subject or a direct object has no label in some language, or whose predicate has no
+   template in some language;
+3. a (fact, template) prompt that does not render in a language: skipped for that language; a fact left
+   without a template in some language is dropped;
+4. answer forms: an object that renders in no template of some language leaves the candidate pool (a fact
+   loses such an augmented object from its golds, and is dropped when it concerns a direct object); a
+   template that fails for an object the language's other templates render is skipped for that language
+   in the whole predicate (the candidates stay the same in every language).
 Candidate pools are then the valid objects of the surviving facts, per predicate.
 """
 
@@ -104,13 +110,18 @@ def _drop(item: str, reason: str, detail: str = "", fact: Fact | None = None, pr
     return Drop(item, STEP, reason, detail, fact.culture if fact else "", fact.predicate if fact else predicate, "")
 
 
+Offered = dict[tuple[str, str], frozenset[str]]  # (predicate, template id) -> languages that have it
+
+
 def select_templates(source: PromptSource, predicates: Sequence[str], spec: BuildSpec
-                     ) -> tuple[dict[str, tuple[TemplateInfo, ...]], dict[tuple[str, str], str], list[Drop]]:
-    """predicate -> templates shared by every language (in id order), status per (lang, id), drops."""
+                     ) -> tuple[dict[str, tuple[TemplateInfo, ...]], dict[tuple[str, str], str], Offered, list[Drop]]:
+    """predicate -> templates of any language (in id order), status per (lang, id), the languages that
+    have each template, drops. A template some language lacks is skipped for that language only."""
     langs = spec.languages
     wanted = set(spec.template_ids) if spec.template_ids is not None else None
     chosen: dict[str, tuple[TemplateInfo, ...]] = {}
     status: dict[tuple[str, str], str] = {}
+    offered: Offered = {}
     drops: list[Drop] = []
     every_id: set[str] = set()
     for pred in predicates:
@@ -121,18 +132,17 @@ def select_templates(source: PromptSource, predicates: Sequence[str], spec: Buil
             all_ids &= wanted
         keep = []
         for tid in sorted(all_ids, key=_template_sort_key):
-            missing = [lang for lang in langs if tid not in per_lang[lang]]
-            if missing:
-                drops += [_drop(tid, f"template-missing:{lang}", f"template {tid} exists in "
-                                f"{', '.join(sorted(set(langs) - set(missing)))} but not in {lang}", predicate=pred)
-                          for lang in missing]
-                continue
-            kinds = {per_lang[lang][tid].kind for lang in langs}
+            having = [lang for lang in langs if tid in per_lang[lang]]
+            kinds = {per_lang[lang][tid].kind for lang in having}
             if len(kinds) > 1:
                 drops.append(_drop(tid, "template-kind-differs", f"kinds {sorted(kinds)}", predicate=pred))
                 continue
-            keep.append(per_lang[langs[0]][tid])
-            for lang in langs:
+            drops += [_drop(tid, f"template-missing:{lang}", f"template {tid} exists in {', '.join(having)} but "
+                            f"not in {lang}; skipped for {lang}", predicate=pred)
+                      for lang in langs if lang not in having]
+            keep.append(per_lang[having[0]][tid])
+            offered[(pred, tid)] = frozenset(having)
+            for lang in having:
                 status[(lang, tid)] = per_lang[lang][tid].status
         chosen[pred] = tuple(keep)
     if wanted is not None:
@@ -140,7 +150,7 @@ def select_templates(source: PromptSource, predicates: Sequence[str], spec: Buil
         if absent:
             raise ConfigError(unknown("template id", absent[0], sorted(every_id)) if every_id else
                               f"unknown template id '{absent[0]}': no templates for these predicates")
-    return chosen, status, drops
+    return chosen, status, offered, drops
 
 
 def _template_sort_key(tid: str) -> tuple:
@@ -168,17 +178,20 @@ def build_benchmark(facts: Sequence[Fact], entities: Mapping[str, Entity], sourc
     if len({f.id for f in facts}) != len(facts):
         raise ConfigError("build: the input holds a fact id twice; re-run curate")
     predicates = sorted({f.predicate for f in facts}, key=lambda p: qid_sort_key(p.replace("P", "Q", 1)))
-    templates, status, template_drops = select_templates(source, predicates, spec)
+    templates, status, offered, template_drops = select_templates(source, predicates, spec)
     drops += template_drops
-    screened, hygiene_drops = screen_facts(facts, {p: sum(t.kind == "cloze" for t in ts) for p, ts in templates.items()},
-                                           spec.hygiene)
+    fewest_cloze = {p: min(sum(t.kind == "cloze" and lang in offered[(p, t.id)] for t in ts) for lang in langs)
+                    for p, ts in templates.items()}
+    screened, hygiene_drops = screen_facts(facts, fewest_cloze, spec.hygiene)
     drops += hygiene_drops
 
-    alive, step_drops = _facts_with_templates_and_labels(screened, templates, entities, spec)
+    alive, step_drops = _facts_with_templates_and_labels(screened, templates, offered, entities, spec)
     drops += step_drops
-    texts, fact_templates, survivors, step_drops = _render_prompts(alive, templates, source, spec)
+    texts, fact_templates, step_drops = _render_prompts(alive, templates, offered, source, spec)
     drops += step_drops
-    forms, unrenderable, step_drops = _render_answers(survivors, fact_templates, entities, source, langs)
+    forms, unrenderable, skipped, step_drops = _render_answers(alive, fact_templates, entities, source, langs)
+    drops += step_drops
+    survivors, fact_templates, step_drops = _settle(alive, fact_templates, skipped, spec)
     drops += step_drops
     kept, golds, step_drops = _gold_objects(survivors, unrenderable)
     drops += step_drops
@@ -200,7 +213,7 @@ def build_benchmark(facts: Sequence[Fact], entities: Mapping[str, Entity], sourc
         gold = golds[f.id]
         for lang in langs:
             subject_label = entities[f.subject].labels[lang]
-            for t in fact_templates[f.id]:
+            for t in fact_templates[f.id][lang]:
                 text = final_text(texts[(f.id, lang, t.id)], t.kind, spec.hygiene)
                 rows.append({
                     "prompt_id": prompt_id(f.id, lang, t.id), "fact_id": f.id, "lang": lang, "template_id": t.id,
@@ -236,10 +249,11 @@ def build_benchmark(facts: Sequence[Fact], entities: Mapping[str, Entity], sourc
                                  "answer_inflection": answer_inflection,
                                  "answer_gendered_labels": _per_lang(getattr(source, "gendered", None), langs),
                                  "dropped": drop_counts(drops)})
-    all_templates = sorted({t.id for ts in fact_templates.values() for t in ts}, key=_template_sort_key)
+    used_templates = {lang: sorted({t.id for f in kept for t in fact_templates[f.id][lang]}, key=_template_sort_key)
+                      for lang in langs}
     meta = {
         "schema_version": SCHEMA_VERSION, "name": spec.name, "pair": spec.pair, "cultures": list(spec.cultures),
-        "languages": list(langs), "templates": {lang: all_templates for lang in langs},
+        "languages": list(langs), "templates": used_templates,
         "candidate_mode": spec.candidate_mode, "k": spec.k if spec.candidate_mode == "sampled" else None,
         "seed": spec.seed,
         "splits": {"method": METHOD, "salt": spec.split_salt, "fractions": dict(spec.fractions),
@@ -254,10 +268,13 @@ def build_benchmark(facts: Sequence[Fact], entities: Mapping[str, Entity], sourc
     return BuildResult(content, counts)
 
 
+FactTemplates = dict[str, dict[str, list[TemplateInfo]]]  # fact id -> language -> its templates there
+
+
 def _facts_with_templates_and_labels(facts: Sequence[Fact], templates: Mapping[str, Sequence[TemplateInfo]],
-                                     entities: Mapping[str, Entity], spec: BuildSpec
+                                     offered: Offered, entities: Mapping[str, Entity], spec: BuildSpec
                                      ) -> tuple[list[Fact], list[Drop]]:
-    """Step 1: a fact needs a template of its predicate and labels in every language."""
+    """Step 1: a fact needs a template of its predicate in every language, and labels in every language."""
     langs = spec.languages
     drops: list[Drop] = []
     alive: list[Fact] = []
@@ -266,7 +283,11 @@ def _facts_with_templates_and_labels(facts: Sequence[Fact], templates: Mapping[s
             if spec.template_ids is not None:
                 drops.append(_drop(f.id, "template-not-selected", f"--templates selects no {f.predicate} template", f))
             else:
-                drops.append(_drop(f.id, "no-template", f"no template of {f.predicate} exists in every language", f))
+                drops.append(_drop(f.id, "no-template", f"no template of {f.predicate} exists", f))
+            continue
+        bare = [lang for lang in langs if not any(lang in offered[(f.predicate, t.id)] for t in templates[f.predicate])]
+        if bare:
+            drops.append(_drop(f.id, f"no-template:{bare[0]}", f"no {f.predicate} template in {', '.join(bare)}", f))
             continue
         lacking = missing_labels(f, entities, langs)
         if lacking:
@@ -278,88 +299,113 @@ def _facts_with_templates_and_labels(facts: Sequence[Fact], templates: Mapping[s
     return alive, drops
 
 
-def _render_prompts(alive: Sequence[Fact], templates: Mapping[str, Sequence[TemplateInfo]], source: PromptSource,
-                    spec: BuildSpec) -> tuple[dict[tuple[str, str, str], str], dict[str, list[TemplateInfo]],
-                                              list[Fact], list[Drop]]:
-    """Step 2: a (fact, template) pair survives only if it renders in every language."""
-    langs = spec.languages
+def _render_prompts(alive: Sequence[Fact], templates: Mapping[str, Sequence[TemplateInfo]], offered: Offered,
+                    source: PromptSource, spec: BuildSpec
+                    ) -> tuple[dict[tuple[str, str, str], str], FactTemplates, list[Drop]]:
+    """Step 2: each (fact, template) prompt in each language that has the template; one that does not
+    render is skipped for that language only."""
     drops: list[Drop] = []
     texts: dict[tuple[str, str, str], str] = {}
-    fact_templates: dict[str, list[TemplateInfo]] = {}
-    survivors: list[Fact] = []
+    fact_templates: FactTemplates = {}
     for f in alive:
-        ok_templates = []
+        per_lang: dict[str, list[TemplateInfo]] = {lang: [] for lang in spec.languages}
         for t in templates[f.predicate]:
-            rendered = {}
-            failure = None
-            for lang in langs:
+            for lang in spec.languages:
+                if lang not in offered[(f.predicate, t.id)]:
+                    continue
                 r = source.render_prompt(lang, t.id, f.subject)
                 if isinstance(r, RenderFailure):
-                    failure = (lang, r)
-                    break
-                rendered[lang] = r
-            if failure:
-                lang, r = failure
-                drops.append(_drop(f"{f.id}|{t.id}", f"{r.reason}:{lang}", r.detail, f))
-                continue
-            for lang, text in rendered.items():
-                texts[(f.id, lang, t.id)] = text
-            ok_templates.append(t)
-        if not ok_templates:
-            drops.append(_drop(f.id, "no-renderable-template", "every template failed in some language", f))
-            continue
-        if (short := too_few_rendered(f, [t.kind for t in ok_templates], spec.hygiene)) is not None:
-            drops.append(short)
-            continue
-        fact_templates[f.id] = ok_templates
-        survivors.append(f)
-
-    return texts, fact_templates, survivors, drops
+                    drops.append(_drop(f"{f.id}|{t.id}", f"{r.reason}:{lang}", f"{r.detail}; skipped for {lang}", f))
+                    continue
+                texts[(f.id, lang, t.id)] = r
+                per_lang[lang].append(t)
+        fact_templates[f.id] = per_lang
+    return texts, fact_templates, drops
 
 
-def _render_answers(survivors: Sequence[Fact], fact_templates: Mapping[str, Sequence[TemplateInfo]],
-                    entities: Mapping[str, Entity], source: PromptSource, langs: Sequence[str]
-                    ) -> tuple[dict[tuple[str, str, str, str], tuple[str, ...]], dict[tuple[str, str], Drop], list[Drop]]:
-    """Step 3: answer forms per (lang, template, object, variant); objects that fail anywhere leave the pool.
+def _render_answers(facts: Sequence[Fact], fact_templates: FactTemplates, entities: Mapping[str, Entity],
+                    source: PromptSource, langs: Sequence[str]
+                    ) -> tuple[dict[tuple[str, str, str, str], tuple[str, ...]], dict[tuple[str, str], Drop],
+                               dict[tuple[str, str, str], Drop], list[Drop]]:
+    """Step 3: answer forms per (lang, template, object, variant).
+
+    An object without a label, or that renders in no template of some language, leaves the candidate pool
+    (``unrenderable``, per (predicate, object)). A template that fails in a language for an object the
+    language's other templates render is skipped for that language in the whole predicate (``skipped``,
+    per (predicate, language, template)): candidates stay the same in every language, and the language
+    keeps the paraphrases that can show them all.
 
     The variant is what of the subject the form depends on (sources.answer_variant: the subject's gender
     for occupations), so each prompt's gold and candidate fillers agree with its own subject."""
     forms: dict[tuple[str, str, str, str], tuple[str, ...]] = {}
     unrenderable: dict[tuple[str, str], Drop] = {}  # (predicate, object): failures are per predicate
-    # every template used in a predicate x every object of the predicate: a prompt's candidates come from
-    # the whole pool, including objects of facts whose own prompt for that template failed
-    used: dict[str, set[str]] = defaultdict(set)
+    # every template used in (predicate, language) x every object of the predicate: a prompt's candidates
+    # come from the whole pool, including objects of facts whose own prompt for that template failed
+    used: dict[tuple[str, str], set[str]] = defaultdict(set)
     objects_of: dict[str, set[str]] = defaultdict(set)
     # predicate -> subject key (gender) -> its first subject: variants depend on nothing else
     subjects_of: dict[str, dict[str, str]] = defaultdict(dict)
-    for f in survivors:
-        used[f.predicate].update(t.id for t in fact_templates[f.id])
+    for f in facts:
+        for lang in langs:
+            used[(f.predicate, lang)].update(t.id for t in fact_templates[f.id][lang])
         objects_of[f.predicate].update(f.object_qids)
         subjects_of[f.predicate].setdefault(subject_key(entities, f.subject), f.subject)
-    needed: dict[tuple[str, str, str], str] = {}  # (template, object, variant) -> a subject of that variant
-    for pred, tids in used.items():
-        for q in objects_of[pred]:
-            for subject in subjects_of[pred].values():
-                variant = answer_variant(entities, q, subject)
-                for tid in tids:
-                    needed.setdefault((tid, q, variant), subject)
-    for (tid, q, variant), subject in sorted(needed.items()):
-        pred = tid.split("/", 1)[0]
-        if (pred, q) in unrenderable:
-            continue
-        if not all(entities.get(q) is not None and entities[q].labels.get(lang) for lang in langs):
+    failed: dict[tuple[str, str, str], dict[str, RenderFailure]] = defaultdict(dict)  # (pred, lang, tid) -> q -> why
+    for pred in sorted(objects_of):
+        for q in sorted(objects_of[pred], key=qid_sort_key):
             lacking = [lang for lang in langs if not (entities.get(q) and entities[q].labels.get(lang))]
-            unrenderable[(pred, q)] = _drop(q, f"no-label:{lacking[0]}", f"object label missing in "
-                                                                         f"{', '.join(lacking)}", predicate=pred)
-            continue
-        for lang in langs:
-            r = source.render_answer(lang, tid, q, subject)
-            if isinstance(r, RenderFailure):
-                unrenderable[(pred, q)] = _drop(q, f"{r.reason}:{lang}", f"{tid}: {r.detail}", predicate=pred)
-                break
-            forms[(lang, tid, q, variant)] = r
+            if lacking:
+                unrenderable[(pred, q)] = _drop(q, f"no-label:{lacking[0]}", f"object label missing in "
+                                                                             f"{', '.join(lacking)}", predicate=pred)
+                continue
+            variants = {answer_variant(entities, q, subject): subject for subject in subjects_of[pred].values()}
+            for lang in langs:
+                tids = sorted(used[(pred, lang)], key=_template_sort_key)
+                for tid in tids:
+                    for variant, subject in sorted(variants.items()):
+                        r = source.render_answer(lang, tid, q, subject)
+                        if isinstance(r, RenderFailure):
+                            failed[(pred, lang, tid)].setdefault(q, r)
+                        else:
+                            forms[(lang, tid, q, variant)] = r
+                if tids and all(q in failed[(pred, lang, tid)] for tid in tids):
+                    r = failed[(pred, lang, tids[0])][q]
+                    unrenderable.setdefault((pred, q), _drop(q, f"{r.reason}:{lang}", f"no {lang} template of {pred} "
+                                                             f"renders it ({tids[0]}: {r.detail})", predicate=pred))
+    skipped: dict[tuple[str, str, str], Drop] = {}
+    for (pred, lang, tid), why in sorted(failed.items()):
+        blocking = [q for q in sorted(why, key=qid_sort_key) if (pred, q) not in unrenderable]
+        if blocking:
+            r = why[blocking[0]]
+            skipped[(pred, lang, tid)] = _drop(tid, f"{r.reason}:{lang}", f"no answer form for {len(blocking)} "
+                                               f"objects (e.g. {blocking[0]}: {r.detail}); template {tid} skipped "
+                                               f"for {lang}", predicate=pred)
     ordered = sorted(unrenderable, key=lambda k: (k[0], qid_sort_key(k[1])))
-    return forms, unrenderable, [unrenderable[k] for k in ordered]
+    return forms, unrenderable, skipped, [unrenderable[k] for k in ordered] + list(skipped.values())
+
+
+def _settle(facts: Sequence[Fact], fact_templates: FactTemplates, skipped: Mapping[tuple[str, str, str], Drop],
+            spec: BuildSpec) -> tuple[list[Fact], FactTemplates, list[Drop]]:
+    """Step 4: each fact's templates per language without those skipped for answer forms; a fact left
+    without a template (or with fewer than --min-templates) in some language is dropped."""
+    drops: list[Drop] = []
+    kept: list[Fact] = []
+    out: FactTemplates = {}
+    for f in facts:
+        per_lang = {lang: [t for t in ts if (f.predicate, lang, t.id) not in skipped]
+                    for lang, ts in fact_templates[f.id].items()}
+        bare = [lang for lang in spec.languages if not per_lang[lang]]
+        if bare:
+            drops.append(_drop(f.id, f"no-renderable-template:{bare[0]}",
+                               f"no template renders in {', '.join(bare)}", f))
+            continue
+        fewest = min(spec.languages, key=lambda lang: sum(t.kind == "cloze" for t in per_lang[lang]))
+        if (short := too_few_rendered(f, [t.kind for t in per_lang[fewest]], spec.hygiene)) is not None:
+            drops.append(short)
+            continue
+        out[f.id] = per_lang
+        kept.append(f)
+    return kept, out, drops
 
 
 def _gold_objects(survivors: Sequence[Fact], unrenderable: Mapping[tuple[str, str], Drop]
@@ -512,7 +558,7 @@ def build_run(run: str | Any, langs: Sequence[str], *, template_ids: Sequence[st
     """Read ``<run>/curate/``, render with the template library, and replace ``<run>/build/`` whole.
 
     When the run already has a build and this one adds languages, a new language that would remove
-    templates, facts or prompts from every language is refused (nothing is written) unless
+    facts or candidates from every language is refused (nothing is written) unless
     ``allow_shrink``: the multi-parallel rule may remove things, but not silently.
 
     The new benchmark is written beside the old one and swapped in only once complete and valid: a build
@@ -566,7 +612,7 @@ def build_run(run: str | Any, langs: Sequence[str], *, template_ids: Sequence[st
             raise BuildRefused(
                 f"{root}: adding {', '.join(added)} to the run's languages ({', '.join(previous)}) would remove "
                 "from every language:\n  " + "\n  ".join(losses_lines(shrinking)) +
-                f"\nNothing was written ({root / 'build'} is unchanged). Add the missing templates or labels for "
+                f"\nNothing was written ({root / 'build'} is unchanged). Add the missing labels or answer forms for "
                 f"{', '.join(added)}, or pass --allow-shrink to build the smaller benchmark anyway.")
         with run_dir.replace_stage("build") as staging:
             written = write_benchmark(staging, result.content)

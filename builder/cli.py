@@ -50,8 +50,9 @@ def build_command(
     max_culture_share: float = typer.Option(DEFAULT_MAX_SHARE, "--max-culture-share",
                                             help="Warn when one culture holds more than this share of the facts."),
     allow_shrink: bool = typer.Option(False, "--allow-shrink", help="Build even when a language added to the "
-                                                                    "run's earlier build removes templates or "
-                                                                    "facts from the others."),
+                                                                    "run's earlier build removes facts or "
+                                                                    "candidates from the others (its missing "
+                                                                    "templates never do)."),
     min_relation_share: float = typer.Option(0.0, "--min-relation-share",
                                              help="mParaRel: keep a language only when its cloze templates cover "
                                                   "this share of the reference language's relations (0.6)."),
@@ -68,7 +69,7 @@ def build_command(
     from factatlas.balance import balance_report
     from factatlas.builder.build import build_run
     from factatlas.builder.hygiene import Hygiene
-    from factatlas.builder.losses import losses_lines
+    from factatlas.builder.losses import losses_lines, skipped_lines
     from factatlas.builder.splits import parse_fractions
     from factatlas.builder.stats import stats_table
     from factatlas.console import err, out
@@ -85,6 +86,12 @@ def build_command(
                        hygiene=Hygiene(tuple(_split_list(single_object)), strip_final_punctuation, min_templates),
                        allow_shrink=allow_shrink)
     out.print(stats_table(result.content.stats, lang_list))
+    skips = skipped_lines(result.losses)
+    if skips:
+        err.print("[bold yellow]templates skipped per language[/] (the other languages keep them; reasons in "
+                  "dropped.parquet):")
+        for line in skips:
+            err.print(f"  {line}", highlight=False)
     lines = losses_lines(result.losses)
     if lines:
         err.print("[bold yellow]multi-parallel removals[/] (one language lacked it, so every language lost it):")
@@ -144,7 +151,8 @@ def validate_command(
         err.print(f"[red]{directory}: {len(violations)} violation(s) of the benchmark invariant:[/red]")
         err.print(format_violations(violations, limit=200), highlight=False, markup=False)
         raise typer.Exit(1)
-    out.print(f"{directory}: valid benchmark (every language has the same facts, templates and candidates)")
+    out.print(f"{directory}: valid benchmark (every language has the same facts and candidates, each with its own "
+              "templates)", soft_wrap=True)
 
 
 import_app = typer.Typer(help="Import a published benchmark (DLAMA-v1, BMLAMA, mLAMA) into the benchmark format.",

@@ -64,7 +64,9 @@ def compute_stats(facts: Sequence[Fact], prompts: Sequence[Mapping[str, Any]], e
         "templates_per_language": {lang: len(templates_per_lang.get(lang, ())) for lang in languages},
         "facts_per_culture": {c: sum(1 for f in facts if f.culture == c) for c in cultures},
         "western_culture": western,
-        "western_share": round(sum(1 for f in facts if f.culture == western) / n, 6) if n else 0.0,
+        # None (n/a) when no culture is the Western one: a pair of two non-Western cultures has no share
+        "western_share": (round(sum(1 for f in facts if f.culture == western) / n, 6)
+                          if n and western in cultures else None),
         "valid_objects_per_fact": round(sum(len(f.objects) for f in facts) / n, 6) if n else 0.0,
         "label_coverage": label_coverage(coverage_facts, entities, languages),
         "label_coverage_scope": "input facts" if input_facts is not None else "benchmark facts",
@@ -131,7 +133,10 @@ def stats_table(stats: Mapping[str, Any], languages: Sequence[str]):
                           str(cell["distinct_objects"]), *(split_cell(per_split, name) for name in split_names))
     cov = ", ".join(f"{lang} {v:.1%}" for lang, v in stats["label_coverage"].items())
     leak = ", ".join(f"{lang} {v['rate']:.1%}" for lang, v in stats["leakage_rate"].items())
-    caption = (f"western share {stats['western_share']:.1%} · label coverage ({stats['label_coverage_scope']}) "
+    share = stats["western_share"]
+    western = (f"{share:.1%}" if share is not None
+               else f"n/a (no '{stats.get('western_culture', 'west')}' culture)")
+    caption = (f"western share {western} · label coverage ({stats['label_coverage_scope']}) "
                f"{cov} · leakage {leak}")
     if split_names:
         realised = stats["split_fractions"]

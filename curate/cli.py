@@ -178,14 +178,51 @@ def predicates_list() -> None:
                   f"culture: {s.describe_filter():<32} augment: {s.augment}")
 
 
-def validate_command(config: Path = typer.Argument(..., help="A culture, pair, pairs or predicates YAML file.")) -> None:
-    """Validate a curate config file (unknown keys, malformed QIDs/PIDs/language codes).
+def validate_command(
+    config: Path = typer.Argument(..., help="A culture, pair, pairs or predicates YAML file."),
+    endpoint: str = typer.Option("embedded", "--endpoint", help="Where the countries of a culture are looked up: "
+                                 "'embedded' (the Wikidata sample) or a SPARQL endpoint URL."),
+) -> None:
+    """Validate a curate config file (unknown keys, malformed QIDs/PIDs/language codes), and that every
+    country a culture (or a pair's cultures) lists is a country at the endpoint.
 
     Example: factatlas validate curate/cultures/arab.yaml
     """
     from factatlas.curate.config import validate_file
 
-    typer.echo(validate_file(config))
+    summary = validate_file(config)
+    check_listed_countries(config, endpoint)
+    typer.echo(summary)
+
+
+def check_listed_countries(path: Path, endpoint_url: str) -> None:
+    """A ConfigError naming each listed country the endpoint does not hold, or does not know as a country
+    (curate's own rule, which only warns), at the line of its qid."""
+    import tempfile
+
+    from factatlas.curate.config import load_culture_config, load_located, load_pair
+    from factatlas.curate.endpoints import make_endpoint
+    from factatlas.curate.engine import country_problems
+    from factatlas.errors import ConfigError
+
+    data = load_located(path).data
+    if not isinstance(data, dict) or "pairs" in data or "predicates" in data or "types" in data:
+        return
+    sources = [str(path)] if "countries" in data or "membership" in data else list(load_pair(path).cultures)
+    endpoint = make_endpoint(endpoint_url)
+    problems = []
+    with tempfile.TemporaryDirectory(prefix="factatlas-validate-") as work:
+        for source in sources:
+            cc = load_culture_config(source)
+            doc = load_located(cc.path)
+            for i, why in country_problems(cc.culture, endpoint, work):
+                line, col = doc.where("countries", i, "qid")
+                problems.append(ConfigError(f"countries[{i}].qid: {why} at {endpoint.id}; list a country (an item "
+                                            "under Q6256) or remove it", doc.path, line, col))
+    if problems:
+        first = problems[0]
+        rest = "".join(f"\n{p}" for p in problems[1:])
+        raise ConfigError(first.message + rest, first.path, first.line, first.col)
 
 
 def register(app: typer.Typer) -> None:

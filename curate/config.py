@@ -215,6 +215,12 @@ def validate_file(path: str | Path) -> str:
     if "countries" in data or "membership" in data:
         cc = parse_culture(doc, Path(path).stem)
         return f"{doc.path}: ok — culture {cc.culture.name}: {len(cc.culture.countries)} countries"
+    known = (*CULTURE_KEYS, "cultures", "pairs", "types", "predicates")
+    for key in data:
+        hint = "" if key in known else did_you_mean(str(key), known)
+        if hint:  # a typo of a key that decides the file's kind (countrys:, culture:)
+            raise doc.key_error(f"top level: unknown key '{key}'.{hint} A curate config is a culture (countries:), "
+                                "a pair (cultures:), a pair list (pairs:) or predicates (types:, predicates:)", key)
     raise ConfigError("not a curate config: expected a culture (countries:), a pair (cultures:), a pair "
                       "list (pairs:) or predicates (types:, predicates:)", doc.path, 1, 1)
 

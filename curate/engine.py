@@ -383,14 +383,36 @@ def check_countries(cultures: Mapping[str, Culture], know: Knowledge) -> list[st
     out = []
     for name, culture in sorted(cultures.items()):
         for country in culture.countries:
-            info = know.info[country.qid]
-            if not info.classes and not any(info.labels.values()):
-                out.append(f"culture {name}: {country.qid} ({country.label}) is unknown at this endpoint (no "
-                           "label, no P31); check the QID")
-            elif not know.is_country(country.qid):
-                classes = ", ".join(sorted(info.classes, key=id_order)[:3]) or "none"
-                out.append(f"culture {name}: {country.qid} ({country.label}) is not a country here (P31 {classes}, "
-                           f"not under {COUNTRY_CLASS}); subjects are matched through it all the same")
+            issue = country_issue(country.qid, know)
+            if issue:
+                also = "; subjects are matched through it all the same" if know.info[country.qid].classes else ""
+                out.append(f"culture {name}: {country.qid} ({country.label}) {issue}{also}")
+    return out
+
+
+def country_issue(qid: str, know: Knowledge) -> str | None:
+    """Why a described item cannot stand for a country (unknown at the endpoint, or not under Q6256); None
+    when it is a country."""
+    info = know.info[qid]
+    if not info.classes and not any(info.labels.values()):
+        return "is unknown at this endpoint (no label, no P31); check the QID"
+    if not know.is_country(qid):
+        classes = ", ".join(sorted(info.classes, key=id_order)[:3]) or "none"
+        return f"is not a country here (P31 {classes}, not under {COUNTRY_CLASS})"
+    return None
+
+
+def country_problems(culture: Culture, endpoint: SparqlEndpoint, work_dir: str | Path) -> list[tuple[int, str]]:
+    """(index in ``culture.countries``, why) for each listed country the endpoint does not hold or does not
+    know as a country: curate's warning rule, for `factatlas validate` (queries cached in ``work_dir``)."""
+    runner = QueryRunner(endpoint, Path(work_dir) / "cache", Path(work_dir) / "queries.jsonl")
+    know = Knowledge(runner, ("en",), {COUNTRY_CLASS}, 50)
+    know.describe(c.qid for c in culture.countries)
+    out = []
+    for i, country in enumerate(culture.countries):
+        issue = country_issue(country.qid, know)
+        if issue:
+            out.append((i, f"{country.qid} ({country.label}) {issue}"))
     return out
 
 

@@ -9,8 +9,10 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from factatlas.records import Entity, Fact
+if TYPE_CHECKING:  # hints only: the command line imports this module for a default value
+    from factatlas.records import Entity, Fact
 
 DEFAULT_MAX_SHARE = 0.75
 

@@ -7,7 +7,10 @@ functions, so `factatlas --help` stays fast.
 from __future__ import annotations
 
 import logging
+import os
 import sys
+from collections.abc import Mapping, MutableMapping
+from typing import Any, TextIO
 
 import typer
 
@@ -80,9 +83,29 @@ def _root(verbose: bool = typer.Option(False, "--verbose", "-v", help="Debug log
 _register_stages()
 
 
+# Output that is not a terminal (a pipe, a file, a CI log) has no width; rich and typer would cut it at 80
+# columns (help panels end in "…", tables drop columns), so the command line gives it this many.
+PIPED_WIDTH = 200
+
+
+def widen_when_piped(environ: MutableMapping[str, str] = os.environ, stdout: TextIO | None = None,
+                     modules: Mapping[str, Any] = sys.modules) -> bool:
+    """Set COLUMNS to PIPED_WIDTH when stdout is not a terminal and COLUMNS is unset (a user's COLUMNS
+    wins); True when it did. Rich consoles made later read COLUMNS; those already made are widened here."""
+    stdout = stdout or sys.stdout
+    if environ.get("COLUMNS") or (hasattr(stdout, "isatty") and stdout.isatty()):
+        return False
+    environ["COLUMNS"] = str(PIPED_WIDTH)
+    console = modules.get("factatlas.console")
+    if console is not None:
+        console.out.width = console.err.width = PIPED_WIDTH
+    return True
+
+
 def main() -> None:
     from factatlas.collector import tune_for_pipeline
 
+    widen_when_piped()
     tune_for_pipeline()
     run_command()
 

@@ -2,8 +2,9 @@
 (``factatlas.builder.invariants.check_content``), by `factatlas validate-benchmark DIR`, and by
 ``factatlas.benchmark.require_valid`` before probe and report compute a number.
 
-Every language has exactly the same facts, the same template ids and, per (fact, template), the same
-candidate QIDs in the same order and the same gold QIDs; every gold is among its candidates; cloze texts
+Every language has exactly the same facts and, per fact, the same candidate QIDs in the same order and the
+same gold QIDs; each language carries the templates (paraphrases) it has, so template sets may differ
+between languages, but a template has one kind everywhere; every gold is among its candidates; cloze texts
 hold the answer marker exactly once at ``answer_start``. Each violation names the row and the rule.
 """
 
@@ -87,11 +88,6 @@ def _check_meta(meta: Mapping[str, Any]) -> list[Violation]:
     if set(templates) != set(langs):
         out.append(Violation("meta-templates", "benchmark.json",
                              f"templates are listed for {sorted(templates)} but languages are {sorted(langs)}"))
-    ids = {lang: tuple(sorted(t)) for lang, t in templates.items()}
-    if len(set(ids.values())) > 1:
-        out.append(Violation("template-ids-differ", "benchmark.json",
-                             "template ids differ between languages: "
-                             + "; ".join(f"{lang}: {', '.join(t)}" for lang, t in sorted(ids.items()))))
     return out
 
 
@@ -163,28 +159,45 @@ def _check_one_prompt(p: Mapping[str, Any], cand_set: frozenset) -> list[Violati
 
 def _check_parallel(prompts: Sequence[Mapping[str, Any]], languages: Sequence[str],
                     meta: Mapping[str, Any]) -> list[Violation]:
+    """Facts, candidates and golds identical in every language; a template's kind the same everywhere.
+    Template sets may differ: a language carries the paraphrases it has."""
     out = []
-    groups: dict[tuple[str, str], dict[str, Mapping[str, Any]]] = defaultdict(dict)
-    for p in prompts:
-        groups[(p["fact_id"], p["template_id"])][p["lang"]] = p
+    first: dict[str, tuple[str, Mapping[str, Any]]] = {}  # fact -> (language, a row of it): the reference
+    kinds: dict[tuple[str, str], tuple[str, str]] = {}  # (fact, template) -> (language, kind)
     facts_per_lang: dict[str, set[str]] = defaultdict(set)
-    for (fid, tid), by_lang in sorted(groups.items()):
-        where = f"{fid}|{tid}"
-        for lang in by_lang:
-            facts_per_lang[lang].add(fid)
-        absent = [lang for lang in languages if lang not in by_lang]
-        if absent:
-            out.append(Violation("missing-language", where, f"no row for {', '.join(absent)} "
-                                                            f"(present: {', '.join(sorted(by_lang))})"))
-        rows = sorted(by_lang.items())
-        ref_lang, ref = rows[0]
-        for lang, row in rows[1:]:
-            for col in PARALLEL_COLUMNS:
-                if list_or_value(row[col]) != list_or_value(ref[col]):
-                    out.append(Violation(f"differs:{col}", where,
-                                         f"{col} in '{lang}' = {row[col]!r} differs from '{ref_lang}' = {ref[col]!r}"))
+    reported: set[tuple[str, str]] = set()
+    for p in prompts:  # sorted by prompt_id: a fact's rows, language by language
+        fid, lang = p["fact_id"], p["lang"]
+        facts_per_lang[lang].add(fid)
+        ref_lang, ref = first.setdefault(fid, (lang, p))
+        for col in PARALLEL_COLUMNS:
+            if col == "kind" or p[col] is ref[col] or (fid, col) in reported:
+                continue
+            if list_or_value(p[col]) != list_or_value(ref[col]):
+                reported.add((fid, col))
+                out.append(Violation(f"differs:{col}", p["prompt_id"],
+                                     f"{col} in '{lang}' = {p[col]!r} differs from '{ref_lang}' = {ref[col]!r} "
+                                     "(a fact has one value in every language and template)"))
+        kind_lang, kind = kinds.setdefault((fid, p["template_id"]), (lang, p["kind"]))
+        if p["kind"] != kind:
+            out.append(Violation("differs:kind", p["prompt_id"], f"kind in '{lang}' = {p['kind']!r} differs from "
+                                                                 f"'{kind_lang}' = {kind!r}"))
     fact_sets = {lang: frozenset(facts_per_lang.get(lang, ())) for lang in languages}
     union = frozenset().union(*fact_sets.values()) if fact_sets else frozenset()
+    for fid in sorted(union):
+        absent = [lang for lang in languages if fid not in fact_sets[lang]]
+        if absent:
+            present = [lang for lang in languages if fid in fact_sets[lang]]
+            out.append(Violation("missing-language", fid, f"no row for {', '.join(absent)} "
+                                                          f"(present: {', '.join(present)})"))
+    used: dict[str, set[str]] = defaultdict(set)
+    for p in prompts:
+        used[p["lang"]].add(p["template_id"])
+    for lang, listed in sorted((meta.get("templates") or {}).items()):
+        idle = sorted(set(listed) - used.get(lang, set()))
+        if idle and lang in fact_sets:
+            out.append(Violation("template-without-rows", lang, f"benchmark.json lists {', '.join(idle)} for "
+                                                                f"'{lang}' but no {lang} prompt uses it"))
     for lang, fs in sorted(fact_sets.items()):
         if fs != union:
             lost = sorted(union - fs)

@@ -97,14 +97,22 @@ def cross_lingual(outcomes: Sequence[ScoredPrompt], langs: Sequence[str], weight
 
 
 def pararel_section(outcomes: Sequence[ScoredPrompt]) -> dict[str, Any]:
-    """Per language and predicate, over facts asked with >= 2 templates; macro over predicates."""
-    templates_per_predicate: dict[str, set[str]] = defaultdict(set)
+    """Per language and predicate, over facts asked with >= 2 templates; macro over predicates.
+
+    Only the templates every language has are used (a language may carry fewer paraphrases): consistency
+    falls with the number of paraphrases, so languages are compared on the same ones."""
+    langs_of: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
     for o in outcomes:
         if o.ranked:
-            templates_per_predicate[o.predicate].add(o.template_id)
+            langs_of[o.predicate][o.template_id].add(o.lang)
+    every = {o.lang for o in outcomes if o.ranked}
+    shared = {pred: {t for t, langs in ts.items() if langs == every} for pred, ts in langs_of.items()}
+    not_shared = sorted({t for pred, ts in langs_of.items() for t in ts if t not in shared[pred]})
+    outcomes = [o for o in outcomes if o.template_id in shared.get(o.predicate, ())]
+    templates_per_predicate = shared
     single = sorted(p for p, t in templates_per_predicate.items() if len(t) < 2)
     out: dict[str, Any] = {"skipped_single_template_predicates": single, "by_lang": {},
-                           "skipped_facts_single_template": 0}
+                           "skipped_facts_single_template": 0, "templates_not_in_every_language": not_shared}
     for (lang,), in_lang in sorted(group(outcomes, "lang").items()):
         per_pred: dict[str, Any] = {}
         for (pred,), g in sorted(group(in_lang, "predicate").items()):

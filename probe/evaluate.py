@@ -249,7 +249,25 @@ def compute_metrics(rankings_rows: Iterable[ProbeResult | Mapping[str, Any]], be
             "by_predicate": {k[0]: summarize(g, plain) for k, g in sorted(group(t_outcomes, "predicate").items())},
         }
     result["validation"] = validation_section(outcomes, t_outcomes, bench, trained_on, config)
+    # open answers (generative, chat, xfactr) rank nothing: P@k>1 and MRR would only repeat P@1
+    result["ranking"] = coverage["generative"] < coverage["used"]
+    if not result["ranking"]:
+        for key in ("summary", "by_predicate", "template_only"):
+            result[key] = _without_ranking_metrics(result[key])
     return _json_ready(result)
+
+
+def _ranking_only(name: str) -> bool:
+    """Metrics that need a ranking of the candidates: P@k for k > 1 and MRR (micro twins included)."""
+    base = name.removesuffix("_micro")
+    return base == "mrr" or (base.startswith("p@") and base != "p@1")
+
+
+def _without_ranking_metrics(obj: Any) -> Any:
+    """``obj`` with every ranking-only metric set to None (n/a)."""
+    if isinstance(obj, Mapping):
+        return {k: None if _ranking_only(str(k)) else _without_ranking_metrics(v) for k, v in obj.items()}
+    return obj
 
 
 # The modules whose code decides a metrics.json: a change to any of them makes an older file stale.

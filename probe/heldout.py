@@ -24,7 +24,11 @@ VALIDATION_BOOTSTRAP = 1000
 
 def held_out_splits(bench: BenchmarkView, trained_on: Sequence[str] | None) -> tuple[tuple[str, ...], str]:
     """The splits a verdict may use, and why: never a split the model was trained (or tuned) on."""
-    present = sorted({p.split for p in bench.prompts.values()})
+    return held_out_from(sorted({p.split for p in bench.prompts.values()}), trained_on)
+
+
+def held_out_from(present: Sequence[str], trained_on: Sequence[str] | None) -> tuple[tuple[str, ...], str]:
+    """``held_out_splits`` on the split names a benchmark has (``factatlas compare`` reads the same rule)."""
     if trained_on is not None:
         held = tuple(s for s in present if s not in set(trained_on))
         taught = ", ".join(trained_on) if trained_on else "none"

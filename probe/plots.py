@@ -83,16 +83,22 @@ def grouped_bars(groups: Sequence[str], series: Mapping[str, Sequence[float | No
     plt = _pyplot()
     n_series = max(len(series), 1)
     width = 0.8 / n_series
-    fig, ax = plt.subplots(figsize=(min(max(4.5, 1.0 + 0.9 * len(groups) * max(1, n_series / 2.5)), 16), 3.4))
+    fig_width = min(max(4.5, 1.0 + 0.9 * len(groups) * max(1, n_series / 2.5)), 16)
+    fig, ax = plt.subplots(figsize=(fig_width, 3.4))
+    per_group = (fig_width - 1.0) / max(len(groups), 1)  # inches of x axis per cluster
+    # a value over each bar only while it fits the bar (about 0.33 in for "0.00" at 7 pt) and stays legible
+    labelled = len(groups) * n_series <= 40 and per_group * width >= 0.33
     for s, (name, values) in enumerate(series.items()):
         xs = [g + (s - (n_series - 1) / 2) * width for g in range(len(groups))]
         ys = [math.nan if v is None else v for v in values]
         bars = ax.bar(xs, ys, width=width * 0.92, label=name, color=PALETTE[s % len(PALETTE)])
-        if len(groups) * n_series <= 40:  # values on the bars while they stay legible
+        if labelled:
             ax.bar_label(bars, labels=["" if math.isnan(y) else value_fmt.format(y) for y in ys], fontsize=7,
                          padding=1.5, color="#333333")
-    ax.set_xticks(range(len(groups)), labels=list(groups), rotation=30 if len(groups) > 8 else 0,
-                  ha="right" if len(groups) > 8 else "center")
+    # slanted group labels when they would not fit side by side (about 0.07 in per character at 10 pt)
+    slanted = len(groups) > 8 or max((len(g) for g in groups), default=0) * 0.07 > per_group
+    ax.set_xticks(range(len(groups)), labels=list(groups), rotation=30 if slanted else 0,
+                  ha="right" if slanted else "center", rotation_mode="anchor" if slanted else "default")
     if ylim:
         ax.set_ylim(ylim[0], ylim[1] * 1.06)  # room for the value labels
     else:
@@ -102,7 +108,7 @@ def grouped_bars(groups: Sequence[str], series: Mapping[str, Sequence[float | No
     ax.set_ylabel(ylabel)
     ax.grid(axis="y", color="#dddddd", lw=0.6)
     ax.set_axisbelow(True)
-    ax.legend(frameon=False, ncols=min(n_series, 4), loc="upper left", bbox_to_anchor=(0, -0.14 if len(groups) <= 8
-                                                                                           else -0.3))
+    # beside the plot, never over the group labels below it (however long or slanted they are)
+    ax.legend(frameon=False, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)
     ax.set_title(title, loc="left")
     return _save(fig, path)

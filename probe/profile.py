@@ -62,10 +62,11 @@ def dataset_profile(bench: BenchmarkView, max_examples: int = 5) -> dict[str, An
 
 def _parallel_profile(prompts: Sequence[Prompt], langs: Sequence[str], max_examples: int
                       ) -> dict[str, Any]:
-    """Multi-parallel: every (fact, template) in every language with the same candidates and golds."""
-    groups: dict[tuple[str, str], list[Mapping[str, Any]]] = defaultdict(list)
+    """Multi-parallel: every fact in every language with the same candidates and golds (each language asks
+    it with the templates it has)."""
+    groups: dict[str, list[Prompt]] = defaultdict(list)
     for p in prompts:
-        groups[(p.fact_id, p.template_id)].append(p)
+        groups[p.fact_id].append(p)
     missing_lang, cand_mismatch, gold_mismatch, examples = 0, 0, 0, []
     for key, ps in sorted(groups.items()):
         have = {p.lang for p in ps}
@@ -80,7 +81,7 @@ def _parallel_profile(prompts: Sequence[Prompt], langs: Sequence[str], max_examp
             gold_mismatch += 1
             problems.append("gold QIDs differ between languages")
         if problems and len(examples) < max_examples:
-            examples.append(f"{key[0]} {key[1]}: {'; '.join(problems)}")
+            examples.append(f"{key}: {'; '.join(problems)}")
     return {"groups": len(groups), "missing_language": missing_lang, "candidate_mismatch": cand_mismatch,
             "gold_mismatch": gold_mismatch, "examples": examples}
 

@@ -29,6 +29,7 @@ from factatlas.probe.verdict import (  # noqa: F401  (the verdict rules, re-expo
     WARN,
     Check,
     Verdict,
+    _baseline_name,
     _comparison,
     _held_out,
     _interval,
@@ -38,18 +39,26 @@ from factatlas.probe.verdict import (  # noqa: F401  (the verdict rules, re-expo
     check_baselines_reported,
     check_coverage,
     check_gold_in_candidates,
+    check_judge,
     check_leakage,
     check_majority,
     check_model_tables,
     check_parallel,
     check_template_only,
+    open_answers,
     verdict,
 )
+from factatlas.records import id_order
 from factatlas.stopwatch import section
 
 
 class ReportError(FactatlasError):
     """The report cannot be produced (no rankings, no benchmark)."""
+
+
+def _by_id(mapping: Mapping[str, Any]) -> list[tuple[str, Any]]:
+    """A predicate-keyed mapping's items in numeric PID order (P103, P106, P136, P1303)."""
+    return sorted(mapping.items(), key=lambda kv: id_order(kv[0]))
 
 
 # ---- HTML (pure) --------------------------------------------------------------------------------
@@ -106,7 +115,7 @@ class ReportInput:
     extra_sections: tuple[ExtraSection, ...] = ()
 
 
-def headline_table(validation: Mapping[str, Any]) -> Table:
+def headline_table(validation: Mapping[str, Any], baseline: str = "template-only") -> Table:
     """Model and baselines on the held-out split: macro (DLAMA) and micro (BMLAMA) P@1 with intervals."""
     rows = []
 
@@ -119,20 +128,27 @@ def headline_table(validation: Mapping[str, Any]) -> Table:
     add("majority-class baseline", validation["majority"])
     t = validation.get("template_only")
     if t:
-        add("model, on the template-only prompts", t["model"])
-        add("template-only baseline (paired)", t["baseline"])
+        add(f"model, on the {baseline} prompts", t["model"])
+        add(f"{baseline} baseline (paired)", t["baseline"])
     return table(("", "macro P@1 (DLAMA)", "CI", "micro P@1 (BMLAMA)", "CI", "facts", "prompts"), rows, "num")
+
+
+def _num_or_na(x: float | None, ranked: bool) -> str:
+    """A ranking metric: n/a when the rule ranks nothing (open answers), else the number."""
+    return _num(x) if ranked else "n/a"
 
 
 def _accuracy(m: Mapping[str, Any], langs: Sequence[str], cultures: Sequence[str]) -> Table:
     ks = m["config"]["ks"]
     s_all = m["summary"]
+    ranked = not open_answers(m)
     rows = []
 
     def add(lang: str, culture: str, s: Mapping[str, Any] | None) -> None:
         if s and s.get("n_prompts"):
-            rows.append((lang, culture, s["n_facts"], *[_num(s[f"p@{k}"]) for k in ks], _ci(s, "p@1"),
-                         _num(s["p@1_micro"]), _num(s["mrr"]), _num(s["chance@1"])))
+            rows.append((lang, culture, s["n_facts"],
+                         *[_num(s[f"p@{k}"]) if k == 1 else _num_or_na(s[f"p@{k}"], ranked) for k in ks],
+                         _ci(s, "p@1"), _num(s["p@1_micro"]), _num_or_na(s["mrr"], ranked), _num(s["chance@1"])))
 
     for lang in langs:
         for c in cultures:
@@ -147,18 +163,18 @@ def _baselines(inp: ReportInput, cultures: Sequence[str]) -> Table:
     m, ds, plabel = inp.metrics, inp.metrics["dataset"], inp.predicate_label
     t = m.get("template_only")
     rows = []
-    for pred, e in ds["predicates"].items():
+    for pred, e in _by_id(ds["predicates"]):
         mp = m["by_predicate"].get(pred, {}).get("all", {})
         tp = (t or {}).get("by_predicate", {}).get(pred, {})
         rows.append((plabel(pred), _num(mp.get("p@1")), _num(tp.get("p@1")) if t else "not run",
                      _num(e["majority"]["p@1"]), _majority_label(e["majority"]), _num(mp.get("chance@1")),
                      *[_num(e["entropy"].get(c), 2) for c in cultures], f"{e['mean_candidates']:.1f}"))
-    return table(("predicate", "model P@1", "template-only P@1", "majority P@1", "majority object", "chance P@1",
+    return table(("predicate", "model P@1", f"{_baseline_name(m)} P@1", "majority P@1", "majority object", "chance P@1",
                   *[f"entropy {c} (bits)" for c in cultures], "candidates"), rows, "num")
 
 
 def _language_bias(inp: ReportInput, langs: Sequence[str]) -> Table:
-    bias, preds = inp.metrics["predictions"]["language_bias"], list(inp.metrics["dataset"]["predicates"])
+    bias, preds = inp.metrics["predictions"]["language_bias"], sorted(inp.metrics["dataset"]["predicates"], key=id_order)
     rows = []
     for lang in langs:
         if lang in bias:
@@ -174,7 +190,7 @@ def _most_common(inp: ReportInput) -> list[dict[str, Any]]:
         return ", ".join(f"{inp.label(q)} ({k})" for q, k in pairs) or "–"
 
     blocks = []
-    for pred, per_culture in inp.metrics["predictions"]["most_common"].items():
+    for pred, per_culture in _by_id(inp.metrics["predictions"]["most_common"]):
         rows = [(c, lang, d["n"], fmt(d["correct"]), fmt(d["wrong"]))
                 for c, per_lang in per_culture.items() for lang, d in per_lang.items()]
         blocks.append({"predicate": inp.predicate_label(pred), "table": table(
@@ -233,14 +249,14 @@ def page_context(inp: ReportInput) -> dict[str, Any]:
                     "checks": [{"status": c.status, "name": c.name, "summary": c.summary, "details": c.details[:8]}
                                for c in v.checks]},
         "headline": {"splits": val["splits"], "source": val["split_source"], "bootstrap": val["bootstrap"],
-                     "confidence": f"{100 * val['confidence']:g}", "table": headline_table(val)},
+                     "confidence": f"{100 * val['confidence']:g}", "table": headline_table(val, _baseline_name(m))},
         "ranked_splits": val.get("ranked_splits", []),
         "tie_policy": m["tie_policy"],
         "accuracy": _accuracy(m, langs, cultures),
         "by_predicate": table(("predicate", *[f"{lang} · {c}" for lang in langs for c in cultures], "all"),
                               [(plabel(p), *[_num(e["by_lang_culture"].get(lang, {}).get(c, {}).get("p@1"))
                                              for lang in langs for c in cultures], _num(e["all"]["p@1"]))
-                               for p, e in bp.items()], "num"),
+                               for p, e in _by_id(bp)], "num"),
         "cross": _cross(m),
         "baselines": _baselines(inp, cultures),
         "language_bias": _language_bias(inp, langs),
@@ -252,7 +268,7 @@ def page_context(inp: ReportInput) -> dict[str, Any]:
         "balance": table(("predicate", *cultures, "max/min"),
                          [(plabel(p), *[e["facts"].get(c, 0) for c in cultures],
                            "–" if e["imbalance"] is None else f"{e['imbalance']:.2f}")
-                          for p, e in ds["predicates"].items()], "num"),
+                          for p, e in _by_id(ds["predicates"])], "num"),
         "extra_sections": inp.extra_sections,
         "notes": inp.extra_notes,
         "images": inp.plots,
@@ -286,7 +302,7 @@ def make_plots(metrics: Mapping[str, Any], out_dir: Path, predicate_label: Calla
 
     ds = metrics["dataset"]
     langs, cultures = ds["languages"], ds["cultures"]
-    preds = list(ds["predicates"])
+    preds = sorted(ds["predicates"], key=id_order)  # P103 before P1303, as people count
     out: dict[str, str] = {}
 
     def put(key: str, path: Path) -> None:
@@ -310,7 +326,7 @@ def make_plots(metrics: Mapping[str, Any], out_dir: Path, predicate_label: Calla
     series: dict[str, list[float | None]] = {
         "model": [bp.get(p, {}).get("all", {}).get("p@1") for p in preds]}
     if metrics.get("template_only"):
-        series["template-only"] = [metrics["template_only"]["by_predicate"].get(p, {}).get("p@1") for p in preds]
+        series[_baseline_name(metrics)] = [metrics["template_only"]["by_predicate"].get(p, {}).get("p@1") for p in preds]
     series["majority class"] = [ds["predicates"][p]["majority"]["p@1"] for p in preds]
     series["chance"] = [bp.get(p, {}).get("all", {}).get("chance@1") for p in preds]
     put("baselines", P.grouped_bars([predicate_label(p) for p in preds], series, "P@1: model vs baselines",
@@ -426,6 +442,20 @@ def trained_splits(folder: Path) -> list[str] | None:
     return splits
 
 
+def judge_summary_of(folder: Path) -> Mapping[str, Any] | None:
+    """judge_summary of ``folder/judgements.parquet`` when it is there and of the current rankings."""
+    from factatlas.probe.judge import check_current, judge_summary, read_judgements
+    from factatlas.tables import read_probe_results
+
+    path = folder / "judgements.parquet"
+    if not path.exists():
+        return None
+    judged = read_judgements(path)
+    answers = {r.prompt_id: r.prediction for r in read_probe_results(folder / "rankings.parquet")}
+    check_current(judged, answers, str(path))
+    return judge_summary(judged)
+
+
 def judge_sections(folder: Path) -> tuple[ExtraSection, ...]:
     """The LLM-as-judge section when ``factatlas judge`` left judgements.parquet beside the rankings."""
     from factatlas.probe.judge import check_current, judge_summary, read_judgements
@@ -495,13 +525,16 @@ def write_report(run: str | os.PathLike, model: str | None = None, config: Any =
                                           trained_on=splits)
                 metrics["inputs"] = inputs
         v = verdict(metrics)
+        judged = judge_summary_of(folder) if open_answers(metrics) else None
+        if judged is not None:
+            v = Verdict((*v.checks, check_judge(judged, metrics["validation"]["splits"])))
         with section("report/plots"):
             plots = make_plots(metrics, folder, plabel)
         images = {key: embed_png(folder / name) for key, name in plots.items()}
         page = render_html(ReportInput(metrics, v, images, lambda q: bench.label(q), plabel, run.name,
                                        extra_sections=judge_sections(folder)))
         with section("report/analyses"):
-            page = with_analyses(page, run, folder, metrics["config"]["rankc_weighting"])
+            page = with_analyses(page, run, folder, metrics["config"]["rankc_weighting"], splits)
         write_text(folder / "report.html", page)
         write_json(folder / "verdict.json", v.to_json())
         results.append(ReportResult(folder.name, folder / "report.html", v, tuple(folder / p for p in plots.values()),

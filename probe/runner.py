@@ -14,6 +14,7 @@ the process that finds all n shards present merges them into a new whole folder,
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 from collections import Counter
@@ -45,7 +46,7 @@ from factatlas.tables import (
 # A word meaning "something" per language: the template-only baseline keeps the template and drops the
 # subject. Languages not listed fall back to "X" (counted in probe.json as template_only/generic-placeholder).
 PLACEHOLDERS = {
-    "ar": "شيء", "de": "etwas", "en": "something", "es": "algo", "fa": "چیزی", "fr": "quelque chose",
+    "ar": "شيء", "ca": "alguna cosa", "de": "etwas", "en": "something", "es": "algo", "fa": "چیزی", "fr": "quelque chose",
     "he": "משהו", "hi": "कुछ", "id": "sesuatu", "it": "qualcosa", "ja": "何か", "ko": "무언가",
     "nl": "iets", "pl": "coś", "pt": "algo", "ru": "что-то", "sw": "kitu", "tr": "bir şey",
     "uk": "щось", "ur": "کچھ", "vi": "cái gì đó", "zh": "某物",
@@ -451,7 +452,7 @@ def template_only_inputs(work: Sequence[Prompt], counts: Counter) -> tuple[list[
         if text is None:
             counts["template_only/skipped:subject-not-in-text"] += 1
             continue
-        if text.count(ANSWER_MARKER) != 1:
+        if text.count(ANSWER_MARKER) != r.text.count(ANSWER_MARKER) or r.text.count(ANSWER_MARKER) > 1:
             counts["template_only/skipped:marker-lost"] += 1
             continue
         if placeholder_for(r.lang) == GENERIC_PLACEHOLDER:
@@ -472,49 +473,60 @@ def _run(job: ProbeJob, selected, counts: Counter, benchmark: Benchmark, run_dir
                           f"answers by language; {rule.name} accepts every language (use --answer-langs any)")
     if rule.kind == "generate":
         counts[f"answers/accepted-languages:{config.answer_langs}"] = len(work)
+
+    def answer(prompts: Sequence[Prompt], tick: Callable[[int], None], tally: Counter | None) -> list[ProbeResult]:
+        """The open-answer rules: the model's answers to ``prompts``, matched against the aliases."""
+        if rule.name in ("chat", "chat-lenient"):
+            from factatlas.probe.chat import ChatConfig, answer_conversations
+            from factatlas.probe.generative import alias_index
+
+            chat = ChatConfig(config.system_prompt, config.shots, config.shot_split)
+            rows = benchmark.prompts  # shots and aliases come from every language and split
+            return answer_conversations(scorer, prompts, rows, alias_index(rows, benchmark), model_name, rule.name,
+                                        chat, tally, progress=tick)
+        from factatlas.probe.generative import (
+            LanguageAliases,
+            alias_index_by_lang,
+            aliases_in,
+            answer_prompts,
+        )
+
+        by_lang = alias_index_by_lang(benchmark.prompts, benchmark)
+        aliases = aliases_in(by_lang, None) if config.answer_langs == "any" else LanguageAliases(
+            by_lang, config.answer_langs)
+        answered = answer_prompts(scorer, prompts, aliases, model_name, rule.name, progress=tick)
+        if tally is not None:
+            tally.update(getattr(scorer, "counts", {}))
+        return answered
+
     with progress() as bar:
         task = bar.add_task(f"{slug}: {rule.name}", total=len(work))
         if rule.kind == "rank":
             with section("probe/score"):
                 rankings = rank_prompts(scorer, work, [r.text for r in work], model_name,
                                         progress=lambda n: bar.advance(task, n), counts=counts)
-        elif rule.name in ("chat", "chat-lenient"):
-            from factatlas.probe.chat import ChatConfig, answer_conversations
-            from factatlas.probe.generative import alias_index
-
-            chat = ChatConfig(config.system_prompt, config.shots, config.shot_split)
-            rows = benchmark.prompts  # shots and aliases come from every language and split
-            rankings = answer_conversations(scorer, work, rows, alias_index(rows, benchmark), model_name, rule.name,
-                                            chat, counts, progress=lambda n: bar.advance(task, n))
         else:
-            from factatlas.probe.generative import (
-                LanguageAliases,
-                alias_index_by_lang,
-                aliases_in,
-                answer_prompts,
-            )
-
-            by_lang = alias_index_by_lang(benchmark.prompts, benchmark)
-            aliases = aliases_in(by_lang, None) if config.answer_langs == "any" else LanguageAliases(
-                by_lang, config.answer_langs)
-            rankings = answer_prompts(scorer, work, aliases, model_name,
-                                      rule.name, progress=lambda n: bar.advance(task, n))
-            counts.update(getattr(scorer, "counts", {}))
+            rankings = answer(work, lambda n: bar.advance(task, n), counts)
     counts["prompts/scored"] = len(rankings)
 
     template_rows: list[ProbeResult] | None = None
-    if config.template_only and rule.kind == "rank":
+    if config.template_only:
+        # ranking rules: the template-only baseline; open-answer rules: the same question (or cloze)
+        # with the subject replaced, answered and matched the same way (the question-only baseline)
         kept, texts = template_only_inputs(work, counts)
         template_counts: Counter = Counter()
         with progress() as bar:
             task = bar.add_task(f"{slug}: template-only", total=len(kept))
             with section("probe/score template-only"):
-                template_rows = rank_prompts(scorer, kept, texts, model_name, progress=lambda n: bar.advance(task, n),
-                                             counts=template_counts)
-        counts["template_only/queries-shared"] = template_counts["scored/queries-shared"]
+                if rule.kind == "rank":
+                    template_rows = rank_prompts(scorer, kept, texts, model_name,
+                                                 progress=lambda n: bar.advance(task, n), counts=template_counts)
+                else:
+                    template_rows = answer([dataclasses.replace(r, text=t) for r, t in zip(kept, texts, strict=True)],
+                                           lambda n: bar.advance(task, n), None)
+        if rule.kind == "rank":
+            counts["template_only/queries-shared"] = template_counts["scored/queries-shared"]
         counts["template_only/scored"] = len(template_rows)
-    elif config.template_only:
-        counts["template_only/skipped:not-a-ranking-rule"] = len(work)
 
     info = {"model": model_name, "model_slug": slug, "family": lm.family, "scoring": scorer.scoring,
             "rule": asdict(rule), "device": lm.device, "dtype": lm.dtype, "config": _jsonable(asdict(config)),

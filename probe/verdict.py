@@ -5,7 +5,7 @@ thresholds are the named constants below, docs/metrics.md explains each rule.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -63,12 +63,12 @@ def check_parallel(ds: Mapping[str, Any]) -> Check:
     bad = par["missing_language"] + par["candidate_mismatch"] + par["gold_mismatch"]
     if bad:
         return Check("multi-parallel", FAIL,
-                     f"{bad} of {par['groups']} (fact, template) groups differ between languages "
+                     f"{bad} of {par['groups']} facts differ between languages "
                      f"({par['missing_language']} miss a language, {par['candidate_mismatch']} have other "
                      f"candidate QIDs, {par['gold_mismatch']} other golds); rebuild with `factatlas build`",
                      tuple(par["examples"]))
-    return Check("multi-parallel", PASS, f"all {par['groups']} (fact, template) groups have every language "
-                 "with the same candidate and gold QIDs")
+    return Check("multi-parallel", PASS, f"all {par['groups']} facts have every language with the same "
+                 "candidate and gold QIDs")
 
 
 def check_gold_in_candidates(ds: Mapping[str, Any]) -> Check:
@@ -112,14 +112,30 @@ def _comparison(model: Mapping[str, Any], base: Mapping[str, Any], name: str) ->
                      for avg in ("macro", "micro"))
 
 
+def open_answers(metrics: Mapping[str, Any]) -> bool:
+    """The rule gave open answers (generative, chat, xfactr), matched to aliases: no ranking of candidates."""
+    return metrics.get("ranking") is False
+
+
+def _baseline_name(metrics: Mapping[str, Any]) -> str:
+    return "question-only" if open_answers(metrics) else "template-only"
+
+
 def check_template_only(metrics: Mapping[str, Any]) -> Check:
-    """Paired, on the held-out split: beyond both intervals (macro and micro) and by MIN_TEMPLATE_ONLY_GAP."""
+    """Paired, on the held-out split: beyond both intervals (macro and micro) and by MIN_TEMPLATE_ONLY_GAP.
+    For open-answer rules the baseline is the question-only one: the same question with the subject replaced,
+    answered by the same model and matched the same way."""
     v = metrics["validation"]
     t = v["template_only"]
+    name = f"{_baseline_name(metrics)} baseline"
+    scoring, model_name = metrics.get("scoring") or "RULE", metrics.get("model") or "MODEL"
     if not t or not t["n_pairs"]:
-        return Check("template-only baseline", FAIL,
-                     "no template-only rankings on the held-out split (rankings_template_only.parquet); rerun "
-                     "`factatlas probe` so the baseline with the subject replaced by a placeholder is scored")
+        what = ("the answers to the questions with the subject replaced by a placeholder" if open_answers(metrics)
+                else "the baseline with the subject replaced by a placeholder")
+        return Check(name, FAIL,
+                     f"no {name} answers on the held-out split (rankings_template_only.parquet); rerun "
+                     f"`factatlas probe RUN --model {model_name} --scoring {scoring}` without --no-template-only, so "
+                     f"{what} are scored")
     model, base = t["model"], t["baseline"]
     gap = model["macro"] - base["macro"]
     excluded = t["excluded"]
@@ -128,15 +144,15 @@ def check_template_only(metrics: Mapping[str, Any]) -> Check:
         per_lang = ", ".join(f"{lang} {n}" for lang, n in excluded["by_lang"].items())
         details.append(f"{excluded['prompts']} held-out prompts excluded from the comparison ({per_lang}): "
                        f"{excluded['reason']}")
-    text = f"{_comparison(model, base, 'template-only')} (macro gap {100 * gap:+.1f} points"
+    text = f"{_comparison(model, base, name.removesuffix(' baseline'))} (macro gap {100 * gap:+.1f} points"
     won = beats(model, base)
     if gap < MIN_TEMPLATE_ONLY_GAP or not all(won.values()):
         why = [f"gap under {100 * MIN_TEMPLATE_ONLY_GAP:.0f}"] if gap < MIN_TEMPLATE_ONLY_GAP else []
         why += [f"{avg} interval not wholly above the baseline's" for avg, ok in won.items() if not ok]
-        return Check("template-only baseline", FAIL, f"{text}; {', '.join(why)}): the model does not answer "
+        return Check(name, FAIL, f"{text}; {', '.join(why)}): the model does not answer "
                      "from the subject beyond chance variation (or the templates give the answer away)",
                      tuple(details))
-    return Check("template-only baseline", PASS, f"{text}, >= {100 * MIN_TEMPLATE_ONLY_GAP:.0f} required; "
+    return Check(name, PASS, f"{text}, >= {100 * MIN_TEMPLATE_ONLY_GAP:.0f} required; "
                  "intervals apart)", tuple(details))
 
 
@@ -151,9 +167,13 @@ def check_majority(metrics: Mapping[str, Any]) -> Check:
     won = beats(model, base)
     details = (f"{_held_out(metrics)}; {model['n_facts']} facts, {model['n_prompts']} prompts",)
     if not all(won.values()):
+        judge_hint = ""
+        if open_answers(metrics):
+            judge_hint = (f" (answers matched to aliases; `factatlas judge RUN --model {metrics.get('model') or 'MODEL'} "
+                          "--judge JUDGE` shows what an LLM judge counts right beside it)")
         return Check("majority-class baseline", FAIL, f"{text}: the model's {' and '.join(a for a, ok in won.items() if not ok)} "
                      "interval is not wholly above the baseline's; always answering the most frequent object "
-                     "does as well", details)
+                     f"does as well{judge_hint}", details)
     return Check("majority-class baseline", PASS, f"{text}: intervals apart", details)
 
 
@@ -179,6 +199,11 @@ def check_balance(ds: Mapping[str, Any]) -> Check:
 
 
 def check_model_tables(metrics: Mapping[str, Any]) -> Check:
+    if open_answers(metrics):
+        probed = sorted(metrics["summary"]["by_lang"])
+        return Check("P@1 table and RankC heat-map", PASS,
+                     f"P@1 for {len(metrics['by_predicate'])} predicates in {len(probed)} languages "
+                     f"({', '.join(probed)}); RankC n/a: open answers rank no candidates")
     langs = metrics["cross_lingual"]["languages"]
     if len(langs) < MIN_LANGUAGES_FOR_RANKC:
         return Check("P@1 table and RankC heat-map", FAIL,
@@ -210,3 +235,21 @@ def verdict(metrics: Mapping[str, Any]) -> Verdict:
         check_majority(metrics), check_baselines_reported(ds), check_balance(ds), check_model_tables(metrics),
         check_coverage(metrics),
     ))
+
+
+def check_judge(summary: Mapping[str, Any], splits: Sequence[str]) -> Check:
+    """What the LLM judge says of the open answers on the held-out split, beside the matcher (information:
+    the verdict's numbers stay the matcher's, which the judge may be checked against)."""
+    held = [summary["by_split"][s] for s in splits if s in summary["by_split"]]
+    n = sum(x["n"] for x in held)
+    if not n:
+        return Check("LLM-as-judge", INFO, f"no judged answer on the held-out split {', '.join(splits) or 'none'}")
+
+    def mean(key: str) -> float:
+        return sum(x[key] * x["n"] for x in held if x[key] is not None) / n
+
+    kappa = summary["agreement"]["strict"].get("kappa")
+    return Check("LLM-as-judge", INFO,
+                 f"on the held-out split ({n} answers), judge {summary['judge_model']} counts {_pct(mean('judge'))} "
+                 f"right, strict matching {_pct(mean('strict'))}, lenient {_pct(mean('lenient'))} (Cohen's kappa "
+                 f"judge vs strict {'n/a' if kappa is None else f'{kappa:.2f}'}); the rules above use the matcher")

@@ -260,7 +260,8 @@ def _summary(src: BenchmarkSource, cultures: Sequence[str]) -> str:
     n_prompts = len(src.prompts)
     return (f"{n_facts} facts about {' and '.join(cultures) or 'the cultures below'}, "
             f"{len(src.languages)} language(s) ({', '.join(src.languages)}), {n_prompts} prompts "
-            f"(multi-parallel: the same facts, templates and candidate answers in every language).")
+            f"(multi-parallel: the same facts and candidate answers in every language, each language asked "
+            f"with the templates it has; the languages table counts them).")
 
 
 def _example_row(row: Prompt | None) -> str:

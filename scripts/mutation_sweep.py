@@ -160,9 +160,22 @@ def aggregate_mutants() -> list[Mutant]:
          "values = [matrix[a][b] for i, a in enumerate(langs) for b in langs[i:] if matrix[a][b] is not None]"),
         ("the culture gap's sign", cmp, "return Gap(model, w, n, w - n,", "return Gap(model, w, n, n - w,"),
     ]
+    swaps += [
+        ("mParaRel compares languages on every template", cross,
+         "outcomes = [o for o in outcomes if o.template_id in shared.get(o.predicate, ())]", "outcomes = list(outcomes)"),
+        ("the verdict's open answers keep P@k>1 and MRR", "probe/evaluate.py",
+         'result["ranking"] = coverage["generative"] < coverage["used"]', 'result["ranking"] = True'),
+    ]
     out = [Mutant(f"aggregate:{what}", path, replace_text(old, new),
                   VERDICT_TESTS if "verdict" in what or "majority" in what else AGGREGATE_TESTS)
            for what, path, old, new in swaps]
+    # compare's default split: the report's held-out rule, applied to every model (issue 29)
+    splits = "probe/analysis/splits.py"
+    out += [Mutant(f"aggregate:{what}", splits, replace_text(old, new), ("tests/probe/test_analysis_cli.py",))
+            for what, old, new in [
+                ("compare reads every split", "        if r.split in keep:\n", "        if True:\n"),
+                ("compare's held-out split is any model's", "held = set(mine) if held is None else held & set(mine)",
+                 "held = set(mine) if held is None else held | set(mine)")]]
     constants = [("precision_at_k", "1.0"), ("reciprocal_rank", "1.0"), ("macro_mean", "0.0"), ("micro_mean", "0.0"),
                  ("gold_rank", "1"), ("coverlap", "1.0"), ("rankc", "1.0"), ("pararel_scores", "{}"),
                  ("xfakt_scores", "{}"), ("majority_baseline", "('', 0.0)")]

@@ -210,6 +210,7 @@ def _read_template(node: yaml.Node, predicate: str, lang: str, shown: str, issue
         issue(node, "a template entry must be a mapping", "write '- id: P19/1' with text, status, source")
         return None
     values: dict[str, str] = {}
+    value_nodes: dict[str, yaml.Node] = {}  # a bad value is reported where it is written
     anchor = TextAnchor()
     for knode, vnode in node.value:
         key = _scalar(knode) or ""
@@ -222,6 +223,7 @@ def _read_template(node: yaml.Node, predicate: str, lang: str, shown: str, issue
             issue(vnode, f"'{key}' must be a string", f"write {key}: \"...\"")
             continue
         values[key] = value
+        value_nodes[key] = vnode
         if key == "text":
             ln, col = _pos(vnode)
             raw = ""
@@ -243,11 +245,12 @@ def _read_template(node: yaml.Node, predicate: str, lang: str, shown: str, issue
             return None
     kind = values.get("kind", "cloze")
     if kind not in KINDS:
-        issue(node, f"unknown kind '{kind}'.{did_you_mean(kind, KINDS)}", "kind: cloze | question", "unknown-key")
+        issue(value_nodes.get("kind", node), f"unknown kind '{kind}'.{did_you_mean(kind, KINDS)}",
+              "kind: cloze | question", "unknown-key")
     status = values.get("status", "draft")
     if status not in STATUSES:
-        issue(node, f"unknown status '{status}'.{did_you_mean(status, STATUSES)}", "status: reviewed | draft",
-              "unknown-key")
+        issue(value_nodes.get("status", node), f"unknown status '{status}'.{did_you_mean(status, STATUSES)}",
+              "status: reviewed | draft", "unknown-key")
     return Template(values["id"], lang, predicate, kind, values["text"], status, values.get("source", ""),
                     shown, line, anchor)
 

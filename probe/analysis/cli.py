@@ -18,6 +18,9 @@ def compare(
     out: Path | None = typer.Option(None, "--out", help="Output folder (default: RUN/compare)."),
     western: str | None = typer.Option(None, "--western", help="The Western culture of the gap (default: the "
                                                                "build's, from stats.json)."),
+    split: str = typer.Option("held-out", "--split", help="held-out (default: the splits the report's headline "
+                                                          "uses, i.e. not trained on per probe.json, else test) | "
+                                                          "all | split names joined by commas."),
     bootstrap: int = typer.Option(1000, "--bootstrap", help="Bootstrap resamples for the gap's interval."),
     seed: int = typer.Option(0, "--seed", help="Seed of the bootstrap."),
     mcnemar: str = typer.Option("exact", "--mcnemar", help="exact (binomial) | corrected (chi-square with "
@@ -29,7 +32,8 @@ def compare(
 ) -> None:
     """Compare models on the same benchmark: P@1 tables, the culture gap with a CI, McNemar's test.
 
-    Writes compare.md, compare.html, one CSV per table and PNG plots. Example:
+    Reads the held-out split by default, so its P@1 is the report's headline; every table and figure names
+    the split. Writes compare.md, compare.html, one CSV per table and PNG plots. Example:
     factatlas compare runs/arab-west --models tiny-bert,tiny-gpt2
     """
     from factatlas.console import out as console
@@ -57,6 +61,7 @@ def compare(
         scale_sections,
         xfactr_sections,
     )
+    from factatlas.probe.analysis.splits import choose_splits, select, trained_on
     from factatlas.probe.metrics import RANKC_WEIGHTINGS
 
     if mcnemar not in C.MCNEMAR_METHODS:
@@ -69,7 +74,9 @@ def compare(
     dirs = resolve_model_dirs(run, names)
     meta = benchmark_meta(run)
     bench = open_benchmark(run)
-    loaded = [read_model_results(run, d, bench) for d in dirs]
+    choice = choose_splits(split, [p.split for p in bench.prompt_records], {d.name: trained_on(d) for d in dirs})
+    loaded = [select(read_model_results(run, d, bench), choice) for d in dirs]
+    console.print(f"{choice.label}: {choice.why}", highlight=False, soft_wrap=True)
     for m in loaded:
         for reason, n in m.skipped.items():
             console.print(f"{m.model}: skipped {n} rankings rows: {reason}", highlight=False)
@@ -82,16 +89,18 @@ def compare(
     for name in unlabeled:
         console.print(f"{name}: benchmark.json records no country labels (an import?); countries show as QIDs",
                       highlight=False)
-    sections = [*compare_sections(by_model, options, out_dir),
+    scope = choice.label
+    sections = [*compare_sections(by_model, options, out_dir, scope=scope),
                 *dlama_sections(by_model, out_dir, country_label=labels, equivalences=table,
-                                equivalences_source=str(equivalences or "")),
-                *crosslingual_sections(loaded, language_texts(bench.prompt_records), out_dir, rankc_weighting),
-                *xfactr_sections(loaded, out_dir),
+                                equivalences_source=str(equivalences or ""), scope=scope),
+                *crosslingual_sections(loaded, language_texts(bench.prompt_records), out_dir, rankc_weighting,
+                                       scope=scope),
+                *xfactr_sections(loaded, out_dir, scope=scope),
                 *error_sections(by_model, benchmark_context(bench), out_dir),
                 *scale_sections(loaded, dirs, out_dir, rankc_weighting),
                 *locality_sections(by_model, bench.facts_by_id.values(), out_dir, n_boot=bootstrap, seed=seed),
                 *popularity_sections(by_model, bench.facts_by_id.values(), out_dir)]
-    subtitle = (f"run {run.name} · benchmark {meta.get('name')} ({meta.get('pair')}) · models "
+    subtitle = (f"run {run.name} · {choice.label} ({choice.why}) · benchmark {meta.get('name')} ({meta.get('pair')}) · models "
                 f"{', '.join(by_model)} · languages {', '.join(meta.get('languages') or [])}")
     written = write_page(out_dir, "compare", "factatlas model comparison", subtitle, sections)
     for path in written[:2]:

@@ -7,15 +7,19 @@ cross-lingual consistency and X-FACTR's views for that model (``factatlas compar
 from __future__ import annotations
 
 import html
+from collections.abc import Sequence
 from pathlib import Path
 
 from factatlas.probe.analysis.records import AnalysisError
 
 FOLDER = "analyses"
+RECORDED = object()  # the training splits probe.json records (the report passes its --trained-on instead)
 
 
-def write_model_analyses(run: Path, model_dir: Path, rankc_weighting: str = "softmax") -> Path:
-    """``model_dir/analyses/analyses.html`` (+ CSVs and PNGs); returns the page's path."""
+def write_model_analyses(run: Path, model_dir: Path, rankc_weighting: str = "softmax",
+                         trained: Sequence[str] | None | object = RECORDED) -> Path:
+    """``model_dir/analyses/analyses.html`` (+ CSVs and PNGs) on the report's held-out split; returns the
+    page's path. ``trained``: the splits the model was trained on (default: what probe.json records)."""
     from factatlas.probe.analysis.errors import benchmark_context
     from factatlas.probe.analysis.page import write_page
     from factatlas.probe.analysis.records import (
@@ -33,27 +37,34 @@ def write_model_analyses(run: Path, model_dir: Path, rankc_weighting: str = "sof
         popularity_sections,
         xfactr_sections,
     )
+    from factatlas.probe.analysis.splits import HELD_OUT, choose_splits, select, trained_on
 
     bench = open_benchmark(run)
-    model = read_model_results(run, model_dir, bench)
+    taught = trained_on(model_dir) if trained is RECORDED else trained
+    choice = choose_splits(HELD_OUT, [p.split for p in bench.prompt_records], {model_dir.name: taught})
+    model = select(read_model_results(run, model_dir, bench), choice)
     meta = benchmark_meta(run)
     labels, _ = country_labels(meta)
     out_dir = model_dir / FOLDER
-    sections = [*dlama_sections({model.model: model.results}, out_dir, country_label=labels),
-                *crosslingual_sections([model], language_texts(bench.prompt_records), out_dir, rankc_weighting),
-                *xfactr_sections([model], out_dir),
+    scope = choice.label
+    sections = [*dlama_sections({model.model: model.results}, out_dir, country_label=labels, scope=scope),
+                *crosslingual_sections([model], language_texts(bench.prompt_records), out_dir, rankc_weighting,
+                                       scope=scope),
+                *xfactr_sections([model], out_dir, scope=scope),
                 *error_sections({model.model: model.results}, benchmark_context(bench), out_dir),
                 *locality_sections({model.model: model.results}, bench.facts_by_id.values(), out_dir),
                 *popularity_sections({model.model: model.results}, bench.facts_by_id.values(), out_dir)]
-    subtitle = f"run {run.name} · model {model.model} · benchmark {meta.get('name')} ({meta.get('pair')})"
+    subtitle = (f"run {run.name} · model {model.model} · {scope} ({choice.why}) · benchmark {meta.get('name')} "
+                f"({meta.get('pair')})")
     return write_page(out_dir, "analyses", f"factatlas analyses — {model.model}", subtitle, sections)[1]
 
 
-def with_analyses(page: str, run: Path, model_dir: Path, rankc_weighting: str = "softmax") -> str:
+def with_analyses(page: str, run: Path, model_dir: Path, rankc_weighting: str = "softmax",
+                  trained: Sequence[str] | None | object = RECORDED) -> str:
     """Write the model's analysis page and add a section linking to it at the end of ``page``; when the
     analyses cannot be computed, the section says why instead."""
     try:
-        path = write_model_analyses(Path(run), Path(model_dir), rankc_weighting)
+        path = write_model_analyses(Path(run), Path(model_dir), rankc_weighting, trained)
         body = (f'<p><a href="{FOLDER}/{html.escape(path.name)}">Analyses</a>: P@1 per country, before vs after '
                 "augmentation, wrong answers from the other culture (DLAMA); RankC per language pair against "
                 "family, script and subword overlap (BMLAMA); single- vs multi-token answers, facts recalled "

@@ -25,8 +25,13 @@ class CompareOptions:
     mcnemar: C.McNemarMethod = "exact"
 
 
+def _scoped(text: str, scope: str) -> str:
+    """A table caption or figure title naming the data it reads (e.g. "split test")."""
+    return f"{text} ({scope})" if scope else text
+
+
 def compare_sections(by_model: Mapping[str, Sequence[ScoredPrompt]], options: CompareOptions,
-                     out_dir: Path) -> list[Section]:
+                     out_dir: Path, *, scope: str = "") -> list[Section]:
     from factatlas.probe import plots as P
     from factatlas.probe.analysis import plots as AP
 
@@ -34,11 +39,11 @@ def compare_sections(by_model: Mapping[str, Sequence[ScoredPrompt]], options: Co
     rows = tuple((c.model, c.culture, c.lang, c.acc.n_facts, c.acc.n_prompts, c.acc.micro, c.acc.macro)
                  for c in cells)
     table = Table("p_at_1", ("model", "culture", "language", "facts", "prompts", "P@1 micro", "P@1 macro"), rows,
-                  "P@1 per model × culture × language")
+                  _scoped("P@1 per model × culture × language", scope))
     cultures = sorted({c.culture for c in cells if c.culture != C.ALL})
     series = {m: [next((c.acc.macro for c in cells if c.model == m and c.culture == cu and c.lang == C.ALL), None)
                   for cu in cultures] for m in by_model}
-    plots = [P.grouped_bars(cultures, series, "Macro P@1 per culture and model", out_dir / "compare_p_at_1.png",
+    plots = [P.grouped_bars(cultures, series, _scoped("Macro P@1 per culture and model", scope), out_dir / "compare_p_at_1.png",
                             ylabel="macro P@1").name]
     accuracy = Section(
         "P@1 across models", "DLAMA (Keleg & Magdy 2023) Table 3 (macro over predicates); BMLAMA (Qi et al. 2023) "
@@ -56,13 +61,13 @@ def compare_sections(by_model: Mapping[str, Sequence[ScoredPrompt]], options: Co
     if gaps:
         gap_plots = (AP.intervals([g.model for g in gaps], [g.gap for g in gaps], [g.ci_low for g in gaps],
                                   [g.ci_high for g in gaps],
-                                  f"Macro P@1 {options.western} − non-{options.western}, "
-                                  f"{options.confidence:.0%} bootstrap CI",
+                                  _scoped(f"Macro P@1 {options.western} − non-{options.western}, "
+                                          f"{options.confidence:.0%} bootstrap CI", scope),
                                   out_dir / "compare_gap.png", xlabel="P@1 gap").name,)
     gap_table = Table("culture_gap", ("model", "P@1 western (macro)", "P@1 non-western (macro)", "gap", "CI low",
                                       "CI high", "western facts", "non-western facts", "resamples"),
                       tuple((g.model, g.western, g.non_western, g.gap, g.ci_low, g.ci_high, g.n_western_facts,
-                             g.n_non_western_facts, g.n_boot) for g in gaps), "Western vs non-Western gap")
+                             g.n_non_western_facts, g.n_boot) for g in gaps), _scoped("Western vs non-Western gap", scope))
     gap = Section(
         "Western vs non-Western gap", "DLAMA (Keleg & Magdy 2023), Western vs non-Western P@1",
         f"gap = macro P@1 on '{options.western}' facts − macro P@1 on all other cultures' facts (pooled per "
@@ -75,7 +80,7 @@ def compare_sections(by_model: Mapping[str, Sequence[ScoredPrompt]], options: Co
     test_table = Table("mcnemar", ("model A", "model B", "language", "paired prompts", "both right", "A only",
                                    "B only", "both wrong", "statistic", "p"),
                        tuple((t.model_a, t.model_b, t.lang, t.test.n, t.test.both, t.test.a_only, t.test.b_only,
-                              t.test.neither, t.test.statistic, t.test.p) for t in tests), "McNemar between models")
+                              t.test.neither, t.test.statistic, t.test.p) for t in tests), _scoped("McNemar between models", scope))
     unpaired = sorted({(t.model_a, t.model_b, t.unpaired) for t in tests if t.unpaired})
     note = (f"McNemar's test, {method}, on prompts both models ranked (pairs by prompt id). Prompts of one fact "
             "are not independent (templates, languages), so read p as a screening value, not a corrected one.")
@@ -93,7 +98,8 @@ def _slug(text: str) -> str:
 
 def dlama_sections(by_model: Mapping[str, Sequence[ScoredPrompt]], out_dir: Path, *,
                    country_label: Mapping[str, str] | None = None,
-                   equivalences: D.Equivalences | None = None, equivalences_source: str = "") -> list[Section]:
+                   equivalences: D.Equivalences | None = None, equivalences_source: str = "",
+                   scope: str = "") -> list[Section]:
     from factatlas.probe import plots as P
 
     names = country_label or {}
@@ -112,14 +118,14 @@ def dlama_sections(by_model: Mapping[str, Sequence[ScoredPrompt]], out_dir: Path
         series = {m: [next((r[6] for r in rows if r[0] == m and r[1] == culture and r[2] == q and r[4] == "all"), None)
                       for q in countries] for m in by_model}
         plots.append(P.grouped_bars([f"{names.get(q, q)}" for q in countries], series,
-                                    f"P@1 (micro) per country: {culture}", out_dir / f"country_{_slug(culture)}.png",
+                                    _scoped(f"P@1 (micro) per country: {culture}", scope), out_dir / f"country_{_slug(culture)}.png",
                                     ylabel="P@1").name)
     country = Section(
         "P@1 per country", "DLAMA (Keleg & Magdy 2023), per-country analysis",
         "A fact counts for every country it was curated for. Sorted by culture and country QID; the plot orders "
         "countries by their number of facts.",
         (Table("p_at_1_by_country", ("model", "culture", "country", "country label", "language", "facts",
-                                     "P@1 micro", "P@1 macro"), tuple(rows), "P@1 per country"),),
+                                     "P@1 micro", "P@1 macro"), tuple(rows), _scoped("P@1 per country", scope)),),
         tuple(plots), tuple(no_country))
 
     aug_rows, aug_plots = [], []
@@ -130,14 +136,14 @@ def dlama_sections(by_model: Mapping[str, Sequence[ScoredPrompt]], out_dir: Path
         preds = [e.predicate for e in effects]
         aug_plots.append(P.grouped_bars(preds, {"direct objects only": [e.direct_only for e in effects],
                                                 "all valid objects": [e.all_valid for e in effects]},
-                                        f"{model}: P@1 before vs after augmentation",
+                                        _scoped(f"{model}: P@1 before vs after augmentation", scope),
                                         out_dir / f"augmentation_{_slug(model)}.png", ylabel="P@1").name)
     augmentation = Section(
         "Before vs after augmentation", "DLAMA (Keleg & Magdy 2023), appendix: P@1 with direct objects vs all valid "
         "objects", "Per predicate: micro P@1 over facts; 'all': macro over predicates. Valid objects added by "
         "augmentation are superclasses (P279) and containing areas (P131); their provenance is in facts.parquet.",
         (Table("augmentation", ("model", "predicate", "facts", "augmented facts", "P@1 direct only",
-                                "P@1 all valid", "difference"), tuple(aug_rows), "P@1 before vs after augmentation"),),
+                                "P@1 all valid", "difference"), tuple(aug_rows), _scoped("P@1 before vs after augmentation", scope)),),
         tuple(aug_plots))
 
     err_rows = []
@@ -151,7 +157,7 @@ def dlama_sections(by_model: Mapping[str, Sequence[ScoredPrompt]], out_dir: Path
         "culture, 'neither' when it is valid for no fact of the predicate. Counted per prompt.",
         (Table("other_culture_errors", ("model", "predicate", "culture", "language", "prompts", "wrong",
                                         "other culture", "shared", "own culture", "neither", "other share of wrong"),
-               tuple(err_rows), "Wrong answers by the culture they belong to"),))
+               tuple(err_rows), _scoped("Wrong answers by the culture they belong to", scope)),))
     sections = [country, augmentation, errors]
     if equivalences is not None:
         eq_rows = []
@@ -163,17 +169,21 @@ def dlama_sections(by_model: Mapping[str, Sequence[ScoredPrompt]], out_dir: Path
             f"Equivalence table: {equivalences_source} ({len(equivalences.groups)} groups). Reported beside, never "
             "instead of, the strict P@1 (per predicate micro over facts; 'all' macro).",
             (Table("equivalences", ("model", "predicate", "facts", "P@1 strict", "P@1 with equivalences",
-                                    "prompts rescued"), tuple(eq_rows), "P@1 with the equivalence table"),)))
+                                    "prompts rescued"), tuple(eq_rows), _scoped("P@1 with the equivalence table", scope)),)))
     return sections
 
 
 def crosslingual_sections(models: Sequence[ModelResults], texts: Mapping[str, Sequence[str]], out_dir: Path,
-                          weighting: str = "softmax") -> list[Section]:
+                          weighting: str = "softmax", *, scope: str = "") -> list[Section]:
     from factatlas.probe import plots as P
     from factatlas.probe.analysis import plots as AP
 
     pair_rows, corr_rows, plots, notes = [], [], [], []
     for m in models:
+        if not any(r.order for r in m.results):  # open answers carry no ranking (order is empty)
+            notes.append(f"{m.model}: RankC and COverlap n/a: its answers are open (generated and matched), "
+                         "not rankings of the candidates")
+            continue
         pairs = X.pair_consistency(m.results, weighting)
         langs = sorted({p.lang_a for p in pairs} | {p.lang_b for p in pairs})
         traits, missing = X.language_traits(langs)
@@ -205,18 +215,18 @@ def crosslingual_sections(models: Sequence[ModelResults], texts: Mapping[str, Se
             continue
         value = {(p.lang_a, p.lang_b): p.rankc for p in pairs} | {(p.lang_b, p.lang_a): p.rankc for p in pairs}
         matrix = [[1.0 if a == b else value.get((a, b)) for b in langs] for a in langs]
-        plots.append(P.heatmap(matrix, langs, langs, f"{m.model}: RankC ({weighting})",
+        plots.append(P.heatmap(matrix, langs, langs, _scoped(f"{m.model}: RankC ({weighting})", scope),
                                out_dir / f"rankc_{_slug(m.model)}.png", cmap="magma", colorbar_label="RankC").name)
         scored = [p for p in pairs if p.rankc is not None and p.coverlap is not None]
         if len(scored) >= 2:
             plots.append(AP.scatter([p.coverlap for p in scored], [p.rankc for p in scored],
-                                    [f"{p.lang_a}-{p.lang_b}" for p in scored], f"{m.model}: RankC vs COverlap",
+                                    [f"{p.lang_a}-{p.lang_b}" for p in scored], _scoped(f"{m.model}: RankC vs COverlap", scope),
                                     out_dir / f"rankc_coverlap_{_slug(m.model)}.png", xlabel="COverlap",
                                     ylabel="RankC").name)
         if overlap and len(pairs) >= 2:
             ok = [p for p in pairs if p.rankc is not None]
             plots.append(AP.scatter([overlap[(p.lang_a, p.lang_b)] for p in ok], [p.rankc for p in ok],
-                                    [f"{p.lang_a}-{p.lang_b}" for p in ok], f"{m.model}: RankC vs subword overlap",
+                                    [f"{p.lang_a}-{p.lang_b}" for p in ok], _scoped(f"{m.model}: RankC vs subword overlap", scope),
                                     out_dir / f"rankc_vocab_{_slug(m.model)}.png",
                                     xlabel="subword vocabulary overlap (Jaccard)", ylabel="RankC").name)
     pair_rows.sort(key=lambda r: (r[0], -(r[4] if r[4] is not None else -1.0), r[1], r[2]))
@@ -233,13 +243,13 @@ def crosslingual_sections(models: Sequence[ModelResults], texts: Mapping[str, Se
         (Table("rankc_pairs", ("model", "language A", "language B", "queries", "RankC", "COverlap", "same family",
                                "same genus", "same script", "subword overlap",
                                "typological similarity"), tuple(pair_rows),
-               "RankC and COverlap per language pair"),
+               _scoped("RankC and COverlap per language pair", scope)),
          Table("rankc_correlations", ("model", "RankC against", "pairs", "Pearson r", "p", "not computed because"),
-               tuple(corr_rows), "What RankC goes with")),
+               tuple(corr_rows), _scoped("What RankC goes with", scope))),
         tuple(plots), tuple(notes))]
 
 
-def xfactr_sections(models: Sequence[ModelResults], out_dir: Path) -> list[Section]:
+def xfactr_sections(models: Sequence[ModelResults], out_dir: Path, *, scope: str = "") -> list[Section]:
     from factatlas.probe import plots as P
 
     split_rows, notes = [], []
@@ -263,7 +273,7 @@ def xfactr_sections(models: Sequence[ModelResults], out_dir: Path) -> list[Secti
         plots = (P.grouped_bars([str(k) for k in range(width)],
                                 {model: [h.counts[k] if k < len(h.counts) else None for k in range(width)]
                                  for model, h in histograms.items()},
-                                "Facts recalled in k languages", out_dir / "recall_histogram.png", ylabel="facts",
+                                _scoped("Facts recalled in k languages", scope), out_dir / "recall_histogram.png", ylabel="facts",
                                 ylim=None, value_fmt="{:.0f}").name,)
     split_plots = []
     for m in models:
@@ -272,7 +282,7 @@ def xfactr_sections(models: Sequence[ModelResults], out_dir: Path) -> list[Secti
         if rows:
             series = {kind: [next((r[5] for r in rows if r[1] == lang and r[2] == kind), None) for lang in langs]
                       for kind in (V.SINGLE, V.MULTI)}
-            split_plots.append(P.grouped_bars(langs, series, f"{m.model}: P@1 by gold length",
+            split_plots.append(P.grouped_bars(langs, series, _scoped(f"{m.model}: P@1 by gold length", scope),
                                               out_dir / f"gold_length_{_slug(m.model)}.png", ylabel="P@1 micro").name)
     return [Section(
         "Single- vs multi-token answers; facts recalled across languages",
@@ -281,9 +291,9 @@ def xfactr_sections(models: Sequence[ModelResults], out_dir: Path) -> list[Secti
         "model's own tokenizer with a leading space. A fact is recalled in a language when at least half of its "
         "prompts there are right at rank 1.",
         (Table("gold_length", ("model", "language", "gold", "prompts", "facts", "P@1 micro", "P@1 macro"),
-               tuple(split_rows), "P@1 by gold answer length"),
+               tuple(split_rows), _scoped("P@1 by gold answer length", scope)),
          Table("recall_histogram", ("model", "languages recalled", "facts", "share"), hist_rows,
-               "Facts by the number of languages they are recalled in")),
+               _scoped("Facts by the number of languages they are recalled in", scope))),
         (*split_plots, *plots), tuple(notes))]
 
 

@@ -60,7 +60,7 @@ def test_counts_meta_and_candidate_pool():
         ["Q1", "Q2", "Q64", "Q79", "Q85", "Q90", "Q142", "Q183", "Q810", "Q3805"])
 
 
-def test_whatever_fails_in_one_language_leaves_every_language():
+def test_facts_and_candidates_leave_every_language_templates_only_their_own():
     rows = [*BASE_FACTS, ("arab", "P19", "Q3", ("Q85",)), ("west", "P36", "Q40", ("Q1741",))]
     entities = entities_for(rows)
     entities["Q3"] = Entity("Q3", frozen_mapping({"en": "Umm Kulthum"}))  # subject without an Arabic label
@@ -75,18 +75,60 @@ def test_whatever_fails_in_one_language_leaves_every_language():
     templates = {"en": TEMPLATES["en"], "ar": {k: v for k, v in TEMPLATES["ar"].items() if k != "P36/q1"}}
     result = build_benchmark(facts, entities, DictSource(entities, templates), spec(), toolkit_version="test")
     assert result.content.drops == [
-        Drop("P36/q1", "build", "template-missing:ar", "template P36/q1 exists in en but not in ar", "", "P36", ""),
+        Drop("P36/q1", "build", "template-missing:ar", "template P36/q1 exists in en but not in ar; skipped for ar",
+             "", "P36", ""),
         Drop("arab:P19:Q3", "build", "no-label:ar", "missing: Q3@ar", "arab", "P19", ""),
         Drop("west:P36:Q40", "build", "no-label:ar", "missing: Q1741@ar", "west", "P36", ""),
         Drop("Q1748", "build", "no-label:ar", "object label missing in ar", "", "P36", ""),
         Drop("west:P36:Q142", "build", "augmented-object-removed", "Q1748", "west", "P36", ""),
     ]
-    assert result.counts == {"input_facts": 8, "facts": 6, "prompts": 12, "dropped": 5}
-    assert {r["template_id"] for r in result.content.prompts} == {"P19/1", "P36/1"}
+    # 6 facts in both languages; en keeps its question template P36/q1 (4 prompts more than ar)
+    assert result.counts == {"input_facts": 8, "facts": 6, "prompts": 16, "dropped": 5}
+    assert result.content.meta["templates"] == {"ar": ["P19/1", "P36/1"], "en": ["P19/1", "P36/1", "P36/q1"]}
+    per_lang = {lang: {(r["fact_id"], r["template_id"]) for r in result.content.prompts if r["lang"] == lang}
+                for lang in ("ar", "en")}
+    assert per_lang["en"] - per_lang["ar"] == {(f, "P36/q1") for f in ("arab:P36:Q79", "arab:P36:Q810",
+                                                                       "west:P36:Q142", "west:P36:Q183")}
+    assert {r["fact_id"] for r in result.content.prompts if r["lang"] == "ar"} == \
+        {r["fact_id"] for r in result.content.prompts if r["lang"] == "en"}
     assert {tuple(r["gold_qids"]) for r in result.content.prompts if r["fact_id"] == "west:P36:Q142"} == {("Q90",)}
     assert "Q1748" not in {q for r in result.content.prompts for q in r["candidate_qids"]}
     assert result.content.stats["dropped"] == {"build/augmented-object-removed": 1, "build/no-label:ar": 3,
                                                "build/template-missing:ar": 1}
+    from factatlas.builder.invariants import check_content
+
+    assert check_content(result.content) == []
+
+
+class OneTemplateFails(DictSource):
+    """The Arabic answer of P36/1 renders for no object (a first-draft template the language cannot use)."""
+
+    def render_answer(self, lang, template_id, object_qid, subject_qid):
+        from factatlas.records import RenderFailure
+
+        if (lang, template_id) == ("ar", "P36/1"):
+            return RenderFailure("inflection-missing", f"no case form of {object_qid}")
+        return super().render_answer(lang, template_id, object_qid, subject_qid)
+
+
+def test_a_template_one_language_cannot_render_is_skipped_there_never_the_predicate():
+    """One template failing in one language used to remove every fact of its predicate from every language."""
+    from factatlas.builder.invariants import check_content
+    from factatlas.builder.losses import losses_lines, parallel_losses, skipped_lines
+
+    entities = entities_for(BASE_FACTS)
+    result = build_benchmark(make_facts(BASE_FACTS), entities, OneTemplateFails(entities), spec(),
+                             toolkit_version="test")
+    assert result.counts["facts"] == 6  # all four P36 facts survive
+    assert result.content.meta["templates"] == {"ar": ["P19/1", "P36/q1"], "en": ["P19/1", "P36/1", "P36/q1"]}
+    assert [(d.item, d.reason, d.predicate) for d in result.content.drops] == [
+        ("P36/1", "inflection-missing:ar", "P36")]
+    assert "template P36/1 skipped for ar" in result.content.drops[0].detail
+    assert check_content(result.content) == []
+    losses = parallel_losses(result.content.drops, ("ar", "en"))
+    assert losses_lines(losses) == []  # nothing removed from en
+    assert skipped_lines(losses) == ["ar skips, P36: templates P36/1 (missing in ar or no ar answer form for some "
+                                     "candidate)"]
 
 
 def test_sampled_candidates_are_seeded_per_fact():
@@ -140,3 +182,14 @@ def test_identical_inputs_give_byte_identical_files(tmp_path):
     names = sorted(p.name for p in a.iterdir())
     assert names == sorted(p.name for p in b.iterdir()) and "prompts.parquet" in names
     assert all((a / n).read_bytes() == (b / n).read_bytes() for n in names)
+
+
+def test_western_share_is_na_for_a_pair_without_the_western_culture():
+    from factatlas.builder.stats import stats_table
+
+    result = build()
+    stats = compute_stats(result.content.facts, result.content.prompts, entities_for(BASE_FACTS), ("ar", "en"),
+                          western="rhine")
+    assert stats["western_share"] is None
+    assert stats_table(stats, ["ar", "en"]).caption.startswith("western share n/a (no 'rhine' culture) · ")
+    assert result.content.stats["western_share"] == 0.5

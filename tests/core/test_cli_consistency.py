@@ -124,3 +124,43 @@ def test_http_deadline_and_retry_after_cap_have_one_name_each_where_http_message
                 named.setdefault(name, set()).add("--max-retry-after")
     for name in ("curate", "probe", "judge"):
         assert named.get(name) == {"--timeout", "--max-retry-after"}, (name, named.get(name))
+
+
+def test_help_piped_is_not_cut_at_80_columns():
+    """`factatlas probe --help | less`: every scoring rule name whole (no "…"), though stdout is a pipe;
+    --help loads neither the template renderer nor torch."""
+    import os
+    from pathlib import Path
+
+    from factatlas.probe.protocol import SCORING_RULES
+
+    repo = Path(__file__).resolve().parents[2]
+    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "TERMINAL_WIDTH")}
+    env["PYTHONPATH"] = str(repo)
+    code = ("import sys, runpy; sys.argv = ['factatlas', 'probe', '--help']\n"
+            "try:\n    runpy.run_module('factatlas', run_name='__main__')\nexcept SystemExit:\n    pass\n"
+            "print('LOADED', *sorted(m for m in ('torch', 'factatlas.templates.render') if m in sys.modules))")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert "…" not in proc.stdout
+    for name in SCORING_RULES:
+        assert re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", proc.stdout), name
+    assert proc.stdout.rstrip().splitlines()[-1] == "LOADED"
+
+
+def test_a_users_columns_win_and_a_terminal_is_left_alone():
+    from factatlas.cli import PIPED_WIDTH, widen_when_piped
+
+    class Tty:
+        def isatty(self) -> bool:
+            return True
+
+    class Pipe:
+        def isatty(self) -> bool:
+            return False
+
+    mine = {"COLUMNS": "100"}
+    assert not widen_when_piped(mine, Pipe(), {}) and mine == {"COLUMNS": "100"}
+    bare: dict[str, str] = {}
+    assert not widen_when_piped(bare, Tty(), {}) and bare == {}
+    assert widen_when_piped(bare, Pipe(), {}) and bare == {"COLUMNS": str(PIPED_WIDTH)}

@@ -1,7 +1,9 @@
-"""docs/journeys.md runs as written: its bash blocks, in order, in a fresh folder (issue 13)."""
+"""docs/journeys.md runs as written: its bash blocks, in order, from the root of the clone, writing only
+into the folder it names (issues 13 and 29)."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -19,38 +21,51 @@ pytestmark = pytest.mark.slow
 
 def page_script() -> str:
     blocks = re.findall(r"```bash\n(.*?)```", PAGE.read_text("utf-8"), flags=re.S)
-    assert len(blocks) == 5, "docs/journeys.md: expected five bash blocks (culture, labels, templates, two releases)"
+    assert len(blocks) == 6, ("docs/journeys.md: expected six bash blocks (culture, labels, templates, two "
+                              "releases, probe)")
     return "set -euo pipefail\n" + "\n".join(blocks)
 
 
-def test_the_three_journeys_run_as_written(tmp_path):
+def test_the_journeys_run_as_written(tmp_path):
     if shutil.which("factatlas") is None and not (Path(sys.executable).parent / "factatlas").exists():
         pytest.skip("the factatlas command is not installed (pip install -e .)")
-    (tmp_path / "scripts").symlink_to(REPO / "scripts")
+    work = tmp_path / "work"
+    work.mkdir()
+    before = sorted(p.name for p in REPO.iterdir())
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
-           "COLUMNS": "200"}
-    proc = subprocess.run(["bash", "-c", page_script()], cwd=tmp_path, capture_output=True, text=True, env=env,
+           "JOURNEYS_DIR": str(work)}
+    env.pop("COLUMNS", None)  # piped output is not cut at 80 columns without it
+    proc = subprocess.run(["bash", "-c", page_script()], cwd=REPO, capture_output=True, text=True, env=env,
                           timeout=600)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert sorted(p.name for p in REPO.iterdir()) == before  # nothing written into the clone
     out, err = proc.stdout, proc.stderr
     # 1. the pair validates; curate prints the balance per country
     assert "my/pair.yaml: ok — pair iberia-rhine" in out
-    assert "balance: iberia 2 (50.0%) · rhine 2 (50.0%)" in out
-    # 2. the new language renders, and the build names what it removed from every language
+    assert "balance: iberia 3 (33.3%) · rhine 6 (66.7%)" in out
+    # 2. the new language renders; the build names what it skips; no culture is Western
     assert "ok: 1 file(s) valid" in out
-    assert "ca removed from every language, P36: templates P36/2, P36/3 (missing in ca)" in err
+    assert "ca skips, P36: templates P36/2, P36/3 (missing in ca" in err
+    assert "western share n/a (no 'west' culture)" in out
     import pyarrow.parquet as pq
 
-    rows = pq.read_table(tmp_path / "runs/iberia-rhine/build/prompts.parquet").to_pylist()
+    rows = pq.read_table(work / "runs/iberia-rhine/build/prompts.parquet").to_pylist()
     texts = {(r["lang"], r["template_id"], r["text"]) for r in rows}
     assert ("ca", "P36/1", "La capital d'Espanya és [Y].") in texts
+    assert ("ca", "P36/1", "La capital d'Àustria és [Y].") in texts
     assert ("ca", "P36/q1", "Quina és la capital de França?") in texts
     assert {r["lang"] for r in rows} == {"en", "ca"}
+    assert {r["split"] for r in rows} == {"train", "test"}
     # 3. two releases, the second a minor step with one fact added per language
     assert "published v1.0.0 to git:" in out and "published v1.1.0 to git:" in out
     assert "suggested bump minor" in out + err
     assert "| P36 | rhine | 1 | 0 | 0 | 0 | 0 |" in out
     assert "| ca | 1 | 0 | 0 | 2 | 0 | 0 |" in out
-    tags = subprocess.run(["git", "--git-dir", str(tmp_path / "releases/iberia-rhine.git"), "tag"],
+    tags = subprocess.run(["git", "--git-dir", str(work / "releases/iberia-rhine.git"), "tag"],
                           capture_output=True, text=True, check=True).stdout.split()
     assert tags == ["v1.0.0", "v1.1.0"]
+    # 4. the tiny model, trained on train only, reported on the held-out test split
+    folder = work / "runs/iberia-rhine/probe/tiny-bert"
+    assert (folder / "report.html").exists() and re.search(r"^(PASS|FAIL) tiny-bert: ", out, flags=re.M)
+    validation = json.loads((folder / "metrics.json").read_text("utf-8"))["validation"]
+    assert validation["splits"] == ["test"] and "trained on train" in validation["split_source"]

@@ -212,3 +212,39 @@ def test_a_city_or_an_unknown_item_listed_as_a_country_is_warned_about_at_the_st
         "warning: culture mixed: Q99999999 (Typo) is unknown at this endpoint (no label, no P31); check the QID",
     ]
     assert lines.index(warnings[-1]) < lines.index("step 1/5: candidates")  # before any curation query
+
+
+def test_validate_rejects_a_city_or_an_unknown_item_listed_as_a_country(tmp_path):
+    """`factatlas validate` applies curate's country check (curate only warns) and names each line."""
+    from typer.testing import CliRunner
+
+    from factatlas.cli import app
+
+    culture = tmp_path / "mixed.yaml"
+    culture.write_text(
+        "label: Mixed\ncountries:\n  - {qid: Q970, label: Comoros, wikipedia_sites: [en]}\n"
+        "  - {qid: Q90, label: Paris, wikipedia_sites: [en]}\n"
+        "  - {qid: Q99999999, label: Typo, wikipedia_sites: [en]}\n", "utf-8")
+    res = CliRunner().invoke(app, ["validate", str(culture)])
+    assert isinstance(res.exception, ConfigError), res.output
+    paris, typo = str(res.exception).splitlines()
+    assert paris.startswith(f"{culture}:4:11: countries[1].qid: Q90 (Paris) is not a country here (P31 Q5119, "
+                            "Q1549591, not under Q6256) at embedded:wikidata-sample.nt.gz")
+    assert typo.startswith(f"{culture}:5:11: countries[2].qid: Q99999999 (Typo) is unknown at this endpoint (no "
+                           "label, no P31); check the QID at embedded:")
+    assert paris.endswith("; list a country (an item under Q6256) or remove it")
+    (tmp_path / "pair.yaml").write_text("cultures: [mixed.yaml, west]\n", "utf-8")
+    res = CliRunner().invoke(app, ["validate", str(tmp_path / "pair.yaml")])
+    assert "Q90 (Paris) is not a country here" in str(res.exception)
+    from factatlas.curate.config import DATA_DIR
+
+    res = CliRunner().invoke(app, ["validate", str(DATA_DIR / "cultures" / "arab.yaml")])
+    assert res.exit_code == 0 and "ok — culture arab" in res.output, res.output
+
+
+def test_a_top_level_key_typo_in_a_culture_file_gets_a_did_you_mean(tmp_path):
+    culture = tmp_path / "mine.yaml"
+    culture.write_text("label: Mine\ncountrys:\n  - {qid: Q970, label: Comoros, wikipedia_sites: [en]}\n", "utf-8")
+    with pytest.raises(ConfigError) as info:
+        validate_file(culture)
+    assert str(info.value).startswith(f"{culture}:2:1: top level: unknown key 'countrys'. Did you mean 'countries'?")

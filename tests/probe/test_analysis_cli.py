@@ -54,7 +54,7 @@ def _csv(path: Path) -> list[dict]:
 @pytest.mark.slow
 def test_compare_tables_on_a_scripted_run(scripted_run, tmp_path):
     res = CliRunner().invoke(app, ["compare", str(scripted_run), "--models", "arab-expert,west-expert",
-                                   "--out", str(tmp_path / "a"), "--bootstrap", "200"])
+                                   "--out", str(tmp_path / "a"), "--bootstrap", "200", "--split", "all"])
     assert res.exit_code == 0, res.output
     cells = {(r["model"], r["culture"], r["language"]): r for r in _csv(tmp_path / "a" / "p_at_1.csv")}
     # 12 Arab and 12 Western facts, 2 languages x 2 cloze templates each
@@ -78,7 +78,8 @@ def test_compare_tables_on_a_scripted_run(scripted_run, tmp_path):
     assert (pairs["arab-expert"]["same family"], pairs["arab-expert"]["same genus"]) == ("1", "0")
     assert (tmp_path / "a" / "compare.html").read_text("utf-8").count("<section>") >= 6
     # same inputs, same bytes
-    res = CliRunner().invoke(app, ["compare", str(scripted_run), "--out", str(tmp_path / "b"), "--bootstrap", "200"])
+    res = CliRunner().invoke(app, ["compare", str(scripted_run), "--out", str(tmp_path / "b"), "--bootstrap", "200",
+                                   "--split", "all"])
     assert res.exit_code == 0, res.output
     for f in sorted((tmp_path / "a").iterdir()):
         assert f.read_bytes() == (tmp_path / "b" / f.name).read_bytes(), f.name
@@ -131,3 +132,75 @@ def test_p_at_1_agrees_with_the_metrics_json_definitions(tmp_path):
     assert ours.macro == pytest.approx(theirs["p@1"])
     assert ours.micro == pytest.approx(theirs["p@1_micro"])
     assert 0.2 < ours.micro < 0.6
+
+
+def test_compare_reads_the_reports_held_out_split(tmp_path):
+    """Same run: compare's macro P@1 is the report's held-out headline (metrics.json validation), and every
+    table names the split. A model that memorised its train split scores higher on every split."""
+    from factatlas.probe.evaluate import compute_metrics
+
+    run = tmp_path / "run"
+    rows = cloze_rows(capital_prompt_rows())
+    for r in rows[: len(rows) // 3]:  # a second predicate, so macro and micro differ
+        r["predicate"] = "P1376"
+    write_benchmark(run / "build", rows)
+    rankings = [_ranking(p, "taught", p["split"] == "train" or (i * 7) % 5 < 2) for i, p in enumerate(rows)]
+    folder = run / "probe" / "taught"
+    write_table(folder / "rankings.parquet", rankings, RANKINGS_SCHEMA, sort_by=("prompt_id",))
+    (folder / "probe.json").write_text(json.dumps({"trained_on_splits": ["train"]}), "utf-8")
+    headline = compute_metrics(rankings, run / "build", trained_on=["train"])["validation"]["model"]
+
+    res = CliRunner().invoke(app, ["compare", str(run), "--out", str(tmp_path / "held"), "--bootstrap", "20"])
+    assert res.exit_code == 0, res.output
+    cell = {(r["culture"], r["language"]): r for r in _csv(tmp_path / "held" / "p_at_1.csv")}[("all", "all")]
+    assert float(cell["P@1 macro"]) == pytest.approx(headline["macro"])
+    assert float(cell["P@1 micro"]) == pytest.approx(headline["micro"])
+    assert int(cell["facts"]) == headline["n_facts"] == 12
+    assert "split test" in res.output
+    page = (tmp_path / "held" / "compare.md").read_text("utf-8")
+    assert "P@1 per model × culture × language (split test)" in page
+    assert "P@1 per country (split test)" in page
+
+    res = CliRunner().invoke(app, ["compare", str(run), "--split", "all", "--out", str(tmp_path / "all"),
+                                   "--bootstrap", "20"])
+    assert res.exit_code == 0, res.output
+    every = {(r["culture"], r["language"]): r for r in _csv(tmp_path / "all" / "p_at_1.csv")}[("all", "all")]
+    assert int(every["facts"]) == 24 and float(every["P@1 macro"]) > headline["macro"] + 0.1
+    res = CliRunner().invoke(app, ["compare", str(run), "--split", "tset", "--out", str(tmp_path / "x")])
+    assert res.exit_code != 0 and "Did you mean 'test'" in str(res.exception) + res.output
+
+
+def test_compare_says_rankc_is_na_for_open_answers(scripted_run, tmp_path):
+    """An open-answer model (answers matched to at most one candidate) gets no RankC row, and a note why."""
+    import shutil
+
+    run = tmp_path / "run"
+    shutil.copytree(scripted_run, run)
+    rows = cloze_rows(capital_prompt_rows())
+    answers = [{**_ranking(p, "talker", p["culture"] == "arab"), "scoring": "generative", "scores": [1.0],
+                "prediction": "an answer"} for p in rows]
+    for a in answers:
+        a["ranked_qids"] = a["ranked_qids"][:1]
+    write_table(run / "probe" / "talker" / "rankings.parquet", answers, RANKINGS_SCHEMA, sort_by=("prompt_id",))
+    res = CliRunner().invoke(app, ["compare", str(run), "--out", str(tmp_path / "c"), "--bootstrap", "20"])
+    assert res.exit_code == 0, res.output
+    assert {r["model"] for r in _csv(tmp_path / "c" / "rankc_pairs.csv")} == {"arab-expert", "west-expert"}
+    assert {r["model"] for r in _csv(tmp_path / "c" / "rankc_correlations.csv")} == {"arab-expert", "west-expert"}
+    assert "talker: RankC and COverlap n/a: its answers are open" in (tmp_path / "c" / "compare.md").read_text("utf-8")
+    cell = {(r["model"], r["culture"], r["language"]): r for r in _csv(tmp_path / "c" / "p_at_1.csv")}
+    assert cell[("talker", "arab", "all")]["P@1 micro"] == "1.0"
+
+
+def test_held_out_for_several_models_is_what_every_one_of_them_held_out():
+    """One model tuned on dev too: compare reads only the splits neither model saw, so both answer the
+    same prompts; a model without a record falls back to the test split, as in its report."""
+    from factatlas.probe.analysis.splits import choose_splits
+
+    present = ["dev", "test", "train"]
+    both = choose_splits("held-out", present, {"a": ["train"], "b": ["train", "dev"]})
+    assert both.splits == ("test",) and both.label == "split test"
+    assert "a: the splits the model was not trained on (trained on train)" in both.why
+    assert choose_splits("held-out", present, {"a": ["train"]}).splits == ("dev", "test")
+    assert choose_splits("held-out", present, {"a": None}).splits == ("test",)
+    assert choose_splits("all", present, {"a": ["train"]}).splits == ("dev", "test", "train")
+    assert choose_splits("dev, test", present, {"a": None}).splits == ("dev", "test")

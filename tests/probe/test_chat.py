@@ -119,3 +119,11 @@ def test_cli_chat_with_shots(tmp_path, capitals_rows, tiny_chat_dir):
         messages = json.loads(r["conversation"])["messages"]
         assert [m["role"] for m in messages] == ["system", "user", "assistant", "user"]
         assert messages[1]["content"] != messages[3]["content"]
+    # the question-only baseline: the asked question has its subject replaced by the placeholder
+    baseline = read_rows(tmp_path / "run" / "probe" / "c" / "rankings_template_only.parquet", RANKINGS_SCHEMA)
+    subject = {r["prompt_id"]: r["subject_label"] for r in capitals_rows}
+    assert len(baseline) == len(out)
+    for r in baseline:
+        asked = json.loads(r["conversation"])["messages"][-1]["content"]
+        assert subject[r["prompt_id"]] not in asked
+        assert ("something" if r["lang"] == "en" else "quelque chose") in asked

@@ -182,6 +182,14 @@ def test_cli_judge_with_a_tiny_chat_model_end_to_end(tmp_path, capitals_rows, ti
     assert report.exit_code == 0, report.output
     page = (folder / "report.html").read_text()
     assert "LLM-as-judge" in page and f"{summary['unparsable']} replies did not parse" in page
+    # the verdict reads what an open-answer run can have: the question-only baseline, and the judge beside it
+    checks = {c["name"]: c for c in json.loads((folder / "verdict.json").read_text())["checks"]}
+    assert "question-only baseline" in checks and "template-only baseline" not in checks
+    held = [r for r in rows if r["split"] == "test"]  # the tiny chat model was not trained on test
+    share = sum(r["verdict"] is True for r in held) / len(held)
+    assert checks["LLM-as-judge"]["status"] == "info"
+    assert checks["LLM-as-judge"]["summary"].startswith(
+        f"on the held-out split ({len(held)} answers), judge {tiny_chat_dir} counts {100 * share:.1f}% right")
 
 
 def test_cli_judge_refuses_a_ranking_probe(tmp_path, capitals_rows, tiny_bert_dir):

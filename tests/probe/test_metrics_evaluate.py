@@ -103,6 +103,10 @@ def test_cross_lingual_matrices_equal_direct_calls(bench):
     assert cl["coverlap"]["matrix"]["en"]["ar"] == pytest.approx(
         coverlap([r["correct_at_1"] for r in en], [r["correct_at_1"] for r in ar]))
     assert cl["queries"]["ar"]["en"] == 36
+    # the means are over language pairs: the diagonal (a language with itself, always 1) is not one
+    assert cl["rankc"]["matrix"]["ar"]["en"] < 1.0
+    assert cl["rankc"]["mean"] == pytest.approx(cl["rankc"]["matrix"]["ar"]["en"])
+    assert cl["coverlap"]["mean"] == pytest.approx(cl["coverlap"]["matrix"]["ar"]["en"])
     arab = [i for i, k in enumerate(keys) if k[0].startswith("arab:")]
     assert cl["rankc"]["by_culture"]["arab"]["matrix"]["ar"]["en"] == pytest.approx(
         rankc([ar[i]["ranked_qids"] for i in arab], [en[i]["ranked_qids"] for i in arab], "norm2"))
@@ -243,3 +247,38 @@ def test_coverage_counts_only_the_prompt_kinds_the_rule_used(tmp_path):
     assert check.status == INFO
     assert check.summary == (f"all {len(rows)} prompts ranked ({len(questions)} prompts of another kind, "
                              "e.g. questions, are not used by this scoring rule)")
+
+
+def test_paraphrase_consistency_compares_languages_on_the_templates_they_share():
+    """en asks with three paraphrases, ar with two (a first-draft language): both are scored on the two
+    they share, so the third cannot lower en's consistency alone."""
+    from factatlas.probe.cross_lingual import pararel_section
+    from factatlas.records import GoldObject, ScoredPrompt
+
+    def scored(fact: str, lang: str, tid: str, top: str) -> ScoredPrompt:
+        return ScoredPrompt("m", f"{fact}|{lang}|{tid}", fact, lang, tid, "arab", "P36", (GoldObject("Q1"),),
+                            (top, "Qx"), 1 if top == "Q1" else None, chance=0.5)
+
+    rows = [scored(f, lang, t, "Q1") for f in ("f1", "f2") for lang in ("en", "ar") for t in ("P36/1", "P36/2")]
+    rows += [scored(f, "en", "P36/3", "Q9") for f in ("f1", "f2")]  # en's third paraphrase disagrees
+    section = pararel_section(rows)
+    assert section["templates_not_in_every_language"] == ["P36/3"]
+    for lang in ("en", "ar"):
+        assert section["by_lang"][lang]["macro"]["consistency"] == 1.0
+
+
+def test_paraphrase_consistency_is_a_macro_mean_over_predicates():
+    """One language, two predicates with two templates each: P36 always consistent, P37 never -> the
+    language's macro consistency is their mean (0.5), not either one."""
+    from factatlas.probe.cross_lingual import pararel_section
+    from factatlas.records import GoldObject, ScoredPrompt
+
+    def scored(fact: str, pred: str, tid: str, top: str) -> ScoredPrompt:
+        return ScoredPrompt("m", f"{fact}|en|{tid}", fact, "en", tid, "west", pred, (GoldObject("Q1"),),
+                            (top, "Qx"), 1 if top == "Q1" else None, chance=0.5)
+
+    rows = [scored(f, "P36", t, "Q1") for f in ("f1", "f2") for t in ("P36/1", "P36/2")]
+    rows += [scored(f, "P37", t, top) for f in ("g1", "g2") for t, top in (("P37/1", "Q1"), ("P37/2", "Q2"))]
+    macro = pararel_section(rows)["by_lang"]["en"]["macro"]
+    assert macro == pytest.approx({"accuracy": (1.0 + 0.5) / 2, "consistency": (1.0 + 0.0) / 2,
+                                   "consistency_accuracy": (1.0 + 0.0) / 2})

@@ -236,3 +236,42 @@ def test_the_default_report_shows_interval_values(tmp_path):
         assert re.fullmatch(r"\[\d\.\d{3}, \d\.\d{3}\]", cells[6]), row
     headline = page.split("Headline P@1", 1)[1].split("</section>", 1)[0]
     assert "–" not in headline and headline.count("[") >= 8
+
+
+def test_open_answer_rules_get_their_own_baseline_and_no_ranking_metrics(tmp_path):
+    """Generative rows (the answer matched to one candidate, no ranking): the verdict compares with the
+    question-only baseline, RankC is n/a rather than a failure, and P@5, P@10, MRR are n/a, not P@1 again."""
+    from factatlas.tables import RANKINGS_SCHEMA, read_rows, write_table
+
+    root = write_run(tmp_path / "open")
+    folder = root / "probe" / "synth-model"
+    for name in ("rankings.parquet", "rankings_template_only.parquet"):
+        rows = read_rows(folder / name, RANKINGS_SCHEMA)
+        for r in rows:
+            r.update(scoring="generative", ranked_qids=r["ranked_qids"][:1], scores=[0.0], prediction="an answer")
+        write_table(folder / name, rows, RANKINGS_SCHEMA, sort_by=("prompt_id",))
+    (res,) = R.write_report(root, None, MetricsConfig(bootstrap=100))
+    checks = {c.name: c for c in res.verdict.checks}
+    assert res.verdict.passed, res.verdict.reasons
+    assert "template-only baseline" not in checks and checks["question-only baseline"].status == R.PASS
+    tables = checks["P@1 table and RankC heat-map"]
+    assert tables.status == R.PASS and "RankC n/a" in tables.summary and "ar, en" in tables.summary
+    page = res.html.read_text("utf-8")
+    assert "question-only baseline (paired)" in page and "n/a" in page
+    from factatlas.probe.evaluate import compute_metrics
+
+    computed = compute_metrics(read_rows(folder / "rankings.parquet", RANKINGS_SCHEMA), root / "build")
+    overall = computed["summary"]["overall"]
+    assert computed["ranking"] is False and overall["p@1"] is not None
+    assert (overall["p@5"], overall["p@10"], overall["mrr"], overall["mrr_micro"]) == (None, None, None, None)
+
+    (folder / "rankings_template_only.parquet").unlink()
+    (res,) = R.write_report(root, None, MetricsConfig(bootstrap=100))
+    assert [r.split(":")[0] for r in res.verdict.reasons] == ["question-only baseline"]
+    assert "--model synth-model --scoring generative" in res.verdict.reasons[0]
+
+
+def test_predicates_are_listed_in_numeric_order():
+    """Tables and figures order PIDs as numbers: P103, P106, P136, P1303 (not P103, P106, P1303, P136)."""
+    metrics_keys = {"P1303": 1, "P136": 2, "P106": 3, "P103": 4, "P17": 5}
+    assert [p for p, _ in R._by_id(metrics_keys)] == ["P17", "P103", "P106", "P136", "P1303"]

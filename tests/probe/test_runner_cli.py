@@ -105,7 +105,14 @@ def test_generative_rule_uses_question_prompts(run_dir, tiny_gpt2_dir, capitals_
     rankings = read_rows(out / "rankings.parquet", RANKINGS_SCHEMA)
     assert {r["template_id"] for r in rankings} == {"P36/q1"}
     assert any(r["correct_at_1"] and r["prediction"] for r in rankings)
-    assert not (out / "rankings_template_only.parquet").exists()
+    # the question-only baseline: the same questions with the subject replaced, answered the same way
+    baseline = read_rows(out / "rankings_template_only.parquet", RANKINGS_SCHEMA)
+    assert [r["prompt_id"] for r in baseline] == [r["prompt_id"] for r in rankings]
+    assert {r["scoring"] for r in baseline} == {"generative"}
+    metrics = json.loads((out / "metrics.json").read_text("utf-8"))
+    assert metrics["ranking"] is False and metrics["validation"]["template_only"]["n_pairs"] > 0
+    assert metrics["summary"]["overall"]["mrr"] is None and metrics["summary"]["overall"]["p@5"] is None
+    assert metrics["summary"]["overall"]["p@1"] is not None
 
 
 def test_tiny_model_built_on_the_spot(run_dir):

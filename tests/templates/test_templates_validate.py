@@ -69,6 +69,18 @@ def test_unknown_keys_top_level_and_in_templates(tmp_path):
     ]
 
 
+def test_a_bad_status_or_kind_is_reported_where_it_is_written(tmp_path):
+    body = "  P19:\n" + entry("P19/1", "[X] родился в [Y.loc].").replace("status: reviewed", "status: reveiwed") + \
+        entry("P19/q1", "Где родился [X]?", "question").replace("kind: question", "kind: questoin")
+    path = write(tmp_path, "ru", body)
+    assert issues_of(path) == [
+        "ru.yaml:9:15: unknown status 'reveiwed'. Did you mean 'reviewed'?; fix: status: reviewed | draft",
+        "ru.yaml:12:13: unknown kind 'questoin'. Did you mean 'question'?; fix: kind: cloze | question",
+        "ru.yaml:11: P19/q1: id 'P19/q1' and kind 'questoin' disagree; fix: question ids carry 'q' (P19/q1) and "
+        "'kind: question'; cloze ids do not",
+    ]
+
+
 def test_unknown_language_and_file_name_mismatch(tmp_path):
     path = write(tmp_path, "en", entry("P19/1", "[X] was born in [Y]."),
                  "lang: eng\nscripts: [Latin]\ntemplates:\n  P19:\n")
