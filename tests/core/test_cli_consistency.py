@@ -14,7 +14,7 @@ import typer
 from typer.testing import CliRunner
 
 import factatlas
-from factatlas.cli import app
+from factatlas.app.cli import app
 
 
 # typer vendors its own click: commands and parameters are told apart by what they have, not by class

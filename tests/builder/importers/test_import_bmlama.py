@@ -189,7 +189,7 @@ def write_small_bmlama(folder):
 def test_cli_as_published_keeps_the_defective_row_flagged(tmp_path):
     from typer.testing import CliRunner
 
-    from factatlas.cli import app
+    from factatlas.app.cli import app
 
     src = write_small_bmlama(tmp_path / "BMLAMA2")
     runner = CliRunner()
