@@ -31,10 +31,11 @@ from pathlib import Path
 from factatlas.curate import sparql
 from factatlas.curate.config import load_culture_config, load_pair, load_predicates
 from factatlas.curate.endpoints import SAMPLE_PATH, EmbeddedEndpoint, load_store, run_on_store
-from factatlas.curate.engine import CurationConfig, curate, resolve_culture
+from factatlas.curate.engine import CurationConfig, curate
 from factatlas.curate.localserver import MediaWikiApp, serve
 from factatlas.curate.mediawiki import MediaWikiClient
 from factatlas.curate.popularity import SAMPLE_PAGE_LENGTHS, MediaWikiLengths, read_redirects
+from factatlas.curate.steps import resolve_culture
 
 UA = "factatlas-benchmark/1.0 (local stand-in; benchmark@example.org)"
 DLAMA_BATCH = 50

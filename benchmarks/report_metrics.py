@@ -55,7 +55,7 @@ def main(argv=None) -> int:
     ap.add_argument("--run", type=Path, default=Path("runs/quickstart"))
     ap.add_argument("--repeats", type=int, default=5)
     args = ap.parse_args(argv)
-    from factatlas.probe.evaluate import VALIDATION_BOOTSTRAP, MetricsConfig, load_benchmark_view
+    from factatlas.probe.evaluate import VALIDATION_BOOTSTRAP, MetricsConfig, load_benchmark
     from factatlas.probe.report import model_dirs, trained_splits
 
     if not (args.run / "build" / "benchmark.json").is_file():
@@ -63,7 +63,7 @@ def main(argv=None) -> int:
               "--run", file=sys.stderr)
         return 2
     config = MetricsConfig(bootstrap=VALIDATION_BOOTSTRAP)  # the report's default
-    bench = load_benchmark_view(args.run / "build")
+    bench = load_benchmark(args.run / "build")
     measured = 0
     for folder in model_dirs(args.run):
         splits = trained_splits(folder)

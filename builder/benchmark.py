@@ -25,13 +25,14 @@ import pyarrow as pa
 
 from factatlas.atomic import write_json
 from factatlas.benchmark import BENCHMARK_FILES, SCHEMA_VERSION, SHARED_LIST_COLUMNS, BenchmarkError
-from factatlas.records import ANSWER_MARKER, Drop, Entity, Fact
+from factatlas.records import ANSWER_MARKER, Drop, Entity, Fact, Prompt
 from factatlas.tables import (
     CANDIDATES_SCHEMA,
     DROPS_SCHEMA,
     FACTS_SCHEMA,
     PROMPTS_SCHEMA,
     check_fields,
+    prompt_rows,
     write_drops,
     write_entities,
     write_facts,
@@ -52,7 +53,7 @@ class BenchmarkContent:
     """Everything a benchmark directory holds, in memory, before it is written."""
 
     meta: dict[str, Any]
-    prompts: list[dict[str, Any]]
+    prompts: list[Prompt]  # written as rows by ``factatlas.tables.prompt_to_row`` (the one conversion)
     facts: list[Fact]
     entities: list[Entity]
     candidates: list[dict[str, Any]]
@@ -89,8 +90,8 @@ def _list_column(values: Sequence[Sequence[str]]) -> pa.Array:
     return distinct.take(pa.array(which, type=pa.int64()))
 
 
-def sorted_prompts(rows: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
-    return sorted(rows, key=lambda r: r["prompt_id"])
+def sorted_prompts(prompts: Iterable[Prompt]) -> list[Prompt]:
+    return sorted(prompts, key=lambda p: p.prompt_id)
 
 
 def write_benchmark(out_dir: str | os.PathLike, content: BenchmarkContent, *, check: bool = True) -> list[Path]:
@@ -101,11 +102,12 @@ def write_benchmark(out_dir: str | os.PathLike, content: BenchmarkContent, *, ch
     """
     from dataclasses import replace
 
-    from factatlas.builder.invariants import check_content, format_violations
+    from factatlas.builder.invariants import check_rows, format_violations
 
     content = replace(content, prompts=sorted_prompts(content.prompts))
+    rows = prompt_rows(content.prompts)
     if check:
-        violations = check_content(content)
+        violations = check_rows(content, rows)
         if violations:
             raise BenchmarkError(f"{out_dir}: the benchmark violates the multi-parallel invariant "
                                  f"({len(violations)} violations); nothing written:\n"
@@ -114,7 +116,7 @@ def write_benchmark(out_dir: str | os.PathLike, content: BenchmarkContent, *, ch
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    _write_prompts(out / "prompts.parquet", content.prompts)
+    _write_prompts(out / "prompts.parquet", rows)
     crash_point("benchmark:prompts-written")
     write_facts(out / "facts.parquet", content.facts)
     write_entities(out, sorted(content.entities, key=lambda e: e.qid))
@@ -140,13 +142,13 @@ def _write_prompts(path: Path, rows: Sequence[Mapping[str, Any]]) -> None:
             writer.write_table(prompts_table(rows[start:start + PROMPT_ROWS_PER_GROUP]))
 
 
-def referenced_qids(prompts: Sequence[Mapping[str, Any]], facts: Sequence[Fact]) -> set[str]:
+def referenced_qids(prompts: Sequence[Prompt], facts: Sequence[Fact]) -> set[str]:
     """Subjects, golds, candidates and every valid object: the entities a benchmark must carry."""
     out: set[str] = set()
     for p in prompts:
-        out.add(p["subject_qid"])
-        out.update(p["gold_qids"])
-        out.update(p["candidate_qids"])
+        out.add(p.subject_qid)
+        out.update(p.gold_qids)
+        out.update(p.candidate_qids)
     for f in facts:
         out.add(f.subject)
         out.update(f.object_qids)

@@ -62,7 +62,7 @@ from factatlas.builder.splits import (
 from factatlas.builder.stats import WESTERN_CULTURE, compute_stats
 from factatlas.errors import ConfigError, unknown
 from factatlas.popbuckets import popularity_buckets
-from factatlas.records import Drop, Entity, Fact, Provenance, RenderFailure, frozen_mapping
+from factatlas.records import Drop, Entity, Fact, Prompt, Provenance, RenderFailure, frozen_mapping
 
 STEP = "build"
 
@@ -201,8 +201,8 @@ def build_benchmark(facts: Sequence[Fact], entities: Mapping[str, Entity], sourc
     per_cell = split_counts(assignment, {f.id: (f.culture, f.predicate) for f in kept}, list(spec.fractions))
 
     buckets = popularity_buckets(kept)
-    # rows: every language, every surviving template
-    rows: list[dict[str, Any]] = []
+    # prompts: every language, every surviving template
+    prompts: list[Prompt] = []
     shared_forms: dict[tuple[str, str, str], tuple[str, ...]] = {}  # predicate mode: one tuple per (lang, template)
     for f in kept:
         pool = pools[f.predicate]
@@ -215,25 +215,25 @@ def build_benchmark(facts: Sequence[Fact], entities: Mapping[str, Entity], sourc
             subject_label = entities[f.subject].labels[lang]
             for t in fact_templates[f.id][lang]:
                 text = final_text(texts[(f.id, lang, t.id)], t.kind, spec.hygiene)
-                rows.append({
-                    "prompt_id": prompt_id(f.id, lang, t.id), "fact_id": f.id, "lang": lang, "template_id": t.id,
-                    "kind": t.kind, "text": text, "answer_start": answer_start(text, t.kind), "pair": spec.pair,
-                    "culture": f.culture, "predicate": f.predicate, "split": assignment[f.id],
-                    "subject_qid": f.subject, "subject_label": subject_label, "gold_qids": list(gold),
-                    "gold_forms": [list(forms[(lang, t.id, q, answer_variant(entities, q, f.subject))])
-                                   for q in gold],
-                    "candidate_qids": cands,
-                    "candidate_forms": _candidate_forms(forms, shared_forms, lang, t.id, f.predicate, cands,
-                                                        spec.candidate_mode == "predicate",
-                                                        lambda q, s=f.subject: answer_variant(entities, q, s),
-                                                        subject_key(entities, f.subject)),
-                    "template_status": status[(lang, t.id)],
-                    "article_langs": f.article_langs, "home_langs": f.home_langs,
-                    "popularity": f.popularity, "popularity_quantile": buckets[f.id].quantile,
-                    "popularity_log10": buckets[f.id].log10,
-                })
+                prompts.append(Prompt(
+                    prompt_id=prompt_id(f.id, lang, t.id), fact_id=f.id, lang=lang, template_id=t.id,
+                    kind=t.kind, text=text, answer_start=answer_start(text, t.kind), pair=spec.pair,
+                    culture=f.culture, predicate=f.predicate, split=assignment[f.id],
+                    subject_qid=f.subject, subject_label=subject_label, gold_qids=tuple(gold),
+                    gold_forms=tuple(tuple(forms[(lang, t.id, q, answer_variant(entities, q, f.subject))])
+                                     for q in gold),
+                    candidate_qids=cands,
+                    candidate_forms=_candidate_forms(forms, shared_forms, lang, t.id, f.predicate, cands,
+                                                     spec.candidate_mode == "predicate",
+                                                     lambda q, s=f.subject: answer_variant(entities, q, s),
+                                                     subject_key(entities, f.subject)),
+                    template_status=status[(lang, t.id)],
+                    article_langs=tuple(f.article_langs), home_langs=tuple(f.home_langs),
+                    popularity=f.popularity, popularity_quantile=buckets[f.id].quantile,
+                    popularity_log10=buckets[f.id].log10,
+                ))
 
-    bench_entities = restrict_entities(entities, referenced_qids(rows, kept), langs)
+    bench_entities = restrict_entities(entities, referenced_qids(prompts, kept), langs)
     labels = {e.qid: dict(e.labels) for e in bench_entities}
     candidates = [{"predicate": pred, "lang": lang, "qid": q, "label": labels[q][lang]}
                   for pred, pool in pools.items() for lang in langs for q in pool]
@@ -241,9 +241,9 @@ def build_benchmark(facts: Sequence[Fact], entities: Mapping[str, Entity], sourc
     inflections = getattr(source, "inflections", None)
     answer_inflection = ({lang: {kind: n for (lg, kind), n in sorted(inflections.items()) if lg == lang}
                           for lang in langs} if inflections is not None else None)
-    stats = compute_stats(kept, rows, entities, langs, western=spec.western, input_facts=facts,
+    stats = compute_stats(kept, prompts, entities, langs, western=spec.western, input_facts=facts,
                           extra={"duplicate_surface_forms": collision_report(collisions),
-                                 "prompts_with_ambiguous_candidates": ambiguous_prompts(rows, langs),
+                                 "prompts_with_ambiguous_candidates": ambiguous_prompts(prompts, langs),
                                  "splits": per_cell,
                                  "split_fractions": realised_fractions(per_cell, spec.fractions),
                                  "answer_inflection": answer_inflection,
@@ -259,12 +259,12 @@ def build_benchmark(facts: Sequence[Fact], entities: Mapping[str, Entity], sourc
         "splits": {"method": METHOD, "salt": spec.split_salt, "fractions": dict(spec.fractions),
                    "counts": {name: sum(1 for s in assignment.values() if s == name) for name in spec.fractions}},
         "source": dict(spec.source), "toolkit_version": toolkit_version,
-        "counts": {"facts": len(kept), "prompts": len(rows), "dropped": len(drops)},
+        "counts": {"facts": len(kept), "prompts": len(prompts), "dropped": len(drops)},
         **display_labels(kept, entities),
         **({"hygiene": spec.hygiene.to_json()} if spec.hygiene != Hygiene() else {}),
     }
-    content = BenchmarkContent(meta, rows, kept, bench_entities, candidates, [*upstream_drops, *drops], stats)
-    counts = {"input_facts": len(facts), "facts": len(kept), "prompts": len(rows), "dropped": len(drops)}
+    content = BenchmarkContent(meta, prompts, kept, bench_entities, candidates, [*upstream_drops, *drops], stats)
+    counts = {"input_facts": len(facts), "facts": len(kept), "prompts": len(prompts), "dropped": len(drops)}
     return BuildResult(content, counts)
 
 
@@ -473,16 +473,16 @@ def restrict_entities(entities: Mapping[str, Entity], qids: set[str], langs: Seq
     return out
 
 
-def ambiguous_prompts(rows: Sequence[Mapping[str, Any]], langs: Sequence[str]) -> dict[str, int]:
+def ambiguous_prompts(prompts: Sequence[Prompt], langs: Sequence[str]) -> dict[str, int]:
     """Per language: prompts whose candidate forms give one surface to two distinct QIDs."""
     out = {lang: 0 for lang in langs}
-    cache: dict[tuple[int, int], bool] = {}  # rows share their candidate tuples: check each pair once
-    for r in rows:
-        key = (id(r["candidate_qids"]), id(r["candidate_forms"]))
+    cache: dict[tuple[int, int], bool] = {}  # prompts share their candidate tuples: check each pair once
+    for p in prompts:
+        key = (id(p.candidate_qids), id(p.candidate_forms))
         if key not in cache:
-            pairs = zip(r["candidate_qids"], r["candidate_forms"], strict=True)
-            cache[key] = bool(surface_collisions(r["lang"], r["prompt_id"], pairs))
-        out[r["lang"]] += cache[key]
+            pairs = zip(p.candidate_qids, p.candidate_forms, strict=True)
+            cache[key] = bool(surface_collisions(p.lang, p.prompt_id, pairs))
+        out[p.lang] += cache[key]
     return out
 
 

@@ -4,7 +4,8 @@ report pass is ``factatlas.benchmark.require_valid``."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from factatlas.invariants import (  # noqa: F401  (the build's and its tests' names for the contract's rules)
     CANDIDATE_MODES,
@@ -20,5 +21,12 @@ if TYPE_CHECKING:
 
 
 def check_content(content: BenchmarkContent) -> list[Violation]:
-    return check_benchmark_rows(content.meta, content.prompts, content.facts,
+    from factatlas.tables import prompt_rows
+
+    return check_rows(content, prompt_rows(content.prompts))
+
+
+def check_rows(content: BenchmarkContent, prompt_rows: Sequence[Mapping[str, Any]]) -> list[Violation]:
+    """The invariant on ``content`` with its prompts as the rows the writer writes (``tables.prompt_rows``)."""
+    return check_benchmark_rows(content.meta, prompt_rows, content.facts,
                                 {e.qid for e in content.entities}, content.candidates)

@@ -19,12 +19,12 @@ from typing import Any
 
 from factatlas.entropy import predicate_entropy
 from factatlas.forms import leaks
-from factatlas.records import Entity, Fact, id_order
+from factatlas.records import Entity, Fact, Prompt, id_order
 
 WESTERN_CULTURE = "west"
 
 
-def compute_stats(facts: Sequence[Fact], prompts: Sequence[Mapping[str, Any]], entities: Mapping[str, Entity],
+def compute_stats(facts: Sequence[Fact], prompts: Sequence[Prompt], entities: Mapping[str, Entity],
                   languages: Sequence[str], *, western: str = WESTERN_CULTURE,
                   input_facts: Sequence[Fact] | None = None, extra: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """stats.json for a benchmark. ``input_facts`` (the curated facts before the build) gives label
@@ -38,10 +38,10 @@ def compute_stats(facts: Sequence[Fact], prompts: Sequence[Mapping[str, Any]], e
     templates_per_lang: dict[str, set[str]] = defaultdict(set)
     gold_of: dict[str, tuple[str, ...]] = {}
     for p in prompts:
-        per_lang[(p["culture"], p["predicate"], p["lang"])].add(p["fact_id"])
-        prompts_per_lang[p["lang"]] += 1
-        templates_per_lang[p["lang"]].add(p["template_id"])
-        gold_of.setdefault(p["fact_id"], tuple(p["gold_qids"]))
+        per_lang[(p.culture, p.predicate, p.lang)].add(p.fact_id)
+        prompts_per_lang[p.lang] += 1
+        templates_per_lang[p.lang].add(p.template_id)
+        gold_of.setdefault(p.fact_id, tuple(p.gold_qids))
 
     cells: dict[str, dict[str, dict[str, Any]]] = {}
     for (culture, predicate), cell_facts in sorted(facts_by_cell.items()):

@@ -1,5 +1,5 @@
 """`python3 -m factatlas ...`: the same as the `factatlas` command, from whichever tree is imported."""
 
-from factatlas.cli import main
+from factatlas.app.cli import main
 
 main()

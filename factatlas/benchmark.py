@@ -136,6 +136,28 @@ class Benchmark:
     def languages(self) -> tuple[str, ...]:
         return tuple(self.meta.get("languages", ()))
 
+    @property
+    def cultures(self) -> tuple[str, ...]:
+        return tuple(self.meta.get("cultures", ()))
+
+    @cached_property
+    def display_labels(self) -> dict[tuple[str, str], str]:
+        """(qid, lang) -> the label reports show: labels.parquet where the benchmark has one (it is optional:
+        labels only decorate), then what the prompts carry (subject label, slot fillers)."""
+        labels = dict(self.labels) if (self.path / "labels.parquet").is_file() else {}
+        for p in self.prompt_records:
+            labels.setdefault((p.subject_qid, p.lang), p.subject_label)
+            for qid, form in zip(p.candidate_qids, p.candidate_forms, strict=False):
+                labels.setdefault((qid, p.lang), form)
+        return labels
+
+    def label(self, qid: str, langs: Sequence[str] = ()) -> str:
+        """A display label: the first language of ``langs`` (then English, then any) that has one."""
+        for lang in (*langs, "en", *self.languages):
+            if (qid, lang) in self.display_labels:
+                return self.display_labels[(qid, lang)]
+        return qid
+
     def file(self, name: str) -> Path:
         """A side file of the benchmark; BenchmarkError naming it when it is absent."""
         p = self.path / name

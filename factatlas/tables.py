@@ -327,8 +327,13 @@ def prompt_from_row(r: Mapping[str, Any]) -> Prompt:
 
 
 def prompt_to_row(p: Prompt) -> dict[str, Any]:
+    """A Prompt as a PROMPTS_SCHEMA row: the one place prompt records become rows. Tuples are kept, not
+    copied (the writer converts each shared candidate tuple once)."""
     return {name: getattr(p, name) for name in PROMPTS_SCHEMA.names}
 
+
+def prompt_rows(prompts: Iterable[Prompt]) -> list[dict[str, Any]]:
+    return [prompt_to_row(p) for p in prompts]
 
 
 def probe_result_to_row(r: ProbeResult) -> dict[str, Any]:

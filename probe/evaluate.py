@@ -12,8 +12,7 @@ import math
 import os
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
-from functools import cached_property
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +28,7 @@ from factatlas.probe.aggregate import ScoreTable, group, group_index, join
 from factatlas.probe.cross_lingual import cross_lingual, pararel_section, predictions_section, xfakt_section
 from factatlas.probe.heldout import VALIDATION_BOOTSTRAP, held_out_splits, validation_section  # noqa: F401
 from factatlas.probe.profile import dataset_profile, leaks  # noqa: F401
-from factatlas.records import ProbeResult, Prompt, ScoredPrompt
+from factatlas.records import ProbeResult, ScoredPrompt
 from factatlas.tables import probe_result_from_row
 
 SCHEMA_VERSION = 1
@@ -82,54 +81,15 @@ class MetricsConfig:
 
 # ---- the benchmark, as the metrics need it ------------------------------------------------------
 
-@dataclass(frozen=True)
-class BenchmarkView:
-    meta: Mapping[str, Any]
-    prompts: Mapping[str, Prompt]  # prompt_id -> prompt
-    labels: Mapping[tuple[str, str], str] = field(default_factory=dict)  # (qid, lang) -> label
-
-    @cached_property
-    def languages(self) -> tuple[str, ...]:
-        langs = tuple(self.meta.get("languages") or ())
-        seen = sorted({p.lang for p in self.prompts.values()} - set(langs))
-        return langs + tuple(seen)
-
-    @cached_property
-    def cultures(self) -> tuple[str, ...]:
-        cultures = tuple(self.meta.get("cultures") or ())
-        seen = sorted({p.culture for p in self.prompts.values()} - set(cultures))
-        return cultures + tuple(seen)
-
-    def label(self, qid: str, langs: Sequence[str] = ()) -> str:
-        """A display label: the first language of ``langs`` (then English, then any) that has one."""
-        for lang in (*langs, "en", *self.languages):
-            if (qid, lang) in self.labels:
-                return self.labels[(qid, lang)]
-        return qid
-
-
-def load_benchmark_view(benchmark: BenchmarkView | Benchmark | str | os.PathLike) -> BenchmarkView:
-    """A benchmark (see ``factatlas.benchmark.Benchmark.open`` for the paths it accepts) as the metrics
-    see it: prompts by id and a display label per (qid, language)."""
-    if isinstance(benchmark, BenchmarkView):
-        return benchmark
+def load_benchmark(benchmark: Benchmark | str | os.PathLike) -> Benchmark:
+    """A benchmark (see ``factatlas.benchmark.Benchmark.open`` for the paths it accepts) with its prompts and
+    display labels read, its errors as MetricsError."""
     try:
         bench = benchmark if isinstance(benchmark, Benchmark) else Benchmark.open(benchmark)
-        # labels.parquet is optional here: labels only decorate the report, the prompts carry the rest
-        labels = dict(bench.labels) if (bench.path / "labels.parquet").is_file() else {}
-        records = bench.prompt_records
+        bench.display_labels  # noqa: B018  (read here, so a damaged file fails as a metrics error)
     except BenchmarkError as e:
         raise MetricsError(str(e)) from e
-    _add_form_labels(labels, records)
-    return BenchmarkView(dict(bench.meta), {p.prompt_id: p for p in records}, labels)
-
-
-def _add_form_labels(labels: dict[tuple[str, str], str], prompts: Iterable[Prompt]) -> None:
-    """Fill labels missing from labels.parquet with what the prompts carry (subject label, filler forms)."""
-    for p in prompts:
-        labels.setdefault((p.subject_qid, p.lang), p.subject_label)
-        for qid, form in zip(p.candidate_qids, p.candidate_forms, strict=False):
-            labels.setdefault((qid, p.lang), form)
+    return bench
 
 
 # ---- per prompt ---------------------------------------------------------------------------------
@@ -213,9 +173,9 @@ def compute_metrics(rankings_rows: Iterable[ProbeResult | Mapping[str, Any]], be
     uses the other splits only. None: the test split (all splits when there is none).
     """
     config = config or MetricsConfig()
-    bench = load_benchmark_view(benchmark_dir)
+    bench = load_benchmark(benchmark_dir)
     rows = [as_probe_result(r) for r in rankings_rows]
-    joined = join(rows, bench.prompts)
+    joined = join(rows, bench.prompts_by_id)
     outcomes, coverage = list(joined.scored), dict(joined.counts)
     if not outcomes:
         raise MetricsError(f"none of the {len(rows)} rankings rows matches a prompt of the benchmark "
@@ -239,7 +199,7 @@ def compute_metrics(rankings_rows: Iterable[ProbeResult | Mapping[str, Any]], be
     }
     t_outcomes = None
     if template_only_rows is not None:
-        t_joined = join([as_probe_result(r) for r in template_only_rows], bench.prompts)
+        t_joined = join([as_probe_result(r) for r in template_only_rows], bench.prompts_by_id)
         t_outcomes, t_coverage = list(t_joined.scored), dict(t_joined.counts)
         plain = MetricsConfig(ks=config.ks, rankc_weighting=config.rankc_weighting)
         result["template_only"] = {

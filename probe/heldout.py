@@ -14,7 +14,8 @@ from factatlas.probe.aggregate import p_at_1_with_ci
 from factatlas.records import ScoredPrompt
 
 if TYPE_CHECKING:
-    from factatlas.probe.evaluate import BenchmarkView, MetricsConfig
+    from factatlas.benchmark import Benchmark
+    from factatlas.probe.evaluate import MetricsConfig
 
 
 # Resamples for the verdict's intervals when the caller asked for none (MetricsConfig.bootstrap == 0):
@@ -22,9 +23,9 @@ if TYPE_CHECKING:
 VALIDATION_BOOTSTRAP = 1000
 
 
-def held_out_splits(bench: BenchmarkView, trained_on: Sequence[str] | None) -> tuple[tuple[str, ...], str]:
+def held_out_splits(bench: Benchmark, trained_on: Sequence[str] | None) -> tuple[tuple[str, ...], str]:
     """The splits a verdict may use, and why: never a split the model was trained (or tuned) on."""
-    return held_out_from(sorted({p.split for p in bench.prompts.values()}), trained_on)
+    return held_out_from(sorted({p.split for p in bench.prompt_records}), trained_on)
 
 
 def held_out_from(present: Sequence[str], trained_on: Sequence[str] | None) -> tuple[tuple[str, ...], str]:
@@ -40,7 +41,7 @@ def held_out_from(present: Sequence[str], trained_on: Sequence[str] | None) -> t
 
 
 def validation_section(outcomes: Sequence[ScoredPrompt], template_outcomes: Sequence[ScoredPrompt] | None,
-                       bench: BenchmarkView, trained_on: Sequence[str] | None,
+                       bench: Benchmark, trained_on: Sequence[str] | None,
                        config: MetricsConfig) -> dict[str, Any]:
     """Model vs the majority-class and template-only baselines on the held-out split only, with intervals.
 
@@ -59,7 +60,7 @@ def validation_section(outcomes: Sequence[ScoredPrompt], template_outcomes: Sequ
     # held-out facts the model was scored on
     objects: dict[str, list[tuple[str, ...]]] = defaultdict(list)
     seen: set[str] = set()
-    for p in sorted(bench.prompts.values(), key=lambda p: p.prompt_id):
+    for p in bench.prompt_records:  # in prompt_id order
         if p.fact_id not in seen:
             seen.add(p.fact_id)
             objects[p.predicate].append(tuple(p.gold_qids))

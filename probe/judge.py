@@ -311,7 +311,7 @@ def judge_run(run, model: str | None, config: JudgeConfig, backend: ChatBackend 
     from factatlas.probe.report import model_dirs
     from factatlas.probe.runner import open_benchmark
     from factatlas.probe.threads import torch_threads
-    from factatlas.tables import prompt_from_row, read_probe_results
+    from factatlas.tables import read_probe_results
 
     bench, run_dir = open_benchmark(run)
     todo = []
@@ -325,15 +325,14 @@ def judge_run(run, model: str | None, config: JudgeConfig, backend: ChatBackend 
                              "with --scoring generative, chat or xfactr first")
     if not todo:
         raise JudgeError(f"{run_dir}/probe: no rankings of an open-answer rule (generative, chat, xfactr) to judge")
-    prompt_rows = bench.prompts
-    prompts = {r["prompt_id"]: prompt_from_row(r) for r in prompt_rows}
+    prompts = bench.prompts_by_id
     for folder, rows in todo:  # before any model loads: rankings of another build are an input error
         foreign = [r.prompt_id for r in rows if r.prompt_id not in prompts]
         if foreign:
             raise JudgeError(f"{folder}/rankings.parquet: {len(foreign)} of {len(rows)} rows name prompts that "
                              f"{bench.path}/prompts.parquet lacks (first: {foreign[0]}); the rankings were made "
                              f"on another build: probe again (`factatlas probe {run_dir} --model ...`)")
-    aliases = alias_index(prompt_rows, bench)
+    aliases = alias_index(bench.prompts, bench)
     counts: Counter = Counter()
     lm = None
     if backend is None:

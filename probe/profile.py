@@ -13,19 +13,19 @@ from factatlas.probe import metrics as M
 from factatlas.records import Prompt
 
 if TYPE_CHECKING:
-    from factatlas.probe.evaluate import BenchmarkView
+    from factatlas.benchmark import Benchmark
 
 
-def _gold_label(bench: BenchmarkView, prompt: Prompt, i: int, qid: str) -> str:
+def _gold_label(bench: Benchmark, prompt: Prompt, i: int, qid: str) -> str:
     """The object's label in the prompt's language; the slot filler when labels.parquet lacks it."""
-    label = bench.labels.get((qid, prompt.lang))
+    label = bench.display_labels.get((qid, prompt.lang))
     if label:
         return label
     forms = prompt.gold_forms
     return forms[i][0] if i < len(forms) and forms[i] else ""
 
 
-def leaks(bench: BenchmarkView, prompt: Prompt) -> bool:
+def leaks(bench: Benchmark, prompt: Prompt) -> bool:
     """An object label inside the subject label (NFKC + casefold): the prompt gives the answer away.
     Same rule as the build's stats.json leakage rate (factatlas.forms.leaks)."""
     from factatlas.forms import leaks as label_leaks
@@ -34,9 +34,9 @@ def leaks(bench: BenchmarkView, prompt: Prompt) -> bool:
     return bool(prompt.subject_label) and label_leaks(prompt.subject_label, labels)
 
 
-def dataset_profile(bench: BenchmarkView, max_examples: int = 5) -> dict[str, Any]:
+def dataset_profile(bench: Benchmark, max_examples: int = 5) -> dict[str, Any]:
     """The checks and statistics of PROBING.md "Validating a dataset" that need no model."""
-    prompts = sorted(bench.prompts.values(), key=lambda p: p.prompt_id)
+    prompts = bench.prompt_records  # in prompt_id order
     langs = bench.languages
     # facts: one culture, predicate and valid-object set each
     facts: dict[str, tuple[str, str, tuple[str, ...]]] = {}
@@ -100,7 +100,7 @@ def _gold_profile(prompts: Sequence[Prompt], max_examples: int) -> dict[str, Any
     return {"gold_outside": gold_outside, "prompts_without_gold": prompts_without_gold, "examples": gold_examples}
 
 
-def _leakage_profile(bench: BenchmarkView, prompts: Sequence[Prompt], langs: Sequence[str],
+def _leakage_profile(bench: Benchmark, prompts: Sequence[Prompt], langs: Sequence[str],
                      max_examples: int) -> dict[str, Any]:
     """Subjects whose label contains the answer, per (fact, language)."""
     leak_units: dict[tuple[str, str], bool] = {}
@@ -123,7 +123,7 @@ def _leakage_profile(bench: BenchmarkView, prompts: Sequence[Prompt], langs: Seq
             "by_lang": leak_by_lang, "examples": leak_examples}
 
 
-def _predicate_profile(bench: BenchmarkView, prompts: Sequence[Prompt],
+def _predicate_profile(bench: Benchmark, prompts: Sequence[Prompt],
                        facts: Mapping[str, tuple[str, str, tuple[str, ...]]]) -> dict[str, Any]:
     """Per predicate and culture: facts, entropy, the majority class, candidates, imbalance."""
     by_pc: dict[tuple[str, str], list[tuple[str, ...]]] = defaultdict(list)

@@ -498,7 +498,7 @@ def write_report(run: str | os.PathLike, model: str | None = None, config: Any =
         VALIDATION_BOOTSTRAP,
         MetricsConfig,
         compute_metrics,
-        load_benchmark_view,
+        load_benchmark,
         metrics_inputs,
     )
     from factatlas.tables import read_probe_results
@@ -509,7 +509,7 @@ def write_report(run: str | os.PathLike, model: str | None = None, config: Any =
     if not (run / "build" / "benchmark.json").exists():
         raise ReportError(f"{run}/build/benchmark.json: missing; build the benchmark with `factatlas build {run}` "
                           "(or import one) before reporting")
-    bench = load_benchmark_view(run / "build")
+    bench = load_benchmark(run / "build")
     plabel = predicate_labeller(bench.meta, run / "build" / "benchmark.json")
     results = []
     for folder in model_dirs(run, model):

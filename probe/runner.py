@@ -152,7 +152,7 @@ def select_prompts(benchmark: Benchmark, langs: Sequence[str] | None,
     """``select_rows`` on the benchmark's files, filtering while reading: a shard or a ``--langs`` run
     decodes only its own rows (``Benchmark.prompts_where``). Same rows, same order."""
     if langs:
-        check_langs(langs, benchmark.languages or sorted({r["lang"] for r in benchmark.prompts}))
+        check_langs(langs, benchmark.languages or sorted({p.lang for p in benchmark.prompt_records}))
     keep = row_filter(langs, shard)
     rows = benchmark.prompts if keep is None else benchmark.prompts_where(keep)
     return [prompt_from_row(r) for r in rows]

@@ -2,7 +2,7 @@
 
 A child `python3 -m factatlas` pays the interpreter start and its imports on every call (0.5 s for the
 light commands, 3-5 s for those that load torch or datasets); here they are paid once per session. The
-command goes through `factatlas.cli.run_command`, the same code as `main` (errors as `error: ...`, exit
+command goes through `factatlas.app.cli.run_command`, the same code as `main` (errors as `error: ...`, exit
 2), and an exception that `main` would let through as a traceback is raised into the test. Keep a real
 child process where the process is what is tested: kills (`FACTATLAS_CRASH_AT`), locks held by another
 process, imports at start-up, the garbage collector's settings, a real file descriptor.
@@ -23,7 +23,7 @@ def factatlas(*args: object, env: Mapping[str, str | None] | None = None,
               cwd: str | Path | None = None) -> subprocess.CompletedProcess:
     """Run the command in-process; `env` holds overrides of os.environ for the call (None removes a
     variable), `cwd` the working directory for the call."""
-    from factatlas.cli import run_command
+    from factatlas.app.cli import run_command
     from factatlas.rundir import CRASH_ENV
 
     env = {**(env or {})}

@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from factatlas.errors import ConfigError
-from factatlas.records import ANSWER_MARKER, Drop, Entity, Fact, ObjectRef, frozen_mapping
+from factatlas.records import ANSWER_MARKER, Drop, Entity, Fact, ObjectRef, Prompt, frozen_mapping
 
 STEP = "import"
 MASK = "<mask>"
@@ -161,7 +161,7 @@ def entity_id(labels: Sequence[str]) -> str:
 class Converted:
     facts: list[Fact]
     entities: dict[str, Entity]
-    prompts: list[dict[str, Any]]
+    prompts: list[Prompt]
     candidates: list[dict[str, Any]]
     drops: list[Drop]
     relations: dict[str, str]  # relation id -> English pattern
@@ -218,7 +218,7 @@ def convert(data: BmlamaData, names: Mapping[str, str] | None = None, *, as_publ
     relation_of_pattern: dict[str, str] = {}
     labels_of: dict[str, dict[str, str]] = {}
     facts: list[Fact] = []
-    prompts: list[dict[str, Any]] = []
+    prompts: list[Prompt] = []
     pools: dict[str, set[str]] = defaultdict(set)
     suspected: Counter[str] = Counter()
     examples: list[dict[str, Any]] = []
@@ -280,15 +280,15 @@ def convert(data: BmlamaData, names: Mapping[str, str] | None = None, *, as_publ
         for lang in langs:
             r = data.rows[lang][i]
             text = r.prompt.replace(MASK, ANSWER_MARKER)
-            prompts.append({
-                "prompt_id": f"{fid}|{lang}|{pred}/1", "fact_id": fid, "lang": lang, "template_id": f"{pred}/1",
-                "kind": "cloze", "text": text, "answer_start": text.find(ANSWER_MARKER), "pair": name,
-                "culture": CULTURE, "predicate": pred, "split": "test", "subject_qid": subject,
-                "subject_label": r.subject, "gold_qids": [gold], "gold_forms": [[r.gold]],
-                "candidate_qids": cand_ids, "candidate_forms": tuple(r.candidates[j] for j in keep),
-                "template_status": "reviewed", "article_langs": (), "home_langs": (),
-                "popularity": 0.0, "popularity_quantile": 0, "popularity_log10": -1,
-            })
+            prompts.append(Prompt(
+                prompt_id=f"{fid}|{lang}|{pred}/1", fact_id=fid, lang=lang, template_id=f"{pred}/1",
+                kind="cloze", text=text, answer_start=text.find(ANSWER_MARKER), pair=name,
+                culture=CULTURE, predicate=pred, split="test", subject_qid=subject,
+                subject_label=r.subject, gold_qids=(gold,), gold_forms=((r.gold,),),
+                candidate_qids=cand_ids, candidate_forms=tuple(r.candidates[j] for j in keep),
+                template_status="reviewed", article_langs=(), home_langs=(),
+                popularity=0.0, popularity_quantile=0, popularity_log10=-1,
+            ))
     entities = {q: Entity(q, frozen_mapping(labels)) for q, labels in labels_of.items()}
     inconsistent = inconsistent_translations(labels_of.values(), langs, used={q for f in facts for q in (f.subject,)}
                                              | {q for qs in pools.values() for q in qs})
@@ -368,11 +368,11 @@ def import_bmlama(path: str | os.PathLike, *, out: str | os.PathLike | None = No
         "prompts_with_ambiguous_candidates": ambiguous_prompts(conv.prompts, langs),
         "dropped": drop_counts(conv.drops),
         **({"flagged": conv.defects["flagged"]} if as_published else {})})
-    template_ids = sorted({p["template_id"] for p in conv.prompts})
+    template_ids = sorted({p.template_id for p in conv.prompts})
     meta = {
         "schema_version": SCHEMA_VERSION, "name": name, "pair": data.name, "cultures": [CULTURE],
         "languages": list(langs), "templates": {lang: template_ids for lang in langs},
-        "candidate_mode": "sampled", "k": max((len(p["candidate_qids"]) for p in conv.prompts), default=0),
+        "candidate_mode": "sampled", "k": max((len(p.candidate_qids) for p in conv.prompts), default=0),
         "seed": None,
         "splits": {"method": "imported whole", "fractions": {"test": 1.0}, "counts": {"test": len(conv.facts)}},
         "source": {"kind": "bmlama", "path": str(path), "variant": data.name,

@@ -8,8 +8,8 @@ import json
 import pytest
 from typer.testing import CliRunner
 
+from factatlas.app.cli import app
 from factatlas.builder.audit import read_subject_countries, western_share
-from factatlas.cli import app
 from factatlas.errors import ConfigError
 from factatlas.predicates import load_predicates
 from factatlas.records import CountryRef, Culture, Fact, ObjectRef

@@ -16,6 +16,7 @@ from factatlas.builder.candidates import (
 from factatlas.builder.stats import compute_stats, leaks
 from factatlas.errors import ConfigError
 from factatlas.records import Drop, Entity, ObjectRef, Provenance, frozen_mapping
+from factatlas.tables import prompt_to_row
 from tests.builder.builder_fixtures import (
     BASE_FACTS,
     TEMPLATES,
@@ -29,18 +30,18 @@ from tests.builder.builder_fixtures import (
 
 
 def test_rows_of_one_fact_exactly():
-    rows = [r for r in build().content.prompts if r["fact_id"] == "arab:P36:Q79" and r["template_id"] == "P36/1"]
+    rows = [prompt_to_row(r) for r in build().content.prompts if r.fact_id == "arab:P36:Q79" and r.template_id == "P36/1"]
     common = {"fact_id": "arab:P36:Q79", "template_id": "P36/1", "kind": "cloze", "pair": "arab-west",
-              "culture": "arab", "predicate": "P36", "split": "test", "subject_qid": "Q79", "gold_qids": ["Q85"],
+              "culture": "arab", "predicate": "P36", "split": "test", "subject_qid": "Q79", "gold_qids": ("Q85",),
               "candidate_qids": ("Q64", "Q85", "Q90", "Q3805"), "template_status": "reviewed",
               # the fixture's facts carry no locality and all have popularity 1: bottom quantile, 10^0 bin
               "article_langs": (), "home_langs": (), "popularity": 1.0, "popularity_quantile": 1,
               "popularity_log10": 0}
     assert rows == [
         {**common, "prompt_id": "arab:P36:Q79|ar|P36/1", "lang": "ar", "text": "عاصمة مصر هي [Y].", "answer_start": 13,
-         "subject_label": "مصر", "gold_forms": [["القاهرة"]], "candidate_forms": ("برلين", "القاهرة", "باريس", "عمان")},
+         "subject_label": "مصر", "gold_forms": (("القاهرة",),), "candidate_forms": ("برلين", "القاهرة", "باريس", "عمان")},
         {**common, "prompt_id": "arab:P36:Q79|en|P36/1", "lang": "en", "text": "The capital of Egypt is [Y].",
-         "answer_start": 24, "subject_label": "Egypt", "gold_forms": [["Cairo"]],
+         "answer_start": 24, "subject_label": "Egypt", "gold_forms": (("Cairo",),),
          "candidate_forms": ("Berlin", "Cairo", "Paris", "Amman")},
     ]
 
@@ -85,14 +86,14 @@ def test_facts_and_candidates_leave_every_language_templates_only_their_own():
     # 6 facts in both languages; en keeps its question template P36/q1 (4 prompts more than ar)
     assert result.counts == {"input_facts": 8, "facts": 6, "prompts": 16, "dropped": 5}
     assert result.content.meta["templates"] == {"ar": ["P19/1", "P36/1"], "en": ["P19/1", "P36/1", "P36/q1"]}
-    per_lang = {lang: {(r["fact_id"], r["template_id"]) for r in result.content.prompts if r["lang"] == lang}
+    per_lang = {lang: {(r.fact_id, r.template_id) for r in result.content.prompts if r.lang == lang}
                 for lang in ("ar", "en")}
     assert per_lang["en"] - per_lang["ar"] == {(f, "P36/q1") for f in ("arab:P36:Q79", "arab:P36:Q810",
                                                                        "west:P36:Q142", "west:P36:Q183")}
-    assert {r["fact_id"] for r in result.content.prompts if r["lang"] == "ar"} == \
-        {r["fact_id"] for r in result.content.prompts if r["lang"] == "en"}
-    assert {tuple(r["gold_qids"]) for r in result.content.prompts if r["fact_id"] == "west:P36:Q142"} == {("Q90",)}
-    assert "Q1748" not in {q for r in result.content.prompts for q in r["candidate_qids"]}
+    assert {r.fact_id for r in result.content.prompts if r.lang == "ar"} == \
+        {r.fact_id for r in result.content.prompts if r.lang == "en"}
+    assert {r.gold_qids for r in result.content.prompts if r.fact_id == "west:P36:Q142"} == {("Q90",)}
+    assert "Q1748" not in {q for r in result.content.prompts for q in r.candidate_qids}
     assert result.content.stats["dropped"] == {"build/augmented-object-removed": 1, "build/no-label:ar": 3,
                                                "build/template-missing:ar": 1}
     from factatlas.builder.invariants import check_content
@@ -141,7 +142,7 @@ def test_sampled_candidates_are_seeded_per_fact():
     with pytest.raises(ValueError, match="k must be >= 1"):
         sampled_candidates("x", ["Q1"], pool, 0, 0)
     sampled = build(candidate_mode="sampled", k=3).content
-    assert {r["fact_id"]: r["candidate_qids"] for r in sampled.prompts} == {
+    assert {r.fact_id: r.candidate_qids for r in sampled.prompts} == {
         "arab:P19:Q1": ("Q90", "Q85"), "arab:P36:Q79": ("Q90", "Q3805", "Q85"),
         "arab:P36:Q810": ("Q64", "Q90", "Q3805"), "west:P19:Q2": ("Q90", "Q85"),
         "west:P36:Q142": ("Q3805", "Q64", "Q90"), "west:P36:Q183": ("Q3805", "Q85", "Q64")}

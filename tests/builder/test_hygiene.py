@@ -9,6 +9,7 @@ from factatlas.builder.hygiene import Hygiene, final_text
 from factatlas.builder.sources import TemplateInfo
 from factatlas.errors import ConfigError
 from factatlas.records import ANSWER_MARKER, Entity, Fact, ObjectRef, Provenance, RenderFailure, fact_id
+from factatlas.tables import prompt_to_row
 
 TEMPLATES = {  # predicate -> (id, kind, text); [X] subject, [Y] answer
     "P19": [("P19/1", "cloze", "[X] was born in [Y]."), ("P19/2", "cloze", "[Y] is where [X] was born ."),
@@ -56,7 +57,7 @@ def test_default_build_keeps_everything_that_renders():
     content = _build(Hygiene())
     assert sorted(f.subject for f in content.facts) == ["Q1", "Q2", "Q3", "Q4"]
     assert "hygiene" not in content.meta  # default builds stay byte-identical to before
-    texts = {r["prompt_id"].split("|")[2] + "@" + r["subject_qid"]: r["text"] for r in content.prompts}
+    texts = {r.prompt_id.split("|")[2] + "@" + r.subject_qid: r.text for r in content.prompts}
     assert texts["P19/1@Q1"] == f"Ann was born in {ANSWER_MARKER}."
 
 
@@ -77,7 +78,7 @@ def test_single_object_and_min_templates_drop_with_reasons():
 
 def test_final_punctuation_is_stripped_from_cloze_prompts_only():
     content = _build(Hygiene(strip_final_punctuation=True))
-    texts = {(r["template_id"], r["subject_qid"]): r for r in content.prompts}
+    texts = {(r.template_id, r.subject_qid): prompt_to_row(r) for r in content.prompts}
     assert texts[("P19/1", "Q1")]["text"] == f"Ann was born in {ANSWER_MARKER}"
     assert texts[("P19/2", "Q1")]["text"] == f"{ANSWER_MARKER} is where Ann was born"
     assert texts[("P19/q1", "Q1")]["text"] == "Where was Ann born?"

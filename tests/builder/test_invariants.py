@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from factatlas.builder.invariants import check_content, check_directory
-from factatlas.tables import PROMPTS_SCHEMA, read_rows, write_table
+from factatlas.builder.invariants import check_content, check_directory, check_rows
+from factatlas.tables import PROMPTS_SCHEMA, prompt_rows, read_rows, write_table
 from tests.builder.builder_fixtures import build, write
 
 Rows = list[dict[str, Any]]
@@ -191,8 +191,8 @@ def test_each_row_corruption_is_rejected_with_its_rule(case, built, bench):
     found = check_directory(bench)
     assert expected <= rules(found), f"{case}: expected {expected}, got {[str(v) for v in found]}"
     # the writer's in-memory check sees the same corruption
-    rows = corrupt([dict(r) for r in built.content.prompts])
-    assert expected <= rules(check_content(replace(built.content, prompts=rows)))
+    rows = corrupt(prompt_rows(built.content.prompts))
+    assert expected <= rules(check_rows(built.content, rows))
 
 
 def test_where_and_message_name_the_place(bench):

@@ -69,7 +69,7 @@ def test_build_records_salt_and_realised_fractions():
     meta, stats = result.content.meta, result.content.stats
     assert meta["splits"]["salt"] == DEFAULT_SALT
     assert meta["splits"]["counts"] == {"dev": 1, "test": 5}
-    assert {r["fact_id"] for r in result.content.prompts if r["split"] == "dev"} == {"west:P19:Q2"}
+    assert {r.fact_id for r in result.content.prompts if r.split == "dev"} == {"west:P19:Q2"}
     assert stats["splits"]["west"]["P19"] == {"dev": 1, "test": 0}
     assert stats["split_fractions"]["overall"] == {"dev": round(1 / 6, 6), "test": round(5 / 6, 6)}
     assert stats["split_fractions"]["max_deviation"] == 0.5
@@ -80,7 +80,7 @@ def test_build_records_salt_and_realised_fractions():
 
 
 def _splits_of(rows) -> dict[str, str]:
-    return {r["fact_id"]: r["split"] for r in build(rows, fractions={"dev": 0.3, "test": 0.7}).content.prompts}
+    return {r.fact_id: r.split for r in build(rows, fractions={"dev": 0.3, "test": 0.7}).content.prompts}
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])

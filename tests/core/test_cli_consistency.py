@@ -14,7 +14,7 @@ import typer
 from typer.testing import CliRunner
 
 import factatlas
-from factatlas.cli import app
+from factatlas.app.cli import app
 
 
 # typer vendors its own click: commands and parameters are told apart by what they have, not by class
@@ -149,7 +149,7 @@ def test_help_piped_is_not_cut_at_80_columns():
 
 
 def test_a_users_columns_win_and_a_terminal_is_left_alone():
-    from factatlas.cli import PIPED_WIDTH, widen_when_piped
+    from factatlas.app.cli import PIPED_WIDTH, widen_when_piped
 
     class Tty:
         def isatty(self) -> bool:

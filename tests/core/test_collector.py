@@ -32,7 +32,7 @@ def test_freezing_needs_the_command_line_to_have_taken_the_collector():
 def test_the_command_line_takes_the_collector():
     out = _python("""
         import contextlib, gc, io, sys
-        from factatlas.cli import main
+        from factatlas.app.cli import main
         sys.argv = ["factatlas", "--help"]
         with contextlib.redirect_stdout(io.StringIO()) as shown, contextlib.suppress(SystemExit):
             main()

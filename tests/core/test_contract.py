@@ -142,3 +142,34 @@ def test_the_build_records_display_labels_from_the_registry_and_its_entities():
         "predicate_labels": {"P19": "place of birth"},  # P9999 is not in the registry
         "country_labels": {"Q79": "Egypt", "Q810": "الأردن"},  # English, else the first language code
     }
+
+
+def test_the_core_imports_no_stage_room_and_no_app():
+    """factatlas/*.py is the contract every stage shares: it may import itself, never a stage room nor the
+    app layer (factatlas.app: the command and the quickstart), even inside a function. ``__main__`` only
+    delegates to the app."""
+    import ast
+    from pathlib import Path
+
+    import factatlas
+
+    rooms = {*factatlas.STAGES, "app"}
+    core = Path(factatlas.__file__).parent
+    offences = []
+    for path in sorted(core.glob("*.py")):
+        if path.name == "__main__.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text("utf-8"), str(path))):
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:  # relative: from .x import y / from . import x
+                    base = "factatlas" + (f".{base}" if base else "")
+                names = [base] + [f"{base}.{a.name}" for a in node.names]
+            else:
+                continue
+            rooms_named = sorted({n.split(".")[1] for n in names if n.startswith("factatlas.")} & rooms)
+            if rooms_named:
+                offences.append(f"{path.name}:{node.lineno}: imports factatlas.{rooms_named[0]}")
+    assert offences == []

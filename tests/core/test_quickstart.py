@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pytest
 
+from factatlas.app.pipeline import QuickstartConfig, prepare_run_dir, run_quickstart
 from factatlas.errors import ConfigError
-from factatlas.pipeline import QuickstartConfig, prepare_run_dir, run_quickstart
 from factatlas.stopwatch import Stopwatch, recording, time_table
 from factatlas.tables import read_rows
 

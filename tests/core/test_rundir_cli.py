@@ -42,7 +42,7 @@ HEAVY_MODULES = {"torch", "transformers", "tokenizers", "datasets", "huggingface
 
 
 def test_cli_help_imports_no_heavy_module():
-    code = ("import sys; from factatlas.cli import app; "
+    code = ("import sys; from factatlas.app.cli import app; "
             "print(' '.join(sorted({m.split('.')[0] for m in sys.modules})))")
     done = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True)
     assert sorted(HEAVY_MODULES & set(done.stdout.split())) == []

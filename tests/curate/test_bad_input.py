@@ -218,7 +218,7 @@ def test_validate_rejects_a_city_or_an_unknown_item_listed_as_a_country(tmp_path
     """`factatlas validate` applies curate's country check (curate only warns) and names each line."""
     from typer.testing import CliRunner
 
-    from factatlas.cli import app
+    from factatlas.app.cli import app
 
     culture = tmp_path / "mixed.yaml"
     culture.write_text(

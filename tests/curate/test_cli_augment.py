@@ -7,7 +7,7 @@ import sys
 
 from typer.testing import CliRunner
 
-from factatlas.cli import app
+from factatlas.app.cli import app
 from factatlas.curate.augment import build_graph, containing_areas, superclasses
 
 runner = CliRunner()
@@ -32,7 +32,7 @@ def test_curate_command_prints_counts_and_names_empty_countries(fixture_files, t
 
 
 def test_curate_command_errors_exit_2_without_traceback(tmp_path):
-    proc = subprocess.run([sys.executable, "-c", "from factatlas.cli import main; main()", "curate", "--pair",
+    proc = subprocess.run([sys.executable, "-c", "from factatlas.app.cli import main; main()", "curate", "--pair",
                            "arab-wset"], capture_output=True, text=True, cwd=tmp_path)
     assert proc.returncode == 2
     assert "unknown pair 'arab-wset'. Did you mean 'arab-west'?" in proc.stderr

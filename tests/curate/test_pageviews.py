@@ -142,7 +142,7 @@ def test_cli_rank_by_pageviews_over_http_stand_ins(fixture_store, tmp_path):
     """`factatlas curate --rank-by pageviews` against a SPARQL stand-in and the pageviews stand-in."""
     from typer.testing import CliRunner
 
-    from factatlas.cli import app
+    from factatlas.app.cli import app
     from factatlas.curate.localserver import SparqlApp
 
     views = MediaWikiApp({}, pageviews={("ar", "مصر"): {"202406": 900}, ("ar", "لبنان"): {"202406": 90}})

@@ -10,7 +10,7 @@ from dataclasses import replace
 import pytest
 from typer.testing import CliRunner
 
-from factatlas.cli import app
+from factatlas.app.cli import app
 from factatlas.curate.endpoints import EmbeddedEndpoint, HttpSparqlEndpoint, load_store, make_endpoint
 from factatlas.curate.engine import curate
 from factatlas.curate.localserver import SparqlApp, serve

@@ -3,11 +3,26 @@ and the prompt mean all differ; every number is worked out by hand in the commen
 
 from __future__ import annotations
 
+import json
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
 import pytest
 
+from factatlas.benchmark import SCHEMA_VERSION, Benchmark
 from factatlas.probe import aggregate as A
-from factatlas.probe.evaluate import BenchmarkView, compute_metrics
+from factatlas.probe.evaluate import compute_metrics
 from factatlas.records import ProbeResult, Prompt
+from factatlas.tables import PROMPTS_SCHEMA, prompt_rows, write_table
+
+
+def prompts_benchmark(folder: Path, meta: Mapping[str, Any], prompts: Iterable[Prompt]) -> Benchmark:
+    """The smallest benchmark the metrics read: benchmark.json and prompts.parquet (no labels)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    write_table(folder / "prompts.parquet", prompt_rows(prompts), PROMPTS_SCHEMA, sort_by=("prompt_id",))
+    (folder / "benchmark.json").write_text(json.dumps({"schema_version": SCHEMA_VERSION, **meta}), "utf-8")
+    return Benchmark.open(folder)
 
 
 def prompt(fact: str, predicate: str, lang: str = "en", template: str = "t", candidates=("Qa", "Qb", "Qc"),
@@ -65,10 +80,11 @@ def test_macro_micro_and_mrr_by_hand(fixture):
     assert (acc.macro, acc.micro) == (pytest.approx(0.75), pytest.approx(0.625))
 
 
-def test_every_caller_gets_the_same_macro_and_micro(fixture):
+def test_every_caller_gets_the_same_macro_and_micro(fixture, tmp_path):
     """metrics.json's summary and the verdict's held-out P@1 come from the one aggregation."""
     prompts, rows = fixture
-    m = compute_metrics(rows, BenchmarkView({"languages": ["en", "ar"], "cultures": ["west"]}, prompts))
+    bench = prompts_benchmark(tmp_path, {"languages": ["en", "ar"], "cultures": ["west"]}, prompts.values())
+    m = compute_metrics(rows, bench)
     overall = m["summary"]["overall"]
     assert (overall["p@1"], overall["p@1_micro"]) == (pytest.approx(0.75), pytest.approx(0.625))
     model = m["validation"]["model"]

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from factatlas.cli import app
+from factatlas.app.cli import app
 from factatlas.tables import FACTS_SCHEMA, RANKINGS_SCHEMA, write_table
 from tests.probe.probe_capitals import capital_prompt_rows, cloze_rows, write_benchmark
 

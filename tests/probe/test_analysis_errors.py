@@ -7,7 +7,7 @@ import csv
 
 from typer.testing import CliRunner
 
-from factatlas.cli import app
+from factatlas.app.cli import app
 from factatlas.probe.analysis import errors as E
 from factatlas.records import Fact, GoldObject, ObjectRef, ScoredPrompt
 from tests.probe.test_analysis_cli import scripted_run  # noqa: F401  (the fixture)

@@ -103,7 +103,7 @@ def test_chat_needs_a_chat_template(tiny_gpt2, capitals_rows):
 
 
 def test_cli_chat_with_shots(tmp_path, capitals_rows, tiny_chat_dir):
-    from factatlas.cli import app
+    from factatlas.app.cli import app
     from factatlas.tables import RANKINGS_SCHEMA, read_rows
     from tests.probe.probe_capitals import write_benchmark
 

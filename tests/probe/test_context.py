@@ -105,7 +105,7 @@ def test_judge_on_the_128_position_chat_model_is_a_clean_cli_error(tmp_path, cap
     """The case of the issue: probe with chat, then judge with the same tiny model, from the command line."""
     from typer.testing import CliRunner
 
-    from factatlas.cli import app
+    from factatlas.app.cli import app
     from tests.probe.probe_capitals import write_benchmark
 
     run = tmp_path / "run"

@@ -3,7 +3,7 @@ no traceback (issue 28, item 3).
 
 One small real run is made once per module (the capitals benchmark, probed by the tiny BERT and the tiny
 GPT-2 in generative mode); each case copies it, damages one input file (cut, emptied, a column missing, a
-column of the wrong type, removed) and runs the command in this process through ``factatlas.cli.main``,
+column of the wrong type, removed) and runs the command in this process through ``factatlas.app.cli.main``,
 the entry point a user's shell reaches.
 """
 
@@ -37,7 +37,8 @@ class Outcome:
 
 def run_main(args: list[str], capsys, monkeypatch) -> Outcome:
     """``factatlas ARGS`` as the console script runs it, in this process (fast, no interpreter start)."""
-    from factatlas import cli, collector
+    from factatlas import collector
+    from factatlas.app import cli
 
     monkeypatch.setattr(collector, "tune_for_pipeline", lambda: None)  # the test session keeps its collector
     monkeypatch.setattr(sys, "argv", ["factatlas", *map(str, args)])

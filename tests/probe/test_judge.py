@@ -151,7 +151,7 @@ def test_a_ranking_rule_has_nothing_to_judge(capitals_rows):
 def test_cli_judge_with_a_tiny_chat_model_end_to_end(tmp_path, capitals_rows, tiny_chat_dir):
     """Probe with chat, judge with the (untrained-for-judging) tiny chat model, report: every answer judged,
     every unparsable reply counted and kept, the section on the report page."""
-    from factatlas.cli import app
+    from factatlas.app.cli import app
 
     run = tmp_path / "run"
     write_benchmark(run / "build", capitals_rows)
@@ -193,7 +193,7 @@ def test_cli_judge_with_a_tiny_chat_model_end_to_end(tmp_path, capitals_rows, ti
 
 
 def test_cli_judge_refuses_a_ranking_probe(tmp_path, capitals_rows, tiny_bert_dir):
-    from factatlas.cli import app
+    from factatlas.app.cli import app
 
     run = tmp_path / "run"
     write_benchmark(run / "build", capitals_rows)

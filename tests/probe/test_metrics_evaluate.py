@@ -13,7 +13,7 @@ from factatlas.probe.evaluate import (
     MetricsConfig,
     MetricsError,
     compute_metrics,
-    load_benchmark_view,
+    load_benchmark,
 )
 from factatlas.probe.metrics import coverlap, rankc, xfakt_scores
 from factatlas.tables import RANKINGS_SCHEMA, write_table
@@ -207,7 +207,7 @@ def test_bootstrap_intervals_and_template_only(bench):
 def test_opened_benchmarks_and_paths_give_the_same_metrics(bench):
     path, rows = bench
     opened = Benchmark.open(path)
-    view = load_benchmark_view(opened)
+    view = load_benchmark(opened)
     assert view.languages == ("ar", "en") and view.label("Q90", ["ar"]) == "باريس"
     a = compute_metrics(controlled_rankings(rows), opened)
     b = compute_metrics(controlled_rankings(rows), path)

@@ -125,12 +125,13 @@ def test_p_at_1_and_coverlap_of_bloom_3b(rankings):
     assert 0.0 < co < 1.0
 
 
-def test_compute_metrics_reproduces_the_direct_numbers(rankings):
+def test_compute_metrics_reproduces_the_direct_numbers(rankings, tmp_path):
     """The full pipeline (rankings rows -> compute_metrics) on BLOOM-3b's en/es/ar records gives the same
     RankC and P@1 as the direct computation above."""
-    from factatlas.probe.evaluate import BenchmarkView, compute_metrics
+    from factatlas.probe.evaluate import compute_metrics
     from factatlas.records import ProbeResult
     from factatlas.tables import prompt_from_row
+    from tests.probe.test_aggregate import prompts_benchmark
 
     langs = ("ar", "en", "es")
     n = len(rankings["en"])
@@ -150,8 +151,8 @@ def test_compute_metrics_reproduces_the_direct_numbers(rankings):
                          "scores": [], "correct_at_1": ranked[0] == cands[-1]})
 
     meta = {"name": "BMLAMA-17", "cultures": ["bmlama"], "languages": list(langs)}
-    view = BenchmarkView(meta, {p["prompt_id"]: prompt_from_row(p) for p in prompts})
-    m = compute_metrics([ProbeResult(r["model"], r["scoring"], r["prompt_id"], view.prompts[r["prompt_id"]].fact_id,
+    view = prompts_benchmark(tmp_path, meta, [prompt_from_row(p) for p in prompts])
+    m = compute_metrics([ProbeResult(r["model"], r["scoring"], r["prompt_id"], view.prompts_by_id[r["prompt_id"]].fact_id,
                                      "", "", "", "", tuple(r["ranked_qids"]), (), r["correct_at_1"]) for r in rows], view)
     matrix = m["cross_lingual"]["rankc"]["matrix"]
     assert matrix["en"]["es"] == pytest.approx(rankc(rankings["en"], rankings["es"]), abs=1e-12)

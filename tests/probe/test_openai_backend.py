@@ -99,7 +99,7 @@ def test_gives_up_after_max_retries_and_names_the_fix(tiny_gpt2):
 def test_api_key_sent_but_never_printed(tmp_path, monkeypatch, capitals_rows, tiny_gpt2, tiny_gpt2_dir):
     from typer.testing import CliRunner
 
-    from factatlas.cli import app
+    from factatlas.app.cli import app
     from tests.probe.probe_capitals import write_benchmark
 
     secret = "sk-test-5ecret-value"
@@ -248,7 +248,7 @@ def test_after_the_last_try_the_cli_names_the_server_the_fault_and_the_fix(tmp_p
     check the same message in process (the error main() prints)."""
     from typer.testing import CliRunner
 
-    from factatlas.cli import app
+    from factatlas.app.cli import app
     from factatlas.errors import FactatlasError
     from tests.probe.probe_capitals import write_benchmark
 

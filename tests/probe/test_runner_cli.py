@@ -8,7 +8,7 @@ import shutil
 import pytest
 from typer.testing import CliRunner
 
-from factatlas.cli import app
+from factatlas.app.cli import app
 from factatlas.errors import ConfigError
 from factatlas.tables import RANKINGS_SCHEMA, read_rows
 from tests.probe.probe_capitals import CHANCE

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 import pytest
 from typer.testing import CliRunner
 
-from factatlas.cli import app
+from factatlas.app.cli import app
 from factatlas.errors import ConfigError
 from factatlas.probe.generative import (
     LanguageAliases,

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from factatlas.cli import app
+from factatlas.app.cli import app
 from factatlas.errors import ConfigError
 from factatlas.publish.lmeval import export_lmeval, mc_doc
 from tests.probe.probe_capitals import capital_prompt_rows, write_benchmark

@@ -19,7 +19,7 @@ from types import SimpleNamespace
 import pytest
 from typer.testing import CliRunner
 
-from factatlas.cli import app
+from factatlas.app.cli import app
 from factatlas.errors import ConfigError, FactatlasError
 from factatlas.publish.publishers import GitPublisher
 from factatlas.publish.workflow import publish

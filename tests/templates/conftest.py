@@ -45,7 +45,7 @@ PLACE_PREDICATES = ("P19", "P20", "P36", "P190")
 def _cli_in_process(*args: str) -> None:
     from typer.testing import CliRunner
 
-    from factatlas.cli import app
+    from factatlas.app.cli import app
 
     done = CliRunner().invoke(app, list(args))
     assert done.exit_code == 0, f"factatlas {' '.join(args)} failed:\n{done.output[-3000:]}"

@@ -41,7 +41,7 @@ def _cli(*args: str) -> subprocess.CompletedProcess:
 def _cli_in_process(*args: str):
     from typer.testing import CliRunner
 
-    from factatlas.cli import app
+    from factatlas.app.cli import app
 
     return CliRunner().invoke(app, list(args))
 

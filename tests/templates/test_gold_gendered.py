@@ -12,7 +12,7 @@ import pytest
 from factatlas.builder.build import BuildSpec, build_benchmark
 from factatlas.builder.sources import LibrarySource, answer_variant
 from factatlas.records import Entity, Gender, frozen_mapping
-from factatlas.tables import read_entities, write_entities
+from factatlas.tables import prompt_to_row, read_entities, write_entities
 from factatlas.templates.library import load_library
 from factatlas.templates.render import gendered_label
 
@@ -28,7 +28,7 @@ def built(tmp_path_factory):
     source = LibrarySource(load_library(LANGS), result.entities)
     spec = BuildSpec(name="t", pair="arab-west", cultures=("arab", "west"), languages=LANGS)
     content = build_benchmark(result.facts, result.entities, source, spec).content
-    return result.entities, {r["prompt_id"]: r for r in content.prompts}, content.stats
+    return result.entities, {r.prompt_id: prompt_to_row(r) for r in content.prompts}, content.stats
 
 
 def _sentence(rows, prompt_id: str) -> str:
@@ -84,7 +84,7 @@ def test_every_candidate_filler_agrees_with_the_subject(built):
 def test_gold_keeps_the_plain_label_for_lenient_matching(built):
     _, rows, _ = built
     r = rows["arab:P106:Q1118831|ru|P106/3"]
-    assert r["gold_forms"][r["gold_qids"].index("Q177220")][:3] == ["певицей", "певица", "певец"]
+    assert r["gold_forms"][r["gold_qids"].index("Q177220")][:3] == ("певицей", "певица", "певец")
 
 
 def test_fallbacks_to_the_plain_label_are_counted_per_language(built):

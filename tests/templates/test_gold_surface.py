@@ -202,7 +202,7 @@ def test_audit_command(sentences, tmp_path):
 
     from typer.testing import CliRunner
 
-    from factatlas.cli import app
+    from factatlas.app.cli import app
 
     run = sentences[2]
     result = CliRunner().invoke(app, ["templates", "audit", str(run), "--langs", "ru,es", "--limit", "2",

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from factatlas.cli import app
+from factatlas.app.cli import app
 from factatlas.records import Fact, ObjectRef, fact_id
 from factatlas.tables import PROMPTS_SCHEMA, read_drops, read_rows, write_entities, write_facts
 from factatlas.templates.batch import render_run
@@ -136,7 +136,7 @@ def test_cli_render_and_coverage(run_dir, template_dir):
 def test_cli_validate_reports_file_line_col_and_exits_2(tmp_path):
     bad = tmp_path / "en.yaml"
     bad.write_text(FILES["en"].replace("[X] was born in [Y].", "[X] was born in [Y.lok]."), "utf-8")
-    proc = subprocess.run([sys.executable, "-c", "from factatlas.cli import main; main()", "templates", "validate",
+    proc = subprocess.run([sys.executable, "-c", "from factatlas.app.cli import main; main()", "templates", "validate",
                            str(bad)], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2
     assert f"{bad}:7:" in proc.stderr.replace("\n", "") or "en.yaml:7:" in proc.stderr

@@ -173,7 +173,7 @@ def beta() -> PhraseTranslator:
 def test_cli_translate_writes_a_valid_draft_file(tmp_path, monkeypatch):
     from typer.testing import CliRunner
 
-    from factatlas.cli import app
+    from factatlas.app.cli import app
 
     folder = tmp_path / "lang"
     folder.mkdir()

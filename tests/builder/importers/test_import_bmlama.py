@@ -53,7 +53,7 @@ def test_quote_defects_match_known_data_defects(data):
     assert lines == {k["line"] for k in known}
     assert len(quote_drops) == {"BMLAMA17": 134, "BMLAMA53": 44}[name]
     # every imported query keeps its gold among its candidates, in every language
-    assert all(p["gold_qids"][0] in p["candidate_qids"] for p in conv.prompts)
+    assert all(p.gold_qids[0] in p.candidate_qids for p in conv.prompts)
 
 
 @pytest.mark.slow
@@ -67,7 +67,7 @@ def test_truncated_labels_are_dropped_not_imported(data):
         assert any("'Miami (kapital sa kondado sa Estados Unidos'" in x.detail for x in truncated)
     else:
         assert truncated == []
-    forms = {f for p in conv.prompts for f in p["candidate_forms"]}
+    forms = {f for p in conv.prompts for f in p.candidate_forms}
     assert not any(bmlama.unbalanced(f) for f in forms)
     if name == "BMLAMA17":  # negatives drawn differently per language in some rows (line 4985: Aberdeen/Hiroshima)
         varying = conv.defects["inconsistent_translations"]["varying_per_language"]
@@ -83,13 +83,13 @@ def test_relations_entities_and_prompts(data):
     name, d, conv = data
     assert len(conv.relations) == {"BMLAMA17": 38, "BMLAMA53": 27}[name]
     assert conv.relations["shares-border-with"] == "[X] shares border with [Y]."
-    first = {p["lang"]: p for p in conv.prompts if p["fact_id"] == f"{d.name}:00001"}
+    first = {p.lang: p for p in conv.prompts if p.fact_id == f"{d.name}:00001"}
     if name == "BMLAMA17":
-        assert first["en"]["text"] == "Charles II of Spain was born in [Y]."
-        assert first["en"]["candidate_forms"][-1] == "Madrid" and first["ar"]["candidate_forms"][-1] == "مدريد"
+        assert first["en"].text == "Charles II of Spain was born in [Y]."
+        assert first["en"].candidate_forms[-1] == "Madrid" and first["ar"].candidate_forms[-1] == "مدريد"
     # one entity id per aligned candidate: the same ids in every language, gold last as published
-    assert len({p["candidate_qids"] for p in first.values()}) == 1
-    assert first["en"]["gold_qids"] == [first["en"]["candidate_qids"][-1]]
+    assert len({p.candidate_qids for p in first.values()}) == 1
+    assert first["en"].gold_qids == (first["en"].candidate_qids[-1],)
 
 
 def test_csv_quoted_fields_are_decoded():
@@ -129,8 +129,8 @@ def test_relations_get_pids_from_mlama_english_templates():
         "P19", "P20", "P279", "P37", "P413", "P449", "P47", "P138", "P364", "P463", "P101", "P106", "P527", "P530",
         "P176", "P27", "P407", "is-located-in", "P178", "P1376", "P1412", "P108", "P136", "P39", "P264", "P937",
         "P140", "P1303", "P127", "P103", "P190", "P1001", "P31", "P495", "P159", "P36", "P740", "P361"])
-    first = next(p for p in conv.prompts if p["fact_id"] == "bmlama17:00001" and p["lang"] == "en")
-    assert first["predicate"] == "P19" and first["template_id"] == "P19/1"
+    first = next(p for p in conv.prompts if p.fact_id == "bmlama17:00001" and p.lang == "en")
+    assert first.predicate == "P19" and first.template_id == "P19/1"
 
 
 @pytest.fixture(scope="module")
@@ -148,21 +148,21 @@ def test_as_published_keeps_every_row_and_the_published_counts(as_published):
     content = result.content
     per_lang: dict[str, dict[str, int]] = {}
     for p in content.prompts:
-        c = per_lang.setdefault(p["lang"], {"queries": 0, "candidates": 0})
+        c = per_lang.setdefault(p.lang, {"queries": 0, "candidates": 0})
         c["queries"] += 1
-        c["candidates"] += len(p["candidate_qids"])
+        c["candidates"] += len(p.candidate_qids)
     assert per_lang == {lang: {"queries": queries, "candidates": candidates} for lang in d.languages}
     assert result.counts == {"input_queries": queries, "facts": queries, "prompts": queries * n_langs, "dropped": 0,
                              "flagged": {"BMLAMA17": 134, "BMLAMA53": 256}[name]}
     assert content.drops == [] and content.meta["name"] == f"{d.name}-as-published"
     # unchanged: the published prompt (mask -> marker), gold field and candidate list, in the published order
-    by_fact_lang = {(p["fact_id"], p["lang"]): p for p in content.prompts}
+    by_fact_lang = {(p.fact_id, p.lang): p for p in content.prompts}
     for lang in d.languages:
         for row in d.rows[lang]:
             p = by_fact_lang[(f"{d.name}:{row.index + 1:05d}", lang)]
-            assert p["text"] == row.prompt.replace("<mask>", "[Y]")
-            assert list(p["candidate_forms"]) == list(row.candidates) and p["gold_forms"] == [[row.raw_gold]]
-            assert p["gold_qids"] == [p["candidate_qids"][-1]]
+            assert p.text == row.prompt.replace("<mask>", "[Y]")
+            assert list(p.candidate_forms) == list(row.candidates) and p.gold_forms == ((row.raw_gold,),)
+            assert p.gold_qids == (p.candidate_qids[-1],)
     from factatlas.builder.invariants import check_content
 
     assert check_content(content) == []
@@ -201,7 +201,7 @@ def write_small_bmlama(folder):
 def test_cli_as_published_keeps_the_defective_row_flagged(tmp_path):
     from typer.testing import CliRunner
 
-    from factatlas.cli import app
+    from factatlas.app.cli import app
 
     src = write_small_bmlama(tmp_path / "BMLAMA2")
     runner = CliRunner()

@@ -7,10 +7,10 @@ import json
 import pytest
 from typer.testing import CliRunner
 
+from factatlas.app.cli import app
 from factatlas.benchmark import BENCHMARK_FILES, Benchmark
 from factatlas.builder.importers import dlama
 from factatlas.builder.invariants import check_directory
-from factatlas.cli import app
 from factatlas.errors import ConfigError
 from tests.builder.importers import reference
 

@@ -91,7 +91,7 @@ def test_import_is_byte_identical_for_identical_inputs(tmp_path):
 def test_import_command(tmp_path):
     from typer.testing import CliRunner
 
-    from factatlas.cli import app
+    from factatlas.app.cli import app
 
     _write_mlama(tmp_path / "m")
     res = CliRunner().invoke(app, ["import", "mlama", str(tmp_path / "m"), "--langs", "en,fr", "--out",

@@ -26,7 +26,7 @@ app = typer.Typer(
 
 
 def _register_stages() -> None:
-    from factatlas import pipeline
+    from factatlas.app import pipeline
     from factatlas.builder import cli as build_cli
     from factatlas.curate import cli as curate_cli
     from factatlas.probe import cli as probe_cli

@@ -1,0 +1,626 @@
+"""The five curation steps (DLAMA's method, done properly), over any SPARQL endpoint.
+
+Each step is one function, called in this order by ``curate()``:
+
+1. candidates (``find_candidates``): subjects of each predicate tied to each culture's countries (batched VALUES), with their
+   P31 classes and article titles; subjects that are not of the predicate's subject type are dropped.
+2. popularity (``rank_by_popularity``): rank by article length (or edits, or sitelinks), max over the culture's editions; optional
+   per-country quota; keep at most N subjects per (culture, predicate).
+3. objects (``collect_objects``): every object of each kept subject, without culture filters.
+4. labels (``label_and_type_check``): labels + aliases in every requested language, P31 classes, P21
+   and sitelinks in one batched pass; objects not of the object type, facts whose subject lacks a
+   label, and objects lacking one, are dropped with that reason.
+5. augmentation (``augment_objects``): P279 superclasses (one closure query per batch of the object pool) and P131 containing
+   areas for places (stopping before countries); every object keeps its provenance.
+
+Every dropped candidate is a ``Drop`` with its step and reason. Outputs are sorted and byte-stable.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from factatlas.curate import sparql
+from factatlas.curate.augment import build_graph, containing_areas, superclasses
+from factatlas.curate.cache import QueryRunner
+from factatlas.curate.config import (
+    CultureConfig,
+    PredicateSpec,
+    TypeSpec,
+)
+from factatlas.curate.mediawiki import MediaWikiClient
+from factatlas.curate.pageviews import MonthWindow, PageviewsClient, PageViewTable, WikimediaPageviews
+from factatlas.curate.popularity import (
+    MediaWikiEdits,
+    MediaWikiLengths,
+    PageLengthTable,
+    PopularitySource,
+)
+from factatlas.errors import ConfigError
+from factatlas.http import HttpPolicy
+from factatlas.records import (
+    CountryRef,
+    Culture,
+    Drop,
+    Entity,
+    Fact,
+    Gender,
+    ObjectRef,
+    Provenance,
+    fact_id,
+    frozen_mapping,
+    id_order,
+)
+
+if TYPE_CHECKING:
+    from factatlas.curate.engine import CurationConfig
+
+COUNTRY_CLASS = "Q6256"
+GENDER_BY_P21 = {
+    "Q6581097": Gender.MASCULINE,  # male
+    "Q6581072": Gender.FEMININE,  # female
+    "Q1052281": Gender.FEMININE,  # trans woman
+    "Q2449503": Gender.MASCULINE,  # trans man
+}
+
+# ---- entity knowledge gathered along the way --------------------------------------------------
+
+
+@dataclass
+class EntityInfo:
+    labels: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
+    aliases: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
+    classes: set[str] = field(default_factory=set)
+    p21: set[str] = field(default_factory=set)
+    female: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))  # P2521 per language
+    male: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))  # P3321 per language
+    sitelinks: int = 0
+    described: bool = False
+
+    def label(self, lang: str) -> str | None:
+        return min(self.labels[lang]) if self.labels.get(lang) else None
+
+    def to_entity(self, qid: str, langs: Sequence[str]) -> Entity:
+        labels = {x: self.label(x) for x in langs if self.label(x)}
+        aliases = {x: tuple(sorted(self.aliases[x] - {labels.get(x)})) for x in langs
+                   if self.aliases.get(x) and self.aliases[x] - {labels.get(x)}}
+        gender, source = Gender.UNKNOWN, ""
+        if self.p21:
+            genders = {GENDER_BY_P21.get(v, Gender.NON_BINARY) for v in self.p21}
+            gender, source = (genders.pop() if len(genders) == 1 else Gender.NON_BINARY), "P21"
+        # several values in one language (rare): the smallest, like labels, so reruns agree
+        female = {x: min(self.female[x]) for x in langs if self.female.get(x)}
+        male = {x: min(self.male[x]) for x in langs if self.male.get(x)}
+        return Entity(qid, frozen_mapping(labels), frozen_mapping(aliases), gender, source,
+                      tuple(sorted(self.classes, key=id_order)), self.sitelinks, frozen_mapping(female),
+                      frozen_mapping(male))
+
+
+class Knowledge:
+    """What the run learned about entities and classes, filled by batched queries."""
+
+    def __init__(self, runner: QueryRunner, langs: Sequence[str], roots: Iterable[str], batch_size: int):
+        self.runner, self.langs, self.batch = runner, tuple(langs), batch_size
+        self.roots = tuple(sorted(set(roots), key=id_order))
+        self.info: dict[str, EntityInfo] = defaultdict(EntityInfo)
+        self.reach: dict[str, set[str]] = {}
+
+    def describe(self, qids: Iterable[str]) -> None:
+        todo = sorted({q for q in qids if not self.info[q].described}, key=id_order)
+        if not todo:
+            return
+        rows = self.runner.select_batched("describe", todo, lambda b: sparql.describe_query(b, self.langs),
+                                          self.batch)
+        for q in todo:
+            info = self.info[q]
+            info.described = True
+            info.classes.clear()  # the describe pass is authoritative for P31
+        for row in rows:
+            x, p = sparql.qid_of(row, "x"), sparql.iri(row, "p")
+            if x is None or p is None:
+                continue
+            info = self.info[x]
+            if p.endswith("#label") or p.endswith("/core#altLabel"):
+                lit = sparql.literal(row, "v")
+                if lit and lit[1] in self.langs:
+                    (info.labels if p.endswith("#label") else info.aliases)[lit[1]].add(lit[0])
+            elif p == sparql.WDT + "P31":
+                v = sparql.qid_of(row, "v")
+                if v:
+                    info.classes.add(v)
+            elif p == sparql.WDT + "P21":
+                v = sparql.qid_of(row, "v")
+                if v:
+                    info.p21.add(v)
+            elif p in (sparql.WDT + "P2521", sparql.WDT + "P3321"):
+                lit = sparql.literal(row, "v")
+                if lit and lit[1] in self.langs:
+                    (info.female if p.endswith("P2521") else info.male)[lit[1]].add(lit[0])
+            elif p.endswith("#sitelinks"):
+                lit = sparql.literal(row, "v")
+                if lit and lit[0].lstrip("-").isdigit():
+                    info.sitelinks = int(lit[0])
+        self.ensure_classes(c for q in todo for c in self.info[q].classes)
+
+    def ensure_classes(self, classes: Iterable[str]) -> None:
+        todo = sorted({c for c in classes if c not in self.reach}, key=id_order)
+        if not todo:
+            return
+        rows = self.runner.select_batched("class-reach", todo,
+                                          lambda b: sparql.class_reach_query(b, self.roots), self.batch)
+        self.reach.update(sparql.class_reach(rows, todo, self.roots))
+
+    def type_check(self, qid: str, spec: TypeSpec) -> str | None:
+        """None when ``qid`` has type ``spec``; otherwise why not."""
+        if qid in spec.exclude_items:
+            return f"{qid} is listed in exclude_items of type '{spec.name}'"
+        classes = sorted(self.info[qid].classes, key=id_order)
+        if not classes:
+            return f"{qid} has no P31 class (type '{spec.name}' needs one)"
+        for c in classes:
+            bad = self.reach.get(c, set()) & set(spec.exclude)
+            if bad:
+                return f"{qid} is a {c}, under {min(bad, key=id_order)} which type '{spec.name}' excludes"
+        if any(self.reach.get(c, set()) & set(spec.classes) for c in classes):
+            return None
+        return f"{qid} (P31 {', '.join(classes[:3])}) does not have type '{spec.name}'"
+
+    def is_country(self, qid: str) -> bool:
+        return any(COUNTRY_CLASS in self.reach.get(c, set()) for c in self.info[qid].classes)
+
+
+# ---- the candidates the steps pass along ------------------------------------------------------
+
+
+@dataclass
+class Candidate:
+    qid: str
+    countries: set[str] = field(default_factory=set)
+    articles: set[tuple[str, str]] = field(default_factory=set)  # (site, title)
+    popularity: float = 0.0
+
+
+# ---- before the steps: checks and cultures ----------------------------------------------------
+
+
+def check_label_languages(langs: Sequence[str], culture_configs: Sequence[CultureConfig], runner: QueryRunner,
+                          endpoint_id: str) -> None:
+    """Refuse a label language that none of the pair's listed countries has a label in (a typo such as
+    ``xx``, or a language the endpoint does not hold), before any curation query: it would otherwise
+    drop every fact one by one."""
+    countries = sorted({q for cc in culture_configs for q in cc.culture.country_qids}, key=id_order)
+    if not countries:
+        return
+    rows = runner.select("label-languages", sparql.label_languages_query(countries, langs))
+    seen = {lit[1] for row in rows if (lit := sparql.literal(row, "label"))}
+    missing = [x for x in langs if x not in seen]
+    if missing:
+        raise ConfigError(f"--langs: no label in {', '.join(repr(x) for x in missing)} for any of the pair's "
+                          f"{len(countries)} countries at {endpoint_id}; check the language code (labels found "
+                          f"in: {', '.join(sorted(seen)) or 'none of the requested languages'})")
+
+
+def check_countries(cultures: Mapping[str, Culture], know: Knowledge) -> list[str]:
+    """Each culture's countries as the endpoint knows them: a warning per item it does not hold at all (a
+    typo in a QID) and per item that is not a country (Q90, Paris, listed as a country). Warnings, not
+    errors: a culture may list a stand-in on purpose (a territory, a historical state)."""
+    know.describe(c.qid for culture in cultures.values() for c in culture.countries)
+    out = []
+    for name, culture in sorted(cultures.items()):
+        for country in culture.countries:
+            issue = country_issue(country.qid, know)
+            if issue:
+                also = "; subjects are matched through it all the same" if know.info[country.qid].classes else ""
+                out.append(f"culture {name}: {country.qid} ({country.label}) {issue}{also}")
+    return out
+
+
+def country_issue(qid: str, know: Knowledge) -> str | None:
+    """Why a described item cannot stand for a country (unknown at the endpoint, or not under Q6256); None
+    when it is a country."""
+    info = know.info[qid]
+    if not info.classes and not any(info.labels.values()):
+        return "is unknown at this endpoint (no label, no P31); check the QID"
+    if not know.is_country(qid):
+        classes = ", ".join(sorted(info.classes, key=id_order)[:3]) or "none"
+        return f"is not a country here (P31 {classes}, not under {COUNTRY_CLASS})"
+    return None
+
+
+def resolve_cultures(pair_name: str, culture_configs: Sequence[CultureConfig], runner: QueryRunner,
+                     know: Knowledge) -> tuple[dict[str, Culture], dict[str, Any]]:
+    """The pair's cultures with membership rules resolved (pinned for the manifest) and labelled."""
+    cultures: dict[str, Culture] = {}
+    membership: dict[str, Any] = {}
+    for cc in culture_configs:
+        culture, pinned = resolve_culture(cc, runner)
+        cultures[culture.name] = culture
+        if pinned:
+            membership[culture.name] = pinned
+    if len(cultures) != 2:
+        raise ConfigError(f"pair {pair_name}: the two cultures must have different names")
+    return _label_added_countries(cultures, know), membership
+
+
+# ---- the five steps ---------------------------------------------------------------------------
+
+Pools = dict[tuple[str, str], dict[str, "Candidate"]]
+
+
+def find_candidates(cultures: Mapping[str, Culture], specs: Mapping[str, PredicateSpec], runner: QueryRunner,
+                    know: Knowledge, batch_size: int, drops: list[Drop]) -> Pools:
+    """Step 1: subjects tied to each culture's countries, with classes and article titles; subjects
+    not of the predicate's subject type are dropped (``candidates/subject-type``)."""
+    candidates: Pools = {}
+    for cname, culture in cultures.items():
+        canonical = _canonical_countries(culture)
+        for pid_, spec in specs.items():
+            rows = runner.select_batched(f"candidates:{pid_}", *candidate_request(culture, spec), batch_size)
+            pool: dict[str, Candidate] = {}
+            for row in rows:
+                s, country = sparql.qid_of(row, "s"), canonical.get(sparql.qid_of(row, "country") or "")
+                site = sparql.site_from_iri(sparql.iri(row, "site") or "")
+                title = sparql.literal(row, "title")
+                if not s or not country:
+                    continue
+                cand = pool.setdefault(s, Candidate(s))
+                cand.countries.add(country)
+                if site and title:
+                    cand.articles.add((site, title[0]))
+                klass = sparql.qid_of(row, "class")
+                if klass:
+                    know.info[s].classes.add(klass)
+            candidates[(cname, pid_)] = pool
+    know.ensure_classes(c for pool in candidates.values() for q in pool for c in know.info[q].classes)
+    for (cname, pid_), pool in candidates.items():
+        spec = specs[pid_]
+        for q in sorted(pool, key=id_order):
+            why = know.type_check(q, spec.subject_type)
+            if why:
+                drops.append(Drop(fact_id(cname, pid_, q), "candidates", "subject-type", why, cname, pid_,
+                                  _first_country(pool[q])))
+                del pool[q]
+    return candidates
+
+
+def _canonical_countries(culture: Culture) -> dict[str, str]:
+    """Statements may name another item for a country (the Kingdom Q29999 for the Netherlands Q55); they
+    count for the listed country, except where the subject is the country itself."""
+    canonical = {c.qid: c.qid for c in culture.countries}
+    canonical.update({alt: c.qid for c in culture.countries for alt in c.also_matches})
+    return canonical
+
+
+def candidate_request(culture: Culture, spec: PredicateSpec) -> tuple[list[str], Callable[[Sequence[str]], str]]:
+    """Step 1's query for one (culture, predicate): the countries to batch and the builder of a batch."""
+    sites = sorted({s for c in culture.countries for s in c.wikipedia_sites})
+    itself = spec.culture_filter.side == "subject" and spec.culture_filter.via is None
+    items = list(culture.country_qids) if itself else sorted(_canonical_countries(culture), key=id_order)
+
+    def build(batch: Sequence[str]) -> str:
+        return sparql.candidates_query(spec.pid, spec.culture_filter.side, spec.culture_filter.via, batch, sites)
+
+    return items, build
+
+
+def rank_by_popularity(config: CurationConfig, cultures: Mapping[str, Culture], candidates: Pools,
+                       runner: QueryRunner, know: Knowledge, source: PopularitySource | None,
+                       drops: list[Drop]) -> tuple[dict[tuple[str, str], list[Candidate]], str]:
+    """Step 2: score every candidate, keep the most popular per (culture, predicate) under the quota
+    and the cap (``popularity/country-quota``, ``popularity/max-subjects``); returns the popularity
+    source's name for the manifest."""
+    site_by_country = {c.qid: c.wikipedia_sites for cul in cultures.values() for c in cul.countries}
+    source_name = _score_candidates(config, candidates, site_by_country, runner, know, source)
+    kept = {key: _select(key, pool, config.max_subjects, config.country_quota, drops)
+            for key, pool in candidates.items()}
+    return kept, source_name
+
+
+def collect_objects(specs: Mapping[str, PredicateSpec], kept: Mapping[tuple[str, str], list[Candidate]],
+                    runner: QueryRunner, batch_size: int, drops: list[Drop]) -> dict[tuple[str, str], dict[str, list[str]]]:
+    """Step 3: every item object of each kept subject, without culture filters; literal objects are
+    dropped (``objects/object-not-item``). The object type check needs P31, so it runs in step 4."""
+    direct: dict[tuple[str, str], dict[str, list[str]]] = {}
+    for pid_ in specs:
+        subjects = sorted({c.qid for (_, p), cs in kept.items() if p == pid_ for c in cs}, key=id_order)
+        rows = runner.select_batched(f"objects:{pid_}", subjects,
+                                     lambda b, pid_=pid_: sparql.objects_query(pid_, b), batch_size)
+        objects: dict[str, set[str]] = defaultdict(set)
+        non_items: dict[str, set[str]] = defaultdict(set)
+        for row in rows:
+            s = sparql.qid_of(row, "s")
+            o = sparql.qid_of(row, "o")
+            if s and o:
+                objects[s].add(o)
+            elif s:
+                non_items[s].add(row.get("o", {}).get("value", "?"))
+        for (cname, p), cs in kept.items():
+            if p != pid_:
+                continue
+            for c in cs:
+                fid = fact_id(cname, pid_, c.qid)
+                for v in sorted(non_items.get(c.qid, ())):
+                    drops.append(Drop(fid, "objects", "object-not-item", f"object {v} is not a Wikidata item",
+                                      cname, pid_, _first_country(c)))
+            direct[(cname, pid_)] = {c.qid: sorted(objects.get(c.qid, ()), key=id_order) for c in cs}
+    return direct
+
+
+def label_and_type_check(langs: Sequence[str], specs: Mapping[str, PredicateSpec],
+                         kept: Mapping[tuple[str, str], list[Candidate]],
+                         direct: Mapping[tuple[str, str], Mapping[str, list[str]]], know: Knowledge,
+                         drops: list[Drop]) -> dict[tuple[str, str], dict[str, list[str]]]:
+    """Step 4: one batched pass for labels, aliases, P31, P21 and sitelinks of every subject and object;
+    then objects not of the object type (``objects/object-type``, ``objects/no-valid-object``) and
+    anything without a label in a requested language (``labels/no-label:<lang>``) are dropped."""
+    know.describe({q for d in direct.values() for s, os_ in d.items() for q in (s, *os_)})
+    valid: dict[tuple[str, str], dict[str, list[str]]] = {}
+    cand_by_key = {key: {c.qid: c for c in cs} for key, cs in kept.items()}
+    for key, per_subject in direct.items():
+        cname, pid_ = key
+        spec = specs[pid_]
+        valid[key] = {}
+        for s, objs in per_subject.items():
+            cand = cand_by_key[key][s]
+            fid, country = fact_id(cname, pid_, s), _first_country(cand)
+            if not objs:
+                drops.append(Drop(fid, "objects", "no-object", f"{s} has no item object for {pid_}", cname, pid_,
+                                  country))
+                continue
+            typed = []
+            for o in objs:
+                why = know.type_check(o, spec.object_type)
+                if why:
+                    drops.append(Drop(fid, "objects", "object-type", why, cname, pid_, country))
+                else:
+                    typed.append(o)
+            if not typed:
+                drops.append(Drop(fid, "objects", "no-valid-object",
+                                  f"none of {', '.join(objs)} has type '{spec.object_type.name}'", cname, pid_, country))
+                continue
+            missing = [x for x in langs if not know.info[s].label(x)]
+            if missing:
+                drops.append(Drop(fid, "labels", f"no-label:{missing[0]}",
+                                  f"subject {s} has no label in {', '.join(missing)}", cname, pid_, country))
+                continue
+            labelled = []
+            for o in typed:
+                lacking = [x for x in langs if not know.info[o].label(x)]
+                if lacking:
+                    drops.append(Drop(fid, "labels", f"no-label:{lacking[0]}",
+                                      f"object {o} has no label in {', '.join(lacking)}", cname, pid_, country))
+                else:
+                    labelled.append(o)
+            if not labelled:
+                drops.append(Drop(fid, "labels", "no-labelled-object",
+                                  "every valid object lacks a label in some requested language", cname, pid_,
+                                  country))
+                continue
+            valid[key][s] = labelled
+    return valid
+
+
+def assemble_facts(kept: Mapping[tuple[str, str], list[Candidate]],
+                   valid: Mapping[tuple[str, str], Mapping[str, list[str]]],
+                   augmented: Mapping[tuple[str, str], Mapping[str, list[tuple[str, Provenance, str]]]],
+                   articles: Mapping[str, Sequence[str]] | None = None) -> list[Fact]:
+    """One fact per surviving (culture, predicate, subject): direct objects, then augmented ones; with
+    ``articles`` (subject -> editions with an article) the fact's knowledge locality: ``home_langs`` are the
+    culture's editions the subject was found in (step 1), ``article_langs`` those plus ``articles``."""
+    facts: list[Fact] = []
+    cand_by_key = {key: {c.qid: c for c in cs} for key, cs in kept.items()}
+    for key, per_subject in valid.items():
+        cname, pid_ = key
+        rank = {c.qid: i for i, c in enumerate(kept[key], start=1)}
+        for s, objs in per_subject.items():
+            cand = cand_by_key[key][s]
+            refs = [ObjectRef(o, Provenance.DIRECT) for o in objs]
+            for extra, prov, via in augmented.get(key, {}).get(s, []):
+                refs.append(ObjectRef(extra, prov, via))
+            home = tuple(sorted({site for site, _ in cand.articles})) if articles is not None else ()
+            found = tuple(sorted({*home, *articles.get(s, ())})) if articles is not None else ()
+            facts.append(Fact(fact_id(cname, pid_, s), pid_, s, tuple(refs), cname,
+                              tuple(sorted(cand.countries, key=id_order)), cand.popularity, rank[s], found, home))
+    facts.sort(key=lambda f: f.id)
+    return facts
+
+
+# ---- helpers ----------------------------------------------------------------------------------
+
+
+def resolve_culture(cc: CultureConfig, runner: QueryRunner) -> tuple[Culture, dict[str, Any]]:
+    """Resolve a membership rule (pinned in the manifest) and compare it with the checked list."""
+    culture, rule = cc.culture, cc.culture.membership_rule
+    if rule is None:
+        return culture, {}
+    rows = runner.select("membership", sparql.membership_query(rule.predicate, rule.target))
+    resolved = sorted({q for r in rows if (q := sparql.qid_of(r, "country"))}, key=id_order)
+    listed = list(culture.country_qids)
+    pinned: dict[str, Any] = {
+        "rule": f"?country wdt:{rule.predicate} wd:{rule.target}",
+        "use": cc.membership_use,
+        "resolved": resolved,
+        "checked_list": listed,
+        "only_in_rule": [q for q in resolved if q not in listed],
+        "only_in_list": [q for q in listed if q not in resolved],
+    }
+    if cc.membership_use == "list":
+        return culture, pinned
+    if not resolved:
+        pinned["fallback"] = "the rule resolved to no country at this endpoint; curated the checked list"
+        return culture, pinned
+    by_qid = {c.qid: c for c in culture.countries}
+    countries = tuple(by_qid.get(q) or CountryRef(q, q, rule.wikipedia_sites or ("en",)) for q in resolved)
+    return Culture(culture.name, culture.label, countries, rule, culture.description), pinned
+
+
+def _label_added_countries(cultures: dict[str, Culture], know: Knowledge) -> dict[str, Culture]:
+    """Countries a membership rule added beyond the checked list carry only a QID: label them."""
+    unlabelled = [c.qid for cul in cultures.values() for c in cul.countries if c.label == c.qid]
+    if not unlabelled:
+        return cultures
+    know.describe(unlabelled)
+    out = {}
+    for name, cul in cultures.items():
+        countries = tuple(
+            CountryRef(c.qid, next((lb for x in know.langs if (lb := know.info[c.qid].label(x))), c.qid),
+                       c.wikipedia_sites) if c.label == c.qid else c
+            for c in cul.countries)
+        out[name] = Culture(cul.name, cul.label, countries, cul.membership_rule, cul.description)
+    return out
+
+
+def _first_country(c: Candidate) -> str:
+    return min(c.countries, key=id_order) if c.countries else ""
+
+
+def _score_candidates(config: CurationConfig, candidates: Mapping[tuple[str, str], Mapping[str, Candidate]],
+                      site_by_country: Mapping[str, Sequence[str]], runner: QueryRunner, know: Knowledge,
+                      source: PopularitySource | None) -> str:
+    """Fill ``Candidate.popularity``: max over the subject's articles in its countries' editions."""
+    all_subjects = sorted({q for pool in candidates.values() for q in pool}, key=id_order)
+    if config.popularity == "sitelinks":
+        rows = runner.select_batched("sitelinks", all_subjects, sitelinks_query, config.batch_size)
+        counts = {}
+        for row in rows:
+            q, lit = sparql.qid_of(row, "s"), sparql.literal(row, "n")
+            if q and lit and lit[0].isdigit():
+                counts[q] = int(lit[0])
+        for pool in candidates.values():
+            for c in pool.values():
+                c.popularity = float(counts.get(c.qid, 0))
+        return "sitelinks:sparql"
+    assert source is not None
+    wanted: dict[str, set[str]] = defaultdict(set)
+    usable: dict[tuple[str, str], dict[str, list[tuple[str, str]]]] = {}
+    for key, pool in candidates.items():
+        usable[key] = {}
+        for c in pool.values():
+            sites = {s for country in c.countries for s in site_by_country.get(country, ())}
+            arts = sorted(a for a in c.articles if a[0] in sites)
+            usable[key][c.qid] = arts
+            for site, title in arts:
+                wanted[site].add(title)
+    scores = source.scores(wanted)
+    for key, pool in candidates.items():
+        for c in pool.values():
+            c.popularity = max((scores.get(a, 0.0) for a in usable[key][c.qid]), default=0.0)
+    return source.name
+
+
+def default_popularity_source(config: CurationConfig, policy: HttpPolicy | None = None,
+                              sleeper: Callable[[float], None] = time.sleep) -> PopularitySource:
+    if config.popularity == "pageviews":
+        return _pageviews_source(config, policy, sleeper)
+    if config.page_lengths or (config.endpoint is None and config.popularity == "length"):
+        return PageLengthTable(config.page_lengths) if config.page_lengths else PageLengthTable()
+    if config.endpoint is None:
+        raise ConfigError(f"--popularity {config.popularity}: the embedded sample ships article lengths only; "
+                          "use --popularity length or sitelinks")
+    ua = config.user_agent or os.environ.get("FACTATLAS_USER_AGENT") or ""
+    client = MediaWikiClient(ua, api_url=config.mediawiki_api, rest_url=config.mediawiki_rest,
+                             policy=policy or config.http_policy(), sleeper=sleeper)
+    return MediaWikiEdits(client) if config.popularity == "edits" else MediaWikiLengths(client)
+
+
+def _pageviews_source(config: CurationConfig, policy: HttpPolicy | None,
+                      sleeper: Callable[[float], None]) -> PopularitySource:
+    """A table (``--page-views``; the embedded sample's synthetic one by default), else the Wikimedia API."""
+    if config.page_views or config.endpoint is None:
+        return PageViewTable(config.page_views) if config.page_views else PageViewTable()
+    ua = config.user_agent or os.environ.get("FACTATLAS_USER_AGENT") or ""
+    client = PageviewsClient(ua, url=config.pageviews_url, policy=policy or config.http_policy(), sleeper=sleeper)
+    return WikimediaPageviews(client, MonthWindow.parse(config.pageviews_months))
+
+
+def sitelinks_query(subjects: Sequence[str]) -> str:
+    return sparql.PREFIXES + (
+        "SELECT ?s ?n WHERE {\n"
+        f"  {sparql.values('s', [sparql.qid(s) for s in subjects])}\n"
+        "  ?s wikibase:sitelinks ?n .\n"
+        "}\n"
+    )
+
+
+def _select(key: tuple[str, str], pool: Mapping[str, Candidate], max_subjects: int, quota: int | None,
+            drops: list[Drop]) -> list[Candidate]:
+    """Most popular first (ties: lower QID); a subject passes the quota while one of its countries has room."""
+    cname, pid_ = key
+    ranked = sorted(pool.values(), key=lambda c: (-c.popularity, id_order(c.qid)))
+    per_country: Counter[str] = Counter()
+    kept: list[Candidate] = []
+    for c in ranked:
+        fid = fact_id(cname, pid_, c.qid)
+        if quota is not None and all(per_country[q] >= quota for q in c.countries):
+            drops.append(Drop(fid, "popularity", "country-quota",
+                              f"all of {', '.join(sorted(c.countries, key=id_order))} already have {quota} subjects",
+                              cname, pid_, _first_country(c)))
+            continue
+        if len(kept) >= max_subjects:
+            drops.append(Drop(fid, "popularity", "max-subjects",
+                              f"popularity {c.popularity:g} below the top {max_subjects}", cname, pid_,
+                              _first_country(c)))
+            continue
+        kept.append(c)
+        per_country.update(c.countries)
+    return kept
+
+
+def augment_objects(specs: Mapping[str, PredicateSpec], valid: Mapping[tuple[str, str], Mapping[str, list[str]]],
+             cultures: Mapping[str, Culture], runner: QueryRunner, know: Knowledge, config: CurationConfig,
+             drops: list[Drop]) -> dict[tuple[str, str], dict[str, list[tuple[str, Provenance, str]]]]:
+    """Step 5: (culture, predicate) -> subject -> [(object, provenance, via)] for augmented objects:
+    P279 superclasses of the object type, P131 containing areas stopping before any country."""
+    pools: dict[str, set[str]] = {"superclass": set(), "admin": set()}
+    for (_, pid_), per_subject in valid.items():
+        mode = specs[pid_].augment
+        if mode in pools:
+            pools[mode].update(o for objs in per_subject.values() for o in objs)
+    graphs = {}
+    for mode, build in (("superclass", sparql.superclass_edges_query), ("admin", sparql.admin_edges_query)):
+        pool = sorted(pools[mode], key=id_order)
+        rows = runner.select_batched(f"augment:{mode}", pool, build, config.batch_size) if pool else []
+        edges = [(a, b) for r in rows if (a := sparql.qid_of(r, "sub")) and (b := sparql.qid_of(r, "super"))]
+        graphs[mode] = build_graph(edges)
+    know.describe(n for g in graphs.values() for n in g.nodes)
+
+    culture_countries = {q for c in cultures.values() for q in c.country_qids}
+
+    def is_country(q: str) -> bool:
+        return q in culture_countries or know.is_country(q)
+
+    out: dict[tuple[str, str], dict[str, list[tuple[str, Provenance, str]]]] = {}
+    rejected: set[tuple[str, str, str]] = set()
+    for key, per_subject in valid.items():
+        cname, pid_ = key
+        spec = specs[pid_]
+        if spec.augment not in pools:
+            continue
+        out[key] = {}
+        for s, objs in per_subject.items():
+            extra: dict[str, str] = {}
+            for o in objs:
+                if spec.augment == "superclass":
+                    ups, prov = superclasses(graphs["superclass"], o), Provenance.SUPERCLASS
+                else:
+                    ups, prov = containing_areas(graphs["admin"], o, is_country), Provenance.ADMIN_ANCESTOR
+                for up in ups:
+                    if up in objs or up in extra:
+                        continue
+                    why = know.type_check(up, spec.object_type) if spec.augment == "superclass" else None
+                    lacking = [x for x in config.langs if not know.info[up].label(x)]
+                    if why or lacking:
+                        reason = "superclass-type" if why else f"no-label:{lacking[0]}"
+                        if (cname, pid_, up + reason) not in rejected:
+                            rejected.add((cname, pid_, up + reason))
+                            drops.append(Drop(up, "augment", reason,
+                                              why or f"{up} has no label in {', '.join(lacking)}", cname, pid_))
+                        continue
+                    extra[up] = o
+            out[key][s] = [(q, prov, extra[q]) for q in sorted(extra, key=id_order)]
+    return out
