@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote
 
-from factatlas.curate.popularity import read_redirects
+from factatlas.curate.popularity import read_redirects, table_scores
 from factatlas.errors import ConfigError, FactatlasError
 from factatlas.http import (
     HttpPolicy,
@@ -183,10 +183,4 @@ class PageViewTable:
         self.name = "pageviews:sample-synthetic" if self.synthetic else "pageviews:table"
 
     def scores(self, site_titles: Mapping[str, Collection[str]]) -> dict[tuple[str, str], float]:
-        out = {}
-        for site, titles in site_titles.items():
-            for title in titles:
-                target = self.redirects.get((site, title), title)
-                if (site, target) in self.table:
-                    out[(site, title)] = self.table[(site, target)]
-        return out
+        return table_scores(self.table, self.redirects, site_titles)

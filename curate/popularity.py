@@ -51,13 +51,19 @@ class PageLengthTable:
                     raise ConfigError(f"{self.path}:{n}: length {row.get('length')!r} is not a number") from e
 
     def scores(self, site_titles: Mapping[str, Collection[str]]) -> dict[tuple[str, str], float]:
-        out = {}
-        for site, titles in site_titles.items():
-            for title in titles:
-                target = self.redirects.get((site, title), title)
-                if (site, target) in self.table:
-                    out[(site, title)] = self.table[(site, target)]
-        return out
+        return table_scores(self.table, self.redirects, site_titles)
+
+
+def table_scores(table: Mapping[tuple[str, str], float], redirects: Mapping[tuple[str, str], str],
+                 site_titles: Mapping[str, Collection[str]]) -> dict[tuple[str, str], float]:
+    """Each asked (site, title) with its value in a (site, title) table, redirects followed once."""
+    out = {}
+    for site, titles in site_titles.items():
+        for title in titles:
+            target = redirects.get((site, title), title)
+            if (site, target) in table:
+                out[(site, title)] = table[(site, target)]
+    return out
 
 
 def read_redirects(path: str | Path) -> dict[tuple[str, str], str]:
