@@ -50,12 +50,20 @@ def assert_same_outputs(run, reference) -> None:
                                  f"{only_here[:3]}; only on the embedded store {only_there[:3]}")
 
 
+def sample_triples() -> int:
+    """The sample's statements, counted from its N-Triples file (one statement a line)."""
+    import gzip
+
+    with gzip.open(SAMPLE_PATH, "rt", encoding="utf-8") as f:
+        return sum(1 for line in f if line.strip() and not line.startswith("#"))
+
+
 @pytest.mark.parametrize("config", sorted(CONFIGS))
 @pytest.mark.parametrize("engine", ["oxigraph_sample", "virtuoso_sample"])
 def test_curation_is_identical_on_every_engine(engine, config, request, embedded_runs, tmp_path):
     server = request.getfixturevalue(engine)
     embedded_run = embedded_runs[config]
-    assert server.triples == 39664  # the sample, and only the sample (no engine system graphs)
+    assert server.triples == sample_triples()  # the sample, and only the sample (no engine system graphs)
     endpoint = HttpSparqlEndpoint(server.url, AGENT, sleeper=Recorder())
     result = curate(CONFIGS[config], tmp_path, endpoint=endpoint, sleeper=Recorder())
     assert_same_outputs(tmp_path, embedded_run)
