@@ -8,7 +8,6 @@ trained on, else the test split, else every split.
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -32,10 +31,13 @@ class SplitChoice:
 
 def trained_on(model_dir: Path) -> list[str] | None:
     """The splits ``model_dir/probe.json`` records its model was trained on; None when it records none."""
+    from factatlas.atomic import read_json
     from factatlas.probe.runner import recorded_training_splits
 
     path = model_dir / "probe.json"
-    return recorded_training_splits(json.loads(path.read_text("utf-8"))) if path.is_file() else None
+    return (recorded_training_splits(read_json(path, f"probe the model again (`factatlas probe RUN --out-name "
+                                                      f"{model_dir.name} ...`)"))
+            if path.is_file() else None)
 
 
 def choose_splits(option: str, present: Sequence[str], trained: Mapping[str, list[str] | None]) -> SplitChoice:
