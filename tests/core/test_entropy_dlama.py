@@ -1,4 +1,4 @@
-"""DLAMA entropy against DLAMA-v1 itself (/work/shared/reference/dlama, see its SOURCE.md).
+"""DLAMA entropy against DLAMA-v1 itself (../shared/reference/dlama, see its SOURCE.md).
 
 DLAMA's published code maps each triple to its most frequent object, ties broken by natural id order
 (natsort), and rounds the entropy to 3 decimals for its tables. The rule is restated below from the paper
@@ -16,10 +16,9 @@ from pathlib import Path
 import pytest
 
 from factatlas.entropy import natural_key, predicate_entropy
+from tests.builder.importers import reference
 
-DLAMA = Path(__file__).resolve().parents[3] / "shared" / "reference" / "dlama" / "dlama-v1"
-if not DLAMA.is_dir():
-    DLAMA = Path("/work/shared/reference/dlama/dlama-v1")
+DLAMA = reference("dlama", "dlama-v1")  # found by walking up from the checkout
 
 
 def published_rule(object_lists: list[list[str]]) -> float:
@@ -62,7 +61,7 @@ def test_tie_goes_to_the_naturally_smaller_qid():
     assert predicate_entropy(facts) == 1.0
 
 
-@pytest.mark.skipif(not DLAMA.is_dir(), reason="DLAMA reference data (/work/shared/reference/dlama) absent")
+@pytest.mark.skipif(not DLAMA.is_dir(), reason="DLAMA reference data (shared/reference/dlama) absent")
 def test_every_dlama_v1_cell_at_the_published_precision():
     found = cells()
     assert len(found) == 3 * 20 * 2  # 3 pairs x 20 predicates x 2 cultures
@@ -75,7 +74,7 @@ def test_every_dlama_v1_cell_at_the_published_precision():
     assert not wrong, wrong
 
 
-@pytest.mark.skipif(not DLAMA.is_dir(), reason="DLAMA reference data (/work/shared/reference/dlama) absent")
+@pytest.mark.skipif(not DLAMA.is_dir(), reason="DLAMA reference data (shared/reference/dlama) absent")
 def test_west_p47_as_printed():
     path = DLAMA / "arab-west" / "dlama" / "en" / "P47_general_WESTERN_COUNTRIES.jsonl"
     value = predicate_entropy(read_objects(path))
