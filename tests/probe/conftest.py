@@ -1,7 +1,9 @@
+
 """Session fixtures of the scorer tests: the capitals benchmark and tiny models trained on it once."""
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -116,3 +118,11 @@ def tiny_chat(tiny_chat_dir):
     from factatlas.probe.models import load_model
 
     return load_model(str(tiny_chat_dir), device="cpu")
+
+
+@pytest.fixture()
+def run_dir(tmp_path, capitals_benchmark):
+    """A run whose build/ is a copy of the capitals benchmark (the CLI tests mutate it)."""
+    run = tmp_path / "capitals-run"
+    shutil.copytree(capitals_benchmark, run / "build")
+    return run

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import shutil
 
 import pytest
 from typer.testing import CliRunner
@@ -12,13 +11,6 @@ from factatlas.app.cli import app
 from factatlas.errors import ConfigError
 from factatlas.tables import RANKINGS_SCHEMA, read_rows
 from tests.probe.probe_capitals import CHANCE
-
-
-@pytest.fixture()
-def run_dir(tmp_path, capitals_benchmark):
-    run = tmp_path / "capitals-run"
-    shutil.copytree(capitals_benchmark, run / "build")
-    return run
 
 
 def _probe(*args):

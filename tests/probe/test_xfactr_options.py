@@ -4,13 +4,10 @@ reference loops written out here and against answers whose languages are known."
 from __future__ import annotations
 
 import json
-import shutil
 from collections.abc import Sequence
 
 import pytest
-from typer.testing import CliRunner
 
-from factatlas.app.cli import app
 from factatlas.errors import ConfigError
 from factatlas.probe.generative import (
     LanguageAliases,
@@ -22,6 +19,7 @@ from factatlas.probe.slots import special_wrap, tokenize_slots
 from factatlas.probe.xfactr import XFactrDecoder
 from factatlas.tables import RANKINGS_SCHEMA, read_rows
 from tests.probe.probe_capitals import CAPITALS, cloze_rows, prompts_of
+from tests.probe.test_runner_cli import _probe
 
 
 class FixedAnswer:
@@ -169,21 +167,6 @@ def test_oracle_and_per_language_mask_counts(tiny_bert, capitals_rows):
     decoded = per_lang.decode([p.text for p in prompts], counts)
     assert all(len(d.tokens) == 1 for p, d in zip(prompts, decoded, strict=True) if p.lang == "fr")
     assert any(len(d.tokens) > 1 for p, d in zip(prompts, decoded, strict=True) if p.lang == "en")
-
-
-@pytest.fixture()
-def run_dir(tmp_path, capitals_benchmark):
-    run = tmp_path / "capitals-run"
-    shutil.copytree(capitals_benchmark, run / "build")
-    return run
-
-
-def _probe(*args):
-    result = CliRunner().invoke(app, ["probe", *map(str, args)])
-    if result.exception and not isinstance(result.exception, SystemExit):
-        raise result.exception
-    assert result.exit_code == 0, result.output
-    return result
 
 
 def test_cli_decoder_and_answer_language_options(run_dir, tiny_bert_dir):
