@@ -291,3 +291,15 @@ def test_speed_benchmark_gives_causal_rules_their_limit(capsys, monkeypatch):
     out = capsys.readouterr().out
     assert "check causal-mean vs per-candidate loop: rankings identical" in out
     assert "limit causal-mean" in out and "of the limit (bare decoder forward on its packed rows)" in out
+
+
+def test_speed_benchmark_rates_a_gpu_against_its_measured_peak(capsys, monkeypatch):
+    """A 2048-cubed product takes microseconds on a GPU: the RATE line's reference is the measured peak."""
+    bench = _benchmark_script("probe_speed", monkeypatch)
+    times = {"ours pll": [2.0], "products of pll at its shapes": [1.0], "2048^3 matmul": [1e-6]}
+    bench.print_rates({"pll": "ours pll"}, {"pll": 400e12}, times, peak_tflops=800.0)
+    out = capsys.readouterr().out
+    assert ("ours 200000.0 GFLOP/s; the same products alone at their shapes 400000.0 GFLOP/s "
+            "(50% of the measured peak, 800 TFLOP/s); ours reaches 50% of its shapes' rate") in out
+    bench.print_rates({"pll": "ours pll"}, {"pll": 400e12}, {**times, "2048^3 matmul": [2 * 2048**3 / 1e15]})
+    assert "(40% of the 2048^3 rate, 1000000.0 GFLOP/s)" in capsys.readouterr().out
