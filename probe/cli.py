@@ -55,7 +55,7 @@ def probe(
                                                  "confidence first)."),
     xfactr_beam: int = typer.Option(1, "--xfactr-beam", help="Beam size of the initial prediction (1: greedy; "
                                                              "order or confidence init)."),
-    answer_langs: str = typer.Option("any", "--answer-langs", help="generative/xfactr: whose forms count as a "
+    answer_langs: str = typer.Option("any", "--answer-langs", help="open answers (generative, chat, xfactr): whose forms count as a "
                                                                    "right answer: any | single (the prompt's "
                                                                    "language) | double (it and English)."),
     template_only: bool = typer.Option(True, "--template-only/--no-template-only",
