@@ -60,6 +60,10 @@ def build_command(
                                                help="mParaRel: ... and this share of its cloze templates (0.2)."),
     coverage_reference: str = typer.Option("en", "--coverage-reference",
                                            help="The language the two shares are relative to."),
+    mlama_paraphrases: Path | None = typer.Option(None, "--mlama-paraphrases",
+                                                  help="mParaRel: an mLAMA folder (<lang>.jsonl or "
+                                                       "<lang>/templates.jsonl) whose template of each relation "
+                                                       "is added as the extra cloze template <P>/mlama."),
 ) -> None:
     """Build the multi-parallel benchmark RUN/build/ from RUN/curate/ (the old build/ stays until the new
     one is complete and valid).
@@ -79,13 +83,18 @@ def build_command(
     ids = None if template_ids.strip() == "all" else _split_list(template_ids)
     if min_relation_share > 0 or min_paraphrase_share > 0:
         lang_list = _languages_by_coverage(lang_list, ids, templates_dir, coverage_reference, min_relation_share,
-                                           min_paraphrase_share)
+                                           min_paraphrase_share, mlama_paraphrases)
     result = build_run(run, lang_list, template_ids=ids, candidate_mode=candidates,
                        k=k if candidates == "sampled" else None, seed=seed, fractions=parse_fractions(splits),
                        split_salt=split_salt, templates_root=str(templates_dir) if templates_dir else None,
                        hygiene=Hygiene(tuple(_split_list(single_object)), strip_final_punctuation, min_templates),
-                       allow_shrink=allow_shrink)
+                       allow_shrink=allow_shrink, mlama_paraphrases=mlama_paraphrases)
     out.print(stats_table(result.content.stats, lang_list))
+    if mlama_paraphrases is not None:
+        added = result.content.meta["source"]["mlama_paraphrases"]
+        err.print("mLAMA templates added as <P>/mlama: " + ", ".join(
+            f"{lang} {len(ps)}" for lang, ps in added["added"].items()) + "; not added: " + (", ".join(
+                f"{k} x{n}" for k, n in added["skipped"].items()) or "none"), highlight=False)
     skips = skipped_lines(result.losses)
     if skips:
         err.print("[bold yellow]templates skipped per language[/] (the other languages keep them; reasons in "
@@ -108,13 +117,23 @@ def build_command(
 
 
 def _languages_by_coverage(langs: list[str], ids: list[str] | None, templates_dir: Path | None, reference: str,
-                           min_relations: float, min_paraphrases: float) -> list[str]:
-    """mParaRel's inclusion rule on the template library (builder/pararel.py); dropped languages printed."""
-    from factatlas.builder.pararel import cloze_counts, language_coverage
+                           min_relations: float, min_paraphrases: float,
+                           mlama_paraphrases: Path | None = None) -> list[str]:
+    """mParaRel's inclusion rule on the template library (builder/pararel.py), the mLAMA paraphrases
+    included when given; dropped languages printed."""
+    from factatlas.builder.pararel import (
+        cloze_counts,
+        language_coverage,
+        read_mlama_paraphrases,
+        with_mlama_paraphrases,
+    )
     from factatlas.console import err
     from factatlas.templates.library import load_library
 
     library = load_library(sorted({*langs, reference}), str(templates_dir) if templates_dir else None)
+    if mlama_paraphrases is not None:
+        library = with_mlama_paraphrases(library, read_mlama_paraphrases(mlama_paraphrases, library.languages)
+                                         ).library
     chosen = set(ids) if ids is not None else None
     templates = [t for lang in library.languages for t in library.templates(lang)
                  if chosen is None or t.id in chosen]
