@@ -111,13 +111,14 @@ class MlamaParaphrases:
 def with_mlama_paraphrases(library: Any, mlama: Mapping[str, Mapping[str, str]], origin: str = "") -> MlamaParaphrases:
     """``library`` with each language's mLAMA template (``mlama``: lang -> relation -> text, as
     ``read_mlama_templates`` reads them) added as the cloze template ``<P>/mlama`` of every predicate the
-    language's library has. Not added, counted per language: ``not-in-library`` (a relation the library
-    has no template for), ``same-as:<id>`` (equal to one of its cloze templates up to case, spacing and
+    toolkit curates (a language's library may lack the predicate: then it is its first template). Not added,
+    counted per language: ``unknown-predicate`` (a relation the toolkit does not curate), ``same-as:<id>`` (equal to one of its cloze templates up to case, spacing and
     final punctuation), ``no-slots`` (a text without both [X] and [Y]); a library language that mLAMA lacks
     is counted as ``<lang>:no-mlama-templates``."""
     from dataclasses import replace
 
     from factatlas.templates.library import Template
+    from factatlas.templates.predicates import PREDICATES
 
     files, added, skipped = dict(library.files), {}, {}
     for lang in library.languages:
@@ -126,12 +127,12 @@ def with_mlama_paraphrases(library: Any, mlama: Mapping[str, Mapping[str, str]],
             skipped[f"{lang}:no-mlama-templates"] = 1
             continue
         file = files[lang]
-        have = set(library.predicates(lang))
+        have = set(PREDICATES)
         extra, mine = [], []
         for predicate, text in sorted(texts.items()):
             reason = ""
             if predicate not in have:
-                reason = "not-in-library"
+                reason = "unknown-predicate"
             elif "[X]" not in text or "[Y]" not in text:
                 reason = "no-slots"
             else:

@@ -20,12 +20,12 @@ def test_added_skipped_and_counted_by_hand():
     library = load_library(["en", "fr", "ja"])
     mlama = {"en": {"P19": "[X] was born in [Y] .",      # = P19/1 "[X] was born in [Y.def]." up to features
                     "P36": "[X] has the capital [Y] .",   # new: added, LAMA's " ." closed up
-                    "P101": "[X] works in the field of [Y] .",  # no P101 template in the library
+                    "P101": "[X] works in the field of [Y] .",  # P101 is not a curated predicate
                     "P17": "[X] is located in"},          # no [Y]
              "fr": {"P36": "La capitale de [X] est [Y] ."}}  # P36/1 is "La capitale [X.def.de] est [Y].": new
     got = with_mlama_paraphrases(library, mlama, "mine")
     assert got.added == {"en": ("P36",), "fr": ("P36",)}
-    assert got.skipped == {"en:no-slots": 1, "en:not-in-library": 1, "en:same-as": 1, "ja:no-mlama-templates": 1}
+    assert got.skipped == {"en:no-slots": 1, "en:unknown-predicate": 1, "en:same-as": 1, "ja:no-mlama-templates": 1}
     en = got.library.get("en", "P36/mlama")
     assert (en.text, en.kind, en.predicate, en.source) == ("[X] has the capital [Y].", "cloze", "P36", "mlama")
     assert got.library.get("fr", "P36/mlama").text == "La capitale de [X] est [Y]."
@@ -63,3 +63,23 @@ def test_build_option_renders_the_mlama_templates(tmp_path):
     meta = json.loads((run / "build" / "benchmark.json").read_text("utf-8"))
     assert meta["source"]["mlama_paraphrases"]["added"]["fr"][:3] == ["P103", "P106", "P1303"]
     assert "P19/mlama" in meta["templates"]["fr"] and "P19/mlama" not in meta["templates"]["en"]
+
+
+def test_inclusion_thresholds_count_the_added_templates(tmp_path):
+    import yaml
+
+    from factatlas.builder.cli import _languages_by_coverage
+    from factatlas.templates.library import templates_dir
+    from tests.builder.test_pararel_coverage import _trimmed
+
+    n_rel = len(yaml.safe_load((templates_dir() / "en.yaml").read_text("utf-8"))["templates"])
+    keep = -(-6 * n_rel // 10)  # ceil(60 % of the relations): fr with one fewer falls below
+    mine, mlama = tmp_path / "templates", tmp_path / "mlama"
+    mine.mkdir()
+    mlama.mkdir()
+    _trimmed(mine, keep - 1)
+    missing = list(yaml.safe_load((templates_dir() / "fr.yaml").read_text("utf-8"))["templates"])[keep - 1]
+    assert _languages_by_coverage(["en", "fr"], None, mine, "en", 0.6, 0.2) == ["en"]
+    (mlama / "fr.jsonl").write_text(json.dumps({"relation": missing, "template": "[X] : [Y] ."}) + "\n", "utf-8")
+    # the mLAMA template gives fr the relation its file lacks: 60 % of the relations, kept
+    assert _languages_by_coverage(["en", "fr"], None, mine, "en", 0.6, 0.2, mlama) == ["en", "fr"]
