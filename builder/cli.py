@@ -213,6 +213,10 @@ def import_bmlama_command(
                                       help="Keep every source row unchanged and flag the known defects in "
                                            "benchmark.json instead of dropping them (to reproduce published "
                                            "numbers); default out runs/<bmlama17|53>-as-published."),
+    cultures: str | None = typer.Option(None, "--cultures", help="Give facts the culture of their subject's "
+                                                                 "country when the English labels tell it "
+                                                                 "(comma-separated culture names or 'all'; "
+                                                                 "needs --mlama-templates); default: all global."),
 ) -> None:
     """Import BMLAMA-17 or BMLAMA-53 (defective rows are dropped and listed; --as-published keeps them, flagged).
 
@@ -222,8 +226,21 @@ def import_bmlama_command(
     from factatlas.builder.importers.bmlama import import_bmlama
 
     out = _run_or_out(run, old_out)
-    result = import_bmlama(path, out=out, mlama_templates=mlama_templates, as_published=as_published)
+    if cultures and mlama_templates is None:
+        raise ConfigError(f"--cultures {cultures}: the countries are read from relations named by PID (P36, "
+                          "P530, ...); give --mlama-templates (a folder with mLAMA's en.jsonl) too")
+    result = import_bmlama(path, out=out, mlama_templates=mlama_templates, as_published=as_published,
+                           cultures=_chosen_cultures(cultures))
     _report_import(result, out or Path("runs") / result.content.meta["name"])
+
+
+def _chosen_cultures(cultures: str | None) -> list:
+    """``--cultures`` of the importers: culture names (or 'all') -> Culture records; none -> []."""
+    if not cultures:
+        return []
+    from factatlas.curate.config import list_cultures, load_culture
+
+    return [load_culture(n) for n in (list_cultures() if cultures == "all" else _split_list(cultures))]
 
 
 @import_app.command("mlama")
@@ -275,6 +292,10 @@ def _report_import(result, run: Path) -> None:
     err.print(f"imported {meta['source']['kind']} into {run}/build: {result.counts['facts']} facts, "
               f"{result.counts['prompts']} prompts, {result.counts['dropped']} dropped "
               f"(reasons in {run}/build/dropped.parquet and stats.json)", highlight=False)
+    assigned = meta["source"].get("cultures_from_countries")
+    if assigned is not None:
+        err.print("cultures from subject countries: " + (", ".join(f"{k} {v}" for k, v in assigned.items())
+                                                         or "none"), highlight=False)
     if "flagged" in result.counts:
         err.print(f"{result.counts['flagged']} queries kept unchanged but flagged as defective "
                   f"(source.defects.flagged_queries in {run}/build/benchmark.json)", highlight=False)
