@@ -4,16 +4,16 @@ template <P>/mlama (Fierro & Søgaard 2022, dataset construction)."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
 from factatlas.builder.pararel import read_mlama_paraphrases, with_mlama_paraphrases
 from factatlas.errors import ConfigError
 from factatlas.templates import load_library
+from tests.builder.importers import reference
 from tests.clirun import factatlas
 
-MLAMA = Path("/work/shared/reference/mlama/templates")
+MLAMA = reference("mlama", "templates")
 
 
 def test_added_skipped_and_counted_by_hand():
