@@ -542,6 +542,20 @@ def copy_template_files(library: Any, langs: Sequence[str], folder: Any) -> list
     return written
 
 
+def write_added_templates(library: Any, path: Any) -> Any:
+    """The templates added to the library files (``--mlama-paraphrases``), one JSON line each, beside the
+    copied files: a release then holds every template its prompts were rendered from."""
+    import json
+
+    from factatlas.atomic import write_bytes
+
+    lines = [json.dumps({"id": t.id, "lang": t.lang, "predicate": t.predicate, "kind": t.kind, "text": t.text,
+                         "source": t.source, "from": t.path}, ensure_ascii=False)
+             for lang in library.languages for t in library.templates(lang) if t.source == "mlama"]
+    write_bytes(path, ("\n".join(lines) + "\n" if lines else "").encode("utf-8"))
+    return path
+
+
 class BuildFailed(ConfigError):
     """No benchmark came out of the inputs; nothing was written."""
 
@@ -630,6 +644,8 @@ def build_run(run: str | Any, langs: Sequence[str], *, template_ids: Sequence[st
         with run_dir.replace_stage("build") as staging:
             written = write_benchmark(staging, result.content)
             written += copy_template_files(library, langs, staging / "templates")
+            if mlama_paraphrases is not None:
+                written.append(write_added_templates(library, staging / "templates" / "mlama_paraphrases.jsonl"))
         outputs = [root / "build" / p.relative_to(staging) for p in written]
         run_dir.record_stage("build", config={"langs": list(langs), "templates": list(template_ids or []) or "all",
                                               "candidate_mode": candidate_mode, "k": k, "seed": seed,

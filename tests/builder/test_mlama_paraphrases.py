@@ -63,6 +63,12 @@ def test_build_option_renders_the_mlama_templates(tmp_path):
     meta = json.loads((run / "build" / "benchmark.json").read_text("utf-8"))
     assert meta["source"]["mlama_paraphrases"]["added"]["fr"][:3] == ["P103", "P106", "P1303"]
     assert "P19/mlama" in meta["templates"]["fr"] and "P19/mlama" not in meta["templates"]["en"]
+    # the added templates travel with the benchmark beside the copied template files
+    shipped = [json.loads(line) for line in
+               (run / "build" / "templates" / "mlama_paraphrases.jsonl").read_text("utf-8").splitlines()]
+    fr_p19 = next(t for t in shipped if (t["lang"], t["id"]) == ("fr", "P19/mlama"))
+    assert fr_p19["text"] == texts["P19"] and fr_p19["source"] == "mlama"
+    assert len(shipped) == 10 + 19
 
 
 def test_inclusion_thresholds_count_the_added_templates(tmp_path):
