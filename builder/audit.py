@@ -20,6 +20,7 @@ Western list is non-Western.
 
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter, defaultdict
 from collections.abc import Container, Iterable, Mapping
 from dataclasses import dataclass
@@ -148,4 +149,50 @@ def cultures_from_countries(facts: Iterable[Fact], specs: Mapping[str, Predicate
         counts[f"assigned:{culture}"] += 1
         out.append(Fact(fact_id(culture, f.predicate, f.subject), f.predicate, f.subject, f.objects, culture,
                         tuple(q for q in countries if culture in cultures_of.get(q, ())), f.popularity, f.rank))
+    return out, counts
+
+
+def countries_by_label(cultures: Iterable[Culture]) -> dict[str, str]:
+    """Casefolded English label of every listed country (the culture files' ``label``) -> its QID."""
+    return {c.label.casefold(): c.qid for culture in cultures for c in culture.countries}
+
+
+def cultures_from_country_labels(facts: Iterable[Fact], english_labels: Mapping[str, str],
+                                 specs: Mapping[str, PredicateSpec], cultures: Iterable[Culture]
+                                 ) -> tuple[list[Fact], Counter[str]]:
+    """For imports whose entities are no Wikidata items (BMLAMA's are hashes of their labels): an entity is
+    a listed country when its English label is a culture file's label of that country (casefolded, nothing
+    fuzzier). A subject's countries are those its facts name on a country side (predicates.yaml ``culture``
+    without ``via``: the subject itself for P30, P36, P37, P47, P530; the objects for P17, P27, P495,
+    P1376), pooled over every fact of the subject, so a city that is some country's capital (P1376) has
+    that country in its twin-city (P190) facts too. A ``global`` fact whose subject's countries belong to
+    exactly one of ``cultures`` takes that culture and those countries; its id is kept (an import's ids
+    name its rows). Counted as ``cultures_from_countries`` counts."""
+    cultures = tuple(cultures)
+    by_label = countries_by_label(cultures)
+    cultures_of = country_cultures(cultures)
+    facts = list(facts)
+
+    def listed(qids: Iterable[str]) -> tuple[str, ...]:
+        return tuple(q for q in (by_label.get(english_labels.get(e, "").casefold()) for e in qids) if q)
+
+    known: dict[str, set[str]] = defaultdict(set)
+    for f in facts:
+        spec = specs.get(f.predicate)
+        if spec is None or spec.culture_filter.via is not None:
+            continue
+        side = (f.subject,) if spec.culture_filter.side == "subject" else f.direct_objects
+        known[f.subject].update(listed(side))
+    out, counts = [], Counter()
+    for f in facts:
+        countries = tuple(sorted(known.get(f.subject, ()), key=id_order))
+        owners = frozenset().union(*(cultures_of.get(q, frozenset()) for q in countries))
+        if f.culture != GLOBAL or len(owners) != 1:
+            if f.culture == GLOBAL:
+                counts["kept-global:" + ("no-country" if not owners else "several-cultures")] += 1
+            out.append(f)
+            continue
+        (culture,) = owners
+        counts[f"assigned:{culture}"] += 1
+        out.append(dataclasses.replace(f, culture=culture, countries=countries))
     return out, counts

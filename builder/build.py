@@ -542,6 +542,20 @@ def copy_template_files(library: Any, langs: Sequence[str], folder: Any) -> list
     return written
 
 
+def write_added_templates(library: Any, path: Any) -> Any:
+    """The templates added to the library files (``--mlama-paraphrases``), one JSON line each, beside the
+    copied files: a release then holds every template its prompts were rendered from."""
+    import json
+
+    from factatlas.atomic import write_bytes
+
+    lines = [json.dumps({"id": t.id, "lang": t.lang, "predicate": t.predicate, "kind": t.kind, "text": t.text,
+                         "source": t.source, "from": t.path}, ensure_ascii=False)
+             for lang in library.languages for t in library.templates(lang) if t.source == "mlama"]
+    write_bytes(path, ("\n".join(lines) + "\n" if lines else "").encode("utf-8"))
+    return path
+
+
 class BuildFailed(ConfigError):
     """No benchmark came out of the inputs; nothing was written."""
 
@@ -554,8 +568,11 @@ def build_run(run: str | Any, langs: Sequence[str], *, template_ids: Sequence[st
               candidate_mode: str = "predicate", k: int | None = None, seed: int = 0,
               fractions: Mapping[str, float] | None = None, templates_root: str | None = None,
               name: str | None = None, hygiene: Hygiene | None = None,
-              split_salt: str = DEFAULT_SALT, allow_shrink: bool = False) -> BuildResult:
+              split_salt: str = DEFAULT_SALT, allow_shrink: bool = False,
+              mlama_paraphrases: str | Any | None = None) -> BuildResult:
     """Read ``<run>/curate/``, render with the template library, and replace ``<run>/build/`` whole.
+    ``mlama_paraphrases``: an mLAMA folder whose templates join the library as ``<P>/mlama`` cloze templates
+    (mParaRel's extra paraphrases, ``builder.pararel.with_mlama_paraphrases``).
 
     When the run already has a build and this one adds languages, a new language that would remove
     facts or candidates from every language is refused (nothing is written) unless
@@ -587,13 +604,23 @@ def build_run(run: str | Any, langs: Sequence[str], *, template_ids: Sequence[st
         entities = read_entities(curate)
         upstream = read_drops(curate / "dropped.parquet") if (curate / "dropped.parquet").exists() else []
         library = load_library(langs=tuple(langs), root=templates_root)
+        extra: dict[str, Any] = {}
+        if mlama_paraphrases is not None:
+            from factatlas.builder.pararel import read_mlama_paraphrases, with_mlama_paraphrases
+
+            added = with_mlama_paraphrases(library, read_mlama_paraphrases(mlama_paraphrases, langs),
+                                           str(mlama_paraphrases))
+            library = added.library
+            extra["mlama_paraphrases"] = {"path": str(mlama_paraphrases),
+                                          "added": {lang: list(ps) for lang, ps in sorted(added.added.items())},
+                                          "skipped": dict(added.skipped)}
         source = LibrarySource(library, entities)
         cultures = order_cultures({f.culture for f in facts})
         pair = curated_pair_name(run_dir.read_manifest(), cultures)
         spec = BuildSpec(name=name or root.name, pair=pair, cultures=cultures, languages=tuple(langs),
                          template_ids=tuple(template_ids) if template_ids else None, candidate_mode=candidate_mode,
                          k=k, seed=seed, fractions=dict(fractions or DEFAULT_FRACTIONS), split_salt=split_salt,
-                         source={"kind": "curated", "run": root.name, **source.describe()},
+                         source={"kind": "curated", "run": root.name, **source.describe(), **extra},
                          hygiene=hygiene or Hygiene())
         result = build_benchmark(facts, entities, source, spec, upstream_drops=upstream,
                                  toolkit_version=toolkit_version())
@@ -617,10 +644,14 @@ def build_run(run: str | Any, langs: Sequence[str], *, template_ids: Sequence[st
         with run_dir.replace_stage("build") as staging:
             written = write_benchmark(staging, result.content)
             written += copy_template_files(library, langs, staging / "templates")
+            if mlama_paraphrases is not None:
+                written.append(write_added_templates(library, staging / "templates" / "mlama_paraphrases.jsonl"))
         outputs = [root / "build" / p.relative_to(staging) for p in written]
         run_dir.record_stage("build", config={"langs": list(langs), "templates": list(template_ids or []) or "all",
                                               "candidate_mode": candidate_mode, "k": k, "seed": seed,
                                               "fractions": dict(spec.fractions),
-                                              "hygiene": spec.hygiene.to_json(), "split_salt": split_salt},
+                                              "hygiene": spec.hygiene.to_json(), "split_salt": split_salt,
+                                              **({"mlama_paraphrases": str(mlama_paraphrases)}
+                                                 if mlama_paraphrases is not None else {})},
                              counts=result.counts, outputs=outputs, started=started)
     return result

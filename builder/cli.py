@@ -60,6 +60,10 @@ def build_command(
                                                help="mParaRel: ... and this share of its cloze templates (0.2)."),
     coverage_reference: str = typer.Option("en", "--coverage-reference",
                                            help="The language the two shares are relative to."),
+    mlama_paraphrases: Path | None = typer.Option(None, "--mlama-paraphrases",
+                                                  help="mParaRel: an mLAMA folder (<lang>.jsonl or "
+                                                       "<lang>/templates.jsonl) whose template of each relation "
+                                                       "is added as the extra cloze template <P>/mlama."),
 ) -> None:
     """Build the multi-parallel benchmark RUN/build/ from RUN/curate/ (the old build/ stays until the new
     one is complete and valid).
@@ -79,13 +83,18 @@ def build_command(
     ids = None if template_ids.strip() == "all" else _split_list(template_ids)
     if min_relation_share > 0 or min_paraphrase_share > 0:
         lang_list = _languages_by_coverage(lang_list, ids, templates_dir, coverage_reference, min_relation_share,
-                                           min_paraphrase_share)
+                                           min_paraphrase_share, mlama_paraphrases)
     result = build_run(run, lang_list, template_ids=ids, candidate_mode=candidates,
                        k=k if candidates == "sampled" else None, seed=seed, fractions=parse_fractions(splits),
                        split_salt=split_salt, templates_root=str(templates_dir) if templates_dir else None,
                        hygiene=Hygiene(tuple(_split_list(single_object)), strip_final_punctuation, min_templates),
-                       allow_shrink=allow_shrink)
+                       allow_shrink=allow_shrink, mlama_paraphrases=mlama_paraphrases)
     out.print(stats_table(result.content.stats, lang_list))
+    if mlama_paraphrases is not None:
+        added = result.content.meta["source"]["mlama_paraphrases"]
+        err.print("mLAMA templates added as <P>/mlama: " + ", ".join(
+            f"{lang} {len(ps)}" for lang, ps in added["added"].items()) + "; not added: " + (", ".join(
+                f"{k} x{n}" for k, n in added["skipped"].items()) or "none"), highlight=False)
     skips = skipped_lines(result.losses)
     if skips:
         err.print("[bold yellow]templates skipped per language[/] (the other languages keep them; reasons in "
@@ -108,13 +117,23 @@ def build_command(
 
 
 def _languages_by_coverage(langs: list[str], ids: list[str] | None, templates_dir: Path | None, reference: str,
-                           min_relations: float, min_paraphrases: float) -> list[str]:
-    """mParaRel's inclusion rule on the template library (builder/pararel.py); dropped languages printed."""
-    from factatlas.builder.pararel import cloze_counts, language_coverage
+                           min_relations: float, min_paraphrases: float,
+                           mlama_paraphrases: Path | None = None) -> list[str]:
+    """mParaRel's inclusion rule on the template library (builder/pararel.py), the mLAMA paraphrases
+    included when given; dropped languages printed."""
+    from factatlas.builder.pararel import (
+        cloze_counts,
+        language_coverage,
+        read_mlama_paraphrases,
+        with_mlama_paraphrases,
+    )
     from factatlas.console import err
     from factatlas.templates.library import load_library
 
     library = load_library(sorted({*langs, reference}), str(templates_dir) if templates_dir else None)
+    if mlama_paraphrases is not None:
+        library = with_mlama_paraphrases(library, read_mlama_paraphrases(mlama_paraphrases, library.languages)
+                                         ).library
     chosen = set(ids) if ids is not None else None
     templates = [t for lang in library.languages for t in library.templates(lang)
                  if chosen is None or t.id in chosen]
@@ -194,6 +213,10 @@ def import_bmlama_command(
                                       help="Keep every source row unchanged and flag the known defects in "
                                            "benchmark.json instead of dropping them (to reproduce published "
                                            "numbers); default out runs/<bmlama17|53>-as-published."),
+    cultures: str | None = typer.Option(None, "--cultures", help="Give facts the culture of their subject's "
+                                                                 "country when the English labels tell it "
+                                                                 "(comma-separated culture names or 'all'; "
+                                                                 "needs --mlama-templates); default: all global."),
 ) -> None:
     """Import BMLAMA-17 or BMLAMA-53 (defective rows are dropped and listed; --as-published keeps them, flagged).
 
@@ -203,8 +226,21 @@ def import_bmlama_command(
     from factatlas.builder.importers.bmlama import import_bmlama
 
     out = _run_or_out(run, old_out)
-    result = import_bmlama(path, out=out, mlama_templates=mlama_templates, as_published=as_published)
+    if cultures and mlama_templates is None:
+        raise ConfigError(f"--cultures {cultures}: the countries are read from relations named by PID (P36, "
+                          "P530, ...); give --mlama-templates (a folder with mLAMA's en.jsonl) too")
+    result = import_bmlama(path, out=out, mlama_templates=mlama_templates, as_published=as_published,
+                           cultures=_chosen_cultures(cultures))
     _report_import(result, out or Path("runs") / result.content.meta["name"])
+
+
+def _chosen_cultures(cultures: str | None) -> list:
+    """``--cultures`` of the importers: culture names (or 'all') -> Culture records; none -> []."""
+    if not cultures:
+        return []
+    from factatlas.curate.config import list_cultures, load_culture
+
+    return [load_culture(n) for n in (list_cultures() if cultures == "all" else _split_list(cultures))]
 
 
 @import_app.command("mlama")
@@ -256,6 +292,10 @@ def _report_import(result, run: Path) -> None:
     err.print(f"imported {meta['source']['kind']} into {run}/build: {result.counts['facts']} facts, "
               f"{result.counts['prompts']} prompts, {result.counts['dropped']} dropped "
               f"(reasons in {run}/build/dropped.parquet and stats.json)", highlight=False)
+    assigned = meta["source"].get("cultures_from_countries")
+    if assigned is not None:
+        err.print("cultures from subject countries: " + (", ".join(f"{k} {v}" for k, v in assigned.items())
+                                                         or "none"), highlight=False)
     if "flagged" in result.counts:
         err.print(f"{result.counts['flagged']} queries kept unchanged but flagged as defective "
                   f"(source.defects.flagged_queries in {run}/build/benchmark.json)", highlight=False)

@@ -24,7 +24,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from factatlas.errors import ConfigError
-from factatlas.probe.generative import first_line, judge, prompt_text_for_generation
+from factatlas.probe.generative import LanguageAliases, first_line, judge, prompt_text_for_generation
 from factatlas.records import ProbeResult, Prompt
 
 CHAT_RULES = ("chat", "chat-lenient")
@@ -133,10 +133,13 @@ def build_conversations(prompts: Sequence[Prompt], all_rows: Sequence[Mapping[st
 
 
 def answer_conversations(backend: ChatBackend, prompts: Sequence[Prompt],
-                         all_rows: Sequence[Mapping[str, Any]], aliases: Mapping[str, set[str]], model: str,
+                         all_rows: Sequence[Mapping[str, Any]], aliases: Mapping[str, set[str]] | LanguageAliases,
+                         model: str,
                          scoring: str, config: ChatConfig, counts: Counter | None = None, chunk: int = 256,
                          progress: Callable[[int], None] | None = None) -> list[ProbeResult]:
-    """Rankings rows of the chat rules (same columns and matching as ``generative``, plus ``conversation``)."""
+    """Rankings rows of the chat rules (same columns and matching as ``generative``, plus ``conversation``).
+    ``aliases``: one index for every prompt, or a ``LanguageAliases`` that restricts the accepted forms by
+    the prompt's language (X-FACTR §3.4 single / double evaluation)."""
     from factatlas.probe.runner import ranking_row
 
     if scoring not in CHAT_RULES:
@@ -151,7 +154,8 @@ def answer_conversations(backend: ChatBackend, prompts: Sequence[Prompt],
         part = prompts[start: start + chunk]
         replies = backend.chat(conversations[start: start + chunk])
         for r, reply in zip(part, replies, strict=True):
-            ranked, scores, correct = judge(reply.answer, r.candidate_qids, r.gold_qids, aliases, lenient)
+            view = aliases.for_lang(r.lang) if isinstance(aliases, LanguageAliases) else aliases
+            ranked, scores, correct = judge(reply.answer, r.candidate_qids, r.gold_qids, view, lenient)
             row = ranking_row(r, model, scoring, ranked, scores, correct, first_line(reply.answer))
             rows.append(replace(row, conversation=conversation_record(reply)))
         if progress:

@@ -55,7 +55,7 @@ def probe(
                                                  "confidence first)."),
     xfactr_beam: int = typer.Option(1, "--xfactr-beam", help="Beam size of the initial prediction (1: greedy; "
                                                              "order or confidence init)."),
-    answer_langs: str = typer.Option("any", "--answer-langs", help="generative/xfactr: whose forms count as a "
+    answer_langs: str = typer.Option("any", "--answer-langs", help="open answers (generative, chat, xfactr): whose forms count as a "
                                                                    "right answer: any | single (the prompt's "
                                                                    "language) | double (it and English)."),
     template_only: bool = typer.Option(True, "--template-only/--no-template-only",
@@ -140,6 +140,9 @@ def xfakt_context(
     context_langs: str | None = typer.Option(None, "--context-langs", help="Context languages (default: all)."),
     resource: list[str] = typer.Option([], "--resource", metavar="LANG=LEVEL",
                                        help="Resource level (high|medium|low) of a language, repeatable."),
+    resource_grouping: str = typer.Option("xfakt", "--resource-grouping",
+                                          help="xfakt (X-FaKT's §3 table; ours for languages it lacks) | ours "
+                                               "(after Joshi et al. 2020)."),
     device: str = typer.Option("auto", "--device", help="auto | cpu | cuda."),
     batch_tokens: int = typer.Option(8192, "--batch-tokens", help="Token budget per forward pass."),
     out_dir: Path | None = typer.Option(None, "--out", help="Folder of the outputs (default RUN/xfakt_context/"
@@ -166,11 +169,13 @@ def xfakt_context(
     chosen = [m.strip() for m in modes.split(",") if m.strip()]
     for m in chosen:
         check_choice(m, "--modes", X.MODES)
-    levels = dict(X.DEFAULT_RESOURCE)
+    check_choice(resource_grouping, "--resource-grouping", X.RESOURCE_GROUPINGS)
+    overrides = {}
     for item in resource:
         lang, _, level = item.partition("=")
         check_choice(level, f"--resource {item}", X.RESOURCE_LEVELS)
-        levels[lang.strip()] = level
+        overrides[lang.strip()] = level
+    levels, level_sources = X.resource_levels(resource_grouping, overrides)
     bench, run_dir = open_benchmark(run)
     wanted = [x.strip() for x in langs.split(",")] if langs else None
     contexts = [x.strip() for x in context_langs.split(",")] if context_langs else None
@@ -197,8 +202,17 @@ def xfakt_context(
               c.followed_micro, c.followed_macro) for c in cells]
     with (folder / "cells.csv").open("w", encoding="utf-8", newline="") as f:
         csv.writer(f).writerows([header, *lines])
-    summary["resource_levels"] = {lang: levels[lang] for lang in sorted({c.lang for c in cells} - {"all"})
-                                  if lang in levels}
+    probed = sorted({c.lang for c in cells} - {"all"})
+    summary["resource_levels"] = {lang: levels[lang] for lang in probed if lang in levels}
+    summary["resource_level_sources"] = {lang: level_sources[lang] for lang in probed if lang in levels}
+    summary["resource_grouping"] = resource_grouping
+    by_source: dict[str, list[str]] = {}
+    for lang, source in summary["resource_level_sources"].items():
+        by_source.setdefault(source, []).append(lang)
+    names = {"xfakt": "X-FaKT §3", "ours": "ours (Joshi et al. 2020)", "--resource": "--resource"}
+    err.print("resource levels: " + "; ".join(f"{names[k]} for {','.join(v)}" for k, v in by_source.items())
+              + (f"; none for {','.join(x for x in probed if x not in levels)}" if set(probed) - set(levels) else ""),
+              highlight=False)
     (folder / "summary.json").write_text(json.dumps(summary, indent=1, default=str) + "\n", "utf-8")
     for c in cells:
         if c.context_lang == "all" or c.lang == "all":

@@ -149,8 +149,11 @@ def _fact_lang_errors(outcomes: Sequence[ScoredPrompt]) -> dict[tuple[str, str],
 
 
 def xfakt_section(outcomes: Sequence[ScoredPrompt], cultures: Sequence[str],
-                  association: Mapping[str, tuple[str, ...]]) -> dict[str, Any]:
-    """Associative (the fact's culture is the language's) vs non-associative error rates, per (fact, lang)."""
+                  association: Mapping[str, tuple[str, ...]],
+                  resource: Mapping[str, str] = M.XFAKT_RESOURCE) -> dict[str, Any]:
+    """Associative (the fact's culture is the language's) vs non-associative error rates, per (fact, lang);
+    also per resource group of the associated languages (X-FaKT Table 3: ``resource`` = language -> level,
+    X-FaKT's own groups by default; languages it does not group are listed, never guessed)."""
     langs = sorted({o.lang for o in outcomes})
     assoc = {lang: tuple(c for c in association.get(lang, ()) if c in cultures) for lang in langs}
     assoc = {lang: cs for lang, cs in assoc.items() if cs}
@@ -172,6 +175,11 @@ def xfakt_section(outcomes: Sequence[ScoredPrompt], cultures: Sequence[str],
     keys = sorted(k for k in errors if k[1] in assoc)
     out["overall"] = scores(keys)
     out["by_lang"] = {lang: s for lang in sorted(assoc) if (s := scores(k for k in keys if k[1] == lang))}
+    grouped = {level: [lang for lang in sorted(assoc) if resource.get(lang) == level] for level in M.RESOURCE_LEVELS}
+    out["by_resource"] = {level: {"langs": langs, "scores": scores(k for k in keys if k[1] in langs) if langs else None}
+                          for level, langs in grouped.items()}
+    out["resource_grouping"] = M.XFAKT_RESOURCE_SOURCE if resource is M.XFAKT_RESOURCE else "given"
+    out["ungrouped_languages"] = [lang for lang in sorted(assoc) if resource.get(lang) not in M.RESOURCE_LEVELS]
     out["available"] = out["overall"] is not None
     if not out["available"]:
         out["reason"] = ("no language is associated with a culture of this benchmark" if not assoc else

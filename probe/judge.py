@@ -25,7 +25,7 @@ from typing import Any
 
 from factatlas.errors import FactatlasError
 from factatlas.probe.chat import ChatBackend, Message
-from factatlas.probe.generative import first_line, judge, prompt_text_for_generation
+from factatlas.probe.generative import LanguageAliases, first_line, judge, prompt_text_for_generation
 from factatlas.probe.protocol import SCORING_RULES
 from factatlas.records import ProbeResult, Prompt
 
@@ -106,9 +106,10 @@ def parse_verdict(reply: str) -> bool | None:
 
 
 def judge_answers(backend: ChatBackend, rows: Sequence[ProbeResult], prompts: Mapping[str, Prompt],
-                  aliases: Mapping[str, set[str]], judge_model: str, counts: Counter | None = None,
+                  aliases: Mapping[str, set[str]] | LanguageAliases, judge_model: str, counts: Counter | None = None,
                   chunk: int = 64, progress: Callable[[int], None] | None = None) -> list[Judgement]:
-    """Judge every answer of ``rows`` (one open-answer rule's rankings) with ``backend``."""
+    """Judge every answer of ``rows`` (one open-answer rule's rankings) with ``backend``. ``aliases``: one
+    index, or a ``LanguageAliases`` (the probe's ``--answer-langs``) seen from each prompt's language."""
     counts = counts if counts is not None else Counter()
     for r in rows:
         if not open_answer_rule(r.scoring):
@@ -133,8 +134,9 @@ def judge_answers(backend: ChatBackend, rows: Sequence[ProbeResult], prompts: Ma
     out = []
     for i, (r, answer) in enumerate(zip(rows, answers, strict=True)):
         p = prompts[r.prompt_id]
-        _, _, strict = judge(answer, p.candidate_qids, p.gold_qids, aliases, lenient=False)
-        _, _, lenient = judge(answer, p.candidate_qids, p.gold_qids, aliases, lenient=True)
+        view = aliases.for_lang(p.lang) if isinstance(aliases, LanguageAliases) else aliases
+        _, _, strict = judge(answer, p.candidate_qids, p.gold_qids, view, lenient=False)
+        _, _, lenient = judge(answer, p.candidate_qids, p.gold_qids, view, lenient=True)
         if i in replies:
             verdict = parse_verdict(replies[i])
             reason = "" if verdict is not None else UNPARSABLE
@@ -298,6 +300,19 @@ def make_judge_backend(config: JudgeConfig, counts: Counter, run_dir=None) -> tu
                      context_fix=JUDGE_CONTEXT_FIX), lm
 
 
+def answer_aliases(by_lang: Mapping[str, Mapping[str, set[str]]], folder) -> Mapping[str, set[str]] | LanguageAliases:
+    """The matcher's aliases for a model folder: the languages its probe accepted (``probe.json`` config
+    ``answer_langs``, X-FACTR §3.4), so strict and lenient matching here agree with its ``correct_at_1``."""
+    import json
+    from pathlib import Path
+
+    from factatlas.probe.generative import aliases_in
+
+    info = Path(folder) / "probe.json"
+    mode = json.loads(info.read_text("utf-8")).get("config", {}).get("answer_langs", "any") if info.is_file() else "any"
+    return aliases_in(by_lang, None) if mode == "any" else LanguageAliases(by_lang, mode)
+
+
 def judge_run(run, model: str | None, config: JudgeConfig, backend: ChatBackend | None = None) -> list[JudgeOutcome]:
     """Judge the answers of every open-answer probe under ``<run>/probe/`` (or of ``model``): write
     judgements.parquet beside rankings.parquet and the ``judge`` section of metrics.json."""
@@ -307,7 +322,7 @@ def judge_run(run, model: str | None, config: JudgeConfig, backend: ChatBackend 
 
     from factatlas.atomic import write_json
     from factatlas.console import progress
-    from factatlas.probe.generative import alias_index
+    from factatlas.probe.generative import alias_index_by_lang
     from factatlas.probe.report import model_dirs
     from factatlas.probe.runner import open_benchmark
     from factatlas.probe.threads import torch_threads
@@ -332,7 +347,7 @@ def judge_run(run, model: str | None, config: JudgeConfig, backend: ChatBackend 
             raise JudgeError(f"{folder}/rankings.parquet: {len(foreign)} of {len(rows)} rows name prompts that "
                              f"{bench.path}/prompts.parquet lacks (first: {foreign[0]}); the rankings were made "
                              f"on another build: probe again (`factatlas probe {run_dir} --model ...`)")
-    aliases = alias_index(bench.prompts, bench)
+    by_lang = alias_index_by_lang(bench.prompts, bench)
     counts: Counter = Counter()
     lm = None
     if backend is None:
@@ -344,6 +359,7 @@ def judge_run(run, model: str | None, config: JudgeConfig, backend: ChatBackend 
             folder_counts: Counter = Counter()
             with progress() as bar:
                 task = bar.add_task(f"judge {folder.name}", total=sum(1 for r in rows if first_line(r.prediction)))
+                aliases = answer_aliases(by_lang, folder)
                 judged = judge_answers(backend, rows, prompts, aliases, config.judge, folder_counts,
                                        progress=lambda n, task=task: bar.advance(task, n))
             path = write_judgements(folder / "judgements.parquet", judged)

@@ -490,3 +490,16 @@ def xfakt_ttest(errors_assoc: Sequence[float], errors_non: Sequence[float]) -> d
     df = spread**2 / (share_a**2 / (len(a) - 1) + share_b**2 / (len(b) - 1))  # Welch-Satterthwaite
     out["t"], out["p"] = float(t), float(2.0 * stdtr(df, -abs(t)))
     return out
+
+
+# X-FaKT's resource groups (Aggarwal et al. 2025, "Language Models' Factuality Depends on the Language of
+# Inquiry", arXiv:2502.17955v1, §3 "Dataset"; Table 3 reports error rates per group "as defined in
+# Section 3"). Its released metric script puts Turkish under medium; the paper's text, followed here,
+# puts it under low.
+RESOURCE_LEVELS = ("high", "medium", "low")
+XFAKT_RESOURCE_SOURCE = "X-FaKT (Aggarwal et al. 2025, arXiv:2502.17955v1), §3 and Table 3"
+XFAKT_RESOURCE = {
+    "en": "high", "zh": "high", "fr": "high", "ja": "high",
+    "hi": "medium", "ru": "medium", "ar": "medium", "el": "medium",
+    "ne": "low", "uk": "low", "tr": "low", "sw": "low", "th": "low",
+}

@@ -468,22 +468,15 @@ def _run(job: ProbeJob, selected, counts: Counter, benchmark: Benchmark, run_dir
 
     lm, scorer, rule, slug, model_name = job.lm, job.scorer, job.rule, job.slug, job.model_name
     work = select_work(selected, rule, counts)
-    if config.answer_langs != "any" and (rule.kind != "generate" or rule.name in ("chat", "chat-lenient")):
-        raise ConfigError(f"--answer-langs {config.answer_langs}: only the generative and xfactr rules match "
-                          f"answers by language; {rule.name} accepts every language (use --answer-langs any)")
+    if config.answer_langs != "any" and rule.kind != "generate":
+        raise ConfigError(f"--answer-langs {config.answer_langs}: only the open-answer rules (generative, chat, "
+                          f"xfactr) match answers by language; {rule.name} ranks candidates (use --answer-langs any)")
     if rule.kind == "generate":
         counts[f"answers/accepted-languages:{config.answer_langs}"] = len(work)
 
     def answer(prompts: Sequence[Prompt], tick: Callable[[int], None], tally: Counter | None) -> list[ProbeResult]:
-        """The open-answer rules: the model's answers to ``prompts``, matched against the aliases."""
-        if rule.name in ("chat", "chat-lenient"):
-            from factatlas.probe.chat import ChatConfig, answer_conversations
-            from factatlas.probe.generative import alias_index
-
-            chat = ChatConfig(config.system_prompt, config.shots, config.shot_split)
-            rows = benchmark.prompts  # shots and aliases come from every language and split
-            return answer_conversations(scorer, prompts, rows, alias_index(rows, benchmark), model_name, rule.name,
-                                        chat, tally, progress=tick)
+        """The open-answer rules: the model's answers to ``prompts``, matched against the aliases of the
+        languages ``--answer-langs`` accepts."""
         from factatlas.probe.generative import (
             LanguageAliases,
             alias_index_by_lang,
@@ -491,9 +484,16 @@ def _run(job: ProbeJob, selected, counts: Counter, benchmark: Benchmark, run_dir
             answer_prompts,
         )
 
-        by_lang = alias_index_by_lang(benchmark.prompts, benchmark)
+        by_lang = alias_index_by_lang(benchmark.prompts, benchmark)  # aliases come from every language and split
         aliases = aliases_in(by_lang, None) if config.answer_langs == "any" else LanguageAliases(
             by_lang, config.answer_langs)
+        if rule.name in ("chat", "chat-lenient"):
+            from factatlas.probe.chat import ChatConfig, answer_conversations
+
+            chat = ChatConfig(config.system_prompt, config.shots, config.shot_split)
+            rows = benchmark.prompts  # shots come from every language and split
+            return answer_conversations(scorer, prompts, rows, aliases, model_name, rule.name, chat, tally,
+                                        progress=tick)
         answered = answer_prompts(scorer, prompts, aliases, model_name, rule.name, progress=tick)
         if tally is not None:
             tally.update(getattr(scorer, "counts", {}))

@@ -13,8 +13,10 @@ prompt's fact, language, candidates and golds; their id is ``<prompt_id>|<mode>:
 template id ``<template_id>+<mode>:<c>``. The rankings are joined and aggregated by the one join and
 aggregation (``factatlas.probe.aggregate``): micro = mean over facts, macro = mean over predicates.
 
-Languages are grouped by resource level for the error rates (X-FaKT §3, Table 3). The default grouping is
-ours, after Joshi et al. (2020)'s classes (5: high; 3-4: medium; 0-2: low); override it per language.
+Languages are grouped by resource level for the error rates (X-FaKT §3, Table 3). The default grouping
+is X-FaKT's own (``metrics.XFAKT_RESOURCE``, 13 languages); a language it does not group takes ours, after
+Joshi et al. (2020)'s classes (5: high; 3-4: medium; 0-2: low), and ``resource_levels`` says which table
+each level came from; ``--resource-grouping ours`` uses ours only; ``--resource`` overrides per language.
 """
 
 from __future__ import annotations
@@ -25,16 +27,35 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from factatlas.probe import aggregate
+from factatlas.probe.metrics import RESOURCE_LEVELS, XFAKT_RESOURCE
 from factatlas.records import ANSWER_MARKER, ProbeResult, Prompt, ScoredPrompt
 
 MODES = ("recall", "counterfactual")
-RESOURCE_LEVELS = ("high", "medium", "low")
+# ours, after Joshi et al. (2020): the fallback for languages X-FaKT's table does not group
 DEFAULT_RESOURCE = {
     "en": "high", "es": "high", "fr": "high", "de": "high", "ja": "high", "zh": "high", "ar": "high",
     "ru": "medium", "it": "medium", "pt": "medium", "nl": "medium", "ko": "medium", "hi": "medium",
     "pl": "medium", "tr": "medium", "fa": "medium", "vi": "medium", "he": "medium", "id": "medium",
     "uk": "medium", "sw": "low", "ur": "medium",
 }
+
+
+RESOURCE_GROUPINGS = ("xfakt", "ours")
+
+
+def resource_levels(grouping: str, overrides: Mapping[str, str] | None = None
+                    ) -> tuple[dict[str, str], dict[str, str]]:
+    """(language -> level, language -> where the level comes from: ``xfakt``, ``ours`` or ``--resource``).
+    ``xfakt``: X-FaKT's §3 table, ours for the languages it does not list; ``ours``: ours only."""
+    if grouping not in RESOURCE_GROUPINGS:
+        raise ValueError(f"unknown resource grouping '{grouping}'; expected one of {RESOURCE_GROUPINGS}")
+    levels, sources = dict(DEFAULT_RESOURCE), dict.fromkeys(DEFAULT_RESOURCE, "ours")
+    if grouping == "xfakt":
+        levels.update(XFAKT_RESOURCE)
+        sources.update(dict.fromkeys(XFAKT_RESOURCE, "xfakt"))
+    for lang, level in (overrides or {}).items():
+        levels[lang], sources[lang] = level, "--resource"
+    return levels, sources
 
 
 def counterfactual_object(prompt: Prompt) -> str | None:

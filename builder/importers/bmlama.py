@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from factatlas.errors import ConfigError
-from factatlas.records import ANSWER_MARKER, Drop, Entity, Fact, ObjectRef, Prompt, frozen_mapping
+from factatlas.records import ANSWER_MARKER, Culture, Drop, Entity, Fact, ObjectRef, Prompt, frozen_mapping
 
 STEP = "import"
 MASK = "<mask>"
@@ -307,6 +307,22 @@ def convert(data: BmlamaData, names: Mapping[str, str] | None = None, *, as_publ
     return Converted(facts, entities, prompts, candidates, drops, patterns, defects)
 
 
+def with_cultures(conv: Converted, cultures: Sequence[Culture]) -> tuple[Converted, dict[str, int]]:
+    """``conv`` with the facts whose subject's countries are known from English labels moved from
+    ``global`` to their culture (prompts follow their fact); the outcome counts."""
+    from dataclasses import replace
+
+    from factatlas.builder.audit import cultures_from_country_labels
+    from factatlas.predicates import load_predicates
+
+    english = {q: e.labels.get("en", "") for q, e in conv.entities.items()}
+    facts, outcome = cultures_from_country_labels(conv.facts, english, load_predicates(), cultures)
+    culture_of = {f.id: f.culture for f in facts}
+    prompts = [p if culture_of.get(p.fact_id, CULTURE) == p.culture else replace(p, culture=culture_of[p.fact_id])
+               for p in conv.prompts]
+    return replace(conv, facts=facts, prompts=prompts), dict(sorted(outcome.items()))
+
+
 def inconsistent_translations(signatures, langs: Sequence[str], used: set[str] | None = None,
                               examples: int = 5) -> dict[str, Any]:
     """English labels whose translation differs between rows, per language (reported, not dropped).
@@ -328,12 +344,16 @@ def inconsistent_translations(signatures, langs: Sequence[str], used: set[str] |
 
 
 def import_bmlama(path: str | os.PathLike, *, out: str | os.PathLike | None = None, write: bool = True,
-                  mlama_templates: str | os.PathLike | None = None, as_published: bool = False):
+                  mlama_templates: str | os.PathLike | None = None, as_published: bool = False,
+                  cultures: Sequence[Culture] = ()):
     """BMLAMA folder -> benchmark directory ``<out>/build/`` (default ``runs/<bmlama17|bmlama53>``, or
     ``runs/<bmlama17|bmlama53>-as-published`` with ``as_published``: every row unchanged, defects flagged).
 
     With ``mlama_templates`` (mLAMA's ``en.jsonl``), relations whose English pattern is one mLAMA relation
-    get its PID (``P19``) instead of a slug, so results line up with DLAMA/mLAMA per predicate."""
+    get its PID (``P19``) instead of a slug, so results line up with DLAMA/mLAMA per predicate. With
+    ``cultures``, facts whose subject's countries are known from the English labels of the country sides
+    (``builder.audit.cultures_from_country_labels``; needs the PIDs, so ``mlama_templates``) get that
+    country's culture instead of ``global``."""
     from datetime import UTC, datetime
 
     from factatlas.builder.benchmark import SCHEMA_VERSION, BenchmarkContent
@@ -357,6 +377,10 @@ def import_bmlama(path: str | os.PathLike, *, out: str | os.PathLike | None = No
         names = relation_names(read_mlama_templates(mlama_templates, ["en"])["en"])
     conv = convert(data, names, as_published=as_published)
     langs = data.languages
+    assigned: dict[str, int] = {}
+    if cultures:
+        conv, assigned = with_cultures(conv, cultures)
+    present = sorted({f.culture for f in conv.facts}, key=lambda c: (c == CULTURE, c == "west", c)) or [CULTURE]
     name = f"{data.name}-as-published" if as_published else data.name
     pools: dict[str, list[str]] = defaultdict(list)
     for c in conv.candidates:
@@ -370,7 +394,7 @@ def import_bmlama(path: str | os.PathLike, *, out: str | os.PathLike | None = No
         **({"flagged": conv.defects["flagged"]} if as_published else {})})
     template_ids = sorted({p.template_id for p in conv.prompts})
     meta = {
-        "schema_version": SCHEMA_VERSION, "name": name, "pair": data.name, "cultures": [CULTURE],
+        "schema_version": SCHEMA_VERSION, "name": name, "pair": data.name, "cultures": present,
         "languages": list(langs), "templates": {lang: template_ids for lang in langs},
         "candidate_mode": "sampled", "k": max((len(p.candidate_qids) for p in conv.prompts), default=0),
         "seed": None,
@@ -381,6 +405,7 @@ def import_bmlama(path: str | os.PathLike, *, out: str | os.PathLike | None = No
                    "published_counts": data.counts(),
                    "relations": conv.relations, "defects": conv.defects,
                    "candidate_order": "as published (gold last)",
+                   **({"cultures_from_countries": assigned} if cultures else {}),
                    "citation": "Qi, Fernández & Bisazza (2023), Cross-Lingual Consistency of Factual Knowledge in "
                                "Multilingual Language Models, EMNLP 2023."},
         "toolkit_version": toolkit_version(),
@@ -395,5 +420,6 @@ def import_bmlama(path: str | os.PathLike, *, out: str | os.PathLike | None = No
         counts["flagged"] = len(conv.defects["flagged_queries"])
     if write:
         write_import(out or default_out(name), content, started=started,
-                     config={"importer": "bmlama", "path": str(path), "as_published": as_published}, counts=counts)
+                     config={"importer": "bmlama", "path": str(path), "as_published": as_published,
+                             **({"cultures": [c.name for c in cultures]} if cultures else {})}, counts=counts)
     return BuildResult(content, counts)

@@ -140,6 +140,19 @@ def test_pararel_xfakt_and_predictions(bench):
     assert bias["top"] == "Q13955" and bias["top_share"] == pytest.approx(6 / 12)  # Arabic for the 6 Arab facts
 
 
+def test_xfakt_by_resource_group(bench):
+    """X-FaKT Table 3: the associative and non-associative errors of each resource group's languages
+    (X-FaKT §3: en high, ar medium). Errors per (fact, lang) as above: en-west 6 x 0.5 + 6 x 1 -> 0.75,
+    en-arab 6 x 0.5 + 6 x 0 -> 0.25; ar all 0."""
+    path, rows = bench
+    xf = compute_metrics(controlled_rankings(rows), path)["xfakt"]
+    high, medium, low = (xf["by_resource"][level] for level in ("high", "medium", "low"))
+    assert (high["langs"], medium["langs"], low) == (["en"], ["ar"], {"langs": [], "scores": None})
+    assert (high["scores"]["mu_assoc"], high["scores"]["mu_non"]) == pytest.approx((0.75, 0.25))
+    assert (medium["scores"]["mu_assoc"], medium["scores"]["mu_non"], medium["scores"]["xfakt"]) == (0.0, 0.0, 1.0)
+    assert xf["resource_grouping"].startswith("X-FaKT") and xf["ungrouped_languages"] == []
+
+
 def test_association_override_and_unassociated_languages(bench):
     path, rows = bench
     m = compute_metrics(controlled_rankings(rows), path, MetricsConfig(association={"en": ("arab",), "ar": ()}))

@@ -60,6 +60,39 @@ def test_answer_languages_single_double_any(capitals_rows, mode, fr_right, en_ri
     assert right == {"fr": fr_right, "en": en_right}
 
 
+class FixedChat:
+    """A chat backend replying to the i-th conversation with ``answers[i]``."""
+
+    def __init__(self, answers: Sequence[str]):
+        self.answers = list(answers)
+
+    def chat(self, conversations):
+        from factatlas.probe.chat import Reply
+
+        out, self.answers = self.answers[: len(conversations)], self.answers[len(conversations):]
+        return [Reply(a, tuple(c), None) for a, c in zip(out, conversations, strict=True)]
+
+
+@pytest.mark.parametrize("rule", ["chat", "chat-lenient"])
+@pytest.mark.parametrize(("mode", "fr_right", "en_right"), [
+    ("any", 24, 24), ("single", 12, 12), ("double", 24, 12)])
+def test_chat_answer_languages_single_double_any(capitals_rows, rule, mode, fr_right, en_right):
+    # The same hand count as above through the chat rules: French questions answered with the English
+    # name, English ones with the French name (the lenient rule inside a sentence).
+    from factatlas.probe.chat import ChatConfig, answer_conversations
+
+    rows = [r for r in capitals_rows if r["kind"] == "question"]
+    assert len(rows) == 48
+    answers = [_english_gold(r) if r["lang"] == "fr" else _french_gold(r) for r in rows]
+    if rule == "chat-lenient":
+        answers = [f"I think it is {a}." for a in answers]
+    aliases = LanguageAliases(alias_index_by_lang(capitals_rows), mode)
+    results = answer_conversations(FixedChat(answers), prompts_of(rows), capitals_rows, aliases, "m", rule,
+                                   ChatConfig())
+    right = {lang: sum(r.correct_at_1 for r in results if r.lang == lang) for lang in ("en", "fr")}
+    assert right == {"fr": fr_right, "en": en_right}
+
+
 def test_answer_languages_reject_an_unknown_mode(capitals_rows):
     with pytest.raises(ValueError, match="unknown answer languages 'both'"):
         LanguageAliases(alias_index_by_lang(capitals_rows), "both")
@@ -195,5 +228,15 @@ def test_cli_option_errors(run_dir, tiny_bert_dir):
                           (["--xfactr-beam", "2", "--xfactr-init", "independent"], "beam search needs")]:
         with pytest.raises(ConfigError, match=message):
             _probe(run_dir, "--model", tiny_bert_dir, "--scoring", "xfactr", *args)
-    with pytest.raises(ConfigError, match="only the generative and xfactr rules"):
+    with pytest.raises(ConfigError, match="only the open-answer rules"):
         _probe(run_dir, "--model", tiny_bert_dir, "--answer-langs", "double")
+
+
+def test_cli_chat_answer_languages(run_dir, tiny_chat_dir):
+    _probe(run_dir, "--model", tiny_chat_dir, "--scoring", "chat", "--out-name", "c", "--no-template-only",
+           "--answer-langs", "double", "--langs", "fr")
+    info = json.loads((run_dir / "probe" / "c" / "probe.json").read_text("utf-8"))
+    assert info["config"]["answer_langs"] == "double"
+    assert info["counts"]["answers/accepted-languages:double"] == 24
+    rankings = read_rows(run_dir / "probe" / "c" / "rankings.parquet", RANKINGS_SCHEMA)
+    assert len(rankings) == 24 and {r["lang"] for r in rankings} == {"fr"}

@@ -78,3 +78,37 @@ def test_cells_and_resource_groups_by_hand(prompts):
     assert groups["high"].langs == ("en",) and groups["high"].error_rate == 0.5
     assert groups["low"].langs == ("fr",) and groups["low"].error_rate == 0.0
     assert groups["medium"].langs == () and groups["medium"].error_rate is None
+
+
+def test_resource_levels_xfakt_table_with_our_fallback():
+    from factatlas.probe.xfakt_context import resource_levels
+
+    levels, sources = resource_levels("xfakt", {"tr": "medium"})
+    # X-FaKT §3: Arabic medium, Turkish low (overridden here), Swahili low; German is not in its table
+    assert (levels["ar"], sources["ar"]) == ("medium", "xfakt")
+    assert (levels["sw"], levels["en"], levels["zh"]) == ("low", "high", "high")
+    assert (levels["de"], sources["de"]) == ("high", "ours")
+    assert (levels["tr"], sources["tr"]) == ("medium", "--resource")
+    assert (levels["el"], levels["ne"], levels["th"]) == ("medium", "low", "low")
+    ours, sources = resource_levels("ours")
+    assert (ours["ar"], set(sources.values())) == ("high", {"ours"})
+    with pytest.raises(ValueError, match="unknown resource grouping 'joshi'"):
+        resource_levels("joshi")
+
+
+def test_cli_resource_grouping(run_dir, tiny_bert_dir):
+    import json
+
+    from tests.clirun import factatlas
+
+    done = factatlas("xfakt-context", run_dir, "--model", tiny_bert_dir, "--modes", "recall", "--device", "cpu",
+                     "--resource", "fr=low")
+    assert done.returncode == 0, done.stderr
+    assert "resource levels: X-FaKT §3 for en; --resource for fr" in done.stderr
+    summary = json.loads((run_dir / "xfakt_context" / tiny_bert_dir.name / "summary.json").read_text("utf-8"))
+    assert summary["resource_levels"] == {"en": "high", "fr": "low"}
+    assert summary["resource_grouping"] == "xfakt"
+    groups = {g["level"]: g["langs"] for g in summary["modes"]["recall"]["resource_groups"]}
+    assert groups == {"high": ["en"], "medium": [], "low": ["fr"]}
+    done = factatlas("xfakt-context", run_dir, "--model", tiny_bert_dir, "--resource-grouping", "joshi")
+    assert done.returncode == 2 and "--resource-grouping 'joshi'" in done.stderr
