@@ -350,7 +350,7 @@ class Renderer:
             features, initial = slot.features, span_initial and nodes[0] is slot
         if span is not None:
             filler_label = self._without_repeated_head(template.lang, parsed.nodes[:span[0]], obj,
-                                                       filler_label or label)
+                                                       filler_label or label, parsed.nodes[span[1] + 1:])
         res = self.fill(obj, template.lang, features, ytype, initial, filler_label, answer=True)
         if isinstance(res, RenderFailure):
             return res
@@ -392,24 +392,29 @@ class Renderer:
                 out.append(word)
         return _SPACES.sub(" ", "".join(out)).strip()
 
-    def _without_repeated_head(self, lang: str, before: tuple, obj: Entity, label: str) -> str:
-        """``label`` without the head noun the template already wrote before the answer (language option
+    def _without_repeated_head(self, lang: str, before: tuple, obj: Entity, label: str, after: tuple = ()) -> str:
+        """``label`` without the head noun the template already writes next to the answer (language option
         `template_heads`): hi «आधिकारिक भाषा [Y]» + «अंग्रेज़ी भाषा» -> «अंग्रेज़ी»; ar «لمدينة [Y]» + «مدينة
-        الكويت» -> «الكويت»."""
+        الكويت» -> «الكويت»; a head-final language also right after it: hi «[Y] महाद्वीप में» + «ऑस्ट्रेलिया
+        महाद्वीप» -> «ऑस्ट्रेलिया» (not «ऑस्ट्रेलिया महाद्वीप महाद्वीप में»)."""
         spec = language_registry().get(lang)
         heads = spec.options.get("template_heads") if spec else None
-        if not heads or not before or not isinstance(before[-1], Text):
-            return label
-        lead = before[-1].value.split()
-        words = clean_label(label).split()
-        if not lead or len(words) < 2:
+        entry = self.entry(obj, lang, label) if heads else None
+        # the lexicon's short name is what would be written: hi «बर्बर भाषाएँ» -> «अमाज़ीग़ भाषा» -> «अमाज़ीग़»
+        written = entry.short if entry is not None and entry.short and label == obj.labels.get(lang) else label
+        words = clean_label(written).split()
+        if not heads or len(words) < 2:
             return label
         at = 0 if heads.get("at") == "first" else -1
         head = words[at]
-        if head not in heads.get("nouns", ()) or not lead[-1].endswith(head):
+        if head not in heads.get("nouns", ()):
+            return label
+        lead = before[-1].value.split() if before and isinstance(before[-1], Text) else []
+        trail = after[0].value.split() if at == -1 and after and isinstance(after[0], Text) else []
+        if not (lead and lead[-1].endswith(head)) and not (trail and trail[0] == head):
             return label
         rest = " ".join(words[1:] if at == 0 else words[:-1])
-        self.decisions[(lang, "label", "rule:repeated-head", f"{obj.qid} {label} -> {rest}")] += 1
+        self.decisions[(lang, "label", "rule:repeated-head", f"{obj.qid} {written} -> {rest}")] += 1
         return rest
 
     def _label_owner(self, lang: str, label: str, qid: str) -> str | None:
