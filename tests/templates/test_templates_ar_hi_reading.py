@@ -91,6 +91,13 @@ def test_a_mountain_is_masculine_in_arabic(reading):
     assert got.text == "يقع مون بلان في [Y]."
 
 
+def test_ar_twin_city_question_does_not_repeat_the_subjects_head_noun(reading):
+    renderer, lib = reading
+    got = renderer.render_prompt(lib.get("ar", "P190/q1"), "Q35178")
+    assert isinstance(got, RenderedPrompt), got
+    assert got.text == "ما المدينة المتوأمة مع مدينة الكويت؟"  # was «لمدينة مدينة الكويت»
+
+
 def test_hi_question_of_a_series_is_masculine_and_quoted(reading):
     renderer, lib = reading
     got = renderer.render_prompt(lib.get("hi", "P449/q1"), "Q83071")
