@@ -361,6 +361,15 @@ class Renderer:
                 return filler
             if span_initial:
                 filler = filler[:1].upper() + filler[1:]
+        status = res.status
+        if span is not None and len(nodes) == 1:
+            oblique = self._oblique(template.lang, parsed.nodes[span[1] + 1:], obj, filler)
+            if oblique is not None:
+                filler, how = oblique
+                if how.startswith("rule:"):
+                    if not self.allow_guessed:
+                        return RenderFailure("inflection-guessed", f"'{res.form}' -> '{filler}': {how}")
+                    status = GUESSED
         if _SURVIVORS.search(filler):
             return RenderFailure("placeholder-survived", f"answer form {filler!r} holds a bracket")
         aliases = obj.aliases.get(template.lang, ())
@@ -368,7 +377,35 @@ class Renderer:
                                                 *self._inflected_aliases(obj, template.lang, features, ytype,
                                                                          initial, aliases),
                                                 *aliases) if f))
-        return RenderedAnswer(object_qid, forms, res.status, label_source, res.backend, res.detail, res.form)
+        return RenderedAnswer(object_qid, forms, status, label_source, res.backend, res.detail, res.form)
+
+    def _oblique(self, lang: str, after: tuple, obj: Entity, filler: str) -> tuple[str, str] | None:
+        """The oblique form of a name whose head noun declines, when a postposition follows the answer
+        (language option `oblique`): hi «लिस्बन ज़िला» + «[Y] में» -> «लिस्बन ज़िले में», never «लिस्बन ज़िला
+        में». The lexicon's `obl` form comes first; else the head table's rule. Returns (form, source)."""
+        spec = language_registry().get(lang)
+        rule = spec.options.get("oblique") if spec else None
+        after = tuple(n for n in after if not (isinstance(n, Text) and not n.value.strip()))
+        if not rule or not after:
+            return None
+        # what follows the answer: text, or a group agreeing with the subject whose every form starts the
+        # same way («[Y] {X: masc=के हैं | fem=की हैं}»)
+        starts = ([after[0].value] if isinstance(after[0], Text)
+                  else [o.form for o in after[0].options] if isinstance(after[0], Group) else [])
+        firsts = {(w.split() or [""])[0].rstrip("।,?") for w in starts}
+        if not firsts or not firsts <= set(rule.get("postpositions", ())):
+            return None
+        entry = self.entry(obj, lang)
+        if entry is not None and entry.forms.get("obl"):
+            form, how = entry.forms["obl"], entry.how
+        else:
+            words = filler.split()
+            head = rule.get("heads", {}).get(words[-1]) if len(words) > 1 else None
+            if head is None:
+                return None
+            form, how = " ".join([*words[:-1], head]), "rule:oblique-head"
+        self.decisions[(lang, "form obl", how, f"{obj.qid} {filler} -> {form}")] += 1
+        return form, how
 
     def _answer_words(self, template: Template, nodes: tuple, form: str, obj: Entity, label: str, ytype: str
                       ) -> str | RenderFailure:

@@ -19,7 +19,7 @@ from factatlas.templates.render import RenderedAnswer, RenderedPrompt, Renderer
 
 from .templates_fixtures import CITY, CONTINENT, COUNTRY, HUMAN, LANGUAGE, entity
 
-FILM, SERIES, MOUNTAIN, TV_CHANNEL = "Q11424", "Q5398426", "Q8502", "Q1616075"
+FILM, SERIES, MOUNTAIN, TV_CHANNEL, DISTRICT = "Q11424", "Q5398426", "Q8502", "Q1616075", "Q15284"
 
 ENTITIES = {e.qid: e for e in (
     entity("Q1028", {"ar": "المغرب", "hi": "मोरक्को"}, (COUNTRY,)),
@@ -37,6 +37,12 @@ ENTITIES = {e.qid: e for e in (
     entity("Q132689", {"ar": "الدار البيضاء", "hi": "कासाब्लांका"}, (FILM,)),
     entity("Q83071", {"ar": "داونتون آبي", "hi": "डाउनटन एबी"}, (SERIES,)),
     entity("Q3571952", {"ar": "ياسين بونو", "hi": "यासीन बोनो"}, (HUMAN,), Gender.MASCULINE),
+    # the second reading (seed 7): a district's head declines before a postposition; a channel's bare name
+    entity("Q207199", {"ar": "مقاطعة لشبونة", "hi": "लिस्बन ज़िला"}, (DISTRICT,)),
+    entity("Q173481", {"ar": "فرناندو بيسوا", "hi": "फ़र्नांडो पेसोआ"}, (HUMAN,), Gender.MASCULINE),
+    entity("Q4616", {"ar": "مارلين مونرو", "hi": "मर्लिन मुनरो"}, (HUMAN,), Gender.FEMININE),
+    entity("Q2276749", {"ar": "الأولى", "hi": "अल औला"}, (TV_CHANNEL,)),
+    entity("Q23567", {"ar": "الضياع", "hi": "लॉस्ट"}, (SERIES,)),
 )}
 
 
@@ -76,6 +82,17 @@ SENTENCES = [
     ("hi", "P449/1", "Q83071", "Q80263", "“डाउनटन एबी” मूल रूप से आर॰सी॰एन॰ टेलीविज़न पर प्रसारित हुआ था।"),
     ("hi", "P449/1", "Q83071", "Q13974", "“डाउनटन एबी” मूल रूप से एन॰बी॰सी॰ पर प्रसारित हुआ था।"),
     ("hi", "P495/1", "Q132689", "Q408", "“कासाब्लांका” का मूल देश ऑस्ट्रेलिया है।"),
+    # hi case: «ज़िला» takes its oblique before a postposition, stays direct before «है»
+    ("hi", "P19/1", "Q173481", "Q207199", "फ़र्नांडो पेसोआ का जन्म लिस्बन ज़िले में हुआ था।"),
+    ("hi", "P19/3", "Q173481", "Q207199", "फ़र्नांडो पेसोआ मूल रूप से लिस्बन ज़िले के हैं।"),
+    ("hi", "P19/3", "Q4616", "Q207199", "मर्लिन मुनरो मूल रूप से लिस्बन ज़िले की हैं।"),
+    ("hi", "P20/1", "Q173481", "Q207199", "फ़र्नांडो पेसोआ की मृत्यु लिस्बन ज़िले में हुई थी।"),
+    ("hi", "P20/3", "Q173481", "Q207199", "फ़र्नांडो पेसोआ का निधन लिस्बन ज़िले में हुआ था।"),
+    ("hi", "P19/2", "Q173481", "Q207199", "फ़र्नांडो पेसोआ का जन्मस्थान लिस्बन ज़िला है।"),
+    ("hi", "P19/1", "Q173481", "Q3960", "फ़र्नांडो पेसोआ का जन्म ऑस्ट्रेलिया महाद्वीप में हुआ था।"),
+    # ar label: the Moroccan channel is not the ordinal «الأولى» (the first)
+    ("ar", "P449/3", "Q23567", "Q2276749", "القناة التي عرضت «الضياع» لأول مرة هي القناة الأولى المغربية."),
+    ("ar", "P449/2", "Q23567", "Q2276749", "بدأ عرض «الضياع» على القناة الأولى المغربية."),
 ]
 
 
