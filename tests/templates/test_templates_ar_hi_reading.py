@@ -20,6 +20,7 @@ from factatlas.templates.render import RenderedAnswer, RenderedPrompt, Renderer
 from .templates_fixtures import CITY, CONTINENT, COUNTRY, HUMAN, LANGUAGE, entity
 
 FILM, SERIES, MOUNTAIN, TV_CHANNEL, DISTRICT = "Q11424", "Q5398426", "Q8502", "Q1616075", "Q15284"
+CLOCK_TOWER = "Q12518"  # Big Ben's P31 in the embedded sample
 
 ENTITIES = {e.qid: e for e in (
     entity("Q1028", {"ar": "المغرب", "hi": "मोरक्को"}, (COUNTRY,)),
@@ -43,6 +44,7 @@ ENTITIES = {e.qid: e for e in (
     entity("Q4616", {"ar": "مارلين مونرو", "hi": "मर्लिन मुनरो"}, (HUMAN,), Gender.FEMININE),
     entity("Q2276749", {"ar": "الأولى", "hi": "अल औला"}, (TV_CHANNEL,)),
     entity("Q23567", {"ar": "الضياع", "hi": "लॉस्ट"}, (SERIES,)),
+    entity("Q41225", {"ar": "بيغ بن", "hi": "बिग बेन"}, (CLOCK_TOWER,)),
 )}
 
 
@@ -106,6 +108,13 @@ def test_a_mountain_is_masculine_in_arabic(reading):
     got = renderer.render_prompt(lib.get("ar", "P17/1"), "Q583")
     assert isinstance(got, RenderedPrompt), got
     assert got.text == "يقع مون بلان في [Y]."
+
+
+def test_big_ben_is_masculine_in_arabic(reading):
+    renderer, lib = reading
+    texts = [renderer.render_prompt(lib.get("ar", tid), "Q41225") for tid in ("P17/1", "P17/q1")]
+    assert [t.text for t in texts if isinstance(t, RenderedPrompt)] == [
+        "يقع بيغ بن في [Y].", "في أي بلد يقع بيغ بن؟"]  # was «تقع بيغ بن» (places default to feminine)
 
 
 def test_ar_twin_city_question_does_not_repeat_the_subjects_head_noun(reading):
