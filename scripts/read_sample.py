@@ -50,6 +50,7 @@ WRONG: Mapping[tuple[str, str, str], str] = {
 WRONG_TEXT: Mapping[tuple[str, str], str] = {
     ("en", r"(^|where )(Mosque of Ibn Tulun|National Museum of Iraq|Sydney Opera House|Capital Governorate)\b"):
         "article: a name headed by a common noun takes «the» as a subject",
+    ("ar", r"تقع بيغ بن"): "gender: Big Ben (a clock tower) is masculine: «يقع بيغ بن»",
 }
 
 
