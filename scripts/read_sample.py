@@ -29,6 +29,7 @@ from factatlas.records import ANSWER_MARKER
 _CAPS = "capitalisation: an adjective-headed name is lowercase in running text"
 _DAT = "case: «auf» takes the dative («auf marokkanischem Arabisch»)"
 _EIN = "article: a class of instruments takes «ein» («spielt ein Saiteninstrument»)"
+_OBL = "case: a masculine head in -ा takes the oblique before a postposition («लिस्बन ज़िले में»)"
 _DOT = "punctuation: the name's period doubles the sentence's («Washington, D.C..»)"
 WRONG: Mapping[tuple[str, str, str], str] = {
     **{(lang, "*", "Washington, D.C."): _DOT for lang in ("en", "de", "sw")},
@@ -40,12 +41,16 @@ WRONG: Mapping[tuple[str, str, str], str] = {
     **{("de", tid, name): _EIN for tid in ("P1303/1", "P1303/3") for name in (
         "Saiteninstrument", "Schlaginstrument", "Tasteninstrument")},
     ("de", "*", "Berbersprachen"): "agreement: a plural family name as «die Amtssprache» (now Tamazight)",
+    # the second reading of ar and hi (seed 7, issue 26)
+    **{("hi", tid, "लिस्बन ज़िला"): _OBL for tid in ("P19/1", "P19/3", "P20/1", "P20/3")},
+    ("ar", "*", "الأولى"): "label: the Moroccan channel's bare name reads as the ordinal «هي الأولى» (the first)",
 }
 
 # sentences wrong outside the answer: (lang, regex over the prompt text) -> error class
 WRONG_TEXT: Mapping[tuple[str, str], str] = {
     ("en", r"(^|where )(Mosque of Ibn Tulun|National Museum of Iraq|Sydney Opera House|Capital Governorate)\b"):
         "article: a name headed by a common noun takes «the» as a subject",
+    ("ar", r"تقع بيغ بن"): "gender: Big Ben (a clock tower) is masculine: «يقع بيغ بن»",
 }
 
 

@@ -350,7 +350,7 @@ class Renderer:
             features, initial = slot.features, span_initial and nodes[0] is slot
         if span is not None:
             filler_label = self._without_repeated_head(template.lang, parsed.nodes[:span[0]], obj,
-                                                       filler_label or label)
+                                                       filler_label or label, parsed.nodes[span[1] + 1:])
         res = self.fill(obj, template.lang, features, ytype, initial, filler_label, answer=True)
         if isinstance(res, RenderFailure):
             return res
@@ -361,6 +361,15 @@ class Renderer:
                 return filler
             if span_initial:
                 filler = filler[:1].upper() + filler[1:]
+        status = res.status
+        if span is not None and len(nodes) == 1:
+            oblique = self._oblique(template.lang, parsed.nodes[span[1] + 1:], obj, filler)
+            if oblique is not None:
+                filler, how = oblique
+                if how.startswith("rule:"):
+                    if not self.allow_guessed:
+                        return RenderFailure("inflection-guessed", f"'{res.form}' -> '{filler}': {how}")
+                    status = GUESSED
         if _SURVIVORS.search(filler):
             return RenderFailure("placeholder-survived", f"answer form {filler!r} holds a bracket")
         aliases = obj.aliases.get(template.lang, ())
@@ -368,7 +377,35 @@ class Renderer:
                                                 *self._inflected_aliases(obj, template.lang, features, ytype,
                                                                          initial, aliases),
                                                 *aliases) if f))
-        return RenderedAnswer(object_qid, forms, res.status, label_source, res.backend, res.detail, res.form)
+        return RenderedAnswer(object_qid, forms, status, label_source, res.backend, res.detail, res.form)
+
+    def _oblique(self, lang: str, after: tuple, obj: Entity, filler: str) -> tuple[str, str] | None:
+        """The oblique form of a name whose head noun declines, when a postposition follows the answer
+        (language option `oblique`): hi «लिस्बन ज़िला» + «[Y] में» -> «लिस्बन ज़िले में», never «लिस्बन ज़िला
+        में». The lexicon's `obl` form comes first; else the head table's rule. Returns (form, source)."""
+        spec = language_registry().get(lang)
+        rule = spec.options.get("oblique") if spec else None
+        after = tuple(n for n in after if not (isinstance(n, Text) and not n.value.strip()))
+        if not rule or not after:
+            return None
+        # what follows the answer: text, or a group agreeing with the subject whose every form starts the
+        # same way («[Y] {X: masc=के हैं | fem=की हैं}»)
+        starts = ([after[0].value] if isinstance(after[0], Text)
+                  else [o.form for o in after[0].options] if isinstance(after[0], Group) else [])
+        firsts = {(w.split() or [""])[0].rstrip("।,?") for w in starts}
+        if not firsts or not firsts <= set(rule.get("postpositions", ())):
+            return None
+        entry = self.entry(obj, lang)
+        if entry is not None and entry.forms.get("obl"):
+            form, how = entry.forms["obl"], entry.how
+        else:
+            words = filler.split()
+            head = rule.get("heads", {}).get(words[-1]) if len(words) > 1 else None
+            if head is None:
+                return None
+            form, how = " ".join([*words[:-1], head]), "rule:oblique-head"
+        self.decisions[(lang, "form obl", how, f"{obj.qid} {filler} -> {form}")] += 1
+        return form, how
 
     def _answer_words(self, template: Template, nodes: tuple, form: str, obj: Entity, label: str, ytype: str
                       ) -> str | RenderFailure:
@@ -392,24 +429,29 @@ class Renderer:
                 out.append(word)
         return _SPACES.sub(" ", "".join(out)).strip()
 
-    def _without_repeated_head(self, lang: str, before: tuple, obj: Entity, label: str) -> str:
-        """``label`` without the head noun the template already wrote before the answer (language option
+    def _without_repeated_head(self, lang: str, before: tuple, obj: Entity, label: str, after: tuple = ()) -> str:
+        """``label`` without the head noun the template already writes next to the answer (language option
         `template_heads`): hi «आधिकारिक भाषा [Y]» + «अंग्रेज़ी भाषा» -> «अंग्रेज़ी»; ar «لمدينة [Y]» + «مدينة
-        الكويت» -> «الكويت»."""
+        الكويت» -> «الكويت»; a head-final language also right after it: hi «[Y] महाद्वीप में» + «ऑस्ट्रेलिया
+        महाद्वीप» -> «ऑस्ट्रेलिया» (not «ऑस्ट्रेलिया महाद्वीप महाद्वीप में»)."""
         spec = language_registry().get(lang)
         heads = spec.options.get("template_heads") if spec else None
-        if not heads or not before or not isinstance(before[-1], Text):
-            return label
-        lead = before[-1].value.split()
-        words = clean_label(label).split()
-        if not lead or len(words) < 2:
+        entry = self.entry(obj, lang, label) if heads else None
+        # the lexicon's short name is what would be written: hi «बर्बर भाषाएँ» -> «अमाज़ीग़ भाषा» -> «अमाज़ीग़»
+        written = entry.short if entry is not None and entry.short and label == obj.labels.get(lang) else label
+        words = clean_label(written).split()
+        if not heads or len(words) < 2:
             return label
         at = 0 if heads.get("at") == "first" else -1
         head = words[at]
-        if head not in heads.get("nouns", ()) or not lead[-1].endswith(head):
+        if head not in heads.get("nouns", ()):
+            return label
+        lead = before[-1].value.split() if before and isinstance(before[-1], Text) else []
+        trail = after[0].value.split() if at == -1 and after and isinstance(after[0], Text) else []
+        if not (lead and lead[-1].endswith(head)) and not (trail and trail[0] == head):
             return label
         rest = " ".join(words[1:] if at == 0 else words[:-1])
-        self.decisions[(lang, "label", "rule:repeated-head", f"{obj.qid} {label} -> {rest}")] += 1
+        self.decisions[(lang, "label", "rule:repeated-head", f"{obj.qid} {written} -> {rest}")] += 1
         return rest
 
     def _label_owner(self, lang: str, label: str, qid: str) -> str | None:
