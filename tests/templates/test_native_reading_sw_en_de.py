@@ -27,7 +27,7 @@ ENTITIES = {e.qid: e for e in (
     _e("Q10833", {"sw": "Johan Cruyff"}, PERSON, Gender.MASCULINE),
     _e("Q23215", {"sw": "Adele"}, PERSON, Gender.FEMININE),
     _e("Q43067", {"de": "Sophia Loren"}, PERSON, Gender.FEMININE),
-    _e("Q37001", {"de": "Luciano Pavarotti"}, PERSON, Gender.MASCULINE),
+    _e("Q37001", {"de": "Luciano Pavarotti", "en": "Luciano Pavarotti"}, PERSON, Gender.MASCULINE),
     _e("Q18094", {"sw": "Honolulu"}, CITY),
     _e("Q1249255", {"sw": "Mkoa wa Riyadh"}, REGION),
     _e("Q1492", {"sw": "Barcelona"}, CITY),
@@ -36,12 +36,13 @@ ENTITIES = {e.qid: e for e in (
     _e("Q84", {"sw": "London"}, CITY),
     _e("Q16557", {"sw": "Dallas"}, CITY),
     _e("Q30", {"sw": "Marekani", "de": "Vereinigte Staaten"}, COUNTRY),
-    _e("Q142", {"sw": "Ufaransa", "de": "Frankreich"}, COUNTRY),
+    _e("Q142", {"sw": "Ufaransa", "de": "Frankreich", "en": "France"}, COUNTRY),
     _e("Q37073", {"sw": "muziki wa pop"}, ("Q188451",)),
     _e("Q131272", {"sw": "muziki wa soul"}, ("Q188451",)),
-    _e("Q2085", {"en": "Twin Peaks"}, ("Q5398426",)),
-    _e("Q169889", {"en": "American Broadcasting Company"}, ("Q1616075",)),
-    _e("Q13974", {"en": "NBC"}, ("Q1616075",)),
+    _e("Q2085", {"en": "Twin Peaks", "de": "Twin Peaks"}, ("Q5398426",)),
+    _e("Q169889", {"en": "American Broadcasting Company", "de": "American Broadcasting Company"},
+       ("Q1616075",)),
+    _e("Q13974", {"en": "NBC", "de": "NBC"}, ("Q1616075",)),
     _e("Q1282", {"de": "Latium"}, ("Q16110",)),
     _e("Q782", {"de": "Hawaii"}, ("Q35657",)),
     _e("Q309104", {"de": "Tibesti"}, ("Q46831",)),
@@ -50,9 +51,17 @@ ENTITIES = {e.qid: e for e in (
     _e("Q1848", {"de": "Stadt San Marino"}, CITY),
     _e("Q238", {"de": "San Marino"}, COUNTRY),
     _e("Q61", {"de": "Washington, D.C."}, CITY),
-    _e("Q90", {"de": "Paris"}, CITY),
-    _e("Q1344", {"de": "Oper"}, ("Q188451",)),
+    _e("Q90", {"de": "Paris", "en": "Paris"}, CITY),
+    _e("Q1344", {"de": "Oper", "en": "opera"}, ("Q188451",)),
     _e("Q11399", {"de": "Rockmusik"}, ("Q188451",)),
+    # the second reading (seed 2611)
+    _e("Q239", {"en": "City of Brussels"}, ("Q5119", "Q1549591")),
+    _e("Q31", {"en": "Belgium"}, COUNTRY),
+    _e("Q64", {"en": "Berlin"}, CITY),
+    _e("Q9730", {"en": "western classical music"}, ("Q188451",)),
+    _e("Q152768", {"de": "Daniel Barenboim"}, PERSON, Gender.MASCULINE),
+    _e("Q168407", {"de": "Deutsche Grammophon"}, ("Q18127",)),
+    _e("Q557632", {"de": "Decca Records"}, ("Q18127",)),
 )}
 
 # (lang, template, subject, gold, candidate, the sentence with the gold, the sentence with the candidate)
@@ -91,6 +100,32 @@ SENTENCES = [
     # opera is sung, not played («Luciano Pavarotti spielt Oper» was wrong)
     ("de", "P136/2", "Q37001", "Q1344", "Q11399",
      "Luciano Pavarotti ist im Bereich Oper tätig.", "Luciano Pavarotti ist im Bereich Rockmusik tätig."),
+    # the second reading (seed 2611): a city named «City of …» takes «the» at the start of the sentence too
+    # («City of Brussels is a sister city of Berlin» was wrong)
+    ("en", "P190/1", "Q239", "Q64", "Q90",
+     "The City of Brussels is a sister city of Berlin.", "The City of Brussels is a sister city of Paris."),
+    ("en", "P1376/3", "Q239", "Q31", "Q142",
+     "The City of Brussels serves as the capital of Belgium.", "The City of Brussels serves as the capital of France."),
+    # «Western» is a proper adjective («… is western classical music» was wrong)
+    ("en", "P136/1", "Q37001", "Q9730", "Q1344",
+     "The musical genre of Luciano Pavarotti is Western classical music.",
+     "The musical genre of Luciano Pavarotti is opera."),
+    # a company named by a common noun stands after «Sender» / «Label», never bare after «ist»
+    # («Der ursprüngliche Sender von „Twin Peaks“ ist American Broadcasting Company» was wrong)
+    ("de", "P449/3", "Q2085", "Q169889", "Q13974",
+     "„Twin Peaks“ wurde zuerst vom Sender American Broadcasting Company ausgestrahlt.",
+     "„Twin Peaks“ wurde zuerst vom Sender NBC ausgestrahlt."),
+    ("de", "P264/2", "Q152768", "Q168407", "Q557632",
+     "Die Platten von Daniel Barenboim erscheinen beim Label Deutsche Grammophon.",
+     "Die Platten von Daniel Barenboim erscheinen beim Label Decca Records."),
+]
+
+# questions of the second reading: (lang, template, subject, the question as rendered)
+QUESTIONS = [
+    ("en", "P190/q1", "Q239", "Which city is a sister city of the City of Brussels?"),
+    ("en", "P1376/q1", "Q239", "Of which country is the City of Brussels the capital?"),
+    # a genre is not played («Welches Musikgenre spielt Luciano Pavarotti? – Oper» was wrong)
+    ("de", "P136/q1", "Q37001", "In welchem Musikgenre ist Luciano Pavarotti tätig?"),
 ]
 
 
@@ -113,6 +148,14 @@ def test_shipped_sentence_with_gold_and_candidate(field, lang, tid, subject, gol
         assert isinstance(answer, RenderedAnswer), answer
         sentences.append(prompt.text.replace(ANSWER_MARKER, answer.forms[0], 1))
     assert sentences == [with_gold, with_candidate]
+
+
+@pytest.mark.parametrize(("lang", "tid", "subject", "question"), QUESTIONS, ids=[f"{c[0]}-{c[1]}" for c in QUESTIONS])
+def test_shipped_question(field, lang, tid, subject, question):
+    renderer, lib = field
+    prompt = renderer.render_prompt(lib.get(lang, tid), subject)
+    assert isinstance(prompt, RenderedPrompt), prompt
+    assert prompt.text == question
 
 
 def test_swahili_templates_are_all_reviewed():
