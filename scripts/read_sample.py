@@ -67,6 +67,9 @@ WRONG_TEXT: Mapping[tuple[str, str], str] = {
     ("de", r"^Welches Musikgenre spielt "):
         "verb: a genre is not played («Welches Musikgenre spielt Luciano Pavarotti? – Oper»; P136/q1 now "
         "«In welchem Musikgenre ist X tätig?»)",
+    ("de", r"^Die Hauptstadt (vom|von der|von den) "):
+        "register: «von» + article for the genitive («Die Hauptstadt von der Schweiz ist Bern»; P36/2 now "
+        "«Die Hauptstadt der Schweiz heißt …»)",
     # «Nchi ya X» names X as a country («Nchi ya Kenya»): «Nchi ya Dallas ni Marekani» reads "the country Dallas"
     ("sw", r"^Nchi ya (?!asili ya ).* ni \[Y\]\.$"):
         "noun class: «Nchi ya» before a place that is no country (P17/3 now «Nchi ambayo X ni sehemu yake ni Y»)",
@@ -85,6 +88,8 @@ WRONG_SENTENCE: Mapping[tuple[str, str], str] = {
     ("de", r"\bist (American Broadcasting Company|Fox Broadcasting Company|Seven Network|Capital Broadcasting "
            r"Center|Universal Music Group|Warner Music Group|Deutsche Grammophon)\."):
         "article: a name headed by a common noun after «ist» (P449/3, P264/2 reworded with the apposition)",
+    ("de", r"die Hauptstadt (vom|von der|von den) "):
+        "register: «von» + article for the genitive («ist die Hauptstadt vom Irak»; P1376/2 now «ist Hauptstadt des Irak»)",
 }
 
 

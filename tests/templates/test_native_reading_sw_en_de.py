@@ -92,11 +92,12 @@ SENTENCES = [
     # a P1376 subject with its article («Stadt San Marino ist die Hauptstadt» was wrong)
     ("de", "P1376/1", "Q1848", "Q238", "Q142",
      "Die Stadt San Marino ist die Hauptstadt San Marinos.", "Die Stadt San Marino ist die Hauptstadt Frankreichs."),
-    # no plural name after «des Landes» («die Hauptstadt des Landes Vereinigte Staaten» was wrong)
+    # no plural name after «des Landes» («die Hauptstadt des Landes Vereinigte Staaten» was wrong), and the
+    # genitive, not «von» + article («die Hauptstadt von den Vereinigten Staaten», second reading)
     ("de", "P1376/2", "Q61", "Q30", "Q142",
-     "Washington ist die Hauptstadt von den Vereinigten Staaten.", "Washington ist die Hauptstadt von Frankreich."),
+     "Washington ist Hauptstadt der Vereinigten Staaten.", "Washington ist Hauptstadt Frankreichs."),
     ("de", "P36/2", "Q30", "Q61", "Q90",
-     "Die Hauptstadt von den Vereinigten Staaten ist Washington.", "Die Hauptstadt von den Vereinigten Staaten ist Paris."),
+     "Die Hauptstadt der Vereinigten Staaten heißt Washington.", "Die Hauptstadt der Vereinigten Staaten heißt Paris."),
     # opera is sung, not played («Luciano Pavarotti spielt Oper» was wrong)
     ("de", "P136/2", "Q37001", "Q1344", "Q11399",
      "Luciano Pavarotti ist im Bereich Oper tätig.", "Luciano Pavarotti ist im Bereich Rockmusik tätig."),
