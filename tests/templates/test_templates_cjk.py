@@ -35,13 +35,16 @@ ENTITIES = {e.qid: e for e in (
     _entity("Q578416", {"ko": "사미라 사이드"}, (HUMAN,), Gender.FEMININE),
     _entity("Q10800557", {"ko": "영화 배우"}, (OCCUPATION,)),
     _entity("Q2526255", {"ko": "영화 감독"}, (OCCUPATION,)),
-    _entity("Q177220", {"ko": "가수"}, (OCCUPATION,)),
+    _entity("Q177220", {"ko": "가수", "ja": "歌手"}, (OCCUPATION,)),
     _entity("Q334", {"ko": "싱가포르"}, (COUNTRY,)),
     _entity("Q3960", {"ko": "오스트레일리아 대륙"}, (CONTINENT,)),
     _entity("Q48", {"ko": "아시아"}, (CONTINENT,)),
     _entity("Q539171", {"ko": "달리다", "ja": "ダリダ"}, (HUMAN,), Gender.FEMININE),
     _entity("Q1062400", {"ko": "샹송", "ja": "シャンソン"}, (GENRE,)),
     _entity("Q1344", {"ko": "오페라", "ja": "オペラ"}, (GENRE,)),
+    # Wikidata labels of the P264 objects of Dalida (Barclay) and Elvis Presley (RCA Records)
+    _entity("Q2535085", {"ko": "바클레이", "ja": "バークレー"}, ("Q18127",)),
+    _entity("Q202585", {"ko": "RCA 레코드", "ja": "RCAレコード"}, ("Q18127",)),
 )}
 
 
@@ -87,8 +90,8 @@ def test_zh_names_are_written_in_simplified_characters(lib):
 def test_ko_dictionary_compounds_are_written_without_a_space(lib):
     # 영화배우, 영화감독: one word each in the Standard Korean Dictionary, with the particle after them
     assert _sentence(lib, "ko:P106/3", "Q578416", ("Q10800557", "Q2526255", "Q177220")) == (
-        "사미라 사이드는 영화배우로 일하고 있다.", "사미라 사이드는 영화감독으로 일하고 있다.",
-        "사미라 사이드는 가수로 일하고 있다.")
+        "사미라 사이드는 영화배우로 알려져 있다.", "사미라 사이드는 영화감독으로 알려져 있다.",
+        "사미라 사이드는 가수로 알려져 있다.")
 
 
 def test_ko_continent_template_does_not_repeat_its_head_noun(lib):
@@ -100,6 +103,25 @@ def test_ko_continent_template_does_not_repeat_its_head_noun(lib):
 def test_genres_are_not_played_by_singers(lib):
     # «샹송을 연주한다» / «シャンソンを演奏する»: a singer does not play a genre like an instrument
     assert _sentence(lib, "ko:P136/2", "Q539171", ("Q1062400", "Q1344")) == (
-        "달리다는 샹송 장르에서 활동한다.", "달리다는 오페라 장르에서 활동한다.")
+        "달리다의 음악은 샹송 장르에 속한다.", "달리다의 음악은 오페라 장르에 속한다.")
     assert _sentence(lib, "ja:P136/2", "Q539171", ("Q1062400", "Q1344")) == (
-        "ダリダはシャンソンのジャンルで活動している。", "ダリダはオペラのジャンルで活動している。")
+        "ダリダの音楽はシャンソンのジャンルに属する。", "ダリダの音楽はオペラのジャンルに属する。")
+
+
+def test_career_templates_hold_for_the_dead_as_for_the_living(lib):
+    # Dalida died in 1987: «ダリダは歌手として働いている», «달리다는 가수로 일하고 있다», «…と契約している»,
+    # «…음반을 발매한다» say she works, is under contract, releases records now. Read in the second
+    # reading of issue 26 (seed 2026): 6 of 260 sampled ja prompts, 6 of 260 ko prompts.
+    assert _sentence(lib, "ja:P106/3", "Q539171", ("Q177220",)) == ("ダリダは歌手として知られている。",)
+    assert _sentence(lib, "ko:P106/3", "Q539171", ("Q177220",)) == ("달리다는 가수로 알려져 있다.",)
+    assert _sentence(lib, "ja:P264/1", "Q539171", ("Q2535085", "Q202585")) == (
+        "ダリダはバークレーと契約を結んだ。", "ダリダはRCAレコードと契約を結んだ。")
+    assert _sentence(lib, "ko:P264/1", "Q539171", ("Q2535085", "Q202585")) == (
+        "달리다는 바클레이와 계약을 맺었다.", "달리다는 RCA 레코드와 계약을 맺었다.")
+    assert _sentence(lib, "ja:P264/3", "Q539171", ("Q2535085",)) == ("ダリダはバークレーからレコードをリリースした。",)
+    assert _sentence(lib, "ko:P264/3", "Q539171", ("Q2535085", "Q202585")) == (
+        "달리다는 바클레이에서 음반을 발매했다.", "달리다는 RCA 레코드에서 음반을 발매했다.")
+    renderer = Renderer(ENTITIES)
+    assert renderer.render_prompt(lib.get("ja", "P264/q1"), "Q539171").text == (
+        "ダリダはどのレコードレーベルと契約を結びましたか？")
+    assert renderer.render_prompt(lib.get("ko", "P264/q1"), "Q539171").text == "달리다는 어느 음반사와 계약을 맺었습니까?"
