@@ -56,6 +56,26 @@ WRONG: Mapping[tuple[str, str, str], str] = {
        for name in ("Vereinigte Staaten", "Vereinigte Arabische Emirate", "Niederlande", "Philippinen", "Komoren")},
 }
 
+# The second reading of zh/ja/ko (seed 2026): ja/ko templates that said a present state or habit of the
+# subject («…として働いている», «…国籍を持っている», «…を話す。», «…로 일하고 있다», «…를 연주한다.») are
+# wrong for a subject who has died. The sampled subjects who have died, and the old present wordings.
+_DECEASED = {
+    "ja": ("エディット・ピアフ", "エバ・ペロン", "ザハ・ハディッド", "ジャック・ブレル", "ジョニー・アリディ",
+           "タラール・マッダーフ", "ニザール・カッバーニー", "フランク・シナトラ", "ホイットニー・ヒューストン",
+           "マーガレット・サッチャー", "ヤーセル・アラファート", "ルチアーノ・パヴァロッティ", "ワルダ・アル＝ジャザーイリーヤ"),
+    "ko": ("자이드 빈 술탄 알나하얀", "데이비드 보위", "프린스", "와르다 알자자이리아", "엘비스 프레슬리", "마릴린 먼로",
+           "무함마드 압델 와하브", "자크 브렐", "프레디 머큐리", "가브리엘 가르시아 마르케스", "달리다", "윈스턴 처칠",
+           "존 F. 케네디", "지미 헨드릭스", "움 쿨숨", "존 레논", "에디트 피아프"),
+}
+_PRESENT = {
+    "ja": ("として働いている", "のジャンルで活動している", "と契約している", "からレコードをリリースしている",
+           "と契約していますか", "の国籍を持っている", "の国籍を持っていますか", "を演奏する。", "が演奏する楽器は",
+           "を演奏しますか", "を話す。", "を流暢に話す", "でコミュニケーションをとる", "を話しますか"),
+    "ko": ("일하고 있다", "장르에서 활동한다", "계약을 맺고 있다", "음반을 발매한다", "계약을 맺고 있습니까", "국적을 가지고 있다",
+           "모국어로 사용한다", "연주한다.", "연주하는 악기는", "악기를 연주합니까", "구사한다", "의사소통한다", "언어를 구사합니까"),
+}
+_TENSE = "tense: a present state or habit said of a subject who has died («ダリダは歌手として働いている»)"
+
 # sentences wrong outside the answer: (lang, regex over the prompt text) -> error class
 WRONG_TEXT: Mapping[tuple[str, str], str] = {
     ("en", r"(^|where )(Mosque of Ibn Tulun|National Museum of Iraq|Sydney Opera House|Capital Governorate)\b"):
@@ -95,6 +115,8 @@ WRONG_SENTENCE: Mapping[tuple[str, str], str] = {
         "article: a name headed by a common noun after «ist» (P449/3, P264/2 reworded with the apposition)",
     ("de", r"die Hauptstadt (vom|von der|von den) "):
         "register: «von» + article for the genitive («ist die Hauptstadt vom Irak»; P1376/2 now «ist Hauptstadt des Irak»)",
+    **{(lang, "^(?:" + "|".join(map(re.escape, names)) + ")(?=[はのが은는이가의]).*(?:"
+        + "|".join(map(re.escape, _PRESENT[lang])) + ")"): _TENSE for lang, names in _DECEASED.items()},
 }
 
 

@@ -36,7 +36,7 @@ LETTER_FINAL.update({"l": (True, True), "m": (True, False), "n": (True, False), 
 
 def final_consonant(name: str) -> tuple[bool, bool] | None:
     """(has batchim, batchim is ㄹ) of the name's last pronounced character; None when unknown."""
-    stripped = name.rstrip(" )]}\"'.,!?」』")
+    stripped = name.rstrip(" )]}\"'.,!?」』〉》")
     if not stripped:
         return None
     ch = stripped[-1]

@@ -231,6 +231,10 @@ class Renderer:
         if etype is None:
             etype = self._types[(entity.qid, slot_type)] = entity_type(entity, slot_type)
         quotes = _title_quotes(lang) if etype == "work" else None
+        if quotes and _title_quotes_before_particle(lang):
+            # ko: the particle follows the closing mark and agrees with the title's last sound: «〈기생충〉은»,
+            # «〈원피스〉는», never «〈기생충은〉»; so the title is quoted before the backend attaches it
+            label, quotes = f"{quotes[0]}{label}{quotes[1]}", None
         if quotes and (features.case or _title_noun_always(lang)):
             # ru: a title is named by its kind, the title itself stays in the nominative: «Язык оригинала
             # фильма «Крёстный отец»», never an inflected title; in the nominative too, so that the verb
@@ -524,6 +528,11 @@ def _title_quotes(lang: str) -> tuple[str, str] | None:
     spec = language_registry().get(lang)
     quotes = spec.options.get("title_quotes") if spec else None
     return (quotes[0], quotes[1]) if quotes else None
+
+
+def _title_quotes_before_particle(lang: str) -> bool:
+    spec = language_registry().get(lang)
+    return bool(spec and spec.options.get("title_quotes_before_particle"))
 
 
 def _title_noun_always(lang: str) -> bool:

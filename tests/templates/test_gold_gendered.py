@@ -48,7 +48,7 @@ WOMEN = {
     "arab:P106:Q47780|es|P106/3": "Zaha Hadid trabaja como arquitecta.",
     "arab:P106:Q2424957|it|P106/3": "Faten Hamama lavora come attrice.",
     "arab:P106:Q1110560|en|P106/2": "Umm Kulthum's profession is actress.",
-    "arab:P106:Q1110560|ja|P106/3": "ウンム・クルスームは女優として働いている。",
+    "arab:P106:Q1110560|ja|P106/3": "ウンム・クルスームは女優として知られている。",
 }
 
 

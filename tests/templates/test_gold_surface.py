@@ -60,11 +60,13 @@ def test_clean_label_keeps_names_that_are_only_brackets_or_have_inner_ones():
     assert clean_label("(1)") == "(1)"  # nothing would be left
 
 
-def test_work_titles_are_in_title_marks_in_zh_ja_ar(sentences):
+def test_work_titles_are_in_title_marks_in_zh_ja_ar_ko(sentences):
     _check(sentences, {
         "arab:P364:Q3184088|zh|P364/1": "《欧麦尔》的原版语言是阿拉伯语。",
         "arab:P364:Q3184088|ja|P364/1": "『オマル』の原語はアラビア語である。",
         "arab:P364:Q3184088|ar|P364/1": "لغة «عمر» الأصلية هي العربية.",
+        "arab:P364:Q3184088|ko|P364/1": "〈오마르〉의 원어는 아랍어이다.",  # the particle after the mark
+        "arab:P449:Q3184088|ko|P449/3": "〈오마르〉를 처음 방송한 방송사는 MBC 1이다.",
     })
 
 
