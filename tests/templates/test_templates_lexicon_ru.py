@@ -3,12 +3,14 @@ templates: case forms pymorphy3 gets wrong, and plural families that cannot be �
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
-from factatlas.records import ANSWER_MARKER, Gender
+from factatlas.records import ANSWER_MARKER, Gender, frozen_mapping
 from factatlas.templates.library import load_library
 from factatlas.templates.render import RenderedAnswer, Renderer
-from tests.templates.templates_fixtures import CITY, COUNTRY, HUMAN, LANGUAGE, entity
+from tests.templates.templates_fixtures import CITY, COUNTRY, HUMAN, LANGUAGE, OCCUPATION, entity
 
 SAMPLE = {e.qid: e for e in (
     entity("Q7200", {"ru": "Александр Пушкин"}, (HUMAN,), Gender.MASCULINE),
@@ -19,6 +21,8 @@ SAMPLE = {e.qid: e for e in (
     entity("Q25448", {"ru": "берберские языки"}, ("Q34770",)),
     entity("Q36368", {"ru": "курдские языки"}, ("Q34770",)),
     entity("Q1194795", {"ru": "магрибские диалекты арабского языка"}, (LANGUAGE,)),
+    entity("Q34424", {"ru": "Шакира"}, (HUMAN,), Gender.FEMININE),
+    replace(entity("Q483501", {"ru": "художник"}, (OCCUPATION,)), female_labels=frozen_mapping({"ru": "художница"})),
 )}
 
 
@@ -39,6 +43,11 @@ def library():
     ("P37/3", "Q1028", "Q25448", "Одним из официальных языков Марокко является берберский язык."),
     ("P37/3", "Q1028", "Q36368", "Одним из официальных языков Марокко является курдский язык."),
     ("P103/3", "Q7200", "Q1194795", "Для Александра Пушкина родным языком является магрибский диалект арабского языка."),
+    # «artist» (a superclass gold of singers and actors) is not «художник/художница» (a painter), for either
+    # gender: the lexicon's short name replaces the P2521 form too
+    ("P106/1", "Q34424", "Q483501", "Род занятий Шакиры — деятель искусств."),
+    ("P106/3", "Q34424", "Q483501", "Шакира работает деятелем искусств."),
+    ("P106/3", "Q7200", "Q483501", "Александр Пушкин работает деятелем искусств."),
 ])
 def test_russian_sentence_reads_right(renderer, library, template_id, subject, obj, expected):
     template = library.get("ru", template_id)
