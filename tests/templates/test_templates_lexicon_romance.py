@@ -64,6 +64,7 @@ SAMPLE = {e.qid: e for e in (
     entity("Q710324", {"fr": "One Piece"}, ("Q63952888",)),
     entity("Q239", {"it": "Città di Bruxelles"}, (CITY,)),
     entity("Q428858", {"it": "Masjid al-Haram"}, ("Q32815",)),
+    entity("Q29647346", {"pt": "La Casa de Papel"}, ("Q5398426",)),
 )}
 
 
@@ -221,6 +222,7 @@ def test_romance_subject_reads_right(renderer, library, lang, template_id, subje
     ("it", "P190/2", "Q239", "La città di Bruxelles è gemellata con [Y]."),
     ("it", "P17/1", "Q428858", "La Masjid al-Haram si trova nel territorio [Y]."),
     ("pt", "P17/1", "Q61", "Washington fica [Y]."),
+    ("pt", "P449/1", "Q29647346", "La Casa de Papel foi exibida originalmente pela emissora [Y]."),
 ])
 def test_romance_subject_prompt(renderer, library, lang, template_id, subject, expected):
     assert renderer.render_prompt(library.get(lang, template_id), subject).text == expected
