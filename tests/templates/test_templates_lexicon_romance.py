@@ -65,6 +65,7 @@ SAMPLE = {e.qid: e for e in (
     entity("Q239", {"it": "Città di Bruxelles"}, (CITY,)),
     entity("Q428858", {"it": "Masjid al-Haram"}, ("Q32815",)),
     entity("Q29647346", {"pt": "La Casa de Papel"}, ("Q5398426",)),
+    entity("Q886", {"it": "I Simpson", "pt": "Os Simpsons"}, ("Q5398426",)),
 )}
 
 
@@ -223,6 +224,14 @@ def test_romance_subject_reads_right(renderer, library, lang, template_id, subje
     ("it", "P17/1", "Q428858", "La Masjid al-Haram si trova nel territorio [Y]."),
     ("pt", "P17/1", "Q61", "Washington fica [Y]."),
     ("pt", "P449/1", "Q29647346", "La Casa de Papel foi exibida originalmente pela emissora [Y]."),
+    # the verb outside the slot agrees with a plural subject (issue 26 whole-sentence reading)
+    ("it", "P17/q1", "Q782", "In quale paese si trovano le Hawaii?"),
+    ("it", "P30/3", "Q970", "Il continente in cui si trovano le Comore è [Y]."),
+    ("it", "P449/2", "Q886", "I Simpson hanno debuttato su [Y]."),
+    ("it", "P495/3", "Q886", "I Simpson provengono [Y]."),
+    ("pt", "P449/2", "Q886", "Os Simpsons estrearam na emissora [Y]."),
+    ("pt", "P495/3", "Q886", "Os Simpsons vêm [Y]."),
+    ("pt", "P449/q1", "Q29647346", "Em qual emissora La Casa de Papel foi exibida originalmente?"),
 ])
 def test_romance_subject_prompt(renderer, library, lang, template_id, subject, expected):
     assert renderer.render_prompt(library.get(lang, template_id), subject).text == expected
