@@ -64,6 +64,8 @@ def _pick(table: Mapping[str, str], key: str, what: str) -> str:
 def _starts_with_vowel(text: str, spec: Mapping) -> bool:
     if not text:
         return False
+    if any(text == w or text.startswith(w + " ") for w in spec.get("no_elision", ())):
+        return False  # a vowel letter read as a consonant: «de One Piece» (/wan/), never «d'One Piece»
     if text[0] in "hH":
         aspire = spec.get("h_aspire", ())
         return not any(text == w or text.startswith(w + " ") or text.lower().startswith(w.lower())

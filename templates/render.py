@@ -341,6 +341,11 @@ class Renderer:
             return RenderFailure("no-label", f"{object_qid} has no {template.lang} label")
         subject = self.entities.get(subject_qid) if subject_qid else None
         filler_label, label_source = gendered_label(obj, template.lang, subject)
+        entry = self.entry(obj, template.lang)
+        if entry is not None and entry.short and filler_label != label and entry.about(label):
+            # the lexicon's short name is the one name the entity takes, for either gender (ru «деятель
+            # искусств» for «artist», whose P2521 «художница» reads «painter»)
+            filler_label = label
         if obj.female_labels or obj.male_labels:
             self.decisions[(template.lang, "gendered-label", label_source, object_qid)] += 1
         slots = PREDICATES.get(template.predicate)

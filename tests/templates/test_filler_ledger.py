@@ -243,11 +243,11 @@ def test_indeclinable_foreign_places_are_singular_subjects_in_russian():
 
 def test_subject_fillers_are_ledger_lines_too(genre_build):
     """--subjects: the form each subject takes in each template is a ledger line (role subject) with its
-    context, status and sources; the review has no subject verdicts yet, so they read unreviewed."""
+    context, status and sources, and its verdict from the review (the ru subjects are reviewed)."""
     ledger = ledger_for_run(genre_build, load_library(("ru",)), langs=("ru",), subjects=True)
     subjects = {(x.template, x.qid, x.context): x for x in ledger.lines if x.role == "subject"}
     dylan = subjects[("P136/1", "Q392", "жанр [X.gen]")]
-    assert (dylan.filler, dylan.status, dylan.verdict) == ("Боба Дилана", "guessed", UNREVIEWED)
+    assert (dylan.filler, dylan.status, dylan.verdict) == ("Боба Дилана", "guessed", "ok")
     assert "composed" in dylan.sources[0]
     assert subjects[("P136/2", "Q392", "[X]")].filler == "Боб Дилан"
     assert not any(x.role == "subject" for x in ledger_for_run(genre_build, load_library(("ru",)),

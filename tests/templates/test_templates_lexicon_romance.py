@@ -13,7 +13,7 @@ from factatlas.records import ANSWER_MARKER, Gender
 from factatlas.templates.lexicon import label_mismatch, load_lexicon, read_lexicon
 from factatlas.templates.library import load_library
 from factatlas.templates.render import RenderedAnswer, Renderer
-from tests.templates.templates_fixtures import CITY, COUNTRY, HUMAN, entity
+from tests.templates.templates_fixtures import CITY, COUNTRY, HUMAN, INSTRUMENT, entity
 
 STATE, AUTONOMOUS_COMMUNITY, PROVINCE, GOVERNORATE, CONTINENT = "Q35657", "Q10742", "Q10864048", "Q204910", "Q5107"
 
@@ -58,6 +58,14 @@ SAMPLE = {e.qid: e for e in (
     entity("Q58339", {"es": "disco", "it": "disco", "pt": "disco"}, ("Q188451",)),
     entity("Q25448", {"fr": "langues berbères", "es": "lenguas bereberes", "it": "lingue berbere",
                       "pt": "línguas berberes"}, ("Q34770",)),
+    entity("Q1798603", {"fr": "instrument à cordes", "es": "instrumento de cuerda", "it": "strumento a corda",
+                        "pt": "instrumento de cordas"}, (INSTRUMENT,)),
+    entity("Q61", {"es": "Washington D. C.", "pt": "Washington, D.C."}, (CITY,)),
+    entity("Q710324", {"fr": "One Piece"}, ("Q63952888",)),
+    entity("Q239", {"it": "Città di Bruxelles"}, (CITY,)),
+    entity("Q428858", {"it": "Masjid al-Haram"}, ("Q32815",)),
+    entity("Q29647346", {"pt": "La Casa de Papel"}, ("Q5398426",)),
+    entity("Q886", {"it": "I Simpson", "pt": "Os Simpsons"}, ("Q5398426",)),
 )}
 
 
@@ -92,7 +100,18 @@ CASES = [
     ("fr", "P19/2", "Q1384", "l'État de New York"),
     ("fr", "P19/2", "Q90", "Paris"),
     ("fr", "P30/1", "Q3960", "sur le continent australien"),
-    ("fr", "P37/1", "Q25448", "les langues berbères"),
+    # a plural language family is not «the official language»: the lexicon names the language (tamazight)
+    ("fr", "P37/1", "Q25448", "le tamazight"),
+    # a class of instruments is indefinite: «joue d'un instrument à cordes», never «de l'instrument à cordes»
+    ("fr", "P1303/2", "Q1798603", "un instrument à cordes"),
+    ("fr", "P1303/3", "Q1798603", "d'un instrument à cordes"),
+    ("es", "P1303/1", "Q1798603", "un instrumento de cuerda"),
+    ("it", "P1303/1", "Q1798603", "uno strumento a corda"),
+    ("pt", "P1303/1", "Q1798603", "um instrumento de cordas"),
+    ("pt", "P1303/2", "Q1798603", "um instrumento de cordas"),
+    # the name's own period would double the sentence's («Washington, D.C..»)
+    ("pt", "P36/1", "Q61", "Washington"),
+    ("es", "P36/1", "Q61", "Washington"),
     # es: regions named by a common noun take the article, proper names do not; «El Cairo» stays
     ("es", "P19/1", "Q5756", "la Comunidad de Madrid"),
     ("es", "P19/1", "Q99", "California"),
@@ -108,7 +127,7 @@ CASES = [
     ("pt", "P19/3", "Q1249255", "da província de Riade"),
     ("pt", "P19/1", "Q5756", "na Comunidade de Madrid"),  # an official entity name keeps its capital
     ("es", "P27/1", "Q29999", "del Reino de los Países Bajos"),
-    ("es", "P37/1", "Q25448", "las lenguas bereberes"),
+    ("es", "P37/1", "Q25448", "el tamazight"),
     ("es", "P136/1", "Q1344", "la ópera"),
     ("es", "P136/1", "Q58339", "la disco"),
     ("pt", "P136/1", "Q1344", "a ópera"),
@@ -141,7 +160,7 @@ CASES = [
     ("it", "P27/3", "Q970", "sono le Comore"),
     ("it", "P47/1", "Q114", "il Kenya"),
     ("it", "P17/2", "Q228", "ad Andorra"),
-    ("it", "P37/1", "Q25448", "le lingue berbere"),
+    ("it", "P37/1", "Q25448", "il tamazight"),
     # pt: regions take the article (na Califórnia, no Texas); a kept disambiguator becomes the noun
     ("pt", "P19/1", "Q99", "na Califórnia"),
     ("pt", "P19/1", "Q1439", "no Texas"),
@@ -154,7 +173,7 @@ CASES = [
     ("pt", "P27/1", "Q970", "das Comores"),
     ("pt", "P27/3", "Q970", "são as Comores"),
     ("pt", "P47/1", "Q114", "o Quênia"),
-    ("pt", "P37/1", "Q25448", "as línguas berberes"),
+    ("pt", "P37/1", "Q25448", "o tamazight"),
 ]
 
 
@@ -170,6 +189,10 @@ def test_romance_filler_renders_exactly(renderer, library, lang, template_id, qi
     ("fr", "P19/1", "Q99", "Alexandre Pouchkine est né en Californie."),
     ("it", "P19/2", "Q1282", "Il luogo di nascita di Aleksandr Puškin è il Lazio."),
     ("pt", "P19/1", "Q1439", "Alexandre Pushkin nasceu no Texas."),
+    ("fr", "P1303/3", "Q1798603", "Alexandre Pouchkine est un musicien qui joue d'un instrument à cordes."),
+    ("es", "P1303/1", "Q1798603", "Aleksandr Pushkin toca un instrumento de cuerda."),
+    ("it", "P1303/2", "Q1798603", "Lo strumento suonato da Aleksandr Puškin è uno strumento a corda."),
+    ("pt", "P1303/3", "Q1798603", "Alexandre Pushkin é um músico que toca um instrumento de cordas."),
 ])
 def test_romance_sentence_reads_right(renderer, library, lang, template_id, qid, expected):
     template = library.get(lang, template_id)
@@ -181,6 +204,7 @@ def test_romance_sentence_reads_right(renderer, library, lang, template_id, qid,
 @pytest.mark.parametrize(("lang", "template_id", "subject", "obj", "expected"), [
     ("pt", "P17/1", "Q3392", "Q79", "O rio Nilo fica no Egito."),
     ("it", "P17/1", "Q782", "Q30", "Le Hawaii si trovano nel territorio degli Stati Uniti d'America."),
+    ("pt", "P190/2", "Q90", "Q61", "Paris é uma cidade geminada com Washington."),
 ])
 def test_romance_subject_reads_right(renderer, library, lang, template_id, subject, obj, expected):
     template = library.get(lang, template_id)
@@ -193,9 +217,31 @@ def test_romance_subject_reads_right(renderer, library, lang, template_id, subje
     # a whole form for one slot feature must not leak into another context of the same feature
     ("pt", "P190/q1", "Q35178", "Qual cidade é cidade-irmã da Cidade do Kuwait?"),
     ("it", "P17/1", "Q1842", "La città di Lussemburgo si trova nel territorio [Y]."),
+    # subjects read as a speaker writes them: no elision before /w/, the article of «città», the gender
+    ("fr", "P364/1", "Q710324", "La langue originale de One Piece est [Y]."),
+    ("it", "P1376/1", "Q239", "La città di Bruxelles è la capitale [Y]."),
+    ("it", "P190/2", "Q239", "La città di Bruxelles è gemellata con [Y]."),
+    ("it", "P17/1", "Q428858", "La Masjid al-Haram si trova nel territorio [Y]."),
+    ("pt", "P17/1", "Q61", "Washington fica [Y]."),
+    ("pt", "P449/1", "Q29647346", "La Casa de Papel foi exibida originalmente pela emissora [Y]."),
+    # the verb outside the slot agrees with a plural subject (issue 26 whole-sentence reading)
+    ("it", "P17/q1", "Q782", "In quale paese si trovano le Hawaii?"),
+    ("it", "P30/3", "Q970", "Il continente in cui si trovano le Comore è [Y]."),
+    ("it", "P449/2", "Q886", "I Simpson hanno debuttato su [Y]."),
+    ("it", "P495/3", "Q886", "I Simpson provengono [Y]."),
+    ("pt", "P449/2", "Q886", "Os Simpsons estrearam na emissora [Y]."),
+    ("pt", "P495/3", "Q886", "Os Simpsons vêm [Y]."),
+    ("pt", "P449/q1", "Q29647346", "Em qual emissora La Casa de Papel foi exibida originalmente?"),
 ])
 def test_romance_subject_prompt(renderer, library, lang, template_id, subject, expected):
     assert renderer.render_prompt(library.get(lang, template_id), subject).text == expected
+
+
+def test_pt_question_gold_names_the_province_not_its_disambiguator(renderer, library):
+    """«Onde morreu …? → província do Cairo», never the label «Cairo (província)»."""
+    result = renderer.render_answer(library.get("pt", "P20/q1"), "Q30805", "Q7200")
+    assert isinstance(result, RenderedAnswer), result
+    assert result.forms[0] == "província do Cairo"
 
 
 def test_every_lexicon_decision_names_its_entry(renderer, library):

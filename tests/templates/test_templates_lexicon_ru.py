@@ -1,0 +1,71 @@
+"""Russian fillers the entity lexicon decides (templates/data/lexicon/ru.yaml), checked verbatim with the shipped
+templates: case forms pymorphy3 gets wrong, and plural families that cannot be «the language» (issue 26)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from factatlas.records import ANSWER_MARKER, Gender, frozen_mapping
+from factatlas.templates.library import load_library
+from factatlas.templates.render import RenderedAnswer, Renderer
+from tests.templates.templates_fixtures import CITY, COUNTRY, HUMAN, LANGUAGE, OCCUPATION, entity
+
+SAMPLE = {e.qid: e for e in (
+    entity("Q7200", {"ru": "Александр Пушкин"}, (HUMAN,), Gender.MASCULINE),
+    entity("Q131248", {"ru": "Ли Куан Ю"}, (HUMAN,), Gender.MASCULINE),
+    entity("Q970", {"ru": "Коморы"}, (COUNTRY,)),
+    entity("Q1028", {"ru": "Марокко"}, (COUNTRY,)),
+    entity("Q3901", {"ru": "Морони"}, (CITY,)),
+    entity("Q25448", {"ru": "берберские языки"}, ("Q34770",)),
+    entity("Q36368", {"ru": "курдские языки"}, ("Q34770",)),
+    entity("Q1194795", {"ru": "магрибские диалекты арабского языка"}, (LANGUAGE,)),
+    entity("Q34424", {"ru": "Шакира"}, (HUMAN,), Gender.FEMININE),
+    replace(entity("Q483501", {"ru": "художник"}, (OCCUPATION,)), female_labels=frozen_mapping({"ru": "художница"})),
+)}
+
+
+@pytest.fixture(scope="module")
+def renderer() -> Renderer:
+    return Renderer(SAMPLE)
+
+
+@pytest.fixture(scope="module")
+def library():
+    return load_library(langs=("ru",))
+
+
+@pytest.mark.parametrize(("template_id", "subject", "obj", "expected"), [
+    # Коморы, Комор (Лопатин), never «Коморов»
+    ("P1376/1", "Q3901", "Q970", "Морони — столица Комор."),
+    # a plural family is not «the official language», nor a dialect group «the mother tongue»
+    ("P37/3", "Q1028", "Q25448", "Одним из официальных языков Марокко является берберский язык."),
+    ("P37/3", "Q1028", "Q36368", "Одним из официальных языков Марокко является курдский язык."),
+    ("P103/3", "Q7200", "Q1194795", "Для Александра Пушкина родным языком является магрибский диалект арабского языка."),
+    # «artist» (a superclass gold of singers and actors) is not «художник/художница» (a painter), for either
+    # gender: the lexicon's short name replaces the P2521 form too
+    ("P106/1", "Q34424", "Q483501", "Род занятий Шакиры — деятель искусств."),
+    ("P106/3", "Q34424", "Q483501", "Шакира работает деятелем искусств."),
+    ("P106/3", "Q7200", "Q483501", "Александр Пушкин работает деятелем искусств."),
+])
+def test_russian_sentence_reads_right(renderer, library, template_id, subject, obj, expected):
+    template = library.get("ru", template_id)
+    answer = renderer.render_answer(template, obj, subject)
+    assert isinstance(answer, RenderedAnswer), answer
+    assert renderer.render_prompt(template, subject).text.replace(ANSWER_MARKER, answer.forms[0]) == expected
+
+
+@pytest.mark.parametrize(("template_id", "subject", "expected"), [
+    ("P36/1", "Q970", "Столица Комор — [Y]."),
+    # only the last part of a Chinese name declines, and «Ю» does not: «Ли Куан Ю», never «Ли Куана Ю»
+    ("P106/1", "Q131248", "Род занятий Ли Куан Ю — [Y]."),
+])
+def test_russian_subject_prompt(renderer, library, template_id, subject, expected):
+    assert renderer.render_prompt(library.get("ru", template_id), subject).text == expected
+
+
+def test_the_dialect_group_declines_as_one_singular_phrase(renderer, library):
+    answer = renderer.render_answer(library.get("ru", "P1412/1"), "Q1194795", "Q7200")
+    assert isinstance(answer, RenderedAnswer), answer
+    assert answer.forms[0] == "магрибском диалекте арабского языка"
