@@ -72,7 +72,8 @@ def spearman(xs: Sequence[float], ys: Sequence[float]) -> tuple[float | None, fl
 
     if len(xs) < 3 or len(set(xs)) < 2 or len(set(ys)) < 2:
         return None, None
-    rho = float(np.corrcoef(average_ranks(xs), average_ranks(ys))[0, 1])
+    # the ranks as columns, as scipy lays them out: the same sums in the same order, so the same last digit
+    rho = float(np.corrcoef(np.column_stack((average_ranks(xs), average_ranks(ys))), rowvar=False)[1, 0])
     if math.isnan(rho):
         return None, None
     dof = len(xs) - 2
