@@ -26,6 +26,7 @@ import argparse
 import os
 import re
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
@@ -183,6 +184,7 @@ def main() -> None:
         if worktree is not None:
             subprocess.run(["git", "-C", str(REPO), "worktree", "remove", "--force", str(worktree)],
                            capture_output=True)
+            shutil.rmtree(worktree.parent, ignore_errors=True)
     rates.append(matmul_rate(args.python))
 
     print(f"MATMUL fp32 2048^3, one thread: {min(rates):.1f}-{max(rates):.1f} GFLOP/s (before and after the runs)")
