@@ -534,7 +534,7 @@ def write_report(run: str | os.PathLike, model: str | None = None, config: Any =
         page = render_html(ReportInput(metrics, v, images, lambda q: bench.label(q), plabel, run.name,
                                        extra_sections=judge_sections(folder)))
         with section("report/analyses"):
-            page = with_analyses(page, run, folder, metrics["config"]["rankc_weighting"], splits)
+            page = with_analyses(page, run, folder, metrics["config"]["rankc_weighting"], splits, bench)
         write_text(folder / "report.html", page)
         write_json(folder / "verdict.json", v.to_json())
         results.append(ReportResult(folder.name, folder / "report.html", v, tuple(folder / p for p in plots.values()),

@@ -9,17 +9,22 @@ from __future__ import annotations
 import html
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from factatlas.probe.analysis.records import AnalysisError
+
+if TYPE_CHECKING:
+    from factatlas.benchmark import Benchmark
 
 FOLDER = "analyses"
 RECORDED = object()  # the training splits probe.json records (the report passes its --trained-on instead)
 
 
 def write_model_analyses(run: Path, model_dir: Path, rankc_weighting: str = "softmax",
-                         trained: Sequence[str] | None | object = RECORDED) -> Path:
+                         trained: Sequence[str] | None | object = RECORDED, bench: Benchmark | None = None) -> Path:
     """``model_dir/analyses/analyses.html`` (+ CSVs and PNGs) on the report's held-out split; returns the
-    page's path. ``trained``: the splits the model was trained on (default: what probe.json records)."""
+    page's path. ``trained``: the splits the model was trained on (default: what probe.json records).
+    ``bench``: the run's benchmark when the caller has it open already (the report), else it is read."""
     from factatlas.probe.analysis.errors import benchmark_context
     from factatlas.probe.analysis.page import write_page
     from factatlas.probe.analysis.records import (
@@ -39,7 +44,7 @@ def write_model_analyses(run: Path, model_dir: Path, rankc_weighting: str = "sof
     )
     from factatlas.probe.analysis.splits import HELD_OUT, choose_splits, select, trained_on
 
-    bench = open_benchmark(run)
+    bench = open_benchmark(run, bench)
     taught = trained_on(model_dir) if trained is RECORDED else trained
     choice = choose_splits(HELD_OUT, [p.split for p in bench.prompt_records], {model_dir.name: taught})
     model = select(read_model_results(run, model_dir, bench), choice)
@@ -60,11 +65,11 @@ def write_model_analyses(run: Path, model_dir: Path, rankc_weighting: str = "sof
 
 
 def with_analyses(page: str, run: Path, model_dir: Path, rankc_weighting: str = "softmax",
-                  trained: Sequence[str] | None | object = RECORDED) -> str:
+                  trained: Sequence[str] | None | object = RECORDED, bench: Benchmark | None = None) -> str:
     """Write the model's analysis page and add a section linking to it at the end of ``page``; when the
     analyses cannot be computed, the section says why instead."""
     try:
-        path = write_model_analyses(Path(run), Path(model_dir), rankc_weighting, trained)
+        path = write_model_analyses(Path(run), Path(model_dir), rankc_weighting, trained, bench)
         body = (f'<p><a href="{FOLDER}/{html.escape(path.name)}">Analyses</a>: P@1 per country, before vs after '
                 "augmentation, wrong answers from the other culture (DLAMA); RankC per language pair against "
                 "family, script and subword overlap (BMLAMA); single- vs multi-token answers, facts recalled "

@@ -124,13 +124,14 @@ class CachedTokenizer:
         return [self._seen[t] for t in texts]
 
 
-def open_benchmark(run: Path) -> Benchmark:
+def open_benchmark(run: Path, bench: Benchmark | None = None) -> Benchmark:
     """The benchmark in ``run`` (a run, benchmark or release folder) through the core's one reader, its
-    prompts and facts read now (they are shared by every model)."""
+    prompts and facts read now (they are shared by every model). ``bench``: that benchmark already open
+    (the report's), so its prompts are not read a second time."""
     from factatlas.benchmark import Benchmark, BenchmarkError
 
     try:
-        bench = Benchmark.open(run)
+        bench = bench if bench is not None else Benchmark.open(run)
         _ = (bench.prompts_by_id, bench.facts_by_id)  # read once, here, where a damaged file is named
     except BenchmarkError as e:
         raise AnalysisError(str(e)) from e

@@ -62,3 +62,24 @@ def test_recording_counts_the_garbage_collector_and_lets_go_of_it():
     gc.collect()  # after the recording: no longer counted, and its callback is gone
     assert watch.collections == 2
     assert all(getattr(cb, "__qualname__", "").split(".")[0] != "recording" for cb in gc.callbacks)
+
+
+def test_the_benchmark_script_reads_the_table_back(monkeypatch):
+    """benchmarks/quickstart_time.py parses what ``time_table`` prints: stages, their parts as
+    ``stage/part``, and the totals without a stage."""
+    import importlib.util
+    import sys
+    from pathlib import Path
+
+    script = Path(__file__).resolve().parents[2] / "benchmarks" / "quickstart_time.py"
+    spec = importlib.util.spec_from_file_location("quickstart_time", script)
+    bench = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, "quickstart_time", bench)  # its dataclasses look their module up
+    spec.loader.exec_module(bench)
+    watch = Stopwatch(sections={"load libraries": [4.5, 3.4], "probe": [30.6, 11.3],
+                                "probe/score": [13.3, 4.6], "report": [11.8, 3.9]}, collections=2, collector_cpu=0.3)
+    printed = "── report ──\n   report: 11.8 s\n" + "\n".join(time_table(watch, process_cpu=22.7)) + "\n"
+    assert bench.parse_table(printed) == {
+        "load libraries": (3.4, 4.5), "probe": (11.3, 30.6), "probe/score": (4.6, 13.3),
+        "probe/the rest": (6.7, 17.3), "report": (3.9, 11.8), "outside the stages (start-up)": (4.1, None),
+        "process total": (22.7, None), "of it: garbage collection": (0.3, None)}

@@ -76,3 +76,21 @@ def test_section_writes_a_plot_and_tables(tmp_path):
     (section,) = popularity_sections({"m": scored()}, FACTS, tmp_path)
     assert [t.name for t in section.tables] == ["popularity_buckets", "popularity_spearman"]
     assert section.plots == ("popularity_m.png",) and (tmp_path / "popularity_m.png").is_file()
+
+
+@pytest.mark.parametrize("xs, ys", [
+    ([10, 200, 3000, 40000], [0.0, 0.5, 0.5, 1.0]),
+    ([1, 1, 2, 3, 3, 3, 7], [0.2, 0.1, 0.1, 0.9, 0.0, 0.4, 0.4]),
+    ([5, 4, 3, 2, 1], [1, 2, 3, 4, 5]),  # rho = -1: p = 0
+    ([3.5, 1.0, 2.0, 2.0, 9.0, 0.5, 4.0, 4.0, 4.0, 8.0], [1, 0, 0, 1, 1, 0, 0.5, 0.5, 0, 1]),
+])
+def test_spearman_is_scipys(xs, ys):
+    stats = pytest.importorskip("scipy.stats")
+    expected = stats.spearmanr(xs, ys)
+    rho, p = Pop.spearman(xs, ys)
+    assert rho == float(expected.statistic)  # the same arithmetic: equal to the last digit
+    assert p == pytest.approx(float(expected.pvalue), rel=1e-9, abs=1e-15)
+
+
+def test_average_ranks_share_ties():
+    assert Pop.average_ranks([30, 10, 20, 10, 30, 30]).tolist() == [5.0, 1.5, 3.0, 1.5, 5.0, 5.0]
