@@ -21,6 +21,7 @@ import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from factatlas.errors import FactatlasError
@@ -300,20 +301,29 @@ def make_judge_backend(config: JudgeConfig, counts: Counter, run_dir=None) -> tu
 
 def judge_run(run, model: str | None, config: JudgeConfig, backend: ChatBackend | None = None) -> list[JudgeOutcome]:
     """Judge the answers of every open-answer probe under ``<run>/probe/`` (or of ``model``): write
-    judgements.parquet beside rankings.parquet and the ``judge`` section of metrics.json."""
+    judgements.parquet beside rankings.parquet and the ``judge`` section of metrics.json. Under the run
+    lock, as probe and report: a probe swapping a model folder in meanwhile would leave judgements of
+    rankings that are gone, and two writers of one metrics.json would lose a section."""
+    from factatlas.probe.runner import open_benchmark
+    from factatlas.rundir import RunDir
+
+    bench, run_dir = open_benchmark(run)
+    with RunDir(run_dir).lock():
+        return _judge_locked(bench, Path(run_dir), model, config, backend)
+
+
+def _judge_locked(bench, run_dir: Path, model: str | None, config: JudgeConfig,
+                  backend: ChatBackend | None) -> list[JudgeOutcome]:
     import contextlib
     import json
-    from pathlib import Path
 
     from factatlas.atomic import write_json
     from factatlas.console import progress
     from factatlas.probe.generative import alias_index
     from factatlas.probe.report import model_dirs
-    from factatlas.probe.runner import open_benchmark
     from factatlas.probe.threads import torch_threads
     from factatlas.tables import read_probe_results
 
-    bench, run_dir = open_benchmark(run)
     todo = []
     for folder in model_dirs(Path(run_dir), model):
         rows = read_probe_results(folder / "rankings.parquet")
@@ -332,7 +342,7 @@ def judge_run(run, model: str | None, config: JudgeConfig, backend: ChatBackend 
             raise JudgeError(f"{folder}/rankings.parquet: {len(foreign)} of {len(rows)} rows name prompts that "
                              f"{bench.path}/prompts.parquet lacks (first: {foreign[0]}); the rankings were made "
                              f"on another build: probe again (`factatlas probe {run_dir} --model ...`)")
-    aliases = alias_index(bench.prompts, bench)
+    aliases = alias_index(bench.prompt_records, bench)
     counts: Counter = Counter()
     lm = None
     if backend is None:
