@@ -339,3 +339,15 @@ def test_a_release_folder_is_checked_where_benchmark_open_reads_it(bench, tmp_pa
     rewrite_prompts(bench, drop_language_of_one_fact)
     expected = rules(check_directory(bench))
     assert expected and rules(check_directory(release)) == expected
+
+
+@pytest.mark.parametrize(("key", "value", "problem"), [
+    ("languages", "ar,en", "'languages' is str, expected list"),
+    ("splits", ["test"], "'splits' is list, expected dict"),
+])
+def test_benchmark_json_of_the_wrong_shape_is_named_not_a_traceback(bench, key, value, problem):
+    """A key the checks read, of another JSON type: one meta-type violation naming it, before any row check."""
+    rewrite_meta(bench, lambda meta: meta.__setitem__(key, value))
+    violations = check_directory(bench)
+    assert [(v.rule, v.where, v.message) for v in violations] == [
+        ("meta-type", str(bench / "benchmark.json"), problem)]
