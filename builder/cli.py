@@ -165,7 +165,7 @@ def validate_command(
         directory = locate(run).benchmark
     except BenchmarkError:  # not recognisable as a benchmark: list what is missing
         directory = run
-    violations = check_directory(directory)
+    violations = check_directory(run)  # found as Benchmark.open finds it (a release's prompts are its shards)
     if violations:
         err.print(f"[red]{directory}: {len(violations)} violation(s) of the benchmark invariant:[/red]")
         err.print(format_violations(violations, limit=200), highlight=False, markup=False)

@@ -109,13 +109,16 @@ def candidates_query(predicate: str, side: str, via: str | None, countries: Sequ
     ranked by popularity, so it is not a candidate).
 
     Rows: ?s ?country ?class (optional) ?site ?title.
+
+    When the subject carries the country, its objects are only asked to exist (``FILTER EXISTS``): joined
+    as ``?s wdt:P ?o`` they would multiply every row by the subject's objects before DISTINCT folds them.
     """
     p = pid(predicate)
     country_terms = [qid(c) for c in countries]
     if side == "subject" and via is None:
-        link = f"  {values('s', country_terms)}\n  ?s {p} ?o .\n  BIND(?s AS ?country)\n"
+        link = f"  {values('s', country_terms)}\n  FILTER EXISTS {{ ?s {p} ?o }}\n  BIND(?s AS ?country)\n"
     elif side == "subject":
-        link = f"  {values('country', country_terms)}\n  ?s {pid(via)} ?country .\n  ?s {p} ?o .\n"
+        link = f"  {values('country', country_terms)}\n  ?s {pid(via)} ?country .\n  FILTER EXISTS {{ ?s {p} ?o }}\n"
     elif via is None:
         link = f"  {values('country', country_terms)}\n  ?s {p} ?country .\n"
     elif side == "object":

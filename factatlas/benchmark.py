@@ -243,6 +243,14 @@ class Benchmark:
             rows.sort(key=lambda r: r["prompt_id"])
         return rows
 
+    def prompt_records_where(self, keep: RowFilter) -> list[Prompt]:
+        """``prompts_where`` as records (``prompt_records`` filtered, while reading when not read yet)."""
+        if "prompt_records" in self.__dict__:
+            return [p for p in self.prompt_records if keep(p.prompt_id, p.lang)]
+        from factatlas.tables import prompt_from_row
+
+        return [prompt_from_row(r) for r in self.prompts_where(keep)]
+
     @cached_property
     def prompt_count(self) -> int:
         """Rows of the prompt files, from their parquet footers (no row is read)."""

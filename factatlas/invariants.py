@@ -278,10 +278,18 @@ def _check_candidate_pool(prompts: Sequence[Mapping[str, Any]], candidates: Sequ
 
 
 def check_directory(path: str | os.PathLike) -> list[Violation]:
-    """Load a benchmark directory from disk and return all violations (schemas included)."""
+    """Load a benchmark from disk (a run directory, a benchmark directory or a release folder, found as
+    ``Benchmark.open`` finds it) and return all violations (schemas included)."""
     import json
 
-    from factatlas.benchmark import BENCHMARK_FILES, Benchmark, BenchmarkError, locate, meta_type_errors
+    from factatlas.benchmark import (
+        BENCHMARK_FILES,
+        Benchmark,
+        BenchmarkError,
+        Location,
+        locate,
+        meta_type_errors,
+    )
     from factatlas.tables import (
         CANDIDATES_SCHEMA,
         DROPS_SCHEMA,
@@ -293,22 +301,28 @@ def check_directory(path: str | os.PathLike) -> list[Violation]:
         read_parquet_schema,
     )
 
-    path = Path(path)
-    missing = [n for n in BENCHMARK_FILES if not (path / n).exists()]
+    try:  # where Benchmark.open finds it: a run's build/, a benchmark directory, a release's shards
+        where = locate(path)
+    except BenchmarkError:  # not recognisable as a benchmark: list what is missing in the folder itself
+        where = Location(Path(path), (Path(path) / "prompts.parquet",), None)
+    path = where.benchmark
+    side_names = [n for n in BENCHMARK_FILES if n != "prompts.parquet"]
+    missing = [path / n for n in side_names if not (path / n).exists()]
+    missing += [p for p in where.prompt_files if not p.exists()]
     if missing:
-        return [Violation("file-missing", str(path / n), "required file is missing") for n in missing]
-    schemas = {"prompts.parquet": PROMPTS_SCHEMA, "facts.parquet": FACTS_SCHEMA, "entities.parquet": ENTITIES_SCHEMA,
-               "labels.parquet": LABELS_SCHEMA, "candidates.parquet": CANDIDATES_SCHEMA,
-               "dropped.parquet": DROPS_SCHEMA}
+        return [Violation("file-missing", str(p), "required file is missing") for p in missing]
+    schemas = {**{p: PROMPTS_SCHEMA for p in where.prompt_files}, path / "facts.parquet": FACTS_SCHEMA,
+               path / "entities.parquet": ENTITIES_SCHEMA, path / "labels.parquet": LABELS_SCHEMA,
+               path / "candidates.parquet": CANDIDATES_SCHEMA, path / "dropped.parquet": DROPS_SCHEMA}
     out = []
-    for name, schema in schemas.items():
+    for file, schema in schemas.items():
         try:
-            found = read_parquet_schema(path / name)
+            found = read_parquet_schema(file)
         except UnreadableTable as e:
-            out.append(Violation("unreadable", str(path / name), str(e).split(": ", 1)[1]))
+            out.append(Violation("unreadable", str(file), str(e).split(": ", 1)[1]))
             continue
         if not found.equals(schema, check_metadata=False):
-            out.append(Violation("schema", str(path / name), f"schema differs from the contract: {found}"))
+            out.append(Violation("schema", str(file), f"schema differs from the contract: {found}"))
     if out:
         return out
     try:
@@ -318,7 +332,7 @@ def check_directory(path: str | os.PathLike) -> list[Violation]:
     if meta_type_errors(meta):  # the checks below read these keys
         return [Violation("meta-type", str(path / "benchmark.json"), problem) for problem in meta_type_errors(meta)]
     try:
-        bench = Benchmark(locate(path), meta)
+        bench = Benchmark(where, meta)
         prompts, entities = bench.prompts, bench.entities
         out += check_benchmark_rows(meta, prompts, bench.facts, entities.keys(), bench.candidates)
     except UnreadableTable as e:  # a damaged row group past a readable footer

@@ -21,7 +21,7 @@ import json
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Protocol
+from typing import Protocol
 
 from factatlas.errors import ConfigError
 from factatlas.probe.generative import LanguageAliases, first_line, judge, prompt_text_for_generation
@@ -66,25 +66,25 @@ def _pool_key(seed: int, prompt_id: str) -> str:
     return hashlib.sha256(f"{seed}\x1f{prompt_id}".encode()).hexdigest()
 
 
-def shot_pools(rows: Sequence[Mapping[str, Any]], config: ChatConfig) -> dict[str, list[Shot]]:
+def shot_pools(prompts: Sequence[Prompt], config: ChatConfig) -> dict[str, list[Shot]]:
     """lang -> the example pool in its fixed order (one question per fact, seeded hash order)."""
     if config.shots <= 0:
         return {}
-    present = sorted({r["split"] for r in rows})
+    present = sorted({p.split for p in prompts})
     if config.shot_split not in present:
         raise ConfigError(f"--shots {config.shots}: the benchmark has no '{config.shot_split}' split to draw "
                           f"examples from (it has {', '.join(present)}); pass --shot-split one of those, "
                           "or --shots 0")
     by_lang: dict[str, list[Shot]] = {}
-    candidates = sorted((r for r in rows if r["split"] == config.shot_split and r["kind"] == "question"
-                         and r["gold_forms"] and r["gold_forms"][0]),
-                        key=lambda r: _pool_key(config.seed, r["prompt_id"]))
+    candidates = sorted((p for p in prompts if p.split == config.shot_split and p.kind == "question"
+                         and p.gold_forms and p.gold_forms[0]),
+                        key=lambda p: _pool_key(config.seed, p.prompt_id))
     seen: set[tuple[str, str]] = set()
-    for r in candidates:
-        if (r["lang"], r["fact_id"]) in seen:
+    for p in candidates:
+        if (p.lang, p.fact_id) in seen:
             continue
-        seen.add((r["lang"], r["fact_id"]))
-        by_lang.setdefault(r["lang"], []).append(Shot(r["prompt_id"], r["fact_id"], r["text"], r["gold_forms"][0][0]))
+        seen.add((p.lang, p.fact_id))
+        by_lang.setdefault(p.lang, []).append(Shot(p.prompt_id, p.fact_id, p.text, p.gold_forms[0][0]))
     return by_lang
 
 
@@ -108,13 +108,13 @@ def conversation_record(reply: Reply) -> str:
                       ensure_ascii=False, sort_keys=True, separators=(",", ":"))
 
 
-def build_conversations(prompts: Sequence[Prompt], all_rows: Sequence[Mapping[str, Any]],
+def build_conversations(prompts: Sequence[Prompt], all_prompts: Sequence[Prompt],
                         config: ChatConfig, counts: Counter | None = None,
                         fits: Callable[[Sequence[Message]], bool] | None = None) -> list[list[Message]]:
     """One conversation per prompt. ``fits`` (a backend that knows its model's context): a conversation
     that does not fit drops its last examples until it does, counted as ``chat/shots-cut-to-fit:<lang>``
     (the rankings' ``conversation`` column records the examples each prompt got)."""
-    pools = shot_pools(all_rows, config)
+    pools = shot_pools(all_prompts, config)
     out = []
     for p in prompts:
         shots = shots_for(p, pools, config.shots)
@@ -133,7 +133,7 @@ def build_conversations(prompts: Sequence[Prompt], all_rows: Sequence[Mapping[st
 
 
 def answer_conversations(backend: ChatBackend, prompts: Sequence[Prompt],
-                         all_rows: Sequence[Mapping[str, Any]], aliases: Mapping[str, set[str]] | LanguageAliases,
+                         all_prompts: Sequence[Prompt], aliases: Mapping[str, set[str]] | LanguageAliases,
                          model: str,
                          scoring: str, config: ChatConfig, counts: Counter | None = None, chunk: int = 256,
                          progress: Callable[[int], None] | None = None) -> list[ProbeResult]:
@@ -145,7 +145,7 @@ def answer_conversations(backend: ChatBackend, prompts: Sequence[Prompt],
     if scoring not in CHAT_RULES:
         raise ValueError(f"unknown chat rule '{scoring}'; expected one of {CHAT_RULES}")
     lenient = scoring == "chat-lenient"
-    conversations = build_conversations(prompts, all_rows, config, counts, getattr(backend, "fits", None))
+    conversations = build_conversations(prompts, all_prompts, config, counts, getattr(backend, "fits", None))
     check = getattr(backend, "check_context", None)
     if check is not None:  # every conversation, before the first is answered
         check(conversations)

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import unicodedata
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any
 
 from factatlas.benchmark import Benchmark
 from factatlas.probe.batching import token_budget_batches
@@ -58,21 +57,20 @@ def matches(answer_norm: str, alias_norm: str, lenient: bool) -> bool:
     return f" {alias_norm} " in f" {answer_norm} "
 
 
-def alias_index(prompt_rows: Iterable[Mapping[str, Any]], bench: Benchmark | None = None) -> dict[str, set[str]]:
+def alias_index(prompts: Iterable[Prompt], bench: Benchmark | None = None) -> dict[str, set[str]]:
     """qid -> normalised surface forms in every language: candidate fillers, gold forms, and the labels
     and aliases of the benchmark's ``labels.parquet`` when it has one."""
-    return aliases_in(alias_index_by_lang(prompt_rows, bench), None)
+    return aliases_in(alias_index_by_lang(prompts, bench), None)
 
 
-def alias_index_by_lang(prompt_rows: Iterable[Mapping[str, Any]],
-                        bench: Benchmark | None = None) -> dict[str, dict[str, set[str]]]:
+def alias_index_by_lang(prompts: Iterable[Prompt], bench: Benchmark | None = None) -> dict[str, dict[str, set[str]]]:
     """qid -> language -> normalised surface forms (``alias_index`` before the languages are pooled)."""
     out: dict[str, dict[str, set[str]]] = {}
-    for r in prompt_rows:
-        lang = r["lang"]
-        for q, form in zip(r["candidate_qids"], r["candidate_forms"], strict=True):
+    for p in prompts:
+        lang = p.lang
+        for q, form in zip(p.candidate_qids, p.candidate_forms, strict=True):
             out.setdefault(q, {}).setdefault(lang, set()).add(normalise(form))
-        for q, forms in zip(r["gold_qids"], r["gold_forms"], strict=True):
+        for q, forms in zip(p.gold_qids, p.gold_forms, strict=True):
             out.setdefault(q, {}).setdefault(lang, set()).update(normalise(f) for f in forms)
     if bench is not None and (bench.path / "labels.parquet").is_file():
         for qid, entity in bench.entities.items():

@@ -21,6 +21,7 @@ import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from factatlas.errors import FactatlasError
@@ -315,20 +316,29 @@ def answer_aliases(by_lang: Mapping[str, Mapping[str, set[str]]], folder) -> Map
 
 def judge_run(run, model: str | None, config: JudgeConfig, backend: ChatBackend | None = None) -> list[JudgeOutcome]:
     """Judge the answers of every open-answer probe under ``<run>/probe/`` (or of ``model``): write
-    judgements.parquet beside rankings.parquet and the ``judge`` section of metrics.json."""
+    judgements.parquet beside rankings.parquet and the ``judge`` section of metrics.json. Under the run
+    lock, as probe and report: a probe swapping a model folder in meanwhile would leave judgements of
+    rankings that are gone, and two writers of one metrics.json would lose a section."""
+    from factatlas.probe.runner import open_benchmark
+    from factatlas.rundir import RunDir
+
+    bench, run_dir = open_benchmark(run)
+    with RunDir(run_dir).lock():
+        return _judge_locked(bench, Path(run_dir), model, config, backend)
+
+
+def _judge_locked(bench, run_dir: Path, model: str | None, config: JudgeConfig,
+                  backend: ChatBackend | None) -> list[JudgeOutcome]:
     import contextlib
     import json
-    from pathlib import Path
 
     from factatlas.atomic import write_json
     from factatlas.console import progress
     from factatlas.probe.generative import alias_index_by_lang
     from factatlas.probe.report import model_dirs
-    from factatlas.probe.runner import open_benchmark
     from factatlas.probe.threads import torch_threads
     from factatlas.tables import read_probe_results
 
-    bench, run_dir = open_benchmark(run)
     todo = []
     for folder in model_dirs(Path(run_dir), model):
         rows = read_probe_results(folder / "rankings.parquet")
@@ -347,7 +357,7 @@ def judge_run(run, model: str | None, config: JudgeConfig, backend: ChatBackend 
             raise JudgeError(f"{folder}/rankings.parquet: {len(foreign)} of {len(rows)} rows name prompts that "
                              f"{bench.path}/prompts.parquet lacks (first: {foreign[0]}); the rankings were made "
                              f"on another build: probe again (`factatlas probe {run_dir} --model ...`)")
-    by_lang = alias_index_by_lang(bench.prompts, bench)
+    by_lang = alias_index_by_lang(bench.prompt_records, bench)
     counts: Counter = Counter()
     lm = None
     if backend is None:

@@ -501,6 +501,7 @@ def write_report(run: str | os.PathLike, model: str | None = None, config: Any =
         load_benchmark,
         metrics_inputs,
     )
+    from factatlas.rundir import RunDir
     from factatlas.tables import read_probe_results
 
     # the page shows intervals in every table, as the verdict needs them
@@ -511,32 +512,35 @@ def write_report(run: str | os.PathLike, model: str | None = None, config: Any =
                           "(or import one) before reporting")
     bench = load_benchmark(run / "build")
     plabel = predicate_labeller(bench.meta, run / "build" / "benchmark.json")
-    results = []
-    for folder in model_dirs(run, model):
-        t_path = folder / "rankings_template_only.parquet"
-        t_path = t_path if t_path.exists() else None
-        splits = trained_splits(folder) if trained_on is None else list(trained_on)
-        with section("report/metrics"):
-            inputs = metrics_inputs(folder / "rankings.parquet", t_path, run / "build", splits)
-            metrics, source = probe_metrics(folder, config, inputs)
-            if metrics is None:
-                metrics = compute_metrics(read_probe_results(folder / "rankings.parquet"), bench, config,
-                                          template_only_rows=read_probe_results(t_path) if t_path else None,
-                                          trained_on=splits)
-                metrics["inputs"] = inputs
-        v = verdict(metrics)
-        judged = judge_summary_of(folder) if open_answers(metrics) else None
-        if judged is not None:
-            v = Verdict((*v.checks, check_judge(judged, metrics["validation"]["splits"])))
-        with section("report/plots"):
-            plots = make_plots(metrics, folder, plabel)
-        images = {key: embed_png(folder / name) for key, name in plots.items()}
-        page = render_html(ReportInput(metrics, v, images, lambda q: bench.label(q), plabel, run.name,
-                                       extra_sections=judge_sections(folder)))
-        with section("report/analyses"):
-            page = with_analyses(page, run, folder, metrics["config"]["rankc_weighting"], splits, bench)
-        write_text(folder / "report.html", page)
-        write_json(folder / "verdict.json", v.to_json())
-        results.append(ReportResult(folder.name, folder / "report.html", v, tuple(folder / p for p in plots.values()),
-                                    source))
+    # one writer of the model folders: probe and judge take the same lock (a probe swapping a folder in
+    # while the report writes into it would lose the report)
+    with RunDir(run).lock():
+        results = []
+        for folder in model_dirs(run, model):
+            t_path = folder / "rankings_template_only.parquet"
+            t_path = t_path if t_path.exists() else None
+            splits = trained_splits(folder) if trained_on is None else list(trained_on)
+            with section("report/metrics"):
+                inputs = metrics_inputs(folder / "rankings.parquet", t_path, run / "build", splits)
+                metrics, source = probe_metrics(folder, config, inputs)
+                if metrics is None:
+                    metrics = compute_metrics(read_probe_results(folder / "rankings.parquet"), bench, config,
+                                              template_only_rows=read_probe_results(t_path) if t_path else None,
+                                              trained_on=splits)
+                    metrics["inputs"] = inputs
+            v = verdict(metrics)
+            judged = judge_summary_of(folder) if open_answers(metrics) else None
+            if judged is not None:
+                v = Verdict((*v.checks, check_judge(judged, metrics["validation"]["splits"])))
+            with section("report/plots"):
+                plots = make_plots(metrics, folder, plabel)
+            images = {key: embed_png(folder / name) for key, name in plots.items()}
+            page = render_html(ReportInput(metrics, v, images, lambda q: bench.label(q), plabel, run.name,
+                                           extra_sections=judge_sections(folder)))
+            with section("report/analyses"):
+                page = with_analyses(page, run, folder, metrics["config"]["rankc_weighting"], splits, bench)
+            write_text(folder / "report.html", page)
+            write_json(folder / "verdict.json", v.to_json())
+            results.append(ReportResult(folder.name, folder / "report.html", v, tuple(folder / p for p in plots.values()),
+                                        source))
     return results

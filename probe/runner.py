@@ -38,7 +38,6 @@ from factatlas.probe.threads import torch_threads
 from factatlas.records import ANSWER_MARKER, ProbeResult, Prompt
 from factatlas.stopwatch import section
 from factatlas.tables import (
-    prompt_from_row,
     read_probe_results,
     write_probe_results,
 )
@@ -138,13 +137,13 @@ def open_benchmark(path: str | Path) -> tuple[Benchmark, Path]:
     return bench, bench.path.parent if bench.path.name == "build" else bench.path
 
 
-def select_rows(rows: Sequence[Mapping[str, Any]], langs: Sequence[str] | None,
+def select_rows(prompts: Sequence[Prompt], langs: Sequence[str] | None,
                 shard: tuple[int, int] | None) -> list[Prompt]:
-    """The benchmark rows this process scores, as Prompt records (the probe stage's input contract)."""
+    """The benchmark's prompts this process scores (``--langs``, ``--shard``), in their order."""
     if langs:
-        check_langs(langs, sorted({r["lang"] for r in rows}))
+        check_langs(langs, sorted({p.lang for p in prompts}))
     keep = row_filter(langs, shard)
-    return [prompt_from_row(r) for r in rows if keep is None or keep(r["prompt_id"], r["lang"])]
+    return [p for p in prompts if keep is None or keep(p.prompt_id, p.lang)]
 
 
 def select_prompts(benchmark: Benchmark, langs: Sequence[str] | None,
@@ -154,8 +153,7 @@ def select_prompts(benchmark: Benchmark, langs: Sequence[str] | None,
     if langs:
         check_langs(langs, benchmark.languages or sorted({p.lang for p in benchmark.prompt_records}))
     keep = row_filter(langs, shard)
-    rows = benchmark.prompts if keep is None else benchmark.prompts_where(keep)
-    return [prompt_from_row(r) for r in rows]
+    return list(benchmark.prompt_records) if keep is None else benchmark.prompt_records_where(keep)
 
 
 def check_langs(langs: Sequence[str], present: Sequence[str]) -> None:
@@ -377,7 +375,7 @@ def _probe(run: str | Path, config: ProbeConfig, lm, merge: bool) -> ProbeOutcom
 
         name = config.model
         if name.startswith("tiny") and not Path(name).exists():
-            name, tiny_info = _build_tiny(run_dir, benchmark.prompts, config)
+            name, tiny_info = _build_tiny(run_dir, benchmark.prompt_records, config)
         lm = load_model(name, family=config.family, device=config.device, dtype=config.dtype,
                         device_map=config.device_map)
         model_name = config.model if tiny_info else lm.name
@@ -484,15 +482,15 @@ def _run(job: ProbeJob, selected, counts: Counter, benchmark: Benchmark, run_dir
             answer_prompts,
         )
 
-        by_lang = alias_index_by_lang(benchmark.prompts, benchmark)  # aliases come from every language and split
+        by_lang = alias_index_by_lang(benchmark.prompt_records, benchmark)
         aliases = aliases_in(by_lang, None) if config.answer_langs == "any" else LanguageAliases(
             by_lang, config.answer_langs)
         if rule.name in ("chat", "chat-lenient"):
             from factatlas.probe.chat import ChatConfig, answer_conversations
 
             chat = ChatConfig(config.system_prompt, config.shots, config.shot_split)
-            rows = benchmark.prompts  # shots come from every language and split
-            return answer_conversations(scorer, prompts, rows, aliases, model_name, rule.name, chat, tally,
+            every = benchmark.prompt_records  # shots come from every language and split
+            return answer_conversations(scorer, prompts, every, aliases, model_name, rule.name, chat, tally,
                                         progress=tick)
         answered = answer_prompts(scorer, prompts, aliases, model_name, rule.name, progress=tick)
         if tally is not None:
@@ -697,7 +695,7 @@ def _jsonable(obj: Any) -> Any:
 TINY_ALIASES = {"tiny": "bert", "tiny-bert": "bert", "tiny-gpt2": "gpt2", "tiny-t5": "t5", "tiny-chat": "gpt2"}
 
 
-def _build_tiny(run_dir: Path, rows: Sequence[Mapping[str, Any]], config: ProbeConfig) -> tuple[str, dict[str, Any]]:
+def _build_tiny(run_dir: Path, prompts: Sequence[Prompt], config: ProbeConfig) -> tuple[str, dict[str, Any]]:
     """Build (or reuse) a tiny model trained on the benchmark's train split (else its dev split)."""
     from factatlas.console import err
     from factatlas.probe.tiny import (
@@ -711,15 +709,15 @@ def _build_tiny(run_dir: Path, rows: Sequence[Mapping[str, Any]], config: ProbeC
     if config.model not in TINY_ALIASES:
         raise ConfigError(f"unknown tiny model '{config.model}'. Available: {', '.join(sorted(TINY_ALIASES))}")
     arch = TINY_ALIASES[config.model]
-    splits_present = sorted({r["split"] for r in rows})
+    splits_present = sorted({p.split for p in prompts})
     train_splits = [s for s in ("train", "dev") if s in splits_present][:1]
-    examples = true_fact_examples(rows, splits=train_splits) if train_splits else []
+    examples = true_fact_examples(prompts, splits=train_splits) if train_splits else []
     chat = config.model == "tiny-chat"  # a GPT-2 with a chat template, also trained on chat-format questions
     name = "tiny-chat" if chat else f"tiny-{arch}"
     folder = run_dir / "probe" / "_models" / name
-    texts = tokenizer_texts(rows)
+    texts = tokenizer_texts(prompts)
     if chat:
-        asked = chat_examples(rows, train_splits, config.system_prompt)
+        asked = chat_examples(prompts, train_splits, config.system_prompt)
         examples += asked
         texts += [e.text for e in asked]
     recipe = {"arch": arch, "steps": config.tiny_steps, "train_splits": train_splits,

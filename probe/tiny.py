@@ -20,7 +20,7 @@ from factatlas.probe.models import LoadedModel, wrap_model
 from factatlas.probe.protocol import ClozeQuery
 from factatlas.probe.slots import special_wrap, tokenize_slots
 from factatlas.probe.threads import torch_threads
-from factatlas.records import ANSWER_MARKER
+from factatlas.records import ANSWER_MARKER, Prompt
 from factatlas.stopwatch import section
 
 TINY_FAMILIES = {"bert": "mlm", "gpt2": "causal", "t5": "seq2seq"}
@@ -336,28 +336,27 @@ class StepReport:
                            f"{time.perf_counter() - self.started:.1f} s", highlight=False)
 
 
-def tokenizer_texts(prompt_rows: Iterable[Mapping[str, Any]]) -> list[str]:
+def tokenizer_texts(prompts: Iterable[Prompt]) -> list[str]:
     """Everything a tokenizer should have seen: prompts (marker removed), fillers, gold forms."""
     texts: list[str] = []
-    for r in prompt_rows:
-        texts.append(r["text"].replace(ANSWER_MARKER, " "))
-        texts.extend(r["candidate_forms"])
-        for forms in r["gold_forms"]:
+    for p in prompts:
+        texts.append(p.text.replace(ANSWER_MARKER, " "))
+        texts.extend(p.candidate_forms)
+        for forms in p.gold_forms:
             texts.extend(forms)
     return texts
 
 
-def true_fact_examples(prompt_rows: Iterable[Mapping[str, Any]], splits: Sequence[str] | None = None
-                       ) -> list[ClozeExample]:
+def true_fact_examples(prompts: Iterable[Prompt], splits: Sequence[str] | None = None) -> list[ClozeExample]:
     """Cloze prompts filled with their gold candidate's form (the first gold among the candidates)."""
     out = []
-    for r in prompt_rows:
-        if r["kind"] != "cloze" or (splits is not None and r["split"] not in splits):
+    for p in prompts:
+        if p.kind != "cloze" or (splits is not None and p.split not in splits):
             continue
-        forms = dict(zip(r["candidate_qids"], r["candidate_forms"], strict=True))
-        gold = next((q for q in r["gold_qids"] if q in forms), None)
+        forms = dict(zip(p.candidate_qids, p.candidate_forms, strict=True))
+        gold = next((q for q in p.gold_qids if q in forms), None)
         if gold is not None:
-            out.append(ClozeExample(r["text"], forms[gold]))
+            out.append(ClozeExample(p.text, forms[gold]))
     return out
 
 
@@ -370,16 +369,15 @@ def render_tiny_chat(messages: Sequence[Mapping[str, str]], add_generation_promp
                                                      add_generation_prompt=add_generation_prompt)
 
 
-def chat_examples(prompt_rows: Iterable[Mapping[str, Any]], splits: Sequence[str],
-                  system: str | None = None) -> list[ClozeExample]:
+def chat_examples(prompts: Iterable[Prompt], splits: Sequence[str], system: str | None = None) -> list[ClozeExample]:
     """Question prompts of ``splits`` as one-turn conversations answered by their gold form."""
     out = []
-    for r in prompt_rows:
-        if r["kind"] != "question" or r["split"] not in splits or not (r["gold_forms"] and r["gold_forms"][0]):
+    for p in prompts:
+        if p.kind != "question" or p.split not in splits or not (p.gold_forms and p.gold_forms[0]):
             continue
         messages = [{"role": "system", "content": system}] if system else []
-        rendered = render_tiny_chat([*messages, {"role": "user", "content": r["text"]}])
-        out.append(ClozeExample(rendered + ANSWER_MARKER + "\n", r["gold_forms"][0][0]))
+        rendered = render_tiny_chat([*messages, {"role": "user", "content": p.text}])
+        out.append(ClozeExample(rendered + ANSWER_MARKER + "\n", p.gold_forms[0][0]))
     return out
 
 

@@ -1,7 +1,7 @@
 """Publish: benchmark -> versioned dataset release (Hub or git), diffs between versions.
 
 Modules (flat):
-    source      load a run / benchmark directory into a frozen ``BenchmarkSource`` (the I/O edge)
+    source      ``load_source``: the core's release reader (``factatlas.release_input``) + the template library
     render      ``render_release(source, ReleaseOptions, previous_files) -> Release`` (pure, deterministic)
     card        dataset card: YAML via huggingface_hub.DatasetCardData + a body built from the data
     diff        ``snapshot_from_files`` / ``diff_snapshots`` -> ``ReleaseDiff`` (+ CHANGELOG text, bump)

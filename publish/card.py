@@ -16,8 +16,9 @@ from typing import Any
 from factatlas.entropy import predicate_entropy
 from factatlas.records import Prompt
 from factatlas.records import Provenance as ObjectProvenance
+from factatlas.release_input import ReleaseInput
 
-from .source import BenchmarkSource, table_from_bytes
+from .source import table_from_bytes
 
 HUB_TARGET = "hub"  # ReleaseOptions.target for the Hub; git targets are "git:PATH_OR_URL"
 
@@ -72,7 +73,7 @@ def majority_share(object_sets: Sequence[Sequence[str]]) -> float:
     return round(max(hits.values()) / len(object_sets), 3)
 
 
-def predicate_stats(src: BenchmarkSource) -> list[PredicateStats]:
+def predicate_stats(src: ReleaseInput) -> list[PredicateStats]:
     """Per culture and predicate: DLAMA entropy over every valid object (the one definition that
     stats.json and metrics.json use), distinct direct answers, and the majority baseline."""
     gold: dict[tuple[str, str], list[tuple[str, ...]]] = defaultdict(list)
@@ -84,13 +85,13 @@ def predicate_stats(src: BenchmarkSource) -> list[PredicateStats]:
                            majority_share(sets)) for key, sets in sorted(gold.items())]
 
 
-def license_for(src: BenchmarkSource, override: str | None) -> str:
+def license_for(src: ReleaseInput, override: str | None) -> str:
     if override:
         return override
     return UPSTREAM_LICENSES.get(src.provenance.source_kind, "other")
 
 
-def card_yaml(src: BenchmarkSource, configs: Sequence[ConfigEntry], *, license_id: str, pretty_name: str,
+def card_yaml(src: ReleaseInput, configs: Sequence[ConfigEntry], *, license_id: str, pretty_name: str,
               default_config: str) -> str:
     from huggingface_hub import DatasetCardData
 
@@ -141,14 +142,14 @@ def _body_template() -> str:
     return (resources.files("factatlas.publish") / "card_body.md").read_text("utf-8")
 
 
-def dataset_title(src: BenchmarkSource) -> str:
+def dataset_title(src: ReleaseInput) -> str:
     """The card's default title, from what the benchmark holds (not the run folder's name): its cultures
     and languages, e.g. "factatlas facts: arab vs west (ar, en)". ``--pretty-name`` overrides it."""
     cultures = list(src.meta.get("cultures") or sorted({f.culture for f in src.facts}))
     return f"factatlas facts: {' vs '.join(cultures) or 'benchmark'} ({', '.join(src.languages)})"
 
 
-def card_body(src: BenchmarkSource, configs: Sequence[ConfigEntry], *, repo: str, version: str,
+def card_body(src: ReleaseInput, configs: Sequence[ConfigEntry], *, repo: str, version: str,
               license_id: str, pretty_name: str, default_config: str, target: str = HUB_TARGET) -> str:
     """The Markdown body. Every number comes from ``src``; sections are filled into card_body.md."""
     meta = src.meta
@@ -226,7 +227,7 @@ def card_body(src: BenchmarkSource, configs: Sequence[ConfigEntry], *, repo: str
     return _body_template().format(**values)
 
 
-def locality_rows(src: BenchmarkSource) -> list[tuple[str, int, int, int, int]]:
+def locality_rows(src: ReleaseInput) -> list[tuple[str, int, int, int, int]]:
     """Per language: facts, facts whose subject has an article in its Wikipedia edition, facts local to
     the culture's editions (an article there, none in this language's), facts without a record; [] when
     no prompt records knowledge locality."""
@@ -245,7 +246,7 @@ def locality_rows(src: BenchmarkSource) -> list[tuple[str, int, int, int, int]]:
     return out
 
 
-def popularity_rows(src: BenchmarkSource) -> list[tuple[int, int, str, str]]:
+def popularity_rows(src: ReleaseInput) -> list[tuple[int, int, str, str]]:
     """Per popularity quantile (``factatlas.popbuckets``): facts and the range of their popularity."""
     facts = {p.fact_id: p for p in src.prompts if p.popularity_quantile}.values()
     out = []
@@ -255,7 +256,7 @@ def popularity_rows(src: BenchmarkSource) -> list[tuple[int, int, str, str]]:
     return out
 
 
-def _summary(src: BenchmarkSource, cultures: Sequence[str]) -> str:
+def _summary(src: ReleaseInput, cultures: Sequence[str]) -> str:
     n_facts = len(src.facts)
     n_prompts = len(src.prompts)
     return (f"{n_facts} facts about {' and '.join(cultures) or 'the cultures below'}, "
@@ -292,7 +293,7 @@ def draft_list(ids: Sequence[str], used: int) -> str:
     return ", ".join(f"{p} ({', '.join(by_predicate[p])})" for p in order)
 
 
-def limitations(src: BenchmarkSource, pstats: Sequence[PredicateStats]) -> list[str]:
+def limitations(src: ReleaseInput, pstats: Sequence[PredicateStats]) -> list[str]:
     """Known limitations, stated with this release's own numbers."""
     out = ["Facts come from Wikidata as retrieved at the time above; Wikidata is incomplete and its "
            "coverage differs between cultures, so a missing object is not evidence of a false answer."]
@@ -332,7 +333,7 @@ def limitations(src: BenchmarkSource, pstats: Sequence[PredicateStats]) -> list[
     return out
 
 
-def _drop_reasons(src: BenchmarkSource) -> Counter[str]:
+def _drop_reasons(src: ReleaseInput) -> Counter[str]:
     data = src.side_files.get("dropped.parquet")
     if not data:
         return Counter()

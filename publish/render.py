@@ -32,6 +32,7 @@ import pyarrow.parquet as pq
 from factatlas.atomic import dumps_json, write_bytes
 from factatlas.errors import ConfigError
 from factatlas.records import Prompt
+from factatlas.release_input import ReleaseInput
 from factatlas.tables import PROMPTS_SCHEMA, prompt_to_row
 
 from .card import (
@@ -45,7 +46,6 @@ from .card import (
     render_card,
 )
 from .diff import ALL_CONFIG, ReleaseDiff, changelog, changelog_section, diff_snapshots, snapshot_from_files
-from .source import BenchmarkSource
 from .versions import Version
 
 REPO_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,95}/[A-Za-z0-9][A-Za-z0-9_.-]{0,95}$")
@@ -93,7 +93,7 @@ def _split_key(split: str) -> tuple[int, str]:
     return (SPLIT_ORDER.index(split) if split in SPLIT_ORDER else len(SPLIT_ORDER), split)
 
 
-def plan_configs(src: BenchmarkSource) -> dict[str, tuple[str | None, list[Prompt]]]:
+def plan_configs(src: ReleaseInput) -> dict[str, tuple[str | None, list[Prompt]]]:
     """config name -> (language or None for all, rows sorted by prompt_id)."""
     by_config: dict[str, list[Prompt]] = defaultdict(list)
     lang_of: dict[str, str | None] = {ALL_CONFIG: None}
@@ -109,7 +109,7 @@ def plan_configs(src: BenchmarkSource) -> dict[str, tuple[str | None, list[Promp
                                                                  ALL_CONFIG] if by_config[name]}
 
 
-def render_data(src: BenchmarkSource, max_shard_rows: int) -> tuple[dict[str, bytes], tuple[ConfigEntry, ...]]:
+def render_data(src: ReleaseInput, max_shard_rows: int) -> tuple[dict[str, bytes], tuple[ConfigEntry, ...]]:
     files: dict[str, bytes] = {}
     configs = []
     for name, (lang, rows) in plan_configs(src).items():
@@ -137,11 +137,11 @@ def default_config_of(configs: Sequence[ConfigEntry]) -> str:
     return (english or per_lang or [configs[0].name])[0]
 
 
-def pretty_name_of(src: BenchmarkSource, override: str | None) -> str:
+def pretty_name_of(src: ReleaseInput, override: str | None) -> str:
     return override or dataset_title(src)
 
 
-def render_release(src: BenchmarkSource, opts: ReleaseOptions,
+def render_release(src: ReleaseInput, opts: ReleaseOptions,
                    previous: Mapping[str, bytes] | None = None) -> Release:
     """Render every file of the release. ``previous``: the files of the version this one follows."""
     check_repo_id(opts.repo)
@@ -188,7 +188,7 @@ def sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def release_manifest(src: BenchmarkSource, opts: ReleaseOptions, configs: Sequence[ConfigEntry], default: str,
+def release_manifest(src: ReleaseInput, opts: ReleaseOptions, configs: Sequence[ConfigEntry], default: str,
                      license_id: str, diff: ReleaseDiff | None, files: Mapping[str, bytes]) -> dict[str, Any]:
     return {
         "format": RELEASE_FORMAT,

@@ -135,6 +135,14 @@ def aggregate_mutants() -> list[Mutant]:
         ("accuracy swaps micro and macro", agg, 's["p@1_micro"], s["p@1"])', 's["p@1"], s["p@1_micro"])'),
         ("p_at_1_with_ci swaps micro and macro", agg, '"macro": s["p@1"], "micro": s["p@1_micro"],',
          '"macro": s["p@1_micro"], "micro": s["p@1"],'),
+        ("the held-out P@1 adds up with NumPy", agg, 'averages=("macro", "micro"), sums="python")',
+         'averages=("macro", "micro"))'),
+        ("the held-out macro is the fact mean", agg,
+         "macro = sum(sum(v) / len(v) for _, v in sorted(by_pred.items())) / len(by_pred)",
+         "macro = sum(in_order) / len(in_order)"),
+        ("the held-out micro adds facts in fact order", agg, "return np.asarray(fact_values, dtype=np.float64), "
+         "macro, sum(in_order) / len(in_order)", "return np.asarray(fact_values, dtype=np.float64), macro, "
+         "sum(fact_values) / len(fact_values)"),
         ("chance counts one gold", agg, "n_gold / len(candidates) if candidates else 0.0",
          "1 / len(candidates) if candidates else 0.0"),
         ("join keeps foreign rankings", agg,

@@ -118,19 +118,32 @@ class UnimorphTable:
 
 
 def download_table(iso: str, cache_dir: str | os.PathLike | None = None, url: str = DEFAULT_URL,
-                   timeout: float = 60.0) -> Path:
-    """Fetch the UniMorph table of ``iso`` into the cache (atomic); returns its path."""
+                   timeout: float = 60.0, max_retry_after: float | None = None) -> Path:
+    """Fetch the UniMorph table of ``iso`` into the cache (atomic); returns its path. ``timeout`` and
+    ``max_retry_after`` are `templates unimorph-fetch`'s --timeout and --max-retry-after, the options
+    factatlas.http's deadline and throttle messages name."""
     from factatlas import __version__
-    from factatlas.http import HttpPolicy, Transient, Transport, retrying
+    from factatlas.http import (
+        DEFAULT_MAX_RETRY_AFTER_S,
+        HttpPolicy,
+        Throttled,
+        Transient,
+        Transport,
+        parse_retry_after,
+        retrying,
+    )
 
     target = Path(cache_dir or default_cache_dir()) / f"{iso}.tsv"
     address = url.format(iso=iso)
-    policy = HttpPolicy(timeout_s=timeout)
+    policy = HttpPolicy(timeout_s=timeout, max_retry_after_s=DEFAULT_MAX_RETRY_AFTER_S if max_retry_after is None
+                        else max_retry_after)
     transport = Transport(policy, f"factatlas/{__version__} (UniMorph table download)")
 
     def fetch() -> bytes:
         response = transport.get(address)
-        if response.status >= 500 or response.status == 429:
+        if response.status == 429:  # waits what the server asks, up to --max-retry-after
+            raise Throttled(f"{response.url}: HTTP 429", parse_retry_after(response.header("Retry-After")))
+        if response.status >= 500:
             raise Transient(f"{response.url}: HTTP {response.status}")
         if response.status != 200:
             raise FactatlasError(f"{response.url}: HTTP {response.status} {response.reason}")

@@ -117,14 +117,20 @@ def translate_command(
 def unimorph_fetch_command(iso: str = typer.Argument(..., help="ISO 639-3 code, e.g. hun."),
                            cache_dir: Path | None = typer.Option(None, "--cache-dir", help="Default: user cache."),
                            url: str = typer.Option("https://raw.githubusercontent.com/unimorph/{iso}/master/{iso}",
-                                                   "--url", help="URL pattern of the table.")) -> None:
+                                                   "--url", help="URL pattern of the table."),
+                           timeout: float = typer.Option(60.0, "--timeout", help="Total deadline per HTTP request "
+                                                         "in seconds, body included."),
+                           max_retry_after: float = typer.Option(600.0, "--max-retry-after",
+                                                                 help="Wait at most this many seconds for a server's "
+                                                                      "Retry-After; a longer one stops with the time "
+                                                                      "to retry.")) -> None:
     """Download a UniMorph table into the cache used by the unimorph backend.
 
     Example: factatlas templates unimorph-fetch hun
     """
     from factatlas.templates.backend_unimorph import download_table
 
-    typer.echo(str(download_table(iso, cache_dir, url)))
+    typer.echo(str(download_table(iso, cache_dir, url, timeout, max_retry_after)))
 
 
 @templates_app.command("audit")

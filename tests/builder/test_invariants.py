@@ -322,3 +322,32 @@ def test_unreadable_files_and_foreign_schemas(bench):
     data = (bench / "labels.parquet").read_bytes()
     (bench / "labels.parquet").write_bytes(data[: len(data) // 2])
     assert str(bench / "labels.parquet") in {v.where for v in check_directory(bench) if v.rule == "unreadable"}
+
+
+def test_a_release_folder_is_checked_where_benchmark_open_reads_it(bench, tmp_path):
+    """validate-benchmark on a release: its prompts are the data/all shards, its tables under benchmark/."""
+    from factatlas.publish.render import ReleaseOptions, render_release, write_release
+    from factatlas.publish.source import load_source
+    from factatlas.publish.versions import Version
+
+    release = tmp_path / "release"
+    write_release(render_release(load_source(bench), ReleaseOptions("org/atlas", Version(1, 0, 0))), release)
+    assert check_directory(release) == []
+    for shard in sorted((release / "data" / "all").glob("*.parquet")):
+        rows = drop_language_of_one_fact(read_rows(shard, PROMPTS_SCHEMA))
+        write_table(shard, rows, PROMPTS_SCHEMA)
+    rewrite_prompts(bench, drop_language_of_one_fact)
+    expected = rules(check_directory(bench))
+    assert expected and rules(check_directory(release)) == expected
+
+
+@pytest.mark.parametrize(("key", "value", "problem"), [
+    ("languages", "ar,en", "'languages' is str, expected list"),
+    ("splits", ["test"], "'splits' is list, expected dict"),
+])
+def test_benchmark_json_of_the_wrong_shape_is_named_not_a_traceback(bench, key, value, problem):
+    """A key the checks read, of another JSON type: one meta-type violation naming it, before any row check."""
+    rewrite_meta(bench, lambda meta: meta.__setitem__(key, value))
+    violations = check_directory(bench)
+    assert [(v.rule, v.where, v.message) for v in violations] == [
+        ("meta-type", str(bench / "benchmark.json"), problem)]

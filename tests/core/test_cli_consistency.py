@@ -122,7 +122,7 @@ def test_http_deadline_and_retry_after_cap_have_one_name_each_where_http_message
             if "retry-after" in text:
                 assert opt.opts == ["--max-retry-after"], f"{name}: {opt.opts} for the Retry-After cap"
                 named.setdefault(name, set()).add("--max-retry-after")
-    for name in ("curate", "probe", "judge"):
+    for name in ("curate", "probe", "judge", "templates unimorph-fetch"):
         assert named.get(name) == {"--timeout", "--max-retry-after"}, (name, named.get(name))
 
 

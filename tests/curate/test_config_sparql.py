@@ -144,6 +144,39 @@ def test_validate_all_bundled_files():
 # ---- SPARQL builders ----------------------------------------------------------------------------
 
 
+@pytest.fixture(scope="module")
+def sample_store():
+    from factatlas.curate.endpoints import SAMPLE_PATH, load_store
+
+    if not SAMPLE_PATH.exists():
+        pytest.skip("the embedded Wikidata sample is not built")
+    return load_store(SAMPLE_PATH)
+
+
+def _result_set(rows) -> list:
+    return sorted(tuple(sorted((k, v["value"]) for k, v in r.items())) for r in rows)
+
+
+@pytest.mark.parametrize(("predicate", "culture"), [("P106", "arab"), ("P1303", "west"), ("P37", "arab"),
+                                                    ("P530", "west")])
+def test_candidates_ask_the_subjects_objects_only_to_exist(sample_store, predicate, culture):
+    """Subject-side filters: the objects of ?s are not projected, so joining them multiplied each row by the
+    subject's object count before DISTINCT; FILTER EXISTS gives the same rows without the multiplication."""
+    from factatlas.curate.endpoints import run_on_store
+
+    spec = load_predicates()[predicate]
+    assert spec.culture_filter.side == "subject"
+    q = sparql.candidates_query(predicate, "subject", spec.culture_filter.via,
+                                load_culture(culture).country_qids, ["ar", "en", "fr"])
+    rows = run_on_store(sample_store, q)
+    assert rows and len(run_on_store(sample_store, q.replace("SELECT DISTINCT", "SELECT"))) == len(rows)
+    joined = q.replace(f"FILTER EXISTS {{ ?s wdt:{predicate} ?o }}", f"?s wdt:{predicate} ?o .")
+    assert joined != q and "?o" not in q.replace(f"FILTER EXISTS {{ ?s wdt:{predicate} ?o }}", "")
+    assert _result_set(rows) == _result_set(run_on_store(sample_store, joined))
+    if predicate in ("P106", "P37", "P530"):  # subjects with several objects in the sample: the join multiplied
+        assert len(run_on_store(sample_store, joined.replace("SELECT DISTINCT", "SELECT"))) > len(rows)
+
+
 def test_builders_are_engine_neutral_and_anchored():
     queries = [
         sparql.membership_query("P463", "Q7172"),

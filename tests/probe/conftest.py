@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.probe.probe_capitals import capital_prompt_rows, question_examples, write_benchmark
+from tests.probe.probe_capitals import capital_prompt_rows, prompts_of, question_examples, write_benchmark
 
 TRAINED_MODELS = frozenset({"tiny_bert_dir", "tiny_gpt2_dir", "tiny_t5_dir", "tiny_chat_dir", "tiny_bert", "tiny_gpt2",
                             "tiny_t5", "tiny_chat"})
@@ -31,6 +31,12 @@ def capitals_rows() -> list[dict]:
 
 
 @pytest.fixture(scope="session")
+def capitals_prompts(capitals_rows) -> list:
+    """The capitals rows as the probe's input records (``records.Prompt``)."""
+    return prompts_of(capitals_rows)
+
+
+@pytest.fixture(scope="session")
 def capitals_benchmark(tmp_path_factory, capitals_rows) -> Path:
     return write_benchmark(tmp_path_factory.mktemp("capitals") / "build", capitals_rows)
 
@@ -38,10 +44,10 @@ def capitals_benchmark(tmp_path_factory, capitals_rows) -> Path:
 def _train(tmp_path_factory, rows, arch: str, steps: int, vocab_size: int, questions: bool = False, **kw) -> Path:
     from factatlas.probe.tiny import make_tiny_model, tokenizer_texts, true_fact_examples
 
-    examples = true_fact_examples(rows, splits=("train",))
+    examples = true_fact_examples(prompts_of(rows), splits=("train",))
     if questions:
         examples += question_examples(rows)
-    return make_tiny_model(tmp_path_factory.mktemp(f"tiny-{arch}"), arch, tokenizer_texts(rows),
+    return make_tiny_model(tmp_path_factory.mktemp(f"tiny-{arch}"), arch, tokenizer_texts(prompts_of(rows)),
                            examples=examples, steps=steps, vocab_size=vocab_size, **kw)
 
 
@@ -96,7 +102,7 @@ def tiny_t5(tiny_t5_dir):
 
 
 @pytest.fixture(scope="session")
-def tiny_chat_dir(tmp_path_factory, capitals_rows) -> Path:
+def tiny_chat_dir(tmp_path_factory, capitals_prompts) -> Path:
     """A tiny instruction-tuned model: GPT-2 with a chat template, trained on chat-format questions."""
     from factatlas.probe.tiny import (
         TINY_CHAT_TEMPLATE,
@@ -106,9 +112,9 @@ def tiny_chat_dir(tmp_path_factory, capitals_rows) -> Path:
         tokenizer_texts,
     )
 
-    examples = chat_examples(capitals_rows, ("train",))
+    examples = chat_examples(capitals_prompts, ("train",))
     return make_tiny_model(tmp_path_factory.mktemp("tiny-chat"), "gpt2",
-                           [*tokenizer_texts(capitals_rows), *(e.text for e in examples)],
+                           [*tokenizer_texts(capitals_prompts), *(e.text for e in examples)],
                            examples=examples, steps=300, vocab_size=300, chat_template=TINY_CHAT_TEMPLATE,
                            size=TinySize(max_positions=512))
 

@@ -156,6 +156,35 @@ def test_bootstrap_ci_covers_macro_and_micro(fixture):
     assert A.p_at_1_with_ci(scored[::-1], 200, 0.95, 0)["ci"] == r["ci"]
 
 
+def _asked_three_times(rights: list[int], predicates: list[str]) -> list:
+    """Fact f<i> of predicates[i] asked with three templates, ``rights[i]`` of them answered right."""
+    prompts = {}
+    rows = []
+    for i, (right, pred) in enumerate(zip(rights, predicates, strict=True), start=1):
+        for t in range(3):
+            p = prompt(f"f{i}", pred, template=f"t{t}")
+            prompts[p.prompt_id] = p
+            rows.append(ranking(p, RIGHT if t < right else WRONG))
+    return list(A.join(rows, prompts).scored)
+
+
+@pytest.mark.parametrize(("rights", "predicates", "held_out", "tables"), [
+    # one predicate: 15/24 = 0.625; Python's sum in order ends one digit low, NumPy's pairwise sum does not
+    ([0, 2, 0, 3, 3, 3, 3, 1], ["P1"] * 8, (0.6249999999999999, 0.6249999999999999), 0.625),
+    # two predicates taking turns: the held-out sum adds the facts predicate by predicate (9/24 = 0.375),
+    # the tables' NumPy mean adds them in fact order (one digit low)
+    ([2, 2, 2, 1, 0, 0, 1, 1], ["P1", "P2"] * 4, (0.375, 0.375), 0.37499999999999994),
+])
+def test_held_out_p_at_1_adds_up_as_it_always_did(rights, predicates, held_out, tables):
+    """The verdict's held-out P@1 keeps its published digits (Python's sum, facts by predicate), the metric
+    tables theirs (NumPy's mean): same definitions, the quickstart's metrics.json unchanged to the digit."""
+    scored = _asked_three_times(rights, predicates)
+    r = A.p_at_1_with_ci(scored, 0, 0.95, 0)
+    assert (r["macro"], r["micro"]) == held_out  # exact: no approx, the last digit is the point
+    assert A.aggregate(scored)["p@1_micro"] == tables
+    assert A.p_at_1_with_ci(scored[::-1], 0, 0.95, 0)["micro"] == held_out[1]  # order of rankings: no matter
+
+
 def test_paraphrase_consistency_is_macro_over_predicates():
     """mParaRel per language: per fact over its templates, mean over a predicate's facts, macro over predicates.
     P1's fact answers right with both templates (accuracy 1, consistency 1); P2's fact right with t1 only,

@@ -119,14 +119,18 @@ def test_a_rerun_with_the_same_options_sends_nothing_and_other_options_are_asked
 
 
 def _probe_cli(run: Path, model_dir: Path, base_url: str, crash_at: str | None = None):
+    """`factatlas probe` over HTTP; a real child process where it is killed at `crash_at`, else in this process
+    (tests/clirun.py: the same command without a second start-up and imports)."""
+    from tests.clirun import factatlas
+
+    args = ["probe", str(run), "--model", str(model_dir), "--backend", "openai", "--api-base", base_url,
+            "--scoring", "causal-mean", "--concurrency", "3", "--out-name", "http"]
+    if not crash_at:
+        return factatlas(*args, env={"HF_HUB_OFFLINE": "1"})
     env = {k: v for k, v in os.environ.items() if k != "FACTATLAS_CRASH_AT"}
-    env.update(PYTHONPATH=os.getcwd(), OMP_NUM_THREADS="1", HF_HUB_OFFLINE="1")
-    if crash_at:
-        env["FACTATLAS_CRASH_AT"] = crash_at
-    return subprocess.run([sys.executable, "-m", "factatlas", "probe", str(run), "--model", str(model_dir),
-                           "--backend", "openai", "--api-base", base_url, "--scoring", "causal-mean",
-                           "--concurrency", "3", "--out-name", "http"],
-                          capture_output=True, text=True, env=env, timeout=300)
+    env.update(PYTHONPATH=os.getcwd(), OMP_NUM_THREADS="1", HF_HUB_OFFLINE="1", FACTATLAS_CRASH_AT=crash_at)
+    return subprocess.run([sys.executable, "-m", "factatlas", *args], capture_output=True, text=True, env=env,
+                          timeout=300)
 
 
 def _settled(server: LogprobServer) -> int:

@@ -28,7 +28,7 @@ def _questions(rows):
 
 def test_shots_same_language_never_the_fact_asked_deterministic(capitals_rows):
     config = ChatConfig(shots=3, shot_split="train", seed=0)
-    pools = shot_pools(capitals_rows, config)
+    pools = shot_pools(prompts_of(capitals_rows), config)
     assert sorted(pools) == ["en", "fr"]
     train_facts = {r["fact_id"] for r in capitals_rows if r["split"] == "train"}
     for lang, pool in pools.items():
@@ -44,13 +44,13 @@ def test_shots_same_language_never_the_fact_asked_deterministic(capitals_rows):
     first = pools["en"][0]
     asked = next(r for r in prompts_of(capitals_rows) if r.prompt_id == first.prompt_id)
     assert [s.fact_id for s in shots_for(asked, pools, 2)] == [s.fact_id for s in pools["en"][1:3]]
-    assert shot_pools(capitals_rows, config) == pools
-    assert shot_pools(capitals_rows, ChatConfig(shots=3, shot_split="train", seed=1)) != pools
+    assert shot_pools(prompts_of(capitals_rows), config) == pools
+    assert shot_pools(prompts_of(capitals_rows), ChatConfig(shots=3, shot_split="train", seed=1)) != pools
 
 
 def test_missing_shot_split_is_named(capitals_rows):
     with pytest.raises(ConfigError, match=r"no 'dev' split .*\(it has test, train\); pass --shot-split"):
-        shot_pools(capitals_rows, ChatConfig(shots=2))
+        shot_pools(prompts_of(capitals_rows), ChatConfig(shots=2))
 
 
 def test_conversation_exact():
@@ -69,10 +69,10 @@ def test_conversation_exact():
 def test_local_chat_renders_the_models_template_and_records_it(tiny_chat, capitals_rows):
     rows = prompts_of(_questions(capitals_rows))
     config = ChatConfig(system="Answer briefly.", shots=2, shot_split="train")
-    rankings = answer_conversations(LocalChat(tiny_chat, max_new_tokens=8), rows, capitals_rows,
-                                    alias_index(capitals_rows), "tiny-chat", "chat", config)
+    rankings = answer_conversations(LocalChat(tiny_chat, max_new_tokens=8), rows, prompts_of(capitals_rows),
+                                    alias_index(prompts_of(capitals_rows)), "tiny-chat", "chat", config)
     tok = tiny_chat.tokenizer
-    for r, conv, o in zip(rows, build_conversations(rows, capitals_rows, config), rankings, strict=True):
+    for r, conv, o in zip(rows, build_conversations(rows, prompts_of(capitals_rows), config), rankings, strict=True):
         record = json.loads(o.conversation)
         assert record["messages"] == conv
         assert record["rendered"] == tok.apply_chat_template(conv, tokenize=False, add_generation_prompt=True)
@@ -85,8 +85,8 @@ def test_tiny_chat_model_answers_trained_questions(tiny_chat, capitals_rows, cap
     from factatlas.probe.evaluate import compute_metrics
 
     rows = _questions(capitals_rows)
-    rankings = answer_conversations(LocalChat(tiny_chat, max_new_tokens=8), prompts_of(rows), capitals_rows,
-                                    alias_index(capitals_rows), "tiny-chat", "chat", ChatConfig())
+    rankings = answer_conversations(LocalChat(tiny_chat, max_new_tokens=8), prompts_of(rows), prompts_of(capitals_rows),
+                                    alias_index(prompts_of(capitals_rows)), "tiny-chat", "chat", ChatConfig())
     assert p_at_1(rankings, rows, "train") >= 0.75
     assert p_at_1(rankings, rows, "test") <= 0.2
     assert all(r.prediction and "\n" not in r.prediction for r in rankings)
@@ -98,7 +98,7 @@ def test_tiny_chat_model_answers_trained_questions(tiny_chat, capitals_rows, cap
 def test_chat_needs_a_chat_template(tiny_gpt2, capitals_rows):
     rows = prompts_of(_questions(capitals_rows)[:1])
     with pytest.raises(ConfigError, match="no chat template"):
-        answer_conversations(LocalChat(tiny_gpt2), rows, capitals_rows, alias_index(capitals_rows), "m", "chat",
+        answer_conversations(LocalChat(tiny_gpt2), rows, prompts_of(capitals_rows), alias_index(prompts_of(capitals_rows)), "m", "chat",
                              ChatConfig())
 
 

@@ -249,6 +249,6 @@ def test_the_whole_run_is_checked_before_the_first_forward(tiny_gpt2, capitals_r
     calls = _forwards(generator.lm)
     if max(lengths) > min(lengths):
         with pytest.raises(ContextTooLong, match=r"^1 of 2 inputs do not fit"):
-            answer_prompts(generator, sorted(questions, key=lambda p: len(p.text)), alias_index(capitals_rows),
+            answer_prompts(generator, sorted(questions, key=lambda p: len(p.text)), alias_index(prompts_of(capitals_rows)),
                            "m", "generative", chunk=1)
         assert calls == []

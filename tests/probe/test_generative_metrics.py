@@ -56,7 +56,7 @@ def answers_for(rows, knows) -> list[str]:
 def test_open_answers_count(bench, scoring, knows, expected):
     path, rows = bench
     prompts = [prompt_from_row(r) for r in rows]
-    aliases = alias_index(rows, Benchmark.open(path))
+    aliases = alias_index(prompts, Benchmark.open(path))
     results = answer_prompts(ScriptedAnswerer(answers_for(rows, knows), scoring), prompts, aliases, "m", scoring)
     assert any(len(r.ranked_qids) == 1 for r in results)  # matched candidates, not a full ranking
     m = compute_metrics([probe_result_to_row(r) for r in results], path)

@@ -29,7 +29,7 @@ def test_judge_strict_and_lenient():
 
 
 def test_alias_index_spans_languages(capitals_rows):
-    aliases = alias_index(capitals_rows)
+    aliases = alias_index(prompts_of(capitals_rows))
     assert {"caire", "cairo"} <= aliases["Q85"]
 
 
@@ -37,13 +37,13 @@ def test_alias_index_spans_languages(capitals_rows):
 def test_greedy_answers_trained_questions(request, capitals_rows, fixture):
     lm = request.getfixturevalue(fixture)
     rows = [r for r in capitals_rows if r["kind"] == "question"]
-    rankings = answer_prompts(GreedyGenerator(lm, max_new_tokens=8), prompts_of(rows), alias_index(capitals_rows),
+    rankings = answer_prompts(GreedyGenerator(lm, max_new_tokens=8), prompts_of(rows), alias_index(prompts_of(capitals_rows)),
                               lm.name, "generative")
     assert p_at_1(rankings, rows, "train") >= 0.5
     assert p_at_1(rankings, rows, "test") <= 3 * CHANCE
     correct = [r for r in rankings if r.correct_at_1]
     assert all(r.prediction for r in correct)
-    lenient = answer_prompts(GreedyGenerator(lm, max_new_tokens=8), prompts_of(rows), alias_index(capitals_rows),
+    lenient = answer_prompts(GreedyGenerator(lm, max_new_tokens=8), prompts_of(rows), alias_index(prompts_of(capitals_rows)),
                              lm.name, "generative-lenient")
     assert sum(r.correct_at_1 for r in lenient) >= len(correct)
 
@@ -57,7 +57,7 @@ def test_generator_refuses_masked_lms(tiny_bert):
 def test_xfactr_recovers_trained_multi_token_answers(tiny_bert, capitals_rows, init, refine):
     rows = cloze_rows(capitals_rows, "P36/1")
     decoder = XFactrDecoder(tiny_bert, max_masks=4, init=init, refine=refine, length="mean")
-    rankings = answer_prompts(decoder, prompts_of(rows), alias_index(capitals_rows), "tiny-bert", "xfactr")
+    rankings = answer_prompts(decoder, prompts_of(rows), alias_index(prompts_of(capitals_rows)), "tiny-bert", "xfactr")
     assert p_at_1(rankings, rows, "train") >= 4 * CHANCE  # no candidate list: the spelling must come out right
     assert p_at_1(rankings, rows, "test") <= 3 * CHANCE
     assert any(len(tiny_bert.tokenizer(r.prediction, add_special_tokens=False)["input_ids"]) > 1

@@ -102,7 +102,7 @@ def test_exact_agreement_with_a_deterministic_judge(capitals_rows):
     prompts, rows = _answered(capitals_rows)
     backend = SubstringJudge()
     counts = Counter()
-    judged = judge_answers(backend, rows, {p.prompt_id: p for p in prompts}, alias_index(capitals_rows), "substr",
+    judged = judge_answers(backend, rows, {p.prompt_id: p for p in prompts}, alias_index(prompts_of(capitals_rows)), "substr",
                            counts)
     assert len(backend.seen) == 5  # the empty answer is not sent
     assert [(j.verdict, j.reason, j.strict, j.lenient) for j in judged] == [
@@ -131,7 +131,7 @@ def test_exact_agreement_with_a_deterministic_judge(capitals_rows):
 
 def test_judgements_table_round_trip_and_staleness(tmp_path, capitals_rows):
     prompts, rows = _answered(capitals_rows)
-    judged = judge_answers(SubstringJudge(), rows, {p.prompt_id: p for p in prompts}, alias_index(capitals_rows), "j")
+    judged = judge_answers(SubstringJudge(), rows, {p.prompt_id: p for p in prompts}, alias_index(prompts_of(capitals_rows)), "j")
     path = write_judgements(tmp_path / "judgements.parquet", judged)
     assert read_parquet(path).schema.equals(JUDGEMENTS_SCHEMA, check_metadata=False)
     assert read_judgements(path) == sorted(judged, key=lambda j: j.prompt_id)
@@ -221,7 +221,45 @@ def test_matcher_uses_the_probes_answer_languages(tmp_path, capitals_rows, mode,
     rows = [ranking_row(p, "m", "chat", [], [], False, english[p.gold_qids[0]]) for p in prompts]
     if mode is not None:
         (tmp_path / "probe.json").write_text(json.dumps({"config": {"answer_langs": mode}}), "utf-8")
-    aliases = answer_aliases(alias_index_by_lang(capitals_rows), tmp_path)
+    aliases = answer_aliases(alias_index_by_lang(prompts_of(capitals_rows)), tmp_path)
     judged = judge_answers(SubstringJudge(), rows, {p.prompt_id: p for p in prompts}, aliases, "substr")
     assert (len(judged), sum(j.strict for j in judged), sum(j.lenient for j in judged)) == (24, strict_right,
                                                                                            strict_right)
+
+
+LOCK_HOLDER = ("import sys, time\nfrom pathlib import Path\nfrom factatlas.rundir import RunDir\n"
+               "with RunDir(Path(sys.argv[1])).lock():\n    print('locked', flush=True)\n    time.sleep(60)\n")
+
+
+def test_judge_and_report_wait_for_no_one_while_another_process_writes_the_run(tmp_path, capitals_rows):
+    """judge and report write into a model folder that probe swaps in whole: all three take the run lock.
+    With another process holding it, neither writes a byte; once it is gone, judge writes."""
+    import subprocess
+    import sys
+
+    from factatlas.probe.judge import JudgeConfig, judge_run
+    from factatlas.probe.report import write_report
+    from factatlas.rundir import LockHeld
+    from factatlas.tables import write_probe_results
+
+    run = tmp_path / "run"
+    write_benchmark(run / "build", capitals_rows)
+    meta_path = run / "build" / "benchmark.json"  # the report names predicates by their display labels
+    meta_path.write_text(json.dumps({**json.loads(meta_path.read_text()), "predicate_labels": {"P36": "capital"}}))
+    folder = run / "probe" / "m"
+    folder.mkdir(parents=True)
+    write_probe_results(folder / "rankings.parquet", _answered(capitals_rows)[1])
+    before = sorted(p.name for p in folder.iterdir())
+    holder = subprocess.Popen([sys.executable, "-c", LOCK_HOLDER, str(run)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "locked"
+        with pytest.raises(LockHeld, match=rf"another factatlas process \(pid {holder.pid}\) holds run directory"):
+            judge_run(run, "m", JudgeConfig("substr"), backend=SubstringJudge())
+        with pytest.raises(LockHeld, match=rf"another factatlas process \(pid {holder.pid}\) holds run directory"):
+            write_report(run, "m")
+        assert sorted(p.name for p in folder.iterdir()) == before
+    finally:
+        holder.kill()
+        holder.wait()
+    (outcome,) = judge_run(run, "m", JudgeConfig("substr"), backend=SubstringJudge())
+    assert outcome.judgements_path.is_file() and outcome.summary["rows"] == 6

@@ -16,10 +16,10 @@ def build_digests(out: Path) -> str:
     import torch
 
     from factatlas.probe.tiny import make_tiny_model, tokenizer_texts, true_fact_examples
-    from tests.probe.probe_capitals import capital_prompt_rows
+    from tests.probe.probe_capitals import capital_prompt_rows, prompts_of
 
     torch.set_num_threads(1)
-    rows = capital_prompt_rows()
+    rows = prompts_of(capital_prompt_rows())
     made = make_tiny_model(out, "bert", tokenizer_texts(rows) * 3,
                            examples=true_fact_examples(rows, splits=("train",)), steps=5, vocab_size=120)
     return "".join(f"{name} {hashlib.sha256((made / name).read_bytes()).hexdigest()}\n"
@@ -51,9 +51,9 @@ def test_wordpiece_vocabulary_is_the_one_trained_on_every_text_separately():
     from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, trainers
 
     from factatlas.probe.tiny import tokenizer_texts, wordpiece_vocab
-    from tests.probe.probe_capitals import capital_prompt_rows
+    from tests.probe.probe_capitals import capital_prompt_rows, prompts_of
 
-    texts = tokenizer_texts(capital_prompt_rows()) + ["ولد في القاهرة", "Cairo", "Cairo", "Kuwait City"] * 7
+    texts = tokenizer_texts(prompts_of(capital_prompt_rows())) + ["ولد في القاهرة", "Cairo", "Cairo", "Kuwait City"] * 7
     assert len(set(texts)) < len(texts) / 3
     specials = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
     separate = Tokenizer(models.BPE(unk_token="[UNK]"))

@@ -54,7 +54,7 @@ def test_answer_languages_single_double_any(capitals_rows, mode, fr_right, en_ri
     answers = [_english_gold(r) if r["lang"] == "fr" else _french_gold(r) for r in rows]
     same = sum(1 for c in CAPITALS if c[5] == c[6])
     assert same == 12  # Rabat, Amman, Tunis, Doha, Sanaa; Paris, Berlin, Rome, Madrid, Amsterdam, Stockholm, Dublin
-    aliases = LanguageAliases(alias_index_by_lang(capitals_rows), mode)
+    aliases = LanguageAliases(alias_index_by_lang(prompts_of(capitals_rows)), mode)
     results = answer_prompts(FixedAnswer(answers), prompts_of(rows), aliases, "m", "generative")
     right = {lang: sum(r.correct_at_1 for r in results if r.lang == lang) for lang in ("en", "fr")}
     assert right == {"fr": fr_right, "en": en_right}
@@ -86,8 +86,9 @@ def test_chat_answer_languages_single_double_any(capitals_rows, rule, mode, fr_r
     answers = [_english_gold(r) if r["lang"] == "fr" else _french_gold(r) for r in rows]
     if rule == "chat-lenient":
         answers = [f"I think it is {a}." for a in answers]
-    aliases = LanguageAliases(alias_index_by_lang(capitals_rows), mode)
-    results = answer_conversations(FixedChat(answers), prompts_of(rows), capitals_rows, aliases, "m", rule,
+    every = prompts_of(capitals_rows)
+    aliases = LanguageAliases(alias_index_by_lang(every), mode)
+    results = answer_conversations(FixedChat(answers), prompts_of(rows), every, aliases, "m", rule,
                                    ChatConfig())
     right = {lang: sum(r.correct_at_1 for r in results if r.lang == lang) for lang in ("en", "fr")}
     assert right == {"fr": fr_right, "en": en_right}
@@ -95,7 +96,7 @@ def test_chat_answer_languages_single_double_any(capitals_rows, rule, mode, fr_r
 
 def test_answer_languages_reject_an_unknown_mode(capitals_rows):
     with pytest.raises(ValueError, match="unknown answer languages 'both'"):
-        LanguageAliases(alias_index_by_lang(capitals_rows), "both")
+        LanguageAliases(alias_index_by_lang(prompts_of(capitals_rows)), "both")
 
 
 def _pass(lm, ids: list[int], position: int):

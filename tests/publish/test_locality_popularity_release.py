@@ -51,7 +51,7 @@ def test_card_says_when_locality_is_not_recorded(bench_factory):
 
 
 def test_the_card_names_the_popularity_signal():
-    from factatlas.publish.source import provenance_from
+    from factatlas.release_input import provenance_from
 
     manifest = {"stages": {"curate": {"popularity_source": "pageviews:sample-synthetic"}}}
     assert provenance_from({"source": {"kind": "curated"}}, manifest, ()).popularity_source == \

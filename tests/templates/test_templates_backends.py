@@ -216,6 +216,12 @@ class _TableHandler(http.server.BaseHTTPRequestHandler):
 
     def do_GET(self):  # noqa: N802 - http.server API
         type(self).requests.append(self.path)
+        if self.path.endswith("/busy"):  # a throttled server asking to come back in an hour
+            self.send_response(429)
+            self.send_header("Retry-After", "3600")
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
         body = self.tables.get(self.path)
         if body is None:
             self.send_response(404)
@@ -254,6 +260,20 @@ def test_downloader_error_names_the_url_and_the_fix(tmp_path, table_server):
     with pytest.raises(FactatlasError, match=r"could not fetch the UniMorph table 'xxx' .*404.*ISO 639-3"):
         download_table("xxx", tmp_path, table_server)
     assert not (tmp_path / "xxx.tsv").exists()
+
+
+def test_unimorph_fetch_has_the_options_its_http_messages_name(tmp_path, table_server):
+    """factatlas.http says 'raise --timeout' / 'raise --max-retry-after': `templates unimorph-fetch` has both
+    and they reach the request policy."""
+    from tests.clirun import factatlas
+
+    fetch = ["templates", "unimorph-fetch", "busy", "--cache-dir", tmp_path, "--url", table_server]
+    res = factatlas(*fetch, "--max-retry-after", "1")
+    assert res.returncode == 2, res.stderr
+    assert "retry in 3600 s" in res.stderr and "longer than --max-retry-after 1 s" in res.stderr
+    res = factatlas(*fetch, "--timeout", "0")
+    assert res.returncode == 2 and "--timeout 0.0: must be a positive number of seconds" in res.stderr, res.stderr
+    assert not (tmp_path / "busy.tsv").exists()
 
 
 def test_hungarian_locative_tag_is_configurable(tmp_path):

@@ -1,0 +1,170 @@
+"""What a release is rendered from, read one way: ``read_release_input(path)`` opens the benchmark with
+``Benchmark.open`` (a run directory or a benchmark directory) and adds what the run around it records
+(the curation provenance, the template files, the display labels) into one frozen ``ReleaseInput``.
+
+publish renders releases from it; export and ``validate-benchmark`` read a benchmark or a release
+folder with ``Benchmark.open`` itself, so every stage reads a benchmark through the one reader.
+The template library is a room: when a curated benchmark holds no copy of its templates, the caller
+passes ``library_templates`` (publish passes the installed library's files), the core never reaches it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from factatlas.benchmark import Benchmark
+from factatlas.errors import ConfigError
+from factatlas.http import redact
+from factatlas.records import Entity, Fact, Prompt
+
+# What rendering a release reads; the side tables are read whole, so they must be there.
+REQUIRED_FILES = ("benchmark.json", "prompts.parquet", "facts.parquet", "entities.parquet", "labels.parquet")
+# Copied into the release verbatim (when present) so a release documents itself and can be diffed.
+SIDE_FILES = ("benchmark.json", "facts.parquet", "entities.parquet", "labels.parquet", "candidates.parquet",
+              "dropped.parquet", "stats.json")
+TEMPLATE_SUFFIXES = (".yaml", ".yml", ".json", ".jsonl", ".md")
+
+# languages -> (file name -> bytes): the template library's files, when the benchmark holds none
+LibraryTemplates = Callable[[Sequence[str]], Mapping[str, bytes]]
+
+
+@dataclass(frozen=True)
+class SourceProvenance:
+    """How the facts were obtained, from the run manifest and the curation query log."""
+
+    source_kind: str  # curated | dlama-v1 | bmlama | mlama | unknown
+    endpoint: str  # SPARQL endpoint URL, "embedded sample", or "not recorded"
+    retrieved: str  # ISO time of the Wikidata retrieval, or "not recorded"
+    query_hashes: tuple[str, ...]  # sorted, unique
+    toolkit_version: str
+    source: Mapping[str, Any] = field(default_factory=dict)  # benchmark.json "source", verbatim
+    popularity_source: str = "not recorded"  # what curation ranked subjects by (manifest: popularity_source)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"source_kind": self.source_kind, "endpoint": self.endpoint, "retrieved": self.retrieved,
+                "query_hashes": list(self.query_hashes), "toolkit_version": self.toolkit_version,
+                "source": dict(self.source)}
+
+
+@dataclass(frozen=True)
+class ReleaseInput:
+    """A benchmark as a release renders it: its records (from ``Benchmark.open``) and what its run records."""
+
+    meta: Mapping[str, Any]  # benchmark.json
+    prompts: tuple[Prompt, ...]  # sorted by prompt_id
+    facts: tuple[Fact, ...]
+    entities: Mapping[str, Entity]
+    side_files: Mapping[str, bytes]  # file name -> bytes, copied into the release under benchmark/
+    templates: Mapping[str, bytes]  # file name -> bytes, copied into the release under templates/
+    templates_origin: str  # "benchmark", "run", "library" or "none"
+    provenance: SourceProvenance
+    country_labels: Mapping[str, str] = field(default_factory=dict)  # country qid -> label (benchmark.json)
+    predicate_labels: Mapping[str, str] = field(default_factory=dict)  # pid -> label (benchmark.json)
+
+    @property
+    def languages(self) -> tuple[str, ...]:
+        langs = self.meta.get("languages") or sorted({p.lang for p in self.prompts})
+        return tuple(langs)
+
+
+def read_release_input(path: str | Path, library_templates: LibraryTemplates | None = None) -> ReleaseInput:
+    """The release input of a run directory or a benchmark directory (``Benchmark.open`` finds it)."""
+    bench = Benchmark.open(path, require=REQUIRED_FILES)
+    side = {name: (bench.path / name).read_bytes() for name in SIDE_FILES if (bench.path / name).is_file()}
+    manifest = _read_json(bench.run / "manifest.json") if bench.run else {}
+    templates, origin = find_templates(bench.path, bench.run, bench.meta, library_templates)
+    return ReleaseInput(
+        meta=bench.meta, prompts=tuple(bench.prompt_records), facts=tuple(bench.facts), entities=bench.entities,
+        side_files=side, templates=templates, templates_origin=origin,
+        provenance=provenance_from(bench.meta, manifest, _query_hashes(bench.run)),
+        country_labels=recorded_labels(bench.meta, "country_labels", bench.path),
+        predicate_labels=recorded_labels(bench.meta, "predicate_labels", bench.path),
+    )
+
+
+def _read_json(path: Path) -> dict[str, Any]:
+    if not path.is_file():
+        return {}
+    try:
+        return json.loads(path.read_text("utf-8"))
+    except json.JSONDecodeError as e:
+        raise ConfigError(f"{path}:{e.lineno}:{e.colno}: invalid JSON ({e.msg})") from e
+
+
+def _query_hashes(run: Path | None) -> tuple[str, ...]:
+    if run is None or not (run / "curate" / "queries.jsonl").is_file():
+        return ()
+    hashes = set()
+    path = run / "curate" / "queries.jsonl"
+    for n, line in enumerate(path.read_text("utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as e:
+            raise ConfigError(f"{path}:{n}:{e.colno}: invalid JSON line ({e.msg})") from e
+        h = row.get("hash") or row.get("query_hash")
+        if h:
+            hashes.add(str(h))
+    return tuple(sorted(hashes))
+
+
+def provenance_from(meta: Mapping[str, Any], manifest: Mapping[str, Any],
+                    query_hashes: tuple[str, ...]) -> SourceProvenance:
+    """Pure: pick the curation facts out of benchmark.json and the run manifest's curate stage."""
+    source = dict(meta.get("source") or {})
+    curate = (manifest.get("stages") or {}).get("curate") or {}
+    config = curate.get("config") or {}
+    endpoint: Any = "not recorded"
+    for holder in (curate, config, source):
+        if "endpoint" in holder:
+            endpoint = holder["endpoint"] or "embedded Wikidata sample (bundled with factatlas)"
+            break
+    retrieved = curate.get("retrieved") or curate.get("retrieval_time") or source.get("retrieved")
+    if not retrieved:
+        retrieved = (f"{curate['finished']} (end of the curate stage; responses served from its query cache "
+                     "may be older)") if curate.get("finished") else "not recorded"
+    if not query_hashes:  # no queries.jsonl beside the manifest: the hashes the curate stage recorded
+        recorded = curate.get("query_hashes") or (curate.get("queries") or {}).get("hashes") or ()
+        query_hashes = tuple(sorted(set(recorded)))
+    toolkit = (meta.get("toolkit_version") or ((curate.get("versions") or {}).get("factatlas"))
+               or "not recorded")
+    return SourceProvenance(source_kind=str(source.get("kind", "unknown")), endpoint=redact(str(endpoint)),
+                            retrieved=str(retrieved), query_hashes=query_hashes, toolkit_version=str(toolkit),
+                            source=source, popularity_source=_popularity_source(curate, source))
+
+
+def _popularity_source(curate: Mapping[str, Any], source: Mapping[str, Any]) -> str:
+    if curate.get("popularity_source"):
+        return str(curate["popularity_source"])
+    if source.get("kind") == "dlama-v1":
+        return "length:dlama-v1 (DLAMA's article size)"
+    return "not recorded"
+
+
+def find_templates(bench: Path, run: Path | None, meta: Mapping[str, Any],
+                   library_templates: LibraryTemplates | None = None) -> tuple[dict[str, bytes], str]:
+    """The template files the benchmark was rendered with: the benchmark's or run's own copy first; for a
+    curated benchmark without one, ``library_templates(languages)`` (origin "library")."""
+    for origin, folder in (("benchmark", bench / "templates"), ("run", run / "templates" if run else None)):
+        if folder is not None and folder.is_dir():
+            files = {p.name: p.read_bytes() for p in sorted(folder.iterdir())
+                     if p.is_file() and p.suffix in TEMPLATE_SUFFIXES}
+            if files:
+                return files, origin
+    if (meta.get("source") or {}).get("kind", "curated") != "curated":
+        return {}, "none"  # imported benchmarks were not rendered from our library
+    files = dict(library_templates(tuple(meta.get("languages") or ()))) if library_templates else {}
+    return (files, "library") if files else ({}, "none")
+
+
+def recorded_labels(meta: Mapping[str, Any], key: str, where: Path) -> dict[str, str]:
+    """A label table the build recorded in benchmark.json (``predicate_labels``, ``country_labels``)."""
+    if not isinstance(meta.get(key), dict):
+        raise ConfigError(f"{where / 'benchmark.json'}: no '{key}'; the benchmark predates display labels in "
+                          "benchmark.json, rebuild it with `factatlas build RUN` (or import it again).")
+    return dict(meta[key])
