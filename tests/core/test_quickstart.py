@@ -11,10 +11,27 @@ from factatlas.stopwatch import Stopwatch, recording, time_table
 from factatlas.tables import read_rows
 
 
+def _has_torch() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("torch") is not None
+
+
+@pytest.fixture(scope="module")
+def quickstart(tmp_path_factory):
+    """One quickstart for the module's checks (probe included where torch is installed; few fine-tuning
+    steps: the lines, not the scores, are tested): its result, its lines on screen, its stopwatch."""
+    said: list[str] = []
+    run = tmp_path_factory.mktemp("quickstart") / "qs"
+    with recording(Stopwatch()) as watch:
+        result = run_quickstart(QuickstartConfig(run=run, tiny_steps=20, skip_probe=not _has_torch()),
+                                say=said.append)
+    return run, result, said, watch
+
+
 @pytest.mark.slow
-def test_quickstart_publishes_what_it_built_and_reads_it_back(tmp_path):
-    run = tmp_path / "qs"
-    result = run_quickstart(QuickstartConfig(run=run, skip_probe=True), say=lambda _msg: None)
+def test_quickstart_publishes_what_it_built_and_reads_it_back(quickstart):
+    run, result, _said, _watch = quickstart
     prompts = read_rows(run / "build" / "prompts.parquet")
     per_lang: dict[str, dict[str, int]] = {}
     for row in prompts:
@@ -41,13 +58,11 @@ def test_quickstart_never_deletes_a_folder_it_did_not_make(tmp_path):
 
 
 @pytest.mark.slow
-def test_quickstart_says_which_split_each_number_comes_from(tmp_path):
+def test_quickstart_says_which_split_each_number_comes_from(quickstart):
     """The tiny model learns the dev split; the numbers are printed per split and the verdict names the
-    held-out split it was computed on (issue 13). Few fine-tuning steps: the lines, not the scores, are tested."""
+    held-out split it was computed on (issue 13)."""
     pytest.importorskip("torch")
-    said: list[str] = []
-    with recording(Stopwatch()) as watch:
-        result = run_quickstart(QuickstartConfig(run=tmp_path / "qs", tiny_steps=20), say=said.append)
+    _run, result, said, watch = quickstart
     stages = ["load libraries", "curate", "build", "probe", "report", "publish", "read back"]
     assert list(result.seconds) == stages
     # where the time went: every stage, and the parts of the probe and the report, in the order they ran

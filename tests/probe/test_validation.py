@@ -114,10 +114,11 @@ def test_report_command_takes_the_training_split(split_bench, tmp_path):
 
 
 @pytest.mark.slow
-def test_the_report_reuses_the_probes_metrics_only_while_their_inputs_hold(split_bench, tmp_path):
+def test_the_report_reuses_the_probes_metrics_only_while_their_inputs_hold(split_bench, tmp_path, monkeypatch):
     """metrics.json as the probe writes it is reused for the same rankings, benchmark files, code, training
     splits and configuration; any change makes the report compute again, and its page follow the change."""
     from factatlas.benchmark import Benchmark
+    from factatlas.probe.analysis import hook
     from factatlas.probe.evaluate import VALIDATION_BOOTSTRAP
     from factatlas.probe.runner import write_metrics
     from factatlas.tables import read_probe_results
@@ -133,6 +134,11 @@ def test_the_report_reuses_the_probes_metrics_only_while_their_inputs_hold(split
         return res.metrics_source
 
     assert report() == "reused metrics.json: same inputs and configuration"
+    assert (folder / "report.html").is_file() and (folder / "analyses" / "analyses.html").is_file()
+    # the whole page once; the figures and analyses (90 % of a report's time) are drawn after the metrics and
+    # the verdict are decided, and nothing below reads them
+    monkeypatch.setattr(R, "make_plots", lambda *_args: {})
+    monkeypatch.setattr(hook, "with_analyses", lambda page, *_args: page)
     reused = (folder / "verdict.json").read_bytes()
     written = (folder / "metrics.json").read_text("utf-8")
     (folder / "metrics.json").unlink()

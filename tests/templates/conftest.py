@@ -69,3 +69,44 @@ def place_build(tmp_path_factory) -> Path:
 def genre_build(tmp_path_factory) -> Path:
     """arab-west, genres (P136) in ru and de: where the ru accusative of feminine genres is decided."""
     return _subset_build(tmp_path_factory.mktemp("genres"), "arab-west", ("P136",), ("ru", "de"))
+
+
+class SampleRenders:
+    """The embedded sample of a pair curated once in the 13 shipped languages, and each language rendered
+    once, when a check first asks for it: the gold-surface and answer-word checks read the same renders
+    (a language's renders read only its own labels and templates; the facts do not depend on the languages)."""
+
+    def __init__(self, root: Path) -> None:
+        from factatlas.templates.library import load_library
+
+        self.root = root
+        self.library = load_library(SHIPPED_LANGS)
+        self._curated: dict[str, tuple] = {}
+        self._rows: dict[tuple[str, str], list[dict]] = {}
+
+    def curated(self, pair: str):
+        """(run directory, curation result, the renderer that rendered its rows: its decisions are the audit)."""
+        if pair not in self._curated:
+            from factatlas.curate.engine import CurationConfig, curate
+            from factatlas.templates.render import Renderer
+
+            run = self.root / pair
+            result = curate(CurationConfig(pair=pair, langs=SHIPPED_LANGS), run)
+            self._curated[pair] = (run, result, Renderer(result.entities))
+        return self._curated[pair]
+
+    def rows(self, pair: str, langs: tuple[str, ...]) -> list[dict]:
+        """The rendered prompt rows (cloze and question) of the pair in these languages."""
+        from factatlas.templates.batch import render_facts
+
+        _run, result, renderer = self.curated(pair)
+        for lang in langs:
+            if (pair, lang) not in self._rows:
+                report = render_facts(result.facts, result.entities, self.library, (lang,), renderer=renderer)
+                self._rows[pair, lang] = report.rows
+        return [r for lang in langs for r in self._rows[pair, lang]]
+
+
+@pytest.fixture(scope="session")
+def sample_renders(tmp_path_factory) -> SampleRenders:
+    return SampleRenders(tmp_path_factory.mktemp("sample-renders"))

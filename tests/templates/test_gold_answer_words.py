@@ -12,9 +12,6 @@ import pytest
 
 from factatlas.records import ANSWER_MARKER
 from factatlas.templates.backend_ru import place_preposition, preposition_allomorph
-from factatlas.templates.batch import render_facts
-from factatlas.templates.library import load_library
-from factatlas.templates.render import Renderer
 from factatlas.templates.syntax import parse
 
 LANGS = ("ru", "de", "fr", "es", "pt", "it")
@@ -23,20 +20,14 @@ pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
-def renders(tmp_path_factory):
-    from factatlas.curate.engine import CurationConfig, curate
-
+def renders(sample_renders):
     sentences, renderers = {}, {}
-    library = load_library(LANGS)
     for pair in ("arab-west", "asia-west"):
-        result = curate(CurationConfig(pair=pair, langs=LANGS), tmp_path_factory.mktemp(pair))
-        renderer = Renderer(result.entities)
-        report = render_facts(result.facts, result.entities, library, LANGS, renderer=renderer)
-        for r in report.rows:
+        for r in sample_renders.rows(pair, LANGS):
             if r["kind"] == "cloze":
                 sentences[r["prompt_id"]] = r["text"].replace(ANSWER_MARKER, r["gold_forms"][0][0])
-        renderers[pair] = renderer
-    return sentences, renderers, library
+        renderers[pair] = sample_renders.curated(pair)[2]
+    return sentences, renderers, sample_renders.library
 
 
 def _check(renders, expected: dict[str, str]) -> None:

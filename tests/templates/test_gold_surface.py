@@ -9,9 +9,8 @@ from __future__ import annotations
 
 import pytest
 
-from factatlas.templates.batch import render_facts
 from factatlas.templates.library import load_library
-from factatlas.templates.render import Renderer, clean_label
+from factatlas.templates.render import clean_label
 from factatlas.templates.validate import meaning_issues
 
 LANGS = ("en", "ar", "es", "ko", "zh", "ru", "fr", "de", "ja", "pt", "hi", "sw", "it")
@@ -20,15 +19,10 @@ pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
-def sentences(tmp_path_factory):
-    from factatlas.curate.engine import CurationConfig, curate
-
-    run = tmp_path_factory.mktemp("surface") / "arab-west"
-    result = curate(CurationConfig(pair="arab-west", langs=LANGS), run)
-    renderer = Renderer(result.entities)
-    report = render_facts(result.facts, result.entities, load_library(LANGS), LANGS, renderer=renderer)
+def sentences(sample_renders):
+    run, _result, renderer = sample_renders.curated("arab-west")
     out = {}
-    for r in report.rows:
+    for r in sample_renders.rows("arab-west", LANGS):
         out[r["prompt_id"]] = r["text"].replace("[Y]", r["gold_forms"][0][0]) if r["kind"] == "cloze" else r["text"]
     return out, renderer, run
 
