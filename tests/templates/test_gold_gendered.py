@@ -1,7 +1,7 @@
 """Gendered object labels (Wikidata P2521 female / P3321 male form of label), over real renders.
 
 A P106 gold filler and every candidate filler of the prompt are formed from the label that agrees with
-the subject's P21 («Fairuz trabalha como cantora», «Элисса работает певицей»); objects without a
+the subject's P21 («A atividade profissional de Fairuz é cantora», «Профессия Элиссы — певица»); objects without a
 gendered form keep their label, counted with a reason.
 """
 
