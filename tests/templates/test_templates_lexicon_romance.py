@@ -66,6 +66,11 @@ SAMPLE = {e.qid: e for e in (
     entity("Q428858", {"it": "Masjid al-Haram"}, ("Q32815",)),
     entity("Q29647346", {"pt": "La Casa de Papel"}, ("Q5398426",)),
     entity("Q886", {"it": "I Simpson", "pt": "Os Simpsons"}, ("Q5398426",)),
+    entity("Q23628", {"pt": "Família Soprano"}, ("Q5398426",)),
+    entity("Q765535", {"pt": "Estação Central do Cairo"}, ("Q11424",)),
+    entity("Q495410", {"pt": "Sonata de Inverno"}, ("Q5398426",)),
+    entity("Q790457", {"pt": "Avenida Brasil"}, ("Q5398426",)),
+    entity("Q1079", {"pt": "Breaking Bad"}, ("Q5398426",)),
 )}
 
 
@@ -351,3 +356,17 @@ def test_no_pt_person_template_states_a_present_habit(library):
     found = [(t.id, t.text) for p in person_predicates for t in library.templates("pt", p)
              if any(w in t.text for w in PRESENT_HABIT_PT)]
     assert found == []
+
+
+# a bare pt title headed by a feminine noun takes the feminine participle, like «La Casa de Papel» (issue 26
+# second reading: «Família Soprano foi exibido» read wrong); other titles keep the default masculine
+@pytest.mark.parametrize(("template_id", "subject", "expected"), [
+    ("P449/1", "Q23628", "Família Soprano foi exibida originalmente pela emissora [Y]."),
+    ("P495/2", "Q23628", "Família Soprano foi produzida [Y]."),
+    ("P495/2", "Q765535", "Estação Central do Cairo foi produzida [Y]."),
+    ("P449/1", "Q495410", "Sonata de Inverno foi exibida originalmente pela emissora [Y]."),
+    ("P449/q1", "Q790457", "Em qual emissora Avenida Brasil foi exibida originalmente?"),
+    ("P449/1", "Q1079", "Breaking Bad foi exibido originalmente pela emissora [Y]."),
+])
+def test_pt_title_headed_by_a_feminine_noun_agrees(renderer, library, template_id, subject, expected):
+    assert renderer.render_prompt(library.get("pt", template_id), subject).text == expected
