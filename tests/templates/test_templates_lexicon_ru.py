@@ -22,6 +22,7 @@ SAMPLE = {e.qid: e for e in (
     entity("Q36368", {"ru": "курдские языки"}, ("Q34770",)),
     entity("Q1194795", {"ru": "магрибские диалекты арабского языка"}, (LANGUAGE,)),
     entity("Q34424", {"ru": "Шакира"}, (HUMAN,), Gender.FEMININE),
+    entity("Q15123969", {"ru": "Сэм Смит"}, (HUMAN,)),  # no male or female P21
     replace(entity("Q483501", {"ru": "художник"}, (OCCUPATION,)), female_labels=frozen_mapping({"ru": "художница"})),
 )}
 
@@ -87,6 +88,8 @@ def test_the_dialect_group_declines_as_one_singular_phrase(renderer, library):
     ("P27/q1", "Q7200", "Какова страна гражданства Александра Пушкина?"),
     ("P103/2", "Q7200", "Первый язык Александра Пушкина — [Y]."),
     ("P264/3", "Q7200", "Записи Александра Пушкина выпущены на лейбле [Y]."),
+    # neither «гражданин(-ка)» (no such form) nor «имеет гражданство» (a present state)
+    ("P27/1", "Q15123969", "Сэм Смит — человек с гражданством [Y]."),
 ])
 def test_person_templates_hold_for_the_dead(renderer, library, template_id, subject, expected):
     assert renderer.render_prompt(library.get("ru", template_id), subject).text == expected
