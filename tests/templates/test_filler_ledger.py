@@ -249,7 +249,7 @@ def test_subject_fillers_are_ledger_lines_too(genre_build):
     dylan = subjects[("P136/1", "Q392", "жанр [X.gen]")]
     assert (dylan.filler, dylan.status, dylan.verdict) == ("Боба Дилана", "guessed", "ok")
     assert "composed" in dylan.sources[0]
-    assert subjects[("P136/2", "Q392", "[X]")].filler == "Боб Дилан"
+    assert subjects[("P136/2", "Q392", "Творчество [X.gen]")].filler == "Боба Дилана"
     assert not any(x.role == "subject" for x in ledger_for_run(genre_build, load_library(("ru",)),
                                                                 langs=("ru",)).lines)
     assert subject_contexts("Столица [X.gen] — [Y].") == [(1, "Столица [X.gen]")]

@@ -1,7 +1,7 @@
 """Gendered object labels (Wikidata P2521 female / P3321 male form of label), over real renders.
 
 A P106 gold filler and every candidate filler of the prompt are formed from the label that agrees with
-the subject's P21 («Fairuz trabalha como cantora», «Элисса работает певицей»); objects without a
+the subject's P21 («A atividade profissional de Fairuz é cantora», «Профессия Элиссы — певица»); objects without a
 gendered form keep their label, counted with a reason.
 """
 
@@ -40,10 +40,10 @@ def _sentence(rows, prompt_id: str) -> str:
 WOMEN = {
     "arab:P106:Q3247658|ar|P106/3": "تعمل فيروز كمغنية.",
     "arab:P106:Q3247658|hi|P106/1": "फ़ैरूज़ का पेशा गायिका है।",
-    "arab:P106:Q3247658|pt|P106/3": "Fairuz trabalha como cantora.",
+    "arab:P106:Q3247658|pt|P106/3": "A atividade profissional de Fairuz é cantora.",
     "arab:P106:Q1118831|de|P106/2": "Elissa ist von Beruf Sängerin.",
-    "arab:P106:Q1118831|ru|P106/3": "Элисса работает певицей.",
-    "arab:P106:Q2424957|ru|P106/3": "Фатен Хамама работает актрисой.",
+    "arab:P106:Q1118831|ru|P106/3": "Профессия Элиссы — певица.",
+    "arab:P106:Q2424957|ru|P106/3": "Профессия Фатен Хамамы — актриса.",
     "arab:P106:Q1110560|fr|P106/3": "Oum Kalthoum travaille comme actrice.",
     "arab:P106:Q47780|es|P106/3": "Zaha Hadid trabaja como arquitecta.",
     "arab:P106:Q2424957|it|P106/3": "Faten Hamama lavora come attrice.",
@@ -78,13 +78,13 @@ def test_every_candidate_filler_agrees_with_the_subject(built):
         assert m == e.male_labels.get("de", e.labels["de"]), q
     assert "Schauspielerin" in fem["candidate_forms"] and "Schauspieler" in masc["candidate_forms"]
     ru = rows["arab:P106:Q1118831|ru|P106/3"]["candidate_forms"]
-    assert "актрисой" in ru and "актёром" not in ru
+    assert "актриса" in ru and "актёр" not in ru
 
 
 def test_gold_keeps_the_plain_label_for_lenient_matching(built):
     _, rows, _ = built
     r = rows["arab:P106:Q1118831|ru|P106/3"]
-    assert r["gold_forms"][r["gold_qids"].index("Q177220")][:3] == ("певицей", "певица", "певец")
+    assert r["gold_forms"][r["gold_qids"].index("Q177220")][:2] == ("певица", "певец")  # the woman's form, then the plain label
 
 
 def test_fallbacks_to_the_plain_label_are_counted_per_language(built):

@@ -79,8 +79,8 @@ def test_same_template_id_means_the_same_in_every_language(sentences):
         "arab:P36:Q1016|sw|P36/3": "Mji mkuu wa Libya unaitwa Tripoli.",  # the capital, not the seat of government
         "arab:P27:Q1118831|ar|P27/q1": "ما البلد الذي تحمل إليسا جنسيته؟",  # a country, not a nationality
         "arab:P27:Q1118831|de|P27/q1": "In welchem Land besitzt Elissa die Staatsbürgerschaft?",
-        "arab:P27:Q1118831|pt|P27/q1": "De que país Elissa tem a cidadania?",
-        "arab:P1412:Q1118831|pt|P1412/3": "Elissa se comunica em árabe.",
+        "arab:P27:Q1118831|pt|P27/q1": "Qual é o país de cidadania de Elissa?",
+        "arab:P1412:Q1118831|pt|P1412/3": "A língua de expressão de Elissa é o árabe.",
     })
 
 
@@ -119,8 +119,8 @@ def test_russian_names_and_objects_as_a_speaker_declines_them(sentences):
         "west:P103:Q10132|ru|P103/1": "Родной язык Рафаэля Надаля — испанский язык.",
         "arab:P103:Q6892571|ru|P103/3": "Для Мухаммеда ибн Салмана Аль Сауда родным языком является арабский язык.",
         "arab:P106:Q266539|ru|P106/1": "Род занятий Надин Лабаки — сценаристка.",
-        "west:P106:Q1203|ru|P106/3": "Джон Леннон работает автором-исполнителем.",
-        "arab:P136:Q312609|ru|P136/2": "Халед исполняет раи.",
+        "west:P106:Q1203|ru|P106/3": "Профессия Джона Леннона — автор-исполнитель.",
+        "arab:P136:Q312609|ru|P136/2": "Творчество Халеда включает раи.",
     })
 
 

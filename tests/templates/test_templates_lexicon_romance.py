@@ -66,6 +66,11 @@ SAMPLE = {e.qid: e for e in (
     entity("Q428858", {"it": "Masjid al-Haram"}, ("Q32815",)),
     entity("Q29647346", {"pt": "La Casa de Papel"}, ("Q5398426",)),
     entity("Q886", {"it": "I Simpson", "pt": "Os Simpsons"}, ("Q5398426",)),
+    entity("Q23628", {"pt": "Família Soprano"}, ("Q5398426",)),
+    entity("Q765535", {"pt": "Estação Central do Cairo"}, ("Q11424",)),
+    entity("Q495410", {"pt": "Sonata de Inverno"}, ("Q5398426",)),
+    entity("Q790457", {"pt": "Avenida Brasil"}, ("Q5398426",)),
+    entity("Q1079", {"pt": "Breaking Bad"}, ("Q5398426",)),
 )}
 
 
@@ -192,7 +197,7 @@ def test_romance_filler_renders_exactly(renderer, library, lang, template_id, qi
     ("fr", "P1303/3", "Q1798603", "Alexandre Pouchkine est un musicien qui joue d'un instrument à cordes."),
     ("es", "P1303/1", "Q1798603", "Aleksandr Pushkin toca un instrumento de cuerda."),
     ("it", "P1303/2", "Q1798603", "Lo strumento suonato da Aleksandr Puškin è uno strumento a corda."),
-    ("pt", "P1303/3", "Q1798603", "Alexandre Pushkin é um músico que toca um instrumento de cordas."),
+    ("pt", "P1303/3", "Q1798603", "Um dos instrumentos de Alexandre Pushkin é um instrumento de cordas."),
 ])
 def test_romance_sentence_reads_right(renderer, library, lang, template_id, qid, expected):
     template = library.get(lang, template_id)
@@ -311,3 +316,57 @@ def test_exact_only_where_the_lexicon_decided_the_phrase(renderer, library):
     composed = renderer.render_answer(library.get("fr", "P19/1"), "Q90", "Q7200")
     assert (decided.forms[0], decided.inflection) == ("in California", "exact")
     assert (composed.forms[0], composed.inflection) == ("à Paris", "guessed")
+
+
+# pt templates about a person hold for the living and the dead (issue 26 second reading): no present habit or
+# state of the person («Pushkin trabalha como …», «fala …», «interpreta …», «é cidadão …», «toca …»); the
+# attribute is the subject instead, which reads right for Pushkin (d. 1837) and for the living.
+@pytest.mark.parametrize(("template_id", "qid", "expected"), [
+    ("P1303/1", "Q1798603", "O instrumento de Alexandre Pushkin é um instrumento de cordas."),
+    ("P27/1", "Q238", "A cidadania de Alexandre Pushkin é a de San Marino."),
+    ("P27/2", "Q970", "O país de cidadania de Alexandre Pushkin são as Comores."),
+])
+def test_pt_person_sentence_holds_for_the_dead(renderer, library, template_id, qid, expected):
+    template = library.get("pt", template_id)
+    answer = renderer.render_answer(template, qid, "Q7200")
+    assert renderer.render_prompt(template, "Q7200").text.replace(ANSWER_MARKER, answer.forms[0]) == expected
+
+
+@pytest.mark.parametrize(("template_id", "expected"), [
+    ("P106/3", "A atividade profissional de Alexandre Pushkin é [Y]."),
+    ("P136/2", "O estilo musical de Alexandre Pushkin é [Y]."),
+    ("P136/3", "A música de Alexandre Pushkin pertence ao gênero [Y]."),
+    ("P264/1", "Os discos de Alexandre Pushkin foram lançados pela gravadora [Y]."),
+    ("P264/3", "Alexandre Pushkin assinou contrato com a gravadora [Y]."),
+    ("P1412/1", "Uma língua falada por Alexandre Pushkin é [Y]."),
+    ("P103/2", "A primeira língua de Alexandre Pushkin é [Y]."),
+    ("P27/q1", "Qual é o país de cidadania de Alexandre Pushkin?"),
+    ("P1412/q1", "Qual é o idioma de comunicação de Alexandre Pushkin?"),
+])
+def test_pt_person_prompt_holds_for_the_dead(renderer, library, template_id, expected):
+    assert renderer.render_prompt(library.get("pt", template_id), "Q7200").text == expected
+
+
+PRESENT_HABIT_PT = ("trabalha", " fala ", "se comunica", "interpreta", " toca ", "tem a cidadania", "é cidad",
+                    "tem contrato", "lança seus", "falante nativ", "é um músico", "é uma musicista")
+
+
+def test_no_pt_person_template_states_a_present_habit(library):
+    person_predicates = ("P27", "P103", "P106", "P136", "P264", "P1303", "P1412")
+    found = [(t.id, t.text) for p in person_predicates for t in library.templates("pt", p)
+             if any(w in t.text for w in PRESENT_HABIT_PT)]
+    assert found == []
+
+
+# a bare pt title headed by a feminine noun takes the feminine participle, like «La Casa de Papel» (issue 26
+# second reading: «Família Soprano foi exibido» read wrong); other titles keep the default masculine
+@pytest.mark.parametrize(("template_id", "subject", "expected"), [
+    ("P449/1", "Q23628", "Família Soprano foi exibida originalmente pela emissora [Y]."),
+    ("P495/2", "Q23628", "Família Soprano foi produzida [Y]."),
+    ("P495/2", "Q765535", "Estação Central do Cairo foi produzida [Y]."),
+    ("P449/1", "Q495410", "Sonata de Inverno foi exibida originalmente pela emissora [Y]."),
+    ("P449/q1", "Q790457", "Em qual emissora Avenida Brasil foi exibida originalmente?"),
+    ("P449/1", "Q1079", "Breaking Bad foi exibido originalmente pela emissora [Y]."),
+])
+def test_pt_title_headed_by_a_feminine_noun_agrees(renderer, library, template_id, subject, expected):
+    assert renderer.render_prompt(library.get("pt", template_id), subject).text == expected

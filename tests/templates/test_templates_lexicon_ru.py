@@ -22,6 +22,7 @@ SAMPLE = {e.qid: e for e in (
     entity("Q36368", {"ru": "курдские языки"}, ("Q34770",)),
     entity("Q1194795", {"ru": "магрибские диалекты арабского языка"}, (LANGUAGE,)),
     entity("Q34424", {"ru": "Шакира"}, (HUMAN,), Gender.FEMININE),
+    entity("Q15123969", {"ru": "Сэм Смит"}, (HUMAN,)),  # no male or female P21
     replace(entity("Q483501", {"ru": "художник"}, (OCCUPATION,)), female_labels=frozen_mapping({"ru": "художница"})),
 )}
 
@@ -46,8 +47,8 @@ def library():
     # «artist» (a superclass gold of singers and actors) is not «художник/художница» (a painter), for either
     # gender: the lexicon's short name replaces the P2521 form too
     ("P106/1", "Q34424", "Q483501", "Род занятий Шакиры — деятель искусств."),
-    ("P106/3", "Q34424", "Q483501", "Шакира работает деятелем искусств."),
-    ("P106/3", "Q7200", "Q483501", "Александр Пушкин работает деятелем искусств."),
+    ("P106/3", "Q34424", "Q483501", "Профессия Шакиры — деятель искусств."),
+    ("P106/2", "Q7200", "Q483501", "По профессии Александр Пушкин — деятель искусств."),
 ])
 def test_russian_sentence_reads_right(renderer, library, template_id, subject, obj, expected):
     template = library.get("ru", template_id)
@@ -66,6 +67,40 @@ def test_russian_subject_prompt(renderer, library, template_id, subject, expecte
 
 
 def test_the_dialect_group_declines_as_one_singular_phrase(renderer, library):
-    answer = renderer.render_answer(library.get("ru", "P1412/1"), "Q1194795", "Q7200")
+    answer = renderer.render_answer(library.get("ru", "P364/2"), "Q1194795", "Q7200")
     assert isinstance(answer, RenderedAnswer), answer
     assert answer.forms[0] == "магрибском диалекте арабского языка"
+
+
+# Templates about a person hold for the living and the dead (issue 26 second reading): no present habit or
+# state of the person («Пушкин работает …», «говорит на …», «исполняет …», «имеет гражданство …»); the
+# attribute is the subject instead («Профессия X — Y»), which reads right for Pushkin (d. 1837) and Shakira.
+@pytest.mark.parametrize(("template_id", "subject", "expected"), [
+    ("P106/3", "Q7200", "Профессия Александра Пушкина — [Y]."),
+    ("P136/2", "Q7200", "Творчество Александра Пушкина включает [Y]."),
+    ("P136/q1", "Q7200", "К какому музыкальному жанру относится творчество Александра Пушкина?"),
+    ("P1303/1", "Q7200", "Инструмент Александра Пушкина — [Y]."),
+    ("P1303/2", "Q34424", "Шакира — исполнительница на [Y]."),
+    ("P1303/q1", "Q7200", "Каков музыкальный инструмент Александра Пушкина?"),
+    ("P1412/1", "Q7200", "Язык общения Александра Пушкина — [Y]."),
+    ("P1412/q1", "Q7200", "Каков язык общения Александра Пушкина?"),
+    ("P27/2", "Q7200", "Гражданская принадлежность Александра Пушкина — [Y]."),
+    ("P27/q1", "Q7200", "Какова страна гражданства Александра Пушкина?"),
+    ("P103/2", "Q7200", "Первый язык Александра Пушкина — [Y]."),
+    ("P264/3", "Q7200", "Записи Александра Пушкина выпущены на лейбле [Y]."),
+    # neither «гражданин(-ка)» (no such form) nor «имеет гражданство» (a present state)
+    ("P27/1", "Q15123969", "Сэм Смит — человек с гражданством [Y]."),
+])
+def test_person_templates_hold_for_the_dead(renderer, library, template_id, subject, expected):
+    assert renderer.render_prompt(library.get("ru", template_id), subject).text == expected
+
+
+PRESENT_HABIT_RU = ("работает", "говорит", "общается", "владеет", "исполняет", "играет", "имеет гражданство",
+                    "выпускает", "является носителем")
+
+
+def test_no_person_template_states_a_present_habit(library):
+    person_predicates = ("P27", "P103", "P106", "P136", "P264", "P1303", "P1412")
+    found = [(t.id, t.text) for p in person_predicates for t in library.templates("ru", p)
+             if any(w in t.text for w in PRESENT_HABIT_RU)]
+    assert found == []
