@@ -27,6 +27,9 @@ SAMPLE = {e.qid: e for e in (
     entity("Q99", {"it": "California"}, (STATE,)),
     entity("Q1860", {"fr": "anglais", "es": "inglés", "it": "inglese"}, (LANGUAGE,)),
     entity("Q5994", {"fr": "piano", "es": "piano", "it": "pianoforte"}, (INSTRUMENT,)),
+    entity("Q145", {"es": "Reino Unido"}, (COUNTRY,)),
+    entity("Q27", {"es": "Irlanda"}, (COUNTRY,)),
+    entity("Q878", {"es": "Emiratos Árabes Unidos"}, (COUNTRY,)),
 )}
 
 # Person-subject predicates; a cloze or question about them must not state a present state or habit.
@@ -111,3 +114,19 @@ def test_person_prompt_reads_right(renderer, library, lang, template_id, expecte
 ])
 def test_fr_copula_with_a_plural_country(renderer, library, template_id, subject, obj, expected):
     assert _sentence(renderer, library, "fr", template_id, subject, obj) == expected
+
+
+@pytest.mark.parametrize(("template_id", "subject", "obj", "expected"), [
+    # es: «Reino Unido comparte frontera…», «Emiratos Árabes Unidos tiene…» are headline Spanish; in running
+    # text the name takes its article and a plural name a plural verb (RAE, DPD)
+    ("P47/1", "Q145", "Q27", "El Reino Unido comparte frontera con Irlanda."),
+    ("P530/3", "Q878", "Q142", "Los Emiratos Árabes Unidos tienen lazos diplomáticos con Francia."),
+    ("P530/1", "Q27", "Q145", "Irlanda mantiene relaciones diplomáticas con el Reino Unido."),
+])
+def test_es_country_subject_takes_its_article(renderer, library, template_id, subject, obj, expected):
+    assert _sentence(renderer, library, "es", template_id, subject, obj) == expected
+
+
+def test_es_country_question_takes_its_article(renderer, library):
+    prompt = renderer.render_prompt(library.get("es", "P530/q1"), "Q145").text
+    assert prompt == "¿Con qué país mantiene relaciones diplomáticas el Reino Unido?"
