@@ -28,6 +28,8 @@ SAMPLE = {e.qid: e for e in (
     entity("Q1860", {"fr": "anglais", "es": "inglés", "it": "inglese"}, (LANGUAGE,)),
     entity("Q5994", {"fr": "piano", "es": "piano", "it": "pianoforte"}, (INSTRUMENT,)),
     entity("Q145", {"es": "Reino Unido"}, (COUNTRY,)),
+    entity("Q21178405", {"fr": "Sam Smith", "it": "Sam Smith"}, (HUMAN,), Gender.NON_BINARY),
+    entity("Q84", {"fr": "Londres", "it": "Londra"}, (CITY,)),
     entity("Q27", {"es": "Irlanda"}, (COUNTRY,)),
     entity("Q878", {"es": "Emiratos Árabes Unidos"}, (COUNTRY,)),
 )}
@@ -130,3 +132,23 @@ def test_es_country_subject_takes_its_article(renderer, library, template_id, su
 def test_es_country_question_takes_its_article(renderer, library):
     prompt = renderer.render_prompt(library.get("es", "P530/q1"), "Q145").text
     assert prompt == "¿Con qué país mantiene relaciones diplomáticas el Reino Unido?"
+
+
+@pytest.mark.parametrize(("lang", "template_id", "expected"), [
+    # a non-binary subject gets a verb that does not agree, not the notation «né(e)» / «nato/a»
+    ("fr", "P19/1", "Sam Smith a vu le jour à Londres."),
+    ("it", "P19/1", "Sam Smith ha visto la luce a Londra."),
+    ("it", "P19/3", "Sam Smith è una persona originaria di Londra."),
+])
+def test_non_binary_subject_reads_right(renderer, library, lang, template_id, expected):
+    assert _sentence(renderer, library, lang, template_id, "Q21178405", "Q84") == expected
+
+
+@pytest.mark.parametrize(("lang", "template_id", "subject", "expected"), [
+    ("fr", "P19/q1", "Q21178405", "Où a vu le jour Sam Smith ?"),
+    ("it", "P19/q1", "Q21178405", "Dove ha visto la luce Sam Smith?"),
+    ("fr", "P19/q1", "Q7200", "Où est né Alexandre Pouchkine ?"),
+    ("it", "P19/1", "Q7200", "Aleksandr Puškin è nato [Y]."),
+])
+def test_birth_question_by_gender(renderer, library, lang, template_id, subject, expected):
+    assert renderer.render_prompt(library.get(lang, template_id), subject).text == expected
