@@ -116,13 +116,13 @@ def test_a_filler_the_review_has_not_seen_fails_the_check(place_build, tmp_path)
     for path in review_dir().glob("*.tsv"):
         (folder / path.name).write_text(path.read_text("utf-8"), "utf-8")
     header, *lines = (folder / "fr.tsv").read_text("utf-8").splitlines()
-    dropped = next(line for line in lines if line.startswith("né(e) [Y.a]\tà Paris\t"))
+    dropped = next(line for line in lines if line.startswith("jour [Y.a]\tà Paris\t"))
     flipped = next(line for line in lines if line.startswith("originaire [Y.de]\tdu Caire\t"))
     kept = [line.replace("\tok\t", "\twrong\t") if line == flipped else line for line in lines if line != dropped]
     (folder / "fr.tsv").write_text("\n".join([header, *kept]) + "\n", "utf-8")
     ledger = ledger_for_run(place_build, load_library(("fr",)), review_folder=str(folder), langs=("fr",))
     problems = _not_reviewed_ok({"arab-west": ledger})
-    assert [p.split("  (")[0] for p in problems] == ["fr [unreviewed] né(e) [Y.a] => à Paris",
+    assert [p.split("  (")[0] for p in problems] == ["fr [unreviewed] jour [Y.a] => à Paris",
                                                     "fr [wrong] originaire [Y.de] => du Caire"], problems
 
 

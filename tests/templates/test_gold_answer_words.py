@@ -50,11 +50,11 @@ def test_russian_prepositions_follow_the_place(renders):
 def test_the_copula_agrees_with_a_plural_answer(renders):
     _check(renders, {
         "west:P495:Q79784|de|P495/1": "Das Herkunftsland von „Friends“ sind die Vereinigten Staaten.",
-        "west:P495:Q23733|fr|P495/1": "Le pays d'origine de Seinfeld sont les États-Unis.",
+        "west:P495:Q23733|fr|P495/1": "Le pays d'origine de Seinfeld, ce sont les États-Unis.",  # fr: only «ce» agrees
         "west:P495:Q23733|es|P495/1": "El país de origen de Seinfeld son los Estados Unidos.",
         "west:P495:Q23733|pt|P495/1": "O país de origem de Seinfeld são os Estados Unidos.",
         "west:P495:Q23733|it|P495/1": "Il paese di origine di Seinfeld sono gli Stati Uniti d'America.",
-        "arab:P17:Q3901|fr|P17/3": "Le pays où se trouve Moroni sont les Comores.",
+        "arab:P17:Q3901|fr|P17/3": "Le pays où se trouve Moroni, ce sont les Comores.",
     })
 
 
@@ -69,8 +69,9 @@ def test_german_names_headed_by_a_common_noun_take_their_article(renders):
 @pytest.mark.parametrize(("lang", "tid", "subject", "prompt", "fillers"), [
     ("ru", "P17/1", "Q3901", "Морони находится [Y].",
      {"Q970": "на Коморах", "Q142": "во Франции", "Q79": "в Египте", "Q55": "в Нидерландах"}),
-    ("fr", "P17/3", "Q3901", "Le pays où se trouve Moroni [Y].",
-     {"Q970": "sont les Comores", "Q142": "est la France", "Q79": "est l'Égypte", "Q30": "sont les États-Unis"}),
+    ("fr", "P17/3", "Q3901", "Le pays où se trouve Moroni, [Y].",
+     {"Q970": "ce sont les Comores", "Q142": "c'est la France", "Q79": "c'est l'Égypte",
+      "Q30": "ce sont les États-Unis"}),
     ("de", "P495/1", "Q79784", "Das Herkunftsland von „Friends“ [Y].",
      {"Q30": "sind die Vereinigten Staaten", "Q142": "ist Frankreich", "Q55": "sind die Niederlande"}),
     ("de", "P47/1", "Q38", "Italien hat eine gemeinsame Grenze mit [Y].",

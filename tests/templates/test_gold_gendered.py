@@ -44,9 +44,9 @@ WOMEN = {
     "arab:P106:Q1118831|de|P106/2": "Elissa ist von Beruf Sängerin.",
     "arab:P106:Q1118831|ru|P106/3": "Профессия Элиссы — певица.",
     "arab:P106:Q2424957|ru|P106/3": "Профессия Фатен Хамамы — актриса.",
-    "arab:P106:Q1110560|fr|P106/3": "Oum Kalthoum travaille comme actrice.",
-    "arab:P106:Q47780|es|P106/3": "Zaha Hadid trabaja como arquitecta.",
-    "arab:P106:Q2424957|it|P106/3": "Faten Hamama lavora come attrice.",
+    "arab:P106:Q1110560|fr|P106/3": "L'occupation d'Oum Kalthoum est actrice.",
+    "arab:P106:Q47780|es|P106/3": "La actividad profesional de Zaha Hadid es arquitecta.",
+    "arab:P106:Q2424957|it|P106/3": "L'attività professionale di Faten Hamama è attrice.",
     "arab:P106:Q1110560|en|P106/2": "Umm Kulthum's profession is actress.",
     "arab:P106:Q1110560|ja|P106/3": "ウンム・クルスームは女優として知られている。",
 }

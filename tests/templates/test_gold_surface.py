@@ -70,7 +70,7 @@ def test_french_elision_and_fusion(sentences):
         "west:P19:Q567|fr|P19/3": "Angela Merkel est originaire de Hambourg.",
         "west:P106:Q129591|fr|P106/q1": "Quel est le métier de Hugh Jackman ?",
         "arab:P36:Q79|fr|P36/2": "La capitale de l'Égypte est la ville du Caire.",  # de + Le Caire
-        "arab:P136:Q1118831|fr|P136/2": "Elissa joue de la pop.",  # la pop
+        "arab:P136:Q1118831|fr|P136/2": "La musique d'Elissa relève de la pop.",  # la pop
     })
 
 

@@ -109,7 +109,7 @@ CASES = [
     ("fr", "P37/1", "Q25448", "le tamazight"),
     # a class of instruments is indefinite: «joue d'un instrument à cordes», never «de l'instrument à cordes»
     ("fr", "P1303/2", "Q1798603", "un instrument à cordes"),
-    ("fr", "P1303/3", "Q1798603", "d'un instrument à cordes"),
+    ("fr", "P1303/1", "Q1798603", "d'un instrument à cordes"),
     ("es", "P1303/1", "Q1798603", "un instrumento de cuerda"),
     ("it", "P1303/1", "Q1798603", "uno strumento a corda"),
     ("pt", "P1303/1", "Q1798603", "um instrumento de cordas"),
@@ -153,8 +153,8 @@ CASES = [
     ("it", "P19/1", "Q85", "al Cairo"),
     ("it", "P19/3", "Q99", "della California"),
     ("it", "P19/3", "Q5756", "della Comunità di Madrid"),
-    ("it", "P19/2", "Q99", "la California"),
-    ("it", "P19/2", "Q85", "il Cairo"),
+    ("it", "P19/2", "Q99", "è la California"),  # the copula agrees with the place: «sono le Hawaii»
+    ("it", "P19/2", "Q85", "è il Cairo"),
     ("it", "P190/2", "Q85", "il Cairo"),
     ("it", "P190/2", "Q90", "Parigi"),
     ("it", "P36/2", "Q1842", "di Lussemburgo"),
@@ -194,8 +194,8 @@ def test_romance_filler_renders_exactly(renderer, library, lang, template_id, qi
     ("fr", "P19/1", "Q99", "Alexandre Pouchkine est né en Californie."),
     ("it", "P19/2", "Q1282", "Il luogo di nascita di Aleksandr Puškin è il Lazio."),
     ("pt", "P19/1", "Q1439", "Alexandre Pushkin nasceu no Texas."),
-    ("fr", "P1303/3", "Q1798603", "Alexandre Pouchkine est un musicien qui joue d'un instrument à cordes."),
-    ("es", "P1303/1", "Q1798603", "Aleksandr Pushkin toca un instrumento de cuerda."),
+    ("fr", "P1303/3", "Q1798603", "L'instrument d'Alexandre Pouchkine est un instrument à cordes."),
+    ("es", "P1303/1", "Q1798603", "Aleksandr Pushkin tocó un instrumento de cuerda."),
     ("it", "P1303/2", "Q1798603", "Lo strumento suonato da Aleksandr Puškin è uno strumento a corda."),
     ("pt", "P1303/3", "Q1798603", "Um dos instrumentos de Alexandre Pushkin é um instrumento de cordas."),
 ])
@@ -252,7 +252,7 @@ def test_pt_question_gold_names_the_province_not_its_disambiguator(renderer, lib
 def test_every_lexicon_decision_names_its_entry(renderer, library):
     renderer.render_answer(library.get("it", "P19/1"), "Q99", "Q7200")
     sources = [(how, detail) for (lang, _what, how, detail) in renderer.decisions if lang == "it" and "Q99" in detail]
-    assert sources and all(how == "lexicon" for how, _ in sources)
+    assert sources and all(how.startswith("lexicon") for how, _ in sources)
     assert any("templates/data/lexicon/it.yaml:" in detail or "lexicon/it.yaml:" in detail for _, detail in sources)
     assert renderer.agreement(SAMPLE["Q99"], "it", "settlement").source == "lexicon:reviewed"
 

@@ -304,7 +304,7 @@ FIELD_PROMPTS = [
     ("fr", "P17/1", "Q243", "La tour Eiffel se trouve [Y]."),
     ("fr", "P17/1", "Q101625", "Marrakech se trouve [Y]."),
     ("fr", "P17/1", "Q1128437", "Le gouvernorat de Ninive se trouve [Y]."),
-    ("fr", "P17/3", "Q1384", "Le pays où se trouve l'État de New York [Y]."),  # est/sont: the answer's
+    ("fr", "P17/3", "Q1384", "Le pays où se trouve l'État de New York, [Y]."),  # c'est/ce sont: the answer's
     ("de", "P17/1", "Q243", "Der Eiffelturm liegt [Y]."),  # compound: -turm, masculine
     ("de", "P17/1", "Q11911", "Der Kanton Bern liegt [Y]."),  # apposition head
     ("de", "P17/1", "Q10285", "Das Kolosseum liegt [Y]."),
