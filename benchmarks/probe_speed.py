@@ -24,6 +24,11 @@ without answers: about 84 % of candidates are multi-token at ``--tokenizer-vocab
     python benchmarks/probe_speed.py --data bmlama17 --prompts 600 --bmlama-prompts 30
     python benchmarks/probe_speed.py --device cuda --dtype bf16 --preset mbert          # GPU: mBERT shape
     python benchmarks/probe_speed.py --device cuda --dtype bf16 --preset llama-1b       # 1B-class causal
+    python benchmarks/probe_speed.py --preset t5-tiny --prompts 600                      # seq2seq (CPU)
+
+Seq2seq presets: the limit is the bare encoder once per prompt plus the bare teacher-forced decoder (no
+LM head) on the scorer's own batches; ``+ head`` adds the vocabulary projection of as many rows as the
+rule reads; the anchor is the BMLAMA-style mT5 loop (encoder and decoder again for every candidate).
 """
 
 from __future__ import annotations
@@ -60,8 +65,12 @@ PRESETS = {
     # a 1B-class decoder (TinyLlama-1.1B's shape), built from its config with random weights
     "llama-1b": Sizes(layers=22, hidden=2048, heads=32, intermediate=5632, vocab=32000),
     "llama-small": Sizes(layers=4, hidden=256, heads=8, intermediate=1024, vocab=30000),  # CPU-sized decoder
+    # encoder-decoders (T5-shaped, mT5-style untied head, random weights); ``layers``: each stack's
+    "t5-small": Sizes(layers=6, hidden=512, heads=8, intermediate=2048, vocab=32128),  # T5-small's shape
+    "t5-tiny": Sizes(layers=4, hidden=256, heads=4, intermediate=1024, vocab=30000),  # CPU-sized
 }
 CAUSAL_PRESETS = {"llama-1b", "llama-small"}
+SEQ2SEQ_PRESETS = {"t5-small", "t5-tiny"}
 
 
 def pseudo_word(rng: random.Random, lo: int, hi: int) -> str:
@@ -307,6 +316,138 @@ def build_causal(sizes: Sizes, corpus, device: str, dtype: str, seed: int, token
     return wrap_model(model, tok, name=f"random-llama-{sizes.layers}x{sizes.hidden}", family="causal")
 
 
+def build_seq2seq(sizes: Sizes, corpus, device: str, dtype: str, seed: int, tokenizer_vocab: int):
+    """A T5-shaped encoder-decoder from its config (random weights, untied head as mT5's, no download) with
+    a Unigram tokenizer that has the sentinels; ``sizes.layers`` in each stack."""
+    import torch
+    import transformers
+
+    from factatlas.probe.models import torch_dtype, wrap_model
+    from factatlas.probe.tiny import train_tokenizer
+
+    tok = train_tokenizer(corpus, "t5", vocab_size=tokenizer_vocab)
+    torch.manual_seed(seed)
+    config = transformers.T5Config(
+        vocab_size=max(sizes.vocab, len(tok)), d_model=sizes.hidden, d_kv=sizes.hidden // sizes.heads,
+        d_ff=sizes.intermediate, num_layers=sizes.layers, num_heads=sizes.heads, feed_forward_proj="gated-gelu",
+        tie_word_embeddings=False, pad_token_id=tok.pad_token_id, eos_token_id=tok.eos_token_id,
+        decoder_start_token_id=tok.pad_token_id)
+    with torch.device(device):
+        model = transformers.T5ForConditionalGeneration(config).to(dtype=torch_dtype(dtype)).eval()
+    return wrap_model(model, tok, name=f"random-t5-{sizes.layers}x{sizes.hidden}", family="seq2seq")
+
+
+def seq2seq_limit_inputs(lm, scorer, queries) -> list[dict]:
+    """The scorer's batches as device tensors, built beforehand: encoder ids and mask, each candidate row's
+    prompt index, the decoder's input and mask, and the number of read rows."""
+    from factatlas.probe.batching import long_tensor, on_device
+    from factatlas.probe.slots import tokenize_slots
+
+    return [{"ids": on_device(b.ids, lm.device), "mask": on_device(b.mask, lm.device),
+             "index": long_tensor(b.row_prompt, lm.device), "dec_in": on_device(b.decoder_in, lm.device),
+             "dec_mask": on_device(b.decoder_mask, lm.device), "reads": len(b.read_rows)}
+            for b in scorer.plan(tokenize_slots(lm.tokenizer, queries))]
+
+
+def bare_seq2seq_forward(lm, inputs: list[dict], head: bool = False):
+    """The encoder once per prompt and the teacher-forced decoder on every candidate row (the encoder states
+    selected per row, as the scorer does), no LM head, no reads; with ``head``, plus the vocabulary
+    projection of as many rows as the rule reads (random states, nothing normalised)."""
+    import torch
+
+    encoder, decoder = lm.model.get_encoder(), lm.model.get_decoder()
+    weight = lm.model.get_output_embeddings().weight
+    states = [torch.randn(kw["reads"], weight.shape[1], dtype=weight.dtype, device=weight.device) if head else None
+              for kw in inputs]
+
+    def run() -> None:
+        with torch.inference_mode():
+            for kw, h in zip(inputs, states, strict=True):
+                enc = encoder(input_ids=kw["ids"], attention_mask=kw["mask"]).last_hidden_state
+                decoder(input_ids=kw["dec_in"], attention_mask=kw["dec_mask"], encoder_hidden_states=enc[kw["index"]],
+                        encoder_attention_mask=kw["mask"][kw["index"]], use_cache=False)
+                if h is not None:
+                    h @ weight.t()
+    return run
+
+
+def seq2seq_flops(lm, scorer, queries) -> float:
+    """Matmul FLOPs of the seq2seq rule as it runs (padding included): 2 x the encoder's parameters per
+    encoder position; 2 x the decoder's per decoder position, but its cross-attention keys and values,
+    which run per encoder position of every candidate row; the head on the read rows; attention scores
+    left out (at these lengths a few per cent)."""
+    from factatlas.probe.slots import tokenize_slots
+
+    model = lm.model
+    embed = model.get_input_embeddings().weight.numel()
+    enc_params = sum(p.numel() for p in model.get_encoder().parameters()) - embed
+    cross_kv = sum(p.numel() for name, p in model.get_decoder().named_parameters()
+                   if any(k in name for k in ("EncDecAttention.k.", "EncDecAttention.v.", "encoder_attn.k_proj.",
+                                              "encoder_attn.v_proj.")))
+    dec_params = sum(p.numel() for p in model.get_decoder().parameters()) - embed - cross_kv
+    total = 0.0
+    for b in scorer.plan(tokenize_slots(lm.tokenizer, queries)):
+        rows, width = len(b.row_prompt), b.ids.shape[1]
+        total += 2.0 * enc_params * b.ids.numel() + 2.0 * dec_params * b.decoder_in.numel()
+        total += 2.0 * cross_kv * rows * width + 2.0 * model.get_output_embeddings().weight.numel() * len(b.read_rows)
+    return total
+
+
+def seq2seq_main(args, lm, queries, peak: float | None) -> int:
+    from factatlas.probe.baselines import seq2seq_per_candidate_scores
+    from factatlas.probe.seq2seq import Seq2SeqScorer, decoder_split
+
+    scorer = Seq2SeqScorer(lm, batch_tokens=args.batch_tokens)
+    full = Seq2SeqScorer(lm, batch_tokens=args.batch_tokens, full_logits=True)  # the previous way
+    print(f"decoder/head split: {'yes' if decoder_split(lm) else 'no (the model forward, full logits)'}")
+    tol = 1e-5 if args.dtype == "fp32" else args.half_tol
+    scorer.score(queries)
+    full.score(queries)  # warm-up
+    if not check("seq2seq read rows vs full logits", queries, scorer.score(queries), full.score(queries), False, tol):
+        print("FAILED: the two paths rank differently; no ratio printed", file=sys.stderr)
+        return 1
+    sub = queries[: args.bmlama_prompts]
+    inputs = seq2seq_limit_inputs(lm, scorer, queries)
+    sides = {"ours seq2seq": lambda: scorer.score(queries),
+             "ours seq2seq, full logits (before)": lambda: full.score(queries),
+             "limit seq2seq": bare_seq2seq_forward(lm, inputs),
+             "limit seq2seq + head": bare_seq2seq_forward(lm, inputs, head=True)}
+    if not args.skip_baselines:
+        ref_lm = lm
+        if args.dtype != "fp32":
+            import copy
+
+            from factatlas.probe.models import wrap_model
+
+            ref_lm = wrap_model(copy.deepcopy(lm.model).float(), lm.tokenizer, name=lm.name, family="seq2seq")
+        if not check("seq2seq vs per-candidate loop", sub, scorer.score(sub), seq2seq_per_candidate_scores(ref_lm, sub),
+                     args.dtype != "fp32", tol):
+            print("FAILED: rankings differ beyond the tolerance; no ratio printed", file=sys.stderr)
+            return 1
+        sides["ours seq2seq (subset)"] = lambda: scorer.score(sub)
+        sides["per-candidate loop"] = lambda: seq2seq_per_candidate_scores(ref_lm, sub)
+    rates = {"seq2seq": "ours seq2seq"}
+    rate_flops = add_rate_sides(sides, rates, args.device, args.dtype)
+    times = interleaved(sides, args.repeats, args.device)
+    for name, ts in times.items():
+        k = len(sub) if "subset" in name or "loop" in name else len(queries)
+        print(f"  {name:<38} {stats(ts)}  {k / min(ts):9.1f} prompts/s")
+    t = min(times["ours seq2seq"])
+    line = (f"RATIO seq2seq: {len(queries) / t:.1f} prompts/s; {min(times['limit seq2seq']) / t:.2f} of the limit "
+            f"(bare encoder once per prompt + bare decoder on its batches), {min(times['limit seq2seq + head']) / t:.2f} "
+            f"of it plus the head's product at the read rows (which alone caps the first at "
+            f"{min(times['limit seq2seq']) / min(times['limit seq2seq + head']):.2f}); "
+            f"{min(times['ours seq2seq, full logits (before)']) / t:.2f}x the full-logits path (before)")
+    if peak:
+        tflops = seq2seq_flops(lm, scorer, queries) / t / 1e12
+        line += f"; {tflops:.1f} TFLOP/s = {tflops / peak:.1%} of the measured {args.dtype} peak"
+    if not args.skip_baselines:
+        line += f"; {min(times['per-candidate loop']) / min(times['ours seq2seq (subset)']):.1f}x the loop"
+    print(line)
+    print_rates(rates, rate_flops, times)
+    return 0
+
+
 def causal_flops(lm, queries) -> float:
     """Matmul FLOPs of the continuation rule: 2 x non-embedding parameters per token computed (prefix once
     per prompt, candidate tokens from the cache) plus the head on the scored positions."""
@@ -498,7 +639,8 @@ def main(argv=None) -> int:
     else:
         queries, corpus = make_queries(args.prompts, args.candidates, args.seed)
     causal = args.preset in CAUSAL_PRESETS
-    builder = build_causal if causal else build_model
+    seq2seq = args.preset in SEQ2SEQ_PRESETS
+    builder = build_causal if causal else build_seq2seq if seq2seq else build_model
     lm = builder(sizes, corpus, args.device, args.dtype, args.seed, args.tokenizer_vocab)
     threads = args.threads or model_threads(lm.model, args.device)
     if threads:
@@ -521,6 +663,8 @@ def main(argv=None) -> int:
         return scaling_main(args, lm, queries, causal)
     if args.generation:
         return generation_main(args, lm, queries)
+    if seq2seq:
+        return seq2seq_main(args, lm, queries, peak)
     if causal:
         return causal_main(args, lm, queries, peak)
     return mlm_main(args, lm, queries, sizes, peak)
@@ -561,7 +705,11 @@ def generation_main(args, lm, queries) -> int:
 
 def scaling_main(args, lm, queries, causal: bool) -> int:
     """``--thread-scaling``: every rule of the model's family, 1 thread against 2."""
-    if causal:
+    if lm.family == "seq2seq":
+        from factatlas.probe.seq2seq import Seq2SeqScorer
+
+        scorers = {"seq2seq": Seq2SeqScorer(lm, batch_tokens=args.batch_tokens)}
+    elif causal:
         from factatlas.probe.causal import CausalLMScorer, SentenceLegacyScorer
 
         scorers = {"causal-mean": CausalLMScorer(lm, "mean", batch_tokens=args.batch_tokens),
