@@ -620,6 +620,8 @@ def main(argv=None) -> int:
     ap.add_argument("--generation", action="store_true",
                     help="only greedy generation (causal presets): batched against one prompt at a time")
     ap.add_argument("--max-new-tokens", type=int, default=8, help="--generation: new tokens per answer")
+    ap.add_argument("--stop-strings", nargs="+", default=["\n", ".", "on"],
+                    help="--generation: a row stops at the first of these in its new text")
     ap.add_argument("--skip-baselines", action="store_true", help="GPU throughput only (no anchors, no check)")
     ap.add_argument("--quick", action="store_true", help="200 prompts, 10 candidates, 2 layers, vocab 8k")
     ap.add_argument("--seed", type=int, default=0)
@@ -634,6 +636,10 @@ def main(argv=None) -> int:
         args.prompts, args.candidates, args.bmlama_prompts, args.mlama_prompts = 200, 10, 20, 100
         sizes = Sizes(layers=2, hidden=128, heads=2, intermediate=512, vocab=8000)
     sizes = Sizes(**{k: getattr(args, k) if getattr(args, k) is not None else v for k, v in vars(sizes).items()})
+    if args.generation and args.vocab is None:
+        # a random model over the preset's vocabulary emits ids the tokenizer does not have (text: nothing), so
+        # answers would seldom meet a stop string: the model's vocabulary is the tokenizer's here
+        sizes = Sizes(**{**vars(sizes), "vocab": 0})
     if args.data == "bmlama17":
         queries, corpus = bmlama_queries(args.bmlama, "en", args.prompts)
     else:
@@ -670,36 +676,80 @@ def main(argv=None) -> int:
     return mlm_main(args, lm, queries, sizes, peak)
 
 
+def hf_stop_strings_generate(lm, encoded, batches, stops, max_new_tokens: int) -> list[str]:
+    """transformers' ``generate`` with its own ``stop_strings`` (and the tokenizer), on our token ids in our
+    left-padded batches: only the stopping differs from ours. Answers decoded as ours are (not cut)."""
+    import torch
+
+    tok, model = lm.tokenizer, lm.model
+    pad_id = tok.pad_token_id if tok.pad_token_id is not None else tok.eos_token_id
+    out = [""] * len(encoded)
+    with torch.inference_mode():
+        for batch in batches:
+            width = max(len(encoded[i]) for i in batch)
+            ids = torch.tensor([[pad_id] * (width - len(encoded[i])) + list(encoded[i]) for i in batch], device=lm.device)
+            mask = torch.tensor([[0] * (width - len(encoded[i])) + [1] * len(encoded[i]) for i in batch], device=lm.device)
+            gen = model.generate(input_ids=ids, attention_mask=mask, do_sample=False, num_beams=1,
+                                 max_new_tokens=max_new_tokens, pad_token_id=pad_id, stop_strings=list(stops),
+                                 tokenizer=tok)
+            gen = gen[:, width:] if lm.family == "causal" else gen
+            for r, i in enumerate(batch):
+                out[i] = tok.decode(gen[r].tolist(), skip_special_tokens=True).strip()
+    return out
+
+
 def generation_main(args, lm, queries) -> int:
     """``--generation``: the generative rules' greedy decoding (``GreedyGenerator``: left-padded batches
-    under ``--batch-tokens``, the model's KV cache) against the same generator one prompt at a time, on the
-    prompts cut at the slot; answers compared first, then both timed interleaved (process CPU)."""
-    from factatlas.probe.generative import GreedyGenerator, first_line
+    under ``--batch-tokens``, the model's KV cache, rows stopping at ``--stop-strings``) against the same
+    generator one prompt at a time, without stopping, and against transformers' ``generate`` with its own
+    ``stop_strings`` (batched in our batches, and one prompt at a time), on the prompts cut at the slot;
+    answers compared first (transformers' cut at the first stop string as ours are), then all timed
+    interleaved (process CPU)."""
+    from factatlas.probe.batching import token_budget_batches
+    from factatlas.probe.generative import GreedyGenerator, cut_at_stop, stop_index
 
+    stops = tuple(args.stop_strings)
     prompts = [q.left.rstrip() for q in queries]
-    gen = GreedyGenerator(lm, max_new_tokens=args.max_new_tokens, batch_tokens=args.batch_tokens)
-    full = GreedyGenerator(lm, max_new_tokens=args.max_new_tokens, batch_tokens=args.batch_tokens)
+    gen = GreedyGenerator(lm, max_new_tokens=args.max_new_tokens, batch_tokens=args.batch_tokens, stop_strings=stops)
+    full = GreedyGenerator(lm, max_new_tokens=args.max_new_tokens, batch_tokens=args.batch_tokens, stop_strings=stops)
     full.stop_at_first_line = False  # the previous way: every row decodes max_new_tokens
+    encoded = gen.encode(prompts)
+    batches = token_budget_batches([len(e) + args.max_new_tokens for e in encoded], args.batch_tokens)
+    ones = [[i] for i in range(len(prompts))]
     batched = gen.generate(prompts)
-    alone = [gen.generate([p])[0] for p in prompts]
-    differ = sum(a != b for a, b in zip(batched, alone, strict=True))
-    differ += sum(first_line(a) != first_line(b) for a, b in zip(batched, full.generate(prompts), strict=True))
-    print(f"check generation batched vs one prompt at a time and vs no stopping (first lines): "
-          f"{len(prompts) - differ} of {len(prompts)} answers equal; "
-          f"{sum(chr(10) in a for a in full.generate(prompts))} unstopped answers run past their first line")
+    unstopped = full.generate(prompts)
+    references = {"one prompt at a time": [gen.generate([p])[0] for p in prompts],
+                  "without stopping, cut": [cut_at_stop(a, stops) for a in unstopped],
+                  "transformers stop_strings, batched": [cut_at_stop(a, stops) for a in hf_stop_strings_generate(
+                      lm, encoded, batches, stops, args.max_new_tokens)],
+                  "transformers stop_strings, one at a time": [cut_at_stop(a, stops) for a in hf_stop_strings_generate(
+                      lm, encoded, ones, stops, args.max_new_tokens)]}
+    differ = 0
+    for name, ref in references.items():
+        n = sum(a != b for a, b in zip(batched, ref, strict=True))
+        differ += n
+        print(f"check generation batched vs {name}: {len(prompts) - n} of {len(prompts)} answers equal")
+    print(f"stop strings {stops!r}: {sum(stop_index(u, stops) is not None for u in unstopped)} of {len(prompts)} "
+          f"answers without stopping run past one; {len(batches)} batches")
     if differ:
         print("FAILED: batched answers differ; no ratio printed", file=sys.stderr)
         return 1
     sides = {"generate batched": lambda: gen.generate(prompts),
              "generate batched, no stopping": lambda: full.generate(prompts),
-             "generate one prompt at a time": lambda: [gen.generate([p]) for p in prompts]}
+             "generate one prompt at a time": lambda: [gen.generate([p]) for p in prompts],
+             "transformers stop_strings, batched": lambda: hf_stop_strings_generate(
+                 lm, encoded, batches, stops, args.max_new_tokens),
+             "transformers stop_strings, one at a time": lambda: hf_stop_strings_generate(
+                 lm, encoded, ones, stops, args.max_new_tokens)}
     times = interleaved(sides, args.repeats, args.device)
     for name, ts in times.items():
         print(f"  {name:<42} {stats(ts)}  {len(prompts) / min(ts):9.1f} prompts/s")
-    print(f"RATIO generation: batched {min(times['generate one prompt at a time']) / min(times['generate batched']):.2f}x "
-          f"one prompt at a time, {min(times['generate batched, no stopping']) / min(times['generate batched']):.2f}x "
-          f"without stopping at the first line ({args.max_new_tokens} new tokens, {len(prompts)} prompts, "
-          "process CPU, mins)")
+    t = min(times["generate batched"])
+    print(f"RATIO generation: batched {min(times['generate one prompt at a time']) / t:.2f}x one prompt at a time, "
+          f"{min(times['transformers stop_strings, one at a time']) / t:.2f}x transformers' generate with stop_strings "
+          f"one prompt at a time, {min(times['transformers stop_strings, batched']) / t:.2f}x it batched alike, "
+          f"{min(times['generate batched, no stopping']) / t:.2f}x without stopping ({args.max_new_tokens} new tokens, "
+          f"{len(prompts)} prompts, stop strings {stops!r}, process CPU, mins)")
     return 0
 
 
