@@ -620,8 +620,9 @@ def main(argv=None) -> int:
     ap.add_argument("--generation", action="store_true",
                     help="only greedy generation (causal presets): batched against one prompt at a time")
     ap.add_argument("--max-new-tokens", type=int, default=8, help="--generation: new tokens per answer")
-    ap.add_argument("--stop-strings", nargs="+", default=["\n", ".", "on"],
-                    help="--generation: a row stops at the first of these in its new text")
+    ap.add_argument("--stop-strings", nargs="+", default=["auto"],
+                    help="--generation: a row stops at the first of these in its new text (auto: the line break and "
+                         "the character pair straddling a token boundary in the most unstopped answers)")
     ap.add_argument("--skip-baselines", action="store_true", help="GPU throughput only (no anchors, no check)")
     ap.add_argument("--quick", action="store_true", help="200 prompts, 10 candidates, 2 layers, vocab 8k")
     ap.add_argument("--seed", type=int, default=0)
@@ -698,6 +699,27 @@ def hf_stop_strings_generate(lm, encoded, batches, stops, max_new_tokens: int) -
     return out
 
 
+def auto_stop_strings(lm, prompts, args) -> tuple[str, ...]:
+    """The line break and the two characters that straddle a token boundary in the most unstopped answers
+    (a random model seldom writes a line break): rows then stop at different steps, many of them on a stop
+    string split across two tokens."""
+    import collections
+
+    from factatlas.probe.generative import GreedyGenerator
+
+    gen = GreedyGenerator(lm, max_new_tokens=args.max_new_tokens, batch_tokens=args.batch_tokens)
+    gen.stop_at_first_line = False
+    tok = lm.tokenizer
+    counts: collections.Counter = collections.Counter()
+    for text in gen.generate(prompts):
+        ids = tok(text, add_special_tokens=False)["input_ids"]
+        pieces = [tok.decode([i]) for i in ids]
+        pairs = {a[-1] + b[0] for a, b in zip(pieces[:-1], pieces[1:], strict=True) if a.strip() and b.strip()}
+        counts.update(pairs)
+    best = [pair for pair, _ in counts.most_common(1)]
+    return ("\n", *best)
+
+
 def generation_main(args, lm, queries) -> int:
     """``--generation``: the generative rules' greedy decoding (``GreedyGenerator``: left-padded batches
     under ``--batch-tokens``, the model's KV cache, rows stopping at ``--stop-strings``) against the same
@@ -708,8 +730,8 @@ def generation_main(args, lm, queries) -> int:
     from factatlas.probe.batching import token_budget_batches
     from factatlas.probe.generative import GreedyGenerator, cut_at_stop, stop_index
 
-    stops = tuple(args.stop_strings)
     prompts = [q.left.rstrip() for q in queries]
+    stops = tuple(args.stop_strings) if args.stop_strings != ["auto"] else auto_stop_strings(lm, prompts, args)
     gen = GreedyGenerator(lm, max_new_tokens=args.max_new_tokens, batch_tokens=args.batch_tokens, stop_strings=stops)
     full = GreedyGenerator(lm, max_new_tokens=args.max_new_tokens, batch_tokens=args.batch_tokens, stop_strings=stops)
     full.stop_at_first_line = False  # the previous way: every row decodes max_new_tokens
