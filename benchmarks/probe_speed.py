@@ -702,7 +702,8 @@ def hf_stop_strings_generate(lm, encoded, batches, stops, max_new_tokens: int) -
 def auto_stop_strings(lm, prompts, args) -> tuple[str, ...]:
     """The line break and the two characters that straddle a token boundary in the most unstopped answers
     (a random model seldom writes a line break): rows then stop at different steps, many of them on a stop
-    string split across two tokens."""
+    string split across two tokens. Not U+FFFD: a byte-level token that ends inside a character decodes to
+    it until the next token completes the character, so no real stop string holds it."""
     import collections
 
     from factatlas.probe.generative import GreedyGenerator
@@ -714,7 +715,8 @@ def auto_stop_strings(lm, prompts, args) -> tuple[str, ...]:
     for text in gen.generate(prompts):
         ids = tok(text, add_special_tokens=False)["input_ids"]
         pieces = [tok.decode([i]) for i in ids]
-        pairs = {a[-1] + b[0] for a, b in zip(pieces[:-1], pieces[1:], strict=True) if a.strip() and b.strip()}
+        pairs = {a[-1] + b[0] for a, b in zip(pieces[:-1], pieces[1:], strict=True)
+                 if a.strip() and b.strip() and (a[-1] + b[0]).isprintable() and "\ufffd" not in a[-1] + b[0]}
         counts.update(pairs)
     best = [pair for pair, _ in counts.most_common(1)]
     return ("\n", *best)

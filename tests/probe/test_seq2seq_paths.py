@@ -101,3 +101,17 @@ def test_batches_read_every_target_token_once(t5_tokenizer):
         for r, t in zip(b.read_rows.tolist(), b.read_tokens.tolist(), strict=True):
             if r % width + 1 < width and r + 1 in b.read_rows:
                 assert shifted[r + 1] == t
+
+
+@pytest.mark.parametrize("kind", ["t5-tied", "bart"])
+def test_the_accelerators_fused_path_gives_the_same_scores(t5_tokenizer, kind, monkeypatch):
+    """On CUDA the read rows' logits are projected at once and normalised by one log-softmax; run here by
+    answering the device question as an accelerator would."""
+    import factatlas.probe.normaliser as normaliser
+
+    lm = _model(kind, t5_tokenizer)
+    cpu = Seq2SeqScorer(lm, batch_tokens=40, head_chunk=5).score(QUERIES)
+    monkeypatch.setattr(normaliser, "fused_normaliser", lambda device: True)
+    fused = Seq2SeqScorer(lm, batch_tokens=40).score(QUERIES)
+    for a, b in zip(fused, cpu, strict=True):
+        assert a == pytest.approx(b, abs=1e-5)
