@@ -8,7 +8,13 @@ from __future__ import annotations
 import pytest
 import torch
 
-from factatlas.probe.generative import GreedyGenerator, cut_at_stop, stop_index, stop_strings_done
+from factatlas.probe.generative import (
+    GreedyGenerator,
+    completing_tokens,
+    cut_at_stop,
+    stop_index,
+    stop_strings_done,
+)
 from factatlas.probe.models import wrap_model
 
 CORPUS = ["The capital of France is Paris. Questions: where is Rome? Answer: Rome is in Italy.",
@@ -93,9 +99,13 @@ def test_a_stop_string_split_across_tokens_stops_the_row_where_it_completes(scri
     assert answer == text[: text.index(stop)].strip()
     # the criterion itself: done exactly at the token that completes the stop string, never on the prompt
     prompt = gen.encode([PROMPTS[1]])[0]
-    done = stop_strings_done(tok, len(prompt), (stop,))
-    states = [done(torch.tensor([prompt + script[:k]])).item() for k in range(1, len(script) + 1)]
-    assert states.index(True) == 6 and all(states[6:])
+    for done in (stop_strings_done(tok, len(prompt), (stop,)), gen.stopping_criterion(len(prompt))):
+        states = [done(torch.tensor([prompt + script[:k]])).item() for k in range(1, len(script) + 1)]
+        assert states.index(True) == 6 and all(states[6:])
+    # the token filter: only tokens holding the stop string's last character (or U+FFFD) are decoded for
+    may_complete = completing_tokens(tok, (stop,))
+    assert may_complete[script[6]] and not may_complete[script[5]]
+    assert completing_tokens(tok, ("m ",)) is None  # a space can come from between tokens: no filter
 
 
 def test_batched_answers_equal_one_at_a_time_and_transformers_stop_strings(scripted):
