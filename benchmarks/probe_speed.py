@@ -703,7 +703,8 @@ def auto_stop_strings(lm, prompts, args) -> tuple[str, ...]:
     """The line break and the two characters that straddle a token boundary in the most unstopped answers
     (a random model seldom writes a line break): rows then stop at different steps, many of them on a stop
     string split across two tokens. Not U+FFFD: a byte-level token that ends inside a character decodes to
-    it until the next token completes the character, so no real stop string holds it."""
+    it until the next token completes the character, so no real stop string holds it; no space either (a
+    stop string ending in one gets no token filter, ``generative.completing_tokens``)."""
     import collections
 
     from factatlas.probe.generative import GreedyGenerator
@@ -716,7 +717,8 @@ def auto_stop_strings(lm, prompts, args) -> tuple[str, ...]:
         ids = tok(text, add_special_tokens=False)["input_ids"]
         pieces = [tok.decode([i]) for i in ids]
         pairs = {a[-1] + b[0] for a, b in zip(pieces[:-1], pieces[1:], strict=True)
-                 if a.strip() and b.strip() and (a[-1] + b[0]).isprintable() and "\ufffd" not in a[-1] + b[0]}
+                 if a and b and (a[-1] + b[0]).isprintable() and not any(c.isspace() for c in a[-1] + b[0])
+                 and "\ufffd" not in a[-1] + b[0]}
         counts.update(pairs)
     best = [pair for pair, _ in counts.most_common(1)]
     return ("\n", *best)
