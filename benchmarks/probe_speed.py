@@ -24,6 +24,11 @@ without answers: about 84 % of candidates are multi-token at ``--tokenizer-vocab
     python benchmarks/probe_speed.py --data bmlama17 --prompts 600 --bmlama-prompts 30
     python benchmarks/probe_speed.py --device cuda --dtype bf16 --preset mbert          # GPU: mBERT shape
     python benchmarks/probe_speed.py --device cuda --dtype bf16 --preset llama-1b       # 1B-class causal
+    python benchmarks/probe_speed.py --preset t5-tiny --prompts 600                      # seq2seq (CPU)
+
+Seq2seq presets: the limit is the bare encoder once per prompt plus the bare teacher-forced decoder (no
+LM head) on the scorer's own batches; ``+ head`` adds the vocabulary projection of as many rows as the
+rule reads; the anchor is the BMLAMA-style mT5 loop (encoder and decoder again for every candidate).
 """
 
 from __future__ import annotations
@@ -60,8 +65,12 @@ PRESETS = {
     # a 1B-class decoder (TinyLlama-1.1B's shape), built from its config with random weights
     "llama-1b": Sizes(layers=22, hidden=2048, heads=32, intermediate=5632, vocab=32000),
     "llama-small": Sizes(layers=4, hidden=256, heads=8, intermediate=1024, vocab=30000),  # CPU-sized decoder
+    # encoder-decoders (T5-shaped, mT5-style untied head, random weights); ``layers``: each stack's
+    "t5-small": Sizes(layers=6, hidden=512, heads=8, intermediate=2048, vocab=32128),  # T5-small's shape
+    "t5-tiny": Sizes(layers=4, hidden=256, heads=4, intermediate=1024, vocab=30000),  # CPU-sized
 }
 CAUSAL_PRESETS = {"llama-1b", "llama-small"}
+SEQ2SEQ_PRESETS = {"t5-small", "t5-tiny"}
 
 
 def pseudo_word(rng: random.Random, lo: int, hi: int) -> str:
@@ -307,6 +316,138 @@ def build_causal(sizes: Sizes, corpus, device: str, dtype: str, seed: int, token
     return wrap_model(model, tok, name=f"random-llama-{sizes.layers}x{sizes.hidden}", family="causal")
 
 
+def build_seq2seq(sizes: Sizes, corpus, device: str, dtype: str, seed: int, tokenizer_vocab: int):
+    """A T5-shaped encoder-decoder from its config (random weights, untied head as mT5's, no download) with
+    a Unigram tokenizer that has the sentinels; ``sizes.layers`` in each stack."""
+    import torch
+    import transformers
+
+    from factatlas.probe.models import torch_dtype, wrap_model
+    from factatlas.probe.tiny import train_tokenizer
+
+    tok = train_tokenizer(corpus, "t5", vocab_size=tokenizer_vocab)
+    torch.manual_seed(seed)
+    config = transformers.T5Config(
+        vocab_size=max(sizes.vocab, len(tok)), d_model=sizes.hidden, d_kv=sizes.hidden // sizes.heads,
+        d_ff=sizes.intermediate, num_layers=sizes.layers, num_heads=sizes.heads, feed_forward_proj="gated-gelu",
+        tie_word_embeddings=False, pad_token_id=tok.pad_token_id, eos_token_id=tok.eos_token_id,
+        decoder_start_token_id=tok.pad_token_id)
+    with torch.device(device):
+        model = transformers.T5ForConditionalGeneration(config).to(dtype=torch_dtype(dtype)).eval()
+    return wrap_model(model, tok, name=f"random-t5-{sizes.layers}x{sizes.hidden}", family="seq2seq")
+
+
+def seq2seq_limit_inputs(lm, scorer, queries) -> list[dict]:
+    """The scorer's batches as device tensors, built beforehand: encoder ids and mask, each candidate row's
+    prompt index, the decoder's input and mask, and the number of read rows."""
+    from factatlas.probe.batching import long_tensor, on_device
+    from factatlas.probe.slots import tokenize_slots
+
+    return [{"ids": on_device(b.ids, lm.device), "mask": on_device(b.mask, lm.device),
+             "index": long_tensor(b.row_prompt, lm.device), "dec_in": on_device(b.decoder_in, lm.device),
+             "dec_mask": on_device(b.decoder_mask, lm.device), "reads": len(b.read_rows)}
+            for b in scorer.plan(tokenize_slots(lm.tokenizer, queries))]
+
+
+def bare_seq2seq_forward(lm, inputs: list[dict], head: bool = False):
+    """The encoder once per prompt and the teacher-forced decoder on every candidate row (the encoder states
+    selected per row, as the scorer does), no LM head, no reads; with ``head``, plus the vocabulary
+    projection of as many rows as the rule reads (random states, nothing normalised)."""
+    import torch
+
+    encoder, decoder = lm.model.get_encoder(), lm.model.get_decoder()
+    weight = lm.model.get_output_embeddings().weight
+    states = [torch.randn(kw["reads"], weight.shape[1], dtype=weight.dtype, device=weight.device) if head else None
+              for kw in inputs]
+
+    def run() -> None:
+        with torch.inference_mode():
+            for kw, h in zip(inputs, states, strict=True):
+                enc = encoder(input_ids=kw["ids"], attention_mask=kw["mask"]).last_hidden_state
+                decoder(input_ids=kw["dec_in"], attention_mask=kw["dec_mask"], encoder_hidden_states=enc[kw["index"]],
+                        encoder_attention_mask=kw["mask"][kw["index"]], use_cache=False)
+                if h is not None:
+                    h @ weight.t()
+    return run
+
+
+def seq2seq_flops(lm, scorer, queries) -> float:
+    """Matmul FLOPs of the seq2seq rule as it runs (padding included): 2 x the encoder's parameters per
+    encoder position; 2 x the decoder's per decoder position, but its cross-attention keys and values,
+    which run per encoder position of every candidate row; the head on the read rows; attention scores
+    left out (at these lengths a few per cent)."""
+    from factatlas.probe.slots import tokenize_slots
+
+    model = lm.model
+    embed = model.get_input_embeddings().weight.numel()
+    enc_params = sum(p.numel() for p in model.get_encoder().parameters()) - embed
+    cross_kv = sum(p.numel() for name, p in model.get_decoder().named_parameters()
+                   if any(k in name for k in ("EncDecAttention.k.", "EncDecAttention.v.", "encoder_attn.k_proj.",
+                                              "encoder_attn.v_proj.")))
+    dec_params = sum(p.numel() for p in model.get_decoder().parameters()) - embed - cross_kv
+    total = 0.0
+    for b in scorer.plan(tokenize_slots(lm.tokenizer, queries)):
+        rows, width = len(b.row_prompt), b.ids.shape[1]
+        total += 2.0 * enc_params * b.ids.numel() + 2.0 * dec_params * b.decoder_in.numel()
+        total += 2.0 * cross_kv * rows * width + 2.0 * model.get_output_embeddings().weight.numel() * len(b.read_rows)
+    return total
+
+
+def seq2seq_main(args, lm, queries, peak: float | None) -> int:
+    from factatlas.probe.baselines import seq2seq_per_candidate_scores
+    from factatlas.probe.seq2seq import Seq2SeqScorer, decoder_split
+
+    scorer = Seq2SeqScorer(lm, batch_tokens=args.batch_tokens)
+    full = Seq2SeqScorer(lm, batch_tokens=args.batch_tokens, full_logits=True)  # the previous way
+    print(f"decoder/head split: {'yes' if decoder_split(lm) else 'no (the model forward, full logits)'}")
+    tol = 1e-5 if args.dtype == "fp32" else args.half_tol
+    scorer.score(queries)
+    full.score(queries)  # warm-up
+    if not check("seq2seq read rows vs full logits", queries, scorer.score(queries), full.score(queries), False, tol):
+        print("FAILED: the two paths rank differently; no ratio printed", file=sys.stderr)
+        return 1
+    sub = queries[: args.bmlama_prompts]
+    inputs = seq2seq_limit_inputs(lm, scorer, queries)
+    sides = {"ours seq2seq": lambda: scorer.score(queries),
+             "ours seq2seq, full logits (before)": lambda: full.score(queries),
+             "limit seq2seq": bare_seq2seq_forward(lm, inputs),
+             "limit seq2seq + head": bare_seq2seq_forward(lm, inputs, head=True)}
+    if not args.skip_baselines:
+        ref_lm = lm
+        if args.dtype != "fp32":
+            import copy
+
+            from factatlas.probe.models import wrap_model
+
+            ref_lm = wrap_model(copy.deepcopy(lm.model).float(), lm.tokenizer, name=lm.name, family="seq2seq")
+        if not check("seq2seq vs per-candidate loop", sub, scorer.score(sub), seq2seq_per_candidate_scores(ref_lm, sub),
+                     args.dtype != "fp32", tol):
+            print("FAILED: rankings differ beyond the tolerance; no ratio printed", file=sys.stderr)
+            return 1
+        sides["ours seq2seq (subset)"] = lambda: scorer.score(sub)
+        sides["per-candidate loop"] = lambda: seq2seq_per_candidate_scores(ref_lm, sub)
+    rates = {"seq2seq": "ours seq2seq"}
+    rate_flops = add_rate_sides(sides, rates, args.device, args.dtype)
+    times = interleaved(sides, args.repeats, args.device)
+    for name, ts in times.items():
+        k = len(sub) if "subset" in name or "loop" in name else len(queries)
+        print(f"  {name:<38} {stats(ts)}  {k / min(ts):9.1f} prompts/s")
+    t = min(times["ours seq2seq"])
+    line = (f"RATIO seq2seq: {len(queries) / t:.1f} prompts/s; {min(times['limit seq2seq']) / t:.2f} of the limit "
+            f"(bare encoder once per prompt + bare decoder on its batches), {min(times['limit seq2seq + head']) / t:.2f} "
+            f"of it plus the head's product at the read rows (which alone caps the first at "
+            f"{min(times['limit seq2seq']) / min(times['limit seq2seq + head']):.2f}); "
+            f"{min(times['ours seq2seq, full logits (before)']) / t:.2f}x the full-logits path (before)")
+    if peak:
+        tflops = seq2seq_flops(lm, scorer, queries) / t / 1e12
+        line += f"; {tflops:.1f} TFLOP/s = {tflops / peak:.1%} of the measured {args.dtype} peak"
+    if not args.skip_baselines:
+        line += f"; {min(times['per-candidate loop']) / min(times['ours seq2seq (subset)']):.1f}x the loop"
+    print(line)
+    print_rates(rates, rate_flops, times)
+    return 0
+
+
 def causal_flops(lm, queries) -> float:
     """Matmul FLOPs of the continuation rule: 2 x non-embedding parameters per token computed (prefix once
     per prompt, candidate tokens from the cache) plus the head on the scored positions."""
@@ -483,6 +624,9 @@ def main(argv=None) -> int:
     ap.add_argument("--generation", action="store_true",
                     help="only greedy generation (causal presets): batched against one prompt at a time")
     ap.add_argument("--max-new-tokens", type=int, default=8, help="--generation: new tokens per answer")
+    ap.add_argument("--stop-strings", nargs="+", default=["auto"],
+                    help="--generation: a row stops at the first of these in its new text (auto: the line break and "
+                         "the character pair straddling a token boundary in the most unstopped answers)")
     ap.add_argument("--skip-baselines", action="store_true", help="GPU throughput only (no anchors, no check)")
     ap.add_argument("--quick", action="store_true", help="200 prompts, 10 candidates, 2 layers, vocab 8k")
     ap.add_argument("--seed", type=int, default=0)
@@ -497,12 +641,17 @@ def main(argv=None) -> int:
         args.prompts, args.candidates, args.bmlama_prompts, args.mlama_prompts = 200, 10, 20, 100
         sizes = Sizes(layers=2, hidden=128, heads=2, intermediate=512, vocab=8000)
     sizes = Sizes(**{k: getattr(args, k) if getattr(args, k) is not None else v for k, v in vars(sizes).items()})
+    if args.generation and args.vocab is None:
+        # a random model over the preset's vocabulary emits ids the tokenizer does not have (text: nothing), so
+        # answers would seldom meet a stop string: the model's vocabulary is the tokenizer's here
+        sizes = Sizes(**{**vars(sizes), "vocab": 0})
     if args.data == "bmlama17":
         queries, corpus = bmlama_queries(args.bmlama, "en", args.prompts)
     else:
         queries, corpus = make_queries(args.prompts, args.candidates, args.seed)
     causal = args.preset in CAUSAL_PRESETS
-    builder = build_causal if causal else build_model
+    seq2seq = args.preset in SEQ2SEQ_PRESETS
+    builder = build_causal if causal else build_seq2seq if seq2seq else build_model
     lm = builder(sizes, corpus, args.device, args.dtype, args.seed, args.tokenizer_vocab)
     threads = args.threads or model_threads(lm.model, args.device)
     if threads:
@@ -525,47 +674,122 @@ def main(argv=None) -> int:
         return scaling_main(args, lm, queries, causal)
     if args.generation:
         return generation_main(args, lm, queries)
+    if seq2seq:
+        return seq2seq_main(args, lm, queries, peak)
     if causal:
         return causal_main(args, lm, queries, peak)
     return mlm_main(args, lm, queries, sizes, peak)
 
 
+def hf_stop_strings_generate(lm, encoded, batches, stops, max_new_tokens: int) -> list[str]:
+    """transformers' ``generate`` with its own ``stop_strings`` (and the tokenizer), on our token ids in our
+    left-padded batches: only the stopping differs from ours. Answers decoded as ours are (not cut)."""
+    import torch
+
+    tok, model = lm.tokenizer, lm.model
+    pad_id = tok.pad_token_id if tok.pad_token_id is not None else tok.eos_token_id
+    out = [""] * len(encoded)
+    with torch.inference_mode():
+        for batch in batches:
+            width = max(len(encoded[i]) for i in batch)
+            ids = torch.tensor([[pad_id] * (width - len(encoded[i])) + list(encoded[i]) for i in batch], device=lm.device)
+            mask = torch.tensor([[0] * (width - len(encoded[i])) + [1] * len(encoded[i]) for i in batch], device=lm.device)
+            gen = model.generate(input_ids=ids, attention_mask=mask, do_sample=False, num_beams=1,
+                                 max_new_tokens=max_new_tokens, pad_token_id=pad_id, stop_strings=list(stops),
+                                 tokenizer=tok)
+            gen = gen[:, width:] if lm.family == "causal" else gen
+            for r, i in enumerate(batch):
+                out[i] = tok.decode(gen[r].tolist(), skip_special_tokens=True).strip()
+    return out
+
+
+def auto_stop_strings(lm, prompts, args) -> tuple[str, ...]:
+    """The line break and the two characters that straddle a token boundary in the most unstopped answers
+    (a random model seldom writes a line break): rows then stop at different steps, many of them on a stop
+    string split across two tokens. Not U+FFFD: a byte-level token that ends inside a character decodes to
+    it until the next token completes the character, so no real stop string holds it; no space either (a
+    stop string ending in one gets no token filter, ``generative.completing_tokens``)."""
+    import collections
+
+    from factatlas.probe.generative import GreedyGenerator
+
+    gen = GreedyGenerator(lm, max_new_tokens=args.max_new_tokens, batch_tokens=args.batch_tokens)
+    gen.stop_at_first_line = False
+    tok = lm.tokenizer
+    counts: collections.Counter = collections.Counter()
+    for text in gen.generate(prompts):
+        ids = tok(text, add_special_tokens=False)["input_ids"]
+        pieces = [tok.decode([i]) for i in ids]
+        pairs = {a[-1] + b[0] for a, b in zip(pieces[:-1], pieces[1:], strict=True)
+                 if a and b and (a[-1] + b[0]).isprintable() and not any(c.isspace() for c in a[-1] + b[0])
+                 and "\ufffd" not in a[-1] + b[0]}
+        counts.update(pairs)
+    best = [pair for pair, _ in counts.most_common(1)]
+    return ("\n", *best)
+
+
 def generation_main(args, lm, queries) -> int:
     """``--generation``: the generative rules' greedy decoding (``GreedyGenerator``: left-padded batches
-    under ``--batch-tokens``, the model's KV cache) against the same generator one prompt at a time, on the
-    prompts cut at the slot; answers compared first, then both timed interleaved (process CPU)."""
-    from factatlas.probe.generative import GreedyGenerator, first_line
+    under ``--batch-tokens``, the model's KV cache, rows stopping at ``--stop-strings``) against the same
+    generator one prompt at a time, without stopping, and against transformers' ``generate`` with its own
+    ``stop_strings`` (batched in our batches, and one prompt at a time), on the prompts cut at the slot;
+    answers compared first (transformers' cut at the first stop string as ours are), then all timed
+    interleaved (process CPU)."""
+    from factatlas.probe.batching import token_budget_batches
+    from factatlas.probe.generative import GreedyGenerator, cut_at_stop, stop_index
 
     prompts = [q.left.rstrip() for q in queries]
-    gen = GreedyGenerator(lm, max_new_tokens=args.max_new_tokens, batch_tokens=args.batch_tokens)
-    full = GreedyGenerator(lm, max_new_tokens=args.max_new_tokens, batch_tokens=args.batch_tokens)
+    stops = tuple(args.stop_strings) if args.stop_strings != ["auto"] else auto_stop_strings(lm, prompts, args)
+    gen = GreedyGenerator(lm, max_new_tokens=args.max_new_tokens, batch_tokens=args.batch_tokens, stop_strings=stops)
+    full = GreedyGenerator(lm, max_new_tokens=args.max_new_tokens, batch_tokens=args.batch_tokens, stop_strings=stops)
     full.stop_at_first_line = False  # the previous way: every row decodes max_new_tokens
+    encoded = gen.encode(prompts)
+    batches = token_budget_batches([len(e) + args.max_new_tokens for e in encoded], args.batch_tokens)
+    ones = [[i] for i in range(len(prompts))]
     batched = gen.generate(prompts)
-    alone = [gen.generate([p])[0] for p in prompts]
-    differ = sum(a != b for a, b in zip(batched, alone, strict=True))
-    differ += sum(first_line(a) != first_line(b) for a, b in zip(batched, full.generate(prompts), strict=True))
-    print(f"check generation batched vs one prompt at a time and vs no stopping (first lines): "
-          f"{len(prompts) - differ} of {len(prompts)} answers equal; "
-          f"{sum(chr(10) in a for a in full.generate(prompts))} unstopped answers run past their first line")
+    unstopped = full.generate(prompts)
+    references = {"one prompt at a time": [gen.generate([p])[0] for p in prompts],
+                  "without stopping, cut": [cut_at_stop(a, stops) for a in unstopped],
+                  "transformers stop_strings, batched": [cut_at_stop(a, stops) for a in hf_stop_strings_generate(
+                      lm, encoded, batches, stops, args.max_new_tokens)],
+                  "transformers stop_strings, one at a time": [cut_at_stop(a, stops) for a in hf_stop_strings_generate(
+                      lm, encoded, ones, stops, args.max_new_tokens)]}
+    differ = 0
+    for name, ref in references.items():
+        n = sum(a != b for a, b in zip(batched, ref, strict=True))
+        differ += n
+        print(f"check generation batched vs {name}: {len(prompts) - n} of {len(prompts)} answers equal")
+    print(f"stop strings {stops!r}: {sum(stop_index(u, stops) is not None for u in unstopped)} of {len(prompts)} "
+          f"answers without stopping run past one; {len(batches)} batches")
     if differ:
         print("FAILED: batched answers differ; no ratio printed", file=sys.stderr)
         return 1
     sides = {"generate batched": lambda: gen.generate(prompts),
              "generate batched, no stopping": lambda: full.generate(prompts),
-             "generate one prompt at a time": lambda: [gen.generate([p]) for p in prompts]}
+             "generate one prompt at a time": lambda: [gen.generate([p]) for p in prompts],
+             "transformers stop_strings, batched": lambda: hf_stop_strings_generate(
+                 lm, encoded, batches, stops, args.max_new_tokens),
+             "transformers stop_strings, one at a time": lambda: hf_stop_strings_generate(
+                 lm, encoded, ones, stops, args.max_new_tokens)}
     times = interleaved(sides, args.repeats, args.device)
     for name, ts in times.items():
         print(f"  {name:<42} {stats(ts)}  {len(prompts) / min(ts):9.1f} prompts/s")
-    print(f"RATIO generation: batched {min(times['generate one prompt at a time']) / min(times['generate batched']):.2f}x "
-          f"one prompt at a time, {min(times['generate batched, no stopping']) / min(times['generate batched']):.2f}x "
-          f"without stopping at the first line ({args.max_new_tokens} new tokens, {len(prompts)} prompts, "
-          "process CPU, mins)")
+    t = min(times["generate batched"])
+    print(f"RATIO generation: batched {min(times['generate one prompt at a time']) / t:.2f}x one prompt at a time, "
+          f"{min(times['transformers stop_strings, one at a time']) / t:.2f}x transformers' generate with stop_strings "
+          f"one prompt at a time, {min(times['transformers stop_strings, batched']) / t:.2f}x it batched alike, "
+          f"{min(times['generate batched, no stopping']) / t:.2f}x without stopping ({args.max_new_tokens} new tokens, "
+          f"{len(prompts)} prompts, stop strings {stops!r}, process CPU, mins)")
     return 0
 
 
 def scaling_main(args, lm, queries, causal: bool) -> int:
     """``--thread-scaling``: every rule of the model's family, 1 thread against 2."""
-    if causal:
+    if lm.family == "seq2seq":
+        from factatlas.probe.seq2seq import Seq2SeqScorer
+
+        scorers = {"seq2seq": Seq2SeqScorer(lm, batch_tokens=args.batch_tokens)}
+    elif causal:
         from factatlas.probe.causal import CausalLMScorer, SentenceLegacyScorer
 
         scorers = {"causal-mean": CausalLMScorer(lm, "mean", batch_tokens=args.batch_tokens),

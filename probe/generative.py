@@ -173,36 +173,110 @@ def answer_prompts(generator, prompts: Sequence[Prompt], aliases: Mapping[str, s
     return rows
 
 
-def first_line_done(tokenizer, start: int):
+LINE_BREAK = ("\n",)
+
+
+def stop_index(text: str, stops: Sequence[str]) -> int | None:
+    """Where the first of ``stops`` begins in ``text`` with its leading whitespace removed (an answer
+    that opens with a line break has not ended), or None."""
+    found = [i for i in (text.lstrip().find(s) for s in stops if s) if i >= 0]
+    return min(found) if found else None
+
+
+def cut_at_stop(answer: str, stops: Sequence[str]) -> str:
+    """The answer before its first stop string (leading whitespace ignored), stripped."""
+    text = answer.lstrip()
+    cut = stop_index(text, stops)
+    return (text if cut is None else text[:cut]).strip()
+
+
+def completing_tokens(tokenizer, stops: Sequence[str]):
+    """Per token id, whether it can complete one of ``stops``: its text alone holds a stop string's last
+    character, or U+FFFD (a byte token inside a character, which may be one). None when no such test is
+    sound: a stop string that ends in whitespace other than a line break, which a decoder can make
+    between tokens (WordPiece, SentencePiece) rather than from one token's text."""
+    import torch
+
+    lasts = {s[-1] for s in stops if s}
+    if any(c.isspace() and c != "\n" for c in lasts):
+        return None
+    texts = tokenizer.batch_decode([[i] for i in range(len(tokenizer))], skip_special_tokens=True)
+    return torch.tensor([("\ufffd" in t) or any(c in t for c in lasts) for t in texts], dtype=torch.bool)
+
+
+def stop_strings_done(tokenizer, start: int, stops: Sequence[str] = LINE_BREAK, may_complete=None):
     """A stopping criterion: a row is done once its new text (from column ``start``, special tokens
-    skipped) holds a line break after something other than whitespace. Every consumer keeps only
-    ``first_line`` of an answer, so the tokens after it change nothing; a batch ends when all its rows
-    are done rather than after ``max_new_tokens``."""
+    skipped, leading whitespace ignored) holds any of ``stops``. The text is decoded, not matched token
+    by token, so a stop string split across tokens, or ending inside a longer token, is found at the
+    token that completes it; the prompt's columns are never read, so a prompt ending in part of a stop
+    string stops nothing. Rows found done are not decoded again within the same ``generate`` call, nor
+    rows whose newest token cannot complete a stop string (``may_complete``, from ``completing_tokens``:
+    a stop string ends at the token that brings its last character)."""
     import torch
     from transformers import StoppingCriteria
 
-    class FirstLineDone(StoppingCriteria):
-        def __call__(self, input_ids, scores=None, **kwargs):
-            texts = tokenizer.batch_decode(input_ids[:, start:], skip_special_tokens=True)
-            return torch.tensor(["\n" in t.lstrip() for t in texts], dtype=torch.bool, device=input_ids.device)
+    stops = tuple(s for s in stops if s)
 
-    return FirstLineDone()
+    class StopStringsDone(StoppingCriteria):
+        def __init__(self):
+            self.done: torch.Tensor | None = None
+
+        def __call__(self, input_ids, scores=None, **kwargs):
+            if self.done is None or self.done.shape[0] != input_ids.shape[0]:
+                self.done = torch.zeros(input_ids.shape[0], dtype=torch.bool)
+            open_rows = ~self.done
+            if may_complete is not None and input_ids.shape[1] > start:
+                last = input_ids[:, -1].cpu()
+                known = last < len(may_complete)  # ids past the tokenizer's: decoded, as before
+                open_rows &= ~known | may_complete[last.clamp(max=len(may_complete) - 1)]
+            rows = open_rows.nonzero().flatten().tolist()
+            texts = tokenizer.batch_decode(input_ids[rows, start:], skip_special_tokens=True) if rows else []
+            for r, text in zip(rows, texts, strict=True):
+                self.done[r] = stop_index(text, stops) is not None
+            return self.done.to(input_ids.device).clone()
+
+    return StopStringsDone()
+
+
+def first_line_done(tokenizer, start: int):
+    """``stop_strings_done`` at the line break: every consumer keeps only ``first_line`` of an answer, so
+    the tokens after it change nothing; a batch ends when all its rows are done rather than after
+    ``max_new_tokens``."""
+    return stop_strings_done(tokenizer, start, LINE_BREAK)
 
 
 class GreedyGenerator:
-    """Greedy (temperature 0) decoding for causal and seq2seq models, batched, left-padded."""
+    """Greedy (temperature 0) decoding for causal and seq2seq models, batched, left-padded, with the
+    model's KV cache (transformers' ``generate``). A row stops at the first of ``stop_strings`` in its
+    new text (``stop_strings_done``) and its answer is the text before it (``cut_at_stop``); the batch
+    ends when every row has stopped, at its end-of-sequence token or after ``max_new_tokens``."""
 
-    def __init__(self, lm: LoadedModel, max_new_tokens: int = 16, batch_tokens: int = 8192):
+    def __init__(self, lm: LoadedModel, max_new_tokens: int = 16, batch_tokens: int = 8192,
+                 stop_strings: Sequence[str] = LINE_BREAK):
         if lm.family == "mlm":
             raise ValueError("generative rules need a causal or seq2seq model; for masked LMs use xfactr")
+        if not any(stop_strings):
+            raise ValueError("stop_strings: give at least one non-empty stop string (the default is the line break)")
         self.lm, self.max_new_tokens, self.batch_tokens = lm, max_new_tokens, batch_tokens
-        self.stop_at_first_line = True  # False: every row decodes max_new_tokens (the previous way)
+        self.stop_strings = tuple(s for s in stop_strings if s)
+        # False: every row decodes max_new_tokens and its whole text is the answer (the previous way)
+        self.stop_at_first_line = True
         self.scoring = "generative"
         self._sentinels = None
+        self._may_complete = None  # per token id: can it complete a stop string (False: no sound test)
         if lm.family == "seq2seq":
             ids = lm.tokenizer.convert_tokens_to_ids(["<extra_id_0>", "<extra_id_1>"])
             if None not in ids and lm.tokenizer.unk_token_id not in ids:
                 self._sentinels = tuple(ids)
+
+    def stopping_criterion(self, start: int):
+        """``stop_strings_done`` for new text from column ``start``, with this generator's token filter
+        (computed once: one decode of every token)."""
+        if self._may_complete is None:
+            self._may_complete = completing_tokens(self.lm.tokenizer, self.stop_strings)
+            self._may_complete = False if self._may_complete is None else self._may_complete
+        filt = self._may_complete if self._may_complete is not False else None
+        return stop_strings_done(self.lm.tokenizer, start, self.stop_strings, filt)
 
     def _answer_ids(self, ids: list[int]) -> list[int]:
         """A T5-style span answer ``<extra_id_0> x <extra_id_1> ...`` is cut to ``x``."""
@@ -278,11 +352,13 @@ class GreedyGenerator:
                     ids[r, width - len(e):] = torch.tensor(e)
                     mask[r, width - len(e):] = 1
                 start = width if self.lm.family == "causal" else 0
+                stopping = [self.stopping_criterion(start)] if self.stop_at_first_line else None
                 gen = model.generate(input_ids=ids.to(device), attention_mask=mask.to(device), do_sample=False,
                                      num_beams=1, max_new_tokens=self.max_new_tokens, pad_token_id=pad_id,
-                                     stopping_criteria=[first_line_done(tok, start)] if self.stop_at_first_line else None)
+                                     stopping_criteria=stopping)
                 if self.lm.family == "causal":
                     gen = gen[:, width:]
                 for r, i in enumerate(batch):
-                    out[i] = tok.decode(self._answer_ids(gen[r].tolist()), skip_special_tokens=True).strip()
+                    text = tok.decode(self._answer_ids(gen[r].tolist()), skip_special_tokens=True).strip()
+                    out[i] = cut_at_stop(text, self.stop_strings) if self.stop_at_first_line else text
         return out

@@ -33,3 +33,20 @@ def test_cpu_and_fused_paths_give_the_log_softmax_at_every_read_set():
     for e, f, c in zip(expected, fused, cpu, strict=True):
         assert torch.equal(f, e)
         assert torch.allclose(c, e, atol=1e-5, rtol=0) and c.shape == e.shape
+
+
+def test_terms_that_would_be_subnormal_change_nothing_and_half_precision_keeps_them():
+    """Logits spread over hundreds of nats (a T5-style head): most terms would underflow; the floor that
+    keeps ``exp`` off subnormals leaves every row's value as torch computes it, -inf rows included. In
+    float16 the smallest normal is exp(-9.7): there no floor applies."""
+    from factatlas.probe.normaliser import underflow_floor
+
+    gen = torch.Generator().manual_seed(2)
+    logits = torch.randn(64, 30000, generator=gen) * 60
+    logits[0, :] = float("-inf")
+    logits[1, 5:] = logits[1, :5].max() - 95  # one side of the floor: every term but five below it
+    assert float((logits - logits.amax(-1, keepdim=True) < underflow_floor(torch.float32, 30000)).float().mean()) > 0.5
+    assert torch.equal(logsumexp_rows_in_place(logits.clone()), torch.logsumexp(logits, dim=-1))
+    assert underflow_floor(torch.float16, 30000) is None
+    half = (torch.randn(8, 4000, generator=gen) * 6).half()
+    assert torch.equal(logsumexp_rows_in_place(half.clone()), torch.logsumexp(half, dim=-1))
