@@ -36,7 +36,8 @@ WRONG: Mapping[tuple[str, str, str], str] = {
     **{("de", "*", name): _CAPS for name in (
         "Amerikanisches Englisch", "Britisches Englisch", "Marokkanisches Arabisch", "Maghrebinisches Arabisch",
         "Arabische Musik", "Arabischer Pop")},
-    **{("de", tid, name): _DAT for tid in ("P364/2", "P1412/3") for name in (
+    # P1412/3 said «kommuniziert auf [Y.dat]» until it was reworded for the dead («Zu den Sprachen von X zählt [Y]»)
+    **{("de", tid, name): _DAT for tid in ("P364/2",) for name in (
         "marokkanisches Arabisch", "maghrebinisches Arabisch", "amerikanisches Englisch", "britisches Englisch")},
     **{("de", tid, name): _EIN for tid in ("P1303/1", "P1303/3") for name in (
         "Saiteninstrument", "Schlaginstrument", "Tasteninstrument")},

@@ -89,7 +89,7 @@ CASES = [
     ("de", "P1303/q1", "Q5928", None, "Für welches Instrument ist Jimi Hendrix bekannt?"),
     ("de", "P1412/1", "Q40912", "Q1860", "Die von Frank Sinatra gesprochene Sprache ist Englisch."),  # spricht
     ("de", "P1412/2", "Q40912", "Q1860", "Eine der Sprachen von Frank Sinatra ist Englisch."),
-    ("de", "P1412/3", "Q40912", "Q1860", "Frank Sinatra ist ein Sprecher der Sprache Englisch."),  # kommuniziert
+    ("de", "P1412/3", "Q40912", "Q1860", "Zu den Sprachen von Frank Sinatra zählt Englisch."),  # kommuniziert
     ("de", "P1412/q1", "Q40912", None, "Was ist die Sprache von Frank Sinatra?"),
     ("ar", "P27/2", "Q40912", "Q30", "فرانك سيناترا حامل جنسية الولايات المتحدة."),  # يحمل
     ("ar", "P27/q1", "Q40912", None, "ما البلد الذي فرانك سيناترا حامل جنسيته؟"),
