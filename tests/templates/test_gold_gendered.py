@@ -38,7 +38,7 @@ def _sentence(rows, prompt_id: str) -> str:
 
 # One woman's occupation per affected language, as a speaker writes it.
 WOMEN = {
-    "arab:P106:Q3247658|ar|P106/3": "تعمل فيروز كمغنية.",
+    "arab:P106:Q3247658|ar|P106/3": "فيروز معروفة كمغنية.",
     "arab:P106:Q3247658|hi|P106/1": "फ़ैरूज़ का पेशा गायिका है।",
     "arab:P106:Q3247658|pt|P106/3": "A atividade profissional de Fairuz é cantora.",
     "arab:P106:Q1118831|de|P106/2": "Elissa ist von Beruf Sängerin.",

@@ -77,8 +77,8 @@ def test_french_elision_and_fusion(sentences):
 def test_same_template_id_means_the_same_in_every_language(sentences):
     _check(sentences, {
         "arab:P36:Q1016|sw|P36/3": "Mji mkuu wa Libya unaitwa Tripoli.",  # the capital, not the seat of government
-        "arab:P27:Q1118831|ar|P27/q1": "ما البلد الذي تحمل إليسا جنسيته؟",  # a country, not a nationality
-        "arab:P27:Q1118831|de|P27/q1": "In welchem Land besitzt Elissa die Staatsbürgerschaft?",
+        "arab:P27:Q1118831|ar|P27/q1": "ما البلد الذي إليسا حاملة جنسيته؟",  # a country, not a nationality
+        "arab:P27:Q1118831|de|P27/q1": "Welchen Landes Staatsbürgerin ist Elissa?",
         "arab:P27:Q1118831|pt|P27/q1": "Qual é o país de cidadania de Elissa?",
         "arab:P1412:Q1118831|pt|P1412/3": "A língua de expressão de Elissa é o árabe.",
     })

@@ -100,7 +100,7 @@ SENTENCES = [
      "Die Hauptstadt der Vereinigten Staaten heißt Washington.", "Die Hauptstadt der Vereinigten Staaten heißt Paris."),
     # opera is sung, not played («Luciano Pavarotti spielt Oper» was wrong)
     ("de", "P136/2", "Q37001", "Q1344", "Q11399",
-     "Luciano Pavarotti ist im Bereich Oper tätig.", "Luciano Pavarotti ist im Bereich Rockmusik tätig."),
+     "Die Musik von Luciano Pavarotti gehört zum Genre Oper.", "Die Musik von Luciano Pavarotti gehört zum Genre Rockmusik."),
     # the second reading (seed 2611): a city named «City of …» takes «the» at the start of the sentence too
     # («City of Brussels is a sister city of Berlin» was wrong)
     ("en", "P190/1", "Q239", "Q64", "Q90",
@@ -117,8 +117,8 @@ SENTENCES = [
      "„Twin Peaks“ wurde zuerst vom Sender American Broadcasting Company ausgestrahlt.",
      "„Twin Peaks“ wurde zuerst vom Sender NBC ausgestrahlt."),
     ("de", "P264/2", "Q152768", "Q168407", "Q557632",
-     "Die Platten von Daniel Barenboim erscheinen beim Label Deutsche Grammophon.",
-     "Die Platten von Daniel Barenboim erscheinen beim Label Decca Records."),
+     "Die Platten von Daniel Barenboim erschienen beim Label Deutsche Grammophon.",
+     "Die Platten von Daniel Barenboim erschienen beim Label Decca Records."),
 ]
 
 # questions of the second reading: (lang, template, subject, the question as rendered)
@@ -126,7 +126,7 @@ QUESTIONS = [
     ("en", "P190/q1", "Q239", "Which city is a sister city of the City of Brussels?"),
     ("en", "P1376/q1", "Q239", "Of which country is the City of Brussels the capital?"),
     # a genre is not played («Welches Musikgenre spielt Luciano Pavarotti? – Oper» was wrong)
-    ("de", "P136/q1", "Q37001", "In welchem Musikgenre ist Luciano Pavarotti tätig?"),
+    ("de", "P136/q1", "Q37001", "Zu welchem Musikgenre gehört die Musik von Luciano Pavarotti?"),
 ]
 
 
