@@ -96,13 +96,14 @@ def _not_reviewed_ok(ledgers: dict) -> list[str]:
 
 @pytest.fixture(scope="module")
 def place_ledger(place_build):
-    return ledger_for_run(place_build, load_library(SHIPPED_LANGS))
+    return ledger_for_run(place_build, load_library(SHIPPED_LANGS), subjects=True)
 
 
 def test_every_place_filler_of_a_shipped_pair_is_reviewed_ok(place_ledger):
-    """The fast check: every gold and candidate of the place predicates of arab-west, in the 13 shipped
-    languages, is in templates/review/<lang>.tsv as ok."""
+    """The fast check: every gold, candidate and subject filler of the place predicates of arab-west, in the
+    13 shipped languages, is in templates/review/<lang>.tsv as ok."""
     assert {x.lang for x in place_ledger.lines} == set(SHIPPED_LANGS)
+    assert {x.lang for x in place_ledger.lines if x.role == "subject"} == set(SHIPPED_LANGS)
     assert {x.template.split("/")[0] for x in place_ledger.lines} == set(PLACE_PREDICATES)
     problems = _not_reviewed_ok({"arab-west": place_ledger})
     assert not problems, f"{len(problems)} filler(s) not reviewed ok:\n" + "\n".join(problems[:60])
@@ -129,13 +130,14 @@ def test_a_filler_the_review_has_not_seen_fails_the_check(place_build, tmp_path)
 @pytest.fixture(scope="module")
 def ledgers(shipped_builds):
     library = load_library(SHIPPED_LANGS)
-    return {pair: ledger_for_run(run, library) for pair, run in shipped_builds.items()}
+    return {pair: ledger_for_run(run, library, subjects=True) for pair, run in shipped_builds.items()}
 
 
 @pytest.mark.slow
 @pytest.mark.skipif(not FULL, reason="the full ledger of the three shipped pairs (~3 min): FACTATLAS_FULL_LEDGER=1")
 def test_every_filler_of_the_shipped_pairs_is_reviewed_ok(ledgers):
-    """Every gold and candidate filler of the three shipped pairs is in templates/review/<lang>.tsv as ok."""
+    """Every gold, candidate and subject filler of the three shipped pairs is in templates/review/<lang>.tsv
+    as ok."""
     assert {x.lang for ledger in ledgers.values() for x in ledger.lines} == set(SHIPPED_LANGS)
     problems = _not_reviewed_ok(ledgers)
     assert not problems, f"{len(problems)} filler(s) not reviewed ok:\n" + "\n".join(problems[:60])
