@@ -269,6 +269,10 @@ def test_speed_benchmark_checks_rankings_then_takes_the_pll_ratio_apart(capsys, 
     assert "check pll vs BMLAMA-style loop: rankings identical on 4 prompts" in out
     assert out.count("RATIO") == 2 and "WHERE pll" in out and "BOUND pll" in out and "POOLED pll" in out
     assert "check pll, head per batch, vs BMLAMA-style loop: rankings identical on 4 prompts" in out
+    for mode in ("independent", "pll"):  # both limits, as the causal rules print them
+        ratio = next(line for line in out.splitlines() if line.startswith(f"RATIO {mode}: "))
+        assert "of the limit (bare encoder forward on the same passes), " in ratio
+        assert "of it plus the head's product at the read positions (which alone caps the first at " in ratio
 
 
 def test_speed_benchmark_prints_no_ratio_when_an_anchor_ranks_differently(capsys, monkeypatch):
