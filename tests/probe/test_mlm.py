@@ -54,10 +54,13 @@ def test_read_positions_only_shortcuts_match_full_logits(tiny_bert, capitals_row
     queries = _queries(cloze_rows(capitals_rows))[:16]
     fast = MaskedLMScorer(tiny_bert, mode)
     assert fast._last is not None and bert_like_last_layer(tiny_bert.model.bert) is not None
+    decoder = tiny_bert.model.get_output_embeddings()
+    assert fast._into is not None and decoder.bias is not None and decoder.bias.abs().max() > 0  # into a buffer
     head_only = MaskedLMScorer(tiny_bert, mode, partial_last_layer=False).score(queries)
     full = MaskedLMScorer(tiny_bert, mode, split_head=False).score(queries)
     assert fast.score(queries) == [pytest.approx(f, abs=1e-5) for f in full]
     assert head_only == [pytest.approx(f, abs=1e-5) for f in full]
+    assert tiny_bert.model.get_output_embeddings() is decoder and fast._buffer is None
 
 
 @pytest.mark.parametrize("mode", ["independent", "pll"])
