@@ -319,6 +319,38 @@ def padded_decoder(model, head, align: int = VOCAB_ALIGN):
     return parent, name, padded.eval().requires_grad_(False)
 
 
+def decoder_slot(model, head):
+    """(parent module, attribute name) of the model's vocabulary projection inside ``head``, when it is a
+    plain ``Linear`` there; else None."""
+    import torch
+
+    decoder = model.get_output_embeddings()
+    if not isinstance(decoder, torch.nn.Linear):
+        return None
+    parent = next((m for m in head.modules() for child in m.children() if child is decoder), None)
+    if parent is None:
+        return None
+    return parent, next(n for n, child in parent.named_children() if child is decoder)
+
+
+def _linear_into(decoder, buffer):
+    """A module computing ``decoder(x)`` (the same kernel: ``addmm``, or ``mm`` without bias) into the
+    first rows of ``buffer``: a fresh vocabulary-sized output every projection is a new mapping whose
+    pages all fault in, and a reused one is already mapped (and warm in cache)."""
+    import torch
+
+    class LinearInto(torch.nn.Module):
+        def forward(self, x):
+            if x.dim() != 2 or x.shape[0] > buffer.shape[0] or x.dtype != buffer.dtype:
+                return decoder(x)
+            out = buffer[: x.shape[0]]
+            if decoder.bias is None:
+                return torch.mm(x, decoder.weight.t(), out=out)
+            return torch.addmm(decoder.bias, x, decoder.weight.t(), out=out)
+
+    return LinearInto()
+
+
 AVERAGES = ("logprob", "prob")
 
 
@@ -356,6 +388,9 @@ class MaskedLMScorer:
         if head_rows is not None and head_rows < 1:
             raise ValueError(f"head_rows must be a positive number of reads or None, got {head_rows}")
         self._head_rows = None if accelerator_paths or self._split is None else head_rows
+        # ...and projected into one buffer per call (``_linear_into``), where the head's decoder is found
+        self._into = decoder_slot(lm.model, self._split[1]) if self._head_rows is not None else None
+        self._buffer = None
 
     def context_needs(self, queries: Sequence[ClozeQuery], slots: Sequence[SlotTokens] | None = None):
         """Per query, the positions of its longest candidate in place, special tokens included."""
@@ -386,6 +421,9 @@ class MaskedLMScorer:
         device = self.lm.device
         sums = torch.zeros(len(plan.token_counts), dtype=torch.float64, device=device)
         pending = PendingReads()
+        if self._into is not None:
+            weight = getattr(*self._into).weight
+            self._buffer = torch.empty((self._head_rows, weight.shape[0]), dtype=weight.dtype, device=weight.device)
         with torch.inference_mode():
             # Passes of one length batch together: no padding, so no attention mask and no wasted rows.
             for b in plan.batches(self.batch_tokens):
@@ -395,6 +433,7 @@ class MaskedLMScorer:
                     self._add_log_probs(*chunk, sums)
             for chunk in pending.ready(None):
                 self._add_log_probs(*chunk, sums)
+        self._buffer = None
         counts = np.array(plan.token_counts, dtype=np.float64)
         with np.errstate(divide="ignore", invalid="ignore"):
             means = np.where(counts > 0, sums.cpu().numpy() / counts, float("-inf")).tolist()
@@ -434,6 +473,14 @@ class MaskedLMScorer:
         if self._split is None:
             return states
         head = self._split[1]
+        if self._buffer is not None:
+            parent, name = self._into
+            decoder = getattr(parent, name)
+            setattr(parent, name, _linear_into(decoder, self._buffer))  # the head's own code, into the buffer
+            try:
+                return head(states)
+            finally:
+                setattr(parent, name, decoder)
         if self._padded is None:
             return head(states)
         parent, name, padded = self._padded

@@ -23,13 +23,24 @@ if TYPE_CHECKING:
     import torch
 
 
+# Rows per step of the in-place normaliser: its four passes (max, subtract, exp, sum) run on blocks of
+# about this many bytes, which stay in a core's L2 cache between passes instead of streaming the whole
+# logits from memory four times. Measured on one thread, 256 rows x 30,000 columns (the product 34 ms):
+# whole 9.4 ms, blocks of 8 or 16 rows (1-2 MB) 4.1-4.4 ms, of 32 rows 8.1 ms.
+BLOCK_BYTES = 1 << 20
+
+
 def logsumexp_rows_in_place(logits: torch.Tensor) -> torch.Tensor:
     """``torch.logsumexp(logits, dim=-1)``, bit for bit, computed in ``logits``' own memory, which it
     overwrites. Same steps in the same order as ATen's: the row maximum (0 where infinite), subtract,
     exponentiate, sum, log, add the maximum back; between subtracting and exponentiating, the terms that
-    would underflow to subnormals are raised to ``underflow_floor`` (they add nothing to the sum)."""
+    would underflow to subnormals are raised to ``underflow_floor`` (they add nothing to the sum); rows of a
+    matrix in blocks of about ``BLOCK_BYTES``."""
     import torch
 
+    rows = max(1, BLOCK_BYTES // max(1, logits.shape[-1] * logits.element_size()))
+    if logits.dim() == 2 and logits.shape[0] > rows:
+        return torch.cat([logsumexp_rows_in_place(logits[i:i + rows]) for i in range(0, logits.shape[0], rows)])
     maxes = logits.amax(dim=-1, keepdim=True)
     no_mass = maxes == float("-inf")
     maxes.masked_fill_(maxes.abs() == float("inf"), 0)

@@ -54,10 +54,13 @@ def test_read_positions_only_shortcuts_match_full_logits(tiny_bert, capitals_row
     queries = _queries(cloze_rows(capitals_rows))[:16]
     fast = MaskedLMScorer(tiny_bert, mode)
     assert fast._last is not None and bert_like_last_layer(tiny_bert.model.bert) is not None
+    decoder = tiny_bert.model.get_output_embeddings()
+    assert fast._into is not None and decoder.bias is not None and decoder.bias.abs().max() > 0  # into a buffer
     head_only = MaskedLMScorer(tiny_bert, mode, partial_last_layer=False).score(queries)
     full = MaskedLMScorer(tiny_bert, mode, split_head=False).score(queries)
     assert fast.score(queries) == [pytest.approx(f, abs=1e-5) for f in full]
     assert head_only == [pytest.approx(f, abs=1e-5) for f in full]
+    assert tiny_bert.model.get_output_embeddings() is decoder and fast._buffer is None
 
 
 @pytest.mark.parametrize("mode", ["independent", "pll"])
@@ -269,6 +272,10 @@ def test_speed_benchmark_checks_rankings_then_takes_the_pll_ratio_apart(capsys, 
     assert "check pll vs BMLAMA-style loop: rankings identical on 4 prompts" in out
     assert out.count("RATIO") == 2 and "WHERE pll" in out and "BOUND pll" in out and "POOLED pll" in out
     assert "check pll, head per batch, vs BMLAMA-style loop: rankings identical on 4 prompts" in out
+    for mode in ("independent", "pll"):  # both limits, as the causal rules print them
+        ratio = next(line for line in out.splitlines() if line.startswith(f"RATIO {mode}: "))
+        assert "of the limit (bare encoder forward on the same passes), " in ratio
+        assert "of it plus the head's product at the read positions (which alone caps the first at " in ratio
 
 
 def test_speed_benchmark_prints_no_ratio_when_an_anchor_ranks_differently(capsys, monkeypatch):

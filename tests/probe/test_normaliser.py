@@ -18,6 +18,14 @@ def test_in_place_logsumexp_is_torchs_bit_for_bit():
     got = logsumexp_rows_in_place(work)
     assert torch.equal(got, expected)
     assert not torch.equal(work, logits)  # it did reuse the logits' memory
+    import factatlas.probe.normaliser as normaliser
+
+    blocks = normaliser.BLOCK_BYTES
+    try:
+        normaliser.BLOCK_BYTES = 5 * 3001 * 4  # blocks of 5 rows, the last one shorter
+        assert torch.equal(logsumexp_rows_in_place(logits.clone()), expected)
+    finally:
+        normaliser.BLOCK_BYTES = blocks
     half = logits[:, :64].to(torch.bfloat16)
     assert torch.equal(logsumexp_rows_in_place(half.clone()), torch.logsumexp(half, dim=-1))
 
