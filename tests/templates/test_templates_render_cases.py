@@ -393,7 +393,7 @@ FIELD_ANSWERS = [
 # instruments takes «ein»
 LIBRARY_ANSWERS = [
     ("de", "P364/2", "Q56426", "marokkanischem Arabisch"),
-    ("de", "P1412/3", "Q1194795", "maghrebinischem Arabisch"),
+    ("de", "P1412/3", "Q1194795", "maghrebinisches Arabisch"),  # «Zu den Sprachen von X zählt …»: nominative
     ("de", "P1303/1", "Q1798603", "ein Saiteninstrument"),
     ("de", "P1303/3", "Q52954", "ein Tasteninstrument"),
     ("de", "P1303/1", "Q6607", "Gitarre"),
