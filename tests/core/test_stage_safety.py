@@ -305,6 +305,7 @@ KILL_POINTS = [
 ]
 
 
+@pytest.mark.slow  # a child probe per kill point
 @pytest.mark.parametrize("point, survivor", [*KILL_POINTS, ("probe:rankings-written", "old"),
                                              ("probe:metrics-written", "old")])
 def test_a_killed_probe_leaves_the_old_or_the_new_model_folder_never_a_mix(small, new_folders, point, survivor):
