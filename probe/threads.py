@@ -10,9 +10,11 @@ Why larger models keep torch's setting rather than one thread: ``benchmarks/prob
 --thread-scaling`` on the shared 2-core box (load average 3.9-4.8, medians of 3 wall-clock rounds) gave
 2 threads 0.20x (independent) and 0.40x (PLL) of one thread's speed at the mBERT shape, 0.27-0.34x for
 the causal rules at a 12 x 768 decoder: a busy box punishes a second thread, so there the override is the
-answer. An idle box's speed-up was not measurable here, and the count is not chosen from the load at run
-time: thread counts change float sums in their last digits, and the same settings must give the same
-rankings byte for byte.
+answer. On the same box nearly idle (load from the measurement itself, 26 Nov 2026, medians of 3) 2 threads
+gave 1.72x (independent) and 1.87x (PLL) at the mBERT shape, 1.80-1.82x for the three causal rules at
+12 x 768 and 1.86x for seq2seq at T5-small's shape: large models keep every core by default. The count is
+not chosen from the load at run time: thread counts change float sums in their last digits, and the same
+settings must give the same rankings byte for byte.
 """
 
 from __future__ import annotations
