@@ -1,7 +1,7 @@
 """Fixtures of the templates room: builds of the embedded sample that the filler ledger reads.
 
-``shipped_builds``: the three shipped pairs in full (13 languages, every predicate; ~3 min with the
-ledger: only the opt-in full check uses it). ``place_build`` and ``genre_build``: fixed subsets built
+``shipped_builds``: the three shipped pairs in full (13 languages, every predicate; about 40 s of CPU with
+the ledger: the full check of the slow tier uses it). ``place_build`` and ``genre_build``: fixed subsets built
 in-process once per session (a few seconds each) for the fast checks of the suite."""
 
 from __future__ import annotations
