@@ -9,9 +9,21 @@ HUMAN, COUNTRY, CITY, LANGUAGE, OCCUPATION, INSTRUMENT, CONTINENT = (
 
 
 def entity(qid: str, labels: dict[str, str], classes: tuple[str, ...], gender: Gender = Gender.UNKNOWN,
-           aliases: dict[str, tuple[str, ...]] | None = None) -> Entity:
+           aliases: dict[str, tuple[str, ...]] | None = None, female: dict[str, str] | None = None) -> Entity:
+    """``female``: the P2521 (female form of label) labels, by language."""
     source = "P21" if gender is not Gender.UNKNOWN else ""
-    return Entity(qid, frozen_mapping(labels), frozen_mapping(aliases or {}), gender, source, classes)
+    return Entity(qid, frozen_mapping(labels), frozen_mapping(aliases or {}), gender, source, classes,
+                  female_labels=frozen_mapping(female or {}))
+
+
+def filled(renderer, template, subject: str, obj: str) -> str:
+    """The cloze ``template`` rendered for ``subject`` with ``obj`` in its slot, as a reader reads it."""
+    from factatlas.records import ANSWER_MARKER
+    from factatlas.templates.render import RenderedAnswer
+
+    answer = renderer.render_answer(template, obj, subject)
+    assert isinstance(answer, RenderedAnswer), answer
+    return renderer.render_prompt(template, subject).text.replace(ANSWER_MARKER, answer.forms[0], 1)
 
 
 ENTITIES = {e.qid: e for e in (

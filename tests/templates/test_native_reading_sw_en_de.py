@@ -11,57 +11,53 @@ from __future__ import annotations
 
 import pytest
 
-from factatlas.records import ANSWER_MARKER, Entity, Gender, frozen_mapping
+from factatlas.records import Gender
 from factatlas.templates.library import load_library
-from factatlas.templates.render import RenderedAnswer, RenderedPrompt, Renderer
+from factatlas.templates.render import RenderedPrompt, Renderer
 
-
-def _e(qid: str, labels: dict[str, str], classes: tuple[str, ...], gender: Gender = Gender.UNKNOWN) -> Entity:
-    return Entity(qid, frozen_mapping(labels), frozen_mapping({}), gender,
-                  "P21" if gender is not Gender.UNKNOWN else "", classes)
-
+from .templates_fixtures import entity, filled
 
 PERSON, CITY, COUNTRY, REGION = ("Q5",), ("Q515",), ("Q6256",), ("Q10864048",)
 ENTITIES = {e.qid: e for e in (
-    _e("Q76", {"sw": "Barack Obama", "de": "Barack Obama"}, PERSON, Gender.MASCULINE),
-    _e("Q10833", {"sw": "Johan Cruyff"}, PERSON, Gender.MASCULINE),
-    _e("Q23215", {"sw": "Adele"}, PERSON, Gender.FEMININE),
-    _e("Q43067", {"de": "Sophia Loren"}, PERSON, Gender.FEMININE),
-    _e("Q37001", {"de": "Luciano Pavarotti", "en": "Luciano Pavarotti"}, PERSON, Gender.MASCULINE),
-    _e("Q18094", {"sw": "Honolulu"}, CITY),
-    _e("Q1249255", {"sw": "Mkoa wa Riyadh"}, REGION),
-    _e("Q1492", {"sw": "Barcelona"}, CITY),
-    _e("Q60", {"sw": "Jiji la New York"}, CITY),
-    _e("Q1490", {"sw": "Tokyo"}, CITY),
-    _e("Q84", {"sw": "London"}, CITY),
-    _e("Q16557", {"sw": "Dallas"}, CITY),
-    _e("Q30", {"sw": "Marekani", "de": "Vereinigte Staaten"}, COUNTRY),
-    _e("Q142", {"sw": "Ufaransa", "de": "Frankreich", "en": "France"}, COUNTRY),
-    _e("Q37073", {"sw": "muziki wa pop"}, ("Q188451",)),
-    _e("Q131272", {"sw": "muziki wa soul"}, ("Q188451",)),
-    _e("Q2085", {"en": "Twin Peaks", "de": "Twin Peaks"}, ("Q5398426",)),
-    _e("Q169889", {"en": "American Broadcasting Company", "de": "American Broadcasting Company"},
+    entity("Q76", {"sw": "Barack Obama", "de": "Barack Obama"}, PERSON, Gender.MASCULINE),
+    entity("Q10833", {"sw": "Johan Cruyff"}, PERSON, Gender.MASCULINE),
+    entity("Q23215", {"sw": "Adele"}, PERSON, Gender.FEMININE),
+    entity("Q43067", {"de": "Sophia Loren"}, PERSON, Gender.FEMININE),
+    entity("Q37001", {"de": "Luciano Pavarotti", "en": "Luciano Pavarotti"}, PERSON, Gender.MASCULINE),
+    entity("Q18094", {"sw": "Honolulu"}, CITY),
+    entity("Q1249255", {"sw": "Mkoa wa Riyadh"}, REGION),
+    entity("Q1492", {"sw": "Barcelona"}, CITY),
+    entity("Q60", {"sw": "Jiji la New York"}, CITY),
+    entity("Q1490", {"sw": "Tokyo"}, CITY),
+    entity("Q84", {"sw": "London"}, CITY),
+    entity("Q16557", {"sw": "Dallas"}, CITY),
+    entity("Q30", {"sw": "Marekani", "de": "Vereinigte Staaten"}, COUNTRY),
+    entity("Q142", {"sw": "Ufaransa", "de": "Frankreich", "en": "France"}, COUNTRY),
+    entity("Q37073", {"sw": "muziki wa pop"}, ("Q188451",)),
+    entity("Q131272", {"sw": "muziki wa soul"}, ("Q188451",)),
+    entity("Q2085", {"en": "Twin Peaks", "de": "Twin Peaks"}, ("Q5398426",)),
+    entity("Q169889", {"en": "American Broadcasting Company", "de": "American Broadcasting Company"},
        ("Q1616075",)),
-    _e("Q13974", {"en": "NBC", "de": "NBC"}, ("Q1616075",)),
-    _e("Q1282", {"de": "Latium"}, ("Q16110",)),
-    _e("Q782", {"de": "Hawaii"}, ("Q35657",)),
-    _e("Q309104", {"de": "Tibesti"}, ("Q46831",)),
-    _e("Q657", {"de": "Tschad"}, COUNTRY),
-    _e("Q1016", {"de": "Libyen"}, COUNTRY),
-    _e("Q1848", {"de": "Stadt San Marino"}, CITY),
-    _e("Q238", {"de": "San Marino"}, COUNTRY),
-    _e("Q61", {"de": "Washington, D.C."}, CITY),
-    _e("Q90", {"de": "Paris", "en": "Paris"}, CITY),
-    _e("Q1344", {"de": "Oper", "en": "opera"}, ("Q188451",)),
-    _e("Q11399", {"de": "Rockmusik"}, ("Q188451",)),
+    entity("Q13974", {"en": "NBC", "de": "NBC"}, ("Q1616075",)),
+    entity("Q1282", {"de": "Latium"}, ("Q16110",)),
+    entity("Q782", {"de": "Hawaii"}, ("Q35657",)),
+    entity("Q309104", {"de": "Tibesti"}, ("Q46831",)),
+    entity("Q657", {"de": "Tschad"}, COUNTRY),
+    entity("Q1016", {"de": "Libyen"}, COUNTRY),
+    entity("Q1848", {"de": "Stadt San Marino"}, CITY),
+    entity("Q238", {"de": "San Marino"}, COUNTRY),
+    entity("Q61", {"de": "Washington, D.C."}, CITY),
+    entity("Q90", {"de": "Paris", "en": "Paris"}, CITY),
+    entity("Q1344", {"de": "Oper", "en": "opera"}, ("Q188451",)),
+    entity("Q11399", {"de": "Rockmusik"}, ("Q188451",)),
     # the second reading (seed 2611)
-    _e("Q239", {"en": "City of Brussels"}, ("Q5119", "Q1549591")),
-    _e("Q31", {"en": "Belgium"}, COUNTRY),
-    _e("Q64", {"en": "Berlin"}, CITY),
-    _e("Q9730", {"en": "western classical music"}, ("Q188451",)),
-    _e("Q152768", {"de": "Daniel Barenboim"}, PERSON, Gender.MASCULINE),
-    _e("Q168407", {"de": "Deutsche Grammophon"}, ("Q18127",)),
-    _e("Q557632", {"de": "Decca Records"}, ("Q18127",)),
+    entity("Q239", {"en": "City of Brussels"}, ("Q5119", "Q1549591")),
+    entity("Q31", {"en": "Belgium"}, COUNTRY),
+    entity("Q64", {"en": "Berlin"}, CITY),
+    entity("Q9730", {"en": "western classical music"}, ("Q188451",)),
+    entity("Q152768", {"de": "Daniel Barenboim"}, PERSON, Gender.MASCULINE),
+    entity("Q168407", {"de": "Deutsche Grammophon"}, ("Q18127",)),
+    entity("Q557632", {"de": "Decca Records"}, ("Q18127",)),
 )}
 
 # (lang, template, subject, gold, candidate, the sentence with the gold, the sentence with the candidate)
@@ -143,12 +139,7 @@ def test_shipped_sentence_with_gold_and_candidate(field, lang, tid, subject, gol
     template = lib.get(lang, tid)
     prompt = renderer.render_prompt(template, subject)
     assert isinstance(prompt, RenderedPrompt), prompt
-    sentences = []
-    for obj in (gold, candidate):
-        answer = renderer.render_answer(template, obj)
-        assert isinstance(answer, RenderedAnswer), answer
-        sentences.append(prompt.text.replace(ANSWER_MARKER, answer.forms[0], 1))
-    assert sentences == [with_gold, with_candidate]
+    assert [filled(renderer, template, subject, obj) for obj in (gold, candidate)] == [with_gold, with_candidate]
 
 
 @pytest.mark.parametrize(("lang", "tid", "subject", "question"), QUESTIONS, ids=[f"{c[0]}-{c[1]}" for c in QUESTIONS])

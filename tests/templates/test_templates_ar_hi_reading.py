@@ -15,9 +15,9 @@ import pytest
 
 from factatlas.records import Gender
 from factatlas.templates.library import load_library
-from factatlas.templates.render import RenderedAnswer, RenderedPrompt, Renderer
+from factatlas.templates.render import RenderedPrompt, Renderer
 
-from .templates_fixtures import CITY, CONTINENT, COUNTRY, HUMAN, LANGUAGE, entity
+from .templates_fixtures import CITY, CONTINENT, COUNTRY, HUMAN, LANGUAGE, entity, filled
 
 FILM, SERIES, MOUNTAIN, TV_CHANNEL, DISTRICT = "Q11424", "Q5398426", "Q8502", "Q1616075", "Q15284"
 CLOCK_TOWER = "Q12518"  # Big Ben's P31 in the embedded sample
@@ -55,12 +55,7 @@ def reading() -> tuple[Renderer, object]:
 
 def _sentence(reading, lang: str, tid: str, subject: str, obj: str) -> str:
     renderer, lib = reading
-    template = lib.get(lang, tid)
-    prompt = renderer.render_prompt(template, subject)
-    answer = renderer.render_answer(template, obj, subject)
-    assert isinstance(prompt, RenderedPrompt), prompt
-    assert isinstance(answer, RenderedAnswer), answer
-    return prompt.text.replace("[Y]", answer.forms[0])
+    return filled(renderer, lib.get(lang, tid), subject, obj)
 
 
 SENTENCES = [

@@ -6,51 +6,48 @@ from __future__ import annotations
 
 import pytest
 
-from factatlas.records import Entity, Gender, frozen_mapping
+from factatlas.records import Gender
 from factatlas.templates.backend_ko import attach
 from factatlas.templates.library import load_library
 from factatlas.templates.render import Renderer
+
+from .templates_fixtures import entity
 
 FILM, SERIES, HUMAN, COUNTRY, LANGUAGE, OCCUPATION, CONTINENT, GENRE = (
     "Q11424", "Q5398426", "Q5", "Q6256", "Q34770", "Q28640", "Q5107", "Q188451")
 
 
-def _entity(qid: str, labels: dict[str, str], classes: tuple[str, ...], gender: Gender = Gender.UNKNOWN) -> Entity:
-    return Entity(qid, frozen_mapping(labels), frozen_mapping({}), gender, "P21" if gender is not Gender.UNKNOWN
-                  else "", classes)
-
-
 ENTITIES = {e.qid: e for e in (
-    _entity("Q61448040", {"ko": "기생충", "zh": "寄生虫", "ja": "パラサイト 半地下の家族"}, (FILM,)),
-    _entity("Q79784", {"ko": "프렌즈", "zh": "老友记", "ja": "フレンズ"}, (SERIES,)),
-    _entity("Q495410", {"ko": "겨울연가"}, (SERIES,)),
-    _entity("Q884", {"ko": "대한민국"}, (COUNTRY,)),
-    _entity("Q30", {"ko": "미국"}, (COUNTRY,)),
-    _entity("Q13974", {"ko": "NBC"}, ("Q1616075",)),
-    _entity("Q1028", {"zh": "摩洛哥", "ja": "モロッコ"}, (COUNTRY,)),
-    _entity("Q25448", {"zh": "柏柏尔语族", "ja": "ベルベル諸語", "ko": "베르베르어"}, (LANGUAGE,)),
-    _entity("Q13955", {"zh": "阿拉伯语", "ja": "アラビア語"}, (LANGUAGE,)),
-    _entity("Q36268", {"zh": "碧姫·芭铎", "ja": "ブリジット・バルドー"}, (HUMAN,), Gender.FEMININE),
-    _entity("Q90", {"zh": "巴黎"}, ("Q515",)),
-    _entity("Q578416", {"ko": "사미라 사이드"}, (HUMAN,), Gender.FEMININE),
-    _entity("Q10800557", {"ko": "영화 배우"}, (OCCUPATION,)),
-    _entity("Q2526255", {"ko": "영화 감독"}, (OCCUPATION,)),
-    _entity("Q177220", {"ko": "가수", "ja": "歌手"}, (OCCUPATION,)),
-    _entity("Q334", {"ko": "싱가포르"}, (COUNTRY,)),
-    _entity("Q3960", {"ko": "오스트레일리아 대륙"}, (CONTINENT,)),
-    _entity("Q48", {"ko": "아시아"}, (CONTINENT,)),
-    _entity("Q539171", {"ko": "달리다", "ja": "ダリダ"}, (HUMAN,), Gender.FEMININE),
-    _entity("Q1062400", {"ko": "샹송", "ja": "シャンソン"}, (GENRE,)),
-    _entity("Q1344", {"ko": "오페라", "ja": "オペラ"}, (GENRE,)),
+    entity("Q61448040", {"ko": "기생충", "zh": "寄生虫", "ja": "パラサイト 半地下の家族"}, (FILM,)),
+    entity("Q79784", {"ko": "프렌즈", "zh": "老友记", "ja": "フレンズ"}, (SERIES,)),
+    entity("Q495410", {"ko": "겨울연가"}, (SERIES,)),
+    entity("Q884", {"ko": "대한민국"}, (COUNTRY,)),
+    entity("Q30", {"ko": "미국"}, (COUNTRY,)),
+    entity("Q13974", {"ko": "NBC"}, ("Q1616075",)),
+    entity("Q1028", {"zh": "摩洛哥", "ja": "モロッコ"}, (COUNTRY,)),
+    entity("Q25448", {"zh": "柏柏尔语族", "ja": "ベルベル諸語", "ko": "베르베르어"}, (LANGUAGE,)),
+    entity("Q13955", {"zh": "阿拉伯语", "ja": "アラビア語"}, (LANGUAGE,)),
+    entity("Q36268", {"zh": "碧姫·芭铎", "ja": "ブリジット・バルドー"}, (HUMAN,), Gender.FEMININE),
+    entity("Q90", {"zh": "巴黎"}, ("Q515",)),
+    entity("Q578416", {"ko": "사미라 사이드"}, (HUMAN,), Gender.FEMININE),
+    entity("Q10800557", {"ko": "영화 배우"}, (OCCUPATION,)),
+    entity("Q2526255", {"ko": "영화 감독"}, (OCCUPATION,)),
+    entity("Q177220", {"ko": "가수", "ja": "歌手"}, (OCCUPATION,)),
+    entity("Q334", {"ko": "싱가포르"}, (COUNTRY,)),
+    entity("Q3960", {"ko": "오스트레일리아 대륙"}, (CONTINENT,)),
+    entity("Q48", {"ko": "아시아"}, (CONTINENT,)),
+    entity("Q539171", {"ko": "달리다", "ja": "ダリダ"}, (HUMAN,), Gender.FEMININE),
+    entity("Q1062400", {"ko": "샹송", "ja": "シャンソン"}, (GENRE,)),
+    entity("Q1344", {"ko": "오페라", "ja": "オペラ"}, (GENRE,)),
     # Wikidata labels of the P264 objects of Dalida (Barclay) and Elvis Presley (RCA Records)
-    _entity("Q2535085", {"ko": "바클레이", "ja": "バークレー"}, ("Q18127",)),
-    _entity("Q202585", {"ko": "RCA 레코드", "ja": "RCAレコード"}, ("Q18127",)),
-    _entity("Q5928", {"ko": "지미 헨드릭스", "ja": "ジミ・ヘンドリックス"}, (HUMAN,), Gender.MASCULINE),
-    _entity("Q6607", {"ko": "기타", "ja": "ギター"}, ("Q34379",)),
-    _entity("Q150", {"ko": "프랑스어", "ja": "フランス語"}, (LANGUAGE,)),
-    _entity("Q652", {"ko": "이탈리아어", "ja": "イタリア語"}, (LANGUAGE,)),
-    _entity("Q142", {"ko": "프랑스", "ja": "フランス"}, (COUNTRY,)),
-    _entity("Q79", {"ko": "이집트", "ja": "エジプト"}, (COUNTRY,)),
+    entity("Q2535085", {"ko": "바클레이", "ja": "バークレー"}, ("Q18127",)),
+    entity("Q202585", {"ko": "RCA 레코드", "ja": "RCAレコード"}, ("Q18127",)),
+    entity("Q5928", {"ko": "지미 헨드릭스", "ja": "ジミ・ヘンドリックス"}, (HUMAN,), Gender.MASCULINE),
+    entity("Q6607", {"ko": "기타", "ja": "ギター"}, ("Q34379",)),
+    entity("Q150", {"ko": "프랑스어", "ja": "フランス語"}, (LANGUAGE,)),
+    entity("Q652", {"ko": "이탈리아어", "ja": "イタリア語"}, (LANGUAGE,)),
+    entity("Q142", {"ko": "프랑스", "ja": "フランス"}, (COUNTRY,)),
+    entity("Q79", {"ko": "이집트", "ja": "エジプト"}, (COUNTRY,)),
 )}
 
 

@@ -11,17 +11,18 @@ from __future__ import annotations
 
 import pytest
 
-from factatlas.records import ANSWER_MARKER, Entity, Gender, frozen_mapping
+from factatlas.records import Entity, Gender
 from factatlas.templates.library import load_library
-from factatlas.templates.render import RenderedAnswer, RenderedPrompt, Renderer
+from factatlas.templates.render import RenderedPrompt, Renderer
+
+from .templates_fixtures import entity, filled
 
 _G = {"masc": Gender.MASCULINE, "fem": Gender.FEMININE, "unknown": Gender.UNKNOWN}
 
 
 def _e(qid: str, labels: dict[str, str], classes: tuple[str, ...], gender: str = "unknown",
        female: dict[str, str] | None = None) -> Entity:
-    return Entity(qid, frozen_mapping(labels), frozen_mapping({}), _G[gender], "P21" if gender != "unknown" else "",
-                  classes, female_labels=frozen_mapping(female or {}))
+    return entity(qid, labels, classes, _G[gender], female=female)
 
 
 # labels, P31 classes, P21 and P2521 as in the embedded Wikidata sample
@@ -147,6 +148,4 @@ def test_person_templates_hold_for_a_subject_who_has_died(field, lang, tid, subj
     if gold is None:
         assert prompt.text == sentence
         return
-    answer = renderer.render_answer(template, gold, subject)
-    assert isinstance(answer, RenderedAnswer), answer
-    assert prompt.text.replace(ANSWER_MARKER, answer.forms[0], 1) == sentence
+    assert filled(renderer, template, subject, gold) == sentence

@@ -8,10 +8,10 @@ import re
 
 import pytest
 
-from factatlas.records import ANSWER_MARKER, Gender
+from factatlas.records import Gender
 from factatlas.templates.library import load_library
-from factatlas.templates.render import RenderedAnswer, Renderer
-from tests.templates.templates_fixtures import CITY, COUNTRY, HUMAN, INSTRUMENT, LANGUAGE, entity
+from factatlas.templates.render import Renderer
+from tests.templates.templates_fixtures import CITY, COUNTRY, HUMAN, INSTRUMENT, LANGUAGE, entity, filled
 
 STATE = "Q35657"
 
@@ -66,10 +66,7 @@ def test_no_person_template_states_a_present_state_or_habit(library, lang):
 
 
 def _sentence(renderer, library, lang, template_id, subject, obj):
-    template = library.get(lang, template_id)
-    answer = renderer.render_answer(template, obj, subject)
-    assert isinstance(answer, RenderedAnswer), answer
-    return renderer.render_prompt(template, subject).text.replace(ANSWER_MARKER, answer.forms[0])
+    return filled(renderer, library.get(lang, template_id), subject, obj)
 
 
 @pytest.mark.parametrize(("lang", "template_id", "obj", "expected"), [
