@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from factatlas.atomic import read_json
 from factatlas.benchmark import Benchmark
 from factatlas.errors import ConfigError
 from factatlas.http import redact
@@ -75,7 +76,9 @@ def read_release_input(path: str | Path, library_templates: LibraryTemplates | N
     """The release input of a run directory or a benchmark directory (``Benchmark.open`` finds it)."""
     bench = Benchmark.open(path, require=REQUIRED_FILES)
     side = {name: (bench.path / name).read_bytes() for name in SIDE_FILES if (bench.path / name).is_file()}
-    manifest = _read_json(bench.run / "manifest.json") if bench.run else {}
+    manifest_path = bench.run / "manifest.json" if bench.run else None
+    manifest = (read_json(manifest_path, "run the stage that wrote it again, or remove manifest.json")
+                if manifest_path is not None and manifest_path.is_file() else {})
     templates, origin = find_templates(bench.path, bench.run, bench.meta, library_templates)
     return ReleaseInput(
         meta=bench.meta, prompts=tuple(bench.prompt_records), facts=tuple(bench.facts), entities=bench.entities,
@@ -84,15 +87,6 @@ def read_release_input(path: str | Path, library_templates: LibraryTemplates | N
         country_labels=recorded_labels(bench.meta, "country_labels", bench.path),
         predicate_labels=recorded_labels(bench.meta, "predicate_labels", bench.path),
     )
-
-
-def _read_json(path: Path) -> dict[str, Any]:
-    if not path.is_file():
-        return {}
-    try:
-        return json.loads(path.read_text("utf-8"))
-    except json.JSONDecodeError as e:
-        raise ConfigError(f"{path}:{e.lineno}:{e.colno}: invalid JSON ({e.msg})") from e
 
 
 def _query_hashes(run: Path | None) -> tuple[str, ...]:
