@@ -144,8 +144,10 @@ def with_mlama_paraphrases(library: Any, mlama: Mapping[str, Mapping[str, str]],
                 key = f"{lang}:{reason.split(':')[0] if reason.startswith('same-as') else reason}"
                 skipped[key] = skipped.get(key, 0) + 1
                 continue
+            # "draft": mLAMA's wording as published, not read by us (its French is not grammatical), so the
+            # release card lists these templates among the unreviewed
             extra.append(Template(mlama_template_id(predicate), lang, predicate, "cloze", mlama_text(text),
-                                  "reviewed", "mlama", origin))
+                                  "draft", "mlama", origin))
             mine.append(predicate)
         if extra:
             files[lang] = replace(file, templates=(*file.templates, *extra))

@@ -28,6 +28,7 @@ def test_added_skipped_and_counted_by_hand():
     assert got.skipped == {"en:no-slots": 1, "en:unknown-predicate": 1, "en:same-as": 1, "ja:no-mlama-templates": 1}
     en = got.library.get("en", "P36/mlama")
     assert (en.text, en.kind, en.predicate, en.source) == ("[X] has the capital [Y].", "cloze", "P36", "mlama")
+    assert en.status == "draft"  # mLAMA's wording, not read by us: the release card lists it as a draft
     assert got.library.get("fr", "P36/mlama").text == "La capitale de [X] est [Y]."
     assert got.library.get("en", "P19/mlama") is None
     # the library's own templates are untouched and come first
