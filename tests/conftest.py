@@ -78,15 +78,7 @@ def pytest_xdist_auto_num_workers(config) -> int:
 
 
 def pytest_collection_modifyitems(items):
-    """A test that starts real servers or engines is slow too: the quick tier is -m "not slow" (README).
-    Files with server tests go first, then files with other slow tests, each file's tests in their own
-    order: xdist hands out whole files in this order, so the longest ones start early instead of leaving
-    one worker running alone at the end."""
+    """A test that starts real servers or engines is slow too: the quick tier is -m "not slow" (README)."""
     for item in items:
         if item.get_closest_marker("servers") is not None:
             item.add_marker(pytest.mark.slow)
-    weight: dict[str, int] = {}
-    for item in items:
-        here = 2 if item.get_closest_marker("servers") else 1 if item.get_closest_marker("slow") else 0
-        weight[item.path] = max(weight.get(item.path, 0), here)
-    items.sort(key=lambda item: -weight[item.path])  # stable: file and test order kept within a weight
