@@ -55,10 +55,35 @@ def read_text(path: str | os.PathLike, shown: str | None = None) -> str:
                           "e.g. `iconv -f latin1 -t utf-8`", shown, line, col) from e
 
 
+# libyaml's parser builds the same node tree with the same marks (line, column; ``index`` where PyYAML's
+# parser has ``pointer``: checked node for node on every bundled file) about 9x faster; its errors are
+# located in bytes, so a document it refuses is parsed again by PyYAML's parser for the error.
+_FAST_LOADER = getattr(yaml, "CSafeLoader", None)
+
+
 def compose(text: str, shown: str) -> yaml.Node | None:
     """The YAML node tree of ``text`` (None for an empty document), alias expansion bounded."""
     try:
-        root = yaml.compose(text, Loader=yaml.SafeLoader)
+        root = yaml.compose(text, Loader=_FAST_LOADER) if _FAST_LOADER else _compose_exact(text, shown)
+    except yaml.YAMLError:
+        root = _compose_exact(text, shown)
+    if root is not None:
+        check_expansion(root, shown)
+    return root
+
+
+def source_of(node: yaml.Node, text: str) -> str:
+    """The characters of ``text`` that ``node`` was parsed from (either parser's marks)."""
+    start, end = node.start_mark, node.end_mark
+    if getattr(start, "buffer", None) is not None:
+        return start.buffer[start.pointer:end.pointer]
+    return text[start.index:end.index]
+
+
+def _compose_exact(text: str, shown: str) -> yaml.Node | None:
+    """PyYAML's own parser: slower, its errors located in characters."""
+    try:
+        return yaml.compose(text, Loader=yaml.SafeLoader)
     except yaml.reader.ReaderError as e:  # a character YAML does not allow (NUL, other controls)
         before = text[:e.position]
         line = before.count("\n") + 1
@@ -70,9 +95,6 @@ def compose(text: str, shown: str) -> yaml.Node | None:
         mark = getattr(e, "problem_mark", None)
         raise ConfigError(f"not valid YAML: {getattr(e, 'problem', None) or e}", shown,
                           mark.line + 1 if mark else None, mark.column + 1 if mark else None) from e
-    if root is not None:
-        check_expansion(root, shown)
-    return root
 
 
 def check_expansion(root: yaml.Node, shown: str, limit: int = MAX_EXPANDED_NODES) -> int:
@@ -162,8 +184,4 @@ def _construct(node: yaml.Node, key: tuple, marks: dict) -> Any:
 
 
 def _scalar(node: yaml.ScalarNode) -> Any:
-    loader = yaml.SafeLoader("")
-    try:
-        return loader.construct_object(node, deep=True)
-    finally:
-        loader.dispose()
+    return yaml.constructor.SafeConstructor().construct_object(node, deep=True)

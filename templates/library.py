@@ -17,7 +17,7 @@ from pathlib import Path
 import yaml
 
 from factatlas.errors import ConfigError, did_you_mean
-from factatlas.yamlfile import compose, position, read_text
+from factatlas.yamlfile import compose, position, read_text, source_of
 from factatlas.yamlfile import display_path as shown_path
 
 FILE_KEYS = ("lang", "name", "scripts", "genders", "templates", "notes")
@@ -189,7 +189,7 @@ def read_language_file(path: str | os.PathLike, display_path: str | None = None)
                     issue(lnode, f"templates of {predicate} must be a list", "write '- id: ...' entries")
                     continue
                 for entry in lnode.value:
-                    t = _read_template(entry, predicate, lang or stem, shown, issue)
+                    t = _read_template(entry, predicate, lang or stem, shown, issue, text)
                     if t is not None:
                         templates.append(t)
     return LanguageFile(lang or "", name, scripts, genders, tuple(templates), shown, stem, positions,
@@ -205,7 +205,7 @@ def _string_list(node: yaml.Node | None, key: str, issue) -> tuple[str, ...]:
     return tuple(n.value for n in node.value)
 
 
-def _read_template(node: yaml.Node, predicate: str, lang: str, shown: str, issue) -> Template | None:
+def _read_template(node: yaml.Node, predicate: str, lang: str, shown: str, issue, text: str) -> Template | None:
     if not isinstance(node, yaml.MappingNode):
         issue(node, "a template entry must be a mapping", "write '- id: P19/1' with text, status, source")
         return None
@@ -228,9 +228,8 @@ def _read_template(node: yaml.Node, predicate: str, lang: str, shown: str, issue
             ln, col = _pos(vnode)
             raw = ""
             style = vnode.style or ""
-            buf = getattr(vnode.start_mark, "buffer", None)
-            if style in ('"', "'", "|", ">") and buf:
-                raw = buf[vnode.start_mark.pointer:vnode.end_mark.pointer]
+            if style in ('"', "'", "|", ">"):
+                raw = source_of(vnode, text)
             anchor = TextAnchor(ln, col, style, raw)
             for offset, ch in enumerate(value):
                 if unicodedata.category(ch) == "Cc":  # NUL, tab, newline, ESC...: never part of a prompt

@@ -1,5 +1,5 @@
 
-"""Session fixtures of the scorer tests: the capitals benchmark and tiny models trained on it once."""
+"""Session fixtures of the scorer tests: the capitals benchmark and tiny models trained on it once per\nsession, shared by the xdist workers (tests/worker_cache.py)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.probe.probe_capitals import capital_prompt_rows, prompts_of, question_examples, write_benchmark
+from tests.worker_cache import shared_build
 
 TRAINED_MODELS = frozenset({"tiny_bert_dir", "tiny_gpt2_dir", "tiny_t5_dir", "tiny_chat_dir", "tiny_bert", "tiny_gpt2",
                             "tiny_t5", "tiny_chat"})
@@ -44,11 +45,14 @@ def capitals_benchmark(tmp_path_factory, capitals_rows) -> Path:
 def _train(tmp_path_factory, rows, arch: str, steps: int, vocab_size: int, questions: bool = False, **kw) -> Path:
     from factatlas.probe.tiny import make_tiny_model, tokenizer_texts, true_fact_examples
 
-    examples = true_fact_examples(prompts_of(rows), splits=("train",))
-    if questions:
-        examples += question_examples(rows)
-    return make_tiny_model(tmp_path_factory.mktemp(f"tiny-{arch}"), arch, tokenizer_texts(prompts_of(rows)),
-                           examples=examples, steps=steps, vocab_size=vocab_size, **kw)
+    def build(folder: Path) -> Path:
+        examples = true_fact_examples(prompts_of(rows), splits=("train",))
+        if questions:
+            examples += question_examples(rows)
+        return make_tiny_model(folder, arch, tokenizer_texts(prompts_of(rows)), examples=examples, steps=steps,
+                               vocab_size=vocab_size, **kw)
+
+    return shared_build(tmp_path_factory, f"tiny-{arch}", build)
 
 
 @pytest.fixture(scope="session")
@@ -112,11 +116,13 @@ def tiny_chat_dir(tmp_path_factory, capitals_prompts) -> Path:
         tokenizer_texts,
     )
 
-    examples = chat_examples(capitals_prompts, ("train",))
-    return make_tiny_model(tmp_path_factory.mktemp("tiny-chat"), "gpt2",
-                           [*tokenizer_texts(capitals_prompts), *(e.text for e in examples)],
-                           examples=examples, steps=300, vocab_size=300, chat_template=TINY_CHAT_TEMPLATE,
-                           size=TinySize(max_positions=512))
+    def build(folder: Path) -> Path:
+        examples = chat_examples(capitals_prompts, ("train",))
+        return make_tiny_model(folder, "gpt2", [*tokenizer_texts(capitals_prompts), *(e.text for e in examples)],
+                               examples=examples, steps=300, vocab_size=300, chat_template=TINY_CHAT_TEMPLATE,
+                               size=TinySize(max_positions=512))
+
+    return shared_build(tmp_path_factory, "tiny-chat", build)
 
 
 @pytest.fixture(scope="session")
