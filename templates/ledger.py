@@ -144,6 +144,42 @@ class _Tap(Counter):
         super().__setitem__(key, value)
 
 
+def answer_rows(prompts, entities: Mapping[str, Entity]) -> list[dict]:
+    """What ``build_instances`` needs of a build's prompts table (pyarrow): its cloze rows in table order,
+    each with the gold list (``gold_qids``, ``gold_forms``) only where it holds the first occurrence of some
+    (lang, template, object, variant) as gold, and likewise the candidate list; rows left with neither are
+    left out. The result of ``build_instances`` is the same as over every row.
+
+    A list left out repeats, for its role, the objects of an earlier row of the same language, template and
+    subject gender (all that a variant depends on: ``subject_key``), so it adds nothing. Predicate-wide
+    candidate lists make most of them (a shipped pair: about 1,400 distinct candidate lists in 52,000 cloze
+    rows). The lists are compared joined in Arrow, so those left out are never made Python objects."""
+    import pyarrow.compute as pc
+
+    from factatlas.builder.sources import subject_key  # what answer_variant reads of a subject
+
+    cloze = prompts.filter(pc.equal(prompts["kind"], "cloze"))
+    keys = zip(cloze["lang"].to_pylist(), cloze["template_id"].to_pylist(), cloze["subject_qid"].to_pylist(),
+               pc.binary_join(cloze["gold_qids"], "\t").to_pylist(),
+               pc.binary_join(cloze["candidate_qids"], "\t").to_pylist(), strict=True)
+    seen: set[tuple] = set()
+    rows: list[tuple[int, bool, bool]] = []
+    for i, (lang, tid, subject, golds, candidates) in enumerate(keys):
+        gender = subject_key(entities, subject)
+        gold, candidate = ("gold", lang, tid, gender, golds), ("candidate", lang, tid, gender, candidates)
+        new_gold, new_candidate = gold not in seen, candidate not in seen
+        if new_gold or new_candidate:
+            seen.update((gold, candidate))
+            rows.append((i, new_gold, new_candidate))
+    base = cloze.select(["lang", "template_id", "kind", "subject_qid"]).take([i for i, _, _ in rows]).to_pylist()
+    golds = iter(cloze.select(["gold_qids", "gold_forms"]).take([i for i, g, _ in rows if g]).to_pylist())
+    candidates = iter(cloze.select(["candidate_qids", "candidate_forms"]).take(
+        [i for i, _, c in rows if c]).to_pylist())
+    no_gold, no_candidate = {"gold_qids": [], "gold_forms": []}, {"candidate_qids": [], "candidate_forms": []}
+    return [{**row, **(next(golds) if g else no_gold), **(next(candidates) if c else no_candidate)}
+            for row, (_, g, c) in zip(base, rows, strict=True)]
+
+
 def build_instances(rows: Iterable[Mapping], variant_of) -> dict[tuple[str, str, str, str], tuple[str, str, str]]:
     """(lang, template, object, variant) -> (role, a subject of that variant, the build's filler) over the
     cloze rows of a build's prompts table; ``variant_of(object, subject)`` as the build computes it."""
@@ -216,28 +252,42 @@ def subject_lines(rows: Iterable[Mapping], entities: Mapping[str, Entity], libra
     review = review if review is not None else {}
     instances = sorted({(r["lang"], r["template_id"], r["subject_qid"]) for r in rows if r["kind"] == "cloze"})
     lines: list[LedgerLine] = []
+    # a subject takes the same form wherever the slot asks the same of it: rendered once per form asked
+    forms: dict[tuple, tuple[str, str, tuple[str, ...]]] = {}
+    slots_of: dict[tuple[str, str], list[tuple[str, tuple, str, bool]]] = {}
     for lang, tid, subject_qid in instances:
         template, subject = library.get(lang, tid), entities.get(subject_qid)
         if template is None or subject is None:
             continue
-        slots = PREDICATES.get(template.predicate)
-        xtype = slots.subject_type if slots else ""
-        nodes = parse(template.text).nodes
-        for i, ctx in subject_contexts(template.text):
-            tap.log.clear()
-            res = renderer.fill(subject, lang, nodes[i].features, xtype, _sentence_initial(nodes, i))
-            if isinstance(res, RenderFailure):
-                filler, status = subject.labels.get(lang, ""), "failed"
-                sources = (f"render failure {res.reason}: {res.detail}",)
-            else:
-                filler, status = res.form, res.status
-                sources = (f"form {res.backend or 'none'}:{res.status}" + (f" ({res.detail})" if res.detail else ""),
-                           *(f"{what} {how}: {detail}" for key in dict.fromkeys(tap.log)
-                             if len(key) == 4 and key[0] == lang and key[1] != "alias"
-                             for _, what, how, detail in (key,)))
+        slots = slots_of.get((lang, tid))
+        if slots is None:
+            predicate = PREDICATES.get(template.predicate)
+            xtype = predicate.subject_type if predicate else ""
+            nodes = parse(template.text).nodes
+            slots = slots_of[lang, tid] = [(ctx, nodes[i].features, xtype, _sentence_initial(nodes, i))
+                                           for i, ctx in subject_contexts(template.text)]
+        for ctx, features, xtype, initial in slots:
+            key = (lang, subject_qid, features, xtype, initial)
+            if key not in forms:
+                forms[key] = _subject_form(renderer, tap, subject, lang, features, xtype, initial)
+            filler, status, sources = forms[key]
             verdict = review.get(lang, {}).get((ctx, filler), UNREVIEWED)
             lines.append(LedgerLine(lang, tid, subject_qid, "", "subject", ctx, filler, status, sources, verdict))
     return lines
+
+
+def _subject_form(renderer: Renderer, tap: _Tap, subject: Entity, lang: str, features, xtype: str,
+                  initial: bool) -> tuple[str, str, tuple[str, ...]]:
+    """(filler, status, sources) of a subject in a slot with these features."""
+    tap.log.clear()
+    res = renderer.fill(subject, lang, features, xtype, initial)
+    if isinstance(res, RenderFailure):
+        return subject.labels.get(lang, ""), "failed", (f"render failure {res.reason}: {res.detail}",)
+    return res.form, res.status, (
+        f"form {res.backend or 'none'}:{res.status}" + (f" ({res.detail})" if res.detail else ""),
+        *(f"{what} {how}: {detail}" for key in dict.fromkeys(tap.log)
+          if len(key) == 4 and key[0] == lang and key[1] != "alias"
+          for _, what, how, detail in (key,)))
 
 
 def filler_status(res: RenderedAnswer, renderer: Renderer, obj: Entity, lang: str) -> str:
@@ -432,6 +482,8 @@ def ledger_for_run(run: str | Path, library, review_folder: str | None = None,
                    langs: Sequence[str] | None = None, subjects: bool = False) -> Ledger:
     """The ledger of ``RUN/build`` (its prompts) rendered with ``library`` and the entities of
     ``RUN/curate``; ``subjects``: the subject fillers too (role ``subject``)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
     from factatlas.tables import read_entities
@@ -443,12 +495,15 @@ def ledger_for_run(run: str | Path, library, review_folder: str | None = None,
                           "--langs ...` first")
     columns = ["lang", "template_id", "kind", "subject_qid", "gold_qids", "gold_forms", "candidate_qids",
                "candidate_forms"]
-    rows = [r for r in pq.read_table(prompts, columns=columns).to_pylist() if not langs or r["lang"] in langs]
-    langs = sorted({r["lang"] for r in rows})
+    table = pq.read_table(prompts, columns=columns)
+    if langs:
+        table = table.filter(pc.is_in(table["lang"], pa.array(list(langs), pa.string())))
+    langs = sorted(set(table["lang"].to_pylist()))
     review = {lang: load_review(lang, review_folder) for lang in langs}
     entities = read_entities(run / "curate")
-    ledger = make_ledger(rows, entities, library, review)
+    ledger = make_ledger(answer_rows(table, entities), entities, library, review)
     if not subjects:
         return ledger
-    more = subject_lines(rows, entities, library, review)
+    cloze = table.filter(pc.equal(table["kind"], "cloze")).select(["lang", "template_id", "kind", "subject_qid"])
+    more = subject_lines(cloze.to_pylist(), entities, library, review)
     return Ledger(ledger.lines + tuple(more), ledger.stale, ledger.skipped)

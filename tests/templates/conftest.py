@@ -6,9 +6,6 @@ in-process once per session (a few seconds each) for the fast checks of the suit
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -17,10 +14,13 @@ SHIPPED_PAIRS = ("arab-west", "asia-west", "south-america-west")  # curate/pairs
 SHIPPED_LANGS = ("en", "ar", "es", "ko", "zh", "ru", "fr", "de", "ja", "pt", "hi", "sw", "it")
 
 
-def _cli(*args: str) -> None:
-    done = subprocess.run([sys.executable, "-m", "factatlas", *args], capture_output=True, text=True,
-                          env=os.environ.copy())
-    assert done.returncode == 0, f"factatlas {' '.join(args)} failed:\n{done.stderr[-3000:]}"
+def _cli_in_process(*args: str) -> None:
+    from typer.testing import CliRunner
+
+    from factatlas.app.cli import app
+
+    done = CliRunner().invoke(app, list(args))
+    assert done.exit_code == 0, f"factatlas {' '.join(args)} failed:\n{done.output[-3000:]}"
 
 
 @pytest.fixture(scope="session")
@@ -31,8 +31,8 @@ def shipped_builds(tmp_path_factory) -> dict[str, Path]:
     runs = {}
     for pair in SHIPPED_PAIRS:
         run = root / pair
-        _cli("curate", str(run), "--pair", pair, "--langs", langs)
-        _cli("build", str(run), "--langs", langs)
+        _cli_in_process("curate", str(run), "--pair", pair, "--langs", langs)
+        _cli_in_process("build", str(run), "--langs", langs)
         runs[pair] = run
     return runs
 
@@ -40,15 +40,6 @@ def shipped_builds(tmp_path_factory) -> dict[str, Path]:
 # The fast subset: the place contexts, where the Romance, German and Russian prepositions and articles are
 # decided (augmented admin-unit golds of P19/P20, capitals, twin cities), in every shipped language.
 PLACE_PREDICATES = ("P19", "P20", "P36", "P190")
-
-
-def _cli_in_process(*args: str) -> None:
-    from typer.testing import CliRunner
-
-    from factatlas.app.cli import app
-
-    done = CliRunner().invoke(app, list(args))
-    assert done.exit_code == 0, f"factatlas {' '.join(args)} failed:\n{done.output[-3000:]}"
 
 
 def _subset_build(root: Path, pair: str, predicates: tuple[str, ...], langs: tuple[str, ...]) -> Path:

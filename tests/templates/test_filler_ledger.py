@@ -19,7 +19,9 @@ from factatlas.errors import ConfigError
 from factatlas.templates.ledger import (
     UNREVIEWED,
     answer_context,
+    answer_rows,
     as_mapping,
+    build_instances,
     filler_diff,
     format_diff,
     ledger_for_run,
@@ -94,6 +96,24 @@ def _not_reviewed_ok(ledgers: dict) -> list[str]:
 @pytest.fixture(scope="module")
 def place_ledger(place_build):
     return ledger_for_run(place_build, load_library(SHIPPED_LANGS), subjects=True)
+
+
+def test_the_rows_the_ledger_reads_give_the_instances_of_every_row(place_build):
+    """``answer_rows`` leaves out the gold and candidate lists that repeat an earlier row's: the instances, each
+    with its first subject and filler, are those of every cloze row, on far fewer answers."""
+    import pyarrow.parquet as pq
+
+    from factatlas.builder.sources import answer_variant
+    from factatlas.tables import read_entities
+
+    table = pq.read_table(place_build / "build" / "prompts.parquet")
+    entities = read_entities(place_build / "curate")
+    every = [r for r in table.to_pylist() if r["kind"] == "cloze"]
+    read = answer_rows(table, entities)
+    variant = lambda q, s: answer_variant(entities, q, s)  # noqa: E731
+    assert build_instances(read, variant) == build_instances(every, variant)
+    answers = sum(len(r["gold_qids"]) + len(r["candidate_qids"]) for r in every)
+    assert sum(len(r["gold_qids"]) + len(r["candidate_qids"]) for r in read) < answers / 4
 
 
 def test_every_place_filler_of_a_shipped_pair_is_reviewed_ok(place_ledger):
