@@ -6,6 +6,7 @@ import importlib
 import ipaddress
 import os
 import socket
+import sys
 from pathlib import Path
 
 import pytest
@@ -25,6 +26,13 @@ def _modules_outside_checkout() -> list[str]:
             wrong.append(f"{name} from {module.__file__}")
     return wrong
 
+
+# Where the environment sets PYTHONDONTWRITEBYTECODE (this machine's does), every xdist worker would rewrite
+# and compile every test module again (about 4 s of CPU each: 8.4 s -> 4.3 s to collect the suite here),
+# and every child process would compile the modules it imports again: the suite keeps its bytecode
+# (__pycache__ is ignored by git).
+sys.dont_write_bytecode = False
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 
 # child processes (CLI runs, servers, kill tests) import the same checkout as this process
 os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, (str(REPO), os.environ.get("PYTHONPATH"))))
