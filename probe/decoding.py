@@ -124,7 +124,10 @@ def greedy_decode(model, ids, mask, max_new_tokens: int, eos_ids: frozenset[int]
     else:
         cache = dynamic_cache(model)
         positions = initial_positions(mask)
-        step = {"input_ids": ids, "attention_mask": mask, "position_ids": positions}
+        step = {"input_ids": ids, "attention_mask": mask}
+        with_positions = accepts(model, "position_ids")  # as generate: models with their own (ALiBi) get none
+        if with_positions:
+            step["position_ids"] = positions
         if accepts(model, "logits_to_keep"):
             step["logits_to_keep"] = 1
     while True:
@@ -143,7 +146,8 @@ def greedy_decode(model, ids, mask, max_new_tokens: int, eos_ids: frozenset[int]
             break
         if len(open_rows) < len(live):  # the ended rows leave: every later forward computes only the rest
             keep = torch.tensor(open_rows, dtype=torch.long, device=ids.device)
-            cache.batch_select_indices(keep)
+            # reorder_cache is an index_select on every layer kind (batch_select_indices misses recurrent states)
+            cache.reorder_cache(keep)
             chosen, mask = chosen[keep], mask[keep]
             if seq2seq:
                 states = states[keep]
@@ -156,5 +160,7 @@ def greedy_decode(model, ids, mask, max_new_tokens: int, eos_ids: frozenset[int]
         else:
             mask = torch.cat([mask, mask.new_ones((len(live), 1))], dim=-1)
             positions = positions[:, -1:] + 1
-            step = {**step, "input_ids": chosen[:, None], "attention_mask": mask, "position_ids": positions}
+            step = {**step, "input_ids": chosen[:, None], "attention_mask": mask}
+            if with_positions:
+                step["position_ids"] = positions
     return Decoded(tuple(tuple(t) for t in tokens), tuple(rows_per_step))
