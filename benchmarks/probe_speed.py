@@ -653,7 +653,7 @@ def main(argv=None) -> int:
     ap.add_argument("--thread-scaling", action="store_true",
                     help="only the wall-clock speed-up of each rule with 2 threads over 1 (CPU)")
     ap.add_argument("--generation", action="store_true",
-                    help="only greedy generation (causal presets): batched against one prompt at a time")
+                    help="only greedy generation: our loop against transformers' generate, batched and one prompt at a time")
     ap.add_argument("--max-new-tokens", type=int, default=8, help="--generation: new tokens per answer")
     ap.add_argument("--stop-strings", nargs="+", default=["auto"],
                     help="--generation: a row stops at the first of these in its new text (auto: the line break and "
@@ -761,26 +761,35 @@ def auto_stop_strings(lm, prompts, args) -> tuple[str, ...]:
 
 def generation_main(args, lm, queries) -> int:
     """``--generation``: the generative rules' greedy decoding (``GreedyGenerator``: left-padded batches
-    under ``--batch-tokens``, the model's KV cache, rows stopping at ``--stop-strings``) against the same
-    generator one prompt at a time, without stopping, and against transformers' ``generate`` with its own
-    ``stop_strings`` (batched in our batches, and one prompt at a time), on the prompts cut at the slot;
-    answers compared first (transformers' cut at the first stop string as ours are), then all timed
-    interleaved (process CPU)."""
+    under ``--batch-tokens``, the model's KV cache, rows stopping at ``--stop-strings``), our own loop
+    (``decoding.greedy_decode``: rows that have ended leave the batch) against transformers' ``generate``
+    (``decoder="transformers"``), each batched and one prompt at a time, against ours without stopping,
+    and against ``generate`` with its own ``stop_strings`` (batched in our batches, and one prompt at a
+    time), on the prompts cut at the slot; answers compared first (transformers' cut at the first stop
+    string as ours are), then all timed interleaved (process CPU, or CUDA events)."""
     from factatlas.probe.batching import token_budget_batches
     from factatlas.probe.generative import GreedyGenerator, cut_at_stop, stop_index
 
     prompts = [q.left.rstrip() for q in queries]
     stops = tuple(args.stop_strings) if args.stop_strings != ["auto"] else auto_stop_strings(lm, prompts, args)
-    gen = GreedyGenerator(lm, max_new_tokens=args.max_new_tokens, batch_tokens=args.batch_tokens, stop_strings=stops)
-    full = GreedyGenerator(lm, max_new_tokens=args.max_new_tokens, batch_tokens=args.batch_tokens, stop_strings=stops)
-    full.stop_at_first_line = False  # the previous way: every row decodes max_new_tokens
+
+    def generator(decoder: str, stopping: bool = True) -> GreedyGenerator:
+        g = GreedyGenerator(lm, max_new_tokens=args.max_new_tokens, batch_tokens=args.batch_tokens,
+                            stop_strings=stops, decoder=decoder)
+        g.stop_at_first_line = stopping  # False: every row decodes to its EOS or max_new_tokens
+        return g
+
+    gen, hf, full = generator("ours"), generator("transformers"), generator("ours", stopping=False)
     encoded = gen.encode(prompts)
     batches = token_budget_batches([len(e) + args.max_new_tokens for e in encoded], args.batch_tokens)
     ones = [[i] for i in range(len(prompts))]
     batched = gen.generate(prompts)
+    rows_per_step = gen.last_rows_per_step  # of the last batch
     unstopped = full.generate(prompts)
-    references = {"one prompt at a time": [gen.generate([p])[0] for p in prompts],
-                  "without stopping, cut": [cut_at_stop(a, stops) for a in unstopped],
+    references = {"ours one prompt at a time": [gen.generate([p])[0] for p in prompts],
+                  "generate batched": hf.generate(prompts),
+                  "generate one prompt at a time": [hf.generate([p])[0] for p in prompts],
+                  "ours without stopping, cut": [cut_at_stop(a, stops) for a in unstopped],
                   "transformers stop_strings, batched": [cut_at_stop(a, stops) for a in hf_stop_strings_generate(
                       lm, encoded, batches, stops, args.max_new_tokens)],
                   "transformers stop_strings, one at a time": [cut_at_stop(a, stops) for a in hf_stop_strings_generate(
@@ -789,15 +798,20 @@ def generation_main(args, lm, queries) -> int:
     for name, ref in references.items():
         n = sum(a != b for a, b in zip(batched, ref, strict=True))
         differ += n
-        print(f"check generation batched vs {name}: {len(prompts) - n} of {len(prompts)} answers equal")
+        print(f"check generation ours batched vs {name}: {len(prompts) - n} of {len(prompts)} answers equal")
     print(f"stop strings {stops!r}: {sum(stop_index(u, stops) is not None for u in unstopped)} of {len(prompts)} "
-          f"answers without stopping run past one; {len(batches)} batches")
+          f"answers without stopping run past one; {len(batches)} batches; rows per forward, last batch: "
+          f"{' '.join(map(str, rows_per_step))}")
+    if gen.fallbacks:
+        print(f"note: our loop fell back to generate for {gen.fallbacks} batches (generation config)")
     if differ:
         print("FAILED: batched answers differ; no ratio printed", file=sys.stderr)
         return 1
-    sides = {"generate batched": lambda: gen.generate(prompts),
-             "generate batched, no stopping": lambda: full.generate(prompts),
-             "generate one prompt at a time": lambda: [gen.generate([p]) for p in prompts],
+    sides = {"ours batched": lambda: gen.generate(prompts),
+             "ours batched, no stopping": lambda: full.generate(prompts),
+             "ours one prompt at a time": lambda: [gen.generate([p]) for p in prompts],
+             "generate batched": lambda: hf.generate(prompts),
+             "generate one prompt at a time": lambda: [hf.generate([p]) for p in prompts],
              "transformers stop_strings, batched": lambda: hf_stop_strings_generate(
                  lm, encoded, batches, stops, args.max_new_tokens),
              "transformers stop_strings, one at a time": lambda: hf_stop_strings_generate(
@@ -805,12 +819,16 @@ def generation_main(args, lm, queries) -> int:
     times = interleaved(sides, args.repeats, args.device)
     for name, ts in times.items():
         print(f"  {name:<42} {stats(ts)}  {len(prompts) / min(ts):9.1f} prompts/s")
-    t = min(times["generate batched"])
-    print(f"RATIO generation: batched {min(times['generate one prompt at a time']) / t:.2f}x one prompt at a time, "
-          f"{min(times['transformers stop_strings, one at a time']) / t:.2f}x transformers' generate with stop_strings "
-          f"one prompt at a time, {min(times['transformers stop_strings, batched']) / t:.2f}x it batched alike, "
-          f"{min(times['generate batched, no stopping']) / t:.2f}x without stopping ({args.max_new_tokens} new tokens, "
-          f"{len(prompts)} prompts, stop strings {stops!r}, process CPU, mins)")
+    best = {name: min(ts) for name, ts in times.items()}
+    t = best["ours batched"]
+    print(f"RATIO generation: ours batched {best['generate batched'] / t:.2f}x generate batched alike, "
+          f"{best['generate one prompt at a time'] / t:.2f}x generate one prompt at a time, "
+          f"{best['ours one prompt at a time'] / t:.2f}x ours one prompt at a time, "
+          f"{best['transformers stop_strings, batched'] / t:.2f}x transformers' stop_strings batched, "
+          f"{best['ours batched, no stopping'] / t:.2f}x ours without stopping; ours one at a time "
+          f"{best['generate one prompt at a time'] / best['ours one prompt at a time']:.2f}x generate one at a "
+          f"time ({args.max_new_tokens} new tokens, {len(prompts)} prompts, stop strings {stops!r}, "
+          f"{'CUDA' if args.device == 'cuda' else 'process CPU'}, mins)")
     return 0
 
 

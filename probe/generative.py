@@ -16,6 +16,7 @@ answer; ``correct_at_1`` = the answer matches a valid object.
 
 from __future__ import annotations
 
+import sys
 import unicodedata
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
@@ -245,14 +246,40 @@ def first_line_done(tokenizer, start: int):
     return stop_strings_done(tokenizer, start, LINE_BREAK)
 
 
+def stopped_rows(tokenizer, stops: Sequence[str], may_complete=None):
+    """``stop_strings_done`` for our decoding loop: given rows' new tokens, whether each holds one of
+    ``stops`` in its text (special tokens skipped, leading whitespace ignored); a row whose newest token
+    cannot complete a stop string (``may_complete``) is not decoded."""
+    stops = tuple(s for s in stops if s)
+
+    def stopped(rows: Sequence[Sequence[int]]) -> list[bool]:
+        done = [False] * len(rows)
+        check = [j for j, r in enumerate(rows) if r and (may_complete is None or r[-1] >= len(may_complete)
+                                                          or bool(may_complete[r[-1]]))]
+        texts = tokenizer.batch_decode([list(rows[j]) for j in check], skip_special_tokens=True) if check else []
+        for j, text in zip(check, texts, strict=True):
+            done[j] = stop_index(text, stops) is not None
+        return done
+
+    return stopped
+
+
+DECODERS = ("ours", "transformers")
+
+
 class GreedyGenerator:
     """Greedy (temperature 0) decoding for causal and seq2seq models, batched, left-padded, with the
-    model's KV cache (transformers' ``generate``). A row stops at the first of ``stop_strings`` in its
-    new text (``stop_strings_done``) and its answer is the text before it (``cut_at_stop``); the batch
-    ends when every row has stopped, at its end-of-sequence token or after ``max_new_tokens``."""
+    model's KV cache. A row stops at the first of ``stop_strings`` in its new text and its answer is the
+    text before it (``cut_at_stop``); it also ends at its end-of-sequence token or after
+    ``max_new_tokens``. ``decoder``: ``ours`` (``decoding.greedy_decode``: rows that have ended leave the
+    batch) or ``transformers`` (its ``generate`` with ``stop_strings_done``; finished rows stay in the
+    batch until the last ends). Ours falls back to ``generate``, said once on stderr and counted in
+    ``fallbacks``, when the model's generation settings change greedy choices (``greedy_changes``)."""
 
     def __init__(self, lm: LoadedModel, max_new_tokens: int = 16, batch_tokens: int = 8192,
-                 stop_strings: Sequence[str] = LINE_BREAK):
+                 stop_strings: Sequence[str] = LINE_BREAK, decoder: str = "ours"):
+        if decoder not in DECODERS:
+            raise ValueError(f"unknown decoder '{decoder}'; expected one of {DECODERS}")
         if lm.family == "mlm":
             raise ValueError("generative rules need a causal or seq2seq model; for masked LMs use xfactr")
         if not any(stop_strings):
@@ -262,6 +289,9 @@ class GreedyGenerator:
         # False: every row decodes max_new_tokens and its whole text is the answer (the previous way)
         self.stop_at_first_line = True
         self.scoring = "generative"
+        self.decoder = decoder
+        self.fallbacks = 0  # batches ours handed to transformers' generate (greedy_changes)
+        self.last_rows_per_step: tuple[int, ...] = ()  # our loop, last batch: rows each forward computed
         self._sentinels = None
         self._may_complete = None  # per token id: can it complete a stop string (False: no sound test)
         if lm.family == "seq2seq":
@@ -269,14 +299,31 @@ class GreedyGenerator:
             if None not in ids and lm.tokenizer.unk_token_id not in ids:
                 self._sentinels = tuple(ids)
 
-    def stopping_criterion(self, start: int):
-        """``stop_strings_done`` for new text from column ``start``, with this generator's token filter
-        (computed once: one decode of every token)."""
+    def token_filter(self):
+        """``completing_tokens`` for this generator's stop strings, computed once (one decode of every
+        token); None when no filter is sound."""
         if self._may_complete is None:
             self._may_complete = completing_tokens(self.lm.tokenizer, self.stop_strings)
             self._may_complete = False if self._may_complete is None else self._may_complete
-        filt = self._may_complete if self._may_complete is not False else None
-        return stop_strings_done(self.lm.tokenizer, start, self.stop_strings, filt)
+        return self._may_complete if self._may_complete is not False else None
+
+    def stopping_criterion(self, start: int):
+        """``stop_strings_done`` for new text from column ``start``, with this generator's token filter."""
+        return stop_strings_done(self.lm.tokenizer, start, self.stop_strings, self.token_filter())
+
+    def uses_our_loop(self) -> bool:
+        """Our loop unless ``decoder="transformers"`` or the model's generation settings change greedy
+        choices (then ``generate``, which applies them: said once, counted per batch)."""
+        from factatlas.probe.decoding import greedy_changes
+
+        if self.decoder != "ours":
+            return False
+        changes = greedy_changes(self.lm.model.generation_config)
+        if changes and not self.fallbacks:
+            print(f"note: {self.lm.name}: greedy decoding by transformers' generate, not our loop: its generation "
+                  f"config sets {', '.join(changes)}, which our loop does not apply", file=sys.stderr)
+        self.fallbacks += bool(changes)
+        return not changes
 
     def _answer_ids(self, ids: list[int]) -> list[int]:
         """A T5-style span answer ``<extra_id_0> x <extra_id_1> ...`` is cut to ``x``."""
@@ -337,7 +384,7 @@ class GreedyGenerator:
         """Greedy answers to already tokenized inputs (chat templates render and tokenize their own)."""
         import torch
 
-        tok, model, device = self.lm.tokenizer, self.lm.model, self.lm.device
+        tok, device = self.lm.tokenizer, self.lm.device
         self.check_context(encoded)
         pad_id = tok.pad_token_id if tok.pad_token_id is not None else tok.eos_token_id
         out = [""] * len(encoded)
@@ -351,14 +398,34 @@ class GreedyGenerator:
                     e = encoded[i]
                     ids[r, width - len(e):] = torch.tensor(e)
                     mask[r, width - len(e):] = 1
-                start = width if self.lm.family == "causal" else 0
-                stopping = [self.stopping_criterion(start)] if self.stop_at_first_line else None
-                gen = model.generate(input_ids=ids.to(device), attention_mask=mask.to(device), do_sample=False,
-                                     num_beams=1, max_new_tokens=self.max_new_tokens, pad_token_id=pad_id,
-                                     stopping_criteria=stopping)
-                if self.lm.family == "causal":
-                    gen = gen[:, width:]
+                new = (self._our_tokens if self.uses_our_loop() else self._generate_tokens)(ids.to(device),
+                                                                                            mask.to(device), pad_id)
                 for r, i in enumerate(batch):
-                    text = tok.decode(self._answer_ids(gen[r].tolist()), skip_special_tokens=True).strip()
+                    text = tok.decode(self._answer_ids(new[r]), skip_special_tokens=True).strip()
                     out[i] = cut_at_stop(text, self.stop_strings) if self.stop_at_first_line else text
         return out
+
+    def _our_tokens(self, ids, mask, pad_id: int) -> list[list[int]]:
+        """Each row's tokens by ``decoding.greedy_decode`` (a seq2seq row with its decoder start token first,
+        as ``generate`` returns it)."""
+        from factatlas.probe.decoding import eos_ids_of, greedy_decode
+
+        model, seq2seq = self.lm.model, self.lm.family == "seq2seq"
+        start = model.generation_config.decoder_start_token_id if seq2seq else None
+        if seq2seq and start is None:
+            start = model.config.decoder_start_token_id
+        stopped = stopped_rows(self.lm.tokenizer, self.stop_strings, self.token_filter()) \
+            if self.stop_at_first_line else None
+        decoded = greedy_decode(model, ids, mask, self.max_new_tokens, eos_ids_of(model.generation_config),
+                                stopped, seq2seq=seq2seq, decoder_start=start)
+        self.last_rows_per_step = decoded.rows_per_step
+        return [([start] if seq2seq else []) + list(t) for t in decoded.tokens]
+
+    def _generate_tokens(self, ids, mask, pad_id: int) -> list[list[int]]:
+        """Each row's tokens by transformers' ``generate`` (finished rows padded until the batch ends)."""
+        start = ids.shape[1] if self.lm.family == "causal" else 0
+        stopping = [self.stopping_criterion(start)] if self.stop_at_first_line else None
+        gen = self.lm.model.generate(input_ids=ids, attention_mask=mask, do_sample=False, num_beams=1,
+                                     max_new_tokens=self.max_new_tokens, pad_token_id=pad_id,
+                                     stopping_criteria=stopping)
+        return [row[start:] for row in gen.tolist()]

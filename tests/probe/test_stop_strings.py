@@ -48,8 +48,9 @@ def scripted():
         if ids.shape[1] > 1:  # the prompt's pass: which script each row follows, from its own text
             texts = tok.batch_decode(ids, skip_special_tokens=True)
             state["rows"], state["step"] = [scripts[t.strip()] for t in texts], 0
-        else:
+        else:  # rows that have stopped leave the batch (our loop): the rest are those whose last token is here
             state["step"] += 1
+            state["rows"] = still_decoding(state["rows"], state["step"] - 1, ids[:, 0].tolist(), tok.eos_token_id)
         step = state["step"]
         forced = torch.full_like(output.logits[:, -1], -1e4)
         for r, script in enumerate(state["rows"]):
@@ -59,6 +60,21 @@ def scripted():
 
     model.register_forward_hook(follow_script, with_kwargs=True)
     return wrap_model(model, tok, name="scripted-gpt2", family="causal"), scripts
+
+
+def still_decoding(rows: list[list[int]], step: int, last_tokens: list[int], eos: int) -> list[list[int]]:
+    """The scripts of the rows still in the batch: in order, the rows whose token at ``step`` is the next of
+    ``last_tokens`` (rows keep their order when others leave)."""
+    if len(last_tokens) == len(rows):  # none left (transformers' generate keeps finished rows, padded)
+        return rows
+    kept, it = [], iter(last_tokens)
+    want = next(it, None)
+    for script in rows:
+        if want is not None and (script[step] if step < len(script) else eos) == want:
+            kept.append(script)
+            want = next(it, None)
+    assert len(kept) == len(last_tokens), "the rows left in the batch match no subsequence of the scripts"
+    return kept
 
 
 def straddling_stop(tok, script: list[int], after: int) -> str:
