@@ -2,10 +2,11 @@
 
 A kill test needs a real process that a real SIGKILL ends at a crash point (`FACTATLAS_CRASH_AT`): what
 the killed command leaves on disk, with no `finally`, `with` or `atexit` run, is what the test reads. A
-fresh `python3 -m factatlas probe` pays 5-6 CPU-s importing torch and transformers before its first line of
-work, most of a probe child's cost. `ForkServer` pays that once: a helper process (the zygote, started by
-the test with the test's environment) imports the modules named, and nothing else: it runs no command, no
-torch operation, starts no thread of its own; then, per command, it forks a child that runs
+fresh `python3 -m factatlas probe` killed after its rankings costs 4.1 CPU-s, 3.6 of them the interpreter
+start and the imports of torch and transformers; a forked one 0.5 (benchmarks/killed_children.py).
+`ForkServer` pays the start once: a helper process (the zygote, started with the test's environment)
+imports the modules named and nothing else (it runs no command and no torch operation; the threads that
+pyarrow and torch start at import are not copied by fork); then, per command, it forks a child that runs
 `factatlas/__main__.py` as `python3 -m factatlas` does, with the command's arguments, environment and
 working directory, stdin from /dev/null and stdout/stderr to files. The zygote waits for the child and
 reports its exit status the way `subprocess` does (-9: killed by SIGKILL).

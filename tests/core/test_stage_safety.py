@@ -3,7 +3,8 @@
 Every case runs the real CLI on a run curated from the packaged sample; kills are real SIGKILLs of a child
 process, placed at the moments that matter by ``FACTATLAS_CRASH_AT`` (factatlas.rundir.crash_point), and
 a second writer is a real second process. The killed children are forked from one process that imported
-the CLI, pyarrow, torch and transformers once (tests/children.py: 0.2-0.6 CPU-s a child instead of 1-6.5);
+the CLI, pyarrow, torch and transformers once (tests/children.py; a probe child 0.5 CPU-s instead of 4.1,
+benchmarks/killed_children.py);
 the killed curate is a fresh `python3 -m factatlas`, so the crash point is also reached from a cold start.
 What is not about the process (failures, reruns, the curated run itself) runs in this process
 (tests/clirun.py), which keeps the interpreter start and imports off it; the fixtures' probes run in forked
