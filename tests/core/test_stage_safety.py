@@ -2,8 +2,13 @@
 
 Every case runs the real CLI on a run curated from the packaged sample; kills are real SIGKILLs of a child
 process, placed at the moments that matter by ``FACTATLAS_CRASH_AT`` (factatlas.rundir.crash_point), and
-a second writer is a real second process. What is not about the process (failures, reruns, the curated
-run itself) runs in this process (tests/clirun.py), which keeps the interpreter start and imports off it.
+a second writer is a real second process. The killed children are forked from one process that imported
+the CLI, pyarrow, torch and transformers once (tests/children.py; a probe child 0.5 CPU-s instead of 4.1,
+benchmarks/killed_children.py);
+the killed curate is a fresh `python3 -m factatlas`, so the crash point is also reached from a cold start.
+What is not about the process (failures, reruns, the curated run itself) runs in this process
+(tests/clirun.py), which keeps the interpreter start and imports off it; the fixtures' probes run in forked
+children too, so this process never imports torch.
 """
 
 from __future__ import annotations
@@ -15,24 +20,43 @@ import signal
 import subprocess
 import sys
 import textwrap
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from factatlas.atomic import TMP_PREFIX
+from factatlas.rundir import CRASH_ENV
+from tests.children import ForkServer
 from tests.clirun import factatlas
 
 SAMPLE_RUN = "arab-west"  # the folder name: benchmark.json records it, so copies keep it
+# what the killed build, render and probe children import at start-up (tests/children.py)
+PRELOAD = ("factatlas.app.cli", "factatlas.console", "factatlas.builder.build", "factatlas.templates.batch",
+           "factatlas.probe.runner", "factatlas.probe.models", "pyarrow.dataset", "pyarrow.compute", "pyarrow.parquet",
+           "pandas", "typer._adapters", "torch", "transformers", "transformers.models.bert.modeling_bert")
 
 
 def cli(*args: str, crash_at: str | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess:
-    """In this process; with crash_at in a child process, which FACTATLAS_CRASH_AT kills at that point."""
+    """In this process; with crash_at in a fresh `python3 -m factatlas`, which FACTATLAS_CRASH_AT kills at that
+    point."""
     if not crash_at:
         return factatlas(*args, cwd=cwd)
-    env = {k: v for k, v in os.environ.items() if k != "FACTATLAS_CRASH_AT"}
-    env["FACTATLAS_CRASH_AT"] = crash_at
+    env = {k: v for k, v in os.environ.items() if k != CRASH_ENV}
+    env[CRASH_ENV] = crash_at
     return subprocess.run([sys.executable, "-m", "factatlas", *map(str, args)], capture_output=True, text=True,
                           env=env, cwd=cwd, timeout=300)
+
+
+@pytest.fixture(scope="module")
+def children() -> Iterator[ForkServer]:
+    with ForkServer(PRELOAD) as server:
+        yield server
+
+
+def killed_at(children: ForkServer, point: str, *args: object) -> subprocess.CompletedProcess:
+    """`factatlas ARGS` in a real child process, which FACTATLAS_CRASH_AT kills (SIGKILL) at ``point``."""
+    return children.factatlas(*args, env={CRASH_ENV: point})
 
 
 def tree(root: Path) -> dict[str, str]:
@@ -46,9 +70,11 @@ def ours(root: Path) -> list[str]:
 
 @pytest.fixture(scope="module")
 def curated(tmp_path_factory) -> Path:
-    """runs/arab-west curated from the sample in ar,en and built once (the 'previous good build')."""
+    """runs/arab-west curated from the sample in ar,en for P36 and P19 (824 prompts; each build a quarter of
+    the whole sample's 1.2 CPU-s) and built once (the 'previous good build'). The killed curate curates P19
+    alone: other outputs, the same queries (cached)."""
     run = tmp_path_factory.mktemp("curated") / SAMPLE_RUN
-    res = cli("curate", run, "--pair", "arab-west", "--langs", "ar,en")
+    res = cli("curate", run, "--pair", "arab-west", "--langs", "ar,en", "--predicates", "P36,P19")
     assert res.returncode == 0, res.stderr
     res = cli("build", run, "--langs", "ar,en")
     assert res.returncode == 0, res.stderr
@@ -107,10 +133,11 @@ def test_an_empty_benchmark_is_never_valid(run):
     ("stage:complete", "old"),  # every file written, not yet swapped in
     ("swap:exchanged", "new"),  # swapped in, the old folder not yet deleted
 ])
-def test_a_killed_rebuild_leaves_the_old_or_the_new_build_never_a_mix(run, sampled_build, point, survivor):
+def test_a_killed_rebuild_leaves_the_old_or_the_new_build_never_a_mix(run, sampled_build, children, point,
+                                                                       survivor):
     old = tree(run / "build")
     assert old != sampled_build
-    killed = cli("build", run, "--langs", "ar,en", "--candidates", "sampled", "--k", "3", crash_at=point)
+    killed = killed_at(children, point, "build", run, "--langs", "ar,en", "--candidates", "sampled", "--k", "3")
     assert killed.returncode == -signal.SIGKILL, killed.stderr
     assert tree(run / "build") == (old if survivor == "old" else sampled_build)
     assert ours(run), "the kill should have left a staging folder or temp file behind"
@@ -267,24 +294,27 @@ def agreeing(run: Path, stage: str, *, raw: bool = False) -> dict[str, str]:
 
 
 @pytest.fixture(scope="module")
-def small_run(tmp_path_factory) -> Path:
+def small_run(tmp_path_factory, children) -> Path:
     """The sample curated for P36 in ar,en (336 prompts), built, probed by a tiny BERT without the
-    template-only baseline (the 'old' model folder) and rendered in ar,en (the 'old' render/)."""
+    template-only baseline (the 'old' model folder) and rendered in ar,en (the 'old' render/). The probes
+    run in forked children, which have torch and transformers imported already: this process never needs
+    them (4 CPU-s)."""
     run = tmp_path_factory.mktemp("small") / SAMPLE_RUN
     for args in (("curate", run, "--pair", "arab-west", "--langs", "ar,en", "--predicates", "P36"),
                  ("build", run, "--langs", "ar,en"), ("probe", run, *PROBE_OLD), ("render", run, "--langs", "ar,en")):
-        res = cli(*args)
+        res = children.factatlas(*args) if args[0] == "probe" else cli(*args)
         assert res.returncode == 0, res.stderr
     return run
 
 
 @pytest.fixture(scope="module")
-def new_folders(tmp_path_factory, small_run) -> dict[str, dict[str, str]]:
+def new_folders(tmp_path_factory, small_run, children) -> dict[str, dict[str, str]]:
     """What a clean probe by another rule with the baseline, and a clean `render --langs ar`, write (the 'new'
     folders: other rankings, metrics, files)."""
     run = tmp_path_factory.mktemp("new") / SAMPLE_RUN
     shutil.copytree(small_run, run)
-    assert cli("probe", run, *PROBE_NEW).returncode == 0
+    res = children.factatlas("probe", run, *PROBE_NEW)
+    assert res.returncode == 0, res.stderr
     assert cli("render", run, "--langs", "ar").returncode == 0
     assert ours(run) == []
     return {"probe/m": agreeing(run, "probe/m", raw=True), "render": agreeing(run, "render", raw=True)}
@@ -308,10 +338,11 @@ KILL_POINTS = [
 @pytest.mark.slow  # a child probe per kill point
 @pytest.mark.parametrize("point, survivor", [*KILL_POINTS, ("probe:rankings-written", "old"),
                                              ("probe:metrics-written", "old")])
-def test_a_killed_probe_leaves_the_old_or_the_new_model_folder_never_a_mix(small, new_folders, point, survivor):
+def test_a_killed_probe_leaves_the_old_or_the_new_model_folder_never_a_mix(small, new_folders, children, point,
+                                                                           survivor):
     old = agreeing(small, "probe/m", raw=True)
     assert all(old[name] != new_folders["probe/m"][name] for name in ("rankings.parquet", "metrics.json"))
-    killed = cli("probe", small, *PROBE_NEW, crash_at=point)
+    killed = killed_at(children, point, "probe", small, *PROBE_NEW)
     assert killed.returncode == -signal.SIGKILL, killed.stderr[-2000:]
     assert agreeing(small, "probe/m") == (old if survivor == "old" else new_folders["probe/m"])
     assert ours(small) or list(small.rglob(".factatlas-manifest-entry.json")), "the kill left nothing to finish"
@@ -321,10 +352,11 @@ def test_a_killed_probe_leaves_the_old_or_the_new_model_folder_never_a_mix(small
 
 
 @pytest.mark.parametrize("point, survivor", [*KILL_POINTS, ("render:prompts-written", "old")])
-def test_a_killed_render_leaves_the_old_or_the_new_render_folder_never_a_mix(small, new_folders, point, survivor):
+def test_a_killed_render_leaves_the_old_or_the_new_render_folder_never_a_mix(small, new_folders, children, point,
+                                                                             survivor):
     old = agreeing(small, "render", raw=True)
     assert old != new_folders["render"]
-    killed = cli("render", small, "--langs", "ar", crash_at=point)
+    killed = killed_at(children, point, "render", small, "--langs", "ar")
     assert killed.returncode == -signal.SIGKILL, killed.stderr[-2000:]
     assert agreeing(small, "render") == (old if survivor == "old" else new_folders["render"])
     settled(small)

@@ -1,6 +1,7 @@
 """The answer store of the server backends (probe/answer_store.py): answers kept as they arrive, by the
 request's identity, so a killed probe resumes sending only what was never answered and a rerun sends
-nothing. Requests are counted by a real server on 127.0.0.1 (tests/probe/logprob_server.py)."""
+nothing. Requests are counted by a real server on 127.0.0.1 (tests/probe/logprob_server.py), which scores
+each request's prompts in one batch: what is tested is which requests are sent, not the scores."""
 
 from __future__ import annotations
 
@@ -99,7 +100,7 @@ def test_a_rerun_with_the_same_options_sends_nothing_and_other_options_are_asked
 
     run = tmp_path / "run"
     write_benchmark(run / "build", capitals_rows)
-    with LogprobServer(tiny_gpt2) as server:
+    with LogprobServer(tiny_gpt2, batched=True) as server:
         config = ProbeConfig(model=str(tiny_gpt2_dir), scoring="causal-mean", backend="openai",
                              api_base=server.base_url, concurrency=2, out_name="http")
         probe_benchmark(run, config)
@@ -153,7 +154,7 @@ def test_a_probe_killed_mid_way_resends_only_the_missing_requests(tmp_path, capi
     whole, killed = tmp_path / "whole", tmp_path / "killed"
     for run in (whole, killed):
         write_benchmark(run / "build", capitals_rows)
-    with LogprobServer(tiny_gpt2) as server:
+    with LogprobServer(tiny_gpt2, batched=True) as server:
         done = _probe_cli(whole, tiny_gpt2_dir, server.base_url)
         assert done.returncode == 0, done.stderr
         total = server.requests
@@ -193,7 +194,7 @@ def test_a_probe_stopped_by_a_long_retry_after_resumes_with_the_missing_requests
     run = tmp_path / "run"
     write_benchmark(run / "build", capitals_rows)
     faults = [None] * 10 + [(429, {"Retry-After": "3600"}, "{}")]
-    with LogprobServer(tiny_gpt2, faults) as server:
+    with LogprobServer(tiny_gpt2, faults, batched=True) as server:
         config = ProbeConfig(model=str(tiny_gpt2_dir), scoring="causal-mean", backend="openai",
                              api_base=server.base_url, concurrency=1, out_name="http", max_retry_after=30)
         with pytest.raises(RetryTooLate, match=r"asks to retry in 3600 s .* longer than --max-retry-after 30 s; "

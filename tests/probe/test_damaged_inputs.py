@@ -1,8 +1,9 @@
 """Every command's failure on a missing, truncated or foreign input is ``error: ...`` naming the file, exit 2,
 no traceback (issue 28, item 3).
 
-One small real run is made once per module (the capitals benchmark, probed by the tiny BERT and the tiny
-GPT-2 in generative mode); each case copies it, damages one input file (cut, emptied, a column missing, a
+One small real run is made once per module (the sample curated for P36 in ar,en, probed by a tiny BERT and
+a tiny GPT-2 in generative mode), with an untrained tiny chat model as the judge (what it answers does not
+matter here, only that `judge` loads and runs it: training one would cost 5 CPU-s); each case copies it, damages one input file (cut, emptied, a column missing, a
 column of the wrong type, removed) and runs the command in this process through ``factatlas.app.cli.main``,
 the entry point a user's shell reaches.
 """
@@ -75,6 +76,19 @@ def probed_run(tmp_path_factory) -> Path:
         probe_benchmark(run, ProbeConfig(model="tiny-gpt2", scoring="generative", tiny_steps=20, out_name="gen",
                                          device="cpu", max_new_tokens=4))
     return run
+
+
+@pytest.fixture(scope="module")
+def judge_model(tmp_path_factory, probed_run) -> Path:
+    """A tiny GPT-2 with a chat template, untrained: a judge that `judge` can load (the session's tiny_chat_dir
+    is fine-tuned for 300 steps, of no use to a test that only damages the judge's inputs)."""
+    from factatlas.benchmark import read_prompts
+    from factatlas.probe.tiny import TINY_CHAT_TEMPLATE, TinySize, make_tiny_model, tokenizer_texts
+    from tests.probe.probe_capitals import prompts_of
+
+    texts = tokenizer_texts(prompts_of(read_prompts(probed_run / "build" / "prompts.parquet")))
+    return make_tiny_model(tmp_path_factory.mktemp("judge"), "gpt2", texts, vocab_size=300,
+                           chat_template=TINY_CHAT_TEMPLATE, size=TinySize(max_positions=512))
 
 
 # ---- damages --------------------------------------------------------------------------------------
@@ -205,20 +219,22 @@ def damage_and_run(command, name, damage, column, probed_run, tmp: Path, chat_mo
     assert not list(run.rglob(f"{TMP_PREFIX}*"))
 
 
+@pytest.mark.slow  # the judge, report and compare runs over the probed run
 @settings(max_examples=6, deadline=None, suppress_health_check=list(HealthCheck))
 @given(data=st.data())
 @pytest.mark.parametrize("command", sorted(READS))
-def test_a_damaged_input_is_a_clean_error_naming_the_file(command, data, probed_run, tmp_path_factory, tiny_chat_dir,
+def test_a_damaged_input_is_a_clean_error_naming_the_file(command, data, probed_run, tmp_path_factory, judge_model,
                                                           capsys, monkeypatch):
     name = data.draw(st.sampled_from(sorted(READS[command])), label="file")
     damage = data.draw(st.sampled_from(sorted(DAMAGES)), label="damage")
     column = data.draw(st.integers(0, 40), label="column")
-    damage_and_run(command, name, damage, column, probed_run, tmp_path_factory.mktemp(command), tiny_chat_dir, capsys,
+    damage_and_run(command, name, damage, column, probed_run, tmp_path_factory.mktemp(command), judge_model, capsys,
                    monkeypatch)
 
 
 # ---- the cases the issue names, each seen failing before the fix -----------------------------------
 
+@pytest.mark.slow  # the judge, report and compare runs over the probed run
 @pytest.mark.parametrize("command, name, damage", [
     ("judge", "probe/gen/rankings.parquet", "drop_column"),  # was: ValueError traceback
     ("compare", RANKINGS, "cut"),  # was: ArrowInvalid
@@ -228,12 +244,12 @@ def test_a_damaged_input_is_a_clean_error_naming_the_file(command, data, probed_
     ("judge", "build/prompts.parquet", "no_rows"),  # was: named neither the rankings nor the prompts
     ("export", "build/prompts.parquet", "no_rows"),  # was: named the folder only
 ])
-def test_the_known_cases_are_clean_errors(command, name, damage, probed_run, tmp_path, tiny_chat_dir, capsys,
+def test_the_known_cases_are_clean_errors(command, name, damage, probed_run, tmp_path, judge_model, capsys,
                                           monkeypatch):
     run = tmp_path / "run"
     shutil.copytree(probed_run, run)
     DAMAGES[damage](run / name, 2)
-    outcome = run_main(argv(command, run, tmp_path, tiny_chat_dir), capsys, monkeypatch)
+    outcome = run_main(argv(command, run, tmp_path, judge_model), capsys, monkeypatch)
     assert outcome.crashed is None and outcome.code == 2, (outcome.crashed, outcome.stderr[-2000:])
     assert str(run / name) in " ".join(outcome.stderr.split()) and "error: " in outcome.stderr
 
@@ -248,8 +264,9 @@ def test_export_into_a_file_is_a_clean_error(out, probed_run, tmp_path, capsys, 
     assert (tmp_path / "file").read_text() == "not a folder\n"
 
 
+@pytest.mark.slow  # the judge, report and compare runs over the probed run
 @pytest.mark.parametrize("command", ["report", "compare"])
-def test_a_killed_probes_staging_folder_is_not_a_model(command, probed_run, tmp_path, tiny_chat_dir, capsys,
+def test_a_killed_probes_staging_folder_is_not_a_model(command, probed_run, tmp_path, judge_model, capsys,
                                                        monkeypatch):
     """Until the next writer clears it, a killed probe leaves ``probe/.factatlas-tmp-<name>-<pid>/`` holding
     rankings.parquet: the readers that list every model must not take it for one."""
@@ -257,18 +274,19 @@ def test_a_killed_probes_staging_folder_is_not_a_model(command, probed_run, tmp_
     shutil.copytree(probed_run, run)
     staging = run / "probe" / f"{TMP_PREFIX}bert-4242"
     shutil.copytree(run / "probe" / "bert", staging)
-    args = [a for a in argv(command, run, tmp_path, tiny_chat_dir) if a not in ("--model", "--models", "bert")]
+    args = [a for a in argv(command, run, tmp_path, judge_model) if a not in ("--model", "--models", "bert")]
     outcome = run_main(args, capsys, monkeypatch)
     assert outcome.crashed is None and outcome.code == 0, (outcome.crashed, outcome.stderr[-2000:])
     assert TMP_PREFIX not in outcome.stdout + outcome.stderr
 
 
+@pytest.mark.slow  # the judge, report and compare runs over the probed run
 @pytest.mark.parametrize("command", ["probe", "compare"])
-def test_every_benchmark_json_key_of_another_type_is_a_clean_error(command, probed_run, tmp_path, tiny_chat_dir,
+def test_every_benchmark_json_key_of_another_type_is_a_clean_error(command, probed_run, tmp_path, judge_model,
                                                                     capsys, monkeypatch):
     """Seen crashing before: compare on a string 'country_labels' (ValueError in dict()), probe on a string
     'splits' (AttributeError inside the invariant checker)."""
     keys = sorted(json.loads((probed_run / "build" / "benchmark.json").read_text("utf-8")))
     for column in range(len(keys)):
         damage_and_run(command, "build/benchmark.json", "wrong_type", column, probed_run,
-                       tmp_path / f"{column}-{keys[column]}", tiny_chat_dir, capsys, monkeypatch)
+                       tmp_path / f"{column}-{keys[column]}", judge_model, capsys, monkeypatch)

@@ -1,0 +1,174 @@
+"""Real child processes of `python3 -m factatlas` without an interpreter start and imports for each one.
+
+A kill test needs a real process that a real SIGKILL ends at a crash point (`FACTATLAS_CRASH_AT`): what
+the killed command leaves on disk, with no `finally`, `with` or `atexit` run, is what the test reads. A
+fresh `python3 -m factatlas probe` killed after its rankings costs 4.1 CPU-s, 3.6 of them the interpreter
+start and the imports of torch and transformers; a forked one 0.5 (benchmarks/killed_children.py).
+`ForkServer` pays the start once: a helper process (the zygote, started with the test's environment)
+imports the modules named and nothing else (it runs no command and no torch operation; the threads that
+pyarrow and torch start at import are not copied by fork); then, per command, it forks a child that runs
+`factatlas/__main__.py` as `python3 -m factatlas` does, with the command's arguments, environment and
+working directory, stdin from /dev/null and stdout/stderr to files. The zygote waits for the child and
+reports its exit status the way `subprocess` does (-9: killed by SIGKILL).
+
+What a fork does not redo: what the interpreter and the preloaded modules read at start-up (the hash seed,
+`sys.flags`, variables a library reads at import such as `HF_HUB_OFFLINE`) comes from the zygote's start;
+`OMP_NUM_THREADS`, read by the OpenMP runtime when it loads, is applied with `torch.set_num_threads`. A test
+of start-up itself (imports, `-X` options, the entry point) runs a fresh `python3 -m factatlas`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+class ForkServer:
+    """``with ForkServer(preload) as children: children.factatlas(*args, env=...)``: each call a new child
+    process forked from a zygote that imported ``preload`` once."""
+
+    def __init__(self, preload: Iterable[str] = ("factatlas.app.cli",)):
+        self.preload = tuple(preload)
+        self._zygote: subprocess.Popen | None = None
+        self._files = tempfile.TemporaryDirectory(prefix="factatlas-children-")
+        self._calls = 0
+
+    def __enter__(self) -> ForkServer:
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, (str(REPO), os.environ.get("PYTHONPATH"))))}
+        self._zygote = subprocess.Popen([sys.executable, "-m", "tests.children", *self.preload], cwd=REPO, env=env,
+                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        ready = self._zygote.stdout.readline()
+        if ready.strip() != "ready":
+            raise RuntimeError(f"the fork server did not start (exit {self._zygote.wait()}): {ready!r}")
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self._zygote is not None:
+            self._zygote.stdin.close()  # the zygote's loop ends at end of input
+            try:
+                self._zygote.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self._zygote.kill()
+                self._zygote.wait()
+            self._zygote.stdout.close()
+        self._files.cleanup()
+
+    def factatlas(self, *args: object, env: Mapping[str, str | None] | None = None, cwd: str | Path | None = None,
+                  timeout: float = 300) -> subprocess.CompletedProcess:
+        """`python3 -m factatlas ARGS` in a new child; ``env`` overrides os.environ (None removes a variable)."""
+        if self._zygote is None or self._zygote.poll() is not None:
+            raise RuntimeError("the fork server is not running: use it inside `with ForkServer(...)`")
+        self._calls += 1
+        out, err = (Path(self._files.name) / f"{self._calls}.{name}" for name in ("out", "err"))
+        child_env = {**os.environ}
+        for key, value in (env or {}).items():
+            if value is None:
+                child_env.pop(key, None)
+            else:
+                child_env[key] = value
+        argv = [str(a) for a in args]
+        request = {"args": argv, "env": child_env, "cwd": str(cwd or Path.cwd()), "stdout": str(out),
+                   "stderr": str(err), "timeout": timeout}
+        self._zygote.stdin.write(json.dumps(request) + "\n")
+        self._zygote.stdin.flush()
+        reply = self._zygote.stdout.readline()
+        if not reply:
+            raise RuntimeError(f"the fork server died (exit {self._zygote.wait()})")
+        status = json.loads(reply)
+        stdout, stderr = (p.read_text("utf-8", "backslashreplace") for p in (out, err))
+        if status["timed_out"]:
+            raise subprocess.TimeoutExpired(["factatlas", *argv], timeout, stdout, stderr)
+        return subprocess.CompletedProcess(["factatlas", *argv], status["returncode"], stdout, stderr)
+
+
+def _child(request: dict) -> None:
+    """In the forked child: become `python3 -m factatlas ARGS`; never returns."""
+    import atexit
+    import runpy
+
+    code = 1
+    try:
+        stdin = os.open(os.devnull, os.O_RDONLY)
+        stdout = os.open(request["stdout"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        stderr = os.open(request["stderr"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        for fd, target in ((stdin, 0), (stdout, 1), (stderr, 2)):
+            os.dup2(fd, target)
+            os.close(fd)
+        os.environ.clear()
+        os.environ.update(request["env"])
+        os.chdir(request["cwd"])
+        if "torch" in sys.modules and os.environ.get("OMP_NUM_THREADS", "").isdigit():
+            sys.modules["torch"].set_num_threads(int(os.environ["OMP_NUM_THREADS"]))
+        sys.argv = ["-m", *request["args"]]  # run_module sets argv[0] to __main__.py's path, as -m does
+        code = 0
+        try:
+            runpy.run_module("factatlas", run_name="__main__", alter_sys=True)
+        except SystemExit as e:
+            if e.code is None:
+                code = 0
+            elif isinstance(e.code, int):
+                code = e.code
+            else:
+                print(e.code, file=sys.stderr)
+                code = 1
+        atexit._run_exitfuncs()
+    except BaseException:  # noqa: BLE001 - what an uncaught exception does: a traceback, exit 1
+        import traceback
+
+        traceback.print_exc()
+        code = 1
+    finally:
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(Exception):  # a closed stream has nothing left to write
+                stream.flush()
+        os._exit(code)
+
+
+def _wait(pid: int, timeout: float) -> dict:
+    import signal
+    import time
+
+    deadline = time.monotonic() + timeout
+    while True:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            return {"returncode": os.waitstatus_to_exitcode(status), "timed_out": False}
+        if time.monotonic() > deadline:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            return {"returncode": -signal.SIGKILL, "timed_out": True}
+        time.sleep(0.005)
+
+
+def serve(preload: Sequence[str]) -> None:
+    """The zygote: import ``preload``, then fork one child per request line on stdin, one reply line each."""
+    import importlib
+
+    replies = os.fdopen(os.dup(1), "w")
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 1)  # a module that prints while importing must not write into the replies
+    os.close(devnull)
+    for name in preload:
+        importlib.import_module(name)
+    print("ready", file=replies, flush=True)
+    for line in sys.stdin:
+        request = json.loads(line)
+        sys.stderr.flush()
+        pid = os.fork()
+        if pid == 0:
+            replies.close()
+            _child(request)
+        print(json.dumps(_wait(pid, request["timeout"])), file=replies, flush=True)
+    os._exit(0)  # nothing to finalise: skips the preloaded modules' teardown at exit
+
+
+if __name__ == "__main__":
+    serve(sys.argv[1:])
