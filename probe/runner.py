@@ -315,16 +315,21 @@ def rank_prompts(scorer, prompts: Sequence[Prompt], texts: Sequence[str], model:
         query_of.append(index)
     if counts is not None:
         counts["scored/queries-shared"] += len(prompts) - len(unique)
-    if getattr(scorer, "context_needs", None) is not None:  # every query fits the model, before any forward
+    sizes = [(1, len(q.forms)) for q in unique]
+    parts = list(greedy_batches(range(len(unique)), sizes, (chunk, chunk_candidates)))
+    slots = _slots_once(scorer, unique, parts)
+    if slots is None and getattr(scorer, "context_needs", None) is not None:  # every query fits, before any forward
         from factatlas.probe.context import check_queries
 
         check_queries(scorer, unique)
     # progress counts prompts: a chunk of distinct queries stands for every prompt whose first copy is in it
     represented = Counter(query_of)
     scores: list[Sequence[float]] = []
-    sizes = [(1, len(q.forms)) for q in unique]
-    for part in greedy_batches(range(len(unique)), sizes, (chunk, chunk_candidates)):
-        scores.extend(scorer.score([unique[i] for i in part]))
+    for part in parts:
+        if slots is None:
+            scores.extend(scorer.score([unique[i] for i in part]))
+        else:
+            scores.extend(scorer.score_slots([slots[i] for i in part]))
         if progress:
             progress(sum(represented[i] for i in part))
     out = []
@@ -333,6 +338,33 @@ def rank_prompts(scorer, prompts: Sequence[Prompt], texts: Sequence[str], model:
         gold = set(p.gold_qids)
         out.append(ranking_row(p, model, scorer.scoring, ranked, ordered, bool(ranked) and ranked[0] in gold))
     return out
+
+
+def _slots_once(scorer, unique: Sequence[ClozeQuery], parts: Sequence[Sequence[int]]) -> list | None:
+    """Every query's in-context token ids, chunk by chunk as ``scorer.score`` would make them, checked against
+    the model's context before any forward pass; None (the scorer's own ``score`` then tokenizes) for a
+    scorer without ``score_slots`` or when no query's byte bound exceeds the context.
+
+    A slot scorer's ``score`` is ``tokenize_slots`` + the context check + ``score_slots``, and the whole-run
+    check tokenizes every query whose bound exceeds the context: with a short context (the quickstart's
+    128-position tiny BERT: most of its prompts) each query was tokenized twice. Holding every query's
+    slots costs about what that check held for its suspects."""
+    if getattr(scorer, "score_slots", None) is None or getattr(scorer, "context_needs", None) is None:
+        return None
+    from factatlas.probe.context import CANDIDATE_FIX, check_before_scoring, cloze_bound, model_limit
+    from factatlas.probe.slots import tokenize_slots
+
+    limit = model_limit(scorer.lm)
+    if limit is None or not any(cloze_bound(q) > limit.positions for q in unique):
+        return None
+    slots: list = [None] * len(unique)
+    for part in parts:
+        for i, slot in zip(part, tokenize_slots(scorer.lm.tokenizer, [unique[i] for i in part]), strict=True):
+            slots[i] = slot
+    check_before_scoring(range(len(unique)), lambda i: cloze_bound(unique[i]),
+                         lambda picked: scorer.context_needs([unique[i] for i in picked], [slots[i] for i in picked]),
+                         scorer.lm, CANDIDATE_FIX)
+    return slots
 
 
 # ---- the run -----------------------------------------------------------------------------------
