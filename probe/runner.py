@@ -128,10 +128,10 @@ def shard_of(prompt_id: str, count: int) -> int:
     return int.from_bytes(hashlib.sha256(prompt_id.encode("utf-8")).digest()[:8], "big") % count
 
 
-def open_benchmark(path: str | Path) -> tuple[Benchmark, Path]:
+def open_benchmark(path: str | Path, bench: Benchmark | None = None) -> tuple[Benchmark, Path]:
     """The benchmark and the run directory that receives ``probe/``: the run around the benchmark, else
-    the folder holding it (``<x>/build`` files under ``<x>``)."""
-    bench = Benchmark.open(path)
+    the folder holding it (``<x>/build`` files under ``<x>``). ``bench``: ``path``'s benchmark, already open."""
+    bench = Benchmark.open(path) if bench is None else bench
     if bench.run is not None:
         return bench, bench.run
     return bench, bench.path.parent if bench.path.name == "build" else bench.path
@@ -369,9 +369,11 @@ def _slots_once(scorer, unique: Sequence[ClozeQuery], parts: Sequence[Sequence[i
 
 # ---- the run -----------------------------------------------------------------------------------
 
-def probe_benchmark(run: str | Path, config: ProbeConfig, lm=None, merge: bool = True) -> ProbeOutcome:
+def probe_benchmark(run: str | Path, config: ProbeConfig, lm=None, merge: bool = True,
+                    benchmark: Benchmark | None = None) -> ProbeOutcome:
     """Probe one model on a benchmark and write the outputs. ``lm``: an already loaded model (tests).
-    ``merge=False``: a shard leaves merging to its coordinator (the Ray engine's driver)."""
+    ``merge=False``: a shard leaves merging to its coordinator (the Ray engine's driver). ``benchmark``:
+    ``run``'s benchmark, already open (the quickstart's stages share one, so its tables are read once)."""
     if config.engine == "ray" and lm is None:
         from factatlas.probe.distributed import probe_with_ray
 
@@ -379,15 +381,15 @@ def probe_benchmark(run: str | Path, config: ProbeConfig, lm=None, merge: bool =
     if config.engine not in ("local", "ray"):
         raise ConfigError(f"--engine {config.engine!r}: expected local or ray")
     if config.shard:  # shards run side by side: each takes the run lock only to file its result (_file_shard)
-        return _probe(run, config, lm, merge)
+        return _probe(run, config, lm, merge, benchmark)
     from factatlas.rundir import RunDir
 
-    with RunDir(open_benchmark(run)[1]).lock():  # one writer: a second probe into this run is refused
-        return _probe(run, config, lm, merge)
+    with RunDir(open_benchmark(run, benchmark)[1]).lock():  # one writer: a second probe into this run is refused
+        return _probe(run, config, lm, merge, benchmark)
 
 
-def _probe(run: str | Path, config: ProbeConfig, lm, merge: bool) -> ProbeOutcome:
-    benchmark, run_dir = open_benchmark(run)
+def _probe(run: str | Path, config: ProbeConfig, lm, merge: bool, benchmark: Benchmark | None = None) -> ProbeOutcome:
+    benchmark, run_dir = open_benchmark(run, benchmark)
     selected = select_prompts(benchmark, config.langs, config.shard)
     counts: Counter = Counter()
     counts["prompts/benchmark"] = benchmark.prompt_count
