@@ -351,19 +351,20 @@ def _slots_once(scorer, unique: Sequence[ClozeQuery], parts: Sequence[Sequence[i
     slots costs about what that check held for its suspects."""
     if getattr(scorer, "score_slots", None) is None or getattr(scorer, "context_needs", None) is None:
         return None
-    from factatlas.probe.context import CANDIDATE_FIX, check_before_scoring, cloze_bound, model_limit
+    from factatlas.probe.context import CANDIDATE_FIX, cloze_bound, model_limit, refuse_overlong
     from factatlas.probe.slots import tokenize_slots
 
     limit = model_limit(scorer.lm)
-    if limit is None or not any(cloze_bound(q) > limit.positions for q in unique):
+    suspects = [] if limit is None else [i for i, q in enumerate(unique) if cloze_bound(q) > limit.positions]
+    if not suspects:
         return None
     slots: list = [None] * len(unique)
     for part in parts:
         for i, slot in zip(part, tokenize_slots(scorer.lm.tokenizer, [unique[i] for i in part]), strict=True):
             slots[i] = slot
-    check_before_scoring(range(len(unique)), lambda i: cloze_bound(unique[i]),
-                         lambda picked: scorer.context_needs([unique[i] for i in picked], [slots[i] for i in picked]),
-                         scorer.lm, CANDIDATE_FIX)
+    # as context.check_before_scoring, with the suspects' ids already made
+    refuse_overlong(scorer.context_needs([unique[i] for i in suspects], [slots[i] for i in suspects]), limit,
+                    scorer.lm.name, CANDIDATE_FIX, total=len(unique))
     return slots
 
 
