@@ -489,9 +489,10 @@ def judge_sections(folder: Path) -> tuple[ExtraSection, ...]:
 
 
 def write_report(run: str | os.PathLike, model: str | None = None, config: Any = None,
-                 trained_on: Sequence[str] | None = None) -> list[ReportResult]:
+                 trained_on: Sequence[str] | None = None, benchmark: Any = None) -> list[ReportResult]:
     """Compute the metrics (with the template-only baseline when present), the verdict and the plots, and
-    write ``report.html``, ``verdict.json`` and the PNGs into ``<run>/probe/<model>/``."""
+    write ``report.html``, ``verdict.json`` and the PNGs into ``<run>/probe/<model>/``. ``benchmark``: the
+    run's benchmark (``factatlas.benchmark.Benchmark``), already open."""
     from factatlas.atomic import write_json, write_text
     from factatlas.probe.analysis.hook import with_analyses
     from factatlas.probe.evaluate import (
@@ -510,7 +511,7 @@ def write_report(run: str | os.PathLike, model: str | None = None, config: Any =
     if not (run / "build" / "benchmark.json").exists():
         raise ReportError(f"{run}/build/benchmark.json: missing; build the benchmark with `factatlas build {run}` "
                           "(or import one) before reporting")
-    bench = load_benchmark(run / "build")
+    bench = load_benchmark(run / "build" if benchmark is None else benchmark)
     plabel = predicate_labeller(bench.meta, run / "build" / "benchmark.json")
     # one writer of the model folders: probe and judge take the same lock (a probe swapping a folder in
     # while the report writes into it would lose the report)

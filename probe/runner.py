@@ -128,10 +128,10 @@ def shard_of(prompt_id: str, count: int) -> int:
     return int.from_bytes(hashlib.sha256(prompt_id.encode("utf-8")).digest()[:8], "big") % count
 
 
-def open_benchmark(path: str | Path) -> tuple[Benchmark, Path]:
+def open_benchmark(path: str | Path, bench: Benchmark | None = None) -> tuple[Benchmark, Path]:
     """The benchmark and the run directory that receives ``probe/``: the run around the benchmark, else
-    the folder holding it (``<x>/build`` files under ``<x>``)."""
-    bench = Benchmark.open(path)
+    the folder holding it (``<x>/build`` files under ``<x>``). ``bench``: ``path``'s benchmark, already open."""
+    bench = Benchmark.open(path) if bench is None else bench
     if bench.run is not None:
         return bench, bench.run
     return bench, bench.path.parent if bench.path.name == "build" else bench.path
@@ -315,16 +315,21 @@ def rank_prompts(scorer, prompts: Sequence[Prompt], texts: Sequence[str], model:
         query_of.append(index)
     if counts is not None:
         counts["scored/queries-shared"] += len(prompts) - len(unique)
-    if getattr(scorer, "context_needs", None) is not None:  # every query fits the model, before any forward
+    sizes = [(1, len(q.forms)) for q in unique]
+    parts = list(greedy_batches(range(len(unique)), sizes, (chunk, chunk_candidates)))
+    slots = _slots_once(scorer, unique, parts)
+    if slots is None and getattr(scorer, "context_needs", None) is not None:  # every query fits, before any forward
         from factatlas.probe.context import check_queries
 
         check_queries(scorer, unique)
     # progress counts prompts: a chunk of distinct queries stands for every prompt whose first copy is in it
     represented = Counter(query_of)
     scores: list[Sequence[float]] = []
-    sizes = [(1, len(q.forms)) for q in unique]
-    for part in greedy_batches(range(len(unique)), sizes, (chunk, chunk_candidates)):
-        scores.extend(scorer.score([unique[i] for i in part]))
+    for part in parts:
+        if slots is None:
+            scores.extend(scorer.score([unique[i] for i in part]))
+        else:
+            scores.extend(scorer.score_slots([slots[i] for i in part]))
         if progress:
             progress(sum(represented[i] for i in part))
     out = []
@@ -335,11 +340,41 @@ def rank_prompts(scorer, prompts: Sequence[Prompt], texts: Sequence[str], model:
     return out
 
 
+def _slots_once(scorer, unique: Sequence[ClozeQuery], parts: Sequence[Sequence[int]]) -> list | None:
+    """Every query's in-context token ids, chunk by chunk as ``scorer.score`` would make them, checked against
+    the model's context before any forward pass; None (the scorer's own ``score`` then tokenizes) for a
+    scorer without ``score_slots`` or when no query's byte bound exceeds the context.
+
+    A slot scorer's ``score`` is ``tokenize_slots`` + the context check + ``score_slots``, and the whole-run
+    check tokenizes every query whose bound exceeds the context: with a short context (the quickstart's
+    128-position tiny BERT: most of its prompts) each query was tokenized twice. Holding every query's
+    slots costs about what that check held for its suspects."""
+    if getattr(scorer, "score_slots", None) is None or getattr(scorer, "context_needs", None) is None:
+        return None
+    from factatlas.probe.context import CANDIDATE_FIX, cloze_bound, model_limit, refuse_overlong
+    from factatlas.probe.slots import tokenize_slots
+
+    limit = model_limit(scorer.lm)
+    suspects = [] if limit is None else [i for i, q in enumerate(unique) if cloze_bound(q) > limit.positions]
+    if not suspects:
+        return None
+    slots: list = [None] * len(unique)
+    for part in parts:
+        for i, slot in zip(part, tokenize_slots(scorer.lm.tokenizer, [unique[i] for i in part]), strict=True):
+            slots[i] = slot
+    # as context.check_before_scoring, with the suspects' ids already made
+    refuse_overlong(scorer.context_needs([unique[i] for i in suspects], [slots[i] for i in suspects]), limit,
+                    scorer.lm.name, CANDIDATE_FIX, total=len(unique))
+    return slots
+
+
 # ---- the run -----------------------------------------------------------------------------------
 
-def probe_benchmark(run: str | Path, config: ProbeConfig, lm=None, merge: bool = True) -> ProbeOutcome:
+def probe_benchmark(run: str | Path, config: ProbeConfig, lm=None, merge: bool = True,
+                    benchmark: Benchmark | None = None) -> ProbeOutcome:
     """Probe one model on a benchmark and write the outputs. ``lm``: an already loaded model (tests).
-    ``merge=False``: a shard leaves merging to its coordinator (the Ray engine's driver)."""
+    ``merge=False``: a shard leaves merging to its coordinator (the Ray engine's driver). ``benchmark``:
+    ``run``'s benchmark, already open (the quickstart's stages share one, so its tables are read once)."""
     if config.engine == "ray" and lm is None:
         from factatlas.probe.distributed import probe_with_ray
 
@@ -347,15 +382,15 @@ def probe_benchmark(run: str | Path, config: ProbeConfig, lm=None, merge: bool =
     if config.engine not in ("local", "ray"):
         raise ConfigError(f"--engine {config.engine!r}: expected local or ray")
     if config.shard:  # shards run side by side: each takes the run lock only to file its result (_file_shard)
-        return _probe(run, config, lm, merge)
+        return _probe(run, config, lm, merge, benchmark)
     from factatlas.rundir import RunDir
 
-    with RunDir(open_benchmark(run)[1]).lock():  # one writer: a second probe into this run is refused
-        return _probe(run, config, lm, merge)
+    with RunDir(open_benchmark(run, benchmark)[1]).lock():  # one writer: a second probe into this run is refused
+        return _probe(run, config, lm, merge, benchmark)
 
 
-def _probe(run: str | Path, config: ProbeConfig, lm, merge: bool) -> ProbeOutcome:
-    benchmark, run_dir = open_benchmark(run)
+def _probe(run: str | Path, config: ProbeConfig, lm, merge: bool, benchmark: Benchmark | None = None) -> ProbeOutcome:
+    benchmark, run_dir = open_benchmark(run, benchmark)
     selected = select_prompts(benchmark, config.langs, config.shard)
     counts: Counter = Counter()
     counts["prompts/benchmark"] = benchmark.prompt_count

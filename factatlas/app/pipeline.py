@@ -59,15 +59,16 @@ def prepare_run_dir(run: Path) -> None:
     (run / QUICKSTART_MARKER).write_text("made by factatlas quickstart; safe to delete\n", "utf-8")
 
 
-def p_at_1_by_split(run: Path, probe_dir: Path) -> dict[str, tuple[float, float, int]]:
+def p_at_1_by_split(run: Path, probe_dir: Path, bench: Any = None) -> dict[str, tuple[float, float, int]]:
     """split -> (micro P@1 full prompt, micro P@1 template-only, prompts): the tiny model is trained on one
     split only, so the aggregate verdict mixes facts it was taught with facts it never saw. Rankings,
-    join and aggregation are the probe's own (``factatlas.probe.aggregate``)."""
+    join and aggregation are the probe's own (``factatlas.probe.aggregate``). ``bench``: the run's
+    benchmark (``factatlas.benchmark.Benchmark``), already open."""
     from factatlas.benchmark import Benchmark
     from factatlas.probe.aggregate import accuracy, group, join
     from factatlas.tables import read_probe_results
 
-    prompts = {p.prompt_id: p for p in Benchmark.open(run).prompt_records}
+    prompts = (bench if bench is not None else Benchmark.open(run)).prompts_by_id
 
     def by_split(path: Path) -> dict[str, Any]:
         if not path.exists():
@@ -154,15 +155,17 @@ def run_quickstart(config: QuickstartConfig, say: Callable[[str], None] = print)
     result.counts["benchmark_facts"] = built.counts.get("facts")
 
     if not config.skip_probe:
+        from factatlas.benchmark import Benchmark
         from factatlas.probe.report import write_report
         from factatlas.probe.runner import ProbeConfig, probe_benchmark
 
+        bench = Benchmark.open(run)  # one for the probe, the P@1 lines and the report: its tables read once
         outcome = timed("probe", lambda: probe_benchmark(run, ProbeConfig(model=config.model,
-                                                                       tiny_steps=config.tiny_steps)))
+                                                                       tiny_steps=config.tiny_steps), benchmark=bench))
         result.counts["probe_dir"] = str(outcome.out_dir)
-        for split, (full, template_only, n) in sorted(p_at_1_by_split(run, outcome.out_dir).items()):
+        for split, (full, template_only, n) in sorted(p_at_1_by_split(run, outcome.out_dir, bench).items()):
             say(f"P@1 on {split} ({n} prompts): {full:.3f} full prompt vs {template_only:.3f} template-only")
-        reports = timed("report", lambda: write_report(run))
+        reports = timed("report", lambda: write_report(run, benchmark=bench))
         for report in reports:
             verdict = "PASS" if report.verdict.passed else "FAIL"
             say(f"report: {report.html} — verdict {verdict}")

@@ -98,7 +98,9 @@ def model_tokenizer(model_dir: Path) -> tuple[Tokenize | None, str]:
         tok = AutoTokenizer.from_pretrained(source, local_files_only=True)
     except (OSError, ValueError) as e:
         return None, f"{source}: cannot load the tokenizer: {e}"
-    return CachedTokenizer(lambda texts: tok(list(texts), add_special_tokens=False)["input_ids"]), ""
+    from factatlas.probe.slots import _encode  # the Rust tokenizer directly: half the CPU, the same ids
+
+    return CachedTokenizer(lambda texts: _encode(tok, texts)), ""
 
 
 class CachedTokenizer:

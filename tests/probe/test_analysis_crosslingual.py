@@ -68,6 +68,24 @@ def test_cached_tokenizer_batches_each_distinct_text_once():
     assert tokenize.many(["cd", "ab"]) == [(99, 100), (97, 98)] and len(batches) == 4
 
 
+def test_the_model_tokenizer_gives_the_tokenizers_own_ids(tiny_bert_dir, tmp_path):
+    """The analyses count subwords with the Rust tokenizer directly: the ids the tokenizer's own call gives."""
+    import json
+
+    from transformers import AutoTokenizer
+
+    from factatlas.probe.analysis.records import model_tokenizer
+
+    folder = tmp_path / "tiny-bert"
+    folder.mkdir()
+    (folder / "probe.json").write_text(json.dumps({"model": str(tiny_bert_dir)}), "utf-8")
+    tokenize, reason = model_tokenizer(folder)
+    texts = ["The capital of Morocco is [MASK].", " Rabat", "  Saint-Louis ", "عاصمة المغرب هي الرباط", ""]
+    own = AutoTokenizer.from_pretrained(str(tiny_bert_dir))(texts, add_special_tokens=False)["input_ids"]
+    assert reason == "" and tokenize.many(texts) == [tuple(ids) for ids in own]
+    assert any(len(ids) > 1 for ids in own)
+
+
 def test_correlation_needs_three_pairs():
     c = X.pearson("x", [0.0, 1.0], [0.2, 0.4])
     assert (c.r, c.reason) == (None, "2 language pairs; a correlation needs 3 or more")

@@ -310,3 +310,45 @@ def test_speed_benchmark_rates_a_gpu_against_its_measured_peak(capsys, monkeypat
             "(50% of the measured peak, 800 TFLOP/s); ours reaches 50% of its shapes' rate") in out
     bench.print_rates({"pll": "ours pll"}, {"pll": 400e12}, {**times, "2048^3 matmul": [2 * 2048**3 / 1e15]})
     assert "(40% of the 2048^3 rate, 1000000.0 GFLOP/s)" in capsys.readouterr().out
+
+
+class _CountingBackend:
+    """The Rust tokenizer, counting the texts it encodes."""
+
+    def __init__(self, backend):
+        self.backend, self.texts = backend, 0
+
+    def encode_batch(self, texts, **kw):
+        self.texts += len(texts)
+        return self.backend.encode_batch(texts, **kw)
+
+    def __getattr__(self, name):
+        return getattr(self.backend, name)
+
+
+def test_a_run_past_the_context_bound_tokenizes_each_query_once(tiny_bert, capitals_rows):
+    """Queries whose byte bound exceeds the context are checked before any forward pass; their in-context
+    ids are made once and scored, not made again by each chunk's ``score`` (scores as the scorer's own)."""
+    import copy
+    import dataclasses
+
+    from factatlas.probe.context import cloze_bound, model_limit
+    from factatlas.probe.slots import special_wrap, tokenize_slots
+
+    rows = cloze_rows(capitals_rows)[:12]
+    prompts = prompts_of(rows)
+    texts = ["As every atlas of the world says, " + p.text for p in prompts]
+    queries = [ClozeQuery(t, p.candidate_forms) for t, p in zip(texts, prompts, strict=True)]
+    assert all(cloze_bound(q) > model_limit(tiny_bert).positions for q in queries)
+    tokenizer = copy.copy(tiny_bert.tokenizer)
+    special_wrap(tokenizer)  # cached per tokenizer: made before counting
+    counting = tokenizer._tokenizer = _CountingBackend(tiny_bert.tokenizer._tokenizer)
+    lm = dataclasses.replace(tiny_bert, tokenizer=tokenizer)
+    for part in (queries[:4], queries[4:8], queries[8:]):
+        tokenize_slots(tokenizer, part)
+    once, counting.texts = counting.texts, 0
+
+    rankings = rank_prompts(MaskedLMScorer(lm), prompts, texts, "tiny-bert", chunk=4)
+    assert counting.texts == once
+    own = rank_prompts(_Recording(MaskedLMScorer(tiny_bert)), prompts, texts, "tiny-bert", chunk=4)
+    assert [(r.ranked_qids, r.scores) for r in rankings] == [(r.ranked_qids, r.scores) for r in own]

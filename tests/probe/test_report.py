@@ -275,3 +275,17 @@ def test_predicates_are_listed_in_numeric_order():
     """Tables and figures order PIDs as numbers: P103, P106, P136, P1303 (not P103, P106, P1303, P136)."""
     metrics_keys = {"P1303": 1, "P136": 2, "P106": 3, "P103": 4, "P17": 5}
     assert [p for p, _ in R._by_id(metrics_keys)] == ["P17", "P103", "P106", "P136", "P1303"]
+
+
+def test_a_report_given_the_open_benchmark_reads_its_tables_there_and_writes_the_same_page(passing_run, tmp_path):
+    """The quickstart hands its one open benchmark to the probe and the report, so that the prompts are
+    read and made records once in the process: the page is the one the report makes on its own."""
+    from factatlas.benchmark import Benchmark
+
+    _, (alone,) = passing_run
+    root = write_run(tmp_path / "arab-west")
+    bench = Benchmark.open(root)
+    (shared,) = R.write_report(root, None, MetricsConfig(bootstrap=100), benchmark=bench)
+    assert {"prompts", "prompt_records", "display_labels"} <= set(vars(bench))
+    assert shared.html.read_text("utf-8") == alone.html.read_text("utf-8")
+    assert shared.verdict == alone.verdict
