@@ -161,7 +161,8 @@ def to_facts(pair: DlamaPair) -> tuple[list[Fact], dict[str, Entity], list[Drop]
     for q, per_lang in label_votes.items():
         labels = {}
         for lang, votes in per_lang.items():
-            best = min(votes, key=lambda lbl: (-votes[lbl], lbl))
+            # one label (nearly every entity): no vote to settle
+            best = next(iter(votes)) if len(votes) == 1 else min(votes, key=lambda lbl: (-votes[lbl], lbl))
             labels[lang] = best
             if len(votes) > 1:
                 others = ", ".join(f"'{x}'" for x in sorted(votes) if x != best)

@@ -10,6 +10,7 @@ import pytest
 from factatlas.benchmark import BENCHMARK_FILES, Benchmark
 from factatlas.builder.importers import bmlama
 from factatlas.builder.invariants import check_directory
+from factatlas.errors import ConfigError
 from tests.builder.importers import reference
 
 REFERENCE = reference("bmlama")
@@ -196,6 +197,21 @@ def write_small_bmlama(folder):
     (folder / "he.tsv").write_text(header + 'בירת מצרים היא <mask>.\tקהיר\tפריז, קהיר"\tמצרים\n'
                                    "בירת צרפת היא <mask>.\tפריז\tקהיר, פריז\tצרפת\n", "utf-8")
     return folder
+
+
+def test_candidate_counts_that_differ_between_languages_name_the_first_query(tmp_path):
+    folder = write_small_bmlama(tmp_path / "BMLAMA3")
+    he = folder / "he.tsv"
+    he.write_text(he.read_text("utf-8").replace("\tקהיר, פריז\t", "\tקהיר, רומא, פריז\t"), "utf-8")
+    with pytest.raises(ConfigError, match=r"query 2 has different candidate counts per language: "
+                                          r"\{'en': 2, 'he': 3\}"):
+        bmlama.read_bmlama(folder)
+    (folder / "fr.tsv").write_text("Prompt\tAns\tCandidate Ans\tSubject\n"
+                                   "La capitale de l'Égypte est <mask>.\tLe Caire\tParis, Rome, Le Caire\tÉgypte\n"
+                                   "La capitale de la France est <mask>.\tParis\tLe Caire, Paris\tFrance\n", "utf-8")
+    with pytest.raises(ConfigError, match=r"query 1 has different candidate counts per language: "
+                                          r"\{'en': 2, 'fr': 3, 'he': 2\}"):
+        bmlama.read_bmlama(folder)
 
 
 def test_cli_as_published_keeps_the_defective_row_flagged(tmp_path):
