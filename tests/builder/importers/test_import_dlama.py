@@ -38,6 +38,12 @@ def pairs():
     return {name: dlama.read_pair(DLAMA, name) for name in PUBLISHED}
 
 
+@pytest.fixture(scope="module")
+def arab_west_facts(pairs):
+    """``to_facts`` of arab-west, computed once for the tests that read it."""
+    return dlama.to_facts(pairs["arab-west"])
+
+
 @needs_dlama
 def test_published_counts_per_pair_culture_and_language(pairs):
     total_per_view = 0
@@ -58,8 +64,8 @@ def test_duplicate_surface_forms_are_detected_per_language_view(pairs):
 
 
 @needs_dlama
-def test_facts_align_across_languages_and_label_conflicts_are_reported(pairs):
-    facts, entities, drops = dlama.to_facts(pairs["arab-west"])
+def test_facts_align_across_languages_and_label_conflicts_are_reported(arab_west_facts):
+    facts, entities, drops = arab_west_facts
     assert len(facts) == 24535 and len({f.id for f in facts}) == 24535
     yemen = next(f for f in facts if f.id == "arab:P36:Q805")
     assert yemen.object_qids == ("Q131694", "Q2471") and yemen.rank == 1 and yemen.popularity == 509207.0
@@ -99,12 +105,12 @@ def test_import_arab_west_with_mlama_templates_is_a_valid_benchmark(tmp_path):
 
 
 @needs_dlama
-def test_popularity_buckets_by_article_length(pairs):
+def test_popularity_buckets_by_article_length(arab_west_facts):
     """DLAMA-v1's popularity is the article length (``size``); P36 has 41 facts over both cultures, so
     quantile = 1 + floor(4 x position / 41) in size order (hand-checked against the jsonl files)."""
     from factatlas.popbuckets import popularity_buckets
 
-    facts, _, _ = dlama.to_facts(pairs["arab-west"])
+    facts, _, _ = arab_west_facts
     p36 = [f for f in facts if f.predicate == "P36"]
     assert len(p36) == 41
     b = popularity_buckets(facts)
