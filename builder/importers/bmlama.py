@@ -298,13 +298,15 @@ def convert(data: BmlamaData, names: Mapping[str, str] | None = None, *, as_publ
             continue
         facts.append(Fact(fid, pred, subject, (ObjectRef(gold),), CULTURE, (), 0.0, i + 1))
         pools[pred].update(cand_ids)
+        template_id = f"{pred}/1"
+        gold_qids = (gold,)
         for lang, r in zip(langs, row, strict=True):
             text = r.prompt.replace(MASK, ANSWER_MARKER)
             prompts.append(Prompt(
-                prompt_id=f"{fid}|{lang}|{pred}/1", fact_id=fid, lang=lang, template_id=f"{pred}/1",
+                prompt_id=f"{fid}|{lang}|{template_id}", fact_id=fid, lang=lang, template_id=template_id,
                 kind="cloze", text=text, answer_start=text.find(ANSWER_MARKER), pair=name,
                 culture=CULTURE, predicate=pred, split="test", subject_qid=subject,
-                subject_label=r.subject, gold_qids=(gold,), gold_forms=((r.gold,),),
+                subject_label=r.subject, gold_qids=gold_qids, gold_forms=((r.gold,),),
                 candidate_qids=cand_ids,
                 candidate_forms=tuple(r.candidates[j] for j in keep) if cand_defects else r.candidates,
                 template_status="reviewed", article_langs=(), home_langs=(),

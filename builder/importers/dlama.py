@@ -136,7 +136,7 @@ def to_facts(pair: DlamaPair) -> tuple[list[Fact], dict[str, Entity], list[Drop]
     by_uuid = {lang: {r.uuid: r for r in recs} for lang, recs in pair.views.items()}
     first = pair.views[langs[0]]
     facts: list[Fact] = []
-    label_votes: dict[str, dict[str, Counter[str]]] = defaultdict(lambda: defaultdict(Counter))
+    label_votes: dict[str, dict[str, dict[str, int]]] = defaultdict(lambda: defaultdict(lambda: defaultdict(int)))
     for rec in first:
         others = [by_uuid[lang].get(rec.uuid) for lang in langs[1:]]
         fid = fact_id(rec.culture, rec.predicate, rec.subject)
