@@ -40,6 +40,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from factatlas.builder.importers.common import gc_paused
 from factatlas.errors import ConfigError
 from factatlas.records import ANSWER_MARKER, Culture, Drop, Entity, Fact, ObjectRef, Prompt, frozen_mapping
 
@@ -371,6 +372,7 @@ def inconsistent_translations(signatures, langs: Sequence[str], used: set[str] |
             "examples": shown}
 
 
+@gc_paused
 def import_bmlama(path: str | os.PathLike, *, out: str | os.PathLike | None = None, write: bool = True,
                   mlama_templates: str | os.PathLike | None = None, as_published: bool = False,
                   cultures: Sequence[Culture] = ()):

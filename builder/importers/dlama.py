@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from factatlas.builder.importers.common import jsonl_records
+from factatlas.builder.importers.common import gc_paused, jsonl_records
 from factatlas.errors import ConfigError, unknown
 from factatlas.records import Drop, Entity, Fact, ObjectRef, fact_id, frozen_mapping
 
@@ -201,6 +201,7 @@ def source_meta(pair: DlamaPair, root: str | os.PathLike) -> dict[str, Any]:
     }
 
 
+@gc_paused
 def import_dlama(path: str | os.PathLike, pair: str = "arab-west", *, out: str | os.PathLike | None = None,
                  mlama_templates: str | os.PathLike | None = None, templates_root: str | os.PathLike | None = None,
                  write: bool = True):

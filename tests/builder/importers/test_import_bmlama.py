@@ -9,6 +9,7 @@ import pytest
 
 from factatlas.benchmark import BENCHMARK_FILES, Benchmark
 from factatlas.builder.importers import bmlama
+from factatlas.builder.importers.common import paused_gc
 from factatlas.builder.invariants import check_directory
 from factatlas.errors import ConfigError
 from tests.builder.importers import reference
@@ -27,11 +28,14 @@ def published(name: str) -> bmlama.BmlamaData:
 
 
 @pytest.fixture(scope="module", autouse=True)
-def _forget_published():
-    """The 273k rows of both variants are let go when this module ends: alive, they make every full garbage
-    collection of the rest of the worker's tests slower (0.2 s each on this machine)."""
-    yield
-    published.cache_clear()
+def _large_fixtures():
+    """While this module's fixtures hold the published rows, imports and validations (~10^6 acyclic records),
+    the cyclic garbage collector is paused (its full passes re-walk all of them: 7.8 of this module's 30 CPU
+    seconds); the 273k rows are let go when the module ends: alive, they would make every full collection of
+    the rest of the worker's tests slower (0.2 s each on this machine)."""
+    with paused_gc():
+        yield
+        published.cache_clear()
 
 
 @pytest.fixture(scope="module", params=sorted(PUBLISHED))
