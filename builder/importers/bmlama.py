@@ -40,6 +40,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from factatlas.builder.importers.common import gc_paused
 from factatlas.errors import ConfigError
 from factatlas.records import ANSWER_MARKER, Culture, Drop, Entity, Fact, ObjectRef, Prompt, frozen_mapping
 
@@ -104,11 +105,15 @@ def read_tsv(path: Path, lang: str) -> tuple[tuple[BmlamaRow, ...], int]:
                 continue
             if len(fields) != 4:
                 raise ConfigError(f"expected 4 tab-separated fields, found {len(fields)}", str(path), n)
-            prompt, p_dec = unquote_csv_field(fields[0])
-            subject, s_dec = unquote_csv_field(fields[3])
-            decoded += p_dec + s_dec
-            rows.append(BmlamaRow(lang, len(rows), n, prompt, fields[1], tuple(fields[2].split(SEPARATOR)), subject,
-                                  fields[1], fields[2]))
+            prompt, gold, raw_candidates, subject = fields
+            if prompt[:1] == '"':  # only a field that opens with a quote can be CSV-quoted
+                prompt, p_dec = unquote_csv_field(prompt)
+                decoded += p_dec
+            if subject[:1] == '"':
+                subject, s_dec = unquote_csv_field(subject)
+                decoded += s_dec
+            rows.append(BmlamaRow(lang, len(rows), n, prompt, gold, tuple(raw_candidates.split(SEPARATOR)), subject,
+                                  gold, raw_candidates))
     return tuple(rows), decoded
 
 
@@ -127,10 +132,14 @@ def read_bmlama(path: str | os.PathLike) -> BmlamaData:
     langs = tuple(sorted(rows))
     if "en" not in rows:
         raise ConfigError(f"{folder}: en.tsv is needed to name the relations")
-    for i in range(sizes["en"]):
-        counts = {lang: len(rows[lang][i].candidates) for lang in langs}
-        if len(set(counts.values())) != 1:
-            raise ConfigError(f"{folder}: query {i + 1} has different candidate counts per language: {counts}")
+    per_lang = {lang: [len(r.candidates) for r in rows[lang]] for lang in langs}
+    first = per_lang[langs[0]]
+    misaligned = [next(i for i, (a, b) in enumerate(zip(first, n, strict=True)) if a != b)
+                  for n in per_lang.values() if n != first]
+    if misaligned:
+        i = min(misaligned)
+        counts = {lang: per_lang[lang][i] for lang in langs}
+        raise ConfigError(f"{folder}: query {i + 1} has different candidate counts per language: {counts}")
     return BmlamaData(folder.name.lower(), folder, langs, rows, decoded)
 
 
@@ -183,6 +192,8 @@ def row_defects(data: BmlamaData, i: int) -> tuple[list[tuple[str, str]], dict[i
         if r.candidates[-1] != r.gold:
             query.append((f"gold-not-in-candidates:{lang}", f"line {r.line}: gold {r.gold!r} is not the last "
                                                              f"candidate {r.candidates[-1]!r}"))
+        if not _BRACKET_RE.search(r.raw_candidates):  # most rows: no bracket, so no candidate can be unbalanced
+            continue
         for j, c in enumerate(r.candidates):
             if unbalanced(c) and j not in cands:
                 cands[j] = (f"label-truncated:{lang}", f"line {r.line}: {c!r} (cut at ', ')")
@@ -224,8 +235,14 @@ def convert(data: BmlamaData, names: Mapping[str, str] | None = None, *, as_publ
     examples: list[dict[str, Any]] = []
     seen_suspect: set[str] = set()
     flagged: dict[str, list[str]] = {}  # as_published: fact id -> reasons the default mode would drop for
+    rows_by_lang = [data.rows[lang] for lang in langs]
+    # labels in every language -> entity id: one sha256 per entity, not per occurrence; a candidate's labels are
+    # checked for unsplit commas on first sight (the same labels give the same answer every time)
+    candidate_ids: dict[tuple[str, ...], str] = {}
+    subject_ids: dict[tuple[str, ...], str] = {}
     for i in range(data.queries):
         en = data.rows["en"][i]
+        row = [rows[i] for rows in rows_by_lang]
         pattern = relation_pattern(en)
         if pattern not in relation_of_pattern:
             rid = (names or {}).get(normalise_pattern(pattern)) or slug(pattern)
@@ -246,9 +263,12 @@ def convert(data: BmlamaData, names: Mapping[str, str] | None = None, *, as_publ
             continue
         n = len(en.candidates)
         ids = []
-        for j in range(n):
-            labels = [data.rows[lang][i].candidates[j] for lang in langs]
-            q = entity_id(labels)
+        for labels in zip(*(r.candidates for r in row), strict=True):
+            q = candidate_ids.get(labels)
+            if q is not None:
+                ids.append(q)
+                continue
+            q = candidate_ids[labels] = entity_id(labels)
             labels_of.setdefault(q, dict(zip(langs, labels, strict=True)))
             ids.append(q)
             if q not in seen_suspect and any(c in lbl for lbl in labels for c in COMMAS):
@@ -262,9 +282,11 @@ def convert(data: BmlamaData, names: Mapping[str, str] | None = None, *, as_publ
         for j, (reason, detail) in sorted(cand_defects.items()):
             drops.append(Drop(f"{fid}|{ids[j]}", STEP, reason, detail, CULTURE, pred))
         keep = [j for j in range(n) if j not in cand_defects]
-        subject_labels = [data.rows[lang][i].subject for lang in langs]
-        subject = entity_id(subject_labels)
-        labels_of.setdefault(subject, dict(zip(langs, subject_labels, strict=True)))
+        subject_labels = tuple(r.subject for r in row)
+        subject = subject_ids.get(subject_labels)
+        if subject is None:
+            subject = subject_ids[subject_labels] = entity_id(subject_labels)
+            labels_of.setdefault(subject, dict(zip(langs, subject_labels, strict=True)))
         gold = ids[-1]
         cand_ids = tuple(ids[j] for j in keep)
         if len(set(cand_ids)) != len(cand_ids):
@@ -277,21 +299,23 @@ def convert(data: BmlamaData, names: Mapping[str, str] | None = None, *, as_publ
             continue
         facts.append(Fact(fid, pred, subject, (ObjectRef(gold),), CULTURE, (), 0.0, i + 1))
         pools[pred].update(cand_ids)
-        for lang in langs:
-            r = data.rows[lang][i]
+        template_id = f"{pred}/1"
+        gold_qids = (gold,)
+        for lang, r in zip(langs, row, strict=True):
             text = r.prompt.replace(MASK, ANSWER_MARKER)
             prompts.append(Prompt(
-                prompt_id=f"{fid}|{lang}|{pred}/1", fact_id=fid, lang=lang, template_id=f"{pred}/1",
+                prompt_id=f"{fid}|{lang}|{template_id}", fact_id=fid, lang=lang, template_id=template_id,
                 kind="cloze", text=text, answer_start=text.find(ANSWER_MARKER), pair=name,
                 culture=CULTURE, predicate=pred, split="test", subject_qid=subject,
-                subject_label=r.subject, gold_qids=(gold,), gold_forms=((r.gold,),),
-                candidate_qids=cand_ids, candidate_forms=tuple(r.candidates[j] for j in keep),
+                subject_label=r.subject, gold_qids=gold_qids, gold_forms=((r.gold,),),
+                candidate_qids=cand_ids,
+                candidate_forms=tuple(r.candidates[j] for j in keep) if cand_defects else r.candidates,
                 template_status="reviewed", article_langs=(), home_langs=(),
                 popularity=0.0, popularity_quantile=0, popularity_log10=-1,
             ))
     entities = {q: Entity(q, frozen_mapping(labels)) for q, labels in labels_of.items()}
-    inconsistent = inconsistent_translations(labels_of.values(), langs, used={q for f in facts for q in (f.subject,)}
-                                             | {q for qs in pools.values() for q in qs})
+    used = {f.subject for f in facts} | {q for qs in pools.values() for q in qs}
+    inconsistent = inconsistent_translations((labels for q, labels in labels_of.items() if q in used), langs)
     candidates = [{"predicate": pred, "lang": lang, "qid": q, "label": labels_of[q][lang]}
                   for pred, qs in sorted(pools.items()) for q in sorted(qs) for lang in langs]
     defect_counts = Counter(d.reason for d in drops)
@@ -330,19 +354,25 @@ def inconsistent_translations(signatures, langs: Sequence[str], used: set[str] |
     Candidate j of a row is the translation of candidate j in every language, so one English label should
     have one translation per language; BMLAMA17/el renders "Detroit" as «Βερολίνο» (Berlin) in some rows.
     """
-    per_en: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
+    per_en: dict[str, list[Mapping[str, str]]] = defaultdict(list)
     for labels in signatures:
         if used is not None and entity_id([labels[lang] for lang in langs]) not in used:
             continue
-        for lang in langs:
-            per_en[labels["en"]][lang].add(labels[lang])
-    counts = {lang: sum(1 for by_lang in per_en.values() if len(by_lang[lang]) > 1) for lang in langs if lang != "en"}
-    shown = [{"en": en, **{lang: sorted(v) for lang, v in sorted(by_lang.items()) if len(v) > 1}}
-             for en, by_lang in sorted(per_en.items()) if any(len(v) > 1 for v in by_lang.values())][:examples]
+        per_en[labels["en"]].append(labels)
+    # an English label that names one entity has one translation per language: only shared ones can vary
+    varying: dict[str, dict[str, set[str]]] = {}
+    for en, group in per_en.items():
+        if len(group) > 1:
+            forms = {lang: {labels[lang] for labels in group} for lang in langs}
+            varying[en] = {lang: v for lang, v in forms.items() if len(v) > 1}
+    counts = {lang: sum(1 for by_lang in varying.values() if lang in by_lang) for lang in langs if lang != "en"}
+    shown = [{"en": en, **{lang: sorted(v) for lang, v in sorted(by_lang.items())}}
+             for en, by_lang in sorted(varying.items()) if by_lang][:examples]
     return {"english_labels": len(per_en), "varying_per_language": {k: v for k, v in sorted(counts.items()) if v},
             "examples": shown}
 
 
+@gc_paused
 def import_bmlama(path: str | os.PathLike, *, out: str | os.PathLike | None = None, write: bool = True,
                   mlama_templates: str | os.PathLike | None = None, as_published: bool = False,
                   cultures: Sequence[Culture] = ()):
@@ -356,6 +386,23 @@ def import_bmlama(path: str | os.PathLike, *, out: str | os.PathLike | None = No
     country's culture instead of ``global``."""
     from datetime import UTC, datetime
 
+    from factatlas.builder.importers.common import default_out, write_import
+
+    started = datetime.now(UTC)
+    result = bmlama_benchmark(read_bmlama(path), path=path, mlama_templates=mlama_templates,
+                              as_published=as_published, cultures=cultures)
+    if write:
+        write_import(out or default_out(result.content.meta["name"]), result.content, started=started,
+                     config={"importer": "bmlama", "path": str(path), "as_published": as_published,
+                             **({"cultures": [c.name for c in cultures]} if cultures else {})}, counts=result.counts)
+    return result
+
+
+def bmlama_benchmark(data: BmlamaData, *, path: str | os.PathLike | None = None,
+                     mlama_templates: str | os.PathLike | None = None, as_published: bool = False,
+                     cultures: Sequence[Culture] = ()):
+    """The benchmark content and counts ``import_bmlama`` writes, from files already read (``read_bmlama``);
+    ``path`` is the folder recorded in benchmark.json (default ``data.folder``)."""
     from factatlas.builder.benchmark import SCHEMA_VERSION, BenchmarkContent
     from factatlas.builder.build import (
         BuildResult,
@@ -365,11 +412,9 @@ def import_bmlama(path: str | os.PathLike, *, out: str | os.PathLike | None = No
         toolkit_version,
     )
     from factatlas.builder.candidates import collision_report, pool_collisions
-    from factatlas.builder.importers.common import default_out, write_import
     from factatlas.builder.stats import compute_stats
 
-    started = datetime.now(UTC)
-    data = read_bmlama(path)
+    path = data.folder if path is None else path
     names = None
     if mlama_templates is not None:
         from factatlas.builder.importers.dlama import read_mlama_templates
@@ -418,8 +463,4 @@ def import_bmlama(path: str | os.PathLike, *, out: str | os.PathLike | None = No
               "dropped": len(conv.drops)}
     if as_published:
         counts["flagged"] = len(conv.defects["flagged_queries"])
-    if write:
-        write_import(out or default_out(name), content, started=started,
-                     config={"importer": "bmlama", "path": str(path), "as_published": as_published,
-                             **({"cultures": [c.name for c in cultures]} if cultures else {})}, counts=counts)
     return BuildResult(content, counts)

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import functools
+import gc
 import json
 import os
 from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
@@ -14,6 +17,32 @@ from factatlas.errors import ConfigError
 from factatlas.rundir import RunDir
 
 T = TypeVar("T")
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+@contextmanager
+def paused_gc() -> Iterator[None]:
+    """The cyclic garbage collector paused, then restored as it was (also on error). An import holds 10^5-10^6
+    acyclic records (rows, facts, prompts) and each full collection walks all of them again (measured on this
+    machine, one run each in a fresh process: BMLAMA17's import 6.9 -> 5.6 CPU seconds, DLAMA arab-west's
+    7.5 -> 6.3). Reference counting still frees every record."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def gc_paused(fn: F) -> F:
+    """``fn`` run under ``paused_gc``."""
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        with paused_gc():
+            return fn(*args, **kwargs)
+
+    return wrapper  # type: ignore[return-value]
 
 
 def jsonl_records(path: Path, what: str, convert: Callable[[dict[str, Any], int], T]) -> Iterator[T]:

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from factatlas.builder.importers.common import jsonl_records
+from factatlas.builder.importers.common import gc_paused, jsonl_records
 from factatlas.errors import ConfigError, unknown
 from factatlas.records import Drop, Entity, Fact, ObjectRef, fact_id, frozen_mapping
 
@@ -136,7 +136,7 @@ def to_facts(pair: DlamaPair) -> tuple[list[Fact], dict[str, Entity], list[Drop]
     by_uuid = {lang: {r.uuid: r for r in recs} for lang, recs in pair.views.items()}
     first = pair.views[langs[0]]
     facts: list[Fact] = []
-    label_votes: dict[str, dict[str, Counter[str]]] = defaultdict(lambda: defaultdict(Counter))
+    label_votes: dict[str, dict[str, dict[str, int]]] = defaultdict(lambda: defaultdict(lambda: defaultdict(int)))
     for rec in first:
         others = [by_uuid[lang].get(rec.uuid) for lang in langs[1:]]
         fid = fact_id(rec.culture, rec.predicate, rec.subject)
@@ -161,7 +161,8 @@ def to_facts(pair: DlamaPair) -> tuple[list[Fact], dict[str, Entity], list[Drop]
     for q, per_lang in label_votes.items():
         labels = {}
         for lang, votes in per_lang.items():
-            best = min(votes, key=lambda lbl: (-votes[lbl], lbl))
+            # one label (nearly every entity): no vote to settle
+            best = next(iter(votes)) if len(votes) == 1 else min(votes, key=lambda lbl: (-votes[lbl], lbl))
             labels[lang] = best
             if len(votes) > 1:
                 others = ", ".join(f"'{x}'" for x in sorted(votes) if x != best)
@@ -200,6 +201,7 @@ def source_meta(pair: DlamaPair, root: str | os.PathLike) -> dict[str, Any]:
     }
 
 
+@gc_paused
 def import_dlama(path: str | os.PathLike, pair: str = "arab-west", *, out: str | os.PathLike | None = None,
                  mlama_templates: str | os.PathLike | None = None, templates_root: str | os.PathLike | None = None,
                  write: bool = True):

@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from factatlas.builder.importers.common import jsonl_records
+from factatlas.builder.importers.common import gc_paused, jsonl_records
 from factatlas.errors import ConfigError
 from factatlas.records import Culture, Drop, Entity, Fact, ObjectRef, fact_id, frozen_mapping
 
@@ -83,6 +83,7 @@ def to_facts(triples: Mapping[str, Sequence[Triple]]) -> tuple[list[Fact], dict[
     return facts, entities, drops
 
 
+@gc_paused
 def import_mlama(path: str | os.PathLike, langs: Sequence[str], *, out: str | os.PathLike | None = None,
                  templates: str | os.PathLike | None = None, write: bool = True,
                  cultures: Sequence[Culture] = ()):

@@ -9,7 +9,9 @@ import pytest
 
 from factatlas.benchmark import BENCHMARK_FILES, Benchmark
 from factatlas.builder.importers import bmlama
+from factatlas.builder.importers.common import paused_gc
 from factatlas.builder.invariants import check_directory
+from factatlas.errors import ConfigError
 from tests.builder.importers import reference
 
 REFERENCE = reference("bmlama")
@@ -21,8 +23,19 @@ PUBLISHED = {"BMLAMA17": (17, 6792, 65935), "BMLAMA53": (53, 3070, 29354)}
 
 @functools.cache
 def published(name: str) -> bmlama.BmlamaData:
-    """The published files read once per session (113k rows for BMLAMA17; the reads are not what is tested)."""
+    """The published files read once per module (113k rows for BMLAMA17; the reads are not what is tested)."""
     return bmlama.read_bmlama(REFERENCE / name)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _large_fixtures():
+    """While this module's fixtures hold the published rows, imports and validations (~10^6 acyclic records),
+    the cyclic garbage collector is paused (its full passes re-walk all of them: 7.8 of this module's 30 CPU
+    seconds); the 273k rows are let go when the module ends: alive, they would make every full collection of
+    the rest of the worker's tests slower (0.2 s each on this machine)."""
+    with paused_gc():
+        yield
+        published.cache_clear()
 
 
 @pytest.fixture(scope="module", params=sorted(PUBLISHED))
@@ -135,9 +148,10 @@ def test_relations_get_pids_from_mlama_english_templates():
 
 @pytest.fixture(scope="module")
 def as_published(data):
-    """(name, published data, default conversion, as-published import) of the same variant."""
+    """(name, published data, default conversion, as-published import) of the same variant; the import is
+    ``import_bmlama(REFERENCE / name, write=False, as_published=True)`` on the files read once."""
     name, d, conv = data
-    return name, d, conv, bmlama.import_bmlama(REFERENCE / name, write=False, as_published=True)
+    return name, d, conv, bmlama.bmlama_benchmark(d, path=REFERENCE / name, as_published=True)
 
 
 @needs_bmlama
@@ -196,6 +210,21 @@ def write_small_bmlama(folder):
     (folder / "he.tsv").write_text(header + 'בירת מצרים היא <mask>.\tקהיר\tפריז, קהיר"\tמצרים\n'
                                    "בירת צרפת היא <mask>.\tפריז\tקהיר, פריז\tצרפת\n", "utf-8")
     return folder
+
+
+def test_candidate_counts_that_differ_between_languages_name_the_first_query(tmp_path):
+    folder = write_small_bmlama(tmp_path / "BMLAMA3")
+    he = folder / "he.tsv"
+    he.write_text(he.read_text("utf-8").replace("\tקהיר, פריז\t", "\tקהיר, רומא, פריז\t"), "utf-8")
+    with pytest.raises(ConfigError, match=r"query 2 has different candidate counts per language: "
+                                          r"\{'en': 2, 'he': 3\}"):
+        bmlama.read_bmlama(folder)
+    (folder / "fr.tsv").write_text("Prompt\tAns\tCandidate Ans\tSubject\n"
+                                   "La capitale de l'Égypte est <mask>.\tLe Caire\tParis, Rome, Le Caire\tÉgypte\n"
+                                   "La capitale de la France est <mask>.\tParis\tLe Caire, Paris\tFrance\n", "utf-8")
+    with pytest.raises(ConfigError, match=r"query 1 has different candidate counts per language: "
+                                          r"\{'en': 2, 'fr': 3, 'he': 2\}"):
+        bmlama.read_bmlama(folder)
 
 
 def test_cli_as_published_keeps_the_defective_row_flagged(tmp_path):
