@@ -187,6 +187,10 @@ class LocalChat:
         self.context_fix = context_fix  # what a refusal for the context advises (None: the probe's options)
         self.scoring = "chat"
 
+    @property
+    def counts(self) -> dict[str, int]:
+        return self.generator.counts
+
     def _encode(self, conversations: Sequence[Sequence[Message]]) -> tuple[list[str], list[list[int]]]:
         rendered = [render(self.lm.tokenizer, c) for c in conversations]
         return rendered, [self.lm.tokenizer(t, add_special_tokens=False)["input_ids"] for t in rendered]

@@ -299,6 +299,11 @@ class GreedyGenerator:
             if None not in ids and lm.tokenizer.unk_token_id not in ids:
                 self._sentinels = tuple(ids)
 
+    @property
+    def counts(self) -> dict[str, int]:
+        """For probe.json's counts: batches decoded by transformers' ``generate`` instead of our loop."""
+        return {"generation/batches-by-transformers-generate": self.fallbacks} if self.fallbacks else {}
+
     def token_filter(self):
         """``completing_tokens`` for this generator's stop strings, computed once (one decode of every
         token); None when no filter is sound."""

@@ -525,9 +525,10 @@ def _run(job: ProbeJob, selected, counts: Counter, benchmark: Benchmark, run_dir
 
             chat = ChatConfig(config.system_prompt, config.shots, config.shot_split)
             every = benchmark.prompt_records  # shots come from every language and split
-            return answer_conversations(scorer, prompts, every, aliases, model_name, rule.name, chat, tally,
-                                        progress=tick)
-        answered = answer_prompts(scorer, prompts, aliases, model_name, rule.name, progress=tick)
+            answered = answer_conversations(scorer, prompts, every, aliases, model_name, rule.name, chat, tally,
+                                            progress=tick)
+        else:
+            answered = answer_prompts(scorer, prompts, aliases, model_name, rule.name, progress=tick)
         if tally is not None:
             tally.update(getattr(scorer, "counts", {}))
         return answered

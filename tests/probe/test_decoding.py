@@ -179,8 +179,28 @@ def test_generation_settings_that_change_greedy_choices_fall_back_to_generate(ti
     theirs = GreedyGenerator(lm, max_new_tokens=10, decoder="transformers")
     theirs.stop_at_first_line = False
     assert ours.generate(prompts) == theirs.generate(prompts)
-    assert ours.fallbacks == 1
+    assert ours.fallbacks == 1 and ours.counts == {"generation/batches-by-transformers-generate": 1}
+    assert theirs.counts == {} and GreedyGenerator(tiny_gpt2).counts == {}
     assert "repetition_penalty=3.0, no_repeat_ngram_size=2" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("scoring, model", [("generative", "tiny_gpt2"), ("chat", "tiny_chat")])
+def test_a_fallback_to_generate_is_counted_in_probe_json(run_dir, scoring, model, request):
+    """Every batch decoded by transformers' generate instead of our loop is in probe.json's counts."""
+    import copy
+    import json
+
+    from factatlas.probe.models import wrap_model
+    from factatlas.probe.runner import ProbeConfig, probe_benchmark
+
+    loaded = request.getfixturevalue(model)
+    penalised = copy.deepcopy(loaded.model)
+    penalised.generation_config.repetition_penalty = 3.0
+    lm = wrap_model(penalised, loaded.tokenizer, name="penalised", family="causal")
+    config = ProbeConfig(model="penalised", scoring=scoring, device="cpu", max_new_tokens=4, langs=("en",))
+    outcome = probe_benchmark(run_dir, config, lm=lm)
+    counts = json.loads((outcome.out_dir / "probe.json").read_text("utf-8"))["counts"]
+    assert counts["generation/batches-by-transformers-generate"] >= 1
     with pytest.raises(ValueError, match="unknown decoder"):
         GreedyGenerator(lm, decoder="beam")
 
