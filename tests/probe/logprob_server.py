@@ -92,14 +92,8 @@ class LogprobServer:
         import torch
 
         with torch.inference_mode():
-            logits = self.lm.model(torch.tensor([ids])).logits[0].float()
-            logp = torch.log_softmax(logits, dim=-1)
-        prompt_lp = [None] + [float(logp[i - 1, ids[i]]) for i in range(1, len(ids))]
-        nxt = int(logp[-1].argmax())
-        tokens = [self.lm.tokenizer.decode([t]) for t in [*ids, nxt]]
-        return {"index": index, "text": tokens[-1], "finish_reason": "length",
-                "logprobs": {"tokens": tokens, "token_logprobs": [*prompt_lp, float(logp[-1, nxt])],
-                             "top_logprobs": None}}
+            logp = torch.log_softmax(self.lm.model(torch.tensor([ids])).logits[0].float(), dim=-1)
+        return self._choice_of(index, ids, logp)
 
     def _batched_choices(self, prompts: list[list[int]]) -> list[dict]:
         import torch
@@ -111,15 +105,17 @@ class LogprobServer:
         mask = torch.tensor([[1] * len(ids) + [0] * (width - len(ids)) for ids in prompts])
         with torch.inference_mode():  # right padding: a causal model's real positions never see it
             logp = torch.log_softmax(self.lm.model(padded, attention_mask=mask).logits.float(), dim=-1)
-        choices = []
-        for index, ids in enumerate(prompts):
-            rows = logp[index, : len(ids)]
-            nxt = int(rows[-1].argmax())
-            tokens = [self.lm.tokenizer.decode([t]) for t in [*ids, nxt]]
-            choices.append({"index": index, "text": tokens[-1], "finish_reason": "length", "logprobs": {
-                "tokens": tokens, "token_logprobs": [None, *(float(rows[i - 1, ids[i]]) for i in range(1, len(ids))),
-                                                     float(rows[-1, nxt])], "top_logprobs": None}})
-        return choices
+        return [self._choice_of(index, ids, logp[index, : len(ids)]) for index, ids in enumerate(prompts)]
+
+    def _choice_of(self, index: int, ids: list[int], logp) -> dict:
+        """The completion choice of prompt ``ids`` from its rows of log-probabilities: each prompt token's
+        log-probability after the ones before it, and the greedy next token."""
+        prompt_lp = [None] + [float(logp[i - 1, ids[i]]) for i in range(1, len(ids))]
+        nxt = int(logp[-1].argmax())
+        tokens = [self.lm.tokenizer.decode([t]) for t in [*ids, nxt]]
+        return {"index": index, "text": tokens[-1], "finish_reason": "length",
+                "logprobs": {"tokens": tokens, "token_logprobs": [*prompt_lp, float(logp[-1, nxt])],
+                             "top_logprobs": None}}
 
     def _chat(self, messages: list[dict], max_new_tokens: int) -> str:
         from factatlas.probe.chat import LocalChat
