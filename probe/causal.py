@@ -309,6 +309,10 @@ def packed_inputs(batch: PackedBatch, dtype, device: str) -> dict:
 def _packed_sums(lm: LoadedModel, contexts: Sequence[Sequence[int]], conts: Sequence[Sequence[Sequence[int]]],
                  batch_tokens: int, keep: LogitKeeping, with_context: bool,
                  head_chunk: int = HEAD_CHUNK) -> tuple[list[list[float]], list[float]]:
+    """The packed rows' sums. Nothing in the loop makes the host wait for the device: the kept positions
+    are picked by host-made indices (a boolean mask on the device is a ``nonzero``, which waits for every
+    kernel launched so far), so on an accelerator the host builds batch n+1 while the device runs batch n."""
+    import numpy as np
     import torch
 
     model, device = lm.model, lm.device
@@ -317,22 +321,29 @@ def _packed_sums(lm: LoadedModel, contexts: Sequence[Sequence[int]], conts: Sequ
     n_cells = sum(len(cs) for cs in conts)
     cand_sums = torch.zeros(n_cells, dtype=torch.float64, device=device)
     context_sums = torch.zeros(len(contexts), dtype=torch.float64, device=device)
-    split = head_split(lm, keep) if head_chunk and not fused else None
+    # accelerators: the head on the kept rows at once, one fused log-softmax; CPU: ``head_chunk`` rows at a time
+    split = head_split(lm, keep) if fused or head_chunk else None
     with torch.inference_mode():
         for batch in plan_packed(lm, contexts, conts, batch_tokens, with_context):
-            kept_there = on_device(torch.from_numpy(batch.kept), device)
+            kept_rows = long_tensor(np.flatnonzero(batch.kept), device)  # row-major, as a boolean mask picks
             reads = [(batch.at, batch.targets), (batch.ctx_at, batch.ctx_targets)]
             if split is not None:
                 base, head = split
-                hidden = base(**packed_inputs(batch, dtype, device)).last_hidden_state[kept_there]
-                cand, ctx = chunked_target_log_probs(hidden, head, reads, head_chunk)
+                hidden = base(**packed_inputs(batch, dtype, device)).last_hidden_state
+                hidden = hidden.flatten(0, 1).index_select(0, kept_rows)
+                if fused:
+                    cand, ctx = target_log_probs(head(hidden), _device_reads(reads, device), fused)
+                else:
+                    cand, ctx = chunked_target_log_probs(hidden, head, reads, head_chunk)
             else:
-                extra = {"logits_to_keep": kept_there} if keep.masked else {}
+                if keep.masked:
+                    extra = {"logits_to_keep": on_device(torch.from_numpy(batch.kept), device)}
+                else:
+                    extra = {}
                 out = model(**packed_inputs(batch, dtype, device), **extra).logits
                 if not keep.masked:
-                    out = out[kept_there]
-                cand, ctx = target_log_probs(out, [(long_tensor(at, device), long_tensor(tokens, device))
-                                                   for at, tokens in reads], fused)
+                    out = out.flatten(0, 1).index_select(0, kept_rows)
+                cand, ctx = target_log_probs(out, _device_reads(reads, device), fused)
             cand_sums.index_add_(0, long_tensor(batch.cells, device), cand.double())
             context_sums.index_add_(0, long_tensor(batch.ctx_prompts, device), ctx.double())
     flat_sums = cand_sums.cpu().tolist()
@@ -344,6 +355,11 @@ def _packed_sums(lm: LoadedModel, contexts: Sequence[Sequence[int]], conts: Sequ
     return totals, context_sums.cpu().tolist()
 
 
+
+
+def _device_reads(reads, device: str) -> list:
+    """(rows, tokens) host index arrays as index tensors on ``device``."""
+    return [(long_tensor(at, device), long_tensor(tokens, device)) for at, tokens in reads]
 
 
 def head_split(lm: LoadedModel, keep: LogitKeeping):

@@ -106,6 +106,53 @@ def decoder_split(lm: LoadedModel) -> DecoderSplit | None:
 _SPLIT: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
+def takes_additive_masks(lm: LoadedModel) -> bool:
+    """Whether the model gives the same outputs at unpadded positions when its encoder and cross-attention
+    get prebuilt 4-D additive masks (``[rows, 1, 1, keys]``: 0, or the dtype's minimum at padding) and its
+    decoder no padding mask (its causal mask alone: right padding comes after every position read). Given
+    0/1 padding masks, transformers asks the device whether every position is unpadded
+    (``padding_mask.all()``) for each mask it builds, and the host waits for the device three times a batch;
+    a 4-D mask is used as given. Tried once per model on a padded input against its own 2-D masks
+    (transformers 4's T5 refuses 4-D masks; a model's own forward may do anything)."""
+    import torch
+
+    model = lm.model
+    known = _ADDITIVE.get(model)
+    if known is None:
+        known = False
+        vocab = model.get_input_embeddings().weight.shape[0]
+        ids = torch.tensor([[1, 2, 3, 4], [4, 3, 2, 0]], device=lm.device) % vocab
+        mask = torch.tensor([[1, 1, 1, 1], [1, 1, 1, 0]], device=lm.device)
+        dec = torch.tensor([[0, 2, 1], [0, 1, 0]], device=lm.device) % vocab
+        dec[:, 0] = model.config.decoder_start_token_id or 0
+        dec_mask = torch.tensor([[1, 1, 1], [1, 1, 0]], device=lm.device)
+        dtype = next(model.parameters()).dtype
+        tol = 1e-4 if dtype == torch.float32 else 2e-2
+        try:
+            with torch.inference_mode():
+                given = model(input_ids=ids, attention_mask=mask, decoder_input_ids=dec,
+                              decoder_attention_mask=dec_mask, use_cache=False).logits.float()
+                mine = model(input_ids=ids, attention_mask=additive_mask(mask, dtype), decoder_input_ids=dec,
+                             use_cache=False).logits.float()
+            read = dec_mask.bool()
+            known = mine.shape == given.shape and bool(torch.allclose(mine[read], given[read], rtol=tol, atol=tol))
+        except (AttributeError, IndexError, RuntimeError, TypeError, ValueError):
+            known = False
+        _ADDITIVE[model] = known
+    return known
+
+
+_ADDITIVE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def additive_mask(mask: torch.Tensor, dtype) -> torch.Tensor:
+    """A 0/1 padding mask ``[rows, keys]`` as a 4-D additive one ``[rows, 1, 1, keys]`` of ``dtype``."""
+    import torch
+
+    return torch.zeros(mask.shape, dtype=dtype, device=mask.device).masked_fill_(
+        mask == 0, torch.finfo(dtype).min)[:, None, None, :]
+
+
 def sentinel_ids(tokenizer) -> tuple[int, int]:
     ids = tokenizer.convert_tokens_to_ids(list(SENTINELS))
     if any(i is None or i == tokenizer.unk_token_id for i in ids):
@@ -199,12 +246,16 @@ class Seq2SeqScorer:
         split = None if self.full_logits else decoder_split(self.lm)
         fused = fused_normaliser(device)
         encoder = model.get_encoder()
+        additive = takes_additive_masks(self.lm)
+        dtype = next(model.parameters()).dtype
         with torch.inference_mode():
             for b in self.plan(slots):
-                ids, mask = on_device(b.ids, device), on_device(b.mask, device)
+                ids = on_device(b.ids, device)
+                mask = on_device(additive_mask(b.mask, dtype) if additive else b.mask, device)
                 states = encoder(input_ids=ids, attention_mask=mask).last_hidden_state
                 index = long_tensor(b.row_prompt, device)
-                dec_in, dec_mask = on_device(b.decoder_in, device), on_device(b.decoder_mask, device)
+                dec_in = on_device(b.decoder_in, device)
+                dec_mask = None if additive else on_device(b.decoder_mask, device)
                 rows = long_tensor(b.read_rows, device)
                 tokens = long_tensor(b.read_tokens, device)
                 if split is not None:

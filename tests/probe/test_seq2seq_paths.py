@@ -115,3 +115,25 @@ def test_the_accelerators_fused_path_gives_the_same_scores(t5_tokenizer, kind, m
     fused = Seq2SeqScorer(lm, batch_tokens=40).score(QUERIES)
     for a, b in zip(fused, cpu, strict=True):
         assert a == pytest.approx(b, abs=1e-5)
+
+
+def test_a_model_that_drops_4d_masks_keeps_its_padding_masks(t5_tokenizer):
+    """Its forward drops a 4-D attention mask: the once-per-model check refuses the additive masks, and the
+    scorer keeps the 0/1 padding masks (and its scores)."""
+    from factatlas.probe.seq2seq import takes_additive_masks
+
+    lm = _model("t5-untied", t5_tokenizer)
+    assert takes_additive_masks(lm)
+    base = type(lm.model)
+
+    def forward(self, *args, attention_mask=None, **kwargs):
+        if attention_mask is not None and attention_mask.dim() == 4:
+            attention_mask = None
+        return base.forward(self, *args, attention_mask=attention_mask, **kwargs)
+
+    lm = _model("t5-untied", t5_tokenizer)
+    lm.model.__class__ = type("DropsFourD", (base,), {"forward": forward})
+    assert not takes_additive_masks(lm)
+    ours = Seq2SeqScorer(lm, batch_tokens=40).score(QUERIES)
+    for a, b in zip(ours, seq2seq_per_candidate_scores(lm, QUERIES), strict=True):
+        assert a == pytest.approx(b, abs=1e-5)
