@@ -230,9 +230,22 @@ def packed_batches(contexts: Sequence[Sequence[int]], conts: Sequence[Sequence[S
     holds a [rows, width, width] mask, too much to keep for a whole run of long prompts."""
     import numpy as np
 
-    lengths = [len(ctx) + sum(max(len(c) - 1, 0) for c in cs) for ctx, cs in zip(contexts, conts, strict=True)]
-    reads = [n - (0 if with_context else len(ctx) - 1) for n, ctx in zip(lengths, contexts, strict=True)]
+    lengths = packed_lengths(contexts, conts)
     cell_base = np.cumsum([0] + [len(cs) for cs in conts]).tolist()
+    for batch in packed_groups(contexts, conts, batch_tokens, vocab, with_context):
+        yield packed_batch(batch, contexts, conts, lengths[batch[0]], cell_base, pad_id, with_context)
+
+
+def packed_lengths(contexts: Sequence[Sequence[int]], conts: Sequence[Sequence[Sequence[int]]]) -> list[int]:
+    """Per prompt, its packed row's length: the context and every continuation but its last token."""
+    return [len(ctx) + sum(max(len(c) - 1, 0) for c in cs) for ctx, cs in zip(contexts, conts, strict=True)]
+
+
+def packed_groups(contexts: Sequence[Sequence[int]], conts: Sequence[Sequence[Sequence[int]]], batch_tokens: int,
+                  vocab: int, with_context: bool) -> list[list[int]]:
+    """The prompts of each batch, longest first, under ``batch_tokens`` padded tokens and ``LOGIT_BUDGET``."""
+    lengths = packed_lengths(contexts, conts)
+    reads = [n - (0 if with_context else len(ctx) - 1) for n, ctx in zip(lengths, contexts, strict=True)]
     order = sorted(range(len(contexts)), key=lambda i: -lengths[i])
     groups: list[list[int]] = []
     logits = 0
@@ -243,50 +256,90 @@ def packed_batches(contexts: Sequence[Sequence[int]], conts: Sequence[Sequence[S
             logits = 0
         groups[-1].append(i)
         logits += reads[i] * vocab
-    for batch in groups:
-        width = lengths[batch[0]]
-        ids = np.full((len(batch), width), pad_id, dtype=np.int64)
-        positions = np.zeros((len(batch), width), dtype=np.int64)
-        allowed = np.zeros((len(batch), width, width), dtype=bool)
-        kept = np.zeros((len(batch), width), dtype=bool)
-        at_row, at_col, targets, cells, ctx_at, ctx_targets, ctx_prompts = [], [], [], [], [], [], []
-        for b, i in enumerate(batch):
-            ctx, n = contexts[i], len(contexts[i])
-            ids[b, :n] = ctx
-            positions[b, :n] = np.arange(n)
-            allowed[b, :n, :n] = np.tri(n, dtype=bool)
-            kept[b, n - 1] = True
-            if with_context and n > 1:
-                kept[b, : n - 1] = True
-                ctx_at.extend(b * width + j for j in range(n - 1))
-                ctx_targets.extend(ctx[1:])
-                ctx_prompts.extend([i] * (n - 1))
-            start = n
-            for ci, c in enumerate(conts[i]):
-                if not c:
-                    continue
-                m = len(c) - 1  # its first token is read at the context's end, the others inside it
-                span = slice(start, start + m)
-                ids[b, span] = c[:-1]
-                positions[b, span] = np.arange(n, n + m)
-                allowed[b, span, :n] = True
-                allowed[b, span, span] = np.tri(m, dtype=bool)
-                kept[b, span] = True
-                at_row.extend([b] * (m + 1))
-                at_col.extend([n - 1, *range(start, start + m)])
-                targets.extend(c)
-                cells.extend([cell_base[i] + ci] * (m + 1))
-                start += m
-            pad = np.arange(start, width)
-            allowed[b, pad, pad] = True  # padding sees itself: a row with no key would give NaN
-        # flattened order of the kept positions, as logits_to_keep (or the mask after) returns them
-        flat = np.cumsum(kept.ravel()) - 1
+    return groups
 
-        def array(values):
-            return np.asarray(values, dtype=np.int64)
 
-        yield PackedBatch(ids, positions, allowed, kept, flat[array(at_row) * width + array(at_col)],
-                          array(targets), array(cells), flat[array(ctx_at)], array(ctx_targets), array(ctx_prompts))
+def packed_batch(batch: Sequence[int], contexts: Sequence[Sequence[int]], conts: Sequence[Sequence[Sequence[int]]],
+                  width: int, cell_base: Sequence[int], pad_id: int, with_context: bool) -> PackedBatch:
+    """One batch's host arrays, built as whole arrays (per batch, not per row or candidate: on a GPU the
+    host builds batch n+1 while the device runs batch n, and a loop per candidate took longer than the
+    device). Every position gets a segment: 0 for its row's context, one id per continuation, -1 for
+    padding; who may see whom follows from the segments and the columns."""
+    import numpy as np
+
+    rows = len(batch)
+    # per segment, in row order: its row, length, first position id and id (context 0, continuations 1..)
+    seg_row: list[int] = []
+    seg_len: list[int] = []
+    seg_pos: list[int] = []
+    tokens: list[int] = []  # what the rows hold, in order
+    cand_row: list[int] = []  # per non-empty continuation: its row, first column, cell, tokens
+    cand_col: list[int] = []
+    cand_cell: list[int] = []
+    cand_tokens: list[int] = []
+    cand_len: list[int] = []
+    ctx_len = np.array([len(contexts[i]) for i in batch], dtype=np.int64)
+    for b, i in enumerate(batch):
+        ctx, n = contexts[i], len(contexts[i])
+        seg_row.append(b)
+        seg_len.append(n)
+        seg_pos.append(0)
+        tokens.extend(ctx)
+        start = n
+        for ci, c in enumerate(conts[i]):
+            if not c:
+                continue
+            m = len(c) - 1  # its first token is read at the context's end, the others inside it
+            seg_row.append(b)
+            seg_len.append(m)
+            seg_pos.append(n)
+            tokens.extend(c[:-1])
+            cand_row.append(b)
+            cand_col.append(start)
+            cand_cell.append(cell_base[i] + ci)
+            cand_tokens.extend(c)
+            cand_len.append(m + 1)
+            start += m
+    seg_len_a = np.array(seg_len, dtype=np.int64)
+    seg_first = np.cumsum(seg_len_a) - seg_len_a  # flat index of each segment's first token
+    row_first = seg_first[np.searchsorted(seg_row, np.arange(rows), side="left")]
+    flat_row = np.repeat(np.array(seg_row, dtype=np.int64), seg_len_a)
+    flat = np.arange(len(tokens), dtype=np.int64)
+    col = flat - row_first[flat_row]
+    within = flat - np.repeat(seg_first, seg_len_a)
+    is_cand_seg = np.arange(len(seg_len)) - np.searchsorted(seg_row, seg_row, side="left")  # 0: a context
+    ids = np.full((rows, width), pad_id, dtype=np.int64)
+    positions = np.zeros((rows, width), dtype=np.int64)
+    segment = np.full((rows, width), -1, dtype=np.int64)
+    ids[flat_row, col] = tokens
+    positions[flat_row, col] = np.repeat(np.array(seg_pos, dtype=np.int64), seg_len_a) + within
+    segment[flat_row, col] = np.repeat(np.where(is_cand_seg > 0, np.arange(len(seg_len)) + 1, 0), seg_len_a)
+    columns = np.arange(width)
+    q, k = segment[:, :, None], segment[:, None, :]
+    causal = columns[None, None, :] <= columns[None, :, None]
+    allowed = ((q >= 0) & (k == 0) & ((q != 0) | causal)) | ((q > 0) & (q == k) & causal)
+    allowed |= (q < 0) & (columns[None, None, :] == columns[None, :, None])  # padding sees itself: no NaN rows
+    if with_context:
+        kept = segment >= 0
+    else:
+        kept = (segment > 0) | (columns[None, :] == ctx_len[:, None] - 1)
+    kept_index = np.cumsum(kept.ravel()) - 1  # flattened order of the kept positions, as the mask picks them
+    cand_len_a = np.array(cand_len, dtype=np.int64)
+    read = np.arange(int(cand_len_a.sum()), dtype=np.int64) - np.repeat(np.cumsum(cand_len_a) - cand_len_a, cand_len_a)
+    at_row = np.repeat(np.array(cand_row, dtype=np.int64), cand_len_a)
+    at_col = np.where(read == 0, ctx_len[at_row] - 1, np.repeat(np.array(cand_col, dtype=np.int64), cand_len_a) + read - 1)
+    if with_context:
+        ctx_rows = np.repeat(np.arange(rows), np.maximum(ctx_len - 1, 0))
+        ctx_cols = np.arange(len(ctx_rows)) - np.repeat(np.cumsum(np.maximum(ctx_len - 1, 0)) - np.maximum(ctx_len - 1, 0),
+                                                        np.maximum(ctx_len - 1, 0))
+        ctx_targets = np.array([t for i in batch for t in contexts[i][1:]], dtype=np.int64)
+        ctx_prompts = np.asarray(batch, dtype=np.int64)[ctx_rows]
+        ctx_at = kept_index[ctx_rows * width + ctx_cols]
+    else:
+        ctx_at = ctx_targets = ctx_prompts = np.zeros(0, dtype=np.int64)
+    return PackedBatch(ids, positions, allowed, kept, kept_index[at_row * width + at_col],
+                       np.array(cand_tokens, dtype=np.int64), np.repeat(np.array(cand_cell, dtype=np.int64), cand_len_a),
+                       ctx_at, ctx_targets, ctx_prompts)
 
 
 def plan_packed(lm: LoadedModel, contexts: Sequence[Sequence[int]], conts: Sequence[Sequence[Sequence[int]]],
