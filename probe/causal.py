@@ -516,6 +516,7 @@ def cache_argument(model) -> str:
 
 def _cached_sums(lm: LoadedModel, contexts: Sequence[Sequence[int]], conts: Sequence[Sequence[Sequence[int]]],
                  batch_tokens: int, keep: LogitKeeping, with_context: bool) -> tuple[list[list[float]], list[float]]:
+    import numpy as np
     import torch
 
     tok, model, device = lm.tokenizer, lm.model, lm.device
@@ -537,7 +538,9 @@ def _cached_sums(lm: LoadedModel, contexts: Sequence[Sequence[int]], conts: Sequ
         for batch in batches:
             ctx = long_tensor([contexts[i] for i in batch], device)
             kwargs = {"logits_to_keep": 1} if keep.last and not with_context else {}
-            out = model(input_ids=ctx, attention_mask=torch.ones_like(ctx), use_cache=True, **kwargs)
+            # one context length per batch: no padding, so no mask (a 0/1 mask makes transformers ask the
+            # device whether it is all ones, and the host waits)
+            out = model(input_ids=ctx, use_cache=True, **kwargs)
             first = torch.log_softmax(out.logits[:, -1], dim=-1, dtype=torch.float32)
             if with_context and ctx.shape[1] > 1:
                 inner = torch.log_softmax(out.logits[:, :-1], dim=-1, dtype=torch.float32)
@@ -554,9 +557,8 @@ def _cached_sums(lm: LoadedModel, contexts: Sequence[Sequence[int]], conts: Sequ
             width = max(len(r) for r in rows)
             if width > 1:
                 ids, _ = pad_right([r[:-1] for r in rows], pad_id)
-                reads = torch.zeros(ids.shape, dtype=torch.bool)
-                for r, cont in enumerate(rows):
-                    reads[r, : max(len(cont) - 1, 0)] = True  # an empty continuation reads nothing
+                read_counts = np.array([max(len(cont) - 1, 0) for cont in rows])  # an empty one reads nothing
+                reads = torch.from_numpy(np.arange(ids.shape[1])[None, :] < read_counts[:, None])
                 cache = out.get("cache")
                 if cache is None:  # before transformers 5.24
                     cache = out.past_key_values
@@ -571,10 +573,10 @@ def _cached_sums(lm: LoadedModel, contexts: Sequence[Sequence[int]], conts: Sequ
                 extra[cache_name] = cache
                 logits = model(input_ids=on_device(ids, device), attention_mask=on_device(attention, device),
                                use_cache=True, **extra).logits
-                if not keep.masked:
-                    logits = logits[reads_there]
+                if not keep.masked:  # host-made indices: a boolean mask on the device makes the host wait
+                    logits = logits.flatten(0, 1).index_select(0, long_tensor(np.flatnonzero(reads.numpy()), device))
                 next_tokens = long_tensor([t for cont in rows for t in cont[1:]], device)
-                kept_rows = on_device(reads.nonzero()[:, 0], device)
+                kept_rows = long_tensor(np.repeat(np.arange(len(rows)), read_counts), device)
                 (picked,) = target_log_probs(logits, [(torch.arange(len(next_tokens), device=device), next_tokens)],
                                              fused_normaliser(device))
                 row_sums.index_add_(0, kept_rows, picked.double())
@@ -668,6 +670,7 @@ class SentenceLegacyScorer:
                          scores: list[list[float]]) -> None:
         """Prompts whose sentences share no token (a slot that opens the sentence, no BOS): every
         sentence in full, batched across candidates."""
+        import numpy as np
         import torch
 
         tok, model, device = self.lm.tokenizer, self.lm.model, self.lm.device
@@ -678,30 +681,36 @@ class SentenceLegacyScorer:
         costs = [(len(s), len(s) * vocab) for _, _, s in flat]
         order = sorted(range(len(flat)), key=lambda i: -len(flat[i][2]))
         pad_id = tok.pad_token_id if tok.pad_token_id is not None else 0
+        sums = torch.zeros(len(flat), dtype=torch.float64, device=device)  # read back once, after every batch
+        split = head_split(self.lm, self._keep)
         with torch.inference_mode():
             for batch in greedy_batches(order, costs, (self.batch_tokens, LOGIT_BUDGET)):
                 rows = [flat[i][2] for i in batch]
-                ids, mask = pad_right(rows, pad_id)
-                reads = torch.zeros(ids.shape, dtype=torch.bool)
-                for r, s in enumerate(rows):
-                    reads[r, : max(len(s) - 1, 0)] = True
-                if not reads.any():
+                read_counts = np.array([max(len(s) - 1, 0) for s in rows])
+                if not read_counts.any():
                     continue
-                ids, mask = ids.to(device), mask.to(device)
-                if self._keep.masked:
-                    logits = model(input_ids=ids, attention_mask=mask, logits_to_keep=reads.to(device)).logits
+                ids, mask = pad_right(rows, pad_id)
+                reads = np.arange(ids.shape[1])[None, :] < read_counts[:, None]
+                ids, kept = on_device(ids, device), long_tensor(np.flatnonzero(reads), device)
+                if split is not None:
+                    # transformers' own model: right padding comes after every real token of a causal model,
+                    # so no padding mask (a 0/1 mask makes transformers ask the device whether it is all ones,
+                    # and the host waits); the head on the read rows, picked by host-made indices
+                    base, head = split
+                    logits = head(base(input_ids=ids).last_hidden_state.flatten(0, 1).index_select(0, kept))
+                elif self._keep.masked:
+                    logits = model(input_ids=ids, attention_mask=on_device(mask, device),
+                                   logits_to_keep=on_device(torch.from_numpy(reads), device)).logits
                 else:
-                    logits = model(input_ids=ids, attention_mask=mask).logits[reads.to(device)]
-                targets = torch.tensor([t for s in rows for t in s[1:]], device=device)
+                    logits = model(input_ids=ids, attention_mask=on_device(mask, device)).logits.flatten(
+                        0, 1).index_select(0, kept)
+                targets = long_tensor([t for s in rows for t in s[1:]], device)
                 (picked,) = target_log_probs(logits, [(torch.arange(len(targets), device=device), targets)],
                                              fused_normaliser(device))
-                picked = picked.double()
-                sums = torch.zeros(len(rows), dtype=torch.float64, device=device)
-                sums.index_add_(0, reads.nonzero()[:, 0].to(device), picked)
-                for i, total in zip(batch, sums.cpu().tolist(), strict=True):
-                    qi, ci, s = flat[i]
-                    if len(s) > 1:
-                        scores[qi][ci] = total / (len(s) - 1)
+                sums.index_add_(0, long_tensor(np.repeat(np.asarray(batch), read_counts), device), picked.double())
+        for (qi, ci, s), total in zip(flat, sums.cpu().tolist(), strict=True):
+            if len(s) > 1:
+                scores[qi][ci] = total / (len(s) - 1)
 
 
 def shared_prefixes(per_query: Sequence[Sequence[Sequence[int]]]) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:

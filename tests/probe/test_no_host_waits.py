@@ -107,6 +107,43 @@ def test_packed_causal_rows_never_wait(monkeypatch, with_head_split):
         assert a == pytest.approx(b, abs=1e-5)
 
 
+def test_whole_sentences_never_wait(monkeypatch):
+    """BMLAMA's whole-sentence rule: sentences that share a prefix go through the packed rows, the others
+    (a slot that opens the sentence) whole, batched across candidates; neither path waits."""
+    from factatlas.probe.causal import SentenceLegacyScorer, shared_prefixes
+
+    lm = _model("gpt2")
+    scorer = SentenceLegacyScorer(lm, batch_tokens=40)
+    shared, whole = shared_prefixes(scorer.sentences(QUERIES))
+    assert shared and whole
+    cpu = scorer.score(QUERIES)
+    _accelerator_paths(monkeypatch)
+    with HostWaits() as waits:
+        fused = SentenceLegacyScorer(lm, batch_tokens=40).score(QUERIES)
+    assert waits.seen == {}
+    for a, b in zip(fused, cpu, strict=True):
+        assert a == pytest.approx(b, abs=1e-5)
+
+
+def test_the_kv_cache_path_waits_only_where_transformers_picks_rows(monkeypatch):
+    """The KV-cache path (models that ignore packed masks) picks its read rows with host-made indices. Where
+    the model takes a row mask as ``logits_to_keep`` (transformers 5.21 on), transformers indexes with that
+    boolean mask itself, which waits: that path is kept, as the fallback that trusts the model's own forward."""
+    import factatlas.probe.causal as causal
+    from factatlas.probe.causal import CausalLMScorer
+
+    lm = _model("gpt2")
+    slots = tokenize_slots(lm.tokenizer, QUERIES)
+    cpu = CausalLMScorer(lm, "sum", include_remainder=True, batch_tokens=40, packed=False).score_slots(slots)
+    _accelerator_paths(monkeypatch)
+    monkeypatch.setattr(causal, "logit_keeping", lambda lm: causal.LogitKeeping(last=True, masked=False))
+    scorer = CausalLMScorer(lm, "sum", include_remainder=True, batch_tokens=40, packed=False)
+    fused, waits = _scored_with_waits(scorer, slots)
+    assert waits == {}
+    for a, b in zip(fused, cpu, strict=True):
+        assert a == pytest.approx(b, abs=1e-5)
+
+
 @pytest.mark.parametrize("mode", ["independent", "pll"])
 def test_masked_passes_never_wait(mode):
     from factatlas.probe.mlm import MaskedLMScorer
