@@ -25,7 +25,10 @@ run() {  # name, time limit in seconds, then the speed script's arguments
         | grep --line-buffered -v -e FutureWarning -e "return forward_call" | tee -a "$out/$name.log"
 }
 
-# The five runs' time limits sum to 580 s, so the script fits a 15-minute device lease with its start-up.
+# The host-wait count and the five runs' time limits sum to 600 s, so the script fits a 15-minute device
+# lease with its start-up.
+echo "== host waits: benchmarks/host_waits.py" | tee "$out/host-waits.log"
+timeout 20 python3 benchmarks/host_waits.py 2>&1 | grep --line-buffered -e WAITS -e Error -e needs | tee -a "$out/host-waits.log"
 # The anchors run in fp32 on the same GPU, on a subset; bf16 rankings are checked against them first.
 run mbert 140 --preset mbert --prompts 4000 --bmlama-prompts 20 --repeats 3
 # the CPU's token budget (8,192) leaves a GPU waiting on kernel launches: larger batches, throughput only
