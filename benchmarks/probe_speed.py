@@ -872,6 +872,13 @@ def mlm_main(args, lm, queries, sizes: Sizes, peak: float | None) -> int:
         sides[f"limit {mode}"] = lambda b=limits[mode]: bare_forward(lm, b)
         sides[f"limit {mode} + head"] = bare_forward_and_head(lm, limits[mode], limit_reads(lm, queries, mode))
         sides[f"ours {mode}"] = lambda s=scorer: s.score(queries)
+        if scorer._first is not None:  # the first layer's projections at every position, as before
+            everywhere = MaskedLMScorer(lm, mode, batch_tokens=args.batch_tokens, shared_first_layer=False)
+            if not check(f"{mode} vs first layer everywhere", queries, scorer.score(queries), everywhere.score(queries),
+                         args.dtype != "fp32", args.half_tol if args.dtype != "fp32" else 1e-5):
+                print("FAILED: the shared first layer ranks differently; no ratio printed", file=sys.stderr)
+                return 1
+            sides[f"ours {mode}, first layer everywhere"] = lambda s=everywhere: s.score(queries)
     if not args.skip_baselines:
         ref_lm = lm
         if args.dtype != "fp32":  # the anchors run fp32: an fp32 copy of the same weights and tokenizer
@@ -917,6 +924,9 @@ def mlm_main(args, lm, queries, sizes: Sizes, peak: float | None) -> int:
         limit_head = min(times[f"limit {mode} + head"])
         line += (f", {limit_head / min(times[f'ours {mode}']):.2f} of it plus the head's product at the read "
                  f"positions (which alone caps the first at {min(times[f'limit {mode}']) / limit_head:.2f})")
+        if f"ours {mode}, first layer everywhere" in times:
+            line += (f"; {min(times[f'ours {mode}, first layer everywhere']) / min(times[f'ours {mode}']):.2f}x the "
+                     "first layer everywhere (before)")
         if peak:
             tflops = pass_flops(lm, queries, mode, args.batch_tokens, sizes) / min(times[f"ours {mode}"]) / 1e12
             line += f"; {tflops:.1f} TFLOP/s = {tflops / peak:.1%} of the measured {args.dtype} peak"

@@ -83,6 +83,11 @@ def test_masked_scorer_on_other_encoders(tiny_bert_dir, kind):
     reference = mlama_independent_scores(lm, QUERIES)
     for a, b in zip(ours, reference, strict=True):
         assert a == pytest.approx(b, abs=1e-4)
+    if kind == "xlm-roberta":  # positions from the padding index on: the first layer shared per (token, position)
+        pll = MaskedLMScorer(lm, "pll", batch_tokens=64)
+        assert pll._first is not None
+        plain = MaskedLMScorer(lm, "pll", batch_tokens=64, shared_first_layer=False).score(QUERIES)
+        assert pll.score(QUERIES) == [pytest.approx(p, abs=1e-5) for p in plain]
     # CUDA's paths (the column-aligned projection copy, the fused log-softmax) on this head layout too
     accelerated = MaskedLMScorer(lm, "independent", batch_tokens=64, accelerator_paths=True)
     assert (accelerated._padded is not None) == (kind == "xlm-roberta")

@@ -64,6 +64,31 @@ def test_read_positions_only_shortcuts_match_full_logits(tiny_bert, capitals_row
 
 
 @pytest.mark.parametrize("mode", ["independent", "pll"])
+def test_first_layer_projections_once_per_distinct_position_change_no_score(tiny_bert, capitals_rows, mode,
+                                                                             monkeypatch):
+    """The first layer's query, key and value run once per distinct (token, position) of a batch and are
+    spread to every position: the same scores as the model's own first layer, and most positions repeat."""
+    import factatlas.probe.mlm as mlm
+
+    queries = _queries(cloze_rows(capitals_rows))[:40]
+    plain = MaskedLMScorer(tiny_bert, mode, shared_first_layer=False)
+    assert plain._first is None
+    expected = plain.score(queries)
+    shares = []
+    original = mlm._first_layer_shared
+
+    def counted(first, embeddings, distinct, inverse):
+        shares.append(len(distinct) / inverse.numel())
+        return original(first, embeddings, distinct, inverse)
+
+    monkeypatch.setattr(mlm, "_first_layer_shared", counted)
+    shared = MaskedLMScorer(tiny_bert, mode)
+    assert shared._first is tiny_bert.model.bert.encoder.layer[0]
+    assert shared.score(queries) == [pytest.approx(e, abs=1e-5) for e in expected]
+    assert shares and max(shares) <= mlm.FIRST_LAYER_SHARE and min(shares) < 0.5
+
+
+@pytest.mark.parametrize("mode", ["independent", "pll"])
 def test_accelerator_paths_score_as_the_cpu_paths(tiny_bert, capitals_rows, mode):
     """The column-aligned copy of the vocabulary projection and the fused log-softmax (CUDA's defaults)
     change no score, and the model keeps its own projection."""

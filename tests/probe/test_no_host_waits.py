@@ -144,14 +144,17 @@ def test_the_kv_cache_path_waits_only_where_transformers_picks_rows(monkeypatch)
         assert a == pytest.approx(b, abs=1e-5)
 
 
+@pytest.mark.parametrize("shared_first_layer", [False, True])
 @pytest.mark.parametrize("mode", ["independent", "pll"])
-def test_masked_passes_never_wait(mode):
+def test_masked_passes_never_wait(mode, shared_first_layer):
     from factatlas.probe.mlm import MaskedLMScorer
 
     lm = _model("bert")
     slots = tokenize_slots(lm.tokenizer, QUERIES)
     cpu = MaskedLMScorer(lm, mode, batch_tokens=40).score_slots(slots)
-    fused, waits = _scored_with_waits(MaskedLMScorer(lm, mode, batch_tokens=40, accelerator_paths=True), slots)
+    scorer = MaskedLMScorer(lm, mode, batch_tokens=40, accelerator_paths=True, shared_first_layer=shared_first_layer)
+    assert (scorer._first is not None) == shared_first_layer
+    fused, waits = _scored_with_waits(scorer, slots)
     assert waits == {}
     for a, b in zip(fused, cpu, strict=True):
         assert a == pytest.approx(b, abs=1e-5)
