@@ -319,10 +319,8 @@ def packed_batch(batch: Sequence[int], contexts: Sequence[Sequence[int]], conts:
     causal = columns[None, None, :] <= columns[None, :, None]
     allowed = ((q >= 0) & (k == 0) & ((q != 0) | causal)) | ((q > 0) & (q == k) & causal)
     allowed |= (q < 0) & (columns[None, None, :] == columns[None, :, None])  # padding sees itself: no NaN rows
-    if with_context:
-        kept = segment >= 0
-    else:
-        kept = (segment > 0) | (columns[None, :] == ctx_len[:, None] - 1)
+    # kept: every continuation position and the context's last; with the context's own targets, all of it
+    kept = segment >= 0 if with_context else (segment > 0) | (columns[None, :] == ctx_len[:, None] - 1)
     kept_index = np.cumsum(kept.ravel()) - 1  # flattened order of the kept positions, as the mask picks them
     cand_len_a = np.array(cand_len, dtype=np.int64)
     read = np.arange(int(cand_len_a.sum()), dtype=np.int64) - np.repeat(np.cumsum(cand_len_a) - cand_len_a, cand_len_a)
