@@ -11,6 +11,7 @@ log-normaliser (logsumexp) and the gather run on the device, and only one float 
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -209,11 +210,46 @@ def bert_like_last_layer(base):
 
 def bert_like_first_layer(base):
     """The first layer of such an encoder, when the embeddings feeding it are the known BERT-style ones
-    (a position's embedding depends on its token and position alone), so its query, key and value
-    projections can run once per distinct (token, position); else None."""
-    embeddings = getattr(base, "embeddings", None)
-    known = all(hasattr(embeddings, n) for n in ("word_embeddings", "position_embeddings", "LayerNorm"))
-    return bert_like_layer(base, 0) if known else None
+    (a position's embedding depends on its token and position alone) and the encoder's output is exactly
+    embeddings -> layers, so its query, key and value projections can run once per distinct (token,
+    position); else None. Tried once per model on a small input with repeated (token, position) pairs
+    against the model's own forward (relative tolerance 1e-4 in fp32, 2e-2 in half precision): a model
+    may project or scale its embeddings between the two (ELECTRA's ``embeddings_project``)."""
+    import numpy as np
+    import torch
+
+    known = _SHARED_FIRST.get(base)
+    if known is None:
+        known = False
+        embeddings = getattr(base, "embeddings", None)
+        first = bert_like_layer(base, 0)
+        if first is not None and all(hasattr(embeddings, n) for n in ("word_embeddings", "position_embeddings",
+                                                                       "LayerNorm")):
+            vocab = embeddings.word_embeddings.weight.shape[0]
+            rows = np.array([[5, 6, 7, 8, 9], [5, 6, 11, 8, 9], [5, 6, 7, 12, 9]]) % vocab
+            batch = PlannedBatch(rows, *(np.zeros(0, dtype=np.int64) for _ in range(3)), 0,
+                                 *(np.zeros(0, dtype=np.int64) for _ in range(3)))
+            device = embeddings.word_embeddings.weight.device
+            ids = torch.as_tensor(rows, device=device)
+            shared = tuple(torch.as_tensor(x, device=device) for x in batch.distinct_positions())
+            tol = 1e-4 if embeddings.word_embeddings.weight.dtype == torch.float32 else 2e-2
+            layers = base.encoder.layer
+            try:
+                with torch.inference_mode():
+                    own = base(input_ids=ids)[0].float()
+                    base.encoder.layer = layers[1:]
+                    mine = base.encoder(_first_layer_shared(first, base.embeddings(input_ids=ids), *shared))[0]
+                known = first if mine.shape == own.shape and bool(
+                    torch.allclose(mine.float(), own, rtol=tol, atol=tol)) else False
+            except (AttributeError, IndexError, RuntimeError, TypeError, ValueError):
+                known = False
+            finally:
+                base.encoder.layer = layers
+        _SHARED_FIRST[base] = known
+    return known or None
+
+
+_SHARED_FIRST: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def bert_like_layer(base, index: int):

@@ -108,3 +108,21 @@ def test_mt5_architecture(tiny_t5_dir):
     reference = seq2seq_per_candidate_scores(lm, QUERIES)
     for a, b in zip(ours, reference, strict=True):
         assert a == pytest.approx(b, abs=1e-4)
+
+
+def test_the_shared_first_layer_is_refused_where_embeddings_are_projected():
+    """ELECTRA projects its embeddings before the first layer: its layers look like BERT's, but the
+    once-per-model check against its own forward refuses the shared first layer; BERT passes it."""
+    import transformers
+
+    from factatlas.probe.mlm import bert_like_first_layer, bert_like_layer
+
+    torch.manual_seed(0)
+    electra = transformers.ElectraForMaskedLM(transformers.ElectraConfig(
+        vocab_size=100, embedding_size=16, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+        intermediate_size=64)).eval()
+    assert hasattr(electra.electra, "embeddings_project") and bert_like_layer(electra.electra, 0) is not None
+    assert bert_like_first_layer(electra.electra) is None
+    bert = transformers.BertForMaskedLM(transformers.BertConfig(
+        vocab_size=100, hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64)).eval()
+    assert bert_like_first_layer(bert.bert) is bert.bert.encoder.layer[0]
