@@ -126,3 +126,14 @@ def test_the_shared_first_layer_is_refused_where_embeddings_are_projected():
     bert = transformers.BertForMaskedLM(transformers.BertConfig(
         vocab_size=100, hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64)).eval()
     assert bert_like_first_layer(bert.bert) is bert.bert.encoder.layer[0]
+    # a base whose output is not embeddings -> layers alone (here: shifted after the layers), same shapes
+    shifted = transformers.BertForMaskedLM(bert.config).eval()
+    own = type(shifted.bert).forward
+
+    def forward(self, *args, **kwargs):
+        out = own(self, *args, **kwargs)
+        out.last_hidden_state = out.last_hidden_state + 1.0
+        return out
+
+    shifted.bert.forward = forward.__get__(shifted.bert)
+    assert bert_like_first_layer(shifted.bert) is None
