@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from factatlas.probe.protocol import ClozeQuery
+from factatlas.probe.protocol import ANSWER_MARKER, ClozeQuery
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,43 +102,49 @@ def _sample_indices(n: int, k: int = 24) -> list[int]:
 
 
 def _fast_slots(tokenizer, queries: Sequence[ClozeQuery]) -> list[SlotTokens] | None:
-    """Slots with cached filler ids; None when no query has whitespace (or nothing) before its slot."""
-    cacheable = [q.left == "" or q.left[-1].isspace() for q in queries]
+    """Slots with cached filler ids; None when no query has whitespace (or nothing) before its slot.
+
+    Candidate lists repeat across prompts (DLAMA-style benchmarks give every prompt of a predicate and
+    language the same list), so the ids of a list are looked up once per distinct (whitespace, list)."""
+    lefts = [q.left for q in queries]
+    cacheable = [left == "" or left[-1].isspace() for left in lefts]
     if not any(cacheable):
         return None
     anchor = "a"
     anchor_ids = _encode(tokenizer, [anchor])[0]
-    keys: dict[tuple[str, str], None] = {}
-    for q, ok in zip(queries, cacheable, strict=True):
-        if ok:
-            ws = q.left[len(q.left.rstrip()):]
-            for form in q.forms:
-                keys[(ws, form)] = None
+    # per query its whitespace before the slot (None: not cacheable); per whitespace the forms it fills
+    spaces = [left[len(left.rstrip()):] if ok else None for left, ok in zip(lefts, cacheable, strict=True)]
+    lists = dict.fromkeys((ws, q.forms) for ws, q in zip(spaces, queries, strict=True) if ws is not None)
+    forms_after: dict[str, dict[str, None]] = {}
+    for ws, forms in lists:
+        forms_after.setdefault(ws, {}).update(dict.fromkeys(forms))
+    keys = [(ws, form) for ws, forms in forms_after.items() for form in forms]
     texts = [form if ws == "" else anchor + ws + form for ws, form in keys]
-    cache: dict[tuple[str, str], tuple[int, ...]] = {}
+    cache: dict[str, dict[str, tuple[int, ...]]] = {ws: {} for ws in forms_after}
     for (ws, form), ids in zip(keys, _encode(tokenizer, texts), strict=True):
         if ws:
             if ids[: len(anchor_ids)] != anchor_ids:
                 return None
             ids = ids[len(anchor_ids):]
-        cache[(ws, form)] = tuple(ids)
+        cache[ws][form] = tuple(ids)
+    candidates_of = {(ws, forms): tuple(map(cache[ws].__getitem__, forms)) for ws, forms in lists}
+    if any(() in candidates for candidates in candidates_of.values()):
+        return None
     slow = [q for q, ok in zip(queries, cacheable, strict=True) if not ok]
     slow_slots = iter(_exact_slots(tokenizer, slow))
-    fast_queries = [q for q, ok in zip(queries, cacheable, strict=True) if ok]
-    encoded = _encode(tokenizer, [q.left.rstrip() for q in fast_queries]
-                      + [q.left + q.forms[0] + q.right for q in fast_queries])
-    n = len(fast_queries)
+    fast = [i for i, ok in enumerate(cacheable) if ok]
+    encoded = _encode(tokenizer, [lefts[i].rstrip() for i in fast]
+                      + [lefts[i] + queries[i].forms[0] + queries[i].text[len(lefts[i]) + len(ANSWER_MARKER):]
+                         for i in fast])
+    n = len(fast)
     out: list[SlotTokens] = []
     fi = 0
-    for q, ok in zip(queries, cacheable, strict=True):
-        if not ok:
+    for q, ws in zip(queries, spaces, strict=True):
+        if ws is None:
             out.append(next(slow_slots))
             continue
-        ws = q.left[len(q.left.rstrip()):]
         prefix = tuple(encoded[fi])
-        candidates = tuple(cache[(ws, form)] for form in q.forms)
-        if any(not c for c in candidates):
-            return None
+        candidates = candidates_of[(ws, q.forms)]
         full = encoded[n + fi]
         head = len(prefix) + len(candidates[0])
         if tuple(full[:head]) == prefix + candidates[0]:

@@ -138,3 +138,24 @@ def test_every_scoring_rule_has_one_registered_scorer_and_unknown_rules_get_a_su
         _make_scorer(SimpleNamespace(), "causal-men", None)
     with pytest.raises(ValueError, match="two scorer factories"):
         scorer_factory("seq2seq")(lambda lm, scoring, config: None)
+
+
+@pytest.mark.parametrize("arch", ["bert", "gpt2", "t5"])
+def test_cached_filler_ids_equal_the_whole_text_tokenization_on_every_query(arch):
+    """The cached path (filler ids per distinct whitespace and candidate list) against every ``left + form``
+    tokenized whole, on all queries rather than the sample ``tokenize_slots`` checks: shared candidate
+    lists, a slot after two spaces, one at the start, one glued to the word before it (left to the exact
+    path), and a remainder glued to the slot."""
+    from factatlas.probe.slots import _exact_slots, _fast_slots
+    from factatlas.probe.tiny import train_tokenizer
+
+    shared = ("Paris", "Le Caire", "Amsterdam Centraal", "Rome")
+    queries = [ClozeQuery(f"The capital of {c} is [Y].", shared) for c in ("France", "Egypt", "the Netherlands")]
+    queries += [ClozeQuery("[Y] is the capital city of Egypt.", ("Cairo", "Rome")),
+                ClozeQuery("Its capital is  [Y], on the river.", shared),
+                ClozeQuery("La capitale de l'[Y] est Rome.", ("Italie", "Égypte")),
+                ClozeQuery("Die Hauptstadt von Peru ist [Y]s Zentrum.", ("Lima", "Cusco"))]
+    tok = train_tokenizer([q.text.replace("[Y]", f) for q in queries for f in q.forms] * 3, arch, vocab_size=150)
+    fast = _fast_slots(tok, queries)
+    assert fast is not None
+    assert fast == _exact_slots(tok, queries)
