@@ -47,15 +47,19 @@ class PlannedBatch:
     cands: np.ndarray
 
     def distinct_positions(self) -> tuple[np.ndarray, np.ndarray]:
-        """(flat index of the first occurrence of each distinct (token, column) pair, and per flat position
-        the number of its pair): what the first layer's projections need, since a position's embedding
-        depends on its token and column alone."""
-        import numpy as np
+        return distinct_positions(self.ids)
 
-        width = self.ids.shape[1]
-        key = (self.ids * width + np.arange(width)).ravel()
-        _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
-        return first, inverse.reshape(-1)
+
+def distinct_positions(ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For equally long rows of token ids: the flat index of the first occurrence of each distinct (token,
+    column) pair, and per flat position the number of its pair. What the first layer's projections need,
+    since a position's embedding depends on its token and column alone."""
+    import numpy as np
+
+    width = ids.shape[1]
+    key = (ids * width + np.arange(width)).ravel()
+    _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+    return first, inverse.reshape(-1)
 
 
 @dataclass(frozen=True)
@@ -227,11 +231,9 @@ def bert_like_first_layer(base):
                                                                        "LayerNorm")):
             vocab = embeddings.word_embeddings.weight.shape[0]
             rows = np.array([[5, 6, 7, 8, 9], [5, 6, 11, 8, 9], [5, 6, 7, 12, 9]]) % vocab
-            batch = PlannedBatch(rows, *(np.zeros(0, dtype=np.int64) for _ in range(3)), 0,
-                                 *(np.zeros(0, dtype=np.int64) for _ in range(3)))
             device = embeddings.word_embeddings.weight.device
             ids = torch.as_tensor(rows, device=device)
-            shared = tuple(torch.as_tensor(x, device=device) for x in batch.distinct_positions())
+            shared = tuple(torch.as_tensor(x, device=device) for x in distinct_positions(rows))
             tol = 1e-4 if embeddings.word_embeddings.weight.dtype == torch.float32 else 2e-2
             layers = base.encoder.layer
             try:
