@@ -261,9 +261,10 @@ def packed_groups(contexts: Sequence[Sequence[int]], conts: Sequence[Sequence[Se
 
 def packed_batch(batch: Sequence[int], contexts: Sequence[Sequence[int]], conts: Sequence[Sequence[Sequence[int]]],
                   width: int, cell_base: Sequence[int], pad_id: int, with_context: bool) -> PackedBatch:
-    """One batch's host arrays, built as whole arrays (per batch, not per row or candidate: on a GPU the
-    host builds batch n+1 while the device runs batch n, and a loop per candidate took longer than the
-    device). Every position gets a segment: 0 for its row's context, one id per continuation, -1 for
+    """One batch's host arrays. The loop over rows and continuations only gathers lists; every array is then
+    made whole, with no numpy call per row or continuation (on a GPU the host builds batch n+1 while the
+    device runs batch n, and numpy calls per continuation took the host longer than the device took for
+    the batch). Every position gets a segment: 0 for its row's context, one id per continuation, -1 for
     padding; who may see whom follows from the segments and the columns."""
     import numpy as np
 
@@ -404,8 +405,6 @@ def _packed_sums(lm: LoadedModel, contexts: Sequence[Sequence[int]], conts: Sequ
         totals.append([flat_sums[cell_base + ci] if c else float("-inf") for ci, c in enumerate(cs)])
         cell_base += len(cs)
     return totals, context_sums.cpu().tolist()
-
-
 
 
 def _device_reads(reads, device: str) -> list:
