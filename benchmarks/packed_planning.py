@@ -23,6 +23,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from probe_speed import interleaved  # noqa: E402  (this folder is on the path of its scripts)
+
 from tests.probe.test_packed_plan import FIELDS, reference_batch  # noqa: E402
 
 
@@ -63,12 +65,8 @@ def main(argv=None) -> int:
             assert x.dtype == y.dtype and x.shape == y.shape and np.array_equal(x, y), name
     print(f"check: {len(got)} batches, every array equal ({args.prompts} prompts x {args.candidates} candidates, "
           f"with_context={args.with_context})")
-    times: dict[str, list[float]] = {"loop over rows and continuations": [], "whole arrays (packed_batches)": []}
-    for _ in range(args.repeats):
-        for name, side in zip(times, (loop, ours), strict=True):
-            start = time.process_time()
-            side()
-            times[name].append(time.process_time() - start)
+    sides = {"loop over rows and continuations": loop, "whole arrays (packed_batches)": ours}
+    times = interleaved(sides, args.repeats, "cpu", now=time.process_time)
     for name, ts in times.items():
         print(f"  {name:<34} min {min(ts):.4f} s, median {statistics.median(ts):.4f} s")
     loop_t, ours_t = (min(ts) for ts in times.values())
