@@ -22,8 +22,9 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "benchmarks"))  # probe_speed, also when loaded as a module
 
-from probe_speed import interleaved  # noqa: E402  (this folder is on the path of its scripts)
+from probe_speed import interleaved  # noqa: E402
 
 from tests.probe.test_packed_plan import FIELDS, reference_batch  # noqa: E402
 

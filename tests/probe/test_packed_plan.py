@@ -89,3 +89,20 @@ def test_whole_array_batches_equal_the_loop_over_rows(seed):
             checked += 1
     assert checked > 40
 
+
+
+def test_the_planning_benchmark_prints_a_ratio_only_after_every_array_is_equal(capsys, monkeypatch):
+    """benchmarks/packed_planning.py checks the loop and the whole-array batches equal before it times them."""
+    import importlib.util
+    import sys
+    from pathlib import Path
+
+    script = Path(__file__).resolve().parents[2] / "benchmarks" / "packed_planning.py"
+    spec = importlib.util.spec_from_file_location("packed_planning", script)
+    bench = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, "packed_planning", bench)
+    spec.loader.exec_module(bench)
+    assert bench.main(["--prompts", "40", "--candidates", "5", "--batch-tokens", "256", "--repeats", "1",
+                       "--with-context"]) == 0
+    out = capsys.readouterr().out
+    assert "every array equal" in out and "RATIO packed planning" in out
