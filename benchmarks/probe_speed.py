@@ -430,6 +430,7 @@ def seq2seq_main(args, lm, queries, peak: float | None) -> int:
 
     scorer = Seq2SeqScorer(lm, batch_tokens=args.batch_tokens)
     full = Seq2SeqScorer(lm, batch_tokens=args.batch_tokens, full_logits=True)  # the previous way
+    padding = Seq2SeqScorer(lm, batch_tokens=args.batch_tokens, additive_masks=False)  # 0/1 masks, as before
     print(f"decoder/head split: {'yes' if decoder_split(lm) else 'no (the model forward, full logits)'}")
     tol = 1e-5 if args.dtype == "fp32" else args.half_tol
     scorer.score(queries)
@@ -437,10 +438,15 @@ def seq2seq_main(args, lm, queries, peak: float | None) -> int:
     if not check("seq2seq read rows vs full logits", queries, scorer.score(queries), full.score(queries), False, tol):
         print("FAILED: the two paths rank differently; no ratio printed", file=sys.stderr)
         return 1
+    if not check("seq2seq 4-D additive masks vs 0/1 masks", queries, scorer.score(queries), padding.score(queries),
+                 False, tol):
+        print("FAILED: the two mask forms rank differently; no ratio printed", file=sys.stderr)
+        return 1
     sub = queries[: args.bmlama_prompts]
     inputs = seq2seq_limit_inputs(lm, scorer, queries)
     sides = {"ours seq2seq": lambda: scorer.score(queries),
              "ours seq2seq, full logits (before)": lambda: full.score(queries),
+             "ours seq2seq, 0/1 masks (before)": lambda: padding.score(queries),
              "limit seq2seq": bare_seq2seq_forward(lm, inputs),
              "limit seq2seq + head": bare_seq2seq_forward(lm, inputs, head=True)}
     if not args.skip_baselines:
@@ -468,7 +474,8 @@ def seq2seq_main(args, lm, queries, peak: float | None) -> int:
             f"(bare encoder once per prompt + bare decoder on its batches), {min(times['limit seq2seq + head']) / t:.2f} "
             f"of it plus the head's product at the read rows (which alone caps the first at "
             f"{min(times['limit seq2seq']) / min(times['limit seq2seq + head']):.2f}); "
-            f"{min(times['ours seq2seq, full logits (before)']) / t:.2f}x the full-logits path (before)")
+            f"{min(times['ours seq2seq, full logits (before)']) / t:.2f}x the full-logits path (before); "
+            f"{min(times['ours seq2seq, 0/1 masks (before)']) / t:.2f}x the 0/1 padding masks (before)")
     if peak:
         tflops = seq2seq_flops(lm, scorer, queries) / t / 1e12
         line += f"; {tflops:.1f} TFLOP/s = {tflops / peak:.1%} of the measured {args.dtype} peak"

@@ -164,9 +164,11 @@ class Seq2SeqScorer:
     scoring = "seq2seq"
 
     def __init__(self, lm: LoadedModel, batch_tokens: int = 8192, head_chunk: int | None = None,
-                 full_logits: bool = False):
+                 full_logits: bool = False, additive_masks: bool = True):
         """``head_chunk``: rows of the vocabulary projection at a time on CPU (default ``HEAD_CHUNK``);
-        ``full_logits``: the model's own forward, logits at every decoder position (the previous way)."""
+        ``full_logits``: the model's own forward, logits at every decoder position (the previous way);
+        ``additive_masks``: 4-D additive masks where ``takes_additive_masks`` finds the model honours them
+        (False: 0/1 padding masks, the previous way, kept for the speed benchmark)."""
         from factatlas.probe.causal import HEAD_CHUNK
 
         if lm.family != "seq2seq":
@@ -174,6 +176,7 @@ class Seq2SeqScorer:
         self.lm, self.batch_tokens = lm, batch_tokens
         self.head_chunk = head_chunk or HEAD_CHUNK
         self.full_logits = full_logits
+        self.additive_masks = additive_masks
         self.s0, self.s1 = sentinel_ids(lm.tokenizer)
 
     def context_needs(self, queries: Sequence[ClozeQuery], slots: Sequence[SlotTokens] | None = None):
@@ -246,7 +249,7 @@ class Seq2SeqScorer:
         split = None if self.full_logits else decoder_split(self.lm)
         fused = fused_normaliser(device)
         encoder = model.get_encoder()
-        additive = takes_additive_masks(self.lm)
+        additive = self.additive_masks and takes_additive_masks(self.lm)
         dtype = next(model.parameters()).dtype
         with torch.inference_mode():
             for b in self.plan(slots):
