@@ -24,12 +24,35 @@ WAITING_OPS = {"aten.nonzero.default", "aten.masked_select.default", "aten._loca
                "aten.is_nonzero.default", "aten.equal.default"}
 
 
+SCALAR_READS = ("item", "__int__", "__float__", "__bool__", "__index__")
+
+
 class HostWaits(TorchDispatchMode):
-    """Counts the dispatched operations that make a CUDA host wait for the device's results."""
+    """Counts the dispatched operations that make a CUDA host wait for the device's results, and every read
+    of a tensor's value as a Python scalar (``.item()``, ``int(t)``, ``if t:``): under inference mode
+    those skip the dispatch a mode sees, so they are counted where they are called."""
 
     def __init__(self):
         super().__init__()
         self.seen: dict[str, int] = {}
+        self._own: dict[str, object] = {}
+
+    def __enter__(self):
+        for name in SCALAR_READS:
+            own = self._own[name] = getattr(torch.Tensor, name)
+
+            def counted(tensor, *args, _own=own, _name=name, **kwargs):
+                key = f"Tensor.{_name}"
+                self.seen[key] = self.seen.get(key, 0) + 1
+                return _own(tensor, *args, **kwargs)
+
+            setattr(torch.Tensor, name, counted)
+        return super().__enter__()
+
+    def __exit__(self, *exc):
+        for name, own in self._own.items():
+            setattr(torch.Tensor, name, own)
+        return super().__exit__(*exc)
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         name = str(func)
@@ -174,11 +197,18 @@ def test_seq2seq_batches_never_wait(monkeypatch):
 
 
 def test_the_recorder_sees_what_waits():
-    """The check itself: a boolean mask, ``nonzero`` and ``.item()`` are each counted."""
+    """The check itself: a boolean mask, ``nonzero`` and scalar reads are each counted, also under inference
+    mode (where ``.item()`` never reaches the dispatch a mode sees)."""
     x = torch.arange(6.0)
     with HostWaits() as waits:
         x[x > 2].sum().item()
         torch.nonzero(x)
         x[torch.tensor([0, 2])]  # host-made indices do not wait
     assert waits.seen == {"aten.index.Tensor with a boolean mask": 1, "aten._local_scalar_dense.default": 1,
-                     "aten.nonzero.default": 1}
+                          "aten.nonzero.default": 1, "Tensor.item": 1}
+    with HostWaits() as waits, torch.inference_mode():
+        y = torch.arange(5)
+        int(y.max())
+        y.max().item()
+    assert waits.seen == {"Tensor.__int__": 1, "Tensor.item": 1}
+    assert torch.Tensor.item is not None and "counted" not in torch.Tensor.item.__name__  # restored
