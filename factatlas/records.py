@@ -51,6 +51,17 @@ class Gender(StrEnum):
     UNKNOWN = "unknown"
 
 
+class Life(StrEnum):
+    """Whether a person is alive: grammar for templates that say something in the present tense
+    («X is a citizen of Y» is true only while X lives). Wikidata has no "alive" statement: a death
+    (P570 date of death, P20 place of death) makes a person dead; what makes one alive is decided by
+    the curate stage and recorded in ``Entity.life_source``; anything else stays unknown."""
+
+    ALIVE = "alive"
+    DEAD = "dead"
+    UNKNOWN = "unknown"
+
+
 @dataclass(frozen=True, slots=True)
 class CountryRef:
     qid: str
@@ -103,6 +114,10 @@ class Entity:
     # whose label varies with the gender of the subject they are said of.
     female_labels: Mapping[str, str] = field(default_factory=frozen_mapping)
     male_labels: Mapping[str, str] = field(default_factory=frozen_mapping)
+    # Life status of a person (templates agree with it: {X: alive=is | dead=was | other=...}); where it
+    # came from ("P570", "P20", ...; "" when unknown).
+    life: Life = Life.UNKNOWN
+    life_source: str = ""
 
     def label(self, lang: str) -> str | None:
         return self.labels.get(lang)

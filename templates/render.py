@@ -17,7 +17,7 @@ from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
-from factatlas.records import ANSWER_MARKER, Entity, Gender, RenderFailure
+from factatlas.records import ANSWER_MARKER, Entity, Gender, Life, RenderFailure
 from factatlas.templates.gender import entity_type, resolve_agreement
 from factatlas.templates.lexicon import LexiconEntry, entry_for
 from factatlas.templates.library import Template
@@ -120,19 +120,40 @@ def _sentence_initial(nodes: tuple, index: int) -> bool:
     return True
 
 
-def choose_option(group: Group, agreement: Agreement) -> str | None:
-    """The form of an agreement group for an entity: plural first, then gender, then sg, then other."""
-    values = group.values
-    if agreement.number == "pl" and "pl" in values:
-        return group.form("pl")
-    gender = {Gender.MASCULINE: "masc", Gender.FEMININE: "fem", Gender.NEUTER: "neut"}.get(agreement.gender)
-    if gender and gender in values:
-        return group.form(gender)
-    if agreement.number == "sg" and "sg" in values and not (set(values) & {"masc", "fem", "neut"}):
-        return group.form("sg")
-    if "other" in values:
-        return group.form("other")
-    return None
+def _holds(value: str, agreement: Agreement, life: Life) -> bool:
+    if value in ("sg", "pl"):
+        return agreement.number == value
+    if value in ("alive", "dead"):
+        return life.value == value
+    return _GENDER_VALUE.get(agreement.gender) == value
+
+
+_GENDER_VALUE = {Gender.MASCULINE: "masc", Gender.FEMININE: "fem", Gender.NEUTER: "neut"}
+
+
+def choose_option(group: Group, agreement: Agreement, life: Life = Life.UNKNOWN) -> str | None:
+    """The form of an agreement group for an entity: the option whose values all hold, the most specific
+    first (``fem+dead`` before ``dead`` before ``other``); among single values plural first, then gender,
+    then sg (only in a group without gender forms), then life status; ``other`` when none holds.
+
+    A life value holds only for a known status: a person whose death Wikidata does not record and whose
+    life the curate stage could not decide takes the life-free options, which the validator makes the
+    template give (``other``, or forms by gender/number alone)."""
+    gendered = bool(group.atoms & {"masc", "fem", "neut"})
+    best: tuple[tuple[int, bool, bool, bool], str] | None = None
+    for option in group.options:
+        values = option.values
+        if values == ("other",) or (values == ("sg",) and gendered):
+            continue
+        if not all(_holds(v, agreement, life) for v in values):
+            continue
+        rank = (len(values), "pl" in values, bool(set(values) & {"masc", "fem", "neut"}),
+                bool(set(values) & {"alive", "dead"}))
+        if best is None or rank > best[0]:
+            best = (rank, option.form)
+    if best is not None:
+        return best[1]
+    return group.form("other")
 
 
 class Renderer:
@@ -313,7 +334,7 @@ class Renderer:
                     return RenderFailure("template-error", f"{template.where(node.start)}: agreement with the "
                                                           "answer slot Y away from [Y] leaks the answer; put "
                                                           "it next to [Y] or agree with X")
-                form = choose_option(node, self.agreement(subject, template.lang, xtype))
+                form = choose_option(node, self.agreement(subject, template.lang, xtype), subject.life)
                 if form is None:
                     ag = self.agreement(subject, template.lang, xtype)
                     return RenderFailure("no-agreement-form",
@@ -427,7 +448,7 @@ class Renderer:
             elif isinstance(node, Slot):
                 out.append(form)
             else:
-                word = choose_option(node, agreement)
+                word = choose_option(node, agreement, obj.life)
                 if word is None:
                     return RenderFailure("no-agreement-form",
                                          f"{template.lang} {template.id}: no form for the answer {obj.qid} (gender "

@@ -4,8 +4,11 @@
 template := (TEXT | slot | group)*
 slot     := "[" NAME ("." FEATURE)* ("+" PARTICLE)? "]"          [X]  [Y.loc]  [Y.def.de]  [X+은]
 group    := "{" NAME ":" option ("|" option)* "}"                 {X: masc=né | fem=née | other=né(e)}
-option   := VALUE "=" FORM                                        FORM may be empty: {X: masc= | fem=ت}
+option   := VALUE ("+" VALUE)* "=" FORM                           FORM may be empty: {X: masc= | fem=ت}
 ```
+A VALUE is a gender (masc fem neut), a number (sg pl), a life status (alive dead) or ``other``; values
+joined by ``+`` hold together (``fem+dead=была``): the renderer picks the most specific option that holds
+for the entity (``render.choose_option``), ``other`` when none does.
 Every node keeps its character offsets inside the template text, so errors can point at
 ``file:line:col`` once the library adds where the text sits in its YAML file.
 """
@@ -21,7 +24,10 @@ from factatlas.templates.morphology import ARTICLES, CASES, NUMBERS, PREPOSITION
 SLOT_NAMES = ("X", "Y")
 GENDER_VALUES = ("masc", "fem", "neut")
 NUMBER_VALUES = ("sg", "pl")
-OPTION_VALUES = (*GENDER_VALUES, *NUMBER_VALUES, "other")
+LIFE_VALUES = ("alive", "dead")  # the subject's life status (records.Life); unknown takes the other forms
+OPTION_VALUES = (*GENDER_VALUES, *NUMBER_VALUES, *LIFE_VALUES, "other")
+_VALUE_KIND = {**{v: "gender" for v in GENDER_VALUES}, **{v: "number" for v in NUMBER_VALUES},
+               **{v: "life" for v in LIFE_VALUES}}
 
 # Letters that look like X / Y in other scripts: a template written with them would never render.
 LOOKALIKES = {
@@ -56,10 +62,15 @@ class Slot:
 
 @dataclass(frozen=True, slots=True)
 class Option:
-    value: str  # masc | fem | neut | sg | pl | other
+    value: str  # masc | fem | neut | sg | pl | alive | dead | other, or values joined by "+": fem+dead
     form: str
     start: int  # offset of the value
     form_start: int = 0  # offset of the form's first character
+
+    @property
+    def values(self) -> tuple[str, ...]:
+        """The values that must all hold for this form (``("fem", "dead")`` for ``fem+dead``)."""
+        return tuple(self.value.split("+"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,7 +88,13 @@ class Group:
 
     @property
     def values(self) -> tuple[str, ...]:
+        """The options' values as written (``fem+dead`` stays one value)."""
         return tuple(o.value for o in self.options)
+
+    @property
+    def atoms(self) -> frozenset[str]:
+        """Every single value any option names (``fem+dead`` gives ``fem`` and ``dead``)."""
+        return frozenset(v for o in self.options for v in o.values)
 
 
 Node = Text | Slot | Group
@@ -348,26 +365,47 @@ class _Parser:
         seen: set[str] = set()
         while True:
             vtok = self.take("NAME")
-            if vtok.value not in OPTION_VALUES:
-                from factatlas.errors import did_you_mean
-
-                raise TemplateSyntaxError(
-                    f"unknown agreement value '{vtok.value}'.{did_you_mean(vtok.value, OPTION_VALUES)}", vtok.start,
-                    "values: " + " ".join(OPTION_VALUES))
-            if vtok.value in seen:
-                raise TemplateSyntaxError(f"agreement value '{vtok.value}' given twice", vtok.start,
+            value = self.option_value(vtok)
+            key = "+".join(sorted(value.split("+")))
+            if key in seen:
+                raise TemplateSyntaxError(f"agreement value '{value}' given twice", vtok.start,
                                           "keep one form per value")
-            seen.add(vtok.value)
+            seen.add(key)
             self.take("EQ")
             ftok = self.take("FORM")
             lead = len(ftok.value) - len(ftok.value.lstrip())
-            options.append(Option(vtok.value, ftok.value.strip(), vtok.start, ftok.start + lead))
+            options.append(Option(value, ftok.value.strip(), vtok.start, ftok.start + lead))
             nxt = self.peek()
             if nxt.kind == "PIPE":
                 self.pos += 1
                 continue
             close = self.take("RBRACE")
             return Group(name, tuple(options), open_tok.start, close.start + 1)
+
+
+    def option_value(self, tok: Token) -> str:
+        """An option's value: one known value, or values of different kinds joined by '+' (no spaces)."""
+        from factatlas.errors import did_you_mean
+
+        parts = tok.value.split("+")
+        kinds: dict[str, str] = {}
+        offset = tok.start
+        for part in parts:
+            if part not in OPTION_VALUES:
+                raise TemplateSyntaxError(
+                    f"unknown agreement value '{part}'.{did_you_mean(part, OPTION_VALUES)}", offset,
+                    "values: " + " ".join(OPTION_VALUES) + "; join values of different kinds with '+': fem+dead")
+            if part == "other" and len(parts) > 1:
+                raise TemplateSyntaxError("'other' joined with other values", offset,
+                                          "'other' stands alone: it is the form when no other option holds")
+            kind = _VALUE_KIND.get(part)
+            if kind in kinds:
+                raise TemplateSyntaxError(f"two {kind} values ('{kinds[kind]}' and '{part}') in one option", offset,
+                                          "an entity has one of each; write one option per value")
+            if kind:
+                kinds[kind] = part
+            offset += len(part) + 1
+        return tok.value
 
 
 @lru_cache(maxsize=65536)

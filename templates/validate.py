@@ -26,6 +26,7 @@ from factatlas.templates.morphology import language_registry
 from factatlas.templates.predicates import PREDICATES
 from factatlas.templates.syntax import (
     GENDER_VALUES,
+    LIFE_VALUES,
     Group,
     Slot,
     TemplateSyntaxError,
@@ -263,11 +264,20 @@ def _check_group(g: Group, t: Template, genders: tuple[str, ...], at, in_answer:
            "into the prompt", "put the group right next to [Y] (it is then rendered per candidate, inside the "
            "answer: {Y: sg=ist | pl=sind} [Y]), agree with [X], or rephrase", "agreement-with-answer")
         return
-    values = set(g.values)
-    gender_values = values & set(GENDER_VALUES)
+    gender_values = g.atoms & set(GENDER_VALUES)
     if gender_values and not genders:
         at(g.start, f"gender forms {sorted(gender_values)} but the file declares no genders",
            "add 'genders:' to the file or drop the gender forms", "coverage")
+    if g.slot == "Y" and g.atoms & set(LIFE_VALUES):
+        at(g.start, "life status forms agree with the subject", "write them in a {X: ...} group", "coverage")
+    # Forms by life status refine the others: a person whose life status is unknown takes the options
+    # without alive/dead, so those alone must cover every gender and number, as in a group without them.
+    values = {o.value for o in g.options if not set(o.values) & set(LIFE_VALUES)}
+    if g.atoms & set(LIFE_VALUES) and not values:
+        at(g.start, "agreement group has forms for the living and the dead only",
+           "add other=... (a form true of both, used when the life status is unknown)", "coverage")
+        return
+    gender_values = {v for v in values if v in GENDER_VALUES}
     if "other" in values:
         return
     if gender_values or not values & {"sg", "pl"}:

@@ -92,3 +92,46 @@ def test_tokenizer_yields_typed_tokens():
     kinds = [t.kind for t in tokenize("a [Y.loc] {X: masc=b}")]
     assert kinds == ["TEXT", "LBRACK", "NAME", "DOT", "NAME", "RBRACK", "TEXT", "LBRACE", "NAME", "COLON", "NAME",
                      "EQ", "FORM", "RBRACE", "END"]
+
+
+def test_life_status_options_join_values_and_the_most_specific_holds():
+    """{X: fem+dead=была | dead=был | alive=является | other=...}: the option whose values all hold, the most
+    specific first; an unknown life status takes the life-free options."""
+    from factatlas.records import Gender, Life
+    from factatlas.templates.gender import Agreement
+    from factatlas.templates.render import choose_option
+
+    group = parse("[X] {X: fem+dead=была | dead=был | alive=является | other=—} [Y.ins].").groups[0]
+    assert [o.values for o in group.options] == [("fem", "dead"), ("dead",), ("alive",), ("other",)]
+    assert group.atoms == {"fem", "dead", "alive", "other"}
+
+    def form(gender: Gender, life: Life, number: str = "sg") -> str | None:
+        return choose_option(group, Agreement(gender, number, "P21"), life)
+
+    assert form(Gender.FEMININE, Life.DEAD) == "была"
+    assert form(Gender.MASCULINE, Life.DEAD) == "был"
+    assert form(Gender.UNKNOWN, Life.DEAD) == "был"
+    assert form(Gender.FEMININE, Life.ALIVE) == "является"
+    assert form(Gender.FEMININE, Life.UNKNOWN) == "—"
+    # plural still comes before gender, a gender before a life status alone
+    both = parse("{X: pl=были | fem=была | dead=был | other=—}").groups[0]
+    assert choose_option(both, Agreement(Gender.FEMININE, "pl", "P21"), Life.DEAD) == "были"
+    assert choose_option(both, Agreement(Gender.FEMININE, "sg", "P21"), Life.DEAD) == "была"
+    assert choose_option(both, Agreement(Gender.MASCULINE, "sg", "P21"), Life.DEAD) == "был"
+    # two values that hold beat one, whatever its kind
+    joined = parse("{X: pl=a | fem+dead=b | other=c}").groups[0]
+    assert choose_option(joined, Agreement(Gender.FEMININE, "pl", "P21"), Life.DEAD) == "b"
+    assert choose_option(joined, Agreement(Gender.FEMININE, "pl", "P21"), Life.ALIVE) == "a"
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("{X: fem+masc=a | other=b}", "two gender values ('fem' and 'masc') in one option (at offset 8)"),
+    ("{X: dead+other=a}", "'other' joined with other values (at offset 9)"),
+    ("{X: alive+dead=a | other=b}", "two life values ('alive' and 'dead') in one option (at offset 10)"),
+    ("{X: dead+fem=a | fem+dead=b | other=c}", "agreement value 'fem+dead' given twice (at offset 17)"),
+    ("{X: fem+livng=a | other=b}", "unknown agreement value 'livng'. Did you mean 'alive'? (at offset 8)"),
+])
+def test_joined_values_are_checked(text, message):
+    with pytest.raises(TemplateSyntaxError) as err:
+        parse(text)
+    assert str(err.value).startswith(message)

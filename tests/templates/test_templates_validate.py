@@ -265,3 +265,18 @@ def test_invalid_yaml_names_the_place(tmp_path):
     path.write_text("lang: en\ntemplates: [\n  - broken: {\n", "utf-8")
     with pytest.raises(ConfigError, match=r"en\.yaml:\d+:\d+: not valid YAML"):
         load_library(["en"], root=tmp_path)
+
+
+def test_forms_by_life_status_must_leave_a_form_for_the_unknown(tmp_path):
+    """A person whose death Wikidata does not record and whose life is not otherwise known takes the options
+    without alive/dead: those alone must cover the genders, as in a group without life forms."""
+    body = "  P27:\n" + entry("P27/1", "[X] {X: alive=является | dead=был} гражданином [Y.gen].") + entry(
+        "P27/2", "[X] {X: masc+dead=был | fem+dead=была | masc=является | fem=является} гражданином [Y.gen].") + entry(
+        "P27/3", "[X] {X: masc+dead=был | fem+dead=была | other=является} гражданином [Y.gen].")
+    path = write(tmp_path, "ru", body)
+    assert issues_of(path) == [
+        f"ru.yaml:8:{col(path, 8, '{')}: P27/1: agreement group has forms for the living and the dead only; fix: "
+        "add other=... (a form true of both, used when the life status is unknown)",
+        f"ru.yaml:12:{col(path, 12, '{')}: P27/2: agreement group misses neut and has no 'other' form; fix: add "
+        "neut=... or 'other=...' (used for non-binary and unknown gender)",
+    ]
