@@ -32,9 +32,11 @@ A file may give ``defaults`` (statements every entity of the file gets unless it
 ``latin_defaults: true`` (missing es/fr/de/pt/sw/it/nl/... labels repeat the English one: names of
 people and companies are written the same in those Wikipedias). ``edges`` adds statements to entities
 of other files (``edges: {P530: {Q79: [Q30, ...]}}``). P47, P530 and P190 are made symmetric.
-``labels`` adds labels in a language to entities of other files (``labels: {ca: {Q29: Espanya}}``): the
-way to give the sample a new language without editing the shipped tables; pass such a file with
-``--add`` (docs/journeys.md, "A new language").
+``labels`` adds labels in a language to entities of other files (``labels: {ca: {Q29: Espanya}}``), and
+``aliases``, ``female`` and ``male`` add aliases and gendered forms of label the same way (``aliases: {ca:
+{Q30: [EUA]}}``, ``female: {ca: {Q33999: actriu}}``): the way to give the sample a new language without
+editing the shipped tables, one file per language (``source/labels_<lang>.yaml``), or a file of your own
+passed with ``--add`` (docs/journeys.md, "A new language").
 """
 
 from __future__ import annotations
@@ -57,6 +59,10 @@ SOURCE_DIR = SAMPLE_DIR / "source"
 
 #: Languages every subject/object entity is labelled in (the template languages).
 LABEL_LANGS = ("en", "ar", "es", "ko", "zh", "ru", "fr", "de", "ja", "pt", "hi", "sw", "it")
+#: Editions a well-known subject (``ALL_EDITIONS_AT`` sitelinks or more) gets an article in. Fixed at the
+#: first thirteen label languages: a new label language adds labels, not articles, so the sample's
+#: popularity (article lengths and views), and with it every ranked subject, stays as it was.
+SITELINK_LANGS = ("en", "ar", "es", "ko", "zh", "ru", "fr", "de", "ja", "pt", "hi", "sw", "it")
 #: Latin-script editions whose labels may default to the English spelling (``latin_defaults``).
 LATIN_LANGS = ("es", "fr", "de", "pt", "sw", "it", "nl", "ca", "ga", "lb", "rm", "mi")
 #: Editions a well-known subject also has an article in, by sitelink count (popular -> more editions).
@@ -188,6 +194,7 @@ def load_sources(source_dir: Path, added: tuple[Path, ...] = ()) -> tuple[dict[s
     entities: dict[str, Entity] = {}
     edges: list[tuple[str, str, str, str]] = []
     extra_labels: list[tuple[str, str, str, str]] = []
+    extra_texts: list[tuple[str, str, str, object, str]] = []  # aliases / female / male of other files' entities
     editions_file = source_dir / "editions.yaml"
     editions = {str(k): _as_list(v) for k, v in yaml.safe_load(editions_file.read_text())["editions"].items()}
     for path in [*sorted(source_dir.glob("*.yaml")), *added]:
@@ -208,6 +215,12 @@ def load_sources(source_dir: Path, added: tuple[Path, ...] = ()) -> tuple[dict[s
             if not LANG.fullmatch(str(lang)):
                 raise SourceError(f"{origin}: labels: malformed language code {lang!r}")
             extra_labels.extend((str(qid), str(lang), str(text), origin) for qid, text in (table or {}).items())
+        for key in ("aliases", *GENDERED_FORMS):
+            for lang, table in (doc.get(key) or {}).items():
+                if not LANG.fullmatch(str(lang)):
+                    raise SourceError(f"{origin}: {key}: malformed language code {lang!r}")
+                for qid, value in (table or {}).items():
+                    extra_texts.append((key, str(qid), str(lang), value, origin))
     for qid, lang, text, origin in extra_labels:
         if qid not in entities:
             raise SourceError(f"{origin}: labels {lang}: {qid} is not defined in any source table")
@@ -216,6 +229,25 @@ def load_sources(source_dir: Path, added: tuple[Path, ...] = ()) -> tuple[dict[s
             raise SourceError(f"{origin}: labels {lang}: {qid} already has the {lang} label {known!r} in "
                               f"{entities[qid].origin}; give it once")
         entities[qid].labels[lang] = text
+    for key, qid, lang, value, origin in extra_texts:
+        if qid not in entities:
+            raise SourceError(f"{origin}: {key} {lang}: {qid} is not defined in any source table")
+        entity = entities[qid]
+        if key == "aliases":
+            names = value if isinstance(value, list) else [value]
+            if not names or not all(isinstance(n, str) and n.strip() for n in names):
+                raise SourceError(f"{origin}: aliases {lang}: {qid}: {value!r} is not a list of names; quote them")
+            known = entity.aliases.setdefault(lang, [])
+            known.extend(n for n in names if n not in known)
+            continue
+        pid = GENDERED_FORMS[key]
+        if not isinstance(value, str) or not value.strip():
+            raise SourceError(f"{origin}: {key} {lang}: {qid}: {value!r} is not a text; quote it")
+        known = entity.texts.get(pid, {}).get(lang)
+        if known is not None and known != value:
+            raise SourceError(f"{origin}: {key} {lang}: {qid} already has the {lang} {key} form {known!r} in "
+                              f"{entity.origin}; give it once")
+        entity.texts.setdefault(pid, {})[lang] = value
     for subject, pid, obj, origin in edges:
         if not PID.fullmatch(pid) or not QID.fullmatch(obj):
             raise SourceError(f"{origin}: edges {pid}: {subject} -> {obj!r} is not a PID and a QID")
@@ -282,7 +314,7 @@ def sitelinks_of(entity: Entity, editions: dict[str, list[str]]) -> list[Sitelin
         home_sites.extend(editions[country])
     sites = set(home_sites) | {"en"} | set(entity.wiki) | set(entity.redirect)
     if entity.sitelinks >= ALL_EDITIONS_AT:
-        sites |= set(LABEL_LANGS)
+        sites |= set(SITELINK_LANGS)
     elif entity.sitelinks >= MAJOR_EDITIONS_AT:
         sites |= set(MAJOR_EDITIONS)
     if entity.sites:

@@ -1,6 +1,6 @@
 """Fixtures of the templates room: builds of the embedded sample that the filler ledger reads.
 
-``shipped_builds``: the three shipped pairs in full (13 languages, every predicate; about 40 s of CPU with
+``shipped_builds``: the three shipped pairs in full (every shipped language, every predicate; about 40 s of CPU with
 the ledger: the full check of the slow tier uses it). ``place_build`` and ``genre_build``: fixed subsets built
 in-process once per session (a few seconds each) for the fast checks of the suite."""
 
@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.langs import SHIPPED_LANGS  # every templates/lang/*.yaml
+
 SHIPPED_PAIRS = ("arab-west", "asia-west", "south-america-west")  # curate/pairs.yaml
-SHIPPED_LANGS = ("en", "ar", "es", "ko", "zh", "ru", "fr", "de", "ja", "pt", "hi", "sw", "it")
 
 
 def _cli_in_process(*args: str) -> None:
@@ -25,7 +26,7 @@ def _cli_in_process(*args: str) -> None:
 
 @pytest.fixture(scope="session")
 def shipped_builds(tmp_path_factory) -> dict[str, Path]:
-    """pair -> run directory with curate/ and build/ of the embedded sample in the 13 shipped languages."""
+    """pair -> run directory with curate/ and build/ of the embedded sample in every shipped language."""
     root = tmp_path_factory.mktemp("shipped")
     langs = ",".join(SHIPPED_LANGS)
     runs = {}
@@ -52,7 +53,7 @@ def _subset_build(root: Path, pair: str, predicates: tuple[str, ...], langs: tup
 
 @pytest.fixture(scope="session")
 def place_build(tmp_path_factory) -> Path:
-    """arab-west, the place predicates only, curated and built in the 13 shipped languages."""
+    """arab-west, the place predicates only, curated and built in every shipped language."""
     return _subset_build(tmp_path_factory.mktemp("places"), "arab-west", PLACE_PREDICATES, SHIPPED_LANGS)
 
 
@@ -63,7 +64,7 @@ def genre_build(tmp_path_factory) -> Path:
 
 
 class SampleRenders:
-    """The embedded sample of a pair curated once in the 13 shipped languages, and each language rendered
+    """The embedded sample of a pair curated once in every shipped language, and each language rendered
     once, when a check first asks for it: the gold-surface and answer-word checks read the same renders
     (a language's renders read only its own labels and templates; the facts do not depend on the languages)."""
 

@@ -15,8 +15,9 @@ from factatlas.records import Entity, Gender, frozen_mapping
 from factatlas.tables import prompt_to_row, read_entities, write_entities
 from factatlas.templates.library import load_library
 from factatlas.templates.render import gendered_label
+from tests.langs import SHIPPED_LANGS
 
-LANGS = ("en", "ar", "es", "ko", "zh", "ru", "fr", "de", "ja", "pt", "hi", "sw", "it")
+LANGS = SHIPPED_LANGS
 
 
 @pytest.fixture(scope="module")

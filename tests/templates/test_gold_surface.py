@@ -12,8 +12,9 @@ import pytest
 from factatlas.templates.library import load_library
 from factatlas.templates.render import clean_label
 from factatlas.templates.validate import meaning_issues
+from tests.langs import SHIPPED_LANGS
 
-LANGS = ("en", "ar", "es", "ko", "zh", "ru", "fr", "de", "ja", "pt", "hi", "sw", "it")
+LANGS = SHIPPED_LANGS
 
 pytestmark = pytest.mark.slow
 

@@ -13,8 +13,9 @@ from factatlas.templates.library import available_languages, load_library, read_
 from factatlas.templates.predicates import PREDICATES
 from factatlas.templates.render import RenderedAnswer, RenderedPrompt, Renderer
 from factatlas.templates.validate import validate_file
+from tests.langs import SHIPPED_LANGS
 
-LANGS = ("en", "ar", "es", "ko", "zh", "ru", "fr", "de", "ja", "pt", "hi", "sw", "it")
+LANGS = SHIPPED_LANGS
 
 
 def _labels(*values: str) -> dict[str, str]:
