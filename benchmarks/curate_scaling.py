@@ -176,6 +176,46 @@ class StageClock:
             self.cut()
 
 
+class TimedEndpoint:
+    """The curation's endpoint, with the cost of every query it answers: CPU seconds of this process (the
+    embedded store answers in it) plus, over HTTP, the server's CPU seconds during the request, and the rows
+    it returned. Keyed by the query text, which queries.jsonl maps to its kind."""
+
+    def __init__(self, endpoint, server_pid: int | None):
+        self.endpoint, self.server_pid = endpoint, server_pid
+        self.costs: dict[str, tuple[float, int]] = {}
+
+    @property
+    def id(self) -> str:
+        return self.endpoint.id
+
+    def select(self, query: str):
+        c0 = time.process_time()
+        s0 = cpu_s(self.server_pid) if self.server_pid else 0.0
+        rows = self.endpoint.select(query)
+        spent = time.process_time() - c0 + (cpu_s(self.server_pid) - s0 if self.server_pid else 0.0)
+        seconds, _ = self.costs.get(query, (0.0, 0))
+        self.costs[query] = (seconds + spent, len(rows))
+        return rows
+
+
+def cost_by_kind(queries_jsonl: Path, costs: dict[str, tuple[float, int]]) -> dict[str, dict]:
+    """kind -> queries sent, rows returned and CPU seconds, from the run's query log and the timed endpoint
+    (kinds of one builder, ``objects:P17`` and ``objects:P19``, counted together)."""
+    out: dict[str, dict] = {}
+    for line in queries_jsonl.read_text(encoding="utf-8").splitlines():
+        row = json.loads(line)
+        if row.get("status") != "ok" or row["text"] not in costs:
+            continue
+        seconds, rows = costs.pop(row["text"])
+        # one kind per query builder: "objects:P17" and "objects:P19" are the same query shape
+        kind = out.setdefault(row["kind"].split(":")[0], {"queries": 0, "rows": 0, "cpu_s": 0.0})
+        kind["queries"] += 1
+        kind["rows"] += rows
+        kind["cpu_s"] += seconds
+    return out
+
+
 def run_scale(scale: int, workdir: Path, endpoint_url: str | None, server_pid: int | None = None) -> dict:
     """One scale in this process: generate, load, curate, time one describe query."""
     from factatlas.curate import sparql
@@ -205,8 +245,9 @@ def run_scale(scale: int, workdir: Path, endpoint_url: str | None, server_pid: i
         endpoint = HttpSparqlEndpoint(endpoint_url, policy=HttpPolicy(timeout_s=600))
         requests = lambda: endpoint.stats.requests  # noqa: E731
     clock_ = StageClock(requests, server_pid)
+    timed = TimedEndpoint(endpoint, server_pid)
     t0, w0 = time.process_time(), time.perf_counter()
-    result = curate(config, workdir / f"run{scale}", endpoint=endpoint, progress=clock_.progress)
+    result = curate(config, workdir / f"run{scale}", endpoint=timed, progress=clock_.progress)
     clock_.cut()  # the outputs written
     server_cpu = sum(st["server_cpu_s"] or 0.0 for st in clock_.stages)
     curate_s, curate_wall = time.process_time() - t0, time.perf_counter() - w0
@@ -226,6 +267,7 @@ def run_scale(scale: int, workdir: Path, endpoint_url: str | None, server_pid: i
             "describe_s": min(times), "describe_rows": len(rows),
             "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, "stages": clock_.stages,
             "server_cpu_s": server_cpu, "total_cpu_s": curate_s + server_cpu,
+            "kinds": cost_by_kind(workdir / f"run{scale}" / "curate" / "queries.jsonl", timed.costs),
             "shared_facts": facts, "shared_entities": ents}
 
 
@@ -248,6 +290,30 @@ def exponent_vs_facts(a: dict, b: dict, key: str) -> float | None:
     if b["facts"] == a["facts"] or not a[key] or not b[key]:
         return None
     return math.log(b[key] / a[key]) / math.log(b["facts"] / a["facts"])
+
+
+KIND_LIMIT = 1.1  # a query kind whose cost grows faster than this with the facts curated is named
+MIN_KIND_S = 0.05  # below this (at the larger scale) a kind's time is noise, not a trend
+
+
+def kind_exponents(side: str, a: dict, b: dict) -> list[str]:
+    """Print each query kind's cost at both scales and its exponent against the facts curated; return the
+    kinds above ``KIND_LIMIT`` (kinds too cheap to time are printed, not judged)."""
+    above = []
+    growth = math.log(b["facts"] / a["facts"]) if b["facts"] != a["facts"] else None
+    for kind in sorted(set(a["kinds"]) | set(b["kinds"])):
+        ka, kb = a["kinds"].get(kind), b["kinds"].get(kind)
+        if not ka or not kb:
+            print(f"[{side}]   kind {kind:<12} only at {'one scale'}")
+            continue
+        judged = growth is not None and ka["cpu_s"] > 0 and kb["cpu_s"] >= MIN_KIND_S
+        e = math.log(kb["cpu_s"] / ka["cpu_s"]) / growth if judged else None
+        print(f"[{side}]   kind {kind:<12} {ka['queries']:>4} -> {kb['queries']:>4} queries, {ka['rows']:>8,} -> "
+              f"{kb['rows']:>9,} rows, {ka['cpu_s']:7.3f} -> {kb['cpu_s']:8.3f} s CPU; exponent vs facts "
+              f"{'n/a (too cheap to time)' if e is None else f'{e:.2f}'}")
+        if e is not None and e > KIND_LIMIT:
+            above.append(f"{kind} ({e:.2f})")
+    return above
 
 
 def _engine(name: str, sample: Path, workdir: Path, virtuoso_buffers: int):
@@ -344,6 +410,11 @@ def main(argv=None) -> int:
                   f"{'n/a (facts did not grow)' if vs_facts is None else f'{vs_facts:.2f}'} "
                   f"(facts {a['facts']} -> {b['facts']}), vs store size {exponent(a, b, key):.2f}; requests vs facts "
                   f"{exponent_vs_facts(a, b, 'requests') or 0:.2f}; describe query {exponent(a, b, 'describe_s'):.2f}")
+        worst = kind_exponents(side, base, results[-1])
+        if worst:
+            print(f"[{side}] query kinds above {KIND_LIMIT}: {', '.join(worst)}")
+        elif len(results) > 1:
+            print(f"[{side}] every query kind at most {KIND_LIMIT} ({base['scale']}x -> {results[-1]['scale']}x)")
         if len(results) > 2:
             print(f"[{side}] exponent {base['scale']}x -> {results[-1]['scale']}x: curate time vs facts "
                   f"{exponent_vs_facts(base, results[-1], key) or float('nan'):.2f}, vs store size "
