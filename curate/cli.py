@@ -81,6 +81,9 @@ def curate_command(
         raise ConfigError(f"two run directories given: RUN {run} and --run {old_run}; give RUN only")
     run_dir = run or old_run or Path("runs") / Path(pair).stem
     if dry_run:
+        from factatlas.curate.engine import preflight
+
+        preflight(config, load_sample=False)  # what a run refuses before its first query, the dry run refuses
         _print_plan(config, url, preset)
         return
     def progress(message: str) -> None:

@@ -25,6 +25,7 @@ from factatlas.curate.config import (
 )
 from factatlas.curate.endpoints import (
     DEFAULT_CLIENT_TIMEOUT_S,
+    SAMPLE_PATH,
     EmbeddedEndpoint,
     SparqlEndpoint,
     make_endpoint,
@@ -36,6 +37,7 @@ from factatlas.curate.popularity import (
     MODES,
     PopularitySource,
 )
+from factatlas.curate.presets import resolve as resolve_preset
 from factatlas.curate.steps import (
     COUNTRY_CLASS,
     Knowledge,
@@ -154,24 +156,58 @@ def curate(config: CurationConfig, run_dir: str | Path, **options: Any) -> Curat
         return _curate(config, run_dir, **options)
 
 
+@dataclass(frozen=True)
+class Preflight:
+    """What a curation checks before it sends anything, once: the validated configuration, the pair, the
+    predicates, the culture files, the endpoint (User-Agent, deadlines against the preset) and the
+    popularity source. ``curate`` and ``curate --dry-run`` both start here, so a dry run refuses exactly
+    what a run refuses."""
+
+    config: CurationConfig
+    pair: Any
+    specs: Mapping[str, Any]
+    culture_configs: tuple[Any, ...]
+    policy: HttpPolicy
+    endpoint: SparqlEndpoint | None  # None: the embedded sample, checked to exist but not loaded
+    popularity_source: PopularitySource | None
+
+
+def preflight(config: CurationConfig, *, endpoint: SparqlEndpoint | None = None,
+              popularity_source: PopularitySource | None = None, policy: HttpPolicy | None = None,
+              sleeper: Callable[[float], None] = time.sleep, load_sample: bool = True) -> Preflight:
+    """Every check that needs no query, in the order a run makes them; opens no socket. With
+    ``load_sample=False`` the embedded sample is only checked to exist (the dry run loads no store)."""
+    config = config.validated()
+    pair = load_pair(config.pair)  # refuses a culture paired with itself
+    specs = select_predicates(load_predicates(config.predicates_file), config.predicates)
+    culture_configs = tuple(load_culture_config(c) for c in pair.cultures)
+    policy = policy or config.http_policy()
+    if endpoint is None:
+        url, _preset = resolve_preset(config.endpoint)
+        if url is not None or load_sample:
+            endpoint = make_endpoint(config.endpoint, config.user_agent or os.environ.get("FACTATLAS_USER_AGENT"),
+                                     config.sample, policy, sleeper)
+        elif not Path(config.sample or SAMPLE_PATH).exists():
+            raise ConfigError(f"embedded Wikidata sample not found at {config.sample or SAMPLE_PATH}; regenerate "
+                              "it with `python3 scripts/build_wikidata_sample.py` or pass --endpoint URL")
+    if config.popularity != "sitelinks" and popularity_source is None:
+        popularity_source = default_popularity_source(config, policy, sleeper)  # fail on a bad choice first
+    return Preflight(config, pair, specs, culture_configs, policy, endpoint, popularity_source)
+
+
 def _curate(config: CurationConfig, run_dir: str | Path, *, endpoint: SparqlEndpoint | None = None,
             popularity_source: PopularitySource | None = None, sleeper: Callable[[float], None] = time.sleep,
             progress: Callable[[str], None] | None = None, policy: HttpPolicy | None = None,
             rng: random.Random | None = None) -> CurationResult:
-    """Everything that can be checked without a query is checked first; then the cultures are resolved
-    and the five steps of the module docstring (and docs/curate.md) run in order."""
+    """Everything that can be checked without a query is checked first (``preflight``); then the cultures
+    are resolved and the five steps of the module docstring (and docs/curate.md) run in order."""
     started = datetime.now(UTC)
-    config = config.validated()
+    checked = preflight(config, endpoint=endpoint, popularity_source=popularity_source, policy=policy,
+                        sleeper=sleeper)
+    config, pair, specs, policy = checked.config, checked.pair, checked.specs, checked.policy
+    culture_configs, endpoint, popularity_source = list(checked.culture_configs), checked.endpoint, \
+        checked.popularity_source
     say = progress or (lambda _msg: None)
-    pair = load_pair(config.pair)  # refuses a culture paired with itself
-    specs = select_predicates(load_predicates(config.predicates_file), config.predicates)
-    culture_configs = [load_culture_config(c) for c in pair.cultures]
-    policy = policy or config.http_policy()
-    if endpoint is None:
-        endpoint = make_endpoint(config.endpoint, config.user_agent or os.environ.get("FACTATLAS_USER_AGENT"),
-                                 config.sample, policy, sleeper)
-    if config.popularity != "sitelinks" and popularity_source is None:
-        popularity_source = default_popularity_source(config, policy, sleeper)  # fail on a bad choice first
     run = RunDir.open(run_dir)
     out_dir = run.stage("curate")
     runner = QueryRunner(endpoint, out_dir / "cache", out_dir / "queries.jsonl", sleeper=sleeper, policy=policy,

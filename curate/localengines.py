@@ -13,6 +13,7 @@ import os
 import shutil
 import socket
 import subprocess
+import sys
 import tempfile
 import time
 import urllib.parse
@@ -129,15 +130,22 @@ class _Engine:
             return ""
 
 
+def oxigraph_binary() -> str | None:
+    """The ``oxigraph`` CLI: on PATH, else beside the running interpreter, where ``pip install oxigraph``
+    puts it in a virtual environment that is not activated (its bin/ is then not on PATH)."""
+    return shutil.which("oxigraph") or shutil.which("oxigraph", path=str(Path(sys.executable).parent))
+
+
 class OxigraphServer(_Engine):
     """``oxigraph load`` then ``oxigraph serve-read-only`` on a free loopback port."""
 
     name = "oxigraph"
 
     def _start(self) -> str:
-        binary = shutil.which("oxigraph")
+        binary = oxigraph_binary()
         if binary is None:
-            raise EngineUnavailable("no `oxigraph` server binary: pip install 'oxigraph==0.5.13'")
+            raise EngineUnavailable("no `oxigraph` server binary on PATH or beside this Python "
+                                    f"({Path(sys.executable).parent}): pip install 'oxigraph==0.5.13'")
         db = self.workdir / "db"
         loaded = subprocess.run([binary, "load", "--location", str(db), "--file", str(self.data)],
                                 capture_output=True, text=True)

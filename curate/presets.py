@@ -51,17 +51,20 @@ PRESETS: dict[str, EndpointPreset] = {p.name: p for p in (
     ),
     EndpointPreset(
         name="qlever-wikidata",
-        url="https://qlever.cs.uni-freiburg.de/api/wikidata",
-        server_timeout_s=30.0,
+        url="https://qlever.dev/api/wikidata",
+        server_timeout_s=600.0,
         min_interval_s=1.0,
         result_cap=None,
         user_agent_required=False,
         sources=(
-            "URL: the QLever wiki page 'Differences between QLever's Wikidata SPARQL endpoint and the "
-            "Wikidata Query Service' and QLever's UI (the API behind qlever.cs.uni-freiburg.de/wikidata)",
-            "timeout: QLever's default server TIMEOUT of 30 s (qlever-docs, 'Qleverfile settings'); the "
-            "Wikidata Qleverfile of qlever-control does not change it; the public instance's own value is not "
-            "published",
+            "URL: qlever-control's `benchmark-queries` command lists https://qlever.dev/api/wikidata as the "
+            "public Wikidata endpoint (src/qlever/commands/benchmark_queries.py, since commit 97f0855, "
+            "2025-07-10); the former https://qlever.cs.uni-freiburg.de/api/wikidata is reported to redirect there, "
+            "which this client does not follow (credentials never travel to another address)",
+            "timeout: the Wikidata Qleverfile of qlever-control sets the server's TIMEOUT to 600s (commit "
+            "d4902b9, 2024-11-16; 300s from commit 1cf292f, 2024-10-19; QLever's own default is 30s, "
+            "src/qlever/qleverfile.py); the public instance's value is not published, so the client waits "
+            "as long as the Qleverfile lets the server work",
             "rate: none published; 1 request per second is this project's courtesy pace for a university-run "
             "service",
             "result cap: none documented for the API",

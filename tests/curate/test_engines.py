@@ -73,3 +73,25 @@ def test_curation_is_identical_on_every_engine(engine, config, request, embedded
     reference = json.loads((embedded_run / "manifest.json").read_text())["stages"]["curate"]
     assert manifest["counts"] == reference["counts"]
     assert endpoint.stats.requests == result.queries["sent"] and endpoint.stats.timeouts == 0
+
+
+def test_the_oxigraph_binary_is_found_beside_the_running_python(tmp_path, monkeypatch):
+    """`pip install oxigraph` in a virtual environment that is not activated puts the CLI in its bin/, beside
+    the interpreter, not on PATH: the engine finds it there."""
+    import stat
+    import sys
+
+    from factatlas.curate.localengines import oxigraph_binary
+
+    bin_dir = tmp_path / "venv" / "bin"
+    bin_dir.mkdir(parents=True)
+    cli = bin_dir / "oxigraph"
+    cli.write_text("#!/bin/sh\nexit 0\n")
+    cli.chmod(cli.stat().st_mode | stat.S_IXUSR)
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    monkeypatch.setenv("PATH", str(empty))
+    monkeypatch.setattr(sys, "executable", str(bin_dir / "python3"))
+    assert oxigraph_binary() == str(cli)
+    cli.unlink()
+    assert oxigraph_binary() is None

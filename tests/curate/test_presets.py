@@ -26,11 +26,12 @@ def test_presets_resolve_to_their_urls_and_limits():
     wdqs = make_endpoint("wdqs", AGENT)
     assert isinstance(wdqs, HttpSparqlEndpoint) and wdqs.url == "https://query.wikidata.org/sparql"
     assert wdqs.preset is PRESETS["wdqs"] and wdqs.min_interval_s == 0 and wdqs.result_cap is None
-    qlever = make_endpoint("qlever-wikidata", None, policy=HttpPolicy(timeout_s=35))
-    assert qlever.url == "https://qlever.cs.uni-freiburg.de/api/wikidata" and qlever.min_interval_s == 1.0
+    qlever = make_endpoint("qlever-wikidata", None, policy=HttpPolicy(timeout_s=605))
+    assert qlever.url == "https://qlever.dev/api/wikidata" and qlever.min_interval_s == 1.0
     assert isinstance(make_endpoint("embedded"), EmbeddedEndpoint) and isinstance(make_endpoint(None), EmbeddedEndpoint)
-    with pytest.raises(ConfigError, match="exceed the qlever-wikidata preset's deadline of 30 s"):
-        make_endpoint("qlever-wikidata", None, policy=HttpPolicy(timeout_s=30))
+    # the Wikidata Qleverfile lets the server work 600 s: a client that gives up first re-sends running queries
+    with pytest.raises(ConfigError, match="exceed the qlever-wikidata preset's deadline of 600 s"):
+        make_endpoint("qlever-wikidata", None, policy=HttpPolicy(timeout_s=35))
     with pytest.raises(ConfigError, match="without a User-Agent"):
         make_endpoint("wdqs", None)
     with pytest.raises(ConfigError, match="unknown endpoint preset 'wdqs2'. Did you mean 'wdqs'?"):
@@ -41,6 +42,7 @@ def test_the_preset_interval_paces_requests(fixture_store):
     waits = Recorder()
     with serve(SparqlApp(fixture_store)) as url:
         endpoint = HttpSparqlEndpoint(url + "/sparql", AGENT, preset=PRESETS["qlever-wikidata"], sleeper=waits,
+                                      policy=HttpPolicy(timeout_s=605),
                                       clock=lambda: 100.0)  # no time passes between requests
         for _ in range(3):
             endpoint.select("SELECT * WHERE { ?s ?p ?o } LIMIT 1")
@@ -76,7 +78,7 @@ def test_dry_run_prints_what_a_run_sends_and_opens_no_socket(fixture_files, tmp_
     monkeypatch.setattr(socket.socket, "connect_ex", no_socket)
     monkeypatch.setattr(socket, "create_connection", no_socket)
     monkeypatch.chdir(tmp_path)
-    dry = runner.invoke(app, [*args, "--endpoint", "wdqs", "--dry-run", str(tmp_path / "dry")])
+    dry = runner.invoke(app, [*args, "--endpoint", "wdqs", "--user-agent", AGENT, "--dry-run", str(tmp_path / "dry")])
     assert dry.exit_code == 0, dry.output
     assert not (tmp_path / "dry").exists()
     blocks = re.split(r"^# \[\d+/\d+\] (\S+)\n", dry.stdout, flags=re.M)
@@ -105,6 +107,31 @@ def test_the_default_client_timeout_follows_the_preset(fixture_files, tmp_path):
     graph, table = fixture_files
     with serve(SparqlApp(load_store(graph))):
         out = CliRunner().invoke(app, ["curate", "--pair", "arab-west", "--endpoint", "qlever-wikidata",
-                                       "--dry-run", str(tmp_path / "r")])
+                                       "--user-agent", AGENT, "--dry-run", str(tmp_path / "r")])
     assert out.exit_code == 0, out.output
-    assert "server deadline 30 s, client 35 s, at least 1 s between requests" in out.stdout
+    assert "server deadline 600 s, client 605 s, at least 1 s between requests" in out.stdout
+
+
+@pytest.mark.parametrize(("options", "message"), [
+    (["--endpoint", "wdqs"], "refusing to query the public WDQS (https://query.wikidata.org/sparql) without a "
+                             "User-Agent"),
+    (["--endpoint", "wdqs", "--user-agent", "generic"], "--user-agent 'generic': Wikimedia requires contact "
+                                                       "information in the agent"),
+    (["--endpoint", "wdqs", "--user-agent", AGENT, "--timeout", "30"],
+     "client timeout 30 s must exceed the wdqs preset's deadline of 60 s"),
+    (["--endpoint", "qlever-wikidata", "--user-agent", AGENT, "--timeout", "20"],
+     "client timeout 20 s must exceed the qlever-wikidata preset's deadline of 600 s"),
+    (["--endpoint", "qlever-wikidata"], "the MediaWiki API needs a User-Agent with contact information"),
+    (["--popularity", "edits"], "--popularity edits: the embedded sample ships article lengths only"),
+])
+def test_the_dry_run_refuses_what_a_run_refuses(options, message, tmp_path, monkeypatch):
+    """`--dry-run` makes every check a run makes before its first query, and exits as the run would: the
+    same one-line error, exit 2, nothing written."""
+    from tests.clirun import factatlas
+
+    monkeypatch.delenv("FACTATLAS_USER_AGENT", raising=False)
+    args = ["curate", str(tmp_path / "r"), "--pair", "arab-west", "--langs", "ar,en", *options]
+    real, dry = factatlas(*args), factatlas(*args, "--dry-run")
+    assert (real.returncode, dry.returncode) == (2, 2), (real.stderr, dry.stderr)
+    assert message in real.stderr and dry.stderr == real.stderr
+    assert not (tmp_path / "r" / "curate").exists()
