@@ -1,4 +1,5 @@
-"""Suite-wide guards: no traffic to anything but loopback, no Hub downloads, no telemetry."""
+"""Suite-wide guards: no traffic to anything but loopback, no Hub downloads, no telemetry, no test writing
+into the checkout."""
 
 from __future__ import annotations
 
@@ -75,6 +76,72 @@ def _block_non_loopback_sockets():
     socket.socket.connect = _guarded_connect
     yield
     socket.socket.connect = _real_connect
+
+
+# ---- no test writes into the checkout ----------------------------------------------------------------
+# A test writes into its own tmp_path, never into the clone: a file left in the checkout is a side effect
+# the next run (or another worker's test that lists the checkout) trips over. Tools that keep a cache in
+# the current folder keep it elsewhere here; every test then checks that the checkout's files are as they
+# were (new, removed or rewritten files; bytecode, git's and pytest's own folders aside).
+_EXEMPT_NAMES = frozenset({".git", "__pycache__", ".pytest_cache"})
+_CACHES = Path(os.environ.get("TMPDIR", "/tmp"))
+os.environ.setdefault("RUFF_CACHE_DIR", str(_CACHES / "factatlas-tests-ruff-cache"))
+
+
+def _hypothesis_examples_outside_the_checkout() -> None:
+    """Hypothesis keeps failing examples and its Unicode tables in ./.hypothesis by default; here in the
+    temp folder instead."""
+    try:
+        from hypothesis import configuration, settings
+        from hypothesis.database import DirectoryBasedExampleDatabase
+    except ImportError:  # the quick checks of a core install run without it
+        return
+    home = _CACHES / "factatlas-tests-hypothesis"
+    configuration.set_hypothesis_home_dir(str(home))
+    settings.register_profile("factatlas", database=DirectoryBasedExampleDatabase(str(home / "examples")))
+    settings.load_profile("factatlas")
+
+
+_hypothesis_examples_outside_the_checkout()
+
+
+def checkout_state(root: Path = REPO) -> dict[str, tuple[bool, int, int]]:
+    """Every path below ``root`` (relative) -> (is a folder, mtime ns, size), bytecode, .git and pytest's
+    cache aside. About 1 ms for this checkout."""
+    state: dict[str, tuple[bool, int, int]] = {}
+    prefix = len(str(root)) + 1
+    stack = [str(root)]
+    while stack:
+        with os.scandir(stack.pop()) as entries:
+            for entry in entries:
+                if entry.name in _EXEMPT_NAMES:
+                    continue
+                is_dir = entry.is_dir(follow_symlinks=False)
+                if is_dir:
+                    stack.append(entry.path)
+                    state[entry.path[prefix:]] = (True, 0, 0)  # a folder's own times move with its bytecode
+                else:
+                    st = entry.stat(follow_symlinks=False)
+                    state[entry.path[prefix:]] = (False, st.st_mtime_ns, st.st_size)
+    return state
+
+
+def checkout_changes(before: dict, after: dict) -> list[str]:
+    new = [f"new {p}" for p in sorted(after.keys() - before.keys())]
+    gone = [f"removed {p}" for p in sorted(before.keys() - after.keys())]
+    changed = [f"rewritten {p}" for p in sorted(before.keys() & after.keys()) if before[p] != after[p]]
+    return new + gone + changed
+
+
+@pytest.fixture(autouse=True)
+def _no_writes_into_the_checkout():
+    before = checkout_state()
+    yield
+    changes = checkout_changes(before, checkout_state())
+    if changes:
+        pytest.fail("the checkout changed while this test ran (a test writes only under its tmp_path; under "
+                    "xdist another worker's test may be the writer, the paths say which): "
+                    + "; ".join(changes[:20]), pytrace=False)
 
 
 # The test session's own cyclic garbage collector, set as the command line sets its own
