@@ -90,6 +90,11 @@ def build_command(
                        hygiene=Hygiene(tuple(_split_list(single_object)), strip_final_punctuation, min_templates),
                        allow_shrink=allow_shrink, mlama_paraphrases=mlama_paraphrases)
     out.print(stats_table(result.content.stats, lang_list))
+    renamed = result.content.meta["source"].get("pair_renamed_from")
+    if renamed:
+        err.print(f"[bold yellow]warning:[/] the curate stage recorded the pair as '{renamed}', which cannot "
+                  f"name a release config; the benchmark's pair is '{result.content.meta['pair']}' (its cultures). "
+                  "Curate again to record the pair's own name.", highlight=False)
     if mlama_paraphrases is not None:
         added = result.content.meta["source"]["mlama_paraphrases"]
         err.print("mLAMA templates added as <P>/mlama: " + ", ".join(

@@ -55,6 +55,7 @@ from factatlas.errors import ConfigError, unknown
 from factatlas.http import DEFAULT_MAX_RETRY_AFTER_S, HttpPolicy, redact
 from factatlas.records import (
     Culture,
+    CulturePair,
     Drop,
     Entity,
     Fact,
@@ -210,7 +211,7 @@ def _curate(config: CurationConfig, run_dir: str | Path, *, endpoint: SparqlEndp
                             {"sent": runner.stats.sent, "cached": runner.stats.cached,
                              "timeouts": runner.stats.failed, "splits": runner.stats.split,
                              "by_kind": dict(sorted(runner.stats.by_kind.items()))}, warnings)
-    _record(run, config, endpoint, result, runner, source_name, out_dir, started)
+    _record(run, config, pair, endpoint, result, runner, source_name, out_dir, started)
     return result
 
 
@@ -240,8 +241,8 @@ def _count(facts: Sequence[Fact], cultures: Mapping[str, Culture], specs: Mappin
     return counts, country_counts
 
 
-def _record(run: RunDir, config: CurationConfig, endpoint: SparqlEndpoint, result: CurationResult,
-            runner: QueryRunner, source_name: str, out_dir: Path, started: datetime) -> None:
+def _record(run: RunDir, config: CurationConfig, pair: CulturePair, endpoint: SparqlEndpoint,
+            result: CurationResult, runner: QueryRunner, source_name: str, out_dir: Path, started: datetime) -> None:
     drop_counts = Counter(f"{d.step}/{d.reason}" for d in result.drops)
     counts = {
         "facts": len(result.facts),
@@ -253,6 +254,11 @@ def _record(run: RunDir, config: CurationConfig, endpoint: SparqlEndpoint, resul
     }
     resolved = asdict(config)
     resolved["langs"] = list(config.langs)
+    # the pair's name (the build names the benchmark's pair, and so its release configs, after it), and the
+    # file it came from when it was given as one
+    resolved["pair"] = pair.name
+    if pair.name != config.pair:
+        resolved["pair_file"] = config.pair
     resolved["predicates"] = list(result.predicates)
     resolved.pop("user_agent", None)  # may contain an e-mail address; not needed to reproduce data
     for key in ("endpoint", "mediawiki_api", "mediawiki_rest"):

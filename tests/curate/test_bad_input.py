@@ -248,3 +248,48 @@ def test_a_top_level_key_typo_in_a_culture_file_gets_a_did_you_mean(tmp_path):
     with pytest.raises(ConfigError) as info:
         validate_file(culture)
     assert str(info.value).startswith(f"{culture}:2:1: top level: unknown key 'countrys'. Did you mean 'countries'?")
+
+
+# ---- the pair's name names the release configs (issue 42) -----------------------------------------
+
+@pytest.mark.parametrize("text, where, message", [
+    ("name: my pair\ncultures: [arab, west]\n", "1:7", "name: 'my pair' is not a pair name"),
+    ("name: a/b\ncultures: [arab, west]\n", "1:7", "name: 'a/b' is not a pair name"),
+    ("name: .hidden\ncultures: [arab, west]\n", "1:7", "name: '.hidden' is not a pair name"),
+])
+def test_a_pair_name_that_cannot_name_a_release_config_is_refused_at_its_place(tmp_path, text, where, message):
+    pair = tmp_path / "pair.yaml"
+    pair.write_text(text, "utf-8")
+    with pytest.raises(ConfigError) as info:
+        load_pair(pair)
+    assert str(info.value).startswith(f"{pair}:{where}: {message}: a release config is named '<pair>.<lang>'")
+
+
+def test_a_pair_file_without_a_name_is_named_after_the_file_and_a_bad_file_name_says_add_name(tmp_path):
+    good = tmp_path / "iberia-rhine.yaml"
+    good.write_text("cultures: [arab, west]\n", "utf-8")
+    assert load_pair(good).name == "iberia-rhine"
+    bad = tmp_path / "my pair.yaml"
+    bad.write_text("cultures: [arab, west]\n", "utf-8")
+    with pytest.raises(ConfigError, match=r"'my pair' is not a pair name.* add a line `name: <pair>`"):
+        load_pair(bad)
+
+
+def test_curate_records_the_pair_name_and_the_file_it_came_from(fixture_store, config, tmp_path):
+    import json
+
+    from factatlas.builder.build import curated_pair_name
+
+    pair = tmp_path / "my" / "pair.yaml"
+    pair.parent.mkdir()
+    pair.write_text("name: iberia-rhine\ncultures: [arab, west]\n", "utf-8")
+    app = SparqlApp(fixture_store)
+    with serve(app) as url:
+        curate(replace(config, pair=str(pair), endpoint=url + "/sparql"), tmp_path / "run")
+    manifest = json.loads((tmp_path / "run" / "manifest.json").read_text("utf-8"))
+    recorded = manifest["stages"]["curate"]["config"]
+    assert (recorded["pair"], recorded["pair_file"]) == ("iberia-rhine", str(pair))
+    assert curated_pair_name(manifest, ("arab", "west")) == ("iberia-rhine", None)
+    # a run curated before: the file's path was recorded; the build names the pair after its cultures
+    recorded["pair"] = "my/pair.yaml"
+    assert curated_pair_name(manifest, ("arab", "west")) == ("arab-west", "my/pair.yaml")
