@@ -665,12 +665,11 @@ def build_run(run: str | Any, langs: Sequence[str], *, template_ids: Sequence[st
             written += copy_template_files(library, langs, staging / "templates")
             if mlama_paraphrases is not None:
                 written.append(write_added_templates(library, staging / "templates" / "mlama_paraphrases.jsonl"))
-        outputs = [root / "build" / p.relative_to(staging) for p in written]
-        run_dir.record_stage("build", config={"langs": list(langs), "templates": list(template_ids or []) or "all",
-                                              "candidate_mode": candidate_mode, "k": k, "seed": seed,
-                                              "fractions": dict(spec.fractions),
-                                              "hygiene": spec.hygiene.to_json(), "split_salt": split_salt,
-                                              **({"mlama_paraphrases": str(mlama_paraphrases)}
-                                                 if mlama_paraphrases is not None else {})},
-                             counts=result.counts, outputs=outputs, started=started)
+            # moves into manifest.json with the swap: the entry always describes the build/ in place
+            run_dir.stage_entry(staging, "build", config={
+                "langs": list(langs), "templates": list(template_ids or []) or "all", "candidate_mode": candidate_mode,
+                "k": k, "seed": seed, "fractions": dict(spec.fractions), "hygiene": spec.hygiene.to_json(),
+                "split_salt": split_salt,
+                **({"mlama_paraphrases": str(mlama_paraphrases)} if mlama_paraphrases is not None else {})},
+                counts=result.counts, outputs=written, started=started)
     return result

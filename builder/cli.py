@@ -321,8 +321,10 @@ def audit_culture_command(
     Example: factatlas audit-culture runs/mlama-en-fr --subject-countries subjects.tsv
     """
     import csv
+    import io
     import json
 
+    from factatlas.atomic import write_text
     from factatlas.benchmark import Benchmark
     from factatlas.builder.audit import read_subject_countries, western_share
     from factatlas.console import out
@@ -335,16 +337,16 @@ def audit_culture_command(
     rows = western_share(bench.facts_by_id.values(), load_predicates(), [load_culture(n) for n in names],
                          western, table)
     folder = (bench.run or bench.path) / "audit"
-    folder.mkdir(parents=True, exist_ok=True)
     header = ("predicate", "facts", "western", "non-western", "unknown", "western share", "countries from")
     lines = [(r.predicate, r.facts, r.western, r.non_western, r.unknown,
               "" if r.share is None else round(r.share, 4),
               " ".join(f"{k}:{v}" for k, v in r.sources.items())) for r in rows]
-    with (folder / "western_share.csv").open("w", encoding="utf-8", newline="") as f:
-        csv.writer(f).writerows([header, *lines])
-    (folder / "western_share.json").write_text(json.dumps(
+    table_text = io.StringIO(newline="")
+    csv.writer(table_text).writerows([header, *lines])
+    write_text(folder / "western_share.csv", table_text.getvalue())  # atomic, as every output
+    write_text(folder / "western_share.json", json.dumps(
         {"western": western, "cultures": names, "subject_countries": str(subject_countries or ""),
-         "predicates": [dict(zip(header, line, strict=True)) for line in lines]}, indent=1) + "\n", "utf-8")
+         "predicates": [dict(zip(header, line, strict=True)) for line in lines]}, indent=1) + "\n")
     for line in [header, *lines]:
         out.print("  ".join(f"{x!s:>10}" for x in line), highlight=False, soft_wrap=True)
     out.print(f"written: {folder / 'western_share.csv'}", highlight=False, soft_wrap=True)

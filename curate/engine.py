@@ -203,15 +203,16 @@ def _curate(config: CurationConfig, run_dir: str | Path, *, endpoint: SparqlEndp
     referenced = {f.subject for f in facts} | {o.qid for f in facts for o in f.objects}
     entities = {q: know.info[q].to_entity(q, config.langs) for q in sorted(referenced, key=id_order)}
     counts, country_counts = _count(facts, cultures, specs)
-    with run.replace_stage("curate", keep=("cache", "queries.jsonl")) as staging:
-        write_facts(staging / "facts.parquet", facts)
-        write_entities(staging, entities.values())
-        write_drops(staging / "dropped.parquet", drops)
     result = CurationResult(facts, entities, drops, counts, country_counts, cultures, tuple(specs), membership,
                             {"sent": runner.stats.sent, "cached": runner.stats.cached,
                              "timeouts": runner.stats.failed, "splits": runner.stats.split,
                              "by_kind": dict(sorted(runner.stats.by_kind.items()))}, warnings)
-    _record(run, config, pair, endpoint, result, runner, source_name, out_dir, started)
+    # the outputs and their manifest entry move in together: a kill never leaves one without the other
+    with run.replace_stage("curate", keep=("cache", "queries.jsonl")) as staging:
+        write_facts(staging / "facts.parquet", facts)
+        write_entities(staging, entities.values())
+        write_drops(staging / "dropped.parquet", drops)
+        _record(run, config, pair, endpoint, result, runner, source_name, staging, started)
     return result
 
 
@@ -242,7 +243,7 @@ def _count(facts: Sequence[Fact], cultures: Mapping[str, Culture], specs: Mappin
 
 
 def _record(run: RunDir, config: CurationConfig, pair: CulturePair, endpoint: SparqlEndpoint,
-            result: CurationResult, runner: QueryRunner, source_name: str, out_dir: Path, started: datetime) -> None:
+            result: CurationResult, runner: QueryRunner, source_name: str, staging: Path, started: datetime) -> None:
     drop_counts = Counter(f"{d.step}/{d.reason}" for d in result.drops)
     counts = {
         "facts": len(result.facts),
@@ -278,6 +279,6 @@ def _record(run: RunDir, config: CurationConfig, pair: CulturePair, endpoint: Sp
         # what the data reflects: when the endpoint answered (cached answers keep their original time)
         extra["retrieved_first"], extra["retrieved"] = (
             datetime.fromtimestamp(t, UTC).isoformat(timespec="seconds") for t in window)
-    run.record_stage("curate", config=resolved, counts=counts, extra=extra, started=started,
-                     outputs=[out_dir / n for n in ("facts.parquet", "entities.parquet", "labels.parquet",
-                                                    "dropped.parquet")])
+    run.stage_entry(staging, "curate", config=resolved, counts=counts, extra=extra, started=started,
+                    outputs=[staging / n for n in ("facts.parquet", "entities.parquet", "labels.parquet",
+                                                   "dropped.parquet")])

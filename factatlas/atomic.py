@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+
+from factatlas.errors import writing
 
 # Every temporary file or folder factatlas makes beside an output starts with this prefix, so the next
 # writer of a run directory can remove what a killed run left (and nothing that is not ours).
@@ -17,21 +20,39 @@ TMP_PREFIX = ".factatlas-tmp-"
 
 @contextmanager
 def atomic_path(target: str | os.PathLike) -> Iterator[Path]:
-    """Yield a temporary path in the target's folder; on success it replaces ``target``."""
+    """Yield a temporary path in the target's folder; on success it replaces ``target``.
+
+    A write the file system refuses (full, over quota, read-only, not permitted), in making the temporary
+    file, in the caller's writing into it or in the rename, raises ``WriteFailed`` naming ``target`` and the
+    fix; the temporary file is removed and ``target`` keeps its old content (or stays absent)."""
     target = Path(target)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f"{TMP_PREFIX}{target.name}.", suffix=".tmp", dir=target.parent)
-    os.close(fd)
-    tmp_path = Path(tmp)
+    tmp_path: Path | None = None
     try:
-        yield tmp_path
-        # mkstemp makes owner-only files; outputs are shared artifacts, so give them the usual mode
-        os.chmod(tmp_path, 0o666 & ~_umask())
-        _crash_point("atomic:before-replace")
-        os.replace(tmp_path, target)
+        with writing(target):
+            target.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(prefix=f"{TMP_PREFIX}{target.name}.", suffix=".tmp", dir=target.parent)
+            os.close(fd)
+            tmp_path = Path(tmp)
+            yield tmp_path
+            # mkstemp makes owner-only files; outputs are shared artifacts, so give them the usual mode
+            os.chmod(tmp_path, 0o666 & ~_umask())
+            _crash_point("atomic:before-replace")
+            os.replace(tmp_path, target)
     finally:
-        if tmp_path.exists():
-            tmp_path.unlink()
+        if tmp_path is not None:
+            discard(tmp_path)
+
+
+def discard(path: Path) -> None:
+    """Remove a temporary file or folder of ours, quietly: it is a leftover at worst, which the next writer
+    of the run removes (its name starts with ``TMP_PREFIX``); the error that got us here matters more."""
+    try:
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path)
+        else:
+            path.unlink(missing_ok=True)
+    except OSError:
+        pass
 
 
 def _crash_point(name: str) -> None:

@@ -33,6 +33,7 @@ from factatlas.atomic import dumps_json, write_bytes
 from factatlas.errors import ConfigError
 from factatlas.records import PAIR_NAME_RE, Prompt
 from factatlas.release_input import ReleaseInput
+from factatlas.rundir import PENDING_ENTRY
 from factatlas.tables import PROMPTS_SCHEMA, prompt_to_row
 
 from .card import (
@@ -258,7 +259,7 @@ def read_release_dir(folder: str | Path) -> dict[str, bytes]:
                           "give a release folder, git:PATH@vX.Y.Z, hub:org/name@vX.Y.Z or a run directory")
     return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*"))
             if p.is_file() and ".git" not in p.relative_to(folder).parts
-            and ".cache" not in p.relative_to(folder).parts}
+            and ".cache" not in p.relative_to(folder).parts and p.name != PENDING_ENTRY}
 
 
 def verify_release(files: Mapping[str, bytes]) -> list[str]:

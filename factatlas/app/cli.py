@@ -14,7 +14,7 @@ from typing import Any, TextIO
 
 import typer
 
-from factatlas.errors import FactatlasError
+from factatlas.errors import FactatlasError, WriteFailed, is_write_failure
 
 app = typer.Typer(
     name="factatlas",
@@ -114,7 +114,14 @@ def run_command(args: list[str] | None = None) -> None:
     """The command line without `main`'s process-wide settings: errors become `error: ...`, exit 2. The
     tests run commands through it in their own process (tests/clirun.py)."""
     try:
-        app(args=args, prog_name="factatlas")
+        try:
+            app(args=args, prog_name="factatlas")
+        except OSError as e:
+            # the net under the write layer (factatlas.atomic, the run directory): a write it does not route,
+            # refused by the file system, is still one line naming the path and the fix, not a traceback
+            if not is_write_failure(e):
+                raise
+            raise WriteFailed(e.filename or "the output", "write it", e) from e
     except FactatlasError as e:
         from rich.markup import escape
 
