@@ -617,6 +617,7 @@ def build_run(run: str | Any, langs: Sequence[str], *, template_ids: Sequence[st
                           f"`factatlas curate {root} --pair PAIR --langs {','.join(langs)}` first")
     run_dir = RunDir(root)
     with run_dir.lock():
+        run_dir.check_replaceable("build")  # a read-only build/ is refused before the work, not after it
         facts = read_facts(curate / "facts.parquet")
         entities = read_entities(curate)
         upstream = read_drops(curate / "dropped.parquet") if (curate / "dropped.parquet").exists() else []

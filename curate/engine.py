@@ -174,6 +174,7 @@ def _curate(config: CurationConfig, run_dir: str | Path, *, endpoint: SparqlEndp
     if config.popularity != "sitelinks" and popularity_source is None:
         popularity_source = default_popularity_source(config, policy, sleeper)  # fail on a bad choice first
     run = RunDir.open(run_dir)
+    run.check_replaceable("curate")  # a read-only curate/ is refused before the queries, not after them
     out_dir = run.stage("curate")
     runner = QueryRunner(endpoint, out_dir / "cache", out_dir / "queries.jsonl", sleeper=sleeper, policy=policy,
                          rng=rng)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import shutil
@@ -41,6 +42,28 @@ def atomic_path(target: str | os.PathLike) -> Iterator[Path]:
     finally:
         if tmp_path is not None:
             discard(tmp_path)
+
+
+def append_line(path: str | os.PathLike, line: str) -> None:
+    """Append one whole line to a log (``queries.jsonl``): all of it or, when the file system refuses part of
+    it (full, over quota), none of it (the file is cut back to where it was), then ``WriteFailed``. A log that
+    a reader parses line by line never ends in half a line."""
+    path = Path(path)
+    data = line.encode("utf-8")
+    with writing(path, "append to it"):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)
+        try:
+            size = os.fstat(fd).st_size
+            try:
+                written = os.write(fd, data)
+                if written != len(data):
+                    raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
+            except OSError:
+                os.ftruncate(fd, size)
+                raise
+        finally:
+            os.close(fd)
 
 
 def discard(path: Path) -> None:

@@ -332,6 +332,11 @@ class RunDir:
             finally:
                 discard(staging)
 
+    def check_replaceable(self, name: str) -> None:
+        """Refuse now, before a stage's work, what ``replace_stage(name)`` would refuse after it: a stage folder
+        that cannot be deleted (read-only). Call it holding the lock."""
+        check_replaceable(self.root / name)
+
     def stage(self, name: str) -> Path:
         p = self.root / name
         with writing(p, "create the folder"):
@@ -357,6 +362,25 @@ class RunDir:
             manifest.setdefault("stages", {})[pending["stage"]] = pending["entry"]
             manifest["run"] = self.root.name
         return manifest
+
+    def changed_outputs(self, stage: str, names: Sequence[str]) -> list[str]:
+        """Which of the files ``names`` (in ``<run>/<stage>/``) are not what the stage's manifest entry
+        records: changed since (another sha256), gone, or there without being recorded. Empty when they
+        agree, or when the manifest has no entry with outputs for the stage (made outside factatlas)."""
+        entry = (self.read_manifest().get("stages") or {}).get(stage)
+        outputs = entry.get("outputs") if isinstance(entry, dict) else None
+        if not isinstance(outputs, dict) or not outputs:
+            return []
+        problems = []
+        for name in names:
+            key, path = f"{stage}/{name}", self.root / stage / name
+            if key in outputs and not path.is_file():
+                problems.append(f"{key}: recorded, but gone")
+            elif key not in outputs and path.is_file():
+                problems.append(f"{key}: there, but not recorded")
+            elif key in outputs and sha256_file(path) != outputs[key]:
+                problems.append(f"{key}: changed since it was recorded (another sha256)")
+        return problems
 
     def _pending_entries(self) -> list[Path]:
         """Manifest entries waiting in stage folders (``<run>/<stage>/`` and ``<run>/probe/<model>/``)."""

@@ -415,3 +415,31 @@ def test_a_second_probe_into_the_run_is_refused_naming_the_holder(small):
         holder.kill()
         holder.wait()
     assert tree(small / "probe" / "m") == before
+
+
+@pytest.mark.slow  # the small run's probe
+def test_report_refuses_rankings_that_are_not_the_ones_the_manifest_records(small):
+    """Issue 42: rankings replaced behind the manifest's back (by hand, or by a writer that did not stage)
+    were reported with the manifest's configuration and the old metrics' numbers."""
+    import pyarrow.parquet as pq
+
+    from factatlas.tables import RANKINGS_SCHEMA, write_table
+
+    folder = small / "probe" / "m"
+    rows = pq.read_table(folder / "rankings.parquet").to_pylist()
+    write_table(folder / "rankings.parquet", rows[1:], RANKINGS_SCHEMA)
+    before = tree(folder)
+    res = cli("report", small)
+    assert res.returncode == 2, res.stderr
+    flat = " ".join(res.stderr.split())
+    assert flat.startswith("error: probe/m/rankings.parquet: changed since it was recorded (another sha256): the "
+                           "folder is not what manifest.json records for probe/m")
+    assert f"factatlas probe {small} --model ... --out-name m" in flat
+    assert tree(folder) == before  # refused before any report file was written
+    write_table(folder / "rankings.parquet", rows, RANKINGS_SCHEMA)  # the recorded bytes again
+    write_table(folder / "rankings_template_only.parquet", rows, RANKINGS_SCHEMA)
+    res = cli("report", small)
+    assert res.returncode == 2 and "probe/m/rankings_template_only.parquet: there, but not recorded" in res.stderr
+    (folder / "rankings_template_only.parquet").unlink()
+    res = cli("report", small)
+    assert res.returncode == 0, res.stderr
