@@ -9,6 +9,7 @@ import typer
 from factatlas.balance import DEFAULT_MAX_SHARE
 from factatlas.builder.splits import DEFAULT_SALT
 from factatlas.errors import ConfigError
+from factatlas.options import existing, number, share
 
 
 def _split_list(text: str | None) -> list[str]:
@@ -30,14 +31,14 @@ def build_command(
                                              help="Renamed: --template-ids or --templates-dir."),
     candidates: str = typer.Option("predicate", "--candidates", help="predicate (all objects of the predicate) "
                                                                       "or sampled (gold + K-1 negatives)."),
-    k: int = typer.Option(10, "--k", help="Candidates per fact in sampled mode (gold + K-1 negatives)."),
+    k: int = typer.Option(10, "--k", callback=number(at_least=2), help="Candidates per fact in sampled mode (gold + K-1 negatives)."),
     seed: int = typer.Option(0, "--seed", help="Seed of the sampled candidates (hashed with each fact id)."),
     splits: str = typer.Option("dev:0.1,test:0.9", "--splits", help="NAME:FRACTION,... (targets; the realised "
                                                                       "fractions per cell are printed)."),
     split_salt: str = typer.Option(DEFAULT_SALT, "--split-salt",
                                    help="Salt hashed with each fact id to pick its split (recorded in "
                                         "benchmark.json); keep it to keep every fact's split across versions."),
-    templates_dir: Path | None = typer.Option(None, "--templates-dir", help="Folder of <lang>.yaml template files "
+    templates_dir: Path | None = typer.Option(None, "--templates-dir", callback=existing("folder", "a folder of <lang>.yaml template files"), help="Folder of <lang>.yaml template files "
                                                                              "laid over the packaged ones (yours win per language)."),
     single_object: str = typer.Option("", "--single-object", help="mParaRel hygiene: drop facts with two or more "
                                                                    "direct objects for these predicates (P19,P20 "
@@ -45,22 +46,22 @@ def build_command(
     strip_final_punctuation: bool = typer.Option(False, "--strip-final-punctuation/--keep-final-punctuation",
                                                  help="mParaRel hygiene: remove sentence-final punctuation from "
                                                       "cloze prompts."),
-    min_templates: int = typer.Option(1, "--min-templates", help="mParaRel hygiene: drop facts with fewer cloze "
+    min_templates: int = typer.Option(1, "--min-templates", callback=number(at_least=1), help="mParaRel hygiene: drop facts with fewer cloze "
                                                                  "templates in every language."),
-    max_culture_share: float = typer.Option(DEFAULT_MAX_SHARE, "--max-culture-share",
+    max_culture_share: float = typer.Option(DEFAULT_MAX_SHARE, "--max-culture-share", callback=share(),
                                             help="Warn when one culture holds more than this share of the facts."),
     allow_shrink: bool = typer.Option(False, "--allow-shrink", help="Build even when a language added to the "
                                                                     "run's earlier build removes facts or "
                                                                     "candidates from the others (its missing "
                                                                     "templates never do)."),
-    min_relation_share: float = typer.Option(0.0, "--min-relation-share",
+    min_relation_share: float = typer.Option(0.0, "--min-relation-share", callback=share(),
                                              help="mParaRel: keep a language only when its cloze templates cover "
                                                   "this share of the reference language's relations (0.6)."),
-    min_paraphrase_share: float = typer.Option(0.0, "--min-paraphrase-share",
+    min_paraphrase_share: float = typer.Option(0.0, "--min-paraphrase-share", callback=share(),
                                                help="mParaRel: ... and this share of its cloze templates (0.2)."),
     coverage_reference: str = typer.Option("en", "--coverage-reference",
                                            help="The language the two shares are relative to."),
-    mlama_paraphrases: Path | None = typer.Option(None, "--mlama-paraphrases",
+    mlama_paraphrases: Path | None = typer.Option(None, "--mlama-paraphrases", callback=existing("folder", "an mLAMA folder"),
                                                   help="mParaRel: an mLAMA folder (<lang>.jsonl or "
                                                        "<lang>/templates.jsonl) whose template of each relation "
                                                        "is added as the extra cloze template <P>/mlama."),
@@ -185,12 +186,12 @@ import_app = typer.Typer(help="Import a published benchmark (DLAMA-v1, BMLAMA, m
 
 @import_app.command("dlama-v1")
 def import_dlama_command(
-    path: Path = typer.Argument(..., help="The dlama-v1 folder (holding arab-west/, asia-west/, ...)."),
+    path: Path = typer.Argument(..., callback=existing("folder", "the dlama-v1 folder"), help="The dlama-v1 folder (holding arab-west/, asia-west/, ...)."),
     run: Path | None = typer.Argument(None, metavar="RUN", help="Run directory to write (benchmark in "
                                                                    "RUN/build/); default runs/dlama-v1-<pair>."),
     pair: str = typer.Option("arab-west", "--pair", help="arab-west | asia-west | south-america-west."),
     old_out: Path | None = typer.Option(None, "--out", hidden=True, help="Deprecated: give RUN instead."),
-    mlama_templates: Path | None = typer.Option(None, "--mlama-templates",
+    mlama_templates: Path | None = typer.Option(None, "--mlama-templates", callback=existing("folder", "an mLAMA folder"),
                                                 help="Folder of mLAMA <lang>.jsonl templates (as DLAMA probed); "
                                                      "default: the factatlas template library."),
 ) -> None:
@@ -208,11 +209,11 @@ def import_dlama_command(
 
 @import_app.command("bmlama")
 def import_bmlama_command(
-    path: Path = typer.Argument(..., help="A BMLAMA17 or BMLAMA53 folder of <lang>.tsv files."),
+    path: Path = typer.Argument(..., callback=existing("folder", "a BMLAMA folder"), help="A BMLAMA17 or BMLAMA53 folder of <lang>.tsv files."),
     run: Path | None = typer.Argument(None, metavar="RUN",
                                       help="Run directory to write; default runs/<bmlama17|53>."),
     old_out: Path | None = typer.Option(None, "--out", hidden=True, help="Deprecated: give RUN instead."),
-    mlama_templates: Path | None = typer.Option(None, "--mlama-templates",
+    mlama_templates: Path | None = typer.Option(None, "--mlama-templates", callback=existing("folder", "an mLAMA folder"),
                                                 help="Folder with mLAMA's en.jsonl: name relations by PID."),
     as_published: bool = typer.Option(False, "--as-published",
                                       help="Keep every source row unchanged and flag the known defects in "
@@ -250,11 +251,11 @@ def _chosen_cultures(cultures: str | None) -> list:
 
 @import_app.command("mlama")
 def import_mlama_command(
-    path: Path = typer.Argument(..., help="mLAMA 1.1 folder: <lang>/templates.jsonl and <lang>/P*.jsonl."),
+    path: Path = typer.Argument(..., callback=existing("folder", "an mLAMA 1.1 folder"), help="mLAMA 1.1 folder: <lang>/templates.jsonl and <lang>/P*.jsonl."),
     run: Path | None = typer.Argument(None, metavar="RUN",
                                       help="Run directory to write; default runs/mlama-<langs>."),
     langs: str = typer.Option(..., "--langs", help="Comma-separated languages, e.g. en,fr,ar."),
-    mlama_templates: Path | None = typer.Option(None, "--mlama-templates",
+    mlama_templates: Path | None = typer.Option(None, "--mlama-templates", callback=existing("folder", "an mLAMA folder"),
                                                 help="Folder of mLAMA <lang>.jsonl templates if they are not in "
                                                      "PATH/<lang>/templates.jsonl."),
     old_out: Path | None = typer.Option(None, "--out", hidden=True, help="Deprecated: give RUN instead."),
@@ -311,7 +312,7 @@ def audit_culture_command(
     western: str = typer.Option("west", "--western", help="The Western culture (a curate/cultures name)."),
     cultures: str = typer.Option("all", "--cultures", help="Cultures whose country lists classify subjects "
                                                            "(comma-separated names or paths, or 'all')."),
-    subject_countries: Path | None = typer.Option(None, "--subject-countries",
+    subject_countries: Path | None = typer.Option(None, "--subject-countries", callback=existing("file", "a TSV table of subject countries"),
                                                   help="TSV of SUBJECT_QID<TAB>COUNTRY_QID[,...] for subjects "
                                                        "whose facts carry no countries (e.g. an mLAMA import)."),
 ) -> None:

@@ -9,6 +9,7 @@ import typer
 
 from factatlas.balance import DEFAULT_MAX_SHARE
 from factatlas.http import DEFAULT_MAX_RETRY_AFTER_S, DEFAULT_TIMEOUT_S
+from factatlas.options import existing, number, share
 
 cultures_app = typer.Typer(help="Cultures (curate/cultures/*.yaml).\n\nExample: factatlas cultures show arab",
                            no_args_is_help=True)
@@ -26,27 +27,27 @@ def curate_command(
                                              "a SPARQL endpoint URL (default: the embedded Wikidata sample)."),
     user_agent: str | None = typer.Option(None, "--user-agent", envvar="FACTATLAS_USER_AGENT",
                                           help="Descriptive agent with contact info (required for the public WDQS)."),
-    max_subjects: int = typer.Option(1000, "--max-subjects", help="At most N subjects per predicate per culture."),
-    country_quota: int | None = typer.Option(None, "--country-quota",
+    max_subjects: int = typer.Option(1000, "--max-subjects", callback=number(at_least=1), help="At most N subjects per predicate per culture."),
+    country_quota: int | None = typer.Option(None, "--country-quota", callback=number(at_least=1),
                                              help="At most N subjects per country per predicate."),
     popularity: str = typer.Option("length", "--popularity", "--rank-by",
                                    help="length | edits | sitelinks | pageviews."),
     predicates: str | None = typer.Option(None, "--predicates", help="Subset, e.g. P17,P19 (default: all)."),
-    sample: Path | None = typer.Option(None, "--sample", help="Another N-Triples file for the embedded endpoint."),
-    page_lengths: Path | None = typer.Option(None, "--page-lengths", help="TSV site/title/length table."),
-    page_views: Path | None = typer.Option(None, "--page-views",
+    sample: Path | None = typer.Option(None, "--sample", callback=existing("file", "an N-Triples file (.nt or .nt.gz)"), help="Another N-Triples file for the embedded endpoint."),
+    page_lengths: Path | None = typer.Option(None, "--page-lengths", callback=existing("file", "a TSV table site, title, length"), help="TSV site/title/length table."),
+    page_views: Path | None = typer.Option(None, "--page-views", callback=existing("file", "a TSV table site, title, monthly_views"),
                                            help="TSV site/title/monthly_views table (--popularity pageviews)."),
     pageviews_months: str = typer.Option("2024-01:2024-12", "--pageviews-months",
                                          help="Whole months FIRST:LAST whose mean monthly views rank subjects."),
     pageviews_url: str | None = typer.Option(None, "--pageviews-url", hidden=True,
                                              help="The per-article REST URL template (tests, mirrors)."),
-    timeout: float | None = typer.Option(None, "--timeout",
+    timeout: float | None = typer.Option(None, "--timeout", callback=number(above=0, unit="seconds"),
                                          help="Total deadline per HTTP request in seconds, body included "
                                               f"(default: a preset's server deadline + 5 s, else {DEFAULT_TIMEOUT_S:g})."),
-    max_retry_after: float = typer.Option(DEFAULT_MAX_RETRY_AFTER_S, "--max-retry-after",
+    max_retry_after: float = typer.Option(DEFAULT_MAX_RETRY_AFTER_S, "--max-retry-after", callback=number(at_least=0, unit="seconds"),
                                           help="Wait at most this many seconds for a server's Retry-After; "
                                                "a longer one stops the run with the time to retry."),
-    max_culture_share: float = typer.Option(DEFAULT_MAX_SHARE, "--max-culture-share",
+    max_culture_share: float = typer.Option(DEFAULT_MAX_SHARE, "--max-culture-share", callback=share(),
                                             help="Warn when one culture holds more than this share of the facts."),
     dry_run: bool = typer.Option(False, "--dry-run",
                                  help="Print the queries the configuration fixes, their count and what the later "

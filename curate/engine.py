@@ -16,6 +16,7 @@ from typing import Any
 
 from factatlas.curate.cache import DEFAULT_BATCH, QueryRunner
 from factatlas.curate.config import (
+    CultureConfig,
     PredicateSpec,
     load_culture_config,
     load_pair,
@@ -53,6 +54,7 @@ from factatlas.curate.steps import (
 )
 from factatlas.errors import ConfigError, unknown
 from factatlas.http import DEFAULT_MAX_RETRY_AFTER_S, HttpPolicy, redact
+from factatlas.options import number_problem
 from factatlas.records import (
     Culture,
     CulturePair,
@@ -104,10 +106,11 @@ class CurationConfig:
             raise ConfigError(f"--country-quota {self.country_quota}: must be at least 1 (or omit it)")
         if self.batch_size < 1:
             raise ConfigError(f"batch size {self.batch_size}: must be at least 1")
-        if not self.timeout_s > 0:
-            raise ConfigError(f"--timeout {self.timeout_s}: must be a positive number of seconds")
-        if self.max_retry_after_s < 0:
-            raise ConfigError(f"--max-retry-after {self.max_retry_after_s}: must be 0 or more seconds")
+        for flag, value, low in (("--timeout", self.timeout_s, {"above": 0}),
+                                 ("--max-retry-after", self.max_retry_after_s, {"at_least": 0})):
+            problem = number_problem(value, **low)  # NaN passed `< 0` and switched the Retry-After cap off
+            if problem:
+                raise ConfigError(f"{flag} {value}: {problem} (seconds)")
         return CurationConfig(**{**asdict(self), "langs": langs, "predicates": tuple(self.predicates)})
 
 
@@ -151,22 +154,25 @@ def curate(config: CurationConfig, run_dir: str | Path, **options: Any) -> Curat
 
     One writer per run directory (a second process is refused); the outputs replace the old ones together
     (the query cache and log carry over), so a failed or killed run leaves the previous outputs intact."""
-    with RunDir(Path(run_dir)).lock():
-        return _curate(config, run_dir, **options)
-
-
-def _curate(config: CurationConfig, run_dir: str | Path, *, endpoint: SparqlEndpoint | None = None,
-            popularity_source: PopularitySource | None = None, sleeper: Callable[[float], None] = time.sleep,
-            progress: Callable[[str], None] | None = None, policy: HttpPolicy | None = None,
-            rng: random.Random | None = None) -> CurationResult:
-    """Everything that can be checked without a query is checked first; then the cultures are resolved
-    and the five steps of the module docstring (and docs/curate.md) run in order."""
-    started = datetime.now(UTC)
+    # the configuration is checked before the run is locked: a refusal touches nothing (issue 42)
     config = config.validated()
-    say = progress or (lambda _msg: None)
     pair = load_pair(config.pair)  # refuses a culture paired with itself
     specs = select_predicates(load_predicates(config.predicates_file), config.predicates)
     culture_configs = [load_culture_config(c) for c in pair.cultures]
+    with RunDir(Path(run_dir)).lock():
+        return _curate(config, pair, specs, culture_configs, run_dir, **options)
+
+
+def _curate(config: CurationConfig, pair: CulturePair, specs: Mapping[str, PredicateSpec],
+            culture_configs: Sequence[CultureConfig], run_dir: str | Path, *, endpoint: SparqlEndpoint | None = None,
+            popularity_source: PopularitySource | None = None, sleeper: Callable[[float], None] = time.sleep,
+            progress: Callable[[str], None] | None = None, policy: HttpPolicy | None = None,
+            rng: random.Random | None = None) -> CurationResult:
+    """Everything that can be checked without a query is checked first (the configuration by ``curate``,
+    the endpoint and the popularity source here); then the cultures are resolved and the five steps of the
+    module docstring (and docs/curate.md) run in order."""
+    started = datetime.now(UTC)
+    say = progress or (lambda _msg: None)
     policy = policy or config.http_policy()
     if endpoint is None:
         endpoint = make_endpoint(config.endpoint, config.user_agent or os.environ.get("FACTATLAS_USER_AGENT"),

@@ -239,6 +239,32 @@ def test_a_second_writer_of_a_run_is_refused_naming_the_holder(run):
 
 
 @pytest.mark.slow
+def test_bad_values_are_refused_before_the_run_is_locked(run):
+    """Issue 42: a refusal happens before the lock is taken (so also while another process holds it), and
+    leaves no lock file behind."""
+    holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(run)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "locked"
+        for words, message in [
+            (("curate", run, "--pair", "arab-wset", "--langs", "ar,en"), "error: unknown pair 'arab-wset'"),
+            (("curate", run, "--pair", "arab-west", "--popularity", "nope"), "error: --popularity: unknown"),
+            (("curate", run, "--pair", "arab-west", "--max-retry-after", "nan"), "error: --max-retry-after nan"),
+            (("build", run, "--langs", "ar,en", "--min-relation-share", "2"), "error: --min-relation-share 2.0"),
+            (("build", run, "--langs", "ar,en", "--templates-dir", run / "nope"), "error: --templates-dir"),
+        ]:
+            res = cli(*words)
+            assert res.returncode == 2 and res.stderr.startswith(message), (words, res.stderr)
+    finally:
+        holder.kill()
+        holder.wait()
+    assert (run / ".factatlas.lock").exists()  # what the SIGKILLed holder left: a file, no lock
+    assert cli("build", run, "--langs", "ar,en").returncode == 0  # the next writer takes it and removes it
+    assert not (run / ".factatlas.lock").exists()
+    res = cli("curate", run, "--pair", "arab-wset", "--langs", "ar,en")
+    assert res.returncode == 2 and not (run / ".factatlas.lock").exists()
+
+
+@pytest.mark.slow
 def test_validate_benchmark_on_a_truncated_parquet_names_the_file_and_the_fix(run):
     prompts = run / "build" / "prompts.parquet"
     data = prompts.read_bytes()

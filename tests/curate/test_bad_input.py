@@ -293,3 +293,33 @@ def test_curate_records_the_pair_name_and_the_file_it_came_from(fixture_store, c
     # a run curated before: the file's path was recorded; the build names the pair after its cultures
     recorded["pair"] = "my/pair.yaml"
     assert curated_pair_name(manifest, ("arab", "west")) == ("arab-west", "my/pair.yaml")
+
+
+# ---- option values: refused before any work, leaving nothing behind (issue 42) ---------------------
+
+@pytest.mark.parametrize("field, value, message", [
+    ("max_retry_after_s", float("nan"), "--max-retry-after nan: not a finite number; give one at least 0"),
+    ("max_retry_after_s", float("inf"), "--max-retry-after inf: not a finite number"),
+    ("timeout_s", float("nan"), "--timeout nan: not a finite number; give one above 0"),
+    ("timeout_s", -1.0, "--timeout -1.0: must be above 0"),
+])
+def test_a_curation_config_refuses_non_finite_seconds(field, value, message):
+    """The library path too (the quickstart and benchmarks build CurationConfig themselves): NaN passed
+    `value < 0` and switched the Retry-After cap off."""
+    from factatlas.curate.engine import CurationConfig
+
+    with pytest.raises(ConfigError) as info:
+        CurationConfig(pair="arab-west", **{field: value}).validated()
+    assert str(info.value).startswith(message)
+
+
+def test_a_refused_curate_on_an_existing_run_leaves_it_as_it_was_and_no_lock(tmp_path):
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "notes.txt").write_text("mine\n")
+    for words in (("--max-retry-after", "nan"), ("--pair", "arab-wset"), ("--popularity", "nope"), ("--predicates", "P99999"),
+                  ("--sample", str(tmp_path / "nope.nt.gz"))):
+        args = {"--pair": "arab-west", "--langs": "ar,en", **dict([words])}
+        res = factatlas("curate", run, *[x for kv in args.items() for x in kv])
+        assert res.returncode == 2 and res.stderr.startswith("error: ") and res.stderr.count("\n") == 1, res.stderr
+        assert sorted(p.name for p in run.iterdir()) == ["notes.txt"], words  # no .factatlas.lock, no curate/
