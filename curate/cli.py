@@ -197,12 +197,15 @@ def validate_command(
 
 
 def check_listed_countries(path: Path, endpoint_url: str) -> None:
-    """A ConfigError naming each listed country the endpoint does not hold, or does not know as a country
-    (curate's own rule, which only warns), at the line of its qid."""
+    """A ConfigError naming each listed country the endpoint does not know as a country (curate's own rule,
+    which only warns), at the line of its qid. An item the embedded sample does not hold is a warning: the
+    sample is a small part of Wikidata (`factatlas cultures countries` lists its countries), so it cannot
+    tell a real country it lacks (Tanzania) from a wrong QID; validate against a real endpoint for that."""
     import tempfile
 
+    from factatlas.console import err
     from factatlas.curate.config import load_culture_config, load_located, load_pair
-    from factatlas.curate.endpoints import make_endpoint
+    from factatlas.curate.endpoints import EmbeddedEndpoint, make_endpoint
     from factatlas.curate.engine import country_problems
     from factatlas.errors import ConfigError
 
@@ -211,19 +214,54 @@ def check_listed_countries(path: Path, endpoint_url: str) -> None:
         return
     sources = [str(path)] if "countries" in data or "membership" in data else list(load_pair(path).cultures)
     endpoint = make_endpoint(endpoint_url)
+    sample = isinstance(endpoint, EmbeddedEndpoint)
     problems = []
     with tempfile.TemporaryDirectory(prefix="factatlas-validate-") as work:
         for source in sources:
             cc = load_culture_config(source)
             doc = load_located(cc.path)
-            for i, why in country_problems(cc.culture, endpoint, work):
+            for i, why, unknown in country_problems(cc.culture, endpoint, work):
                 line, col = doc.where("countries", i, "qid")
-                problems.append(ConfigError(f"countries[{i}].qid: {why} at {endpoint.id}; list a country (an item "
-                                            "under Q6256) or remove it", doc.path, line, col))
+                if unknown and sample:
+                    err.print(f"warning: {doc.path}:{line}:{col}: countries[{i}].qid: {why.split(' is unknown')[0]} is "
+                              f"not in the embedded Wikidata sample ({endpoint.id}), so curating from the sample "
+                              "gives it no facts; `factatlas cultures countries` lists the sample's countries. "
+                              f"Check the QID where you curate from: `factatlas validate {path} --endpoint URL`",
+                              highlight=False, markup=False, soft_wrap=True)
+                    continue
+                fix = "check the QID" if unknown else "list a country (an item under Q6256) or remove it"
+                problems.append(ConfigError(f"countries[{i}].qid: {why} at {endpoint.id}; {fix}", doc.path, line, col))
     if problems:
         first = problems[0]
         rest = "".join(f"\n{p}" for p in problems[1:])
         raise ConfigError(first.message + rest, first.path, first.line, first.col)
+
+
+@cultures_app.command("countries")
+def cultures_countries(
+    endpoint: str = typer.Option("embedded", "--endpoint", help="'embedded' (the Wikidata sample) or a SPARQL "
+                                 "endpoint URL."),
+    sample: Path | None = typer.Option(None, "--sample", callback=existing("file", "an N-Triples file"),
+                                       help="Another N-Triples file for the embedded endpoint."),
+) -> None:
+    """List the countries (items under Q6256) the endpoint holds, and the bundled cultures that list each:
+    what a culture file can name and get facts for when curating from there.
+
+    Example: factatlas cultures countries
+    """
+    from factatlas.curate.config import list_cultures, load_culture_config
+    from factatlas.curate.endpoints import make_endpoint
+    from factatlas.curate.engine import endpoint_countries
+
+    where = make_endpoint(endpoint, sample=sample)
+    listed: dict[str, list[str]] = {}
+    for name in list_cultures():
+        for country in load_culture_config(name).culture.countries:
+            listed.setdefault(country.qid, []).append(name)
+    countries = endpoint_countries(where)
+    for qid, label in countries:
+        typer.echo(f"{qid:<10} {label or '(no English label)':<36} {', '.join(listed.get(qid, [])) or '-'}")
+    typer.echo(f"{len(countries)} countries at {where.id}")
 
 
 def register(app: typer.Typer) -> None:

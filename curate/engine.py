@@ -223,9 +223,10 @@ def _curate(config: CurationConfig, pair: CulturePair, specs: Mapping[str, Predi
     return result
 
 
-def country_problems(culture: Culture, endpoint: SparqlEndpoint, work_dir: str | Path) -> list[tuple[int, str]]:
-    """(index in ``culture.countries``, why) for each listed country the endpoint does not hold or does not
-    know as a country: curate's warning rule, for `factatlas validate` (queries cached in ``work_dir``)."""
+def country_problems(culture: Culture, endpoint: SparqlEndpoint, work_dir: str | Path) -> list[tuple[int, str, bool]]:
+    """(index in ``culture.countries``, why, unknown) for each listed country the endpoint does not hold
+    (``unknown``) or does not know as a country: curate's warning rule, for `factatlas validate` (queries
+    cached in ``work_dir``)."""
     runner = QueryRunner(endpoint, Path(work_dir) / "cache", Path(work_dir) / "queries.jsonl")
     know = Knowledge(runner, ("en",), {COUNTRY_CLASS}, 50)
     know.describe(c.qid for c in culture.countries)
@@ -233,8 +234,20 @@ def country_problems(culture: Culture, endpoint: SparqlEndpoint, work_dir: str |
     for i, country in enumerate(culture.countries):
         issue = country_issue(country.qid, know)
         if issue:
-            out.append((i, f"{country.qid} ({country.label}) {issue}"))
+            info = know.info[country.qid]
+            out.append((i, f"{country.qid} ({country.label}) {issue}", not info.classes and not any(info.labels.values())))
     return out
+
+
+def endpoint_countries(endpoint: SparqlEndpoint) -> list[tuple[str, str]]:
+    """(QID, English label or "") of every country (an item under Q6256) the endpoint holds, in QID order."""
+    from factatlas.curate.sparql import WD, countries_query
+
+    found: dict[str, str] = {}
+    for row in endpoint.select(countries_query()):
+        qid = row["country"]["value"].removeprefix(WD)
+        found[qid] = found.get(qid) or (row.get("label") or {}).get("value", "")
+    return sorted(found.items(), key=lambda kv: id_order(kv[0]))
 
 
 def _count(facts: Sequence[Fact], cultures: Mapping[str, Culture], specs: Mapping[str, PredicateSpec]

@@ -214,32 +214,49 @@ def test_a_city_or_an_unknown_item_listed_as_a_country_is_warned_about_at_the_st
     assert lines.index(warnings[-1]) < lines.index("step 1/5: candidates")  # before any curation query
 
 
-def test_validate_rejects_a_city_or_an_unknown_item_listed_as_a_country(tmp_path):
-    """`factatlas validate` applies curate's country check (curate only warns) and names each line."""
-    from typer.testing import CliRunner
-
-    from factatlas.app.cli import app
-
+def test_validate_rejects_a_city_and_warns_about_an_item_the_sample_lacks(tmp_path):
+    """`factatlas validate` applies curate's country check and names each line: an item that is not a country
+    (Paris) is refused; an item the embedded sample does not hold is a warning that says so, since the sample
+    cannot tell a real country it lacks (issue 42: Tanzania was refused with "list a country (an item under
+    Q6256)", which it is) from a wrong QID."""
     culture = tmp_path / "mixed.yaml"
     culture.write_text(
         "label: Mixed\ncountries:\n  - {qid: Q970, label: Comoros, wikipedia_sites: [en]}\n"
         "  - {qid: Q90, label: Paris, wikipedia_sites: [en]}\n"
-        "  - {qid: Q99999999, label: Typo, wikipedia_sites: [en]}\n", "utf-8")
-    res = CliRunner().invoke(app, ["validate", str(culture)])
-    assert isinstance(res.exception, ConfigError), res.output
-    paris, typo = str(res.exception).splitlines()
-    assert paris.startswith(f"{culture}:4:11: countries[1].qid: Q90 (Paris) is not a country here (P31 Q5119, "
-                            "Q1549591, not under Q6256) at embedded:wikidata-sample.nt.gz")
-    assert typo.startswith(f"{culture}:5:11: countries[2].qid: Q99999999 (Typo) is unknown at this endpoint (no "
-                           "label, no P31); check the QID at embedded:")
+        "  - {qid: Q924, label: Tanzania, wikipedia_sites: [sw, en]}\n", "utf-8")
+    res = factatlas("validate", culture)
+    assert res.returncode == 2
+    warning, paris = res.stderr.splitlines()
+    assert paris.startswith(f"error: {culture}:4:11: countries[1].qid: Q90 (Paris) is not a country here (P31 "
+                            "Q5119, Q1549591, not under Q6256) at embedded:wikidata-sample.nt.gz")
     assert paris.endswith("; list a country (an item under Q6256) or remove it")
+    assert warning.startswith(f"warning: {culture}:5:11: countries[2].qid: Q924 (Tanzania) is not in the embedded "
+                              "Wikidata sample (embedded:wikidata-sample.nt.gz:")
+    assert "`factatlas cultures countries` lists the sample's countries" in warning
+    assert warning.endswith(f"`factatlas validate {culture} --endpoint URL`")
+    culture.write_text("\n".join(culture.read_text("utf-8").splitlines()[:3] + [
+        "  - {qid: Q924, label: Tanzania, wikipedia_sites: [sw, en]}"]) + "\n", "utf-8")
+    res = factatlas("validate", culture)
+    assert res.returncode == 0 and res.stdout == f"{culture}: ok — culture mixed: 2 countries\n", res.stderr
+    assert res.stderr.startswith(f"warning: {culture}:4:11: countries[1].qid: Q924 (Tanzania) is not in")
     (tmp_path / "pair.yaml").write_text("cultures: [mixed.yaml, west]\n", "utf-8")
-    res = CliRunner().invoke(app, ["validate", str(tmp_path / "pair.yaml")])
-    assert "Q90 (Paris) is not a country here" in str(res.exception)
+    assert "Q924 (Tanzania) is not in the embedded" in factatlas("validate", tmp_path / "pair.yaml").stderr
     from factatlas.curate.config import DATA_DIR
 
-    res = CliRunner().invoke(app, ["validate", str(DATA_DIR / "cultures" / "arab.yaml")])
-    assert res.exit_code == 0 and "ok — culture arab" in res.output, res.output
+    res = factatlas("validate", DATA_DIR / "cultures" / "arab.yaml")
+    assert res.returncode == 0 and "ok — culture arab" in res.stdout and res.stderr == "", res.stderr
+
+
+def test_cultures_countries_lists_what_the_sample_holds_and_who_lists_it():
+    res = factatlas("cultures", "countries")
+    assert res.returncode == 0, res.stderr
+    lines = res.stdout.splitlines()
+    assert lines[-1].startswith("92 countries at embedded:wikidata-sample.nt.gz:")
+    rows = {line.split()[0]: line for line in lines[:-1]}
+    assert len(rows) == 92 and "Q924" not in rows  # Tanzania: a real country the sample lacks
+    assert rows["Q262"].split() == ["Q262", "Algeria", "arab"]
+    assert rows["Q29999"].split()[-1] == "-"  # a country no bundled culture lists
+    assert list(rows) == sorted(rows, key=lambda q: int(q[1:]))
 
 
 def test_a_top_level_key_typo_in_a_culture_file_gets_a_did_you_mean(tmp_path):
