@@ -65,13 +65,22 @@ def small_filesystem(folder: Path, seed: Path | None = None, free_kb: int = 0) -
 
 def grow(folder: Path, free_kb: int) -> None:
     """Give the tmpfs at ``folder`` ``free_kb`` KiB more room (the user frees space)."""
-    why = _mount("-o", f"remount,size={used_kib(folder) + free_kb}k", str(folder))
+    size = max(used_kib(folder) + free_kb, 4)  # size=0 would mean no limit at all
+    why = _mount("-o", f"remount,size={size}k", str(folder))
     assert why is None, why
+
+
+def mount_points() -> set[str]:
+    """Every mount point of this process's view (``/proc/self/mountinfo``, field 5, octal escapes undone)."""
+    with open("/proc/self/mountinfo", encoding="utf-8") as f:
+        return {line.split()[4].encode().decode("unicode_escape") for line in f}
 
 
 @contextlib.contextmanager
 def read_only(folder: Path) -> Iterator[Path]:
-    """``folder`` as a read-only bind mount of itself: every write under it fails with EROFS."""
+    """``folder`` as a read-only bind mount of itself: every write under it fails with EROFS. At the end
+    every mount made since is undone, also one that a rename under test moved elsewhere."""
+    before = mount_points()
     why = _mount("--bind", str(folder), str(folder))
     if why:
         pytest.skip(f"a read-only file system needs a bind mount (root or CAP_SYS_ADMIN): {why}")
@@ -81,7 +90,10 @@ def read_only(folder: Path) -> Iterator[Path]:
             pytest.skip(f"remounting a bind mount read-only was refused: {why}")
         yield folder
     finally:
-        _umount(folder)
+        scope = str(folder.parent.parent)  # where a rename under test can move it; never another's mounts
+        for point in sorted(mount_points() - before, key=len, reverse=True):
+            if point.startswith(scope):
+                _umount(Path(point))
 
 
 class _Header(ctypes.Structure):
