@@ -2,13 +2,16 @@
 
 - ``small_filesystem(folder, free_kb)``: a tmpfs mounted at ``folder`` holding what is there already and
   ``free_kb`` KiB more (0: full), so writes fail with the kernel's own ENOSPC;
+- ``over_quota(folder, seed, free_kb)``: a btrfs file system in a loop file, the run in a subvolume whose
+  quota group allows ``free_kb`` KiB more (EDQUOT, for root too; kernels without disk quotas for ext4/xfs
+  still have btrfs quota groups);
 - ``read_only(folder)``: ``folder`` bind-mounted onto itself read-only (EROFS, for root too);
 - ``modes_enforced()``: this thread without the capabilities that let root ignore file modes
   (CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH, CAP_FOWNER), so ``chmod 555`` means what it says (EACCES); a
   user other than root needs nothing.
 
 Each skips the test with the reason when the machine does not allow it (mounting needs root or
-CAP_SYS_ADMIN; dropping capabilities needs Linux's capset).
+CAP_SYS_ADMIN; btrfs needs btrfs-progs and loop devices; dropping capabilities needs Linux's capset).
 """
 
 from __future__ import annotations
@@ -68,6 +71,48 @@ def grow(folder: Path, free_kb: int) -> None:
     size = max(used_kib(folder) + free_kb, 4)  # size=0 would mean no limit at all
     why = _mount("-o", f"remount,size={size}k", str(folder))
     assert why is None, why
+
+
+def _run(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(list(args), capture_output=True, text=True)
+
+
+@contextlib.contextmanager
+def over_quota(folder: Path, seed: Path, free_kb: int = 0) -> Iterator[Path]:
+    """``seed`` copied into a btrfs subvolume at ``folder``/q whose quota group lets it grow by ``free_kb``
+    KiB; yields the copy. The file system lives in a sparse loop file beside ``folder``."""
+    missing = [tool for tool in ("mkfs.btrfs", "btrfs", "losetup") if shutil.which(tool) is None]
+    if missing:
+        pytest.skip(f"a disk quota (EDQUOT) needs btrfs quota groups: {', '.join(missing)} not installed "
+                    "(apt-get install btrfs-progs)")
+    image = folder.with_name(folder.name + ".img")
+    with open(image, "wb") as f:
+        f.truncate(128 << 20)
+    made = _run("mkfs.btrfs", "-q", str(image))
+    if made.returncode:
+        pytest.skip(f"mkfs.btrfs failed: {made.stderr.strip()}")
+    folder.mkdir(parents=True)
+    why = _mount("-o", "loop", str(image), str(folder))
+    if why:
+        image.unlink()
+        pytest.skip(f"mounting a btrfs loop file needs root and loop devices: {why}")
+    try:
+        for step in (("quota", "enable", str(folder)), ("subvolume", "create", str(folder / "q"))):
+            res = _run("btrfs", *step)
+            if res.returncode:
+                pytest.skip(f"btrfs {' '.join(step[:2])} refused: {res.stderr.strip()}")
+        inside = folder / "q" / seed.name
+        shutil.copytree(seed, inside, symlinks=True)
+        os.sync()
+        _run("btrfs", "quota", "rescan", "-w", str(folder))
+        shown = _run("btrfs", "qgroup", "show", "--raw", "-r", str(folder / "q")).stdout.splitlines()
+        used = next(int(line.split()[1]) for line in shown if line.split()[-1:] == ["q"])
+        res = _run("btrfs", "qgroup", "limit", str(used + free_kb * 1024), str(folder / "q"))
+        assert res.returncode == 0, res.stderr
+        yield inside
+    finally:
+        _umount(folder)
+        image.unlink()
 
 
 def mount_points() -> set[str]:

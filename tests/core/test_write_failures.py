@@ -23,7 +23,7 @@ from factatlas.atomic import TMP_PREFIX, append_line, write_bytes
 from factatlas.errors import WriteFailed
 from factatlas.rundir import LOCK_NAME, RunDir
 from tests.clirun import factatlas
-from tests.filesystems import grow, modes_enforced, read_only, small_filesystem
+from tests.filesystems import grow, modes_enforced, over_quota, read_only, small_filesystem
 
 SAMPLE_RUN = "arab-west"
 
@@ -156,6 +156,23 @@ def test_an_atomic_write_and_a_log_line_on_a_full_disk_leave_the_old_bytes(tmp_p
         assert sorted(p.name for p in fs.iterdir()) == ["a.bin", "log.jsonl"]
 
 
+# ---- over quota: a btrfs quota group (EDQUOT) -----------------------------------------------------------
+
+@pytest.mark.slow  # a btrfs file system per case, and one command
+@pytest.mark.parametrize("name", ["curate", "build", "publish"])
+def test_a_disk_quota_used_up_is_one_error_line_and_changes_nothing(tmp_path, base_run, name):
+    with over_quota(tmp_path / "fs", base_run, free_kb=0) as run:
+        before = tree(run)
+        res = factatlas(*args_of(name, run, run.parent / "t.git"))
+        assert res.returncode == 2, res.stderr
+        assert_one_error_line(res.stderr, "(Disk quota exceeded)", "your disk quota on the file system of",
+                              str(run.parent))
+        after = tree(run)
+        assert {k: v for k, v in after.items() if not k.startswith(MAY_GROW)} == {
+            k: v for k, v in before.items() if not k.startswith(MAY_GROW)}
+        assert leftovers(run) == []
+
+
 # ---- read-only: a bind mount (EROFS), and chmod 555 with root's overrides off (EACCES) -------------------
 
 # (command, folder made read-only); "" is the run folder itself
@@ -222,9 +239,8 @@ def test_a_read_only_stage_folder_is_refused_before_the_work(tmp_path):
     (errno.EPERM, "Operation not permitted", "you may not write in"),
 ])
 def test_each_errno_of_the_family_reads_as_what_failed_and_the_fix(tmp_path, code, reason, fix):
-    """The wording per errno, and pyarrow's errno, which it writes into its message only. EDQUOT has no
-    real file system here (this kernel has no disk quotas: CONFIG_QUOTA is off), so its wording is checked
-    on the error the OS would give."""
+    """The wording per errno, and pyarrow's errno, which it writes into its message only (the real file
+    systems of each errno are the tests above)."""
     from factatlas.errors import os_errno, write_failure
 
     failure = write_failure(tmp_path / "x.parquet", "write it", OSError(code, os.strerror(code)))
