@@ -48,18 +48,18 @@ def unknown(kind: str, word: str, choices: Iterable[str]) -> str:
 # The errors a write gets from the file system itself (full, over quota, read-only, not permitted), as
 # opposed to a bug: each becomes one `error:` line naming the path and the fix, never a traceback.
 WRITE_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM, errno.EFBIG})
-_ERRNO_IN_TEXT = re.compile(r"\[errno (\d+)\]", re.IGNORECASE)  # pyarrow's OSError: "... Detail: [errno 28] ..."
+# Libraries that write files without raising an OSError with its errno still name it in their message:
+# pyarrow's OSError "... Detail: [errno 28] No space left on device", safetensors' SafetensorError "I/O error:
+# No space left on device (os error 28)", the tokenizers' Exception "... (os error 30)".
+_ERRNO_IN_TEXT = re.compile(r"\[errno (\d+)\]|\(os error (\d+)\)", re.IGNORECASE)
 
 
 def os_errno(error: BaseException) -> int | None:
-    """The errno of an OSError: its own, or the one pyarrow writes into its message (its IO errors carry
-    none)."""
-    if not isinstance(error, OSError):
-        return None
-    if error.errno is not None:
+    """The errno of a failed OS call: an OSError's own, or the one a library wrote into its message."""
+    if isinstance(error, OSError) and error.errno is not None:
         return error.errno
     found = _ERRNO_IN_TEXT.search(str(error))
-    return int(found.group(1)) if found else None
+    return int(found.group(1) or found.group(2)) if found else None
 
 
 def is_write_failure(error: BaseException) -> bool:
@@ -70,7 +70,7 @@ class WriteFailed(FactatlasError):
     """The file system refused a write: full, over quota, read-only or not permitted. ``str(e)`` reads
     ``<path>: cannot <action> (<strerror>); <fix>``."""
 
-    def __init__(self, path: str | os.PathLike, action: str, error: OSError, note: str = ""):
+    def __init__(self, path: str | os.PathLike, action: str, error: BaseException, note: str = ""):
         self.path, self.action, self.errno = Path(path), action, os_errno(error)
         reason = os.strerror(self.errno) if self.errno is not None else str(error)
         self.error, self.note = error, note
@@ -117,16 +117,16 @@ def write_failure(path: str | os.PathLike, action: str, error: BaseException) ->
     """``WriteFailed`` for a write the file system refused; any other error unchanged (a bug stays a bug)."""
     if isinstance(error, WriteFailed) or not is_write_failure(error):
         return error
-    assert isinstance(error, OSError)
     return WriteFailed(path, action, error)
 
 
 @contextmanager
 def writing(path: str | os.PathLike, action: str = "write it") -> Iterator[None]:
-    """Inside: a write the file system refuses becomes ``WriteFailed(path, action)``; other errors pass."""
+    """Inside: a write the file system refuses becomes ``WriteFailed(path, action)`` (also when a library
+    reports it as its own exception, naming the errno); other errors pass unchanged."""
     try:
         yield
-    except OSError as e:
+    except Exception as e:
         failure = write_failure(path, action, e)
         if failure is e:
             raise

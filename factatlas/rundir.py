@@ -268,6 +268,30 @@ def check_replaceable(target: Path) -> None:
             os.unlink(probe)
 
 
+@contextmanager
+def replace_folder(target: Path, keep: Sequence[str] = ()) -> Iterator[Path]:
+    """Yield an empty staging folder beside ``target``; when the block ends without an error it replaces
+    ``target`` whole (``swap_in``, carrying ``keep`` over). A folder that could not be deleted afterwards is
+    refused first (``check_replaceable``); a refused write inside is a ``WriteFailed`` naming where the file
+    was going and saying ``target`` is unchanged; the staging folder never outlives the block."""
+    check_replaceable(target)
+    staging = target.with_name(f"{TMP_PREFIX}{target.name}-{os.getpid()}")
+    with writing(staging.parent, f"make the staging folder {staging.name} in it"):
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if staging.exists():  # a dead process with our pid left it
+            shutil.rmtree(staging)
+        staging.mkdir()
+    try:
+        try:
+            with writing(target, f"write the new {target.name}/"):
+                yield staging
+        except WriteFailed as e:
+            raise e.staged(staging, target) from e.error
+        swap_in(staging, target, keep)
+    finally:
+        discard(staging)
+
+
 @dataclass(frozen=True)
 class RunDir:
     root: Path
@@ -312,25 +336,10 @@ class RunDir:
         written into the staging folder by ``stage_entry`` moves into manifest.json right after the swap, so
         the folder and its entry change together (see ``stage_entry``)."""
         target = self.root / name
-        with self.lock():
-            check_replaceable(target)
-            staging = target.with_name(f"{TMP_PREFIX}{target.name}-{os.getpid()}")
-            with writing(staging.parent, f"make the staging folder {staging.name} in it"):
-                target.parent.mkdir(parents=True, exist_ok=True)
-                if staging.exists():  # a dead process with our pid left it (nested holders skip the cleanup)
-                    shutil.rmtree(staging)
-                staging.mkdir()
-            try:
-                try:
-                    with writing(target, f"write the new {name}/"):
-                        yield staging
-                except WriteFailed as e:
-                    raise e.staged(staging, target) from e.error
-                crash_point("stage:complete")
-                swap_in(staging, target, keep)
-                self._settle_entries([target / PENDING_ENTRY])
-            finally:
-                discard(staging)
+        with self.lock(), replace_folder(target, keep) as staging:
+            yield staging
+            crash_point("stage:complete")
+        self._settle_entries([target / PENDING_ENTRY])
 
     def check_replaceable(self, name: str) -> None:
         """Refuse now, before a stage's work, what ``replace_stage(name)`` would refuse after it: a stage folder

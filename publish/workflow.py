@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import difflib
 import json
-import os
 import shutil
 from collections.abc import Mapping
 from contextlib import ExitStack
@@ -12,9 +11,9 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
-from factatlas.atomic import TMP_PREFIX, discard
-from factatlas.errors import ConfigError, WriteFailed, writing
-from factatlas.rundir import RunDir, swap_in
+from factatlas.atomic import TMP_PREFIX
+from factatlas.errors import ConfigError, writing
+from factatlas.rundir import RunDir, replace_folder
 
 from .diff import ReleaseDiff, diff_snapshots, snapshot_from_files
 from .publishers import Publisher, PublishResult, open_target, read_ref
@@ -108,16 +107,9 @@ def execute(plan: PublishPlan, publisher: Publisher, run: str | Path) -> Publish
     with writing(plan.release_dir, "write the release folder"):
         plan.release_dir.parent.mkdir(parents=True, exist_ok=True)
         for leftover in plan.release_dir.parent.glob(f"{TMP_PREFIX}{plan.release_dir.name}-*"):
-            shutil.rmtree(leftover)
-    staging = plan.release_dir.with_name(f"{TMP_PREFIX}{plan.release_dir.name}-{os.getpid()}")
-    try:
-        try:
-            result = _write_and_publish(plan, publisher, staging)
-        except WriteFailed as e:
-            raise e.staged(staging, plan.release_dir) from e.error
-        swap_in(staging, plan.release_dir)
-    finally:
-        discard(staging)
+            shutil.rmtree(leftover)  # what a killed publish left (outside a run: no lock-holder's cleanup)
+    with replace_folder(plan.release_dir) as staging:
+        result = _write_and_publish(plan, publisher, staging)
     if run_dir is not None:
         RunDir.open(run_dir).record_stage("publish", **_publish_entry(plan, result, plan.release_dir, started))
     return result

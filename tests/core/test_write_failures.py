@@ -250,3 +250,47 @@ def test_each_errno_of_the_family_reads_as_what_failed_and_the_fix(tmp_path, cod
     assert os_errno(arrow) == code
     other = FileNotFoundError(errno.ENOENT, "No such file or directory")
     assert write_failure(tmp_path / "x", "write it", other) is other  # not a write failure: a bug stays one
+
+
+def test_a_librarys_own_error_naming_the_errno_is_a_write_failure_too(tmp_path):
+    """safetensors raises SafetensorError("... No space left on device (os error 28)") and the tokenizers a
+    plain Exception: inside the write layer they read as the OSError they stand for."""
+    from factatlas.errors import writing
+
+    class SafetensorError(Exception):
+        pass
+
+    with pytest.raises(WriteFailed) as info, writing(tmp_path / "model", "save the model"):
+        raise SafetensorError("Error while serializing: I/O error: No space left on device (os error 28)")
+    assert str(info.value).startswith(f"{tmp_path / 'model'}: cannot save the model (No space left on device); ")
+    with pytest.raises(SafetensorError), writing(tmp_path / "model", "save the model"):
+        raise SafetensorError("header too large")  # not a refused write: unchanged
+
+
+@pytest.mark.slow  # builds a tiny model (torch) until the disk is full
+def test_a_full_disk_while_saving_the_tiny_model_is_one_error_line(tmp_path, base_run):
+    """safetensors' own error was a traceback, and the half-saved model folder stayed."""
+    with small_filesystem(tmp_path / "fs", base_run, free_kb=64) as run:
+        before = tree(run)
+        res = factatlas("probe", run, "--model", "tiny", "--tiny-steps", "2", "--device", "cpu", "--out-name", "m")
+        assert res.returncode == 2
+        assert_one_error_line(res.stderr, f"{run / 'probe' / '_models' / 'tiny-bert'}: cannot write the new "
+                              "tiny-bert/ (No space left on device)")
+        assert tree(run) == before and leftovers(run) == []
+
+
+@pytest.mark.slow  # a build on a copy of the run
+def test_an_input_the_user_may_not_read_is_one_line_that_says_so(tmp_path, base_run):
+    run = tmp_path / SAMPLE_RUN
+    shutil.copytree(base_run, run)
+    facts = run / "curate" / "facts.parquet"
+    os.chmod(facts, 0)
+    try:
+        with modes_enforced():
+            res = factatlas("build", run, "--langs", "ar,en")
+    finally:
+        os.chmod(facts, 0o644)
+    assert res.returncode == 2
+    assert_one_error_line(res.stderr, f"error: {facts}: cannot open it (Permission denied); make it readable and "
+                          f"writable for you (`ls -l {facts}`")
+    assert leftovers(run) == []
