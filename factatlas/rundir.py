@@ -425,12 +425,20 @@ class RunDir:
                      started: datetime | None = None) -> dict[str, Any]:
         """Merge one stage's entry into manifest.json (resolved config, versions, times, output hashes)."""
         manifest = self.read_manifest()
-        named = {str(Path(p).relative_to(self.root)): Path(p) for p in outputs or []}
+        named = {self._output_name(Path(p)): Path(p) for p in outputs or []}
         entry = self._entry(config=config, counts=counts, outputs=named, extra=extra, started=started)
         manifest.setdefault("stages", {})[stage] = entry
         manifest["run"] = self.root.name
         write_json(self.manifest_path, manifest)
         return entry
+
+    def _output_name(self, path: Path) -> str:
+        """An output's name in the manifest: relative to the run, or absolute when it lives elsewhere (a
+        release folder given with `publish --out`)."""
+        try:
+            return path.resolve().relative_to(self.root.resolve()).as_posix()
+        except ValueError:
+            return str(path.resolve())
 
     @staticmethod
     def _entry(*, config: dict[str, Any], counts: dict[str, Any] | None, outputs: dict[str, Path],

@@ -213,3 +213,16 @@ def test_a_killed_publish_leaves_release_and_its_manifest_entry_agreeing(tmp_pat
         pass
     assert release_state(raw=True) == now
     assert not list(run.rglob(f"{TMP_PREFIX}*"))
+
+
+def test_a_release_folder_outside_the_run_is_recorded_by_its_absolute_path(tmp_path):
+    """`publish RUN --out ELSEWHERE` published, then died on the manifest entry (a traceback after the tag)."""
+    import json
+
+    run = make_benchmark(tmp_path / "run")
+    res = factatlas("publish", run, "--repo", REPO, "--version", "1.0.0", "--target", f"git:{tmp_path / 't.git'}",
+                    "--out", tmp_path / "elsewhere")
+    assert res.returncode == 0, res.stderr
+    outputs = json.loads((run / "manifest.json").read_text())["stages"]["publish"]["outputs"]
+    assert list(outputs) == [str((tmp_path / "elsewhere" / "manifest.json").resolve())]
+    assert not list(tmp_path.glob(f"{TMP_PREFIX}*"))
