@@ -7,7 +7,7 @@ import json
 import os
 import shutil
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -42,6 +42,28 @@ def atomic_path(target: str | os.PathLike) -> Iterator[Path]:
     finally:
         if tmp_path is not None:
             discard(tmp_path)
+
+
+def write_together(files: Mapping[Path, bytes]) -> None:
+    """Write several files as one output (an export's task files): each goes to a temporary name beside its
+    target first, and only once all are written are they renamed into place. A write the file system
+    refuses raises ``WriteFailed`` with every target as it was and no temporary file left."""
+    temps: list[tuple[Path, Path]] = []
+    try:
+        for target, data in files.items():
+            with writing(target):
+                target.parent.mkdir(parents=True, exist_ok=True)
+                fd, tmp = tempfile.mkstemp(prefix=f"{TMP_PREFIX}{target.name}.", suffix=".tmp", dir=target.parent)
+                temps.append((Path(tmp), target))
+                with os.fdopen(fd, "wb") as f:
+                    f.write(data)
+                os.chmod(tmp, 0o666 & ~_umask())
+        for tmp, target in temps:
+            with writing(target):
+                os.replace(tmp, target)
+    finally:
+        for tmp, _ in temps:
+            discard(tmp)  # those renamed into place are gone already
 
 
 def append_line(path: str | os.PathLike, line: str) -> None:

@@ -252,6 +252,24 @@ def test_each_errno_of_the_family_reads_as_what_failed_and_the_fix(tmp_path, cod
     assert write_failure(tmp_path / "x", "write it", other) is other  # not a write failure: a bug stays one
 
 
+def test_files_written_together_are_all_replaced_or_none(tmp_path):
+    """An export (lm-eval task YAMLs and data) is one output: on a full disk its earlier files stay whole and
+    unmixed with new ones."""
+    from factatlas.atomic import write_together
+
+    with small_filesystem(tmp_path / "fs", free_kb=64) as fs:
+        write_together({fs / "out" / "a.yaml": b"old a\n", fs / "out" / "data" / "b.jsonl": b"old b\n"})
+        grow(fs, 8)
+        with pytest.raises(WriteFailed, match=r"b.jsonl: cannot write it \(No space left on device\)"):
+            write_together({fs / "out" / "a.yaml": b"new a\n", fs / "out" / "data" / "b.jsonl": os.urandom(1 << 16)})
+        assert tree(fs / "out") == tree_of({"a.yaml": b"old a\n", "data/b.jsonl": b"old b\n"})
+        assert leftovers(fs) == []
+
+
+def tree_of(files: dict[str, bytes]) -> dict[str, str]:
+    return {k: hashlib.sha256(v).hexdigest() for k, v in sorted(files.items())}
+
+
 def test_a_librarys_own_error_naming_the_errno_is_a_write_failure_too(tmp_path):
     """safetensors raises SafetensorError("... No space left on device (os error 28)") and the tokenizers a
     plain Exception: inside the write layer they read as the OSError they stand for."""
