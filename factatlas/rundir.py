@@ -384,11 +384,11 @@ class RunDir:
         for name in names:
             key, path = f"{stage}/{name}", self.root / stage / name
             if key in outputs and not path.is_file():
-                problems.append(f"{key}: recorded, but gone")
+                problems.append(f"{path}: recorded, but gone")
             elif key not in outputs and path.is_file():
-                problems.append(f"{key}: there, but not recorded")
+                problems.append(f"{path}: there, but not recorded")
             elif key in outputs and sha256_file(path) != outputs[key]:
-                problems.append(f"{key}: changed since it was recorded (another sha256)")
+                problems.append(f"{path}: changed since it was recorded (another sha256)")
         return problems
 
     def _pending_entries(self) -> list[Path]:
