@@ -312,3 +312,34 @@ def test_an_input_the_user_may_not_read_is_one_line_that_says_so(tmp_path, base_
     assert_one_error_line(res.stderr, f"error: {facts}: cannot open it (Permission denied); make it readable and "
                           f"writable for you (`ls -l {facts}`")
     assert leftovers(run) == []
+
+
+SHORT_HOLDER = """
+import sys, time
+from pathlib import Path
+from factatlas.rundir import RunDir
+with RunDir(Path(sys.argv[1])).lock():
+    print("locked", flush=True)
+    time.sleep(1.0)
+"""
+
+
+@pytest.mark.slow  # a second process
+def test_a_waiter_takes_the_lock_in_the_file_that_outlives_the_holders_delete(tmp_path):
+    """The holder deletes the lock file as it lets go; a waiter that opened the old file must not hold a
+    lock in a deleted file (a third writer would then lock a new file beside it): it opens the path again."""
+    import subprocess
+    import sys
+
+    from factatlas.rundir import exclusive_lock
+
+    run = tmp_path / "run"
+    run.mkdir()
+    holder = subprocess.Popen([sys.executable, "-c", SHORT_HOLDER, str(run)], stdout=subprocess.PIPE, text=True,
+                              env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])})
+    assert holder.stdout.readline().strip() == "locked"
+    lock = run / LOCK_NAME
+    with exclusive_lock(lock, "run directory", wait_s=30):
+        assert holder.wait(timeout=30) == 0
+        assert lock.read_text().split("\n")[0] == str(os.getpid())  # our file, at the path others open
+    assert not lock.exists()
