@@ -418,6 +418,19 @@ def probe_metrics(folder: Path, config: Any, inputs: Mapping[str, Any]) -> tuple
     return metrics, f"reused {path.name}: same inputs and configuration"
 
 
+def check_recorded(run: Any, folder: Path) -> None:
+    """Refuse a model folder whose rankings are not the ones its probe recorded in manifest.json (issue 42):
+    the metrics, probe.json and the manifest's configuration would describe other rankings than those the
+    report reads. metrics.json itself is tied to the rankings by its recorded inputs (``probe_metrics``)."""
+    stage = f"probe/{folder.name}"
+    changed = run.changed_outputs(stage, ("rankings.parquet", "rankings_template_only.parquet"))
+    if changed:
+        raise ReportError(f"{'; '.join(changed)}: the folder is not what manifest.json records for {stage} "
+                          "(rankings replaced by hand or by a writer that did not finish); probe the model again "
+                          f"(`factatlas probe {run.root} --model ... --out-name {folder.name}`) to make them "
+                          "agree, then report")
+
+
 def trained_splits(folder: Path) -> list[str] | None:
     """The splits the model of ``folder`` was trained on, as its probe.json records them (the tiny model's
     recipe, or ``trained_on_splits`` written for any model); None when nothing is recorded."""
@@ -518,6 +531,7 @@ def write_report(run: str | os.PathLike, model: str | None = None, config: Any =
     with RunDir(run).lock():
         results = []
         for folder in model_dirs(run, model):
+            check_recorded(RunDir(run), folder)
             t_path = folder / "rankings_template_only.parquet"
             t_path = t_path if t_path.exists() else None
             splits = trained_splits(folder) if trained_on is None else list(trained_on)

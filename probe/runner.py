@@ -762,10 +762,13 @@ def _build_tiny(run_dir: Path, prompts: Sequence[Prompt], config: ProbeConfig) -
     if not stamp.exists() or json.loads(stamp.read_text("utf-8")) != recipe:  # reuse only an identical build
         err.print(f"building {name}: tokenizer on the benchmark text, {config.tiny_steps} fine-tuning "
                   f"steps on {len(examples)} true facts of split {train_splits or 'none'}")
-        make_tiny_model(folder, arch, texts, examples=examples, steps=config.tiny_steps,
-                        vocab_size=2000 if arch != "t5" else 1000,
-                        chat_template=TINY_CHAT_TEMPLATE if chat else None)
-        write_json(stamp, recipe)
+        from factatlas.rundir import replace_folder
+
+        with replace_folder(folder) as staging:  # whole or not at all: a full disk leaves no half model
+            make_tiny_model(staging, arch, texts, examples=examples, steps=config.tiny_steps,
+                            vocab_size=2000 if arch != "t5" else 1000,
+                            chat_template=TINY_CHAT_TEMPLATE if chat else None)
+            write_json(staging / stamp.name, recipe)
     info = {"arch": arch, "path": str(folder), "trained_on_splits": train_splits,
             "train_examples": len(examples), "steps": config.tiny_steps, "slug": name}
     return str(folder), info
