@@ -94,6 +94,22 @@ def check_completion_answer(answer: Any) -> list[dict[str, Any]]:
     return choices
 
 
+def kept_chat_answer(answer: Any) -> dict[str, Any]:
+    """What the chat rules read of a chat completion: the reply text, in the answer's own shape."""
+    return {"choices": [{"index": 0, "message": {"content": check_chat_answer(answer)}}]}
+
+
+def kept_completion_answer(answer: Any) -> dict[str, Any]:
+    """What log-probability scoring reads of a completion: each choice's index and prompt log-probabilities."""
+    kept = []
+    for choice in check_completion_answer(answer):
+        logprobs = choice.get("logprobs")
+        if isinstance(logprobs, dict):
+            logprobs = {"token_logprobs": logprobs.get("token_logprobs")}
+        kept.append({"index": choice.get("index", 0), "logprobs": logprobs})
+    return {"choices": kept}
+
+
 @dataclass(frozen=True)
 class EndpointConfig:
     base_url: str  # e.g. http://127.0.0.1:8000/v1
@@ -182,33 +198,40 @@ class OpenAIClient:
                                  backoff_factor=2.0, backoff_max_s=config.max_wait, jitter=0.2,
                                  retries=config.max_retries, max_throttled=config.max_retries + 1)
         self._transport = Transport(self.policy, f"factatlas/{__version__}", connections=config.concurrency)
+        from factatlas.probe.answer_store import request_secrets
+
+        self.secrets = request_secrets(config.base_url, config.api_key)  # scrubbed from every kept answer
 
     def _count(self, key: str) -> None:
         with self._lock:
             self.stats[self._prefix + key] += 1
 
-    def post(self, path: str, body: Mapping[str, Any], check: Callable[[Any], object] = lambda answer: None) -> Any:
-        """The server's JSON answer to ``body`` at ``path``, parsed and ``check``-ed inside the retry loop.
+    def post(self, path: str, body: Mapping[str, Any], check: Callable[[Any], object] = lambda answer: None,
+             keep: Callable[[Any], Any] = lambda answer: answer) -> Any:
+        """What ``keep`` takes of the server's JSON answer to ``body`` at ``path`` (parsed and ``check``-ed
+        inside the retry loop), scrubbed of the request's credentials.
 
         ``check`` raises ``WrongShape`` (a ValueError) for JSON that is not what the request expects. A body
         that is not JSON (cut, an HTML page) or JSON of the wrong shape is a transient fault like a 503:
-        retried, and named with the fix after the last try. With a store, a kept answer is reused
-        without sending, and each new answer is kept the moment it passed ``check``."""
+        retried, and named with the fix after the last try. ``keep`` returns the part of a checked answer
+        the caller reads (in the answer's own shape, so ``check`` accepts it too): that, never the whole
+        answer with whatever a server echoed, is what is returned and kept. With a store, a kept answer
+        is reused without sending, and each new answer is kept the moment it passed ``check``."""
+        from factatlas.probe.answer_store import request_key, scrub
+
         url = self.config.base_url.rstrip("/") + path
         shown = redact(url, self.config.api_key)
         if self.store is None:
-            return self._send(url, shown, body, check)
-        from factatlas.probe.answer_store import request_key
-
-        key = request_key(url, body)
+            return scrub(keep(self._send(url, shown, body, check)), self.secrets)
+        key = request_key(path, body)
         with self._lock:  # one request per key in flight: a twin waits and reuses its answer
             flight = self._in_flight.setdefault(key, threading.Lock())
         with flight:
             kept = self.store.get(key, check)
             if kept is not None:
                 return kept
-            answer = self._send(url, shown, body, check)
-            self.store.put(key, answer, shown)
+            answer = scrub(keep(self._send(url, shown, body, check)), self.secrets)
+            self.store.put(key, answer, shown, self.secrets)
             return answer
 
     def _send(self, url: str, shown: str, body: Mapping[str, Any], check: Callable[[Any], object]) -> Any:
@@ -328,7 +351,7 @@ class OpenAIChat:
     def _one(self, messages: Sequence[Message]) -> Reply:
         body = {"model": self.client.config.model, "messages": list(messages), "temperature": 0,
                 "max_tokens": self.max_new_tokens}
-        text = check_chat_answer(self.client.post("/chat/completions", body, check_chat_answer))
+        text = check_chat_answer(self.client.post("/chat/completions", body, check_chat_answer, kept_chat_answer))
         return Reply(text, tuple(messages), None)
 
     def chat(self, conversations: Sequence[Sequence[Message]]) -> list[Reply]:
@@ -364,7 +387,7 @@ class OpenAILogprobScorer:
     def _score_one(self, seqs: list[tuple[list[int], int]]) -> tuple[float, ...]:
         body = {"model": self.client.config.model, "prompt": [ids for ids, _ in seqs], "max_tokens": 1,
                 "temperature": 0, "echo": True, "logprobs": 1}
-        answer = self.client.post("/completions", body, lambda a: self._scores(a, seqs))
+        answer = self.client.post("/completions", body, lambda a: self._scores(a, seqs), kept_completion_answer)
         return self._scores(answer, seqs)
 
     def _scores(self, answer: Any, seqs: list[tuple[list[int], int]]) -> tuple[float, ...]:
