@@ -36,10 +36,10 @@ from typing import Any
 from factatlas.errors import ConfigError, FactatlasError
 from factatlas.probe.answer_store import AnswerStore
 from factatlas.probe.chat import Message, Reply
+from factatlas.probe.options import Option, Options
 from factatlas.probe.protocol import ClozeQuery
 
 RETRY_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504})
-REMOTE_RULES = ("chat", "chat-lenient", "causal-mean", "causal-sum")
 DEFAULT_TIMEOUT_S = 120.0  # a model's answer can take a while on a busy server
 DEFAULT_MAX_RETRY_AFTER_S = 60.0
 
@@ -110,6 +110,47 @@ def kept_completion_answer(answer: Any) -> dict[str, Any]:
     return {"choices": kept}
 
 
+def _http_url(value: str) -> str:
+    if not str(value).startswith(("http://", "https://")):
+        raise ValueError("expected an http(s) URL such as http://127.0.0.1:8000/v1")
+    return str(value)
+
+
+@dataclass(frozen=True)
+class OpenAIOptions(Options):
+    """The options of ``--backend openai`` (the probe's and the judge's), each validated by its declaration."""
+
+    api_base: str | None = Option("--api-base", None, "openai: the server's base URL, e.g. http://127.0.0.1:8000/v1.",
+                                  parse=_http_url).field()
+    served_model: str | None = Option("--served-model", None, "openai: the model name the server expects "
+                                      "(default: the model given).").field()
+    api_key_env: str | None = Option("--api-key-env", None, "openai: environment variable holding the API key (the "
+                                     "key is never printed or written).").field()
+    tokenizer: str | None = Option("--tokenizer", None, "openai causal-*: the served model's tokenizer folder or Hub "
+                                   "id (default: --model).").field()
+    concurrency: int = Option("--concurrency", 4, "openai: requests in flight.", cli_type=int, minimum=1).field()
+    max_retries: int = Option("--max-retries", 5, "openai: retries on 429/5xx/connection errors.", cli_type=int,
+                              minimum=0).field()
+    rate_limit: float | None = Option("--rate-limit", None, "openai: at most this many requests per second.",
+                                      cli_type=float, positive=True).field()
+    timeout: float = Option("--timeout", DEFAULT_TIMEOUT_S, "openai: total deadline per HTTP request in seconds, "
+                            "body included.", cli_type=float, positive=True).field()
+    max_retry_after: float = Option("--max-retry-after", DEFAULT_MAX_RETRY_AFTER_S, "openai: wait at most this many "
+                                    "seconds for a server's Retry-After; a longer one stops the run with the time "
+                                    "to retry.", cli_type=float, minimum=0).field()
+
+    def check(self) -> None:
+        if not self.api_base:
+            raise ConfigError("--backend openai needs --api-base, e.g. http://127.0.0.1:8000/v1")
+
+    def endpoint(self, model: str) -> EndpointConfig:
+        """The client's configuration for ``model`` (the served name, when given, wins), key from the environment."""
+        assert self.api_base is not None
+        return EndpointConfig(self.api_base, self.served_model or model, api_key_from_env(self.api_key_env),
+                              concurrency=self.concurrency, max_retries=self.max_retries, rate_limit=self.rate_limit,
+                              timeout=self.timeout, max_wait=self.max_retry_after)
+
+
 @dataclass(frozen=True)
 class EndpointConfig:
     base_url: str  # e.g. http://127.0.0.1:8000/v1
@@ -122,17 +163,9 @@ class EndpointConfig:
     backoff: float = 0.5  # first wait; doubles per retry (with jitter), capped by max_wait
     max_wait: float = DEFAULT_MAX_RETRY_AFTER_S  # longer Retry-After: stop with the time to retry (--max-retry-after)
 
-    def __post_init__(self) -> None:
-        if not self.base_url.startswith(("http://", "https://")):
-            raise ConfigError(f"--api-base {self.base_url!r}: expected an http(s) URL such as "
-                              "http://127.0.0.1:8000/v1")
-        if not self.timeout > 0:
-            raise ConfigError(f"--timeout {self.timeout}: must be a positive number of seconds")
-        if self.max_wait < 0:
-            raise ConfigError(f"--max-retry-after {self.max_wait}: must be 0 or more seconds")
-        if self.concurrency < 1 or self.max_retries < 0:
-            raise ConfigError(f"--concurrency {self.concurrency} / --max-retries {self.max_retries}: expected "
-                              "concurrency >= 1 and retries >= 0")
+    def __post_init__(self) -> None:  # the values follow the declarations of the options they come from
+        OpenAIOptions(api_base=self.base_url, concurrency=self.concurrency, max_retries=self.max_retries,
+                      rate_limit=self.rate_limit, timeout=self.timeout, max_retry_after=self.max_wait)
 
 
 def api_key_from_env(name: str | None) -> str | None:
@@ -434,13 +467,3 @@ def remote_model(name: str, endpoint: EndpointConfig, tokenizer_name: str | None
             raise ConfigError(f"--tokenizer {source}: cannot load it ({e}); pass the served model's tokenizer "
                               "as a local folder or a cached Hub id") from e
     return RemoteModel(name, endpoint, tokenizer)
-
-
-def make_remote_scorer(lm: RemoteModel, scoring: str, client: OpenAIClient, max_new_tokens: int,
-                       include_remainder: bool):
-    if scoring in ("chat", "chat-lenient"):
-        return OpenAIChat(client, max_new_tokens)
-    if scoring in ("causal-mean", "causal-sum"):
-        return OpenAILogprobScorer(client, lm.tokenizer, scoring.removeprefix("causal-"), include_remainder)
-    raise ConfigError(f"--backend openai: scoring rule '{scoring}' is not served over HTTP; use one of "
-                      f"{', '.join(REMOTE_RULES)}")

@@ -380,7 +380,7 @@ def predicate_labeller(meta: Mapping[str, Any], where: Path) -> Callable[[str], 
 
 def model_dirs(run: Path, model: str | None = None) -> list[Path]:
     probe = run / "probe"
-    from factatlas.probe.runner import probed_folders
+    from factatlas.probe.model_folder import probed_folders
 
     found = probed_folders(probe)
     if model is None:
@@ -424,7 +424,7 @@ def trained_splits(folder: Path) -> list[str] | None:
 
     from factatlas.atomic import read_json
     from factatlas.errors import FactatlasError
-    from factatlas.probe.runner import recorded_training_splits
+    from factatlas.probe.model_folder import recorded_training_splits
 
     path = folder / "probe.json"
     if not path.is_file():

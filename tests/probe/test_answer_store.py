@@ -119,7 +119,7 @@ def test_a_rerun_with_the_same_options_sends_nothing_and_other_options_are_asked
     run = tmp_path / "run"
     write_benchmark(run / "build", capitals_rows)
     with LogprobServer(tiny_gpt2, batched=True) as server:
-        config = ProbeConfig(model=str(tiny_gpt2_dir), scoring="causal-mean", backend="openai",
+        config = ProbeConfig.from_flags(model=str(tiny_gpt2_dir), scoring="causal-mean", backend="openai",
                              api_base=server.base_url, concurrency=2, out_name="http")
         probe_benchmark(run, config)
         sent = server.requests
@@ -132,8 +132,8 @@ def test_a_rerun_with_the_same_options_sends_nothing_and_other_options_are_asked
         info = json.loads((run / "probe" / "http" / "probe.json").read_text())
         assert info["counts"]["http/answers/reused"] == 100 and "http/requests" not in info["counts"]
         # another decoding option (the template's remainder scored too) is another request for every prompt
-        probe_benchmark(run, ProbeConfig(model=str(tiny_gpt2_dir), scoring="causal-mean", backend="openai",
-                                         api_base=server.base_url, include_remainder=True, out_name="rem"))
+        probe_benchmark(run, ProbeConfig.from_flags(model=str(tiny_gpt2_dir), scoring="causal-mean", backend="openai",
+                                         api_base=server.base_url, remainder=True, out_name="rem"))
         assert server.requests > sent + 90
 
 
@@ -213,7 +213,7 @@ def test_a_probe_stopped_by_a_long_retry_after_resumes_with_the_missing_requests
     write_benchmark(run / "build", capitals_rows)
     faults = [None] * 10 + [(429, {"Retry-After": "3600"}, "{}")]
     with LogprobServer(tiny_gpt2, faults, batched=True) as server:
-        config = ProbeConfig(model=str(tiny_gpt2_dir), scoring="causal-mean", backend="openai",
+        config = ProbeConfig.from_flags(model=str(tiny_gpt2_dir), scoring="causal-mean", backend="openai",
                              api_base=server.base_url, concurrency=1, out_name="http", max_retry_after=30)
         with pytest.raises(RetryTooLate, match=r"asks to retry in 3600 s .* longer than --max-retry-after 30 s; "
                                                r"rerun after that time \(cached answers are kept\) or raise "
@@ -231,9 +231,9 @@ def test_the_judge_keeps_its_answers_too(tmp_path, capitals_rows, tiny_chat, tin
 
     run = tmp_path / "run"
     write_benchmark(run / "build", capitals_rows)
-    probe_benchmark(run, ProbeConfig(model="m", scoring="chat", max_new_tokens=8, out_name="c"), lm=tiny_chat)
+    probe_benchmark(run, ProbeConfig.from_flags(model="m", scoring="chat", max_new_tokens=8, out_name="c"), lm=tiny_chat)
     with LogprobServer(tiny_chat) as server:
-        config = JudgeConfig("judge", backend="openai", api_base=server.base_url, concurrency=2)
+        config = JudgeConfig.from_flags("judge", "openai", api_base=server.base_url, concurrency=2)
         first = judge_run(run, "c", config)[0]
         asked = server.requests
         again = judge_run(run, "c", config)[0]
@@ -261,14 +261,14 @@ def test_a_server_echoing_the_key_leaves_it_in_no_file_of_the_run(tmp_path, capi
     run = tmp_path / "run"
     write_benchmark(run / "build", capitals_rows)
     with LogprobServer(tiny_gpt2, batched=True, echo_auth=True) as server:
-        probe_benchmark(run, ProbeConfig(model=str(tiny_gpt2_dir), scoring="causal-mean", backend="openai",
+        probe_benchmark(run, ProbeConfig.from_flags(model=str(tiny_gpt2_dir), scoring="causal-mean", backend="openai",
                                          api_base=server.base_url, api_key_env="FA_TEST_KEY", out_name="http"))
         assert server.authorizations and set(server.authorizations) == {f"Bearer {KEY}"}
     with LogprobServer(tiny_chat, echo_auth=True) as server:
-        probe_benchmark(run, ProbeConfig(model=str(tiny_chat_dir), scoring="chat", backend="openai", max_new_tokens=4,
+        probe_benchmark(run, ProbeConfig.from_flags(model=str(tiny_chat_dir), scoring="chat", backend="openai", max_new_tokens=4,
                                          api_base=server.base_url, api_key_env="FA_TEST_KEY", out_name="chat",
                                          langs=("en",), template_only=False))
-        judge_run(run, "chat", JudgeConfig("judge", backend="openai", api_base=server.base_url,
+        judge_run(run, "chat", JudgeConfig.from_flags("judge", "openai", api_base=server.base_url,
                                            api_key_env="FA_TEST_KEY"))
     assert _files_holding(run, KEY.encode()) == []
     answers = [json.loads(line) for line in store_path(run, str(tiny_chat_dir)).read_text("utf-8").splitlines()]
@@ -288,12 +288,12 @@ def test_a_probe_resumed_against_a_server_on_another_port_sends_nothing(tmp_path
     run = tmp_path / "run"
     write_benchmark(run / "build", capitals_rows)
     with LogprobServer(tiny_gpt2, batched=True) as first:
-        probe_benchmark(run, ProbeConfig(model=str(tiny_gpt2_dir), scoring="causal-mean", backend="openai",
+        probe_benchmark(run, ProbeConfig.from_flags(model=str(tiny_gpt2_dir), scoring="causal-mean", backend="openai",
                                          api_base=first.base_url, out_name="a"))
         assert first.requests == 52
     with LogprobServer(tiny_gpt2, batched=True) as second:
         assert second.base_url != first.base_url
-        probe_benchmark(run, ProbeConfig(model=str(tiny_gpt2_dir), scoring="causal-mean", backend="openai",
+        probe_benchmark(run, ProbeConfig.from_flags(model=str(tiny_gpt2_dir), scoring="causal-mean", backend="openai",
                                          api_base=second.base_url.replace("127.0.0.1", "localhost"), out_name="b"))
         assert second.requests == 0
     assert _rankings(run, "a") == _rankings(run, "b")
