@@ -27,9 +27,35 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from factatlas.errors import ConfigError
+from factatlas.errors import ConfigError, FactatlasError
+from factatlas.probe.engines import Engine, register_engine
 from factatlas.probe.model_folder import ProbeOutcome
+from factatlas.probe.options import Option, Options
 from factatlas.probe.selection import open_benchmark
+
+
+@dataclass(frozen=True)
+class RayOptions(Options):
+    """The options of ``--engine ray``."""
+
+    ray_address: str | None = Option("--ray-address", None, "ray: join this cluster (auto, ray://head:10001); "
+                                     "default: a local one.").field()
+    ray_actors: int = Option("--ray-actors", 2, "ray: model replicas (one per GPU on GPU nodes).", cli_type=int,
+                             minimum=1).field()
+    ray_shards: int = Option("--ray-shards", 8, "ray: units of work (stable prompt-id shards).", cli_type=int,
+                             minimum=1).field()
+    ray_cpus: int | None = Option("--ray-cpus", None, "ray: CPUs of the local instance.", cli_type=int,
+                                  minimum=1).field()
+
+
+RAY_START_FIX = ("check that the temp folder (TMPDIR) is writable and has a short path (Ray's sockets live in it, "
+                 "107 bytes at most), that the machine has free memory and ports, or join a running cluster "
+                 "with --ray-address")
+
+
+class RayStartError(FactatlasError):
+    """Ray could not start; whatever it had made (processes, its session folder) is gone."""
+
 
 BOOTSTRAP = "cluster_name: factatlas-local\nprovider:\n  type: local\n  head_ip: 127.0.0.1\n"
 
@@ -60,9 +86,19 @@ def start_ray(address: str | None, num_cpus: int | None, work: Path) -> str | No
     import tempfile
 
     # Ray's session folder holds UNIX sockets (paths of at most 107 bytes): a short folder under the temp dir
-    temp_dir = tempfile.mkdtemp(prefix="fa-ray-")
-    ray.init(num_cpus=num_cpus, include_dashboard=False, _node_ip_address="127.0.0.1", log_to_driver=False,
-             _temp_dir=temp_dir)
+    try:
+        temp_dir = tempfile.mkdtemp(prefix="fa-ray-")
+    except OSError as e:
+        raise RayStartError(f"--engine ray: cannot make Ray's session folder in {tempfile.gettempdir()} "
+                            f"({e.strerror}); {RAY_START_FIX}") from None
+    try:
+        ray.init(num_cpus=num_cpus, include_dashboard=False, _node_ip_address="127.0.0.1", log_to_driver=False,
+                 _temp_dir=temp_dir)
+    except Exception as e:  # whatever Ray raises on a failed start: one line, and nothing of it left behind
+        stop_ray(temp_dir)
+        first = (str(e).strip().splitlines() or [""])[0][:300]
+        raise RayStartError(f"--engine ray: the local Ray instance did not start ({type(e).__name__}: {first}); "
+                            f"{RAY_START_FIX}") from None
     return temp_dir
 
 
@@ -129,9 +165,12 @@ def probe_with_ray(run: str | Path, config: Any):
     if config.backend.name != "local":
         raise ConfigError(f"--engine ray runs the model in its actors (--backend local), not --backend "
                           f"{config.backend.name}; drop one of them")
-    _, run_dir = open_benchmark(run)
+    from factatlas.probe.probing import checked_rule
+
+    benchmark, run_dir = open_benchmark(run)
+    spec = checked_rule(config, benchmark)  # before the lock, a model or Ray: a refused run leaves nothing
     with RunDir(run_dir).lock():
-        return _probe_with_ray(run, config)
+        return _probe_with_ray(run, config, spec, benchmark, run_dir)
 
 
 @dataclass(frozen=True)
@@ -144,17 +183,14 @@ class RayJob:
     worker_config: Any
 
 
-def _plan(run: str | Path, config: Any, benchmark, run_dir: Path) -> RayJob:
-    """The rule and every check that needs only the benchmark, then the tiny model (built once, on the driver)."""
+def _plan(config: Any, spec, benchmark, run_dir: Path) -> RayJob:
+    """The model's folder and name (a tiny model built once, on the driver) and the folder name."""
     from factatlas.probe.backends import build_tiny, is_tiny
     from factatlas.probe.models import model_slug
-    from factatlas.probe.probing import model_out_name, resolve_rule
+    from factatlas.probe.probing import model_out_name
     from factatlas.probe.rule import RuleRequest
 
     family = config.backend.backend.family(config.model, config.backend.options)
-    spec = resolve_rule(config, family)
-    if spec.rule.check is not None:
-        spec.rule.check(spec.options, sorted({p.split for p in benchmark.prompt_records}))
     path, model_name = config.model, config.model
     if is_tiny(config.model):
         system = getattr(spec.options, "system_prompt", None)
@@ -168,12 +204,11 @@ def _plan(run: str | Path, config: Any, benchmark, run_dir: Path) -> RayJob:
     return RayJob(path, model_name, out_name, worker)
 
 
-def _probe_with_ray(run: str | Path, config: Any):
+def _probe_with_ray(run: str | Path, config: Any, spec, benchmark, run_dir: Path):
     from factatlas.probe.model_folder import fill_model_folder
     from factatlas.rundir import RunDir
 
-    benchmark, run_dir = open_benchmark(run)
-    job = _plan(run, config, benchmark, run_dir)
+    job = _plan(config, spec, benchmark, run_dir)
     options = config.engine.options
     name = f"probe/{job.out_name}"
     run_folder = RunDir(run_dir)
@@ -225,3 +260,7 @@ def _merge(staging: Path, shards: int, returned: int, folder: Path):
     for shard_file in staging.glob("*.shard-*-of-*"):
         shard_file.unlink()
     return rankings, template_rows, info
+
+
+register_engine(Engine("ray", "a Ray Data pipeline, one model replica per actor/GPU (extra 'ray')", RayOptions,
+                       lambda run, config, benchmark: probe_with_ray(run, config)))

@@ -1,30 +1,15 @@
 """How a probe is spread over processes, registered like the scoring rules: ``local`` (this process, or one
-``--shard i/n`` of it) and ``ray`` (a Ray Data pipeline over an actor pool, ``probe/distributed.py``). An
-engine owns its typed options and runs a whole probe of a run directory."""
+``--shard i/n`` of it; ``probe/probing.py``) and ``ray`` (a Ray Data pipeline over an actor pool,
+``probe/distributed.py``). An engine owns its typed options and runs a whole probe of a run directory."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-from factatlas.probe.options import NoOptions, Option, Options
+from factatlas.probe.options import NoOptions, Options
 from factatlas.registry import Registry
-
-
-@dataclass(frozen=True)
-class RayOptions(Options):
-    """The options of ``--engine ray``."""
-
-    ray_address: str | None = Option("--ray-address", None, "ray: join this cluster (auto, ray://head:10001); "
-                                     "default: a local one.").field()
-    ray_actors: int = Option("--ray-actors", 2, "ray: model replicas (one per GPU on GPU nodes).", cli_type=int,
-                             minimum=1).field()
-    ray_shards: int = Option("--ray-shards", 8, "ray: units of work (stable prompt-id shards).", cli_type=int,
-                             minimum=1).field()
-    ray_cpus: int | None = Option("--ray-cpus", None, "ray: CPUs of the local instance.", cli_type=int,
-                                  minimum=1).field()
 
 
 @dataclass(frozen=True)
@@ -35,27 +20,14 @@ class Engine:
     run: Callable[[Any, Any, Any], Any]  # (run dir, ProbeConfig, open Benchmark | None) -> ProbeOutcome
 
 
-ENGINES: Registry[Engine] = Registry("engine")
+# the engines register where they are implemented: local in ``probing`` (one probe in this process), ray in
+# ``distributed``; loaded on first use, so that this module (and the settings) import neither
+ENGINES: Registry[Engine] = Registry("engine", ("factatlas.probe.probing", "factatlas.probe.distributed"),
+                                     group="factatlas.probe.engines")
 
 
 def register_engine(engine: Engine) -> Engine:
     return ENGINES.register(engine.name, engine)
-
-
-def _local(run: str | Path, config: Any, benchmark: Any) -> Any:
-    from factatlas.probe.probing import probe_here
-
-    return probe_here(run, config, benchmark=benchmark)
-
-
-def _ray(run: str | Path, config: Any, benchmark: Any) -> Any:
-    from factatlas.probe.distributed import probe_with_ray
-
-    return probe_with_ray(run, config)
-
-
-register_engine(Engine("local", "this process (or one --shard i/n of the run)", NoOptions, _local))
-register_engine(Engine("ray", "a Ray Data pipeline, one model replica per actor/GPU (extra 'ray')", RayOptions, _ray))
 
 
 @dataclass(frozen=True)

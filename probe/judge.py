@@ -325,19 +325,21 @@ def _judge_locked(bench, run_dir: Path, model: str | None, config: JudgeConfig,
     from factatlas.atomic import write_json
     from factatlas.console import progress
     from factatlas.probe.generative import alias_index_by_lang
-    from factatlas.probe.report import model_dirs
+    from factatlas.probe.model_folder import model_dirs
     from factatlas.probe.threads import torch_threads
     from factatlas.tables import read_probe_results
 
-    todo = []
-    for folder in model_dirs(Path(run_dir), model):
+    todo, closed = [], []
+    for folder in model_dirs(Path(run_dir), model):  # --model: a folder, or every folder of a probed model
         rows = read_probe_results(folder / "rankings.parquet")
         if rows and open_answer_rule(rows[0].scoring):
             todo.append((folder, rows))
-        elif model is not None:
-            rule = rows[0].scoring if rows else "none"
-            raise JudgeError(f"{folder}/rankings.parquet: rule '{rule}' holds no free answer to judge; probe "
-                             "with --scoring generative, chat or xfactr first")
+        else:
+            closed.append((folder, rows[0].scoring if rows else "none"))
+    if not todo and model is not None:
+        folder, rule = closed[0]
+        raise JudgeError(f"{folder}/rankings.parquet: rule '{rule}' holds no free answer to judge; probe "
+                         "with --scoring generative, chat or xfactr first")
     if not todo:
         raise JudgeError(f"{run_dir}/probe: no rankings of an open-answer rule (generative, chat, xfactr) to judge")
     prompts = bench.prompts_by_id

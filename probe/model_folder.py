@@ -13,6 +13,7 @@ from typing import Any
 
 from factatlas.atomic import write_json
 from factatlas.benchmark import Benchmark
+from factatlas.errors import FactatlasError
 from factatlas.records import ProbeResult
 from factatlas.stopwatch import section
 from factatlas.tables import read_probe_results, write_probe_results
@@ -37,6 +38,41 @@ def probed_folders(probe_dir: Path) -> list[Path]:
         return []
     return sorted(p for p in probe_dir.iterdir()
                   if not p.name.startswith(TMP_PREFIX) and (p / "rankings.parquet").exists())
+
+
+class ModelFolderError(FactatlasError):
+    """No model folder to read where one was asked for."""
+
+
+def model_dirs(run: Path, model: str | None = None) -> list[Path]:
+    """The model folders under ``<run>/probe/`` that ``--model`` names (``folders_of_model``), or all of them."""
+    probe = run / "probe"
+    found = probed_folders(probe)
+    if model is None:
+        if not found:
+            raise ModelFolderError(f"{probe}: no model rankings; run `factatlas probe {run} --model PATH_OR_ID` first")
+        return found
+    chosen = folders_of_model(probe, model)
+    if not chosen:
+        from factatlas.errors import unknown
+
+        raise ModelFolderError(f"{probe / model}/rankings.parquet: missing; "
+                               + unknown("model", model, [p.name for p in found]))
+    return chosen
+
+
+def folders_of_model(probe_dir: Path, model: str) -> list[Path]:
+    """The model folders ``--model`` names: the folder of that name; else every folder probed with that model
+    (``--model`` as given to `factatlas probe`: its slug alone, or with ``--<rule>`` for a rule that is not
+    the family's default, e.g. ``my-chat-model--chat``)."""
+    from factatlas.probe.models import model_slug
+
+    found = probed_folders(probe_dir)
+    exact = [p for p in found if p.name == model]
+    if exact:
+        return exact
+    slugs = {model_slug(model), model_slug(Path(model).name)}  # a local folder by its name, also once moved
+    return [p for p in found if p.name in slugs or any(p.name.startswith(f"{s}--") for s in slugs)]
 
 
 def write_model_folder(run_dir: Path, slug: str, rankings: Sequence[ProbeResult],

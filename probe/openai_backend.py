@@ -47,6 +47,10 @@ DEFAULT_MAX_RETRY_AFTER_S = 60.0
 class RemoteError(FactatlasError):
     """A request that failed for good; the message names the URL, status and fix, never the key."""
 
+    def __init__(self, message: str, status: int | None = None):
+        super().__init__(message)
+        self.status = status  # the HTTP status of a refusal (None: no answer, or an answer of the wrong kind)
+
 
 class _Stopped(Exception):
     """An item of ``OpenAIClient.map`` not sent because another failed first."""
@@ -296,7 +300,8 @@ class OpenAIClient:
                 detail = redact(response.body.decode("utf-8", "replace")[:500], self.config.api_key)
                 hint = (" check the API key (--api-key-env)" if response.status in (401, 403) else
                         " check --api-base, --served-model and what the server supports")
-                raise RemoteError(f"{shown}: HTTP {response.status} after {attempts} attempt(s): {detail};{hint}")
+                raise RemoteError(f"{shown}: HTTP {response.status} after {attempts} attempt(s): {detail};{hint}",
+                                  response.status)
             try:
                 answer = json.loads(response.body.decode("utf-8"))
             except ValueError as e:  # JSONDecodeError and UnicodeDecodeError both
@@ -420,7 +425,15 @@ class OpenAILogprobScorer:
     def _score_one(self, seqs: list[tuple[list[int], int]]) -> tuple[float, ...]:
         body = {"model": self.client.config.model, "prompt": [ids for ids, _ in seqs], "max_tokens": 1,
                 "temperature": 0, "echo": True, "logprobs": 1}
-        answer = self.client.post("/completions", body, lambda a: self._scores(a, seqs), kept_completion_answer)
+        try:
+            answer = self.client.post("/completions", body, lambda a: self._scores(a, seqs), kept_completion_answer)
+        except RemoteError as e:
+            if e.status in (400, 404, 422):  # a server without token-id prompts or prompt log-probs says so here
+                raise RemoteError(f"{self.client.config.base_url}/completions refused a token-id prompt with "
+                                  f"echo=true, logprobs=1 ({e}): the server cannot give prompt log-probabilities, "
+                                  f"which --scoring {self.scoring.split('+')[0]} needs (transformers serve cannot); "
+                                  "use a server that does, e.g. vllm serve, or --scoring chat", e.status) from None
+            raise
         return self._scores(answer, seqs)
 
     def _scores(self, answer: Any, seqs: list[tuple[list[int], int]]) -> tuple[float, ...]:

@@ -14,7 +14,9 @@ from typing import Any
 
 from factatlas.benchmark import Benchmark
 from factatlas.probe.backends import Opened, OpenRequest
+from factatlas.probe.engines import Engine, register_engine
 from factatlas.probe.model_folder import ProbeOutcome, file_shard, write_model_folder
+from factatlas.probe.options import NoOptions
 from factatlas.probe.ranking import rank_prompts
 from factatlas.probe.rule import AnswerJob, RuleSpec, default_rules, rule_for_family
 from factatlas.probe.selection import open_benchmark, select_prompts
@@ -29,13 +31,28 @@ def probe_here(run: str | Path, config: ProbeConfig, lm=None, merge: bool = True
                benchmark: Benchmark | None = None) -> ProbeOutcome:
     """Probe one model on a benchmark in this process and write the outputs. ``lm``: an already loaded
     model (tests, Ray actors). ``merge=False``: a shard leaves merging to its coordinator (the Ray driver).
-    ``benchmark``: ``run``'s benchmark, already open (the quickstart's stages share one)."""
+    ``benchmark``: ``run``'s benchmark, already open (the quickstart's stages share one).
+
+    The rule and every check that needs only the benchmark come first: a refused run takes no lock, builds
+    and loads no model."""
+    benchmark, run_dir = open_benchmark(run, benchmark)
+    spec = checked_rule(config, benchmark, lm)
     if config.shard:  # shards run side by side: each takes the run lock only to file its result
-        return _probe(run, config, lm, merge, benchmark)
+        return _probe(config, spec, lm, merge, benchmark, run_dir)
     from factatlas.rundir import RunDir
 
-    with RunDir(open_benchmark(run, benchmark)[1]).lock():  # one writer: a second probe into this run is refused
-        return _probe(run, config, lm, merge, benchmark)
+    with RunDir(run_dir).lock():  # one writer: a second probe into this run is refused
+        return _probe(config, spec, lm, merge, benchmark, run_dir)
+
+
+def checked_rule(config: ProbeConfig, benchmark: Benchmark, lm=None) -> RuleSpec:
+    """The rule spec for the model's family (told by the backend without loading it) and the rule's checks
+    that need only the benchmark; nothing is loaded, built or locked yet."""
+    family = lm.family if lm is not None else config.backend.backend.family(config.model, config.backend.options)
+    spec = resolve_rule(config, family)
+    if spec.rule.check is not None:
+        spec.rule.check(spec.options, sorted({p.split for p in benchmark.prompt_records}))
+    return spec
 
 
 def resolve_rule(config: ProbeConfig, family: str) -> RuleSpec:
@@ -52,20 +69,15 @@ def model_out_name(slug: str, scoring: str, family: str) -> str:
     return slug if default_rules().get(family) == scoring else f"{slug}--{scoring}"
 
 
-def _probe(run: str | Path, config: ProbeConfig, lm, merge: bool, benchmark: Benchmark | None) -> ProbeOutcome:
-    benchmark, run_dir = open_benchmark(run, benchmark)
+def _probe(config: ProbeConfig, spec: RuleSpec, lm, merge: bool, benchmark: Benchmark, run_dir: Path
+           ) -> ProbeOutcome:
     selected = select_prompts(benchmark, config.langs, config.shard)
     counts: Counter = Counter({"prompts/benchmark": benchmark.prompt_count, "prompts/selected": len(selected)})
-    backend = config.backend.backend
-    family = lm.family if lm is not None else backend.family(config.model, config.backend.options)
-    spec = resolve_rule(config, family)
     rule = spec.rule
-    if rule.check is not None:  # checks that need only the benchmark: before any model loads or is built
-        rule.check(spec.options, sorted({p.split for p in benchmark.prompt_records}))
     work = select_work(selected, rule, counts)
     if rule.open_answer:
         counts[f"answers/accepted-languages:{spec.answer_langs}"] = len(work)
-    opened = backend.open(OpenRequest(config.model, config.backend.options, spec, run_dir,
+    opened = config.backend.backend.open(OpenRequest(config.model, config.backend.options, spec, run_dir,
                                       lambda: benchmark.prompt_records, config.tiny_steps, counts, lm))
     rule_for_family(spec.name, opened.lm.family)  # a model given to us, or a --family override
     slug = config.out_name or model_out_name(opened.slug, spec.name, opened.lm.family)
@@ -168,3 +180,7 @@ def probe_info(job: ProbeJob, counts: Counter) -> dict[str, Any]:
             "rule": job.spec.to_json(), "device": lm.device, "dtype": lm.dtype, "config": job.config.to_json(),
             "counts": dict(sorted(counts.items())), "tie_policy": "score descending; ties keep candidate order",
             "tiny_model": opened.tiny_model, "benchmark": str(job.benchmark.path)}
+
+
+register_engine(Engine("local", "this process (or one --shard i/n of the run)", NoOptions,
+                       lambda run, config, benchmark: probe_here(run, config, benchmark=benchmark)))

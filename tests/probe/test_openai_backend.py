@@ -191,7 +191,11 @@ def test_chat_over_transformers_serve_equals_in_process(tmp_path, capitals_rows,
 @pytest.mark.servers
 def test_transformers_serve_has_no_prompt_logprobs(transformers_server, tiny_chat, tiny_chat_dir):
     client = OpenAIClient(EndpointConfig(transformers_server, str(tiny_chat_dir), max_retries=0))
-    with pytest.raises(RemoteError, match="completions"):
+    # transformers serve answers HTTP 400 "prompt must be a string." to token ids: the error says what it means
+    with pytest.raises(RemoteError, match=r"refused a token-id prompt with echo=true, logprobs=1 \(.*HTTP 400.*prompt "
+                                          r"must be a string.*\): the server cannot give prompt log-probabilities, "
+                                          r"which --scoring causal-mean needs \(transformers serve cannot\); use a "
+                                          r"server that does, e.g. vllm serve, or --scoring chat"):
         OpenAILogprobScorer(client, tiny_chat.tokenizer).score([QUERY])
 
 
