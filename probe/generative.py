@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from factatlas.benchmark import Benchmark
 from factatlas.probe.batching import token_budget_batches
 from factatlas.probe.models import LoadedModel
+from factatlas.probe.options import ANSWER_LANGS as ANSWER_LANGS_OPTION
 from factatlas.records import ANSWER_MARKER, ProbeResult, Prompt
 
 # Articles (and elided forms, which punctuation stripping leaves as single letters) of the languages
@@ -91,7 +92,7 @@ def aliases_in(by_lang: Mapping[str, Mapping[str, set[str]]], langs: frozenset[s
             for q, forms in by_lang.items()}
 
 
-ANSWER_LANGS = ("any", "single", "double")
+ANSWER_LANGS = ANSWER_LANGS_OPTION.choices  # the one declaration of --answer-langs
 
 
 def accepted_languages(mode: str, prompt_lang: str) -> frozenset[str] | None:

@@ -10,6 +10,7 @@ from typing import Any
 import typer
 
 from factatlas.probe.options import BATCH_TOKENS, DEVICE
+from factatlas.probe.settings import LANGS
 
 
 def xfakt_context(
@@ -17,7 +18,6 @@ def xfakt_context(
     model: str = typer.Option(..., "--model", "-m", help="Local folder or Hub id of a ranking model."),
     modes: str = typer.Option("recall,counterfactual", "--modes", help="recall and/or counterfactual."),
     scoring: str | None = typer.Option(None, "--scoring", "-s", help="A ranking rule (default: the family's)."),
-    langs: str | None = typer.Option(None, "--langs", help="Question languages (default: all)."),
     context_langs: str | None = typer.Option(None, "--context-langs", help="Context languages (default: all)."),
     resource: list[str] = typer.Option([], "--resource", metavar="LANG=LEVEL",
                                        help="Resource level (high|medium|low) of a language, repeatable."),
@@ -47,7 +47,7 @@ def xfakt_context(
     scorer, rule, model_name = _ranking_scorer(model, scoring, flags)
     folder = out_dir or run_dir / "xfakt_context" / Path(model.rstrip("/")).name
     folder.mkdir(parents=True, exist_ok=True)
-    wanted = [x.strip() for x in langs.split(",")] if langs else None
+    wanted = list(LANGS.validate(flags["langs"]) or ()) or None if flags.get("langs") else None  # questions
     contexts = [x.strip() for x in context_langs.split(",")] if context_langs else None
     cells, summary = _run_modes(bench, scorer, model_name, chosen, contexts, wanted, levels)
     summary = {"model": model, "scoring": rule, **summary}
@@ -150,4 +150,4 @@ def _print_cells(folder: Path, cells, summary: Mapping[str, Any]) -> None:
     out.print(f"written: {folder / 'cells.csv'}", highlight=False, soft_wrap=True)
 
 
-XFAKT_OPTIONS = (DEVICE, BATCH_TOKENS)
+XFAKT_OPTIONS = (LANGS, DEVICE, BATCH_TOKENS)

@@ -27,7 +27,8 @@ def _left_behind(run: Path) -> list[str]:
 def test_shots_from_a_split_the_benchmark_lacks_are_refused_before_the_model_is_built(run_dir):
     """The capitals benchmark has train and test: examples from dev cannot exist. The tiny chat model would be
     built and fine-tuned first (minutes); the refusal comes before it, from the benchmark alone."""
-    done = factatlas("probe", run_dir, "--model", "tiny-chat", "--scoring", "chat", "--shots", "3")
+    done = factatlas("probe", run_dir, "--model", "tiny-chat", "--scoring", "chat", "--shots", "3",
+                     "--tiny-steps", "5")  # were it built, a few steps only
     assert done.returncode == 2
     assert done.stderr.startswith("error: --shots 3: the benchmark has no 'dev' split to draw examples from "
                                   "(it has test, train)"), done.stderr
