@@ -42,10 +42,18 @@ def test_shots_from_a_split_the_benchmark_lacks_are_refused_before_the_model_is_
     (["--rankc-weighting", "norm3"], "error: unknown RankC weighting 'norm3'."),
 ])
 def test_report_refuses_bad_values_before_any_work(run_dir, args, said):
+    """On a run that reports fine (a model folder, display labels): the bad value alone is refused, with
+    nothing written and no lock taken (before, `--trained-on dev` gave rc 0 and `--bootstrap -5` a traceback)."""
+    import shutil
+
+    meta_path = run_dir / "build" / "benchmark.json"
+    meta_path.write_text(json.dumps({**json.loads(meta_path.read_text()), "predicate_labels": {"P36": "capital"}}))
+    shutil.copytree(Path(__file__).parent / "main_probe" / "xfactr", run_dir / "probe" / "m")
+    before = _left_behind(run_dir)
     done = factatlas("report", run_dir, *args)
     assert done.returncode == 2 and done.stderr.startswith(said), done.stderr
     assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
-    assert _left_behind(run_dir) == []
+    assert _left_behind(run_dir) == before and LOCK_NAME not in before
 
 
 def test_an_option_of_a_backend_the_run_does_not_use_is_refused(run_dir):
