@@ -28,25 +28,8 @@ from pathlib import Path
 from typing import Any
 
 from factatlas.errors import ConfigError, FactatlasError
-from factatlas.probe.engines import Engine, register_engine
 from factatlas.probe.model_folder import ProbeOutcome
-from factatlas.probe.options import Option, Options
 from factatlas.probe.selection import open_benchmark
-
-
-@dataclass(frozen=True)
-class RayOptions(Options):
-    """The options of ``--engine ray``."""
-
-    ray_address: str | None = Option("--ray-address", None, "ray: join this cluster (auto, ray://head:10001); "
-                                     "default: a local one.").field()
-    ray_actors: int = Option("--ray-actors", 2, "ray: model replicas (one per GPU on GPU nodes).", cli_type=int,
-                             minimum=1).field()
-    ray_shards: int = Option("--ray-shards", 8, "ray: units of work (stable prompt-id shards).", cli_type=int,
-                             minimum=1).field()
-    ray_cpus: int | None = Option("--ray-cpus", None, "ray: CPUs of the local instance.", cli_type=int,
-                                  minimum=1).field()
-
 
 RAY_START_FIX = ("check that the temp folder (TMPDIR) is writable and has a short path (Ray's sockets live in it, "
                  "107 bytes at most), that the machine has free memory and ports, or join a running cluster "
@@ -262,5 +245,6 @@ def _merge(staging: Path, shards: int, returned: int, folder: Path):
     return rankings, template_rows, info
 
 
-register_engine(Engine("ray", "a Ray Data pipeline, one model replica per actor/GPU (extra 'ray')", RayOptions,
-                       lambda run, config, benchmark: probe_with_ray(run, config)))
+def run_ray(run: str | Path, config: Any, benchmark: Any = None):
+    """The ``ray`` engine's entry (``factatlas.probe.engines``)."""
+    return probe_with_ray(run, config)

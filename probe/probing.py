@@ -14,9 +14,7 @@ from typing import Any
 
 from factatlas.benchmark import Benchmark
 from factatlas.probe.backends import Opened, OpenRequest
-from factatlas.probe.engines import Engine, register_engine
 from factatlas.probe.model_folder import ProbeOutcome, file_shard, write_model_folder
-from factatlas.probe.options import NoOptions
 from factatlas.probe.ranking import rank_prompts
 from factatlas.probe.rule import AnswerJob, RuleSpec, default_rules, rule_for_family
 from factatlas.probe.selection import open_benchmark, select_prompts
@@ -182,5 +180,6 @@ def probe_info(job: ProbeJob, counts: Counter) -> dict[str, Any]:
             "tiny_model": opened.tiny_model, "benchmark": str(job.benchmark.path)}
 
 
-register_engine(Engine("local", "this process (or one --shard i/n of the run)", NoOptions,
-                       lambda run, config, benchmark: probe_here(run, config, benchmark=benchmark)))
+def run_local(run: str | Path, config: ProbeConfig, benchmark: Benchmark | None = None) -> ProbeOutcome:
+    """The ``local`` engine's entry (``factatlas.probe.engines``)."""
+    return probe_here(run, config, benchmark=benchmark)

@@ -55,4 +55,4 @@ def probe_benchmark(run: str | Path, config: ProbeConfig, lm=None, merge: bool =
     coordinator. ``benchmark``: ``run``'s benchmark, already open (the quickstart's stages share one)."""
     if lm is not None or not merge:
         return probe_here(run, config, lm, merge, benchmark)
-    return config.engine.engine.run(run, config, benchmark)
+    return config.engine.engine.start(run, config, benchmark)
