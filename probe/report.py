@@ -379,20 +379,14 @@ def predicate_labeller(meta: Mapping[str, Any], where: Path) -> Callable[[str], 
 
 
 def model_dirs(run: Path, model: str | None = None) -> list[Path]:
-    probe = run / "probe"
-    from factatlas.probe.runner import probed_folders
+    """``model_folder.model_dirs``, its errors as ReportError."""
+    from factatlas.probe.model_folder import ModelFolderError
+    from factatlas.probe.model_folder import model_dirs as folders
 
-    found = probed_folders(probe)
-    if model is None:
-        if not found:
-            raise ReportError(f"{probe}: no model rankings; run `factatlas probe {run} --model PATH_OR_ID` first")
-        return found
-    chosen = probe / model
-    if not (chosen / "rankings.parquet").exists():
-        from factatlas.errors import unknown
-
-        raise ReportError(f"{chosen}/rankings.parquet: missing; " + unknown("model", model, [p.name for p in found]))
-    return [chosen]
+    try:
+        return folders(run, model)
+    except ModelFolderError as e:
+        raise ReportError(str(e)) from None
 
 
 def probe_metrics(folder: Path, config: Any, inputs: Mapping[str, Any]) -> tuple[dict[str, Any] | None, str]:
@@ -437,7 +431,7 @@ def trained_splits(folder: Path) -> list[str] | None:
 
     from factatlas.atomic import read_json
     from factatlas.errors import FactatlasError
-    from factatlas.probe.runner import recorded_training_splits
+    from factatlas.probe.model_folder import recorded_training_splits
 
     path = folder / "probe.json"
     if not path.is_file():
