@@ -112,3 +112,21 @@ def test_cli_resource_grouping(run_dir, tiny_bert_dir):
     assert groups == {"high": ["en"], "medium": [], "low": ["fr"]}
     done = factatlas("xfakt-context", run_dir, "--model", tiny_bert_dir, "--resource-grouping", "joshi")
     assert done.returncode == 2 and "--resource-grouping 'joshi'" in done.stderr
+
+
+def test_resource_error_rate_is_one_minus_micro_over_every_context():
+    """X-FaKT Table 3: a level's error rate = mean over its languages of 1 - micro P@1 (facts) over every
+    context language, never the macro (predicates), a single context language's cell, or the "all" row.
+    Here micro and macro differ in every cell (two predicates of unequal size), so a swap shows."""
+    from factatlas.probe.xfakt_context import ContextCell
+
+    def cell(lang: str, ctx: str, micro: float, macro: float, mode: str = "recall") -> ContextCell:
+        return ContextCell(mode, lang, ctx, 12, 6, micro, macro, None, None)
+
+    cells = [cell("en", "en", 1.0, 1.0), cell("en", "fr", 0.0, 0.5), cell("en", "all", 0.75, 0.5),
+             cell("fr", "en", 0.5, 0.0), cell("fr", "all", 0.5, 0.25), cell("de", "all", 0.25, 0.75),
+             cell("all", "all", 0.5, 0.5), cell("en", "all", 0.0, 0.0, mode="counterfactual")]
+    groups = {g.level: g for g in resource_groups(cells, "recall", {"en": "high", "fr": "high", "de": "low"})}
+    assert groups["high"].langs == ("en", "fr") and groups["high"].error_rate == (0.25 + 0.5) / 2
+    assert groups["low"].langs == ("de",) and groups["low"].error_rate == 0.75
+    assert "unknown" not in groups  # the "all" row is no language
