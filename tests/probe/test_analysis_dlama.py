@@ -110,3 +110,11 @@ def test_the_equivalence_file_is_read_with_positions_and_the_alias_bound(tmp_pat
         D.load_equivalences(path)
     path.write_text("equivalences:\n  - [Q432, Q47740]\n", "utf-8")
     assert D.load_equivalences(path).same("P1", "Q432", "Q47740")
+
+
+def test_an_augmented_object_belongs_to_its_fact():
+    """f1's valid objects are Qa and, by augmentation (a superclass), Qa2: an Arab fact answered Qa2 gets an
+    answer from the other culture, as with Qa (DLAMA's owners are every valid object, not the direct ones)."""
+    wrong = result("A", "f9", "en", "arab", "P1", False, golds=_g("Qq"), top="Qa2", countries=("Q79",))
+    (row,) = [e for e in D.cross_culture_errors([wrong], D.object_cultures(_facts(RESULTS))) if e.predicate == "P1"]
+    assert (row.wrong, row.other_culture, row.neither) == (1, 1, 0)

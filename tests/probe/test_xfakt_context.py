@@ -130,3 +130,25 @@ def test_resource_error_rate_is_one_minus_micro_over_every_context():
     assert groups["high"].langs == ("en", "fr") and groups["high"].error_rate == (0.25 + 0.5) / 2
     assert groups["low"].langs == ("de",) and groups["low"].error_rate == 0.75
     assert "unknown" not in groups  # the "all" row is no language
+
+
+def test_cells_name_micro_and_macro_apart(prompts):
+    """Two predicates of unequal size, so micro (facts) and macro (predicates) differ: the first four Arab
+    facts are relabelled PX. The model answers (recall) or follows the context (counterfactual) on the Arab
+    facts only. Recall right: micro 12/24 = 0.5; macro (PX 4/4 = 1, P36 8/20 = 0.4) = 0.7. Counterfactual:
+    followed micro 0.5, macro 0.7; right (memory kept, the Western facts) micro 0.5, macro (0 + 12/20) / 2 = 0.3."""
+    from dataclasses import replace
+
+    relabel = {c[1] for c in CAPITALS[:4]}
+    two = [replace(p, predicate="PX") if p.subject_qid in relabel else p for p in prompts]
+    recall, _ = build_variants(two, "recall")
+    rows = [_ranked_first(v, v.prompt.gold_qids[0] if v.prompt.culture == "arab" else counterfactual_object(v.prompt))
+            for v in recall]
+    total = next(c for c in context_cells(join_variants(rows, recall).scored, recall)
+                 if (c.lang, c.context_lang) == ("all", "all"))
+    assert (total.correct_micro, total.correct_macro) == (0.5, pytest.approx(0.7))
+    cf, _ = build_variants(two, "counterfactual")
+    rows = [_ranked_first(v, v.context_object if v.prompt.culture == "arab" else v.prompt.gold_qids[0]) for v in cf]
+    total = next(c for c in context_cells(join_variants(rows, cf).scored, cf) if (c.lang, c.context_lang) == ("all", "all"))
+    assert (total.followed_micro, total.followed_macro) == (0.5, pytest.approx(0.7))
+    assert (total.correct_micro, total.correct_macro) == (0.5, pytest.approx(0.3))
