@@ -197,15 +197,14 @@ def _filler_ledger(run: Path, langs: tuple[str, ...] | None, root: Path | None, 
     from factatlas.errors import ConfigError
     from factatlas.templates.ledger import (
         UNREVIEWED,
-        Ledger,
         as_mapping,
+        check_failures,
         filler_diff,
         format_diff,
         format_ledger,
         ledger_for_run,
         ledger_tsv,
         read_ledger,
-        summary,
     )
     from factatlas.templates.library import load_library
 
@@ -224,7 +223,7 @@ def _filler_ledger(run: Path, langs: tuple[str, ...] | None, root: Path | None, 
     if out:
         typer.echo(f"wrote {out} ({len(ledger.lines)} lines)")
     if check:
-        bad = {lang: s for lang, s in summary(Ledger(ledger.lines)).items() if s["wrong"] or s[UNREVIEWED]}
+        bad = check_failures(ledger)
         if bad:
             raise ConfigError("fillers not reviewed ok: " + ", ".join(
                 f"{lang} {s['wrong']} wrong, {s[UNREVIEWED]} unreviewed" for lang, s in bad.items())
