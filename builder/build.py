@@ -469,7 +469,8 @@ def restrict_entities(entities: Mapping[str, Entity], qids: set[str], langs: Seq
                           frozen_mapping({lang: tuple(e.aliases[lang]) for lang in langs if e.aliases.get(lang)}),
                           e.gender, e.gender_source, tuple(e.classes), e.sitelinks,
                           frozen_mapping({lang: e.female_labels[lang] for lang in langs if lang in e.female_labels}),
-                          frozen_mapping({lang: e.male_labels[lang] for lang in langs if lang in e.male_labels})))
+                          frozen_mapping({lang: e.male_labels[lang] for lang in langs if lang in e.male_labels}),
+                          e.life, e.life_source))
     return out
 
 

@@ -294,6 +294,7 @@ def check_directory(path: str | os.PathLike) -> list[Violation]:
         CANDIDATES_SCHEMA,
         DROPS_SCHEMA,
         ENTITIES_SCHEMA,
+        ENTITIES_SCHEMA_V1,
         FACTS_SCHEMA,
         LABELS_SCHEMA,
         PROMPTS_SCHEMA,
@@ -321,7 +322,8 @@ def check_directory(path: str | os.PathLike) -> list[Violation]:
         except UnreadableTable as e:
             out.append(Violation("unreadable", str(file), str(e).split(": ", 1)[1]))
             continue
-        if not found.equals(schema, check_metadata=False):
+        if not found.equals(schema, check_metadata=False) and not (
+                schema is ENTITIES_SCHEMA and found.equals(ENTITIES_SCHEMA_V1, check_metadata=False)):
             out.append(Violation("schema", str(file), f"schema differs from the contract: {found}"))
     if out:
         return out
