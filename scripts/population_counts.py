@@ -27,6 +27,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--examples", type=int, default=0, help="show N prompts of each class per language")
     args = parser.parse_args(argv)
     totals: dict[str, Counter] = {name: Counter() for name in pop.COUNTERS}
+    totals["subject_is_gold (kept)"] = Counter()
     examples: dict[tuple[str, str], list] = {}
     langs: set[str] = set()
     for run in args.runs:
@@ -34,6 +35,7 @@ def main(argv: list[str] | None = None) -> int:
         langs |= {r["lang"] for r in rows}
         found = {
             "subject_candidates": pop.subject_candidates(rows),
+            "subject_is_gold (kept)": pop.subject_candidates(rows, golds=True),
             "present_of_dead": pop.present_of_dead(rows, entities),
             "undeclined_after_preposition": pop.undeclined_after_preposition(rows),
         }

@@ -66,12 +66,16 @@ def filled(row: Row, filler: str) -> str:
 
 # ---- the subject among its candidates -----------------------------------------------------------
 
-def subject_candidates(rows: Iterable[Row]) -> dict[str, list[Hit]]:
-    """Per language: cloze prompts whose subject QID is one of its candidates (a distractor logic rejects)."""
+def subject_candidates(rows: Iterable[Row], golds: bool = False) -> dict[str, list[Hit]]:
+    """Per language: cloze prompts whose subject QID is one of its candidates, a distractor logic rejects
+    (``golds=True``: those where the subject is a gold of its own fact instead, «the capital of Singapore
+    is Singapore», which stays: it is the answer)."""
     out: dict[str, list[Hit]] = {}
     for r in rows:
-        if r["kind"] == "cloze" and r["subject_qid"] in r["candidate_qids"]:
-            out.setdefault(r["lang"], []).append(Hit(r["prompt_id"], "candidate", r["subject_qid"]))
+        if r["kind"] == "cloze" and r["subject_qid"] in r["candidate_qids"] \
+                and (r["subject_qid"] in r["gold_qids"]) == golds:
+            out.setdefault(r["lang"], []).append(Hit(r["prompt_id"], "gold" if golds else "candidate",
+                                                     r["subject_qid"]))
     return out
 
 
