@@ -132,8 +132,26 @@ def migrate(review: dict, pairs: list) -> tuple[dict, list, Counter]:
     return new_review, lines, counts
 
 
+def write_added(path: Path, review: dict, new_review: dict) -> None:
+    """The review file as it was, line for line, with the new keys appended (sorted), so its diff shows
+    only what the migration added."""
+    from factatlas.atomic import write_text
+    from factatlas.templates.ledger import REVIEW_FIELDS
+
+    text = path.read_text("utf-8") if path.exists() else "\t".join(REVIEW_FIELDS) + "\n"
+    if not text.endswith("\n"):
+        text += "\n"
+    added = sorted(k for k in new_review if k not in review)
+    for ctx, filler in added:
+        verdict, note = new_review[(ctx, filler)]
+        if any("\t" in v or "\n" in v for v in (ctx, filler, note)):
+            raise SystemExit(f"error: {path}: a review field holds a tab or newline: {(ctx, filler, note)!r}")
+        text += "\t".join((ctx, filler, verdict, note)) + "\n"
+    write_text(path, text)
+
+
 def main(argv: list[str] | None = None) -> int:
-    from factatlas.templates.ledger import load_review, read_review, review_dir, write_review
+    from factatlas.templates.ledger import load_review, read_review, review_dir
     from factatlas.templates.library import load_library
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -166,7 +184,7 @@ def main(argv: list[str] | None = None) -> int:
             "\t".join(REREAD_FIELDS) + "\n" + "".join("\t".join(x) + "\n" for x in lines), "utf-8")
         print(f"{lang:4} {counts['kept']:6} {counts['carried']:8} {counts['unreviewed']:11}")
         if args.write:
-            write_review(path, new_review)
+            write_added(path, review, new_review)
     load_review.cache_clear()
     return 0
 

@@ -219,11 +219,29 @@ def answer_rows(prompts, entities: Mapping[str, Entity],
                pc.binary_join(cloze["gold_qids"], "\t").to_pylist(),
                pc.binary_join(cloze["candidate_qids"], "\t").to_pylist(), strict=True)
     seen: set[tuple] = set()
+    # A predicate-wide list lacks its own subject (builder/candidates.py): the lists of the subjects in the
+    # pool differ by one QID each. They are compared with the subject put back, and the first two rows of
+    # such a pool are read: together they hold every candidate (each lacks only its own subject).
+    keys = list(keys)
+    members: dict[tuple[str, str], set[str]] = {}  # (lang, template) -> every QID of its candidate lists
+    for lang, tid, candidates in {(k[0], k[1], k[4]) for k in keys}:
+        members.setdefault((lang, tid), set()).update(candidates.split("\t"))
+    lacking: dict[tuple, int] = {}
+    restored: dict[tuple[str, str, str, str], str] = {}
     rows: list[tuple[int, bool, bool]] = []
     for i, (lang, tid, subject, golds, candidates) in enumerate(keys):
         gender = (subject_key(entities, subject), context_of(lang, tid, subject) if context_of else "")
-        gold, candidate = ("gold", lang, tid, gender, golds), ("candidate", lang, tid, gender, candidates)
-        new_gold, new_candidate = gold not in seen, candidate not in seen
+        pool = restored.get((lang, tid, candidates, subject))
+        if pool is None:
+            qids = candidates.split("\t")
+            pool = restored[(lang, tid, candidates, subject)] = (
+                "\t".join(sorted({*qids, subject})) if subject in members[(lang, tid)] and subject not in qids
+                else candidates)
+        gold, candidate = ("gold", lang, tid, gender, golds), ("candidate", lang, tid, gender, pool)
+        new_gold = gold not in seen
+        new_candidate = candidate not in seen or (pool != candidates and lacking.get(candidate, 0) < 2)
+        if pool != candidates and new_candidate:
+            lacking[candidate] = lacking.get(candidate, 0) + 1
         if new_gold or new_candidate:
             seen.update((gold, candidate))
             rows.append((i, new_gold, new_candidate))

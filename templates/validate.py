@@ -266,9 +266,10 @@ def _life_issues(t: Template, parsed, at) -> list[Issue]:
     """Life status is grammar: a template whose subject is a person either agrees with the subject's life
     status (a ``{X: …}`` group with ``alive``/``dead`` forms) or says why it holds of the dead as of the
     living (``timeless: <reason>``: a completed event, a language without tense, a definition said of the
-    dead in encyclopedic style). Checked for every language file, so a new language is held to it too."""
+    dead in encyclopedic style). Checked for every language file, so a new language is held to it too; a
+    draft (machine translation, ``status: draft``) is held to it once reviewed."""
     predicate = PREDICATES.get(t.predicate)
-    if predicate is None:
+    if predicate is None or t.status == "draft":  # a machine-translated draft waits for its review
         return []
     agrees = any(isinstance(n, Group) and n.slot == "X" and n.atoms & set(LIFE_VALUES) for n in parsed.nodes)
     if predicate.subject_type != PERSON:
