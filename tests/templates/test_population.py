@@ -66,7 +66,7 @@ def test_a_present_tense_said_of_the_dead_is_counted_in_the_text_and_in_the_fill
         "de": [("x:P27:Q1", "gold", "ist"), ("x:P27:Q1", "candidate", "sind")]}
 
 
-def test_an_undeclined_adjective_after_a_dative_preposition_is_counted():
+def test_an_undeclined_adjective_after_a_case_governing_preposition_is_counted():
     rows = [
         _row("de", f"Umm Kulthum wuchs mit {ANSWER_MARKER} als Muttersprache auf.",
              gold_forms=[["Arabisch"]], candidate_forms=("Arabisch", "amerikanisches Englisch")),  # counted
@@ -77,8 +77,15 @@ def test_an_undeclined_adjective_after_a_dative_preposition_is_counted():
         _row("de", f"Die Sprache ist {ANSWER_MARKER}.", gold_forms=[["amerikanisches Englisch"]]),  # no preposition
         _row("de", f"Der Film stammt {ANSWER_MARKER}.", gold_forms=[["aus die Schweiz"]]),  # counted: in the filler
     ]
+    rows += [
+        _row("ru", f"Египет граничит {ANSWER_MARKER}.", gold_forms=[["с Ливией"]],
+             candidate_forms=("с Ливией", "с Объединённые Арабские Эмираты")),  # counted: nominative after «с»
+        _row("ru", f"Египет граничит {ANSWER_MARKER}.", gold_forms=[["с Объединёнными Арабскими Эмиратами"]]),
+        _row("ru", f"Аль-Ахли находится {ANSWER_MARKER}.", gold_forms=[["в Сиднее"]]),  # one word: a noun
+    ]
     found = pop.undeclined_after_preposition(rows)
     assert [h.found for h in found["de"]] == ["mit amerikanisches Englisch (dat)", "aus die Schweiz (dat)"]
+    assert [h.found for h in found["ru"]] == ["с Объединённые Арабские Эмираты (ins)"]
 
 
 def test_a_form_of_the_other_written_variant_is_counted_where_it_shows():
