@@ -34,6 +34,8 @@ from factatlas.builder.benchmark import (
 )
 from factatlas.builder.candidates import (
     CANDIDATE_MODES,
+    SUBJECT_CANDIDATE,
+    SubjectExclusion,
     collision_report,
     pool_collisions,
     qid_sort_key,
@@ -91,6 +93,8 @@ class BuildSpec:
     source: Mapping[str, Any] = field(default_factory=lambda: {"kind": "curated"})
     western: str = WESTERN_CULTURE
     hygiene: Hygiene = field(default_factory=Hygiene)  # mParaRel's data hygiene (builder/hygiene.py)
+    # the fact's subject among its own candidates: "excluded" (ours) or "kept" (importers: as published)
+    subject_candidate: str = "excluded"
 
     def validated(self) -> BuildSpec:
         if not self.languages:
@@ -99,6 +103,8 @@ class BuildSpec:
             raise ConfigError(f"build: a language is listed twice in {list(self.languages)}")
         if self.candidate_mode not in CANDIDATE_MODES:
             raise ConfigError(unknown("candidate mode", self.candidate_mode, CANDIDATE_MODES))
+        if self.subject_candidate not in SUBJECT_CANDIDATE:
+            raise ConfigError(unknown("subject candidate mode", self.subject_candidate, SUBJECT_CANDIDATE))
         if self.candidate_mode == "sampled" and (self.k is None or self.k < 2):
             raise ConfigError(f"build: sampled candidates need --k >= 2 (gold + K-1 negatives), got {self.k}")
         problem = pair_name_problem(self.pair)
@@ -216,12 +222,15 @@ def build_benchmark(facts: Sequence[Fact], entities: Mapping[str, Entity], sourc
     # prompts: every language, every surviving template
     prompts: list[Prompt] = []
     shared_forms: dict[tuple[str, str, str], tuple[str, ...]] = {}  # predicate mode: one tuple per (lang, template)
+    exclusion = SubjectExclusion(spec.subject_candidate)
     for f in kept:
         pool = pools[f.predicate]
+        exclude = (f.subject,) if spec.subject_candidate == "excluded" and f.subject not in golds[f.id] else ()
         if spec.candidate_mode == "predicate":
-            cands = pool
+            cands = exclusion.apply(f, pool, golds[f.id])
         else:
-            cands = sampled_candidates(f.id, golds[f.id], pool, spec.k or 10, spec.seed)
+            cands = sampled_candidates(f.id, golds[f.id], pool, spec.k or 10, spec.seed, exclude=exclude)
+            exclusion.note(f, pool, golds[f.id])
         gold = golds[f.id]
         for lang in langs:
             subject_label = entities[f.subject].labels[lang]
@@ -238,7 +247,8 @@ def build_benchmark(facts: Sequence[Fact], entities: Mapping[str, Entity], sourc
                     candidate_forms=_candidate_forms(forms, shared_forms, lang, t.id, f.predicate, cands,
                                                      spec.candidate_mode == "predicate",
                                                      lambda q, s=f.subject: answer_variant(entities, q, s),
-                                                     subject_key(entities, f.subject)),
+                                                     (subject_key(entities, f.subject),
+                                                      f.subject if len(cands) < len(pool) else "")),
                     template_status=status[(lang, t.id)],
                     article_langs=tuple(f.article_langs), home_langs=tuple(f.home_langs),
                     popularity=f.popularity, popularity_quantile=buckets[f.id].quantile,
@@ -260,6 +270,7 @@ def build_benchmark(facts: Sequence[Fact], entities: Mapping[str, Entity], sourc
                                  "split_fractions": realised_fractions(per_cell, spec.fractions),
                                  "answer_inflection": answer_inflection,
                                  "answer_gendered_labels": _per_lang(getattr(source, "gendered", None), langs),
+                                 "candidates_removed": exclusion.report(),
                                  "dropped": drop_counts(drops)})
     used_templates = {lang: sorted({t.id for f in kept for t in fact_templates[f.id][lang]}, key=_template_sort_key)
                       for lang in langs}
@@ -267,7 +278,7 @@ def build_benchmark(facts: Sequence[Fact], entities: Mapping[str, Entity], sourc
         "schema_version": SCHEMA_VERSION, "name": spec.name, "pair": spec.pair, "cultures": list(spec.cultures),
         "languages": list(langs), "templates": used_templates,
         "candidate_mode": spec.candidate_mode, "k": spec.k if spec.candidate_mode == "sampled" else None,
-        "seed": spec.seed,
+        "seed": spec.seed, "subject_candidate": spec.subject_candidate,
         "splits": {"method": METHOD, "salt": spec.split_salt, "fractions": dict(spec.fractions),
                    "counts": {name: sum(1 for s in assignment.values() if s == name) for name in spec.fractions}},
         "source": dict(spec.source), "toolkit_version": toolkit_version,
@@ -452,9 +463,9 @@ def _per_lang(counter: Mapping[tuple[str, str], int] | None, langs: Sequence[str
 
 def _candidate_forms(forms: Mapping[tuple[str, str, str, str], tuple[str, ...]],
                      shared: dict[tuple[str, str, str, str], tuple[str, ...]], lang: str, tid: str, predicate: str,
-                     cands: Sequence[str], predicate_wide: bool, variant: Any, subject_key: str) -> tuple[str, ...]:
+                     cands: Sequence[str], predicate_wide: bool, variant: Any, subject_key: Any) -> tuple[str, ...]:
     """The filler of each candidate in the subject's variant (``variant(q)``); predicate-wide sets
-    share one tuple per (lang, template, subject key)."""
+    share one tuple per (lang, template, subject key), the key naming the subject where it was removed."""
     if predicate_wide:
         key = (lang, tid, predicate, subject_key)
         if key not in shared:
@@ -481,7 +492,8 @@ def restrict_entities(entities: Mapping[str, Entity], qids: set[str], langs: Seq
                           frozen_mapping({lang: tuple(e.aliases[lang]) for lang in langs if e.aliases.get(lang)}),
                           e.gender, e.gender_source, tuple(e.classes), e.sitelinks,
                           frozen_mapping({lang: e.female_labels[lang] for lang in langs if lang in e.female_labels}),
-                          frozen_mapping({lang: e.male_labels[lang] for lang in langs if lang in e.male_labels})))
+                          frozen_mapping({lang: e.male_labels[lang] for lang in langs if lang in e.male_labels}),
+                          e.life, e.life_source))
     return out
 
 

@@ -7,6 +7,14 @@
 Candidate order is deterministic and does not put the gold at a fixed position (a scorer that breaks
 ties by candidate order must not gain from it): predicate-wide sets are ordered by QID number, sampled
 sets by sha256(fact id, QID).
+
+The subject of a fact is never its own candidate (``subject_candidate="excluded"``, the default): «Libya
+shares a border with [Y]» offers no «Libya», a distractor logic rejects that measures nothing and punishes
+a model for copying the subject. Predicate-wide sets are the pool minus the subject (one list per subject
+among the pool's entities, shared by its prompts); sampled sets draw their negatives from the pool minus
+the subject. Each removal is counted per predicate (``stats.json: candidates_removed``). A subject that
+is a gold of its own fact stays (it is an answer) and is counted as ``subject-is-gold``. The importers
+keep the published sets whole (``"kept"``), subject included, so that published numbers reproduce.
 """
 
 from __future__ import annotations
@@ -21,6 +29,7 @@ from factatlas.forms import normalise_form
 from factatlas.records import Fact
 
 CANDIDATE_MODES = ("predicate", "sampled")
+SUBJECT_CANDIDATE = ("excluded", "kept")  # the subject among its own candidates: removed / as published
 
 
 def qid_sort_key(qid: str) -> tuple[int, int, str]:
@@ -56,18 +65,71 @@ def predicate_candidates(fact: Fact, pool: Sequence[str]) -> tuple[str, ...]:
     return tuple(pool)
 
 
-def sampled_candidates(fact_id: str, golds: Sequence[str], pool: Sequence[str], k: int, seed: int) -> tuple[str, ...]:
-    """All golds plus min(K-1, available) negatives sampled from ``pool`` minus the golds.
+def sampled_candidates(fact_id: str, golds: Sequence[str], pool: Sequence[str], k: int, seed: int,
+                       exclude: Iterable[str] = ()) -> tuple[str, ...]:
+    """All golds plus min(K-1, available) negatives sampled from ``pool`` minus the golds (and minus
+    ``exclude``: the fact's subject).
 
     Deterministic per (seed, fact id); the result is ordered by sha256(fact id, QID).
     """
     if k < 1:
         raise ValueError(f"k must be >= 1, got {k}")
-    gold_set = set(golds)
+    gold_set = set(golds) | set(exclude)
     negatives = sorted((q for q in set(pool) if q not in gold_set), key=qid_sort_key)
     rng = seeded_rng(seed, fact_id)
     chosen = rng.sample(negatives, min(k - 1, len(negatives)))
     return tuple(sorted({*golds, *chosen}, key=lambda q: hash_order_key(fact_id, q)))
+
+
+def without_subject(candidates: tuple[str, ...], subject: str, golds: Sequence[str]) -> tuple[tuple[str, ...], str]:
+    """(candidates, what happened): the subject removed (``subject``), kept because it is a gold of the fact
+    (``subject-is-gold``), or not among them (``""``). The order of the others is kept."""
+    if subject not in candidates:
+        return candidates, ""
+    if subject in golds:
+        return candidates, "subject-is-gold"
+    return tuple(q for q in candidates if q != subject), "subject"
+
+
+class SubjectExclusion:
+    """Predicate-wide pools minus each fact's subject, one shared tuple per (predicate, subject), and the
+    count of every removal per (reason, predicate) for stats.json."""
+
+    def __init__(self, mode: str = "excluded"):
+        if mode not in SUBJECT_CANDIDATE:
+            raise ValueError(f"subject_candidate must be one of {SUBJECT_CANDIDATE}, got {mode!r}")
+        self.mode = mode
+        self._lists: dict[tuple[str, str], tuple[tuple[str, ...], str]] = {}
+        self.counts: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+
+    def apply(self, fact: Fact, candidates: tuple[str, ...], golds: Sequence[str],
+              shared: bool = True) -> tuple[str, ...]:
+        """The fact's candidates without its subject (``shared``: predicate-wide lists, one per subject)."""
+        if self.mode == "kept":
+            return candidates
+        key = (fact.predicate, fact.subject)
+        if shared and key in self._lists:
+            out, reason = self._lists[key]
+        else:
+            out, reason = without_subject(candidates, fact.subject, golds)
+            if shared and reason != "subject-is-gold":
+                self._lists[key] = (out, reason)
+        if reason:
+            self.counts[reason][fact.predicate] += 1
+        return out
+
+    def note(self, fact: Fact, pool: Sequence[str], golds: Sequence[str]) -> None:
+        """Count, for a sampled set drawn from ``pool`` minus the subject, what that removal did."""
+        if self.mode == "excluded":
+            reason = without_subject(tuple(pool), fact.subject, golds)[1]
+            if reason:
+                self.counts[reason][fact.predicate] += 1
+
+    def report(self) -> dict:
+        """stats.json's ``candidates_removed``: the mode, and facts per reason and predicate."""
+        return {"subject_candidate": self.mode,
+                **{reason: dict(sorted(per_pred.items(), key=lambda kv: qid_sort_key(kv[0].replace("P", "Q", 1))))
+                   for reason, per_pred in sorted(self.counts.items())}}
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,6 +14,10 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from factatlas.records import ANSWER_MARKER, Entity, RenderFailure
+from factatlas.templates.variants import answer_variant, subject_key
+
+__all__ = ["LibrarySource", "PromptSource", "SubstitutionSource", "TemplateInfo", "answer_variant", "dedupe",
+           "subject_key"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,26 +40,6 @@ class PromptSource(Protocol):
 
 def dedupe(forms: Sequence[str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(f for f in forms if f))
-
-
-def answer_variant(entities: Mapping[str, Entity], object_qid: str, subject_qid: str) -> str:
-    """What of the subject an object's answer form depends on: "" for most objects; the subject's
-    gender for objects whose label has gendered forms (P2521/P3321: «actor» / «actriz»).
-
-    The builder renders one answer form per (template, object, variant), so a prompt's gold and every
-    candidate filler agree with its subject while the cost grows with the variants, not the subjects.
-    """
-    obj = entities.get(object_qid)
-    if obj is None or not (obj.female_labels or obj.male_labels):
-        return ""
-    return subject_key(entities, subject_qid)
-
-
-def subject_key(entities: Mapping[str, Entity], subject_qid: str) -> str:
-    """All that answer forms may depend on of a subject (its gender): subjects with the same key get
-    the same answer forms, so predicate-wide candidate tuples are shared among them."""
-    subject = entities.get(subject_qid)
-    return str(subject.gender) if subject is not None else "unknown"
 
 
 class LibrarySource:

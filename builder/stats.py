@@ -143,6 +143,11 @@ def stats_table(stats: Mapping[str, Any], languages: Sequence[str]):
         caption += (" · splits realised (target): " + ", ".join(
             f"{name} {realised['overall'][name]:.1%} ({realised['target'][name]:.0%})" for name in split_names)
             + f", largest cell deviation {realised['max_deviation']:.1%}")
+    removed = {reason: sum(per_pred.values()) for reason, per_pred in (stats.get("candidates_removed") or {}).items()
+               if isinstance(per_pred, dict)}
+    if removed:
+        caption += " · " + ", ".join(f"{'subject removed from its candidates' if r == 'subject' else r}: {n} facts"
+                                    for r, n in sorted(removed.items()))
     table.caption = caption
     return table
 

@@ -49,6 +49,13 @@ def curate_command(
                                                "a longer one stops the run with the time to retry."),
     max_culture_share: float = typer.Option(DEFAULT_MAX_SHARE, "--max-culture-share", callback=share(),
                                             help="Warn when one culture holds more than this share of the facts."),
+    reference_date: str = typer.Option("", "--reference-date",
+                                       help="YYYY-MM-DD: the date life status is decided at (a person born within "
+                                            "--alive-within-years of it, with no death recorded, is alive; "
+                                            "default: today, recorded in the manifest)."),
+    alive_within_years: int = typer.Option(100, "--alive-within-years",
+                                           help="Years before --reference-date a birth makes a person alive "
+                                                "when Wikidata records no death."),
     dry_run: bool = typer.Option(False, "--dry-run",
                                  help="Print the queries the configuration fixes, their count and what the later "
                                       "steps send; send nothing, write nothing."),
@@ -74,6 +81,7 @@ def curate_command(
         page_lengths=str(page_lengths) if page_lengths else None, timeout_s=timeout,
         max_retry_after_s=max_retry_after,
         page_views=str(page_views) if page_views else None, pageviews_months=pageviews_months,
+        reference_date=reference_date, alive_within_years=alive_within_years,
         **({"pageviews_url": pageviews_url} if pageviews_url else {}),
     )
     if run is not None and old_run is not None and run != old_run:

@@ -10,7 +10,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +31,7 @@ from factatlas.curate.endpoints import (
     SparqlEndpoint,
     make_endpoint,
 )
+from factatlas.curate.life import DEFAULT_ALIVE_WITHIN_YEARS
 from factatlas.curate.locality import article_sites, locality_sites
 from factatlas.curate.mediawiki import API_URL, REST_URL
 from factatlas.curate.pageviews import DEFAULT_MONTHS, PAGEVIEWS_URL, MonthWindow
@@ -92,6 +93,10 @@ class CurationConfig:
     batch_size: int = DEFAULT_BATCH
     timeout_s: float = DEFAULT_CLIENT_TIMEOUT_S  # total deadline per HTTP request (--timeout)
     max_retry_after_s: float = DEFAULT_MAX_RETRY_AFTER_S  # longer Retry-After: stop (--max-retry-after)
+    # life status (curate/life.py): a person born within `alive_within_years` of `reference_date` with no
+    # death recorded is alive. "" = the day the run is curated (UTC), written into the resolved config.
+    reference_date: str = ""
+    alive_within_years: int = DEFAULT_ALIVE_WITHIN_YEARS
 
     def http_policy(self) -> HttpPolicy:
         return HttpPolicy(timeout_s=self.timeout_s, max_retry_after_s=self.max_retry_after_s)
@@ -113,7 +118,15 @@ class CurationConfig:
             problem = number_problem(value, **low)  # NaN passed `< 0` and switched the Retry-After cap off
             if problem:
                 raise ConfigError(f"{flag} {value}: {problem} (seconds)")
-        return CurationConfig(**{**asdict(self), "langs": langs, "predicates": tuple(self.predicates)})
+        if self.alive_within_years < 0:
+            raise ConfigError(f"--alive-within-years {self.alive_within_years}: must be 0 or more")
+        reference = self.reference_date or datetime.now(UTC).date().isoformat()
+        try:
+            date.fromisoformat(reference)
+        except ValueError as e:
+            raise ConfigError(f"--reference-date {reference!r}: expected a date YYYY-MM-DD") from e
+        return CurationConfig(**{**asdict(self), "langs": langs, "predicates": tuple(self.predicates),
+                                 "reference_date": reference})
 
 
 @dataclass(frozen=True)
@@ -244,7 +257,9 @@ def _curate(checked: Preflight, run_dir: str | Path, *, sleeper: Callable[[float
     articles = article_sites(runner, subjects, locality_sites(config.langs, cultures), config.batch_size)
     facts = assemble_facts(kept, valid, augmented, articles)
     referenced = {f.subject for f in facts} | {o.qid for f in facts for o in f.objects}
-    entities = {q: know.info[q].to_entity(q, config.langs) for q in sorted(referenced, key=id_order)}
+    reference = date.fromisoformat(config.reference_date or datetime.now(UTC).date().isoformat())
+    entities = {q: know.info[q].to_entity(q, config.langs, reference, config.alive_within_years)
+                for q in sorted(referenced, key=id_order)}
     counts, country_counts = _count(facts, cultures, specs)
     result = CurationResult(facts, entities, drops, counts, country_counts, cultures, tuple(specs), membership,
                             {"sent": runner.stats.sent, "cached": runner.stats.cached,

@@ -28,9 +28,11 @@ PREFIXES = (
     "PREFIX skos: <http://www.w3.org/2004/02/skos/core#>\n"
 )
 # The entity properties fetched for every subject and object in the labels pass. P2521/P3321 are the
-# female/male forms of an occupation's label (monolingual text), so that answers agree with the subject.
+# female/male forms of an occupation's label (monolingual text), so that answers agree with the subject;
+# P570 (date of death), P20 (place of death) and P569 (date of birth) decide a person's life status
+# (curate/life.py), which templates agree with.
 DESCRIBE_PREDICATES = ("rdfs:label", "skos:altLabel", "wdt:P31", "wdt:P21", "wdt:P2521", "wdt:P3321",
-                       "wikibase:sitelinks")
+                       "wdt:P570", "wdt:P20", "wdt:P569", "wikibase:sitelinks")
 
 
 class UnsafeValue(FactatlasError):
@@ -178,8 +180,9 @@ def objects_query(predicate: str, subjects: Sequence[str]) -> str:
 
 
 def describe_query(entities: Sequence[str], langs: Sequence[str]) -> str:
-    """Step 4 in one pass: labels, aliases and gendered label forms (P2521, P3321) in ``langs``, P31
-    classes, P21 and the sitelink count.
+    """Step 4 in one pass: labels, aliases and gendered label forms (P2521, P3321) in ``langs`` (label
+    tags: ``pt-br`` as well as ``pt``), P31 classes, P21, the life statements (P570, P20, P569) and the
+    sitelink count.
 
     One UNION branch per property, each a ``(subject, predicate)`` index lookup for the ``VALUES``
     entities, so the cost follows the entities' own triples, not the store: the former ``?x ?p ?v`` with

@@ -23,6 +23,7 @@ import time
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import date
 from typing import TYPE_CHECKING, Any
 
 from factatlas.curate import sparql
@@ -33,6 +34,7 @@ from factatlas.curate.config import (
     PredicateSpec,
     TypeSpec,
 )
+from factatlas.curate.life import DEFAULT_ALIVE_WITHIN_YEARS, life_status
 from factatlas.curate.mediawiki import MediaWikiClient
 from factatlas.curate.pageviews import MonthWindow, PageviewsClient, PageViewTable, WikimediaPageviews
 from factatlas.curate.popularity import (
@@ -43,6 +45,7 @@ from factatlas.curate.popularity import (
 )
 from factatlas.errors import ConfigError
 from factatlas.http import HttpPolicy
+from factatlas.locales import label_tags, query_tags
 from factatlas.records import (
     CountryRef,
     Culture,
@@ -81,24 +84,43 @@ class EntityInfo:
     male: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))  # P3321 per language
     sitelinks: int = 0
     described: bool = False
+    # life status (curate/life.py): P570 dates of death (an unknown value too), P20 places, P569 dates of birth
+    deaths: set[str] = field(default_factory=set)
+    death_places: set[str] = field(default_factory=set)
+    births: set[str] = field(default_factory=set)
 
     def label(self, lang: str) -> str | None:
-        return min(self.labels[lang]) if self.labels.get(lang) else None
+        """The label in ``lang``, from its first label tag that has one (pt: ``pt-br``, then ``pt``;
+        ``factatlas/locales.yaml``); several values under one tag (rare): the smallest, so reruns agree."""
+        return _by_tag(self.labels, lang)
 
-    def to_entity(self, qid: str, langs: Sequence[str]) -> Entity:
+    def to_entity(self, qid: str, langs: Sequence[str], reference: date | None = None,
+                  alive_within_years: int = DEFAULT_ALIVE_WITHIN_YEARS) -> Entity:
         labels = {x: self.label(x) for x in langs if self.label(x)}
-        aliases = {x: tuple(sorted(self.aliases[x] - {labels.get(x)})) for x in langs
-                   if self.aliases.get(x) and self.aliases[x] - {labels.get(x)}}
+        aliases = {}
+        for x in langs:
+            # the aliases under the tag the label came from (pt-br's, or pt's where pt-br has no label):
+            # another variant's names are not answers in this one
+            tag = next((t for t in label_tags(x) if self.labels.get(t)), x)
+            found = self.aliases.get(tag, set()) - {labels.get(x)}
+            if found:
+                aliases[x] = tuple(sorted(found))
         gender, source = Gender.UNKNOWN, ""
         if self.p21:
             genders = {GENDER_BY_P21.get(v, Gender.NON_BINARY) for v in self.p21}
             gender, source = (genders.pop() if len(genders) == 1 else Gender.NON_BINARY), "P21"
-        # several values in one language (rare): the smallest, like labels, so reruns agree
-        female = {x: min(self.female[x]) for x in langs if self.female.get(x)}
-        male = {x: min(self.male[x]) for x in langs if self.male.get(x)}
+        female = {x: f for x in langs if (f := _by_tag(self.female, x))}
+        male = {x: m for x in langs if (m := _by_tag(self.male, x))}
+        life, life_source = life_status(sorted(self.deaths), sorted(self.death_places), sorted(self.births),
+                                        reference or date.today(), alive_within_years)
         return Entity(qid, frozen_mapping(labels), frozen_mapping(aliases), gender, source,
                       tuple(sorted(self.classes, key=id_order)), self.sitelinks, frozen_mapping(female),
-                      frozen_mapping(male))
+                      frozen_mapping(male), life, life_source)
+
+
+def _by_tag(values: Mapping[str, set[str]], lang: str) -> str | None:
+    """The smallest value under the first of the language's label tags that has one."""
+    return next((min(values[t]) for t in label_tags(lang) if values.get(t)), None)
 
 
 class Knowledge:
@@ -106,6 +128,7 @@ class Knowledge:
 
     def __init__(self, runner: QueryRunner, langs: Sequence[str], roots: Iterable[str], batch_size: int):
         self.runner, self.langs, self.batch = runner, tuple(langs), batch_size
+        self.tags = query_tags(self.langs)  # the label tags asked for (pt: pt-br and pt)
         self.roots = tuple(sorted(set(roots), key=id_order))
         self.info: dict[str, EntityInfo] = defaultdict(EntityInfo)
         self.reach: dict[str, set[str]] = {}
@@ -114,7 +137,7 @@ class Knowledge:
         todo = sorted({q for q in qids if not self.info[q].described}, key=id_order)
         if not todo:
             return
-        rows = self.runner.select_batched("describe", todo, lambda b: sparql.describe_query(b, self.langs),
+        rows = self.runner.select_batched("describe", todo, lambda b: sparql.describe_query(b, self.tags),
                                           self.batch)
         for q in todo:
             info = self.info[q]
@@ -127,7 +150,7 @@ class Knowledge:
             info = self.info[x]
             if p.endswith("#label") or p.endswith("/core#altLabel"):
                 lit = sparql.literal(row, "v")
-                if lit and lit[1] in self.langs:
+                if lit and lit[1] in self.tags:
                     (info.labels if p.endswith("#label") else info.aliases)[lit[1]].add(lit[0])
             elif p == sparql.WDT + "P31":
                 v = sparql.qid_of(row, "v")
@@ -139,8 +162,16 @@ class Knowledge:
                     info.p21.add(v)
             elif p in (sparql.WDT + "P2521", sparql.WDT + "P3321"):
                 lit = sparql.literal(row, "v")
-                if lit and lit[1] in self.langs:
+                if lit and lit[1] in self.tags:
                     (info.female if p.endswith("P2521") else info.male)[lit[1]].add(lit[0])
+            elif p == sparql.WDT + "P570":  # any value, an unknown one (a blank node) included
+                info.deaths.add(row["v"].get("value", ""))
+            elif p == sparql.WDT + "P20":
+                info.death_places.add(row["v"].get("value", ""))
+            elif p == sparql.WDT + "P569":
+                lit = sparql.literal(row, "v")
+                if lit:
+                    info.births.add(lit[0])
             elif p.endswith("#sitelinks"):
                 lit = sparql.literal(row, "v")
                 if lit and lit[0].lstrip("-").isdigit():

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from factatlas.records import ANSWER_MARKER, Fact
+from factatlas.records import ANSWER_MARKER, Fact, id_order
 
 # Columns that describe the fact/template, not the language: they must agree across languages.
 PARALLEL_COLUMNS = ("kind", "pair", "culture", "predicate", "split", "subject_qid", "gold_qids", "candidate_qids")
@@ -202,17 +202,44 @@ def _check_parallel(prompts: Sequence[Mapping[str, Any]], languages: Sequence[st
         if fs != union:
             lost = sorted(union - fs)
             out.append(Violation("facts-differ", lang, f"{len(lost)} facts missing in '{lang}', e.g. {lost[:3]}"))
+    excluded = meta.get("subject_candidate", "kept") == "excluded"
+    if excluded:
+        out += _subject_candidates(prompts)
     if meta.get("candidate_mode") == "predicate":
-        per_pred: dict[str, set[tuple[str, ...]]] = defaultdict(set)
-        seen_lists: set[int] = set()
+        per_pred: dict[str, set[tuple[tuple[str, ...], str]]] = defaultdict(set)
+        seen_lists: set[tuple[int, str]] = set()
         for p in prompts:
-            if id(p["candidate_qids"]) not in seen_lists:  # shared lists: hash each distinct object once
-                seen_lists.add(id(p["candidate_qids"]))
-                per_pred[p["predicate"]].add(tuple(p["candidate_qids"]))
-        for pred, sets in sorted(per_pred.items()):
+            # shared lists: hash each distinct object once (per subject: a list may lack its subject)
+            key = (id(p["candidate_qids"]), p["subject_qid"] if excluded else "")
+            if key not in seen_lists:
+                seen_lists.add(key)
+                per_pred[p["predicate"]].add((tuple(p["candidate_qids"]), key[1]))
+        for pred, lists in sorted(per_pred.items()):
+            if excluded:
+                # one list per predicate less the fact's subject: put each subject back, then compare
+                members = {q for cands, _ in lists for q in cands}
+                sets = {cands if subject in cands or subject not in members
+                        else tuple(sorted((*cands, subject), key=lambda q: (id_order(q), q)))
+                        for cands, subject in lists}
+            else:
+                sets = {cands for cands, _ in lists}
             if len(sets) > 1:
                 out.append(Violation("predicate-candidates-differ", pred,
-                                     f"candidate_mode 'predicate' but {len(sets)} different candidate lists"))
+                                     f"candidate_mode 'predicate' but {len(sets)} different candidate lists"
+                                     + (" (each with its subject restored)" if excluded else "")))
+    return out
+
+
+def _subject_candidates(prompts: Sequence[Mapping[str, Any]]) -> list[Violation]:
+    """benchmark.json says subjects are excluded from their candidates: a prompt that offers its subject
+    (and not as a gold of its fact) breaks it."""
+    out = []
+    for p in prompts:
+        if p["subject_qid"] in p["candidate_qids"] and p["subject_qid"] not in p["gold_qids"]:
+            out.append(Violation("subject-among-candidates", p["prompt_id"],
+                                 f"the subject {p['subject_qid']} is one of its own candidates"))
+            if len(out) >= 20:
+                break
     return out
 
 
@@ -294,6 +321,7 @@ def check_directory(path: str | os.PathLike) -> list[Violation]:
         CANDIDATES_SCHEMA,
         DROPS_SCHEMA,
         ENTITIES_SCHEMA,
+        ENTITIES_SCHEMA_V1,
         FACTS_SCHEMA,
         LABELS_SCHEMA,
         PROMPTS_SCHEMA,
@@ -321,7 +349,8 @@ def check_directory(path: str | os.PathLike) -> list[Violation]:
         except UnreadableTable as e:
             out.append(Violation("unreadable", str(file), str(e).split(": ", 1)[1]))
             continue
-        if not found.equals(schema, check_metadata=False):
+        if not found.equals(schema, check_metadata=False) and not (
+                schema is ENTITIES_SCHEMA and found.equals(ENTITIES_SCHEMA_V1, check_metadata=False)):
             out.append(Violation("schema", str(file), f"schema differs from the contract: {found}"))
     if out:
         return out

@@ -22,6 +22,7 @@ from factatlas.records import (
     Entity,
     Fact,
     Gender,
+    Life,
     ObjectRef,
     ProbeResult,
     Prompt,
@@ -53,6 +54,9 @@ FACTS_SCHEMA = pa.schema(
 LABELS_SCHEMA = pa.schema([("qid", STR), ("lang", STR), ("label", STR), ("aliases", STR_LIST),
                            ("female_label", STR), ("male_label", STR)])
 
+# life / life_source: records.Life of a person (alive | dead | unknown) and where it came from (P570, P20,
+# P569:born-within-<N>y, "" when unknown); templates agree with it. Tables written before these columns
+# existed (ENTITIES_SCHEMA_V1) are read with every entity's life unknown.
 ENTITIES_SCHEMA = pa.schema(
     [
         ("qid", STR),
@@ -60,8 +64,11 @@ ENTITIES_SCHEMA = pa.schema(
         ("gender_source", STR),
         ("classes", STR_LIST),
         ("sitelinks", pa.int32()),
+        ("life", STR),
+        ("life_source", STR),
     ]
 )
+ENTITIES_SCHEMA_V1 = pa.schema([f for f in ENTITIES_SCHEMA if f.name not in ("life", "life_source")])
 
 DROPS_SCHEMA = pa.schema(
     [
@@ -262,7 +269,8 @@ def write_entities(folder: str | os.PathLike, entities: Iterable[Entity]) -> Non
     entities = list(entities)
     meta = [
         {"qid": e.qid, "gender": str(e.gender), "gender_source": e.gender_source,
-         "classes": list(e.classes), "sitelinks": int(e.sitelinks)}
+         "classes": list(e.classes), "sitelinks": int(e.sitelinks), "life": str(e.life),
+         "life_source": e.life_source}
         for e in entities
     ]
     labels = []
@@ -293,12 +301,24 @@ def read_entities(folder: str | os.PathLike) -> dict[str, Entity]:
         if r["male_label"]:
             male.setdefault(r["qid"], {})[r["lang"]] = r["male_label"]
     out = {}
-    for r in read_rows(folder / "entities.parquet", ENTITIES_SCHEMA):
+    for r in read_entity_rows(folder / "entities.parquet"):
         q = r["qid"]
         out[q] = Entity(q, frozen_mapping(labels.get(q)), frozen_mapping(aliases.get(q)), Gender(r["gender"]),
                         r["gender_source"], tuple(r["classes"]), int(r["sitelinks"]),
-                        frozen_mapping(female.get(q)), frozen_mapping(male.get(q)))
+                        frozen_mapping(female.get(q)), frozen_mapping(male.get(q)),
+                        Life(r.get("life") or Life.UNKNOWN), r.get("life_source") or "")
     return out
+
+
+def read_entity_rows(path: str | os.PathLike) -> list[dict[str, Any]]:
+    """The rows of an ``entities.parquet``, in the current schema or in the one before life status
+    (``ENTITIES_SCHEMA_V1``: runs and releases written before it stay readable, every life unknown)."""
+    table = read_parquet(path)
+    if table.schema.equals(ENTITIES_SCHEMA_V1, check_metadata=False):
+        return [{**r, "life": str(Life.UNKNOWN), "life_source": ""} for r in table.to_pylist()]
+    if not table.schema.equals(ENTITIES_SCHEMA, check_metadata=False):
+        raise schema_mismatch(path, ENTITIES_SCHEMA, table.schema)
+    return table.to_pylist()
 
 
 def drop_to_row(d: Drop) -> dict[str, Any]:

@@ -22,6 +22,8 @@ Source entity record (every key optional except ``label``)::
     female: {es: actriz, de: Schauspielerin} # wdt:P2521 "female form of label" (monolingual text)
     male: {fr: homme politique}              # wdt:P3321 "male form of label"
     P31: [Q5119, Q1549591]                   # any PID: one QID or a list (P21 also takes male/female/...)
+    P570: 1975                               # P569/P570 (dates of birth/death): a year or YYYY-MM-DD,
+                                             # written as xsd:dateTime (a year as YYYY-01-01, as WDQS does)
     sitelinks: 250                           # wikibase:sitelinks; makes the entity a sitelinked subject
     sites: [ar]                              # exact editions to link (default: see sitelinks_of)
     wiki: {en: "Cairo"}                      # sitelink title override (default: the label in that language)
@@ -82,7 +84,11 @@ XSD_INTEGER = "http://www.w3.org/2001/XMLSchema#integer"
 
 QID = re.compile(r"Q[1-9][0-9]*")
 PID = re.compile(r"P[1-9][0-9]*")
-LANG = re.compile(r"[a-z]{2,3}")
+LANG = re.compile(r"[a-z]{2,3}(-[a-z]{2,8})?")  # pt, pt-br (Wikidata's label tags)
+DATE = re.compile(r"[0-9]{4}(-[0-9]{2}-[0-9]{2})?")
+#: Statements whose values are dates (a year or YYYY-MM-DD), not items: a person's life status reads them.
+DATE_PIDS = ("P569", "P570")
+XSD_DATETIME = "http://www.w3.org/2001/XMLSchema#dateTime"
 RECORD_KEYS = {"label", "alias", "female", "male", "sitelinks", "sites", "wiki", "redirect", "length"}
 #: Record keys written as monolingual-text statements: the gendered forms of a label.
 GENDERED_FORMS = {"female": "P2521", "male": "P3321"}
@@ -100,6 +106,7 @@ class Entity:
     aliases: dict[str, list[str]] = field(default_factory=dict)
     texts: dict[str, dict[str, str]] = field(default_factory=dict)  # PID -> lang -> monolingual text
     claims: dict[str, list[str]] = field(default_factory=dict)
+    dates: dict[str, list[str]] = field(default_factory=dict)  # P569/P570 -> YYYY-MM-DD
     sitelinks: int | None = None
     sites: tuple[str, ...] = ()
     wiki: dict[str, str] = field(default_factory=dict)
@@ -167,6 +174,14 @@ def _parse_entity(qid: str, raw: dict, defaults: dict, latin: bool, origin: str)
         if forms:
             entity.texts[pid] = forms
     for pid, value in {**defaults, **{k: v for k, v in raw.items() if PID.fullmatch(str(k))}}.items():
+        if pid in DATE_PIDS:
+            days = []
+            for v in _as_list(value):
+                if not DATE.fullmatch(v):
+                    raise SourceError(f"{where}: {pid} value {v!r} is not a year or a date YYYY-MM-DD")
+                days.append(v if "-" in v else f"{v}-01-01")
+            entity.dates[pid] = days
+            continue
         values = [GENDERS.get(v, v) if pid == "P21" else v for v in _as_list(value)]
         for v in values:
             if not QID.fullmatch(v):
@@ -355,6 +370,8 @@ def triples(entities: dict[str, Entity], editions: dict[str, list[str]]) -> tupl
             lines.extend(f"{subject} <{SKOS_ALT}> {_literal(name)}@{lang} ." for name in names)
         for pid, values in entity.claims.items():
             lines.extend(f"{subject} <{WDT}{pid}> <{WD}{value}> ." for value in values)
+        for pid, days in entity.dates.items():
+            lines.extend(f'{subject} <{WDT}{pid}> "{day}T00:00:00Z"^^<{XSD_DATETIME}> .' for day in days)
         for pid, forms in entity.texts.items():
             lines.extend(f"{subject} <{WDT}{pid}> {_literal(text)}@{lang} ." for lang, text in forms.items())
         if entity.sitelinks is not None:

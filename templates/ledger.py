@@ -4,8 +4,11 @@
 filler the build in ``RUN/build`` put into a cloze prompt — each accepted gold of each prompt and each
 candidate — and lists it once per (language, template, object, subject variant), with
 
-- its **context**: the template's words just before the answer, the answer span as written and the word
-  after it (``в [Y.loc.в].``, ``في قارة [Y].``), so that a reader sees the filler where it stands;
+- its **context**: the template's words just before the answer, the answer span as written and the words
+  glued after it (``в [Y.loc.в]``, ``قارة [Y]``), **as rendered**: a ``{X: …}`` group among them shows
+  the form agreement chose for the subject (``war [Y]`` for the dead, ``ist [Y]`` for the living,
+  ``تقع [X]`` for a feminine city), so a reader sees the filler where it stands; a line is kept per
+  (language, template, object, variant, context);
 - its **status**: ``exact`` only when the whole filler is a lexicon form or a one-word dictionary form,
   ``none`` when nothing was formed (the label as written), ``guessed`` for anything composed (a
   multiword phrase inflected head-first, an article or preposition added by a rule);
@@ -24,7 +27,7 @@ import csv
 import io
 import re
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
@@ -33,8 +36,9 @@ from pathlib import Path
 from factatlas.errors import ConfigError
 from factatlas.records import Entity, RenderFailure
 from factatlas.templates.morphology import EXACT, GUESSED, NONE
-from factatlas.templates.render import RenderedAnswer, Renderer, clean_label
+from factatlas.templates.render import RenderedAnswer, Renderer, choose_option, clean_label
 from factatlas.templates.syntax import Group, Slot, TemplateSyntaxError, Text, parse
+from factatlas.templates.variants import answer_variant, subject_key
 
 VERDICTS = ("ok", "wrong")
 UNREVIEWED = "unreviewed"
@@ -57,8 +61,8 @@ class LedgerLine:
     verdict: str = UNREVIEWED
 
     @property
-    def instance(self) -> tuple[str, str, str, str]:
-        return (self.lang, self.template, self.qid, self.variant)
+    def instance(self) -> tuple[str, str, str, str, str]:
+        return (self.lang, self.template, self.qid, self.variant, self.context)
 
     @property
     def review_key(self) -> tuple[str, str]:
@@ -80,10 +84,16 @@ class Ledger:
 
 # ---- context -------------------------------------------------------------------------------------
 
-def answer_context(text: str) -> str:
-    """The answer's place in a cloze template, as written: the word just before the answer span (or
-    the last three characters in scripts without spaces) and the span itself (``в [Y.loc.в]``,
-    ``قارة [Y]``, ``{Y: pl=sind | other=ist} [Y.def]``, ``[Y]에서``, with glued affixes)."""
+Choose = Callable[[Group], str]  # the form of a {X: …} group for one subject (render.choose_option)
+
+
+def answer_context(text: str, choose: Choose | None = None) -> str:
+    """The answer's place in a cloze template: the word just before the answer span (or the last three
+    characters in scripts without spaces), the span itself as written (``в [Y.loc.в]``, ``قارة [Y]``,
+    ``{Y: pl=sind | other=ist} [Y.def]``, ``[Y]에서``) and the words glued after it, with each ``{X: …}``
+    group among them as ``choose`` renders it for a subject (``war [Y]``); without ``choose``, a group
+    by its ``other`` form (how contexts were written before they were rendered: the migration of
+    review keys, ``scripts/migrate_review_contexts.py``, reads them so)."""
     try:
         parsed = parse(text)
     except TemplateSyntaxError:
@@ -91,24 +101,24 @@ def answer_context(text: str) -> str:
     span = parsed.answer_span()
     if span is None:
         return ""
-    return _context(text, parsed.nodes, span[0], span[1])
+    return _context(text, parsed.nodes, span[0], span[1], choose)
 
 
-def subject_contexts(text: str) -> list[tuple[int, str]]:
+def subject_contexts(text: str, choose: Choose | None = None) -> list[tuple[int, str]]:
     """(node index, context) of every subject slot ``[X...]`` of a template, written as the answer's
-    context is (``capitale [X.def.de]``, ``[X+은]``); the review holds subject fillers by this context."""
+    context is (``capitale [X.def.de]``, ``[X+은]``, ``تقع [X]`` with ``choose`` for a feminine city)."""
     try:
         parsed = parse(text)
     except TemplateSyntaxError:
         return []
-    return [(i, _context(text, parsed.nodes, i, i)) for i, node in enumerate(parsed.nodes)
+    return [(i, _context(text, parsed.nodes, i, i, choose)) for i, node in enumerate(parsed.nodes)
             if isinstance(node, Slot) and node.name == "X"]
 
 
-def _context(text: str, nodes: tuple, first_i: int, last_i: int) -> str:
+def _context(text: str, nodes: tuple, first_i: int, last_i: int, choose: Choose | None = None) -> str:
     first, last = nodes[first_i], nodes[last_i]
-    before = "".join(_raw(text, n) for n in nodes[:first_i])
-    after = "".join(_raw(text, n) for n in nodes[last_i + 1:])
+    before = "".join(_raw(text, n, choose) for n in nodes[:first_i])
+    after = "".join(_raw(text, n, choose) for n in nodes[last_i + 1:])
     space = before[len(before.rstrip()):]
     words = before.rstrip().split()
     if not words:
@@ -121,13 +131,59 @@ def _context(text: str, nodes: tuple, first_i: int, last_i: int) -> str:
     return f"{lead}{text[first.start:last.end]}{glued}"
 
 
-def _raw(text: str, node) -> str:
-    """A node before or after the answer as a reader sees it: a group by its ``other`` (or first) form."""
+def _raw(text: str, node, choose: Choose | None = None) -> str:
+    """A node before or after the answer as a reader sees it: a subject's group as ``choose`` renders it
+    (else by its ``other``, or first, form)."""
     if isinstance(node, Text):
         return node.value
     if isinstance(node, Group):
+        if choose is not None and node.slot == "X":
+            return choose(node)
         return node.form("other") or node.options[0].form
     return text[node.start:node.end] if isinstance(node, Slot) else ""
+
+
+def context_chooser(renderer: Renderer, template, subject: Entity) -> Choose:
+    """``choose`` for ``answer_context``: the form the renderer gives a ``{X: …}`` group for this subject
+    (its gender and number as the renderer resolves them, its life status)."""
+    from factatlas.templates.predicates import PREDICATES
+
+    slots = PREDICATES.get(template.predicate)
+    agreement = renderer.agreement(subject, template.lang, slots.subject_type if slots else "")
+
+    def choose(group: Group) -> str:
+        form = choose_option(group, agreement, subject.life)
+        return form if form is not None else (group.form("other") or group.options[0].form)
+    return choose
+
+
+class Contexts:
+    """The rendered answer context of each (language, template, subject), cached by what it depends on:
+    the template and the subject's agreement and life status."""
+
+    def __init__(self, renderer: Renderer, library, entities: Mapping[str, Entity]):
+        from factatlas.templates.predicates import PREDICATES
+
+        self.renderer, self.library, self.entities, self._predicates = renderer, library, entities, PREDICATES
+        self._cache: dict[tuple, str] = {}
+
+    def signature(self, template, subject: Entity) -> tuple:
+        slots = self._predicates.get(template.predicate)
+        ag = self.renderer.agreement(subject, template.lang, slots.subject_type if slots else "")
+        return (ag.gender, ag.number, subject.life)
+
+    def __call__(self, lang: str, tid: str, subject_qid: str) -> str:
+        template, subject = self.library.get(lang, tid), self.entities.get(subject_qid)
+        if template is None:
+            return ""
+        if subject is None:
+            return answer_context(template.text)
+        key = (lang, tid, self.signature(template, subject))
+        found = self._cache.get(key)
+        if found is None:
+            found = self._cache[key] = answer_context(template.text,
+                                                      context_chooser(self.renderer, template, subject))
+        return found
 
 
 # ---- building the ledger -------------------------------------------------------------------------
@@ -144,30 +200,48 @@ class _Tap(Counter):
         super().__setitem__(key, value)
 
 
-def answer_rows(prompts, entities: Mapping[str, Entity]) -> list[dict]:
+def answer_rows(prompts, entities: Mapping[str, Entity],
+                context_of: Callable[[str, str, str], str] | None = None) -> list[dict]:
     """What ``build_instances`` needs of a build's prompts table (pyarrow): its cloze rows in table order,
     each with the gold list (``gold_qids``, ``gold_forms``) only where it holds the first occurrence of some
     (lang, template, object, variant) as gold, and likewise the candidate list; rows left with neither are
     left out. The result of ``build_instances`` is the same as over every row.
 
-    A list left out repeats, for its role, the objects of an earlier row of the same language, template and
-    subject gender (all that a variant depends on: ``subject_key``), so it adds nothing. Predicate-wide
+    A list left out repeats, for its role, the objects of an earlier row of the same language, template,
+    subject gender (all that a variant depends on: ``subject_key``) and rendered context (``context_of(lang,
+    template, subject)``: what agreement chose around the answer), so it adds nothing. Predicate-wide
     candidate lists make most of them (a shipped pair: about 1,400 distinct candidate lists in 52,000 cloze
     rows). The lists are compared joined in Arrow, so those left out are never made Python objects."""
     import pyarrow.compute as pc
-
-    from factatlas.builder.sources import subject_key  # what answer_variant reads of a subject
 
     cloze = prompts.filter(pc.equal(prompts["kind"], "cloze"))
     keys = zip(cloze["lang"].to_pylist(), cloze["template_id"].to_pylist(), cloze["subject_qid"].to_pylist(),
                pc.binary_join(cloze["gold_qids"], "\t").to_pylist(),
                pc.binary_join(cloze["candidate_qids"], "\t").to_pylist(), strict=True)
     seen: set[tuple] = set()
+    # A predicate-wide list lacks its own subject (builder/candidates.py): the lists of the subjects in the
+    # pool differ by one QID each. They are compared with the subject put back, and the first two rows of
+    # such a pool are read: together they hold every candidate (each lacks only its own subject).
+    keys = list(keys)
+    members: dict[tuple[str, str], set[str]] = {}  # (lang, template) -> every QID of its candidate lists
+    for lang, tid, candidates in {(k[0], k[1], k[4]) for k in keys}:
+        members.setdefault((lang, tid), set()).update(candidates.split("\t"))
+    lacking: dict[tuple, int] = {}
+    restored: dict[tuple[str, str, str, str], str] = {}
     rows: list[tuple[int, bool, bool]] = []
     for i, (lang, tid, subject, golds, candidates) in enumerate(keys):
-        gender = subject_key(entities, subject)
-        gold, candidate = ("gold", lang, tid, gender, golds), ("candidate", lang, tid, gender, candidates)
-        new_gold, new_candidate = gold not in seen, candidate not in seen
+        gender = (subject_key(entities, subject), context_of(lang, tid, subject) if context_of else "")
+        pool = restored.get((lang, tid, candidates, subject))
+        if pool is None:
+            qids = candidates.split("\t")
+            pool = restored[(lang, tid, candidates, subject)] = (
+                "\t".join(sorted({*qids, subject})) if subject in members[(lang, tid)] and subject not in qids
+                else candidates)
+        gold, candidate = ("gold", lang, tid, gender, golds), ("candidate", lang, tid, gender, pool)
+        new_gold = gold not in seen
+        new_candidate = candidate not in seen or (pool != candidates and lacking.get(candidate, 0) < 2)
+        if pool != candidates and new_candidate:
+            lacking[candidate] = lacking.get(candidate, 0) + 1
         if new_gold or new_candidate:
             seen.update((gold, candidate))
             rows.append((i, new_gold, new_candidate))
@@ -180,18 +254,21 @@ def answer_rows(prompts, entities: Mapping[str, Entity]) -> list[dict]:
             for row, (_, g, c) in zip(base, rows, strict=True)]
 
 
-def build_instances(rows: Iterable[Mapping], variant_of) -> dict[tuple[str, str, str, str], tuple[str, str, str]]:
-    """(lang, template, object, variant) -> (role, a subject of that variant, the build's filler) over the
-    cloze rows of a build's prompts table; ``variant_of(object, subject)`` as the build computes it."""
-    out: dict[tuple[str, str, str, str], list] = {}
+def build_instances(rows: Iterable[Mapping], variant_of, context_of: Callable[[str, str, str], str] | None = None
+                    ) -> dict[tuple[str, str, str, str, str], tuple[str, str, str]]:
+    """(lang, template, object, variant, context) -> (role, a subject of that variant, the build's filler) over
+    the cloze rows of a build's prompts table; ``variant_of(object, subject)`` as the build computes it,
+    ``context_of(lang, template, subject)`` the answer's context as rendered for the subject ("" without)."""
+    out: dict[tuple[str, str, str, str, str], list] = {}
     for r in rows:
         if r["kind"] != "cloze":
             continue
         lang, tid, subject = r["lang"], r["template_id"], r["subject_qid"]
+        ctx = context_of(lang, tid, subject) if context_of else ""
         for role, qids, fillers in (("gold", r["gold_qids"], [f[0] for f in r["gold_forms"]]),
                                     ("candidate", r["candidate_qids"], r["candidate_forms"])):
             for q, filler in zip(qids, fillers, strict=True):
-                key = (lang, tid, q, variant_of(q, subject))
+                key = (lang, tid, q, variant_of(q, subject), ctx)
                 seen = out.get(key)
                 if seen is None:
                     out[key] = [{role}, subject, filler]
@@ -202,27 +279,24 @@ def build_instances(rows: Iterable[Mapping], variant_of) -> dict[tuple[str, str,
 
 def make_ledger(rows: Iterable[Mapping], entities: Mapping[str, Entity], library,
                 review: Mapping[str, Mapping[tuple[str, str], str]] | None = None,
-                renderer: Renderer | None = None) -> Ledger:
-    """Render every filler of a build again and explain it (see the module docstring)."""
-    from factatlas.builder.sources import answer_variant  # the build's own rule for variants
-
+                renderer: Renderer | None = None, contexts: Callable[[str, str, str], str] | None = None
+                ) -> Ledger:
+    """Render every filler of a build again and explain it (see the module docstring). ``contexts``: the
+    rendered answer context per (lang, template, subject) (default: ``Contexts`` of this renderer)."""
     renderer = renderer or Renderer(entities)
     tap = _Tap(renderer.decisions)
     renderer.decisions = tap
-    instances = build_instances(rows, lambda q, s: answer_variant(entities, q, s))
+    contexts = contexts or Contexts(renderer, library, entities)
+    instances = build_instances(rows, lambda q, s: answer_variant(entities, q, s), contexts)
     review = review if review is not None else {}
     lines: list[LedgerLine] = []
     stale = 0
     skipped: Counter[str] = Counter()
-    contexts: dict[tuple[str, str], str] = {}
-    for (lang, tid, q, variant), (role, subject, stored) in sorted(instances.items()):
+    for (lang, tid, q, variant, ctx), (role, subject, stored) in sorted(instances.items()):
         template = library.get(lang, tid)
         if template is None:
             skipped["template-gone"] += 1
             continue
-        ctx = contexts.get((lang, tid))
-        if ctx is None:
-            ctx = contexts[(lang, tid)] = answer_context(template.text)
         tap.log.clear()
         res = renderer.render_answer(template, q, subject)
         if not isinstance(res, RenderedAnswer):
@@ -240,9 +314,10 @@ def make_ledger(rows: Iterable[Mapping], entities: Mapping[str, Entity], library
 
 def subject_lines(rows: Iterable[Mapping], entities: Mapping[str, Entity], library,
                   review: Mapping[str, Mapping[tuple[str, str], str]] | None = None,
-                  renderer: Renderer | None = None) -> list[LedgerLine]:
+                  renderer: Renderer | None = None, rendered: bool = True) -> list[LedgerLine]:
     """Every subject filler of a build's cloze prompts — the form of ``[X...]`` each subject takes in each
-    template (role ``subject``) — explained as the answers are: status, sources, review verdict."""
+    template (role ``subject``) — explained as the answers are: status, sources, review verdict; its context
+    as rendered for that subject (``rendered=False``: groups by their ``other`` form, as before)."""
     from factatlas.templates.predicates import PREDICATES
     from factatlas.templates.render import _sentence_initial
 
@@ -252,20 +327,24 @@ def subject_lines(rows: Iterable[Mapping], entities: Mapping[str, Entity], libra
     review = review if review is not None else {}
     instances = sorted({(r["lang"], r["template_id"], r["subject_qid"]) for r in rows if r["kind"] == "cloze"})
     lines: list[LedgerLine] = []
-    # a subject takes the same form wherever the slot asks the same of it: rendered once per form asked
+    # a subject takes the same form wherever the slot asks the same of it: rendered once per form asked;
+    # its contexts are rendered once per (template, agreement, life status)
     forms: dict[tuple, tuple[str, str, tuple[str, ...]]] = {}
-    slots_of: dict[tuple[str, str], list[tuple[str, tuple, str, bool]]] = {}
+    slots_of: dict[tuple, list[tuple[str, tuple, str, bool]]] = {}
+    contexts = Contexts(renderer, library, entities)
     for lang, tid, subject_qid in instances:
         template, subject = library.get(lang, tid), entities.get(subject_qid)
         if template is None or subject is None:
             continue
-        slots = slots_of.get((lang, tid))
+        key = (lang, tid, contexts.signature(template, subject))
+        slots = slots_of.get(key)
         if slots is None:
             predicate = PREDICATES.get(template.predicate)
             xtype = predicate.subject_type if predicate else ""
             nodes = parse(template.text).nodes
-            slots = slots_of[lang, tid] = [(ctx, nodes[i].features, xtype, _sentence_initial(nodes, i))
-                                           for i, ctx in subject_contexts(template.text)]
+            choose = context_chooser(renderer, template, subject) if rendered else None
+            slots = slots_of[key] = [(ctx, nodes[i].features, xtype, _sentence_initial(nodes, i))
+                                     for i, ctx in subject_contexts(template.text, choose)]
         for ctx, features, xtype, initial in slots:
             key = (lang, subject_qid, features, xtype, initial)
             if key not in forms:
@@ -379,8 +458,8 @@ def ledger_tsv(ledger: Ledger) -> str:
     return buf.getvalue()
 
 
-def read_ledger(path: str | Path) -> dict[tuple[str, str, str, str], tuple[str, str]]:
-    """(lang, template, object, variant) -> (context, filler) of a ledger written with ``--out``."""
+def read_ledger(path: str | Path) -> dict[tuple[str, str, str, str, str], tuple[str, str]]:
+    """(lang, template, object, variant, context) -> (context, filler) of a ledger written with ``--out``."""
     lines = Path(path).read_text("utf-8").splitlines()
     if not lines or tuple(lines[0].split("\t")) != LEDGER_FIELDS:
         raise ConfigError(f"not a filler ledger (the first line must be the header {' '.join(LEDGER_FIELDS)}); "
@@ -390,7 +469,7 @@ def read_ledger(path: str | Path) -> dict[tuple[str, str, str, str], tuple[str, 
         f = line.split("\t")
         if len(f) != len(LEDGER_FIELDS):
             raise ConfigError(f"expected {len(LEDGER_FIELDS)} tab-separated fields", str(path), n)
-        out[(f[0], f[1], f[2], f[3])] = (f[5], f[6])
+        out[(f[0], f[1], f[2], f[3], f[5])] = (f[5], f[6])
     return out
 
 
@@ -403,8 +482,8 @@ class FillerChange:
     instances: tuple[tuple[str, str], ...]  # (template, object) it changed for
 
 
-def filler_diff(before: Mapping[tuple[str, str, str, str], tuple[str, str]],
-                after: Mapping[tuple[str, str, str, str], tuple[str, str]]) -> list[FillerChange]:
+def filler_diff(before: Mapping[tuple[str, ...], tuple[str, str]],
+                after: Mapping[tuple[str, ...], tuple[str, str]]) -> list[FillerChange]:
     """Every filler that differs between two ledgers, grouped by (language, context, before, after)."""
     groups: dict[tuple[str, str, str, str], list[tuple[str, str]]] = defaultdict(list)
     for key in sorted(set(before) | set(after)):
@@ -427,7 +506,7 @@ def format_diff(changes: Sequence[FillerChange]) -> str:
     return "\n".join(out)
 
 
-def as_mapping(ledger: Ledger) -> dict[tuple[str, str, str, str], tuple[str, str]]:
+def as_mapping(ledger: Ledger) -> dict[tuple[str, str, str, str, str], tuple[str, str]]:
     return {x.instance: (x.context, x.filler) for x in ledger.lines}
 
 
@@ -508,9 +587,11 @@ def ledger_for_run(run: str | Path, library, review_folder: str | None = None,
     langs = sorted(set(table["lang"].to_pylist()))
     review = {lang: load_review(lang, review_folder) for lang in langs}
     entities = read_entities(run / "curate")
-    ledger = make_ledger(answer_rows(table, entities), entities, library, review)
+    renderer = Renderer(entities)
+    contexts = Contexts(renderer, library, entities)
+    ledger = make_ledger(answer_rows(table, entities, contexts), entities, library, review, renderer, contexts)
     if not subjects:
         return ledger
     cloze = table.filter(pc.equal(table["kind"], "cloze")).select(["lang", "template_id", "kind", "subject_qid"])
-    more = subject_lines(cloze.to_pylist(), entities, library, review)
+    more = subject_lines(cloze.to_pylist(), entities, library, review, renderer)
     return Ledger(ledger.lines + tuple(more), ledger.stale, ledger.skipped)

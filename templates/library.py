@@ -21,7 +21,7 @@ from factatlas.yamlfile import compose, position, read_text, source_of
 from factatlas.yamlfile import display_path as shown_path
 
 FILE_KEYS = ("lang", "name", "scripts", "genders", "templates", "notes")
-TEMPLATE_KEYS = ("id", "kind", "text", "status", "source", "notes")
+TEMPLATE_KEYS = ("id", "kind", "text", "status", "source", "notes", "timeless")
 KINDS = ("cloze", "question")
 STATUSES = ("reviewed", "draft")
 
@@ -94,6 +94,9 @@ class Template:
     path: str = ""
     line: int = 0  # line of the template's entry in its file
     anchor: TextAnchor = field(default=TextAnchor(), compare=False)
+    # why a template about a person holds of the dead as of the living without agreeing with life status
+    # ("a completed event"); "" when it agrees ({X: alive=… | other=…}) or is not about a person
+    timeless: str = ""
 
     def where(self, offset: int | None = None) -> str:
         """``path:line:col`` of the template (or of character ``offset`` of its text)."""
@@ -251,7 +254,7 @@ def _read_template(node: yaml.Node, predicate: str, lang: str, shown: str, issue
         issue(value_nodes.get("status", node), f"unknown status '{status}'.{did_you_mean(status, STATUSES)}",
               "status: reviewed | draft", "unknown-key")
     return Template(values["id"], lang, predicate, kind, values["text"], status, values.get("source", ""),
-                    shown, line, anchor)
+                    shown, line, anchor, values.get("timeless", "").strip())
 
 
 # ---- the library -------------------------------------------------------------------------------

@@ -239,6 +239,7 @@ def validate_template(t: Template, lf: LanguageFile, spec=None) -> list[Issue]:
                 at(slot.start, f"unknown Korean particle '{f.particle}'.{did_you_mean(f.particle, PARTICLES)}",
                    "particles: " + " ".join(sorted(PARTICLES)), "unknown-feature")
 
+    issues.extend(_life_issues(t, parsed, at))
     genders = tuple(lf.genders)
     span = parsed.answer_span()
     for i, g in enumerate(parsed.nodes):
@@ -256,6 +257,34 @@ def validate_template(t: Template, lf: LanguageFile, spec=None) -> list[Issue]:
     for offset, message, hint in probe_render(t, parsed):
         at(offset, message, hint, "placeholder")
     return issues
+
+
+PERSON = "person"
+
+
+def _life_issues(t: Template, parsed, at) -> list[Issue]:
+    """Life status is grammar: a template whose subject is a person either agrees with the subject's life
+    status (a ``{X: …}`` group with ``alive``/``dead`` forms) or says why it holds of the dead as of the
+    living (``timeless: <reason>``: a completed event, a language without tense, a definition said of the
+    dead in encyclopedic style). Checked for every language file, so a new language is held to it too; a
+    draft (machine translation, ``status: draft``) is held to it once reviewed."""
+    predicate = PREDICATES.get(t.predicate)
+    if predicate is None or t.status == "draft":  # a machine-translated draft waits for its review
+        return []
+    agrees = any(isinstance(n, Group) and n.slot == "X" and n.atoms & set(LIFE_VALUES) for n in parsed.nodes)
+    if predicate.subject_type != PERSON:
+        if t.timeless:
+            at(None, f"'timeless' on a template whose subject is a {predicate.subject_type}, not a person",
+               "remove the key: life status is said of people", "life-status")
+        return []
+    if agrees and t.timeless:
+        at(None, "declared timeless but agrees with life status", "keep one: the agreement group or 'timeless'",
+           "life-status")
+    elif not agrees and not t.timeless:
+        at(None, "a template about a person neither agrees with life status nor is declared timeless",
+           "agree with the subject's life status ({X: alive=… | dead=… | other=<true of both>}) where the tense "
+           "shows, or add 'timeless: <why it holds of the dead as of the living>'", "life-status")
+    return []
 
 
 def _check_group(g: Group, t: Template, genders: tuple[str, ...], at, in_answer: bool = False) -> None:

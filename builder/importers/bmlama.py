@@ -441,7 +441,7 @@ def bmlama_benchmark(data: BmlamaData, *, path: str | os.PathLike | None = None,
     meta = {
         "schema_version": SCHEMA_VERSION, "name": name, "pair": data.name, "cultures": present,
         "languages": list(langs), "templates": {lang: template_ids for lang in langs},
-        "candidate_mode": "sampled", "k": max((len(p.candidate_qids) for p in conv.prompts), default=0),
+        "candidate_mode": "sampled", "subject_candidate": "kept", "k": max((len(p.candidate_qids) for p in conv.prompts), default=0),
         "seed": None,
         "splits": {"method": "imported whole", "fractions": {"test": 1.0}, "counts": {"test": len(conv.facts)}},
         "source": {"kind": "bmlama", "path": str(path), "variant": data.name,

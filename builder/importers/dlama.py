@@ -228,7 +228,7 @@ def import_dlama(path: str | os.PathLike, pair: str = "arab-west", *, out: str |
 
         source = LibrarySource(load_library(langs=data.languages, root=templates_root), entities)
     name = f"dlama-v1-{data.name}"
-    spec = BuildSpec(name=name, pair=data.name, cultures=data.cultures, languages=data.languages,
+    spec = BuildSpec(name=name, subject_candidate="kept", pair=data.name, cultures=data.cultures, languages=data.languages,
                      fractions=dict(IMPORT_FRACTIONS), source={**source_meta(data, path), **source.describe()})
     result = build_benchmark(facts, entities, source, spec, upstream_drops=drops, toolkit_version=toolkit_version())
     if write:

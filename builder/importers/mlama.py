@@ -114,7 +114,7 @@ def import_mlama(path: str | os.PathLike, langs: Sequence[str], *, out: str | os
     texts = {lang: read_templates(template_root, lang) for lang in langs}
     source = SubstitutionSource(texts, entities, origin=str(template_root))
     name = "mlama-" + "-".join(langs)
-    spec = BuildSpec(name=name, pair=name, cultures=present, languages=tuple(langs),
+    spec = BuildSpec(name=name, subject_candidate="kept", pair=name, cultures=present, languages=tuple(langs),
                      fractions=dict(IMPORT_FRACTIONS),
                      source={"kind": "mlama", "path": str(root), "triples": {x: len(t) for x, t in triples.items()},
                              "citation": "Kassner, Dufter & Schütze (2021), Multilingual LAMA, EACL 2021.",

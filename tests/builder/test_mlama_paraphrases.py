@@ -48,7 +48,9 @@ def test_build_option_renders_the_mlama_templates(tmp_path):
     assert done.returncode == 0, done.stderr
     done = factatlas("build", run, "--langs", "en,fr", "--mlama-paraphrases", MLAMA)
     assert done.returncode == 0, done.stderr
-    assert "mLAMA templates added as <P>/mlama: en 11, fr 19" in done.stderr
+    # en 12: its P103 template now agrees with life status ({X: alive=is | other=was}), so mLAMA's present-tense
+    # wording is no longer the same as P103/1 and is added (only P19 and P36 are built here)
+    assert "mLAMA templates added as <P>/mlama: en 12, fr 19" in done.stderr
     from factatlas.tables import PROMPTS_SCHEMA, read_rows
 
     rows = read_rows(run / "build" / "prompts.parquet", PROMPTS_SCHEMA)
@@ -69,7 +71,7 @@ def test_build_option_renders_the_mlama_templates(tmp_path):
                (run / "build" / "templates" / "mlama_paraphrases.jsonl").read_text("utf-8").splitlines()]
     fr_p19 = next(t for t in shipped if (t["lang"], t["id"]) == ("fr", "P19/mlama"))
     assert fr_p19["text"] == texts["P19"] and fr_p19["source"] == "mlama"
-    assert len(shipped) == 11 + 19
+    assert len(shipped) == 12 + 19
 
 
 def test_inclusion_thresholds_count_the_added_templates(tmp_path):

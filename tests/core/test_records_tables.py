@@ -84,3 +84,27 @@ def test_the_prompt_writer_takes_exactly_the_record_fields():
     assert prompts_table([row]).num_rows == 1
     with pytest.raises(ValueError, match=r"unknown \['difficulty'\]"):
         prompts_table([{**row, "difficulty": 0.5}])
+
+
+def test_life_status_round_trips_and_tables_without_it_stay_readable(tmp_path):
+    """entities.parquet carries life status (issue 40); a table written before it (ENTITIES_SCHEMA_V1: a run
+    or a release of an earlier version) is read with every life unknown."""
+
+    from factatlas.records import Life
+    from factatlas.tables import ENTITIES_SCHEMA_V1, write_table
+
+    dead = Entity("Q1110560", frozen_mapping({"en": "Umm Kulthum"}), frozen_mapping(), Gender.FEMININE, "P21",
+                  ("Q5",), 80, life=Life.DEAD, life_source="P570")
+    alive = Entity("Q1354960", frozen_mapping({"en": "Mohamed Salah"}), frozen_mapping(), Gender.MASCULINE, "P21",
+                   ("Q5",), 110, life=Life.ALIVE, life_source="P569:within-100y")
+    write_entities(tmp_path, [dead, alive])
+    back = read_entities(tmp_path)
+    assert (back["Q1110560"].life, back["Q1110560"].life_source) == (Life.DEAD, "P570")
+    assert (back["Q1354960"].life, back["Q1354960"].life_source) == (Life.ALIVE, "P569:within-100y")
+    old = [{"qid": "Q1110560", "gender": str(Gender.FEMININE), "gender_source": "P21", "classes": ["Q5"], "sitelinks": 80}]
+    write_table(tmp_path / "entities.parquet", old, ENTITIES_SCHEMA_V1, sort_by=("qid",))
+    before = read_entities(tmp_path)["Q1110560"]
+    assert (before.gender, before.life, before.life_source) == (Gender.FEMININE, Life.UNKNOWN, "")
+    import pyarrow.parquet as pq
+
+    assert pq.read_schema(tmp_path / "entities.parquet").names == ENTITIES_SCHEMA_V1.names

@@ -2,18 +2,32 @@
 
 from __future__ import annotations
 
-from factatlas.records import Entity, Gender, frozen_mapping
+from factatlas.records import Entity, Gender, Life, frozen_mapping
 
 HUMAN, COUNTRY, CITY, LANGUAGE, OCCUPATION, INSTRUMENT, CONTINENT = (
     "Q5", "Q6256", "Q515", "Q34770", "Q28640", "Q34379", "Q5107")
 
 
+# The life status of the people the tests name, as Wikidata records it (a date of death for the dead; the
+# living were born within a century), so that templates agree with it as they do in a curated run.
+LIFE = {
+    **dict.fromkeys(("Q7200", "Q80440", "Q254", "Q42", "Q131248", "Q173481", "Q4616", "Q539171", "Q5928",
+                     "Q1110560", "Q1631", "Q40912", "Q37001", "Q37615"), Life.DEAD),
+    **dict.fromkeys(("Q34424", "Q15123969", "Q21178405", "Q3571952", "Q36268", "Q578416", "Q23215", "Q76",
+                     "Q152768"), Life.ALIVE),
+}
+
+
 def entity(qid: str, labels: dict[str, str], classes: tuple[str, ...], gender: Gender = Gender.UNKNOWN,
-           aliases: dict[str, tuple[str, ...]] | None = None, female: dict[str, str] | None = None) -> Entity:
-    """``female``: the P2521 (female form of label) labels, by language."""
+           aliases: dict[str, tuple[str, ...]] | None = None, female: dict[str, str] | None = None,
+           life: Life | None = None) -> Entity:
+    """``female``: the P2521 (female form of label) labels, by language; ``life``: default the person's real
+    status (``LIFE``), unknown for anyone else."""
     source = "P21" if gender is not Gender.UNKNOWN else ""
+    life = LIFE.get(qid, Life.UNKNOWN) if life is None else life
     return Entity(qid, frozen_mapping(labels), frozen_mapping(aliases or {}), gender, source, classes,
-                  female_labels=frozen_mapping(female or {}))
+                  female_labels=frozen_mapping(female or {}), life=life,
+                  life_source="P570" if life == Life.DEAD else ("P569:within-100y" if life == Life.ALIVE else ""))
 
 
 def filled(renderer, template, subject: str, obj: str) -> str:

@@ -58,6 +58,69 @@ def test_answer_context_shows_the_answer_where_it_stands():
     assert answer_context("[X]の首都は[Y]である。") == "首都は[Y]である"  # no spaces: three characters before
 
 
+def test_contexts_are_rendered_for_the_subject():
+    """Issue 40: a context shows the forms agreement chose for the line's subject, never the template's first
+    or ``other`` form: «يقع [X]» for every subject hid the feminine «تقع» a feminine city takes."""
+    from factatlas.records import Gender, Life
+    from factatlas.templates.gender import Agreement
+    from factatlas.templates.render import choose_option
+
+    def chooser(gender: Gender, life: Life):
+        return lambda g: choose_option(g, Agreement(gender, "sg", "P21"), life) or g.form("other")
+
+    dead_woman, living_man = chooser(Gender.FEMININE, Life.DEAD), chooser(Gender.MASCULINE, Life.ALIVE)
+    text = "[X] {X: alive=ist | other=war} {X: masc=Staatsbürger | fem=Staatsbürgerin | other=Staatsbürger*in} [Y.def.gen]."
+    assert answer_context(text) == "Staatsbürger*in [Y.def.gen]"  # as contexts were written before
+    assert answer_context(text, dead_woman) == "Staatsbürgerin [Y.def.gen]"
+    assert answer_context(text, living_man) == "Staatsbürger [Y.def.gen]"
+    assert answer_context("[X] {X: alive=ist | other=war} [Y].", dead_woman) == "war [Y]"
+    city = "{X: masc=يقع | fem=تقع | other=يقع} [X] في [Y]."
+    assert subject_contexts(city) == [(2, "يقع [X]")]
+    assert subject_contexts(city, dead_woman) == [(2, "تقع [X]")]
+    # a group that agrees with the answer stays as written: the filler shows the form it chose
+    assert answer_context("[X] liegt {Y: pl=in den | other=in} [Y.def.dat]!", dead_woman) == \
+        "liegt {Y: pl=in den | other=in} [Y.def.dat]"
+
+
+def test_a_build_line_is_kept_per_rendered_context(place_build):
+    """One ledger line per (language, template, object, variant, context): the ar subjects of P20/1 read
+    «توفي [X]» for a man and «توفيت [X]» for a woman, each on lines of its own."""
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    from factatlas.tables import read_entities
+    from factatlas.templates.ledger import subject_lines
+
+    table = pq.read_table(place_build / "build" / "prompts.parquet",
+                          columns=["lang", "template_id", "kind", "subject_qid"])
+    table = table.filter(pc.equal(table["lang"], "ar"))
+    entities = read_entities(place_build / "curate")
+    lines = subject_lines(table.to_pylist(), entities, load_library(("ar",)))
+    ctx = {(x.template, x.qid): x.context for x in lines}
+    assert ctx[("P20/1", "Q1110560")] == "توفيت [X]"  # Umm Kulthum
+    assert ctx[("P20/1", "Q2831")] == "توفي [X]"  # Michael Jackson
+    assert ctx[("P19/1", "Q7176")] == "ولد [X]"  # Naguib Mahfouz
+
+
+def test_the_templates_room_imports_nothing_of_the_builder():
+    """Issue 43: the build calls the templates (builder/sources.py, its one door), never the other way round:
+    no module of templates/ imports factatlas.builder, even inside a function."""
+    import ast
+    from pathlib import Path
+
+    import factatlas.templates
+
+    room = Path(factatlas.templates.__file__).parent
+    offences = []
+    for path in sorted(room.glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text("utf-8"), str(path))):
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import) else
+                     [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+            if any(n.startswith("factatlas.builder") for n in names):
+                offences.append(f"{path.name}:{node.lineno}")
+    assert offences == []
+
+
 def test_lexicon_errors_point_at_the_entry(tmp_path):
     good = tmp_path / "ru.yaml"
     good.write_text("lang: ru\nentries:\n  Q85:\n    label: Каир\n    gender: masc\n    prep: в\n"

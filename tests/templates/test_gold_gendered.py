@@ -43,12 +43,12 @@ WOMEN = {
     "arab:P106:Q3247658|hi|P106/1": "फ़ैरूज़ का पेशा गायिका है।",
     "arab:P106:Q3247658|pt|P106/3": "A atividade profissional de Fairuz é cantora.",
     "arab:P106:Q1118831|de|P106/2": "Elissa ist von Beruf Sängerin.",
-    "arab:P106:Q1118831|ru|P106/3": "Профессия Элиссы — певица.",
-    "arab:P106:Q2424957|ru|P106/3": "Профессия Фатен Хамамы — актриса.",
-    "arab:P106:Q1110560|fr|P106/3": "L'occupation d'Oum Kalthoum est actrice.",
-    "arab:P106:Q47780|es|P106/3": "La actividad profesional de Zaha Hadid es arquitecta.",
-    "arab:P106:Q2424957|it|P106/3": "L'attività professionale di Faten Hamama è attrice.",
-    "arab:P106:Q1110560|en|P106/2": "Umm Kulthum's profession is actress.",
+    "arab:P106:Q1118831|ru|P106/3": "Элисса по профессии является певицей.",
+    "arab:P106:Q2424957|ru|P106/3": "Фатен Хамама по профессии была актрисой.",  # d. 2015
+    "arab:P106:Q1110560|fr|P106/3": "L'occupation d'Oum Kalthoum était actrice.",  # d. 1975
+    "arab:P106:Q47780|es|P106/3": "La actividad profesional de Zaha Hadid era arquitecta.",  # d. 2016
+    "arab:P106:Q2424957|it|P106/3": "L'attività professionale di Faten Hamama era attrice.",
+    "arab:P106:Q1110560|en|P106/2": "Umm Kulthum's profession was actress.",
     "arab:P106:Q1110560|ja|P106/3": "ウンム・クルスームは女優として知られている。",
 }
 
@@ -78,13 +78,13 @@ def test_every_candidate_filler_agrees_with_the_subject(built):
         assert f == e.female_labels.get("de", e.labels["de"]), q
         assert m == e.male_labels.get("de", e.labels["de"]), q
     assert "Schauspielerin" in fem["candidate_forms"] and "Schauspieler" in masc["candidate_forms"]
-    ru = rows["arab:P106:Q1118831|ru|P106/3"]["candidate_forms"]
+    ru = rows["arab:P106:Q1118831|ru|P106/2"]["candidate_forms"]
     assert "актриса" in ru and "актёр" not in ru
 
 
 def test_gold_keeps_the_plain_label_for_lenient_matching(built):
     _, rows, _ = built
-    r = rows["arab:P106:Q1118831|ru|P106/3"]
+    r = rows["arab:P106:Q1118831|ru|P106/2"]
     assert r["gold_forms"][r["gold_qids"].index("Q177220")][:2] == ("певица", "певец")  # the woman's form, then the plain label
 
 

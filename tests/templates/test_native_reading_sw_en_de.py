@@ -105,8 +105,8 @@ SENTENCES = [
      "The City of Brussels serves as the capital of Belgium.", "The City of Brussels serves as the capital of France."),
     # «Western» is a proper adjective («… is western classical music» was wrong)
     ("en", "P136/1", "Q37001", "Q9730", "Q1344",
-     "The musical genre of Luciano Pavarotti is Western classical music.",
-     "The musical genre of Luciano Pavarotti is opera."),
+     "The musical genre of Luciano Pavarotti was Western classical music.",
+     "The musical genre of Luciano Pavarotti was opera."),
     # a company named by a common noun stands after «Sender» / «Label», never bare after «ist»
     # («Der ursprüngliche Sender von „Twin Peaks“ ist American Broadcasting Company» was wrong)
     ("de", "P449/3", "Q2085", "Q169889", "Q13974",

@@ -23,9 +23,9 @@ scripts: [Latin]
 genders: []
 templates:
   P19:
-    - {id: P19/1, text: "[X] was born in [Y].", status: reviewed, source: human}
-    - {id: P19/2, text: "[X]'s place of birth is [Y].", status: draft, source: "mt:a+b"}
-    - {id: P19/q1, kind: question, text: "Where was [X] born?", status: reviewed, source: human}
+    - {id: P19/1, text: "[X] was born in [Y].", status: reviewed, source: human, timeless: a birth}
+    - {id: P19/2, text: "[X]'s place of birth is [Y].", status: draft, source: "mt:a+b", timeless: a birth}
+    - {id: P19/q1, kind: question, text: "Where was [X] born?", status: reviewed, source: human, timeless: a birth}
   P36:
     - {id: P36/1, text: "The capital of [X] is [Y].", status: reviewed, source: human}
 """,
@@ -39,6 +39,7 @@ templates:
       text: "[X] {X: masc=родился | fem=родилась | neut=родилось | other=родился(-ась)} в [Y.loc]."
       status: reviewed
       source: human
+      timeless: a birth
   P36:
     - {id: P36/1, text: "Столица [X.gen] — [Y].", status: reviewed, source: human}
 """,
@@ -48,7 +49,8 @@ scripts: [Latin]
 genders: [masc, fem]
 templates:
   P19:
-    - {id: P19/1, text: "[X] est {X: masc=né | fem=née | other=né(e)} [Y.a].", status: reviewed, source: human}
+    - {id: P19/1, text: "[X] est {X: masc=né | fem=née | other=né(e)} [Y.a].", status: reviewed, source: human,
+       timeless: a birth}
 """,
 }
 

@@ -132,22 +132,24 @@ def test_career_templates_hold_for_the_dead_as_for_the_living(lib):
 
 def test_nationality_instrument_and_language_templates_hold_for_the_dead(lib):
     # «ダリダはフランスの国籍を持っている», «지미 헨드릭스는 기타를 연주한다», «ダリダはフランス語を話す»,
+    # ja agrees with life status (である / であった, ですか / でしたか); the ko copula 이다 of a definition is
+    # declared timeless (Korean encyclopedic style says it of the dead).
     # «달리다는 이탈리아어를 모국어로 사용한다»: a present state or habit said of the dead (Dalida d. 1987,
     # Jimi Hendrix d. 1970); the second reading (seed 2026) found it in 13 of 260 ja and 17 of 260 ko prompts.
     def renders(tid: str, subject: str, objects: tuple[str, ...]) -> tuple[str, ...]:
         return _sentence(lib, tid, subject, objects)
 
     assert renders("ja:P27/2", "Q539171", ("Q142", "Q79")) == (
-        "ダリダはフランスの国籍を持つ人物である。", "ダリダはエジプトの国籍を持つ人物である。")
+        "ダリダはフランスの国籍を持っていた。", "ダリダはエジプトの国籍を持っていた。")
     assert renders("ko:P27/2", "Q539171", ("Q142", "Q79")) == ("달리다는 프랑스 국적의 인물이다.", "달리다는 이집트 국적의 인물이다.")
     assert renders("ko:P103/2", "Q539171", ("Q652", "Q150")) == ("달리다는 이탈리아어 원어민이다.", "달리다는 프랑스어 원어민이다.")
-    assert renders("ja:P1303/1", "Q5928", ("Q6607",)) == ("ジミ・ヘンドリックスはギターの奏者である。",)
-    assert renders("ja:P1303/2", "Q5928", ("Q6607",)) == ("ジミ・ヘンドリックスの演奏楽器はギターである。",)
+    assert renders("ja:P1303/1", "Q5928", ("Q6607",)) == ("ジミ・ヘンドリックスはギターの奏者であった。",)
+    assert renders("ja:P1303/2", "Q5928", ("Q6607",)) == ("ジミ・ヘンドリックスの演奏楽器はギターであった。",)
     assert renders("ko:P1303/1", "Q5928", ("Q6607",)) == ("지미 헨드릭스는 기타 연주자이다.",)
     assert renders("ko:P1303/2", "Q5928", ("Q6607",)) == ("지미 헨드릭스의 연주 악기는 기타이다.",)
-    assert renders("ja:P1412/1", "Q539171", ("Q150", "Q652")) == ("ダリダはフランス語の話者である。", "ダリダはイタリア語の話者である。")
-    assert renders("ja:P1412/2", "Q539171", ("Q150",)) == ("ダリダの使用言語の一つはフランス語である。",)
-    assert renders("ja:P1412/3", "Q539171", ("Q150",)) == ("ダリダの使用言語はフランス語である。",)
+    assert renders("ja:P1412/1", "Q539171", ("Q150", "Q652")) == ("ダリダはフランス語の話者であった。", "ダリダはイタリア語の話者であった。")
+    assert renders("ja:P1412/2", "Q539171", ("Q150",)) == ("ダリダの使用言語の一つはフランス語であった。",)
+    assert renders("ja:P1412/3", "Q539171", ("Q150",)) == ("ダリダの使用言語はフランス語であった。",)
     assert renders("ko:P1412/1", "Q539171", ("Q150",)) == ("달리다의 사용 언어는 프랑스어이다.",)
     assert renders("ko:P1412/2", "Q539171", ("Q150",)) == ("달리다의 사용 언어 중 하나는 프랑스어이다.",)
     assert renders("ko:P1412/3", "Q539171", ("Q150",)) == ("달리다는 프랑스어 사용자이다.",)
@@ -156,6 +158,6 @@ def test_nationality_instrument_and_language_templates_hold_for_the_dead(lib):
         ("ja:P27/q1", "Q539171"), ("ja:P1303/q1", "Q5928"), ("ja:P1412/q1", "Q539171"),
         ("ko:P1303/q1", "Q5928"), ("ko:P1412/q1", "Q539171"))}
     assert questions == {
-        "ja:P27/q1": "ダリダの国籍はどの国ですか？", "ja:P1303/q1": "ジミ・ヘンドリックスの演奏楽器は何ですか？",
-        "ja:P1412/q1": "ダリダの使用言語は何ですか？", "ko:P1303/q1": "지미 헨드릭스의 연주 악기는 무엇입니까?",
+        "ja:P27/q1": "ダリダの国籍はどの国でしたか？", "ja:P1303/q1": "ジミ・ヘンドリックスの演奏楽器は何でしたか？",
+        "ja:P1412/q1": "ダリダの使用言語は何でしたか？", "ko:P1303/q1": "지미 헨드릭스의 연주 악기는 무엇입니까?",
         "ko:P1412/q1": "달리다의 사용 언어는 무엇입니까?"}

@@ -34,10 +34,10 @@ SAMPLE = {e.qid: e for e in (
     entity("Q207199", {"es": "Distrito de Lisboa", "pt": "Distrito de Lisboa"}, (PROVINCE,)),
     entity("Q1249255", {"es": "Provincia de Riad", "pt": "Província de Riade"}, (PROVINCE,)),
     entity("Q1384", {"fr": "État de New York", "es": "Nueva York", "it": "Stato di New York",
-                     "pt": "Nova Iorque"}, (STATE,)),
+                     "pt": "Nova York"}, (STATE,)),
     entity("Q85", {"fr": "Le Caire", "es": "El Cairo", "it": "Il Cairo", "pt": "Cairo"}, (CITY,)),
     entity("Q5806", {"fr": "La Mecque", "it": "La Mecca", "pt": "Meca"}, (CITY,)),
-    entity("Q60", {"fr": "New York", "es": "Nueva York", "it": "New York", "pt": "Nova Iorque"}, (CITY,)),
+    entity("Q60", {"fr": "New York", "es": "Nueva York", "it": "New York", "pt": "Nova York"}, (CITY,)),
     entity("Q1055", {"fr": "Hambourg", "es": "Hamburgo", "it": "Amburgo", "pt": "Hamburgo"}, (CITY,)),
     entity("Q90", {"fr": "Paris", "es": "París", "it": "Parigi", "pt": "Paris"}, (CITY,)),
     entity("Q1842", {"it": "Città di Lussemburgo"}, (CITY,)),
@@ -162,7 +162,7 @@ CASES = [
     ("it", "P27/1", "Q717", "del Venezuela"),
     ("it", "P27/1", "Q398", "del Bahrein"),
     ("it", "P27/1", "Q238", "di San Marino"),
-    ("it", "P27/3", "Q970", "sono le Comore"),
+    ("it", "P27/3", "Q970", "delle Comore"),  # «era cittadina delle Comore»
     ("it", "P47/1", "Q114", "il Kenya"),
     ("it", "P17/2", "Q228", "ad Andorra"),
     ("it", "P37/1", "Q25448", "il tamazight"),
@@ -172,11 +172,11 @@ CASES = [
     ("pt", "P19/1", "Q5756", "na Comunidade de Madrid"),
     ("pt", "P19/1", "Q30805", "na província do Cairo"),
     ("pt", "P19/1", "Q85", "no Cairo"),
-    ("pt", "P19/1", "Q1384", "no estado de Nova Iorque"),
+    ("pt", "P19/1", "Q1384", "no estado de Nova York"),
     ("pt", "P19/3", "Q318102", "da província de Monastir"),
     ("pt", "P27/1", "Q238", "de San Marino"),
     ("pt", "P27/1", "Q970", "das Comores"),
-    ("pt", "P27/3", "Q970", "são as Comores"),
+    ("pt", "P27/3", "Q970", "das Comores"),  # «tinha a nacionalidade das Comores»
     ("pt", "P47/1", "Q114", "o Quênia"),
     ("pt", "P37/1", "Q25448", "o tamazight"),
 ]
@@ -194,10 +194,10 @@ def test_romance_filler_renders_exactly(renderer, library, lang, template_id, qi
     ("fr", "P19/1", "Q99", "Alexandre Pouchkine est né en Californie."),
     ("it", "P19/2", "Q1282", "Il luogo di nascita di Aleksandr Puškin è il Lazio."),
     ("pt", "P19/1", "Q1439", "Alexandre Pushkin nasceu no Texas."),
-    ("fr", "P1303/3", "Q1798603", "L'instrument d'Alexandre Pouchkine est un instrument à cordes."),
+    ("fr", "P1303/3", "Q1798603", "L'instrument d'Alexandre Pouchkine était un instrument à cordes."),
     ("es", "P1303/1", "Q1798603", "Aleksandr Pushkin tocó un instrumento de cuerda."),
-    ("it", "P1303/2", "Q1798603", "Lo strumento suonato da Aleksandr Puškin è uno strumento a corda."),
-    ("pt", "P1303/3", "Q1798603", "Um dos instrumentos de Alexandre Pushkin é um instrumento de cordas."),
+    ("it", "P1303/2", "Q1798603", "Lo strumento suonato da Aleksandr Puškin era uno strumento a corda."),
+    ("pt", "P1303/3", "Q1798603", "Um dos instrumentos de Alexandre Pushkin era um instrumento de cordas."),
 ])
 def test_romance_sentence_reads_right(renderer, library, lang, template_id, qid, expected):
     template = library.get(lang, template_id)
@@ -259,16 +259,25 @@ def test_every_lexicon_decision_names_its_entry(renderer, library):
 
 @pytest.mark.parametrize("lang", ["fr", "es", "it", "pt"])
 def test_shipped_lexicons_match_the_sample_labels(lang):
-    """Every entry is about the label the embedded sample gives its QID (a renamed label must be reviewed)."""
+    """Every entry is about the label the embedded sample gives its QID (a renamed label must be reviewed),
+    read as curate reads it: from the language's label tags, preferred first (pt: pt-br, then pt)."""
     import yaml
 
+    from factatlas.locales import label_tags
+
     source = Path(__file__).resolve().parents[2] / "curate" / "sample" / "source"
-    labels = {}
+    by_tag: dict[str, dict[str, str]] = {}
     for path in sorted(source.glob("*.yaml")):
         doc = yaml.load(path.read_text("utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)) or {}
         for qid, ent in (doc.get("entities") or {}).items():
-            if isinstance(ent, dict) and isinstance(ent.get("label"), dict) and lang in ent["label"]:
-                labels[qid] = ent["label"][lang]
+            if isinstance(ent, dict) and isinstance(ent.get("label"), dict):
+                for tag, text in ent["label"].items():
+                    by_tag.setdefault(qid, {})[tag] = text
+        for tag, table in (doc.get("labels") or {}).items():
+            for qid, text in (table or {}).items():
+                by_tag.setdefault(qid, {})[tag] = text
+    labels = {qid: next(tags[t] for t in label_tags(lang) if t in tags) for qid, tags in by_tag.items()
+              if any(t in tags for t in label_tags(lang))}
     assert labels, f"no {lang} labels under {source}"
     entries = load_lexicon(lang)
     assert [str(e) for e in (label_mismatch(entry, labels.get(qid)) for qid, entry in entries.items()) if e] == []
@@ -322,9 +331,9 @@ def test_exact_only_where_the_lexicon_decided_the_phrase(renderer, library):
 # state of the person («Pushkin trabalha como …», «fala …», «interpreta …», «é cidadão …», «toca …»); the
 # attribute is the subject instead, which reads right for Pushkin (d. 1837) and for the living.
 @pytest.mark.parametrize(("template_id", "qid", "expected"), [
-    ("P1303/1", "Q1798603", "O instrumento de Alexandre Pushkin é um instrumento de cordas."),
-    ("P27/1", "Q238", "A cidadania de Alexandre Pushkin é a de San Marino."),
-    ("P27/2", "Q970", "O país de cidadania de Alexandre Pushkin são as Comores."),
+    ("P1303/1", "Q1798603", "O instrumento de Alexandre Pushkin era um instrumento de cordas."),
+    ("P27/1", "Q238", "A cidadania de Alexandre Pushkin era a de San Marino."),
+    ("P27/2", "Q970", "Alexandre Pushkin era cidadão das Comores."),
 ])
 def test_pt_person_sentence_holds_for_the_dead(renderer, library, template_id, qid, expected):
     template = library.get("pt", template_id)
@@ -333,15 +342,15 @@ def test_pt_person_sentence_holds_for_the_dead(renderer, library, template_id, q
 
 
 @pytest.mark.parametrize(("template_id", "expected"), [
-    ("P106/3", "A atividade profissional de Alexandre Pushkin é [Y]."),
-    ("P136/2", "O estilo musical de Alexandre Pushkin é [Y]."),
+    ("P106/3", "A atividade profissional de Alexandre Pushkin era [Y]."),
+    ("P136/2", "O estilo musical de Alexandre Pushkin era [Y]."),
     ("P136/3", "A música de Alexandre Pushkin pertence ao gênero [Y]."),
     ("P264/1", "Os discos de Alexandre Pushkin foram lançados pela gravadora [Y]."),
     ("P264/3", "Alexandre Pushkin assinou contrato com a gravadora [Y]."),
-    ("P1412/1", "Uma língua falada por Alexandre Pushkin é [Y]."),
-    ("P103/2", "A primeira língua de Alexandre Pushkin é [Y]."),
-    ("P27/q1", "Qual é o país de cidadania de Alexandre Pushkin?"),
-    ("P1412/q1", "Qual é o idioma de comunicação de Alexandre Pushkin?"),
+    ("P1412/1", "Uma língua falada por Alexandre Pushkin era [Y]."),
+    ("P103/2", "A primeira língua de Alexandre Pushkin era [Y]."),
+    ("P27/q1", "Qual era o país de cidadania de Alexandre Pushkin?"),
+    ("P1412/q1", "Qual era o idioma de comunicação de Alexandre Pushkin?"),
 ])
 def test_pt_person_prompt_holds_for_the_dead(renderer, library, template_id, expected):
     assert renderer.render_prompt(library.get("pt", template_id), "Q7200").text == expected

@@ -71,15 +71,15 @@ def _sentence(renderer, library, lang, template_id, subject, obj):
 
 @pytest.mark.parametrize(("lang", "template_id", "obj", "expected"), [
     # a noun phrase or a completed event holds for the living and the dead
-    ("fr", "P27/1", "Q142", "La nationalité d'Alexandre Pouchkine est celle de la France."),
-    ("fr", "P1412/1", "Q1860", "L'une des langues parlées par Alexandre Pouchkine est l'anglais."),
+    ("fr", "P27/1", "Q142", "La nationalité d'Alexandre Pouchkine était celle de la France."),
+    ("fr", "P1412/1", "Q1860", "L'une des langues parlées par Alexandre Pouchkine était l'anglais."),
     ("fr", "P1303/1", "Q5994", "Alexandre Pouchkine a joué du piano."),
-    ("fr", "P1303/3", "Q5994", "L'instrument d'Alexandre Pouchkine est le piano."),
-    ("es", "P27/1", "Q142", "La nacionalidad de Aleksandr Pushkin es la de Francia."),
-    ("es", "P1412/2", "Q1860", "Entre los idiomas hablados por Aleksandr Pushkin figura el inglés."),
+    ("fr", "P1303/3", "Q5994", "L'instrument d'Alexandre Pouchkine était le piano."),
+    ("es", "P27/1", "Q142", "La nacionalidad de Aleksandr Pushkin era la de Francia."),
+    ("es", "P1412/2", "Q1860", "Entre los idiomas hablados por Aleksandr Pushkin figuraba el inglés."),
     ("es", "P1303/1", "Q5994", "Aleksandr Pushkin tocó el piano."),
-    ("it", "P27/2", "Q142", "La nazionalità di Aleksandr Puškin è quella della Francia."),
-    ("it", "P1412/2", "Q1860", "Tra le lingue parlate da Aleksandr Puškin c'è l'inglese."),
+    ("it", "P27/2", "Q142", "La nazionalità di Aleksandr Puškin era quella della Francia."),
+    ("it", "P1412/2", "Q1860", "Tra le lingue parlate da Aleksandr Puškin c'era l'inglese."),
     ("it", "P1303/1", "Q5994", "Aleksandr Puškin ha suonato il pianoforte."),
     # it: the copula agrees with a plural place, as in «il problema sono i soldi»
     ("it", "P19/2", "Q782", "Il luogo di nascita di Aleksandr Puškin sono le Hawaii."),
@@ -90,13 +90,13 @@ def test_person_sentence_reads_right(renderer, library, lang, template_id, obj, 
 
 
 @pytest.mark.parametrize(("lang", "template_id", "expected"), [
-    ("fr", "P106/2", "La profession d'Alexandre Pouchkine est [Y]."),
-    ("fr", "P106/3", "L'occupation d'Alexandre Pouchkine est [Y]."),
+    ("fr", "P106/2", "La profession d'Alexandre Pouchkine était [Y]."),
+    ("fr", "P106/3", "L'occupation d'Alexandre Pouchkine était [Y]."),
     ("fr", "P264/1", "Alexandre Pouchkine a signé avec le label [Y]."),
-    ("fr", "P27/q1", "Quel est le pays de citoyenneté d'Alexandre Pouchkine ?"),
-    ("es", "P106/3", "La actividad profesional de Aleksandr Pushkin es [Y]."),
+    ("fr", "P27/q1", "Quel était le pays de citoyenneté d'Alexandre Pouchkine ?"),
+    ("es", "P106/3", "La actividad profesional de Aleksandr Pushkin era [Y]."),
     ("es", "P264/q1", "¿Con qué sello discográfico firmó Aleksandr Pushkin?"),
-    ("it", "P106/3", "L'attività professionale di Aleksandr Puškin è [Y]."),
+    ("it", "P106/3", "L'attività professionale di Aleksandr Puškin era [Y]."),
     ("it", "P264/1", "Aleksandr Puškin ha firmato con l'etichetta [Y]."),
 ])
 def test_person_prompt_reads_right(renderer, library, lang, template_id, expected):
@@ -107,7 +107,7 @@ def test_person_prompt_reads_right(renderer, library, lang, template_id, expecte
     # fr: «Le pays … sont les États-Unis» is wrong; the dislocation «…, ce sont les États-Unis» agrees
     ("P17/3", "Q61", "Q30", "Le pays où se trouve Washington, ce sont les États-Unis."),
     ("P17/3", "Q61", "Q16", "Le pays où se trouve Washington, c'est le Canada."),
-    ("P27/3", "Q7200", "Q30", "Le pays de citoyenneté d'Alexandre Pouchkine, ce sont les États-Unis."),
+    ("P27/3", "Q7200", "Q30", "Le pays de citoyenneté d'Alexandre Pouchkine était les États-Unis."),
     # one country named in the plural is still «un pays voisin», not «des pays voisins»
     ("P47/3", "Q30", "Q16", "Les États-Unis sont un pays voisin du Canada."),
 ])

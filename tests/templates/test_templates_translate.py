@@ -179,8 +179,8 @@ def test_cli_translate_writes_a_valid_draft_file(tmp_path, monkeypatch):
     folder.mkdir()
     (folder / "en.yaml").write_text(
         "lang: en\nname: English\nscripts: [Latin]\ngenders: []\ntemplates:\n  P19:\n"
-        "    - {id: P19/1, text: \"[X] was born in [Y].\", status: reviewed, source: human}\n"
-        "    - {id: P19/2, text: \"[X] is from [Y].\", status: reviewed, source: human}\n", "utf-8")
+        "    - {id: P19/1, text: \"[X] was born in [Y].\", status: reviewed, source: human, timeless: a birth}\n"
+        "    - {id: P19/2, text: \"[X] is from [Y].\", status: reviewed, source: human, timeless: a birth}\n", "utf-8")
     out = tmp_path / "sw.yaml"
     monkeypatch.setattr("factatlas.templates.library.templates_dir", lambda: folder)
     result = CliRunner().invoke(app, ["templates", "translate", "--from", "en", "--to", "sw",

@@ -34,17 +34,23 @@ def col(path: Path, line: int, needle: str, occurrence: int = 1) -> int:
     return i + 1
 
 
-def issues_of(path: Path) -> list[str]:
-    return [str(i) for i in validate_file(read_language_file(path, display_path=path.name))]
+def issues_of(path: Path, life: bool = False) -> list[str]:
+    """The file's issues; the life-status rule (a person template agrees or is timeless) only with ``life``:
+    its own tests below check it, the others write short person templates without the key."""
+    return [str(i) for i in validate_file(read_language_file(path, display_path=path.name))
+            if life or i.code != "life-status"]
 
 
-def entry(tid: str, text: str, kind: str = "cloze") -> str:
+def entry(tid: str, text: str, kind: str = "cloze", timeless: str = "") -> str:
     k = f"\n      kind: {kind}" if kind != "cloze" else ""
-    return f"    - id: {tid}{k}\n      text: \"{text}\"\n      status: reviewed\n      source: human\n"
+    t = f"      timeless: {timeless}\n" if timeless else ""
+    return f"    - id: {tid}{k}\n      text: \"{text}\"\n      status: reviewed\n      source: human\n{t}"
 
 
-VALID_RU = "  P19:\n" + entry("P19/1", "[X] {X: masc=родился | fem=родилась | other=родился(-ась)} в [Y.loc].") + entry(
-    "P19/q1", "Где {X: masc=родился | fem=родилась | other=родился(-ась)} [X]?", "question")
+BIRTH = "a birth is a completed event"
+VALID_RU = "  P19:\n" + entry("P19/1", "[X] {X: masc=родился | fem=родилась | other=родился(-ась)} в [Y.loc].",
+                             timeless=BIRTH) + entry(
+    "P19/q1", "Где {X: masc=родился | fem=родилась | other=родился(-ась)} [X]?", "question", timeless=BIRTH)
 
 
 def test_a_valid_file_has_no_issues_and_loads(tmp_path):
@@ -65,7 +71,7 @@ def test_unknown_keys_top_level_and_in_templates(tmp_path):
     assert issues_of(path) == [
         "ru.yaml:2:1: unknown key 'nmae'. Did you mean 'name'?; fix: keys: lang, name, scripts, genders, templates, notes",
         "ru.yaml:9:7: unknown key 'stauts'. Did you mean 'status'?; fix: template keys: id, kind, text, status, "
-        "source, notes",
+        "source, notes, timeless",
     ]
 
 
@@ -236,7 +242,8 @@ def test_block_scalar_columns(tmp_path):
 
 
 def test_load_library_raises_one_error_listing_every_problem(tmp_path):
-    write(tmp_path, "en", "  P19:\n" + entry("P19/1", "[X] was born.") + entry("P19/2", "[X] born [Y.lok]."))
+    write(tmp_path, "en", "  P19:\n" + entry("P19/1", "[X] was born.", timeless=BIRTH)
+          + entry("P19/2", "[X] born [Y.lok].", timeless=BIRTH))
     with pytest.raises(ConfigError) as info:
         load_library(["en"], root=tmp_path)
     text = str(info.value)
@@ -280,3 +287,41 @@ def test_forms_by_life_status_must_leave_a_form_for_the_unknown(tmp_path):
         f"ru.yaml:12:{col(path, 12, '{')}: P27/2: agreement group misses neut and has no 'other' form; fix: add "
         "neut=... or 'other=...' (used for non-binary and unknown gender)",
     ]
+
+
+def test_a_person_template_agrees_with_life_status_or_says_why_it_is_timeless(tmp_path):
+    """Life status is grammar (issue 40): a template whose subject is a person either agrees with the
+    subject's life status or is declared ``timeless`` with a reason; for every language file alike."""
+    body = ("  P27:\n"
+            + entry("P27/1", "[X] is a citizen of [Y].")  # line 7: the present, said of the dead too
+            + entry("P27/2", "[X] {X: alive=is | other=was} a national of [Y].")  # agrees: fine
+            + entry("P27/3", "[X] held the citizenship of [Y].", timeless="a completed state")  # fine
+            + entry("P27/4", "[X] {X: alive=is | other=was} a citizen of [Y].", timeless="both")  # line 20
+            + "  P17:\n"
+            + entry("P17/1", "[X] is in [Y].", timeless="places do not die"))  # line 26
+    path = write(tmp_path, "en", body)
+    found = issues_of(path, life=True)
+    assert found == [
+        "en.yaml:7: P27/1: a template about a person neither agrees with life status nor is declared timeless; "
+        "fix: agree with the subject's life status ({X: alive=… | dead=… | other=<true of both>}) where the tense "
+        "shows, or add 'timeless: <why it holds of the dead as of the living>'",
+        "en.yaml:20: P27/4: declared timeless but agrees with life status; fix: keep one: the agreement group or "
+        "'timeless'",
+        "en.yaml:26: P17/1: 'timeless' on a template whose subject is a place, not a person; fix: remove the key: "
+        "life status is said of people",
+    ]
+    assert read_language_file(path).templates[2].timeless == "a completed state"
+
+
+def test_every_shipped_template_about_a_person_is_held_to_life_status():
+    """The shipped files pass the rule, and each of their person templates either agrees or gives a reason."""
+    from factatlas.templates.predicates import PREDICATES
+    from factatlas.templates.syntax import LIFE_VALUES, Group, parse
+
+    library = load_library()
+    person = [t for lang in library.languages for t in library.templates(lang)
+              if PREDICATES[t.predicate].subject_type == "person"]
+    assert len(person) >= 13 * 9 * 4
+    for t in person:
+        agrees = any(isinstance(n, Group) and n.atoms & set(LIFE_VALUES) for n in parse(t.text).nodes)
+        assert agrees != bool(t.timeless), (t.lang, t.id)
