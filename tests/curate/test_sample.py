@@ -311,6 +311,18 @@ def test_a_language_file_adds_labels_aliases_and_gendered_forms_to_other_files_e
         builder.render(source)
 
 
+def test_a_language_file_label_replaces_a_latin_default_but_not_a_written_label(builder, tmp_path):
+    source = _write_source(tmp_path / "src", "latin_defaults: true\nentities:\n"
+                           "  Q85:\n    label: {en: Cairo, it: Il Cairo}\n")
+    (source / "labels_ca.yaml").write_text("labels: {ca: {Q85: el Caire}}\n", encoding="utf-8")
+    lines = gzip.decompress(builder.render(source)["wikidata-sample.nt.gz"]).decode("utf-8").splitlines()
+    assert f'<{WD}Q85> <{LABEL}> "el Caire"@ca .' in lines
+    assert f'<{WD}Q85> <{LABEL}> "Cairo"@ca .' not in lines
+    (source / "labels_ca.yaml").write_text("labels: {it: {Q85: Cairo}}\n", encoding="utf-8")
+    with pytest.raises(builder.SourceError, match=r"Q85 already has the it label 'Il Cairo'"):
+        builder.render(source)
+
+
 def test_builder_rejects_a_label_split_by_an_unquoted_comma(builder, tmp_path):
     source = _write_source(
         tmp_path / "src", "entities:\n  Q61:\n    label: {en: Washington, D.C., fr: Washington}\n"
