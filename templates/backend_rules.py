@@ -66,6 +66,8 @@ def _starts_with_vowel(text: str, spec: Mapping) -> bool:
         return False
     if any(text == w or text.startswith(w + " ") for w in spec.get("no_elision", ())):
         return False  # a vowel letter read as a consonant: «de One Piece» (/wan/), never «d'One Piece»
+    if spec.get("semivowel_iu") and _semivowel(text):
+        return False  # ca: «el Iemen», «de Iàssir Arafat», «de Huelva»: a semivowel i/u is a consonant
     if text[0] in "hH":
         aspire = spec.get("h_aspire", ())
         return not any(text == w or text.startswith(w + " ") or text.lower().startswith(w.lower())
@@ -73,6 +75,14 @@ def _starts_with_vowel(text: str, spec: Mapping) -> bool:
     if text[0] in "yY" and len(text) > 1 and text[1] in VOWELS:
         return False  # a consonantal y: le Yémen, au Yémen, la Yougoslavie
     return text[0] in VOWELS
+
+
+def _semivowel(text: str) -> bool:
+    """An initial i/u (or hi/hu) before another vowel is read as a semivowel (Catalan: «el Iemen», «la iode»)."""
+    low = text.lower()
+    if low[:1] == "h":
+        low = low[1:]
+    return len(low) > 1 and low[0] in "iuïü" and low[1] in "aeiouàèéíòóú"
 
 
 def _capitalise(text: str, request: InflectionRequest) -> str:
