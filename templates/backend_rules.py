@@ -66,7 +66,7 @@ def _starts_with_vowel(text: str, spec: Mapping) -> bool:
         return False
     if any(text == w or text.startswith(w + " ") for w in spec.get("no_elision", ())):
         return False  # a vowel letter read as a consonant: «de One Piece» (/wan/), never «d'One Piece»
-    if spec.get("semivowel_iu") and _semivowel(text):
+    if _semivowel(text, spec.get("semivowels", ())):
         return False  # ca: «el Iemen», «de Iàssir Arafat», «de Huelva»: a semivowel i/u is a consonant
     if text[0] in "hH":
         aspire = spec.get("h_aspire", ())
@@ -77,12 +77,12 @@ def _starts_with_vowel(text: str, spec: Mapping) -> bool:
     return text[0] in VOWELS
 
 
-def _semivowel(text: str) -> bool:
-    """An initial i/u (or hi/hu) before another vowel is read as a semivowel (Catalan: «el Iemen», «la iode»)."""
+def _semivowel(text: str, letters) -> bool:
+    """An initial ``letters`` (ca i/u, also after h) before another vowel is a semivowel: «el Iemen», «de Huelva»."""
     low = text.lower()
     if low[:1] == "h":
         low = low[1:]
-    return len(low) > 1 and low[0] in "iuïü" and low[1] in "aeiouàèéíòóú"
+    return len(low) > 1 and low[0] in letters and low[1] in VOWELS
 
 
 def _capitalise(text: str, request: InflectionRequest) -> str:
