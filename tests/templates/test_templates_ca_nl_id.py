@@ -143,3 +143,97 @@ def test_catalan_copula_agrees_with_life_status(life, expected):
     people["Q822"] = entity("Q822", {"ca": "Líban"}, (COUNTRY,))
     renderer = Renderer(people)
     assert filled(renderer, load_library(("ca",)).get("ca", "P27/2"), "Q3247658", "Q822") == expected
+
+
+# ---- nl: de/het by gender and number, in/op, adjectives inside names ----------------------------------
+
+N = Gender.NEUTER
+IN, DEF_IN = Features(preposition="in"), Features(article="def", preposition="in")
+
+
+@pytest.mark.parametrize(("label", "features", "request_", "form"), [
+    ("gitaar", DEF, req(M, etype="instrument"), "de gitaar"),
+    ("drumstel", DEF, req(N, etype="instrument"), "het drumstel"),
+    ("Arabisch", DEF, req(N, etype="language"), "het Arabisch"),
+    # a place takes the article only with a kind noun before its name (the disambiguator made head)
+    ("gouvernement Caïro", DEF_IN, req(N, etype="place", source="lexicon:apposition"), "in het gouvernement Caïro"),
+    ("staat New York", DEF, req(M, etype="place", source="lexicon:apposition"), "de staat New York"),
+    ("Caïro", DEF_IN, req(N, etype="settlement"), "in Caïro"),
+    ("Beieren", DEF_IN, req(N, etype="place"), "in Beieren"),
+    # a bare adjective inside a name takes -e after the article, with Dutch spelling; listed names keep it
+    ("Arabisch Museum", DEF, req(N, etype="instrument"), "het Arabische Museum"),
+    ("Nationaal Park", DEF, req(N, etype="instrument"), "het Nationale Park"),
+    ("Verenigd Emiraat", DEF, req(N, etype="instrument"), "het Verenigde Emiraat"),
+    ("Verenigd Koninkrijk", DEF, req(N, etype="instrument"), "het Verenigd Koninkrijk"),
+    ("Egyptisch Museum", DEF, req(N, etype="instrument"), "het Egyptisch Museum"),
+    # foreign words are not adjectives: «de Big Ben», «de Mont Blanc», never «Bige», «Monte»
+    ("Big Ben", DEF, req(M, etype="instrument"), "de Big Ben"),
+    ("Mont Blanc", DEF, req(M, etype="instrument"), "de Mont Blanc"),
+])
+def test_dutch_rule_forms(label, features, request_, form):
+    result = RulesBackend().inflect(label, "nl", features, request_)
+    assert result.status != "failed", result.detail
+    assert result.form == form
+
+
+NL = {e.qid: e for e in (
+    entity("Q30", {"nl": "Verenigde Staten"}, (COUNTRY,)),
+    entity("Q145", {"nl": "Verenigd Koninkrijk"}, (COUNTRY,)),
+    entity("Q928", {"nl": "Filipijnen"}, (COUNTRY,)),
+    entity("Q1028", {"nl": "Marokko"}, (COUNTRY,)),
+    entity("Q79", {"nl": "Egypte"}, (COUNTRY,)),
+    entity("Q782", {"nl": "Hawaï"}, ("Q35657",)),
+    entity("Q85", {"nl": "Caïro"}, (CITY,)),
+    entity("Q30805", {"nl": "Caïro (gouvernement)"}, (GOVERNORATE,)),
+    entity("Q243", {"nl": "Eiffeltoren"}, ("Q12518",)),
+    entity("Q25448", {"nl": "Berbertalen"}, (LANGUAGE,)),
+    entity("Q13955", {"nl": "Arabisch"}, (LANGUAGE,)),
+    entity("Q128309", {"nl": "drumstel"}, ("Q34379",)),
+    entity("Q1798603", {"nl": "snaarinstrument"}, ("Q34379",)),
+    entity("Q47703", {"nl": "The Godfather"}, (WORK,)),
+    entity("Q1110560", {"nl": "Umm Kulthum"}, (HUMAN,), F),
+    entity("Q3247658", {"nl": "Fairuz"}, (HUMAN,), F),
+)}
+
+
+@pytest.fixture(scope="module")
+def nl():
+    return Renderer(NL), load_library(("nl",))
+
+
+@pytest.mark.parametrize(("tid", "subject", "obj", "sentence"), [
+    ("P17/1", "Q243", "Q79", "De Eiffeltoren ligt in Egypte."),
+    ("P17/1", "Q85", "Q30", "Caïro ligt in de Verenigde Staten."),
+    ("P17/3", "Q85", "Q145", "Het land waar Caïro ligt, is het Verenigd Koninkrijk."),
+    ("P37/2", "Q928", "Q13955", "Op de Filipijnen is de officiële taal Arabisch."),
+    ("P37/1", "Q1028", "Q25448", "De officiële taal van Marokko is Tamazight."),
+    ("P19/1", "Q1110560", "Q782", "Umm Kulthum werd geboren op Hawaï."),
+    ("P19/1", "Q1110560", "Q928", "Umm Kulthum werd geboren op de Filipijnen."),
+    ("P47/1", "Q30", "Q1028", "De Verenigde Staten grenzen aan Marokko."),
+    ("P1303/2", "Q3247658", "Q128309", "Het instrument van Fairuz was het drumstel."),
+    ("P1303/1", "Q3247658", "Q1798603", "Fairuz bespeelde een snaarinstrument."),
+    ("P103/2", "Q3247658", "Q13955", "Fairuz was moedertaalspreker van het Arabisch."),
+    ("P495/1", "Q47703", "Q30", "Het land van herkomst van „The Godfather” is de Verenigde Staten."),
+])
+def test_dutch_sentences(nl, tid, subject, obj, sentence):
+    renderer, lib = nl
+    assert filled(renderer, lib.get("nl", tid), subject, obj) == sentence
+
+
+def test_dutch_division_named_by_its_kind_where_it_competes_with_its_city(nl):
+    """«Caïro (gouvernement)» beside the city «Caïro» in one pool: «in het gouvernement Caïro», never
+    «in Caïro (gouvernement)» nor a second «in Caïro»."""
+    renderer, lib = nl
+    answer = renderer.render_answer(lib.get("nl", "P19/1"), "Q30805", "Q1110560")
+    assert answer.forms[0] == "in het gouvernement Caïro"
+
+
+@pytest.mark.parametrize(("life", "expected"), [
+    (Life.ALIVE, "Fairuz is staatsburger van Marokko."),
+    (Life.DEAD, "Fairuz was staatsburger van Marokko."),
+    (Life.UNKNOWN, "Fairuz was staatsburger van Marokko."),
+])
+def test_dutch_copula_agrees_with_life_status(life, expected):
+    people = dict(NL)
+    people["Q3247658"] = replace(NL["Q3247658"], life=life, life_source="P570" if life is Life.DEAD else "test")
+    assert filled(Renderer(people), load_library(("nl",)).get("nl", "P27/1"), "Q3247658", "Q1028") == expected

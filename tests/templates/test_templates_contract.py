@@ -75,6 +75,10 @@ MORE_LABELS: dict[str, dict[str, str]] = {
            "Q36": "Polònia", "Q142": "França", "Q150": "francès", "Q169470": "físic", "Q8341": "jazz",
            "Q5994": "piano", "Q183387": "Columbia Records", "Q9531": "BBC", "Q132689": "Casablanca",
            "Q46": "Europa"},
+    "nl": {"Q7186": "Marie Curie", "Q7200": "Aleksandr Poesjkin", "Q270": "Warschau", "Q90": "Parijs",
+           "Q36": "Polen", "Q142": "Frankrijk", "Q150": "Frans", "Q169470": "natuurkundige", "Q8341": "jazz",
+           "Q5994": "piano", "Q183387": "Columbia Records", "Q9531": "BBC", "Q132689": "Casablanca",
+           "Q46": "Europa"},
 }
 for _lang, _table in MORE_LABELS.items():
     for _qid, _label in _table.items():
