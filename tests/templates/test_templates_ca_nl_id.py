@@ -237,3 +237,42 @@ def test_dutch_copula_agrees_with_life_status(life, expected):
     people = dict(NL)
     people["Q3247658"] = replace(NL["Q3247658"], life=life, life_source="P570" if life is Life.DEAD else "test")
     assert filled(Renderer(people), load_library(("nl",)).get("nl", "P27/1"), "Q3247658", "Q1028") == expected
+
+
+# ---- id: no articles, no inflection; a head noun of the template is not repeated from the label -------------
+
+ID = {e.qid: e for e in (
+    entity("Q35178", {"id": "Kota Kuwait"}, (CITY,)),
+    entity("Q85", {"id": "Kairo"}, (CITY,)),
+    entity("Q79", {"id": "Mesir"}, (COUNTRY,)),
+    entity("Q13955", {"id": "bahasa Arab"}, (LANGUAGE,)),
+    entity("Q132689", {"id": "Casablanca (film)"}, (WORK,)),
+    entity("Q33999", {"id": "aktor"}, ("Q28640",), female={"id": "aktris"}),
+    entity("Q539171", {"id": "Dalida"}, (HUMAN,), F),
+)}
+
+
+@pytest.fixture(scope="module")
+def indonesian():
+    return Renderer(ID), load_library(("id",))
+
+
+@pytest.mark.parametrize(("tid", "subject", "obj", "sentence"), [
+    # «kota» written by the template before the answer: «kota Kuwait», never «kota Kota Kuwait»
+    ("P190/2", "Q85", "Q35178", "Kairo menjalin hubungan kota kembar dengan kota Kuwait."),
+    ("P190/2", "Q35178", "Q85", "Kota Kuwait menjalin hubungan kota kembar dengan kota Kairo."),
+    # «berbahasa» ends in the label's head: «berbahasa Arab», never «berbahasa bahasa Arab»
+    ("P364/3", "Q132689", "Q13955", "“Casablanca” aslinya berbahasa Arab."),
+    ("P364/1", "Q132689", "Q13955", "Bahasa asli “Casablanca” adalah bahasa Arab."),
+    ("P1376/2", "Q85", "Q79", "Kairo merupakan ibu kota negara Mesir."),
+    ("P106/3", "Q539171", "Q33999", "Dalida berprofesi sebagai aktris."),
+])
+def test_indonesian_sentences(indonesian, tid, subject, obj, sentence):
+    renderer, lib = indonesian
+    assert filled(renderer, lib.get("id", tid), subject, obj) == sentence
+
+
+def test_indonesian_answer_keeps_the_full_label_for_lenient_matching(indonesian):
+    renderer, lib = indonesian
+    answer = renderer.render_answer(lib.get("id", "P190/2"), "Q35178", "Q85")
+    assert answer.forms[:2] == ("Kuwait", "Kota Kuwait")

@@ -79,6 +79,10 @@ MORE_LABELS: dict[str, dict[str, str]] = {
            "Q36": "Polen", "Q142": "Frankrijk", "Q150": "Frans", "Q169470": "natuurkundige", "Q8341": "jazz",
            "Q5994": "piano", "Q183387": "Columbia Records", "Q9531": "BBC", "Q132689": "Casablanca",
            "Q46": "Europa"},
+    "id": {"Q7186": "Marie Curie", "Q7200": "Aleksandr Pushkin", "Q270": "Warsawa", "Q90": "Paris",
+           "Q36": "Polandia", "Q142": "Prancis", "Q150": "bahasa Prancis", "Q169470": "fisikawan", "Q8341": "jazz",
+           "Q5994": "piano", "Q183387": "Columbia Records", "Q9531": "BBC", "Q132689": "Casablanca",
+           "Q46": "Eropa"},
 }
 for _lang, _table in MORE_LABELS.items():
     for _qid, _label in _table.items():
