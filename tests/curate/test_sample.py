@@ -411,3 +411,21 @@ def test_italian_labels_are_italian_exonyms_not_english_copies(store):
     countries = [_qid(s) for (s,) in _select(store, f"SELECT ?s WHERE {{ ?s <{WDT}P31> <{WD}Q3624078> }}")]
     copied = [q for q in countries if italian[q] == english[q]]
     assert len(copied) < len(countries) / 2, f"Italian country names equal to the English ones: {copied}"
+
+
+@pytest.mark.parametrize(("lang", "expected"), [
+    ("ca", {"Q85": "el Caire", "Q30": "Estats Units d'Amèrica", "Q84": "Londres", "Q956": "Pequín",
+            "Q13955": "àrab", "Q1110560": "Umm Kulthum", "Q34211": "Iàssir Arafat", "Q639669": "músic"}),
+    ("nl", {"Q85": "Caïro", "Q30": "Verenigde Staten", "Q84": "Londen", "Q956": "Peking",
+            "Q13955": "Arabisch", "Q17163": "Johan Cruijff", "Q30805": "Caïro (gouvernement)", "Q639669": "musicus"}),
+    ("id", {"Q85": "Kairo", "Q30": "Amerika Serikat", "Q84": "London", "Q956": "Beijing",
+            "Q13955": "bahasa Arab", "Q35178": "Kota Kuwait", "Q5806": "Mekkah", "Q639669": "musisi"}),
+])
+def test_catalan_dutch_indonesian_labels_are_their_wikipedias_names(store, lang, expected):
+    """The labels of source/labels_<lang>.yaml reach the sample, over the English copies `latin_defaults`
+    made for people and companies (Iàssir Arafat, Johan Cruijff), and their countries are exonyms."""
+    labels, english = _labels_in(store, lang), _labels_in(store, "en")
+    assert {q: labels[q] for q in expected} == expected
+    countries = [_qid(s) for (s,) in _select(store, f"SELECT ?s WHERE {{ ?s <{WDT}P31> <{WD}Q3624078> }}")]
+    copied = [q for q in countries if labels[q] == english[q]]
+    assert len(copied) < len(countries) / 2, f"{lang} country names equal to the English ones: {copied}"
