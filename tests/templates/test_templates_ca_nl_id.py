@@ -276,3 +276,17 @@ def test_indonesian_answer_keeps_the_full_label_for_lenient_matching(indonesian)
     renderer, lib = indonesian
     answer = renderer.render_answer(lib.get("id", "P190/2"), "Q35178", "Q85")
     assert answer.forms[:2] == ("Kuwait", "Kota Kuwait")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("pair", ["arab-west", "asia-west", "south-america-west"])
+def test_a_whole_pair_renders_in_catalan_dutch_and_indonesian_with_no_failure(sample_renders, pair):
+    """Every fact of the pair, every template: no prompt and no gold dropped in ca, nl or id (the build would
+    drop the fact from every language)."""
+    from factatlas.templates.batch import render_facts
+
+    _run, result, renderer = sample_renders.curated(pair)
+    report = render_facts(result.facts, result.entities, sample_renders.library, ("ca", "nl", "id"), renderer=renderer)
+    assert [(d.item, d.reason, d.detail) for d in report.drops] == []
+    assert {r["lang"] for r in report.rows} == {"ca", "nl", "id"}
+    assert len(report.rows) == 3 * 4 * len(result.facts)  # three cloze templates and a question per fact
