@@ -473,12 +473,12 @@ class Renderer:
         if not heads or len(words) < 2:
             return label
         at = 0 if heads.get("at") == "first" else -1
-        head = words[at]
-        if head not in heads.get("nouns", ()):
+        head = words[at].lower()  # id «Kota Kuwait» after «kota»: a proper name's head is capitalised
+        if head not in {n.lower() for n in heads.get("nouns", ())}:
             return label
         lead = before[-1].value.split() if before and isinstance(before[-1], Text) else []
         trail = after[0].value.split() if at == -1 and after and isinstance(after[0], Text) else []
-        if not (lead and lead[-1].endswith(head)) and not (trail and trail[0] == head):
+        if not (lead and lead[-1].lower().endswith(head)) and not (trail and trail[0].lower() == head):
             return label
         rest = " ".join(words[1:] if at == 0 else words[:-1])
         self.decisions[(lang, "label", "rule:repeated-head", f"{obj.qid} {written} -> {rest}")] += 1
