@@ -192,6 +192,13 @@ def _rules(**_options) -> InflectionBackend:  # options are the UniMorph backend
     return RulesBackend()
 
 
+@inflection_backend("turkish")
+def _turkish(**_options) -> InflectionBackend:  # options are the UniMorph backend's
+    from factatlas.templates.backend_tr import TurkishBackend
+
+    return TurkishBackend()
+
+
 @inflection_backend("unimorph")
 def _unimorph(**options) -> InflectionBackend:
     from factatlas.templates.backend_unimorph import UnimorphBackend
@@ -200,3 +207,21 @@ def _unimorph(**options) -> InflectionBackend:
 
 
 BACKEND_NAMES = tuple(BACKENDS)
+
+
+def particle_inventory(backend: str) -> tuple[str, frozenset[str]] | None:
+    """(language name, affixes) a backend's templates may write after '+' (ko particles «[X+은]», tr case
+    suffixes «[Y+da]», hu case suffixes «[Y+ban]»); None for a backend that takes none."""
+    if backend == "korean":
+        from factatlas.templates.backend_ko import PARTICLES
+
+        return "Korean", PARTICLES
+    if backend == "turkish":
+        from factatlas.templates.backend_tr import PARTICLES as TR_SUFFIXES
+
+        return "Turkish", TR_SUFFIXES
+    if backend == "hungarian":
+        from factatlas.templates.backend_hu import PARTICLES as HU_SUFFIXES
+
+        return "Hungarian", HU_SUFFIXES
+    return None

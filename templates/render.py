@@ -265,8 +265,9 @@ class Renderer:
                 if sentence_initial:
                     noun = noun[:1].upper() + noun[1:]
                 return InflectionResult(f"{noun} {quotes[0]}{label}{quotes[1]}", EXACT, "title")
-        # ru в/на depends on the place's class (an island takes на), so those forms are keyed by it too
-        classes = entity.classes if features.preposition else ()
+        # ru в/на depends on the place's class (an island takes на), and tr/hu name a work by its kind
+        # (film, series: «Baba filminin»), so those forms are keyed by the classes too
+        classes = entity.classes if features.preposition or etype == "work" else ()
         key = (lang, label, features, agreement, etype, sentence_initial, classes, entry.qid if entry else None)
         if key in self._inflections:
             result = self._inflections[key]

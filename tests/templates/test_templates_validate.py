@@ -208,7 +208,7 @@ def test_korean_particles_are_checked(tmp_path):
             sorted(__import__("factatlas.templates.backend_ko", fromlist=["PARTICLES"]).PARTICLES)),
     ]
     fr = write(tmp_path, "fr", "  P19:\n" + entry("P19/1", "[X+은] est né à [Y]."))
-    assert issues_of(fr)[0] == (f"fr.yaml:8:{col(fr, 8, '[X+')}: P19/1: particle '+은' in [X+은]: particles exist for Korean only; fix: "
+    assert issues_of(fr)[0] == (f"fr.yaml:8:{col(fr, 8, '[X+')}: P19/1: particle '+은' in [X+은]: particles exist for Korean, Turkish and Hungarian only; fix: "
                                 "write the affix as literal text glued to the slot, e.g. [Y]에서")
 
 
