@@ -211,16 +211,18 @@ def suffix_for(case: str, r: Reading, possessive: bool) -> str:
 
 def soften(word: str) -> tuple[str, str]:
     """A common noun's final p/ç/t/k before a vowel-initial suffix (TDK "Ünsüz yumuşaması"): the table's
-    word, else p->b, ç->c, nk->ng, k->ğ in words of more than one syllable; t only from the table (most
-    loanwords keep it: trompeti, avukatı). Returns (stem, how)."""
+    word, else p->b, ç->c, k->ğ in words of more than one syllable; t only from the table (most
+    loanwords keep it: trompeti, avukatı), nk->ng in any word (renk -> rengi). Returns (stem, how)."""
     data = _data()
     low = tr_lower(word)
     if low in data["softening"]:
         return str(data["softening"][low]), "table"
-    if low in data["no_softening"] or sum(c in VOWELS for c in low) < 2:
+    if low in data["no_softening"]:
         return word, ""
-    if low.endswith("nk"):
+    if low.endswith("nk"):  # renk -> rengi, in one syllable too
         return word[:-1] + "g", "rule:softening"
+    if sum(c in VOWELS for c in low) < 2:
+        return word, ""
     last = low[-1]
     swap = {"p": "b", "ç": "c", "k": "ğ"}.get(last)
     if swap is None or low[-2] not in VOWELS | {"r", "l", "n"}:
@@ -248,7 +250,10 @@ def attach(stem: str, case: str, proper: bool, reading_of: str | None = None,
     detail = [f"read: {r.how}"]
     if poss:
         detail.append("rule:izafet")
-    if proper or acronym:
+    # a proper name headed by a common noun in lower case takes no apostrophe: «New York eyaletinde» (TDK: the
+    # suffix goes on the common noun)
+    head_is_common = poss and stem.split()[-1][:1].islower()
+    if (proper and not head_is_common) or acronym:
         form = f"{stem}'{ending}"
     else:
         base = stem

@@ -192,18 +192,18 @@ def _rules(**_options) -> InflectionBackend:  # options are the UniMorph backend
     return RulesBackend()
 
 
-@inflection_backend("turkish")
-def _turkish(**_options) -> InflectionBackend:  # options are the UniMorph backend's
-    from factatlas.templates.backend_tr import TurkishBackend
-
-    return TurkishBackend()
-
-
 @inflection_backend("unimorph")
 def _unimorph(**options) -> InflectionBackend:
     from factatlas.templates.backend_unimorph import UnimorphBackend
 
     return UnimorphBackend(**options)
+
+
+@inflection_backend("turkish")
+def _turkish(**_options) -> InflectionBackend:  # options are the UniMorph backend's
+    from factatlas.templates.backend_tr import TurkishBackend
+
+    return TurkishBackend()
 
 
 BACKEND_NAMES = tuple(BACKENDS)
