@@ -206,6 +206,13 @@ def _turkish(**_options) -> InflectionBackend:  # options are the UniMorph backe
     return TurkishBackend()
 
 
+@inflection_backend("hungarian")
+def _hungarian(**_options) -> InflectionBackend:  # options are the UniMorph backend's
+    from factatlas.templates.backend_hu import HungarianBackend
+
+    return HungarianBackend()
+
+
 BACKEND_NAMES = tuple(BACKENDS)
 
 

@@ -104,3 +104,62 @@ def test_readings_acronyms_numbers_and_softening():
     r = reading("Kahire")
     assert [suffix_for(c, r, False) for c in ("gen", "dat", "acc", "loc", "abl", "ins", "cop")] == \
         ["nin", "ye", "yi", "de", "den", "yle", "dir"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("pair", ("arab-west", "asia-west", "south-america-west"))
+def test_the_shipped_pairs_build_in_turkish_with_no_failure_and_no_guess(shipped_builds, pair):
+    import json
+
+    stats = json.loads((shipped_builds[pair] / "build" / "stats.json").read_text("utf-8"))
+    assert stats["dropped"] == {}
+    assert stats["prompts_per_language"]["tr"] == stats["prompts_per_language"]["en"] == 4 * stats["facts"]
+    assert stats["label_coverage"]["tr"] == 1.0
+    assert set(stats["answer_inflection"]["tr"]) <= {"exact", "none"}  # every reading reviewed: no guess left
+    assert stats["duplicate_surface_forms"]["tr"]["forms"] == 0
+
+
+@pytest.mark.slow
+def test_real_renders_read_as_a_speaker_writes_them(sample_renders):
+    rows = {r["prompt_id"]: r for r in sample_renders.rows("arab-west", ("tr",))}
+
+    def sentence(pid: str) -> str:
+        r = rows[pid]
+        return r["text"].replace("[Y]", r["gold_forms"][0][0]) if r["kind"] == "cloze" else r["text"]
+
+    assert {pid: sentence(pid) for pid in (
+        "arab:P19:Q1391164|tr|P19/1", "west:P20:Q2831|tr|P20/1", "west:P36:Q30|tr|P36/1",
+        "arab:P37:Q79|tr|P37/1", "west:P17:Q243|tr|P17/3", "arab:P364:Q3184088|tr|P364/1",
+        "west:P449:Q79784|tr|P449/1", "west:P27:Q2831|tr|P27/3", "west:P1376:Q61|tr|P1376/1")} == {
+        "arab:P19:Q1391164|tr|P19/1": "Tamer Hosny, Kahire'de doğdu.",
+        "west:P20:Q2831|tr|P20/1": "Michael Jackson, Los Angeles'ta öldü.",
+        "west:P36:Q30|tr|P36/1": "Amerika Birleşik Devletleri'nin başkenti Washington, D.C.'dir.",
+        "arab:P37:Q79|tr|P37/1": "Mısır'ın resmî dili Arapçadır.",
+        "west:P17:Q243|tr|P17/3": "Eyfel Kulesi'nin bulunduğu ülke Fransa'dır.",
+        "arab:P364:Q3184088|tr|P364/1": "Ömer dizisinin orijinal dili Arapçadır.",
+        "west:P449:Q79784|tr|P449/1": "Friends dizisi ilk olarak NBC kanalında yayınlandı.",
+        "west:P27:Q2831|tr|P27/3": "Michael Jackson'ın vatandaşı olduğu ülke Amerika Birleşik Devletleri'dir.",
+        "west:P1376:Q61|tr|P1376/1": "Washington, D.C., Amerika Birleşik Devletleri'nin başkentidir.",
+    }
+
+
+def test_life_status_puts_the_dead_in_the_past_and_the_unknown_in_the_generalising_copula():
+    from dataclasses import replace
+
+    from factatlas.records import Entity, Gender, Life, frozen_mapping
+    from factatlas.templates.library import load_library
+    from factatlas.templates.render import Renderer
+
+    from .templates_fixtures import filled
+
+    umm = Entity("Q1110560", frozen_mapping({"tr": "Ümmü Gülsüm"}), frozen_mapping(), Gender.FEMININE, "P21", ("Q5",))
+    egypt = Entity("Q79", frozen_mapping({"tr": "Mısır"}), frozen_mapping(), Gender.UNKNOWN, "", ("Q6256",))
+    guitar = Entity("Q6607", frozen_mapping({"tr": "gitar"}), frozen_mapping(), Gender.UNKNOWN, "", ("Q34379",))
+    lib = load_library(["tr"])
+    for life, citizen, player in (
+            (Life.DEAD, "Ümmü Gülsüm, Mısır vatandaşıydı.", "Ümmü Gülsüm, gitar çalan bir müzisyendi."),
+            (Life.UNKNOWN, "Ümmü Gülsüm, Mısır vatandaşıdır.", "Ümmü Gülsüm, gitar çalan bir müzisyendir."),
+            (Life.ALIVE, "Ümmü Gülsüm, Mısır vatandaşıdır.", "Ümmü Gülsüm, gitar çalan bir müzisyendir.")):
+        r = Renderer({e.qid: e for e in (replace(umm, life=life), egypt, guitar)})
+        assert filled(r, lib.get("tr", "P27/1"), "Q1110560", "Q79") == citizen
+        assert filled(r, lib.get("tr", "P1303/3"), "Q1110560", "Q6607") == player
