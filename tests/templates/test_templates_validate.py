@@ -216,12 +216,11 @@ def test_turkish_and_hungarian_suffixes_are_checked_like_korean_particles(tmp_pa
     tr = write(tmp_path, "tr", "  P19:\n" + entry("P19/1", "[X], [Y+de] doğdu."),
                "lang: tr\nname: Turkish\nscripts: [Latin]\ngenders: []\ntemplates:\n")
     assert issues_of(tr) == [
-        f"tr.yaml:8:{col(tr, 8, '[Y+')}: P19/1: unknown Turkish particle 'de'. Did you mean 'da'?; fix: particles: "
+        f"tr.yaml:8:{col(tr, 8, '[Y+')}: P19/1: unknown Turkish particle 'de'; fix: particles: "
         + " ".join(sorted(__import__("factatlas.templates.backend_tr", fromlist=["PARTICLES"]).PARTICLES))]
     hu = write(tmp_path, "hu", "  P19:\n" + entry("P19/1", "[X] [Y+ben] született."),
                "lang: hu\nname: Hungarian\nscripts: [Latin]\ngenders: []\ntemplates:\n")
-    assert issues_of(hu)[0].startswith(f"hu.yaml:8:{col(hu, 8, '[Y+')}: P19/1: unknown Hungarian particle 'ben'. "
-                                       "Did you mean 'ban'?")
+    assert issues_of(hu)[0].startswith(f"hu.yaml:8:{col(hu, 8, '[Y+')}: P19/1: unknown Hungarian particle 'ben'")
     ok = write(tmp_path, "hu", "  P19:\n" + entry("P19/1", "[X] [Y.def+ban] született.") + entry(
         "P19/q1", "Hol született [X]?", "question"), "lang: hu\nname: Hungarian\nscripts: [Latin]\ngenders: []\ntemplates:\n")
     assert issues_of(ok) == []
