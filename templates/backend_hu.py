@@ -131,10 +131,32 @@ def _last_sound(sound: str) -> str:
     return sound[-1:] if sound else ""
 
 
+# Hungarian letter names: how an acronym's last letter is read (USA -> á: «USA-ban»; ENSZ -> esz: «ENSZ-szel»)
+_LETTER_NAMES = {"a": "á", "á": "á", "b": "bé", "c": "cé", "d": "dé", "e": "e", "é": "é", "f": "ef", "g": "gé",
+                 "h": "há", "i": "i", "í": "í", "j": "jé", "k": "ká", "l": "el", "m": "em", "n": "en", "o": "ó",
+                 "ó": "ó", "ö": "ő", "ő": "ő", "p": "pé", "q": "kú", "r": "er", "s": "es", "t": "té", "u": "ú",
+                 "ú": "ú", "ü": "ű", "ű": "ű", "v": "vé", "w": "duplavé", "x": "iksz", "y": "ipszilon", "z": "zé"}
+
+
+_DIGRAPH_NAMES = {"SZ": "esz", "ZS": "zsé", "CS": "csé", "GY": "gyé", "NY": "eny", "TY": "tyé", "LY": "ellipszilon"}
+
+
+def is_acronym(word: str) -> bool:
+    """An initialism written in capitals (USA, EAE, NBC, ENSZ): read by its letter names."""
+    bare = word.strip(".")
+    return len(bare) >= 2 and bare.isalpha() and bare.isupper()
+
+
 def sound_of(word: str) -> Sound:
-    """The end of ``word`` as a Hungarian reader says it: the readings table, else the spelling."""
+    """The end of ``word`` as a Hungarian reader says it: the readings table, an acronym's letter name (the
+    suffix then follows a hyphen, AkH § 279: «USA-ban», «az EAE-ben»), else the spelling."""
     data = _data()
     bare = word.strip("'\"”“’()")
+    if is_acronym(bare) and bare not in data["readings"]:
+        digraph = next((d for d in ("SZ", "ZS", "CS", "GY", "NY", "TY", "LY") if bare.endswith(d)), None)
+        name = _DIGRAPH_NAMES[digraph] if digraph else _LETTER_NAMES.get(bare[-1].lower(), bare[-1].lower())
+        last = _last_sound(name)
+        return Sound(harmony_of(name), last, last in VOWELS, True, "acronym")
     # a hyphenated name is read by its last part where the whole is not listed: Új-Dél-Wales like Wales
     part = bare.rsplit("-", 1)[-1]
     reading = data["readings"].get(bare, data["readings"].get(part))
@@ -235,6 +257,8 @@ def takes_article(label: str, etype: str, classes: tuple[str, ...], entry) -> tu
     words = label.replace("-", " ").split()
     if words and words[-1] in _data()["article_heads"]:
         return True, "rule:common-head"
+    if etype == "country" and len(words) == 1 and is_acronym(words[0]):  # az USA, az EAE
+        return True, "rule:acronym"
     if set(classes) & _data()["landmark_classes"]:
         return True, "rule:landmark"
     return False, "rule:proper-name"

@@ -77,6 +77,9 @@ def test_the_in_on_split_comes_from_the_lexicon_for_single_names():
     ("NBC", "tv-network", None, (), "az NBC"), ("HBO", "tv-network", None, (), "a HBO"),
     ("Universal Music Group", "record-label", None, (), "a Universal Music Group"),
     ("EMI", "record-label", None, (), "az EMI"), ("2M TV", "tv-network", None, (), "a 2M TV"),
+    # acronyms: the article, a hyphen, the suffix of the last letter's name (AkH § 279)
+    ("USA", "country", "ban", (), "az USA-ban"), ("EAE", "country", "val", (), "az EAE-vel"),
+    ("ENSZ", "country", "val", (), "az ENSZ-szel"),
 ])
 def test_the_article_only_where_the_name_takes_one(label, etype, suffix, classes, expected):
     assert _form(label, suffix, etype, "def", classes) == expected
