@@ -120,6 +120,12 @@ def _sentence_initial(nodes: tuple, index: int) -> bool:
     return True
 
 
+def _before_punctuation(nodes: tuple, index: int) -> bool:
+    """True when the node after ``index`` is text that starts with sentence punctuation."""
+    nxt = nodes[index + 1] if index + 1 < len(nodes) else None
+    return isinstance(nxt, Text) and nxt.value[:1] in ".,;:!?"
+
+
 def _holds(value: str, agreement: Agreement, life: Life) -> bool:
     if value in ("sg", "pl"):
         return agreement.number == value
@@ -265,8 +271,10 @@ class Renderer:
                 if sentence_initial:
                     noun = noun[:1].upper() + noun[1:]
                 return InflectionResult(f"{noun} {quotes[0]}{label}{quotes[1]}", EXACT, "title")
-        # ru в/на depends on the place's class (an island takes на), so those forms are keyed by it too
-        classes = entity.classes if features.preposition else ()
+        # ru в/на depends on the place's class (an island takes на), hu gives a landmark the article (az
+        # Eiffel-torony), and tr/hu name a work by its kind (film, series: «Baba filminin»), so those forms
+        # are keyed by the classes too
+        classes = entity.classes if features.preposition or features.article or etype == "work" else ()
         key = (lang, label, features, agreement, etype, sentence_initial, classes, entry.qid if entry else None)
         if key in self._inflections:
             result = self._inflections[key]
@@ -341,6 +349,9 @@ class Renderer:
                                          f"{template.lang} {template.id}: no form for {subject_qid} "
                                          f"(gender {ag.gender}, number {ag.number}, source "
                                          f"{ag.source or 'none'}) among {'/'.join(node.values)}; add 'other='")
+                if not form and _before_punctuation(parsed.nodes, i) and out:
+                    # an empty option leaves no space before the punctuation: hu «… az arab nyelv.», not «… nyelv .»
+                    out[-1] = out[-1].rstrip(" ")
                 out.append(form)
         text = _SPACES.sub(" ", "".join(out)).strip()
         check = _check_text(text, template.kind)

@@ -83,10 +83,20 @@ MORE_LABELS: dict[str, dict[str, str]] = {
            "Q36": "Polandia", "Q142": "Prancis", "Q150": "bahasa Prancis", "Q169470": "fisikawan", "Q8341": "jazz",
            "Q5994": "piano", "Q183387": "Columbia Records", "Q9531": "BBC", "Q132689": "Casablanca",
            "Q46": "Eropa"},
+    "tr": {"Q7186": "Marie Curie", "Q7200": "Aleksandr Puşkin", "Q270": "Varşova", "Q90": "Paris",
+           "Q36": "Polonya", "Q142": "Fransa", "Q150": "Fransızca", "Q169470": "fizikçi", "Q8341": "caz",
+           "Q5994": "piyano", "Q183387": "Columbia Records", "Q9531": "BBC", "Q132689": "Kazablanka",
+           "Q46": "Avrupa"},
+    "hu": {"Q7186": "Marie Curie", "Q7200": "Alekszandr Puskin", "Q270": "Varsó", "Q90": "Párizs",
+           "Q36": "Lengyelország", "Q142": "Franciaország", "Q150": "francia nyelv", "Q169470": "fizikus",
+           "Q8341": "dzsessz", "Q5994": "zongora", "Q183387": "Columbia Records", "Q9531": "BBC",
+           "Q132689": "Casablanca", "Q46": "Európa"},
 }
 for _lang, _table in MORE_LABELS.items():
     for _qid, _label in _table.items():
         SAMPLES[_qid][2][_lang] = _label
+_unlabelled = sorted({lang for _q, (_c, _g, labels) in SAMPLES.items() for lang in set(LANGS) - set(labels)})
+assert not _unlabelled, f"no sample labels in {_unlabelled}: add a block to MORE_LABELS"
 ENTITIES = {q: Entity(q, frozen_mapping(labels), frozen_mapping(), g, "P21" if g is not Gender.UNKNOWN else "", cls)
             for q, (cls, g, labels) in SAMPLES.items()}
 BY_TYPE = {"person": ("Q7186", "Q7200"), "place": ("Q90", "Q270"), "settlement": ("Q90", "Q270"),
