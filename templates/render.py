@@ -572,6 +572,8 @@ def _title_noun(lang: str, classes: tuple[str, ...], case: str) -> str | None:
     nouns = spec.options.get("title_nouns", {}) if spec else {}
     for q in classes:
         forms = nouns.get(q)
+        if isinstance(forms, str):  # a language without case names the kind in one form (vi «phim»)
+            return forms
         if forms and case in CASES:
             return forms[CASES.index(case)]
     return None
