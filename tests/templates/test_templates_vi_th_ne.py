@@ -9,6 +9,10 @@ the dead take «từng là» / «đã» where a role ends with death («Victor H
 th: no spaces between words; a name is glued to the word before it and a space follows it; a head noun the
 template writes glued before the answer is dropped from the label («เจ้าของภาษาอาหรับ», never «เจ้าของภาษา
 ภาษาอาหรับ»), a city-state is named without «ประเทศ», the dead take «เคย».
+
+ne: postpositions glued to the name («होनोलुलुमा», «बराक ओबामाको»); verbs and the genitive agree with the
+subject's gender in the middle honorific («जन्मिएका थिए» / «जन्मिएकी थिइन्», «फ्रान्सका» / «फ्रान्सकी नागरिक»); the
+copula follows life status («हुन्» / «थिए», «थिइन्»), and while it is unknown «… भनेर चिनिन्छन्» (is known as).
 """
 
 from __future__ import annotations
@@ -34,32 +38,41 @@ def _e(qid: str, labels: dict[str, str], classes: tuple[str, ...], gender: Gende
 
 # labels as in curate/sample/source/labels_<lang>.yaml; life status as on Wikidata (P570)
 ENTITIES = {e.qid: e for e in (
-    _e("Q535", {"vi": "Victor Hugo", "th": "วิกตอร์ อูโก"}, (HUMAN,), Gender.MASCULINE, Life.DEAD),
-    _e("Q3052772", {"vi": "Emmanuel Macron", "th": "แอมานุแอล มาครง"}, (HUMAN,), Gender.MASCULINE, Life.ALIVE),
-    _e("Q1631", {"vi": "Édith Piaf", "th": "เอดิต ปียัฟ"}, (HUMAN,), Gender.FEMININE, Life.DEAD),
-    _e("Q40912", {"vi": "Frank Sinatra", "th": "แฟรงก์ ซินาตรา"}, (HUMAN,), Gender.MASCULINE, Life.DEAD),
-    _e("Q15123969", {"vi": "Sam Smith", "th": "แซม สมิธ"}, (HUMAN,), Gender.NON_BINARY),
+    _e("Q535", {"vi": "Victor Hugo", "th": "วิกตอร์ อูโก", "ne": "भिक्टर ह्युगो"}, (HUMAN,), Gender.MASCULINE, Life.DEAD),
+    _e("Q3052772", {"vi": "Emmanuel Macron", "th": "แอมานุแอล มาครง", "ne": "इमानुएल म्याक्रों"}, (HUMAN,), Gender.MASCULINE, Life.ALIVE),
+    _e("Q1631", {"vi": "Édith Piaf", "th": "เอดิต ปียัฟ", "ne": "एडिथ पियाफ"}, (HUMAN,), Gender.FEMININE, Life.DEAD),
+    _e("Q40912", {"vi": "Frank Sinatra", "th": "แฟรงก์ ซินาตรา", "ne": "फ्र्याङ्क सिनात्रा"}, (HUMAN,), Gender.MASCULINE, Life.DEAD),
+    _e("Q15123969", {"vi": "Sam Smith", "th": "แซม สมิธ", "ne": "स्याम स्मिथ"}, (HUMAN,), Gender.NON_BINARY),
     _e("Q5928", {"vi": "Jimi Hendrix", "th": "จิมิ เฮนดริกซ์"}, (HUMAN,), Gender.MASCULINE, Life.DEAD),
-    _e("Q142", {"vi": "Pháp", "th": "ประเทศฝรั่งเศส"}, (COUNTRY,)),
-    _e("Q1028", {"vi": "Maroc", "th": "ประเทศโมร็อกโก"}, (COUNTRY,)),
-    _e("Q30", {"vi": "Hoa Kỳ", "th": "สหรัฐ"}, (COUNTRY,)),
-    _e("Q243", {"vi": "tháp Eiffel", "th": "หอไอเฟล"}, ("Q12518",)),
-    _e("Q150", {"vi": "tiếng Pháp", "th": "ภาษาฝรั่งเศส"}, (LANGUAGE,)),
-    _e("Q1860", {"vi": "tiếng Anh", "th": "ภาษาอังกฤษ"}, (LANGUAGE,)),
-    _e("Q25448", {"vi": "các ngôn ngữ Berber", "th": "ภาษากลุ่มเบอร์เบอร์"}, ("Q34770",)),
-    _e("Q177220", {"vi": "ca sĩ", "th": "นักร้อง"}, (OCCUPATION,)),
+    _e("Q142", {"vi": "Pháp", "th": "ประเทศฝรั่งเศส", "ne": "फ्रान्स"}, (COUNTRY,)),
+    _e("Q1028", {"vi": "Maroc", "th": "ประเทศโมร็อกโก", "ne": "मोरक्को"}, (COUNTRY,)),
+    _e("Q30", {"vi": "Hoa Kỳ", "th": "สหรัฐ", "ne": "संयुक्त राज्य अमेरिका"}, (COUNTRY,)),
+    _e("Q243", {"vi": "tháp Eiffel", "th": "หอไอเฟล", "ne": "आइफेल टावर"}, ("Q12518",)),
+    _e("Q150", {"vi": "tiếng Pháp", "th": "ภาษาฝรั่งเศส", "ne": "फ्रान्सेली भाषा"}, (LANGUAGE,)),
+    _e("Q1860", {"vi": "tiếng Anh", "th": "ภาษาอังกฤษ", "ne": "अङ्ग्रेजी भाषा"}, (LANGUAGE,)),
+    _e("Q25448", {"vi": "các ngôn ngữ Berber", "th": "ภาษากลุ่มเบอร์เบอร์", "ne": "बर्बर भाषाहरू"}, ("Q34770",)),
+    _e("Q177220", {"vi": "ca sĩ", "th": "นักร้อง", "ne": "गायक"}, (OCCUPATION,), female={"ne": "गायिका"}),
     _e("Q37073", {"vi": "nhạc pop", "th": "ดนตรีป็อป"}, (GENRE,)),
     _e("Q8341", {"vi": "jazz", "th": "แจ๊ส"}, (GENRE,)),
     _e("Q624044", {"vi": "âm nhạc Ả Rập", "th": "ดนตรีอาหรับ"}, (GENRE,)),
     _e("Q6607", {"vi": "guitar", "th": "กีตาร์"}, ("Q34379",)),
-    _e("Q47703", {"vi": "Bố già", "th": "เดอะ ก็อดฟาเธอร์"}, (FILM,)),
-    _e("Q79784", {"vi": "Những người bạn", "th": "เฟรนส์"}, (SERIES,)),
+    _e("Q47703", {"vi": "Bố già", "th": "เดอะ ก็อดฟาเธอร์", "ne": "द गडफादर"}, (FILM,)),
+    _e("Q79784", {"vi": "Những người bạn", "th": "เฟรนส์", "ne": "फ्रेन्ड्स"}, (SERIES,)),
     _e("Q334", {"th": "ประเทศสิงคโปร์"}, (COUNTRY, "Q5119")),
-    _e("Q1110560", {"th": "อุมม์ กุลษูม"}, (HUMAN,), Gender.FEMININE, Life.DEAD),
-    _e("Q13955", {"th": "ภาษาอาหรับ"}, (LANGUAGE,)),
+    _e("Q1110560", {"th": "อุมม์ กุลษูม", "ne": "उम्म कुलसुम"}, (HUMAN,), Gender.FEMININE, Life.DEAD),
+    _e("Q13955", {"th": "ภาษาอาหรับ", "ne": "अरबी भाषा"}, (LANGUAGE,)),
     _e("Q651785", {"th": "ไฮฟา วะฮ์บี"}, (HUMAN,), Gender.FEMININE, Life.ALIVE),
     _e("Q4610556", {"th": "นายแบบ"}, (OCCUPATION,), female={"th": "นางแบบ"}),
-    _e("Q13974", {"vi": "NBC", "th": "เอ็นบีซี"}, ("Q1616075",)),
+    _e("Q23215", {"ne": "एडेल"}, (HUMAN,), Gender.FEMININE, Life.ALIVE),
+    _e("Q10520", {"ne": "डेभिड बेकह्याम"}, (HUMAN,), Gender.MASCULINE, Life.ALIVE),
+    _e("Q76", {"ne": "बराक ओबामा"}, (HUMAN,), Gender.MASCULINE, Life.ALIVE),
+    _e("Q84", {"ne": "लन्डन"}, (CITY,)),
+    _e("Q90", {"ne": "पेरिस"}, (CITY,)),
+    _e("Q18094", {"ne": "होनोलुलु"}, (CITY,)),
+    _e("Q145", {"ne": "संयुक्त अधिराज्य"}, (COUNTRY,)),
+    _e("Q36180", {"ne": "लेखक"}, (OCCUPATION,), female={"ne": "लेखिका"}),
+    _e("Q183387", {"ne": "कोलम्बिया रेकर्ड्स"}, ("Q18127",)),
+    _e("Q13974", {"vi": "NBC", "th": "เอ็นบีซี", "ne": "एनबीसी"}, ("Q1616075",)),
 )}
 
 # (lang, template, subject, gold or None for a question, the sentence a reader expects)
@@ -108,6 +121,32 @@ CASES = [
     ("th", "P17/1", "Q243", "Q142", "หอไอเฟล ตั้งอยู่ในประเทศฝรั่งเศส"),
     # the one occupation Thai marks for gender
     ("th", "P106/3", "Q651785", "Q4610556", "ไฮฟา วะฮ์บี เป็นที่รู้จักในฐานะนางแบบ"),
+    # ne: the verb agrees with the subject's gender in the middle honorific; the unknown takes the masculine
+    ("ne", "P19/3", "Q10520", "Q84", "डेभिड बेकह्याम लन्डनमा जन्मिएका थिए।"),
+    ("ne", "P19/3", "Q1631", "Q90", "एडिथ पियाफ पेरिसमा जन्मिएकी थिइन्।"),
+    ("ne", "P19/3", "Q15123969", "Q84", "स्याम स्मिथ लन्डनमा जन्मिएका थिए।"),
+    ("ne", "P19/1", "Q76", "Q18094", "बराक ओबामाको जन्म होनोलुलुमा भएको थियो।"),
+    # ne: the copula by life status and gender (हुन् / थिए / थिइन्), the genitive by gender (का / की), and
+    # «… भनेर चिनिन्छन्» (is known as) while the status is unknown
+    ("ne", "P27/1", "Q3052772", "Q142", "इमानुएल म्याक्रों फ्रान्सका नागरिक हुन्।"),
+    ("ne", "P27/1", "Q23215", "Q145", "एडेल संयुक्त अधिराज्यकी नागरिक हुन्।"),
+    ("ne", "P27/1", "Q535", "Q142", "भिक्टर ह्युगो फ्रान्सका नागरिक थिए।"),
+    ("ne", "P27/1", "Q1631", "Q142", "एडिथ पियाफ फ्रान्सकी नागरिक थिइन्।"),
+    ("ne", "P27/1", "Q15123969", "Q145", "स्याम स्मिथ संयुक्त अधिराज्यका नागरिक भनेर चिनिन्छन्।"),
+    ("ne", "P27/q1", "Q535", None, "भिक्टर ह्युगो नागरिक रहेको देश कुन हो?"),
+    ("ne", "P106/2", "Q1631", "Q177220", "एडिथ पियाफ पेशाले गायिका थिइन्।"),
+    ("ne", "P106/1", "Q535", "Q36180", "भिक्टर ह्युगोको पेशा लेखक थियो।"),
+    ("ne", "P106/3", "Q23215", "Q177220", "एडेल गायिकाका रूपमा चिनिन्छिन्।"),
+    ("ne", "P1412/1", "Q1110560", "Q13955", "उम्म कुलसुम अरबी भाषा बोल्थिन्।"),
+    ("ne", "P1412/1", "Q3052772", "Q150", "इमानुएल म्याक्रों फ्रान्सेली भाषा बोल्छन्।"),
+    ("ne", "P264/1", "Q1631", "Q183387", "एडिथ पियाफले कोलम्बिया रेकर्ड्ससँग सम्झौता गरेकी थिइन्।"),
+    # ne: «भाषा [Y]» drops the label's भाषा; a family is not one official language; postpositions glued
+    ("ne", "P37/1", "Q142", "Q150", "फ्रान्सको आधिकारिक भाषा फ्रान्सेली हो।"),
+    ("ne", "P37/1", "Q1028", "Q25448", "मोरक्कोको आधिकारिक भाषा बर्बर हो।"),
+    ("ne", "P37/3", "Q1028", "Q25448", "मोरक्कोका आधिकारिक भाषाहरूमध्ये एउटा बर्बर भाषा हो।"),
+    ("ne", "P17/1", "Q243", "Q142", "आइफेल टावर फ्रान्समा अवस्थित छ।"),
+    ("ne", "P364/1", "Q47703", "Q1860", "चलचित्र “द गडफादर”को मूल भाषा अङ्ग्रेजी हो।"),
+    ("ne", "P449/1", "Q79784", "Q13974", "टेलिभिजन शृङ्खला “फ्रेन्ड्स” सुरुमा एनबीसीमा प्रसारित भएको थियो।"),
 ]
 
 
@@ -141,6 +180,7 @@ def test_a_dropped_head_is_recorded_for_the_audit(field):
 DOUBLED_HEADS = {
     "vi": ("tiếng tiếng", "nhạc nhạc", "châu châu", "sông sông", "tỉnh tỉnh", "phim phim"),
     "th": ("ภาษาภาษา", "ประเทศประเทศ", "ทวีปทวีป", "ดนตรีดนตรี", "เรื่องเรื่อง", "แนวดนตรีดนตรี"),
+    "ne": ("भाषा भाषा", "भाषा अरबी भाषा", "भाषा अङ्ग्रेजी भाषा", "महादेश महादेश", "सहर सहर"),
 }
 
 
