@@ -480,6 +480,8 @@ class Renderer:
         entry = self.entry(obj, lang, label) if heads else None
         # the lexicon's short name is what would be written: hi «बर्बर भाषाएँ» -> «अमाज़ीग़ भाषा» -> «अमाज़ीग़»
         written = entry.short if entry is not None and entry.short and label == obj.labels.get(lang) else label
+        if heads and heads.get("glued"):
+            return self._without_glued_head(lang, heads, before, obj, written, label)
         words = clean_label(written).split()
         if not heads or len(words) < 2:
             return label
@@ -492,6 +494,21 @@ class Renderer:
         if not (lead and lead[-1].lower().endswith(head)) and not (trail and trail[0].lower() == head):
             return label
         rest = " ".join(words[1:] if at == 0 else words[:-1])
+        self.decisions[(lang, "label", "rule:repeated-head", f"{obj.qid} {written} -> {rest}")] += 1
+        return rest
+
+    def _without_glued_head(self, lang: str, heads: Mapping, before: tuple, obj: Entity, written: str,
+                            label: str) -> str:
+        """A script without spaces glues the head noun to the name (th «ภาษาอาหรับ», «ประเทศอียิปต์»): a template
+        that writes the head glued before the answer («เจ้าของภาษา[Y]») takes the label without it
+        («เจ้าของภาษาอาหรับ», never «เจ้าของภาษาภาษาอาหรับ»); an answer after a space keeps its head."""
+        lead = before[-1].value if before and isinstance(before[-1], Text) else ""
+        name = clean_label(written)
+        head = next((h for h in heads.get("nouns", ()) if lead.endswith(h) and name.startswith(h)
+                     and len(name) > len(h) and not name[len(h)].isspace()), None)
+        if head is None:
+            return label
+        rest = name[len(head):]
         self.decisions[(lang, "label", "rule:repeated-head", f"{obj.qid} {written} -> {rest}")] += 1
         return rest
 
@@ -583,6 +600,8 @@ def _title_noun(lang: str, classes: tuple[str, ...], case: str) -> str | None:
     nouns = spec.options.get("title_nouns", {}) if spec else {}
     for q in classes:
         forms = nouns.get(q)
+        if isinstance(forms, str):  # a language without case names the kind in one form (vi «phim»)
+            return forms
         if forms and case in CASES:
             return forms[CASES.index(case)]
     return None
