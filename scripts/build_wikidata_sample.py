@@ -60,7 +60,7 @@ SAMPLE_DIR = REPO / "curate" / "sample"
 SOURCE_DIR = SAMPLE_DIR / "source"
 
 #: Languages every subject/object entity is labelled in (the template languages).
-LABEL_LANGS = ("en", "ar", "es", "ko", "zh", "ru", "fr", "de", "ja", "pt", "hi", "sw", "it")
+LABEL_LANGS = ("en", "ar", "es", "ko", "zh", "ru", "fr", "de", "ja", "pt", "hi", "sw", "it", "ca", "nl", "id", "tr", "hu", "vi", "th", "ne")
 #: Editions a well-known subject (``ALL_EDITIONS_AT`` sitelinks or more) gets an article in. Fixed at the
 #: first thirteen label languages: a new label language adds labels, not articles, so the sample's
 #: popularity (article lengths and views), and with it every ranked subject, stays as it was.
@@ -112,6 +112,9 @@ class Entity:
     wiki: dict[str, str] = field(default_factory=dict)
     redirect: dict[str, str] = field(default_factory=dict)
     length: dict[str, int] = field(default_factory=dict)
+    # languages whose label is the English one copied by ``latin_defaults``: a language file's label
+    # replaces it (a default is not a label anyone wrote for that language)
+    defaulted: set[str] = field(default_factory=set)
 
 
 @dataclass(frozen=True)
@@ -157,13 +160,13 @@ def _parse_entity(qid: str, raw: dict, defaults: dict, latin: bool, origin: str)
         labels[str(lang)] = text
     if "en" not in labels:
         raise SourceError(f"{where}: missing English label (label: {{en: ...}})")
-    if latin:
-        for lang in LATIN_LANGS:
-            labels.setdefault(lang, labels["en"])
+    defaulted = {lang for lang in LATIN_LANGS if latin and lang not in labels}
+    for lang in defaulted:
+        labels[lang] = labels["en"]
     for lang in labels:
         if not LANG.fullmatch(lang):
             raise SourceError(f"{where}: malformed language code {lang!r}")
-    entity = Entity(qid=qid, origin=origin, labels=labels)
+    entity = Entity(qid=qid, origin=origin, labels=labels, defaulted=defaulted)
     entity.aliases = {str(k): _as_list(v) for k, v in (raw.get("alias") or {}).items()}
     for key, pid in GENDERED_FORMS.items():
         forms = {}
@@ -240,10 +243,11 @@ def load_sources(source_dir: Path, added: tuple[Path, ...] = ()) -> tuple[dict[s
         if qid not in entities:
             raise SourceError(f"{origin}: labels {lang}: {qid} is not defined in any source table")
         known = entities[qid].labels.get(lang)
-        if known is not None and known != text:
+        if known is not None and known != text and lang not in entities[qid].defaulted:
             raise SourceError(f"{origin}: labels {lang}: {qid} already has the {lang} label {known!r} in "
                               f"{entities[qid].origin}; give it once")
         entities[qid].labels[lang] = text
+        entities[qid].defaulted.discard(lang)
     for key, qid, lang, value, origin in extra_texts:
         if qid not in entities:
             raise SourceError(f"{origin}: {key} {lang}: {qid} is not defined in any source table")

@@ -1,5 +1,6 @@
 """Article and preposition rules: English "the", es/fr/pt/it/ca articles and fusions, the French country preposition,
-German articles by case, Greek articles (and guessed noun case endings), Arabic/Hebrew definite prefix.
+German articles by case, Dutch de/het and in/op, Greek articles (and guessed noun case endings), Arabic/Hebrew
+definite prefix.
 
 Tables live in templates/data/articles.yaml. Whether a name takes an article depends on its semantic
 type (common nouns always; countries in French/Portuguese/Italian/Greek; German masculine, feminine
@@ -66,6 +67,8 @@ def _starts_with_vowel(text: str, spec: Mapping) -> bool:
         return False
     if any(text == w or text.startswith(w + " ") for w in spec.get("no_elision", ())):
         return False  # a vowel letter read as a consonant: «de One Piece» (/wan/), never «d'One Piece»
+    if _semivowel(text, spec.get("semivowels", ())):
+        return False  # ca: «el Iemen», «de Iàssir Arafat», «de Huelva»: a semivowel i/u is a consonant
     if text[0] in "hH":
         aspire = spec.get("h_aspire", ())
         return not any(text == w or text.startswith(w + " ") or text.lower().startswith(w.lower())
@@ -73,6 +76,14 @@ def _starts_with_vowel(text: str, spec: Mapping) -> bool:
     if text[0] in "yY" and len(text) > 1 and text[1] in VOWELS:
         return False  # a consonantal y: le Yémen, au Yémen, la Yougoslavie
     return text[0] in VOWELS
+
+
+def _semivowel(text: str, letters) -> bool:
+    """An initial ``letters`` (ca i/u, also after h) before another vowel is a semivowel: «el Iemen», «de Huelva»."""
+    low = text.lower()
+    if low[:1] == "h":
+        low = low[1:]
+    return len(low) > 1 and low[0] in letters and low[1] in VOWELS
 
 
 def _capitalise(text: str, request: InflectionRequest) -> str:
@@ -121,6 +132,8 @@ class RulesBackend:
                 form, status = _semitic(label, features, request, spec)
             elif lang == "de":
                 form, status = _german(label, features, request, spec)
+            elif lang == "nl":
+                form, status = _dutch(label, features, request, spec)
             elif lang == "el":
                 form, status = _greek(label, features, request, spec)
             else:
@@ -509,6 +522,70 @@ def _german_adjectives(label: str, case: str, gkey: str) -> str:
 
 
 _GERMAN_STRONG = re.compile(r"^(\w+(?:isch|ig|lich|t))(?:es|er)$")
+
+
+# ---- Dutch -------------------------------------------------------------------------------------
+
+def _dutch(label: str, f: Features, req: InflectionRequest, spec: Mapping) -> tuple[str, str]:
+    """nl `def`: «de» for common-gender nouns and every plural, «het» for neuter singulars, only where the name
+    takes the article (lexicon entry, common nouns, a place headed by a lower-case kind noun: «het gouvernement
+    Caïro»); `in`: «in», or the entry's island preposition («op Hawaï», «op de Filipijnen»). Adjectives of the
+    name take -e after the article (`_dutch_adjectives`), except in names that keep them bare («het Verenigd
+    Koninkrijk»)."""
+    if f.case or f.article == "indef" or (f.preposition and f.preposition != "in"):
+        raise _Cannot("Dutch templates may ask for `def` and `in` only")
+    entry = req.entry
+    ag = req.agreement
+    if entry is not None and entry.article:
+        takes = entry.article == "def"
+    elif req.entity_type in spec.get("common_head_types", ()):
+        # a place takes the article when named by a common noun before the name («het kanton Bern», «de staat
+        # New York»: the disambiguator made head) or listed; a bare proper name does not (Caïro, Beieren)
+        takes = label[:1].islower() or label in spec.get("with_article", ())
+    else:
+        takes = req.entity_type in spec.get("article_types", ()) or label in spec.get("with_article", ())
+    article = None
+    if f.article == "def" and takes:
+        key = "pl" if ag.number == "pl" else _gender_key(ag.gender, "sg")
+        article = _pick(spec["definite"], key, "definite article")
+    noun = _dutch_adjectives(label, article, spec) if article else label
+    text = _join(article or "", noun)
+    if f.preposition == "in":
+        prep = "in"
+        if entry is not None and entry.prep:
+            if entry.prep not in spec.get("place_prepositions", ()):
+                raise _Cannot(f"lexicon preposition {entry.prep!r} is not one of {spec.get('place_prepositions')}")
+            prep = entry.prep
+        text = _join(prep, text)
+    if _entry_decides(req):
+        return text, EXACT
+    return text, _status(req, article is not None)
+
+
+# adjective endings that no noun or foreign name of the sample shares (a bare «Port», «Mont», «Big» is not an
+# adjective): -isch, -lijk, -baar, -aal, -eel, -ig (two syllables or more), and the participle «verenigd»
+_DUTCH_ADJECTIVE = re.compile(r"(?:isch|lijk|baar|aal|eel|\w\w[^aeiou\s]ig|^verenigd)$")
+_DUTCH_STOPS = ("van", "der", "den", "de", "het", "en")
+
+
+def _dutch_adjectives(label: str, article: str | None, spec: Mapping) -> str:
+    """A bare adjective before the head noun of a name takes -e after the article, with Dutch spelling
+    (one vowel of a long closed syllable dropped): «Arabisch Museum» -> «het Arabische Museum», «Nationaal
+    Park» -> «het Nationale Park», «Verenigd Emiraat» -> «het Verenigde Emiraat». Names listed in
+    `bare_adjective_names` keep it bare, as Dutch writes them («het Verenigd Koninkrijk», «het Egyptisch
+    Museum»); a hyphenated compound is one word («het Egyptisch-Arabisch»)."""
+    words = label.split(" ")
+    if article is None or len(words) < 2 or label in spec.get("bare_adjective_names", ()):
+        return label
+    head = next((i for i, w in enumerate(words) if i > 0 and w in _DUTCH_STOPS), len(words)) - 1
+    out = []
+    for i, w in enumerate(words):
+        if i < head and w[:1].isupper() and "-" not in w and _DUTCH_ADJECTIVE.search(w.lower()):
+            if re.search(r"([aeou])\1[^aeiou]$", w):
+                w = w[:-2] + w[-1]  # Nationaal -> Nationale, Groot -> Grote
+            w += "e"
+        out.append(w)
+    return " ".join(out)
 
 
 # ---- Greek -------------------------------------------------------------------------------------

@@ -199,4 +199,36 @@ def _unimorph(**options) -> InflectionBackend:
     return UnimorphBackend(**options)
 
 
+@inflection_backend("turkish")
+def _turkish(**_options) -> InflectionBackend:  # options are the UniMorph backend's
+    from factatlas.templates.backend_tr import TurkishBackend
+
+    return TurkishBackend()
+
+
+@inflection_backend("hungarian")
+def _hungarian(**_options) -> InflectionBackend:  # options are the UniMorph backend's
+    from factatlas.templates.backend_hu import HungarianBackend
+
+    return HungarianBackend()
+
+
 BACKEND_NAMES = tuple(BACKENDS)
+
+
+def particle_inventory(backend: str) -> tuple[str, frozenset[str]] | None:
+    """(language name, affixes) a backend's templates may write after '+' (ko particles «[X+은]», tr case
+    suffixes «[Y+da]», hu case suffixes «[Y+ban]»); None for a backend that takes none."""
+    if backend == "korean":
+        from factatlas.templates.backend_ko import PARTICLES
+
+        return "Korean", PARTICLES
+    if backend == "turkish":
+        from factatlas.templates.backend_tr import PARTICLES as TR_SUFFIXES
+
+        return "Turkish", TR_SUFFIXES
+    if backend == "hungarian":
+        from factatlas.templates.backend_hu import PARTICLES as HU_SUFFIXES
+
+        return "Hungarian", HU_SUFFIXES
+    return None

@@ -120,6 +120,12 @@ def _sentence_initial(nodes: tuple, index: int) -> bool:
     return True
 
 
+def _before_punctuation(nodes: tuple, index: int) -> bool:
+    """True when the node after ``index`` is text that starts with sentence punctuation."""
+    nxt = nodes[index + 1] if index + 1 < len(nodes) else None
+    return isinstance(nxt, Text) and nxt.value[:1] in ".,;:!?"
+
+
 def _holds(value: str, agreement: Agreement, life: Life) -> bool:
     if value in ("sg", "pl"):
         return agreement.number == value
@@ -265,8 +271,10 @@ class Renderer:
                 if sentence_initial:
                     noun = noun[:1].upper() + noun[1:]
                 return InflectionResult(f"{noun} {quotes[0]}{label}{quotes[1]}", EXACT, "title")
-        # ru в/на depends on the place's class (an island takes на), so those forms are keyed by it too
-        classes = entity.classes if features.preposition else ()
+        # ru в/на depends on the place's class (an island takes на), hu gives a landmark the article (az
+        # Eiffel-torony), and tr/hu name a work by its kind (film, series: «Baba filminin»), so those forms
+        # are keyed by the classes too
+        classes = entity.classes if features.preposition or features.article or etype == "work" else ()
         key = (lang, label, features, agreement, etype, sentence_initial, classes, entry.qid if entry else None)
         if key in self._inflections:
             result = self._inflections[key]
@@ -341,6 +349,9 @@ class Renderer:
                                          f"{template.lang} {template.id}: no form for {subject_qid} "
                                          f"(gender {ag.gender}, number {ag.number}, source "
                                          f"{ag.source or 'none'}) among {'/'.join(node.values)}; add 'other='")
+                if not form and _before_punctuation(parsed.nodes, i) and out:
+                    # an empty option leaves no space before the punctuation: hu «… az arab nyelv.», not «… nyelv .»
+                    out[-1] = out[-1].rstrip(" ")
                 out.append(form)
         text = _SPACES.sub(" ", "".join(out)).strip()
         check = _check_text(text, template.kind)
@@ -469,18 +480,35 @@ class Renderer:
         entry = self.entry(obj, lang, label) if heads else None
         # the lexicon's short name is what would be written: hi «बर्बर भाषाएँ» -> «अमाज़ीग़ भाषा» -> «अमाज़ीग़»
         written = entry.short if entry is not None and entry.short and label == obj.labels.get(lang) else label
+        if heads and heads.get("glued"):
+            return self._without_glued_head(lang, heads, before, obj, written, label)
         words = clean_label(written).split()
         if not heads or len(words) < 2:
             return label
         at = 0 if heads.get("at") == "first" else -1
-        head = words[at]
-        if head not in heads.get("nouns", ()):
+        head = words[at].lower()  # id «Kota Kuwait» after «kota»: a proper name's head is capitalised
+        if head not in {n.lower() for n in heads.get("nouns", ())}:
             return label
         lead = before[-1].value.split() if before and isinstance(before[-1], Text) else []
         trail = after[0].value.split() if at == -1 and after and isinstance(after[0], Text) else []
-        if not (lead and lead[-1].endswith(head)) and not (trail and trail[0] == head):
+        if not (lead and lead[-1].lower().endswith(head)) and not (trail and trail[0].lower() == head):
             return label
         rest = " ".join(words[1:] if at == 0 else words[:-1])
+        self.decisions[(lang, "label", "rule:repeated-head", f"{obj.qid} {written} -> {rest}")] += 1
+        return rest
+
+    def _without_glued_head(self, lang: str, heads: Mapping, before: tuple, obj: Entity, written: str,
+                            label: str) -> str:
+        """A script without spaces glues the head noun to the name (th «ภาษาอาหรับ», «ประเทศอียิปต์»): a template
+        that writes the head glued before the answer («เจ้าของภาษา[Y]») takes the label without it
+        («เจ้าของภาษาอาหรับ», never «เจ้าของภาษาภาษาอาหรับ»); an answer after a space keeps its head."""
+        lead = before[-1].value if before and isinstance(before[-1], Text) else ""
+        name = clean_label(written)
+        head = next((h for h in heads.get("nouns", ()) if lead.endswith(h) and name.startswith(h)
+                     and len(name) > len(h) and not name[len(h)].isspace()), None)
+        if head is None:
+            return label
+        rest = name[len(head):]
         self.decisions[(lang, "label", "rule:repeated-head", f"{obj.qid} {written} -> {rest}")] += 1
         return rest
 
@@ -572,6 +600,8 @@ def _title_noun(lang: str, classes: tuple[str, ...], case: str) -> str | None:
     nouns = spec.options.get("title_nouns", {}) if spec else {}
     for q in classes:
         forms = nouns.get(q)
+        if isinstance(forms, str):  # a language without case names the kind in one form (vi «phim»)
+            return forms
         if forms and case in CASES:
             return forms[CASES.index(case)]
     return None

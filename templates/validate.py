@@ -2,8 +2,8 @@
 
 Checked per file: unknown keys, unknown or mismatched language, unknown scripts/genders; per template:
 syntax, unknown predicate, ids, slots that do not fit the predicate/kind (missing or duplicate [Y] in a
-cloze, [Y] in a question, no [X]), features the language does not have, Korean particles, agreement groups
-that agree with the answer [Y] away from it (next to [Y] they are part of the answer) or do not cover the
+cloze, [Y] in a question, no [X]), features the language does not have, Korean, Turkish and Hungarian
+particles, agreement groups that agree with the answer [Y] away from it (next to [Y] they are part of the answer) or do not cover the
 language's genders (without ``other``), mixed-script words (a Cyrillic letter inside a Latin word and vice
 versa, letters of undeclared scripts), and placeholders that would survive rendering (a probe render per
 gender/number).
@@ -230,14 +230,17 @@ def validate_template(t: Template, lf: LanguageFile, spec=None) -> list[Issue]:
                    (f"{t.lang} slots may use: {' '.join(sorted(allowed))}" if allowed
                     else f"{t.lang} slots take no features: write [{slot.name}]"), "unknown-feature")
         if f.particle:
-            from factatlas.templates.backend_ko import PARTICLES
+            from factatlas.templates.morphology import particle_inventory
 
-            if spec is None or spec.backend != "korean":
-                at(slot.start, f"particle '+{f.particle}' in {slot.raw}: particles exist for Korean only",
-                   "write the affix as literal text glued to the slot, e.g. [Y]에서", "unknown-feature")
-            elif f.particle not in PARTICLES:
-                at(slot.start, f"unknown Korean particle '{f.particle}'.{did_you_mean(f.particle, PARTICLES)}",
-                   "particles: " + " ".join(sorted(PARTICLES)), "unknown-feature")
+            inventory = particle_inventory(spec.backend) if spec is not None else None
+            if inventory is None:
+                at(slot.start, f"particle '+{f.particle}' in {slot.raw}: particles exist for Korean, Turkish and "
+                   "Hungarian only", "write the affix as literal text glued to the slot, e.g. [Y]에서",
+                   "unknown-feature")
+            elif f.particle not in inventory[1]:
+                name, particles = inventory
+                at(slot.start, f"unknown {name} particle '{f.particle}'.{did_you_mean(f.particle, particles)}",
+                   "particles: " + " ".join(sorted(particles)), "unknown-feature")
 
     issues.extend(_life_issues(t, parsed, at))
     genders = tuple(lf.genders)

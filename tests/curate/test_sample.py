@@ -311,6 +311,18 @@ def test_a_language_file_adds_labels_aliases_and_gendered_forms_to_other_files_e
         builder.render(source)
 
 
+def test_a_language_file_label_replaces_a_latin_default_but_not_a_written_label(builder, tmp_path):
+    source = _write_source(tmp_path / "src", "latin_defaults: true\nentities:\n"
+                           "  Q85:\n    label: {en: Cairo, it: Il Cairo}\n")
+    (source / "labels_ca.yaml").write_text("labels: {ca: {Q85: el Caire}}\n", encoding="utf-8")
+    lines = gzip.decompress(builder.render(source)["wikidata-sample.nt.gz"]).decode("utf-8").splitlines()
+    assert f'<{WD}Q85> <{LABEL}> "el Caire"@ca .' in lines
+    assert f'<{WD}Q85> <{LABEL}> "Cairo"@ca .' not in lines
+    (source / "labels_ca.yaml").write_text("labels: {it: {Q85: Cairo}}\n", encoding="utf-8")
+    with pytest.raises(builder.SourceError, match=r"Q85 already has the it label 'Il Cairo'"):
+        builder.render(source)
+
+
 def test_builder_rejects_a_label_split_by_an_unquoted_comma(builder, tmp_path):
     source = _write_source(
         tmp_path / "src", "entities:\n  Q61:\n    label: {en: Washington, D.C., fr: Washington}\n"
@@ -399,3 +411,21 @@ def test_italian_labels_are_italian_exonyms_not_english_copies(store):
     countries = [_qid(s) for (s,) in _select(store, f"SELECT ?s WHERE {{ ?s <{WDT}P31> <{WD}Q3624078> }}")]
     copied = [q for q in countries if italian[q] == english[q]]
     assert len(copied) < len(countries) / 2, f"Italian country names equal to the English ones: {copied}"
+
+
+@pytest.mark.parametrize(("lang", "expected"), [
+    ("ca", {"Q85": "el Caire", "Q30": "Estats Units d'Amèrica", "Q84": "Londres", "Q956": "Pequín",
+            "Q13955": "àrab", "Q1110560": "Umm Kulthum", "Q34211": "Iàssir Arafat", "Q639669": "músic"}),
+    ("nl", {"Q85": "Caïro", "Q30": "Verenigde Staten", "Q84": "Londen", "Q956": "Peking",
+            "Q13955": "Arabisch", "Q17163": "Johan Cruijff", "Q30805": "Caïro (gouvernement)", "Q639669": "musicus"}),
+    ("id", {"Q85": "Kairo", "Q30": "Amerika Serikat", "Q84": "London", "Q956": "Beijing",
+            "Q13955": "bahasa Arab", "Q35178": "Kota Kuwait", "Q5806": "Mekkah", "Q639669": "musisi"}),
+])
+def test_catalan_dutch_indonesian_labels_are_their_wikipedias_names(store, lang, expected):
+    """The labels of source/labels_<lang>.yaml reach the sample, over the English copies `latin_defaults`
+    made for people and companies (Iàssir Arafat, Johan Cruijff), and their countries are exonyms."""
+    labels, english = _labels_in(store, lang), _labels_in(store, "en")
+    assert {q: labels[q] for q in expected} == expected
+    countries = [_qid(s) for (s,) in _select(store, f"SELECT ?s WHERE {{ ?s <{WDT}P31> <{WD}Q3624078> }}")]
+    copied = [q for q in countries if labels[q] == english[q]]
+    assert len(copied) < len(countries) / 2, f"{lang} country names equal to the English ones: {copied}"

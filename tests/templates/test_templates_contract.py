@@ -13,13 +13,14 @@ from factatlas.templates.library import available_languages, load_library, read_
 from factatlas.templates.predicates import PREDICATES
 from factatlas.templates.render import RenderedAnswer, RenderedPrompt, Renderer
 from factatlas.templates.validate import validate_file
-from tests.langs import SHIPPED_LANGS
+from tests.langs import FIRST_THIRTEEN, SHIPPED_LANGS
 
 LANGS = SHIPPED_LANGS
 
 
 def _labels(*values: str) -> dict[str, str]:
-    return dict(zip(LANGS, values, strict=True))
+    """The labels of the first thirteen languages, in their order; later languages are in ``MORE_LABELS``."""
+    return dict(zip(FIRST_THIRTEEN, values, strict=True))
 
 
 # Real entities with their Wikidata labels in the 12+ languages (label order as in LANGS).
@@ -67,6 +68,47 @@ SAMPLES = {
         "Europe", "أوروبا", "Europa", "유럽", "欧洲", "Европа", "Europe", "Europa", "ヨーロッパ", "Europa", "यूरोप", "Ulaya",
         "Europa")),
 }
+# Languages added after the first thirteen: lang -> qid -> label, one block per language (so that languages
+# added side by side merge without touching each other's lines).
+MORE_LABELS: dict[str, dict[str, str]] = {
+    "ca": {"Q7186": "Marie Curie", "Q7200": "Aleksandr Puixkin", "Q270": "Varsòvia", "Q90": "París",
+           "Q36": "Polònia", "Q142": "França", "Q150": "francès", "Q169470": "físic", "Q8341": "jazz",
+           "Q5994": "piano", "Q183387": "Columbia Records", "Q9531": "BBC", "Q132689": "Casablanca",
+           "Q46": "Europa"},
+    "nl": {"Q7186": "Marie Curie", "Q7200": "Aleksandr Poesjkin", "Q270": "Warschau", "Q90": "Parijs",
+           "Q36": "Polen", "Q142": "Frankrijk", "Q150": "Frans", "Q169470": "natuurkundige", "Q8341": "jazz",
+           "Q5994": "piano", "Q183387": "Columbia Records", "Q9531": "BBC", "Q132689": "Casablanca",
+           "Q46": "Europa"},
+    "id": {"Q7186": "Marie Curie", "Q7200": "Aleksandr Pushkin", "Q270": "Warsawa", "Q90": "Paris",
+           "Q36": "Polandia", "Q142": "Prancis", "Q150": "bahasa Prancis", "Q169470": "fisikawan", "Q8341": "jazz",
+           "Q5994": "piano", "Q183387": "Columbia Records", "Q9531": "BBC", "Q132689": "Casablanca",
+           "Q46": "Eropa"},
+    "tr": {"Q7186": "Marie Curie", "Q7200": "Aleksandr Puşkin", "Q270": "Varşova", "Q90": "Paris",
+           "Q36": "Polonya", "Q142": "Fransa", "Q150": "Fransızca", "Q169470": "fizikçi", "Q8341": "caz",
+           "Q5994": "piyano", "Q183387": "Columbia Records", "Q9531": "BBC", "Q132689": "Kazablanka",
+           "Q46": "Avrupa"},
+    "hu": {"Q7186": "Marie Curie", "Q7200": "Alekszandr Puskin", "Q270": "Varsó", "Q90": "Párizs",
+           "Q36": "Lengyelország", "Q142": "Franciaország", "Q150": "francia nyelv", "Q169470": "fizikus",
+           "Q8341": "dzsessz", "Q5994": "zongora", "Q183387": "Columbia Records", "Q9531": "BBC",
+           "Q132689": "Casablanca", "Q46": "Európa"},
+    "vi": {"Q7186": "Marie Curie", "Q7200": "Aleksandr Pushkin", "Q270": "Warszawa", "Q90": "Paris",
+           "Q36": "Ba Lan", "Q142": "Pháp", "Q150": "tiếng Pháp", "Q169470": "nhà vật lý học", "Q8341": "jazz",
+           "Q5994": "dương cầm", "Q183387": "Columbia Records", "Q9531": "BBC", "Q132689": "Casablanca",
+           "Q46": "châu Âu"},
+    "th": {"Q7186": "มารี กูว์รี", "Q7200": "อะเลคซันดร์ พุชกิน", "Q270": "วอร์ซอ", "Q90": "ปารีส",
+           "Q36": "ประเทศโปแลนด์", "Q142": "ประเทศฝรั่งเศส", "Q150": "ภาษาฝรั่งเศส", "Q169470": "นักฟิสิกส์",
+           "Q8341": "แจ๊ส", "Q5994": "เปียโน", "Q183387": "โคลัมเบียเรเคิดส์", "Q9531": "บีบีซี",
+           "Q132689": "คาซาบลังกา", "Q46": "ทวีปยุโรป"},
+    "ne": {"Q7186": "मेरी क्युरी", "Q7200": "अलेक्जान्डर पुस्किन", "Q270": "वार्सा", "Q90": "पेरिस",
+           "Q36": "पोल्याण्ड", "Q142": "फ्रान्स", "Q150": "फ्रान्सेली भाषा", "Q169470": "भौतिकशास्त्री",
+           "Q8341": "ज्याज", "Q5994": "पियानो", "Q183387": "कोलम्बिया रेकर्ड्स", "Q9531": "बीबीसी",
+           "Q132689": "कासाब्लान्का", "Q46": "युरोप"},
+}
+for _lang, _table in MORE_LABELS.items():
+    for _qid, _label in _table.items():
+        SAMPLES[_qid][2][_lang] = _label
+_unlabelled = sorted({lang for _q, (_c, _g, labels) in SAMPLES.items() for lang in set(LANGS) - set(labels)})
+assert not _unlabelled, f"no sample labels in {_unlabelled}: add a block to MORE_LABELS"
 ENTITIES = {q: Entity(q, frozen_mapping(labels), frozen_mapping(), g, "P21" if g is not Gender.UNKNOWN else "", cls)
             for q, (cls, g, labels) in SAMPLES.items()}
 BY_TYPE = {"person": ("Q7186", "Q7200"), "place": ("Q90", "Q270"), "settlement": ("Q90", "Q270"),

@@ -214,8 +214,22 @@ def test_korean_particles_are_checked(tmp_path):
             sorted(__import__("factatlas.templates.backend_ko", fromlist=["PARTICLES"]).PARTICLES)),
     ]
     fr = write(tmp_path, "fr", "  P19:\n" + entry("P19/1", "[X+은] est né à [Y]."))
-    assert issues_of(fr)[0] == (f"fr.yaml:8:{col(fr, 8, '[X+')}: P19/1: particle '+은' in [X+은]: particles exist for Korean only; fix: "
+    assert issues_of(fr)[0] == (f"fr.yaml:8:{col(fr, 8, '[X+')}: P19/1: particle '+은' in [X+은]: particles exist for Korean, Turkish and Hungarian only; fix: "
                                 "write the affix as literal text glued to the slot, e.g. [Y]에서")
+
+
+def test_turkish_and_hungarian_suffixes_are_checked_like_korean_particles(tmp_path):
+    tr = write(tmp_path, "tr", "  P19:\n" + entry("P19/1", "[X], [Y+de] doğdu."),
+               "lang: tr\nname: Turkish\nscripts: [Latin]\ngenders: []\ntemplates:\n")
+    assert issues_of(tr) == [
+        f"tr.yaml:8:{col(tr, 8, '[Y+')}: P19/1: unknown Turkish particle 'de'; fix: particles: "
+        + " ".join(sorted(__import__("factatlas.templates.backend_tr", fromlist=["PARTICLES"]).PARTICLES))]
+    hu = write(tmp_path, "hu", "  P19:\n" + entry("P19/1", "[X] [Y+ben] született."),
+               "lang: hu\nname: Hungarian\nscripts: [Latin]\ngenders: []\ntemplates:\n")
+    assert issues_of(hu)[0].startswith(f"hu.yaml:8:{col(hu, 8, '[Y+')}: P19/1: unknown Hungarian particle 'ben'")
+    ok = write(tmp_path, "hu", "  P19:\n" + entry("P19/1", "[X] [Y.def+ban] született.") + entry(
+        "P19/q1", "Hol született [X]?", "question"), "lang: hu\nname: Hungarian\nscripts: [Latin]\ngenders: []\ntemplates:\n")
+    assert issues_of(ok) == []
 
 
 @pytest.mark.parametrize("scalar", [
