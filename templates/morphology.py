@@ -109,7 +109,7 @@ class IdentityBackend:
 class LanguageSpec:
     code: str
     name: str
-    backend: str  # identity | pymorphy3 | korean | rules | unimorph
+    backend: str  # identity | pymorphy3 | korean | rules | greek | unimorph
     features: frozenset[str]  # the slot features templates of this language may use
     unimorph: str = ""  # ISO 639-3 code of the UniMorph table when backend == unimorph (or as a fallback)
     head: str = "last"  # multiword names: which word inflects (UniMorph backend)
@@ -190,6 +190,13 @@ def _rules(**_options) -> InflectionBackend:  # options are the UniMorph backend
     from factatlas.templates.backend_rules import RulesBackend
 
     return RulesBackend()
+
+
+@inflection_backend("greek")
+def _greek(**_options) -> InflectionBackend:  # options are the UniMorph backend's
+    from factatlas.templates.backend_el import GreekBackend
+
+    return GreekBackend()
 
 
 @inflection_backend("unimorph")

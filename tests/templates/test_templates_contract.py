@@ -13,13 +13,13 @@ from factatlas.templates.library import available_languages, load_library, read_
 from factatlas.templates.predicates import PREDICATES
 from factatlas.templates.render import RenderedAnswer, RenderedPrompt, Renderer
 from factatlas.templates.validate import validate_file
-from tests.langs import SHIPPED_LANGS
+from tests.langs import FIRST_THIRTEEN, SHIPPED_LANGS
 
 LANGS = SHIPPED_LANGS
 
 
 def _labels(*values: str) -> dict[str, str]:
-    return dict(zip(LANGS, values, strict=True))
+    return dict(zip(FIRST_THIRTEEN, values, strict=True))
 
 
 # Real entities with their Wikidata labels in the 12+ languages (label order as in LANGS).
@@ -67,6 +67,16 @@ SAMPLES = {
         "Europe", "أوروبا", "Europa", "유럽", "欧洲", "Европа", "Europe", "Europa", "ヨーロッパ", "Europa", "यूरोप", "Ulaya",
         "Europa")),
 }
+# The sample entities' labels in the languages added after the first thirteen: one block per language.
+MORE_LABELS: dict[str, dict[str, str]] = {
+    "el": {"Q7186": "Μαρία Κιουρί", "Q7200": "Αλεξάντρ Πούσκιν", "Q270": "Βαρσοβία", "Q90": "Παρίσι",
+           "Q36": "Πολωνία", "Q142": "Γαλλία", "Q150": "γαλλική γλώσσα", "Q169470": "φυσικός", "Q8341": "τζαζ",
+           "Q5994": "πιάνο", "Q183387": "Columbia Records", "Q9531": "BBC", "Q132689": "Καζαμπλάνκα (ταινία)",
+           "Q46": "Ευρώπη"},
+}
+for _lang, _table in MORE_LABELS.items():
+    for _qid, _label in _table.items():
+        SAMPLES[_qid][2][_lang] = _label
 ENTITIES = {q: Entity(q, frozen_mapping(labels), frozen_mapping(), g, "P21" if g is not Gender.UNKNOWN else "", cls)
             for q, (cls, g, labels) in SAMPLES.items()}
 BY_TYPE = {"person": ("Q7186", "Q7200"), "place": ("Q90", "Q270"), "settlement": ("Q90", "Q270"),

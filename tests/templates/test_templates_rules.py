@@ -56,10 +56,6 @@ def req(gender: Gender = Gender.UNKNOWN, number: str = "sg", etype: str = "", so
      "die Dominikanische Republik"),
     ("de", "Dominikanische Republik", Features(case="gen", article="def"), req(F, etype="country"),
      "der Dominikanischen Republik"),
-    # Greek: genitive article and noun ending, neuter
-    ("el", "Γαλλία", Features(case="gen", article="def"), req(F, etype="country"), "της Γαλλίας"),
-    ("el", "Λονδίνο", Features(case="acc", article="def", preposition="se"), req(N, etype="settlement"), "στο Λονδίνο"),
-    ("el", "Καναδάς", Features(case="gen", article="def"), req(M, etype="country"), "του Καναδά"),
     # Arabic / Hebrew: the definite prefix only on common nouns; labels already definite stay
     ("ar", "مغني", Features(article="def"), req(M, etype="occupation"), "المغني"),
     ("ar", "الموسيقى", Features(article="def"), req(F, etype="genre"), "الموسيقى"),
