@@ -1,5 +1,6 @@
 """Article and preposition rules: English "the", es/fr/pt/it/ca articles and fusions, the French country preposition,
-German articles by case, Arabic/Hebrew definite prefix (Greek has its own backend: backend_el.py).
+German articles by case, the Arabic definite prefix (Greek and Hebrew have their own backends: backend_el.py,
+backend_he.py).
 
 Tables live in templates/data/articles.yaml. Whether a name takes an article depends on its semantic
 type (common nouns always; countries in French/Portuguese/Italian; German masculine, feminine
@@ -28,6 +29,8 @@ from factatlas.templates.morphology import (
     InflectionResult,
 )
 
+# languages whose tables in articles.yaml are read by a backend of their own (backend_el.py, backend_he.py)
+OWN_BACKENDS = ("el", "he")
 VOWELS = set("aeiouyàâäáéèêëíìîïóòôöúùûüœæAEIOUYÀÂÄÁÉÈÊËÍÌÎÏÓÒÔÖÚÙÛÜŒÆ")
 _IT_LO = ("s", "z", "gn", "ps", "x", "y", "pn")
 
@@ -108,7 +111,7 @@ class RulesBackend:
     def inflect(self, label: str, lang: str, features: Features,
                 request: InflectionRequest = InflectionRequest()) -> InflectionResult | None:
         spec = article_tables().get(lang)
-        if spec is None or features.particle or features.number:
+        if spec is None or lang in OWN_BACKENDS or features.particle or features.number:
             return None
         if features.is_plain:
             return InflectionResult(_capitalise(label, request), NONE, self.name)
@@ -116,7 +119,7 @@ class RulesBackend:
             choice = None
             if lang == "en":
                 form, status = _english(label, features, request, spec)
-            elif lang in ("ar", "he"):
+            elif lang == "ar":
                 form, status = _semitic(label, features, request, spec)
             elif lang == "de":
                 form, status = _german(label, features, request, spec)
@@ -508,7 +511,7 @@ def _german_adjectives(label: str, case: str, gkey: str) -> str:
 _GERMAN_STRONG = re.compile(r"^(\w+(?:isch|ig|lich|t))(?:es|er)$")
 
 
-# ---- Arabic / Hebrew ---------------------------------------------------------------------------
+# ---- Arabic ---------------------------------------------------------------------------
 
 def _semitic(label: str, f: Features, req: InflectionRequest, spec: Mapping) -> tuple[str, str]:
     if f.preposition or f.article == "indef":
