@@ -219,3 +219,32 @@ def test_the_shipped_pairs_build_in_el_with_no_render_failure(shipped_builds):
         # a prompt dropped (item «fact|el|template») or a template skipped for the language (reason «…:el»)
         mine = [d for d in dropped if "|el|" in d["item"] or d["reason"].endswith(":el")]
         assert mine == [], (pair, mine[:5])
+
+
+# ---- the shipped templates agree with the subject's life status -------------------------------------
+
+LIFE = {**ENTITIES, **{e.qid: e for e in (
+    _entity("Q76", "Μπαράκ Ομπάμα", ("Q5",), gender=M, gender_source="P21"),
+    _entity("Q1860", "αγγλική γλώσσα", ("Q1288568",)), _entity("Q5994", "πιάνο", ("Q34379",)),
+    _entity("Q30", "Ηνωμένες Πολιτείες", (COUNTRY,)),
+)}}
+
+
+@pytest.mark.parametrize(("template_id", "subject", "sentence"), [
+    ("P27/1", "Q2831", "Ο Μάικλ Τζάκσον ήταν πολίτης [Y]."),
+    ("P27/1", "Q34424", "Η Σακίρα είναι πολίτης [Y]."),
+    ("P27/1", "Q76", "Ο Μπαράκ Ομπάμα είναι/ήταν πολίτης [Y]."),
+    ("P27/1", "Q15123969", "Ο/Η Σαμ Σμιθ είναι/ήταν πολίτης [Y]."),
+    ("P1412/1", "Q2831", "Ο Μάικλ Τζάκσον μιλούσε [Y]."),
+    ("P1412/1", "Q34424", "Η Σακίρα μιλάει [Y]."),
+    ("P1303/3", "Q2831", "Ο Μάικλ Τζάκσον έπαιζε [Y]."),
+    ("P103/1", "Q2831", "Η μητρική γλώσσα του Μάικλ Τζάκσον ήταν [Y]."),
+    ("P106/3", "Q34424", "Η Σακίρα έγινε γνωστή ως [Y]."),
+    ("P103/3", "Q2831", "Η πρώτη γλώσσα που έμαθε ο Μάικλ Τζάκσον ήταν [Y]."),
+    ("P27/q1", "Q2831", "Ποιας χώρας πολίτης ήταν ο Μάικλ Τζάκσον;"),
+])
+def test_the_shipped_templates_agree_with_life_status(template_id, subject, sentence):
+    from factatlas.templates.library import load_library
+
+    template = load_library(["el"]).get("el", template_id)
+    assert Renderer(LIFE).render_prompt(template, subject).text == sentence

@@ -170,3 +170,25 @@ def test_the_shipped_pairs_build_in_he_with_no_render_failure(shipped_builds):
         # a prompt dropped (item «fact|he|template») or a template skipped for the language (reason «…:he»)
         mine = [d for d in dropped if "|he|" in d["item"] or d["reason"].endswith(":he")]
         assert mine == [], (pair, mine[:5])
+
+
+@pytest.mark.parametrize(("template_id", "subject", "sentence"), [
+    ("P27/1", "Q2831", "מייקל ג'קסון היה אזרח [Y]."),
+    ("P27/1", "Q34424", "שאקירה היא אזרחית [Y]."),
+    ("P27/1", "Q76", "ברק אובמה הוא/היה אזרח [Y]."),
+    ("P27/1", "Q15123969", "סם סמית' אזרח/ית [Y]."),
+    ("P1412/1", "Q2831", "מייקל ג'קסון דיבר [Y]."),
+    ("P1412/1", "Q34424", "שאקירה דוברת [Y]."),
+    ("P1303/3", "Q34424", "שאקירה מנגנת [Y]."),
+    ("P103/1", "Q2831", "שפת האם של מייקל ג'קסון הייתה [Y]."),
+    ("P106/1", "Q34424", "מקצועה של שאקירה הוא [Y]."),
+    ("P106/3", "Q34424", "שאקירה נודעה [Y]."),
+    ("P19/1", "Q2831", "מייקל ג'קסון נולד [Y]."),
+    ("P106/q1", "Q2831", "מה היה מקצועו של מייקל ג'קסון?"),
+    ("P495/2", "Q1079", 'הסדרה "שובר שורות" הופקה [Y].'),
+])
+def test_the_shipped_templates_agree_with_gender_and_life_status(template_id, subject, sentence):
+    from factatlas.templates.library import load_library
+
+    template = load_library(["he"]).get("he", template_id)
+    assert Renderer(ENTITIES).render_prompt(template, subject).text == sentence
