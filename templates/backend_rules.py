@@ -1,9 +1,9 @@
 """Article and preposition rules: English "the", es/fr/pt/it/ca articles and fusions, the French country preposition,
-German articles by case, Dutch de/het and in/op, Greek articles (and guessed noun case endings), Arabic/Hebrew
-definite prefix.
+German articles by case, Dutch de/het and in/op, the Arabic definite prefix (Greek and Hebrew have their
+own backends: backend_el.py, backend_he.py).
 
 Tables live in templates/data/articles.yaml. Whether a name takes an article depends on its semantic
-type (common nouns always; countries in French/Portuguese/Italian/Greek; German masculine, feminine
+type (common nouns always; countries in French/Portuguese/Italian; German masculine, feminine
 and plural place names) and on per-name exceptions. A form that needs the gender of an entity whose
 gender is unknown fails with a reason; it never falls back to a guess silently.
 """
@@ -11,7 +11,6 @@ gender is unknown fails with a reason; it never falls back to a guess silently.
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Mapping
 from functools import cache
 from importlib import resources
@@ -30,6 +29,8 @@ from factatlas.templates.morphology import (
     InflectionResult,
 )
 
+# languages whose tables in articles.yaml are read by a backend of their own (backend_el.py, backend_he.py)
+OWN_BACKENDS = ("el", "he")
 VOWELS = set("aeiouyàâäáéèêëíìîïóòôöúùûüœæAEIOUYÀÂÄÁÉÈÊËÍÌÎÏÓÒÔÖÚÙÛÜŒÆ")
 _IT_LO = ("s", "z", "gn", "ps", "x", "y", "pn")
 
@@ -120,7 +121,7 @@ class RulesBackend:
     def inflect(self, label: str, lang: str, features: Features,
                 request: InflectionRequest = InflectionRequest()) -> InflectionResult | None:
         spec = article_tables().get(lang)
-        if spec is None or features.particle or features.number:
+        if spec is None or lang in OWN_BACKENDS or features.particle or features.number:
             return None
         if features.is_plain:
             return InflectionResult(_capitalise(label, request), NONE, self.name)
@@ -128,14 +129,12 @@ class RulesBackend:
             choice = None
             if lang == "en":
                 form, status = _english(label, features, request, spec)
-            elif lang in ("ar", "he"):
+            elif lang == "ar":
                 form, status = _semitic(label, features, request, spec)
             elif lang == "de":
                 form, status = _german(label, features, request, spec)
             elif lang == "nl":
                 form, status = _dutch(label, features, request, spec)
-            elif lang == "el":
-                form, status = _greek(label, features, request, spec)
             else:
                 form, status, choice = _romance_form(label, lang, features, request, spec)
         except _Cannot as e:
@@ -588,61 +587,7 @@ def _dutch_adjectives(label: str, article: str | None, spec: Mapping) -> str:
     return " ".join(out)
 
 
-# ---- Greek -------------------------------------------------------------------------------------
-
-def _greek(label: str, f: Features, req: InflectionRequest, spec: Mapping) -> tuple[str, str]:
-    ag = req.agreement
-    case = f.case or ("acc" if f.preposition else "nom")
-    key = _gender_key(ag.gender, ag.number)
-    status = EXACT
-    noun = label
-    if case != "nom":
-        endings = spec.get("noun_endings", {}).get(key, {})
-        last = label.split()[-1]
-        bare = _unstressed(last)
-        for ending in sorted(endings, key=len, reverse=True):
-            if bare.endswith(ending):
-                stressed = _unstressed(last[-len(ending):]) != last[-len(ending):]
-                new_ending = _stress_first_vowel(endings[ending][case]) if stressed else endings[ending][case]
-                noun = label[: len(label) - len(ending)] + new_ending
-                status = GUESSED
-                break
-    article = None
-    if f.article == "def" and takes_article(label, req.entity_type, spec):
-        article = _pick(spec["definite"][case], key, f"definite article ({case})")
-        if article == "την" and not _keeps_final_n(noun):
-            article = "τη"  # final -ν of the feminine article only before vowels and stops
-    elif f.article == "indef":
-        article = _pick(spec["indefinite"][case], key, f"indefinite article ({case})")
-    if f.preposition:
-        fused = spec["fusions"]["se"].get("την" if article == "τη" else article) if article else None
-        if fused == "στην" and article == "τη":
-            fused = "στη"
-        text = _join(fused, noun) if fused else _join(spec["prepositions"]["se"], _join(article or "", noun))
-    else:
-        text = _join(article or "", noun)
-    if status == EXACT:
-        status = _status(req, article is not None)
-    return text, status
-
-
-def _unstressed(text: str) -> str:
-    return "".join(c for c in unicodedata.normalize("NFD", text) if not unicodedata.combining(c))
-
-
-def _stress_first_vowel(ending: str) -> str:
-    for i, c in enumerate(ending):
-        if c in "αεηιουω":
-            return unicodedata.normalize("NFC", ending[:i] + c + "\u0301" + ending[i + 1:])
-    return ending
-
-
-def _keeps_final_n(word: str) -> bool:
-    bare = _unstressed(word).lower()
-    return bool(bare) and (bare[0] in "αεηιουωκπτξψ" or bare[:2] in ("μπ", "ντ", "γκ", "τσ", "τζ"))
-
-
-# ---- Arabic / Hebrew ---------------------------------------------------------------------------
+# ---- Arabic ------------------------------------------------------------------------------------
 
 def _semitic(label: str, f: Features, req: InflectionRequest, spec: Mapping) -> tuple[str, str]:
     if f.preposition or f.article == "indef":

@@ -88,6 +88,14 @@ def resolve_agreement(entity: Entity, lang: str, label: str, etype: str = "") ->
             return Agreement(entity.gender, "sg", entity.gender_source or "P21")
         if etype == "person":
             return Agreement(Gender.UNKNOWN, "sg", "P21:missing")
+    if etype == "work":
+        # a work named by its kind agrees with the kind noun, which the class gives (he «הסרט … הופק», «הסדרה
+        # … הופקה»): `work_genders` {P31 class: gender} in genders.yaml, before the language's `work_gender`
+        kinds = _data("genders.yaml").get(lang, {}).get("work_genders", {})
+        for q in entity.classes:
+            if q in kinds:
+                g, n = parse_value(kinds[q])
+                return Agreement(g, n, f"work-class:{q}")
     return _label_agreement(lang, label, etype)
 
 

@@ -23,8 +23,9 @@ CASES = ("nom", "gen", "dat", "acc", "ins", "loc")
 NUMBERS = ("sg", "pl")
 ARTICLES = ("def", "indef")
 # Prepositions that fuse with the article or depend on the name (es de/a, fr de/a/en, pt de/em/a, ...;
-# ru в/с: во/со before some clusters, and в or на by the place: «во Франции», «на Кубе», «со Швейцарией»).
-PREPOSITIONS = ("de", "a", "en", "em", "di", "in", "da", "su", "von", "zu", "an", "se", "в", "с")
+# ru в/с: во/со before some clusters, and в or на by the place: «во Франции», «на Кубе», «со Швейцарией»;
+# he ב כ ל מ: glued to the name, ב/כ/ל absorbing its article: «במצרים», «בממלכה המאוחדת», «מהממלכה המאוחדת»).
+PREPOSITIONS = ("de", "a", "en", "em", "di", "in", "da", "su", "von", "zu", "an", "se", "в", "с", "ב", "כ", "ל", "מ")
 ALL_FEATURES = CASES + NUMBERS + ARTICLES + PREPOSITIONS
 
 EXACT, GUESSED, NONE, FAILED = "exact", "guessed", "none", "failed"
@@ -109,7 +110,7 @@ class IdentityBackend:
 class LanguageSpec:
     code: str
     name: str
-    backend: str  # identity | pymorphy3 | korean | rules | unimorph
+    backend: str  # identity | pymorphy3 | korean | rules | greek | hebrew | unimorph
     features: frozenset[str]  # the slot features templates of this language may use
     unimorph: str = ""  # ISO 639-3 code of the UniMorph table when backend == unimorph (or as a fallback)
     head: str = "last"  # multiword names: which word inflects (UniMorph backend)
@@ -190,6 +191,20 @@ def _rules(**_options) -> InflectionBackend:  # options are the UniMorph backend
     from factatlas.templates.backend_rules import RulesBackend
 
     return RulesBackend()
+
+
+@inflection_backend("greek")
+def _greek(**_options) -> InflectionBackend:  # options are the UniMorph backend's
+    from factatlas.templates.backend_el import GreekBackend
+
+    return GreekBackend()
+
+
+@inflection_backend("hebrew")
+def _hebrew(**_options) -> InflectionBackend:  # options are the UniMorph backend's
+    from factatlas.templates.backend_he import HebrewBackend
+
+    return HebrewBackend()
 
 
 @inflection_backend("unimorph")

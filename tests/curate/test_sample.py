@@ -365,6 +365,7 @@ def test_builder_refuses_two_items_sharing_one_article(builder, tmp_path):
 _SCRIPTS = {
     "ar": r"[\u0600-\u06FF]", "ru": r"[\u0400-\u04FF]", "zh": r"[\u4E00-\u9FFF]",
     "ja": r"[\u3040-\u30FF\u4E00-\u9FFF]", "ko": r"[\uAC00-\uD7AF]", "hi": r"[\u0900-\u097F]",
+    "el": r"[\u0370-\u03FF]", "he": r"[\u05D0-\u05EA]",
 }
 
 

@@ -123,9 +123,10 @@ ANSWERS = [
     # Arabic: ال for common nouns, proper names unchanged
     ("ar", "P106", "يعمل [X] [Y.def].", "Q36834", ("الملحن", "ملحن"), "guessed"),
     ("ar", "P36", "عاصمة [X] هي [Y].", "Q85", ("القاهرة",), "none"),
-    # Greek: article by case/gender, σε + τον -> στον, stress kept on the new ending
+    # Greek (backend_el.py, tests/templates/test_templates_el.py): article by case/gender, σε + τον -> στον; the
+    # lexicon's gender with nothing to change is exact, an ending dropped by a rule (Καναδάς -> Καναδά) a guess
     ("el", "P30", "[X] βρίσκεται [Y.def.se].", "Q16", ("στον Καναδά", "Καναδάς"), "guessed"),
-    ("el", "P30", "[X] βρίσκεται [Y.def.se].", "Q142", ("στη Γαλλία", "Γαλλία"), "guessed"),
+    ("el", "P30", "[X] βρίσκεται [Y.def.se].", "Q142", ("στη Γαλλία", "Γαλλία"), "exact"),
     ("el", "P30", "[X] βρίσκεται [Y.def.se].", "Q30",
      ("στις Ηνωμένες Πολιτείες της Αμερικής", "Ηνωμένες Πολιτείες της Αμερικής"), "guessed"),
     # Korean: particles on the answer by its final consonant, (으)로 with the ㄹ rule
