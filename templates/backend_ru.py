@@ -7,32 +7,12 @@ without ``ё`` keeps being spelt without it. Russian's own: «в» or «на» b
 
 from __future__ import annotations
 
-import re
 from functools import lru_cache
 
 from factatlas.templates import backend_slavic as slavic
 from factatlas.templates.morphology import Agreement, Features, InflectionRequest
 
-RUSSIAN = slavic.SlavicLanguage(
-    code="ru",
-    letters=re.compile(r"[\u0400-\u04FF]"),
-    indeclinable_endings=frozenset("еиоуюэыё"),
-    vowel_a_after=frozenset("еиоу"),
-    particles=frozenset({"ибн", "бин", "бен", "бинт", "аль", "эль", "ад", "ас", "ан", "ар", "аш", "ат",
-                         "абдель", "абдул", "абд",
-                         "фон", "ван", "дер", "де", "ди", "да", "дель", "ла", "ле", "ду", "дос", "дас"}),
-    arabic_article=re.compile(r"^(Эль|Эр|Аль|Ар|Ас|Аш|Ад|Ат|Ан|Аз|Эн|Эс|Эт|Эд|Эш|Эз)-(.+)$"),
-    endings={
-        "а": {"gen": "ы", "dat": "е", "acc": "у", "ins": "ой", "loc": "е"},
-        "я": {"gen": "и", "dat": "е", "acc": "ю", "ins": "ей", "loc": "е"},
-        "й": {"gen": "я", "dat": "ю", "acc": "й", "ins": "ем", "loc": "е"},
-        "": {"gen": "а", "dat": "у", "acc": "", "ins": "ом", "loc": "е"},
-    },
-    soft_masculine={"gen": "я", "dat": "ю", "acc": "я", "ins": "ем", "loc": "е"},
-    genitive_a_after=("гкхжшчщ", "и"),
-    keep_yo=True,
-    notes={"dictionary": "OpenCorpora", "source": "pymorphy3"},
-)
+RUSSIAN = slavic.load_language("ru")
 NAME_PARTICLES = RUSSIAN.particles
 
 

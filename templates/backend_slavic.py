@@ -70,6 +70,32 @@ class SlavicLanguage:
     notes: dict = field(default_factory=dict)
 
 
+_CASES = ("gen", "dat", "acc", "ins", "loc")
+
+
+def load_language(code: str, choose: Chooser | None = None) -> SlavicLanguage:
+    """A language's data from ``data/slavic.yaml`` (and its form chooser, code of its own backend)."""
+    from importlib import resources
+
+    import yaml
+
+    raw = yaml.safe_load(resources.files("factatlas.templates").joinpath("data/slavic.yaml")
+                         .read_text("utf-8"))[code]
+
+    def cases(row: list[str]) -> dict[str, str]:
+        return dict(zip(_CASES, (e.strip("-") for e in row), strict=True))
+
+    return SlavicLanguage(
+        code=code, letters=re.compile(r"[\u0400-\u04FF]"),
+        indeclinable_endings=frozenset(raw["indeclinable_endings"]), vowel_a_after=frozenset(raw["vowel_a_after"]),
+        particles=frozenset(raw["particles"]),
+        arabic_article=re.compile(rf"^({'|'.join(raw['arabic_articles'])})-(.+)$"),
+        endings={str(final): cases(row) for final, row in raw["endings"].items()},
+        soft_masculine=cases(raw["soft_masculine"]), genitive_a_after=tuple(raw["genitive_a_after"]),
+        choose=choose, keep_yo=raw["keep_yo"], predictor=raw["predictor"],
+        notes={"dictionary": raw["dictionary"], "source": raw["source"]})
+
+
 @cache
 def analyzer(code: str):
     import pymorphy3
@@ -403,21 +429,16 @@ def lexicon_agreement(lang: SlavicLanguage, label: str) -> Agreement | None:
         return None
     source = f"lexicon:{lang.notes.get('source', 'pymorphy3')}"
     parses = [parse_word(lang.code, w) for w in label.split()]
-    for i, ps in enumerate(parses):
-        modifier = nominative(ps, ("ADJF", "PRTF"))
-        noun = nominative(ps, ("NOUN",))
-        next_is_noun = i + 1 < len(parses) and nominative(parses[i + 1], ("NOUN",)) is not None
-        if modifier is not None and (noun is None or next_is_noun):
-            continue
-        if noun is None or not is_dictionary(noun):
-            return None
-        if noun.tag.number == "plur" or "Pltm" in noun.tag:
-            return Agreement(Gender.UNKNOWN, "pl", source)
-        gender = {"masc": Gender.MASCULINE, "femn": Gender.FEMININE, "neut": Gender.NEUTER}.get(noun.tag.gender or "")
-        if gender is None or "Ms-f" in noun.tag.grammemes:
-            return None
-        return Agreement(gender, "sg", source)
-    return None
+    head = find_head(lang.code, parses)
+    noun = nominative(parses[head], ("NOUN",)) if head is not None else None
+    if noun is None or not is_dictionary(noun):
+        return None
+    if noun.tag.number == "plur" or "Pltm" in noun.tag:
+        return Agreement(Gender.UNKNOWN, "pl", source)
+    gender = {"masc": Gender.MASCULINE, "femn": Gender.FEMININE, "neut": Gender.NEUTER}.get(noun.tag.gender or "")
+    if gender is None or "Ms-f" in noun.tag.grammemes:
+        return None
+    return Agreement(gender, "sg", source)
 
 
 def indeclinable_name(lang: SlavicLanguage, label: str) -> bool:

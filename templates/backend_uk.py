@@ -75,28 +75,7 @@ def choose_form(parse, grammemes: frozenset, kind: str):
     return by_word[pick] if pick is not None else first
 
 
-UKRAINIAN = slavic.SlavicLanguage(
-    code="uk",
-    letters=re.compile(r"[\u0400-\u04FF]"),
-    indeclinable_endings=frozenset("еєиіїоую"),
-    vowel_a_after=frozenset("еєоу"),
-    particles=frozenset({"ібн", "бін", "бен", "бінт", "аль", "ель", "ад", "ас", "ан", "ар", "аш", "ат",
-                         "абдель", "абдул", "абд",
-                         "фон", "ван", "дер", "де", "ді", "да", "дель", "ла", "ле", "дю", "ду", "дос", "дас"}),
-    arabic_article=re.compile(r"^(Ель|Ер|Аль|Ар|Ас|Аш|Ад|Ат|Ан|Аз|Ен|Ес|Ет|Ед|Еш|Ез)-(.+)$"),
-    endings={
-        "ія": {"gen": "ії", "dat": "ії", "acc": "ію", "ins": "ією", "loc": "ії"},
-        "а": {"gen": "и", "dat": "і", "acc": "у", "ins": "ою", "loc": "і"},
-        "я": {"gen": "і", "dat": "і", "acc": "ю", "ins": "ею", "loc": "і"},
-        "й": {"gen": "я", "dat": "ю", "acc": "й", "ins": "єм", "loc": "ї"},
-        "": {"gen": "а", "dat": "у", "acc": "", "ins": "ом", "loc": "і"},
-    },
-    soft_masculine={"gen": "я", "dat": "ю", "acc": "я", "ins": "ем", "loc": "і"},
-    genitive_a_after=("жчшщ", "і"),
-    choose=choose_form,
-    predictor=False,
-    notes={"dictionary": "VESUM (pymorphy3-dicts-uk)", "source": "pymorphy3-uk"},
-)
+UKRAINIAN = slavic.load_language("uk", choose=choose_form)
 
 
 @lru_cache(maxsize=200_000)
