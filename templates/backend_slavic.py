@@ -145,14 +145,18 @@ def nominative(parses, pos: tuple[str, ...], gender: str | None = None):
     return None
 
 
-def inflect_parse(lang: SlavicLanguage, parse, grammemes: set[str], kind: str = ""):
+def inflect_parse(lang: SlavicLanguage, parse, grammemes: set[str], kind: str = "", notes: list[str] | None = None):
     """The form of ``parse`` with ``grammemes``: the language's choice among the dictionary's forms, else
-    pymorphy3's first one (None when there is none)."""
+    pymorphy3's first one (None when there is none). A choice other than pymorphy3's first form is noted in
+    ``notes`` (the ledger shows it: «rule uk-case-form: каїру -> каїра»)."""
+    first = parse.inflect(grammemes)
     if lang.choose is not None:
         chosen = lang.choose(parse, frozenset(grammemes), kind)
         if chosen is not None:
+            if notes is not None and first is not None and chosen.word != first.word:
+                notes.append(f"{first.word} -> {chosen.word}")
             return chosen
-    return parse.inflect(grammemes)
+    return first
 
 
 def inflect_phrase(lang: SlavicLanguage, label: str, case: str, number: str | None, person_gender: str | None,
@@ -172,6 +176,7 @@ def inflect_phrase(lang: SlavicLanguage, label: str, case: str, number: str | No
     guessed: list[str] = []
     indeclinable: list[str] = []
     low_confidence: list[str] = []
+    chosen: list[str] = []  # forms the language chose over pymorphy3's first one
 
     def inflect_word(word: str, parse, word_kind: str) -> str | None:
         """The word in the requested case (indeclinables as they are); None when pymorphy3 cannot."""
@@ -181,7 +186,7 @@ def inflect_phrase(lang: SlavicLanguage, label: str, case: str, number: str | No
             guessed.append(word)
             return rule_declension(lang, word, case, animate=bool(is_person or animate),
                                    masculine=person_gender == "masc" or parse.tag.gender == "masc")
-        new = inflect_parse(lang, parse, grammemes, word_kind)
+        new = inflect_parse(lang, parse, grammemes, word_kind, chosen)
         if new is None:
             return None
         if not is_dictionary(parse):
@@ -277,18 +282,19 @@ def inflect_phrase(lang: SlavicLanguage, label: str, case: str, number: str | No
             mod = nominative(parses[i], ("ADJF", "PRTF"))
             if mod is None:
                 return None
-            new = inflect_parse(lang, mod, grammemes | ({animacy} if animacy else set()), "modifier")
+            new = inflect_parse(lang, mod, grammemes | ({animacy} if animacy else set()), "modifier", chosen)
             if new is None:
                 return None
             out[i] = restore(new.word, words[i], lang.keep_yo)
     parts[0::2] = out
     form = "".join(parts)
+    rule = [f"rule {lang.code}-case-form: " + ", ".join(chosen)] if chosen else []
     if guessed or indeclinable or low_confidence:
         notes = ([f"not in the {dictionary_name(lang)} dictionary: " + ", ".join(guessed)] if guessed else []) + (
             ["kept as indeclinable foreign names: " + ", ".join(indeclinable)] if indeclinable else []) + (
             ["pymorphy3 prefers another reading of: " + ", ".join(low_confidence)] if low_confidence else [])
-        return form, GUESSED, "; ".join(notes)
-    return form, EXACT, ""
+        return form, GUESSED, "; ".join(notes + rule)
+    return form, EXACT, "; ".join(rule)
 
 
 def dictionary_name(lang: SlavicLanguage) -> str:
@@ -527,8 +533,8 @@ class SlavicBackend:
         if status == EXACT and _COMPOSED.search(core.strip()):
             # every word is the dictionary's, but the phrase was declined word by word (agreement, compound
             # parts): only a form found whole — one dictionary word or a lexicon form — is exact
-            status, detail = GUESSED, f"composed: declined word by word, each word from the " \
-                                      f"{dictionary_name(self.language)} dictionary"
+            status, detail = GUESSED, "; ".join([f"composed: declined word by word, each word from the "
+                                                 f"{dictionary_name(self.language)} dictionary"] + ([detail] if detail else []))
         if qualifier:
             form += label[qualifier.start():]
         return InflectionResult(form, status, self.name, detail)
