@@ -20,7 +20,8 @@ from collections import Counter
 
 from factatlas.records import Entity, Gender, frozen_mapping
 from factatlas.templates import load_library
-from factatlas.templates.backend_ru import inflect_russian, parse_word
+from factatlas.templates.backend_ru import inflect_russian
+from factatlas.templates.backend_slavic import parse_word
 from factatlas.templates.render import FAILURE_REASONS, RenderedPrompt, Renderer
 from factatlas.templates.syntax import _Parser
 

@@ -60,7 +60,7 @@ SAMPLE_DIR = REPO / "curate" / "sample"
 SOURCE_DIR = SAMPLE_DIR / "source"
 
 #: Languages every subject/object entity is labelled in (the template languages).
-LABEL_LANGS = ("en", "ar", "es", "ko", "zh", "ru", "fr", "de", "ja", "pt", "hi", "sw", "it", "ca", "nl", "id", "tr", "hu", "vi", "th", "ne", "el", "he")
+LABEL_LANGS = ("en", "ar", "es", "ko", "zh", "ru", "fr", "de", "ja", "pt", "hi", "sw", "it", "ca", "nl", "id", "tr", "hu", "vi", "th", "ne", "el", "he", "uk", "fa")
 #: Editions a well-known subject (``ALL_EDITIONS_AT`` sitelinks or more) gets an article in. Fixed at the
 #: first thirteen label languages: a new label language adds labels, not articles, so the sample's
 #: popularity (article lengths and views), and with it every ranked subject, stays as it was.

@@ -107,6 +107,11 @@ def _compound_nouns(lang: str) -> tuple[str, ...]:
                         key=len, reverse=True))
 
 
+# languages whose head nouns' gender comes from a dictionary: the module with lexicon_agreement and
+# indeclinable_name
+_DICTIONARY_BACKENDS = {"ru": "backend_ru", "uk": "backend_uk"}
+
+
 @cache
 def _label_agreement(lang: str, label: str, etype: str) -> Agreement:
     spec = _data("genders.yaml").get(lang, {})
@@ -120,21 +125,20 @@ def _label_agreement(lang: str, label: str, etype: str) -> Agreement:
         if spec.get("work_gender"):
             g, n = parse_value(spec["work_gender"])
             return Agreement(g, n, "work-default")
-    if lang == "ru":
-        from factatlas.templates.backend_ru import lexicon_agreement
+    if lang in _DICTIONARY_BACKENDS:
+        from importlib import import_module
 
-        found = lexicon_agreement(label)
+        backend = import_module(f"factatlas.templates.{_DICTIONARY_BACKENDS[lang]}")
+        found = backend.lexicon_agreement(label)
         if found is not None:
             return found
-        from factatlas.templates.backend_ru import indeclinable_name
-
-        if indeclinable_name(label):
+        if backend.indeclinable_name(label):
             # «Теннесси», «Абу-Даби»: an indeclinable foreign name is singular and takes the gender of its
             # kind (штат, город, эмират: masculine unless the class says otherwise), never the plural
             # the «-и» suffix rule would guess («Теннесси находятся»)
-            cls = spec.get("classes", {}).get(etype)
+            cls = spec.get("indeclinable", {}).get(etype) or spec.get("classes", {}).get(etype)
             g, _ = parse_value(cls) if cls else (Gender.MASCULINE, "sg")
-            return Agreement(g, "sg", "rule:ru-indeclinable")
+            return Agreement(g, "sg", f"rule:{lang}-indeclinable")
     lexicon = spec.get("lexicon", {})
     if label in lexicon:
         g, n = parse_value(lexicon[label])

@@ -24,8 +24,11 @@ NUMBERS = ("sg", "pl")
 ARTICLES = ("def", "indef")
 # Prepositions that fuse with the article or depend on the name (es de/a, fr de/a/en, pt de/em/a, ...;
 # ru в/с: во/со before some clusters, and в or на by the place: «во Франции», «на Кубе», «со Швейцарией»;
-# he ב כ ל מ: glued to the name, ב/כ/ל absorbing its article: «במצרים», «בממלכה המאוחדת», «מהממלכה המאוחדת»).
-PREPOSITIONS = ("de", "a", "en", "em", "di", "in", "da", "su", "von", "zu", "an", "se", "в", "с", "ב", "כ", "ל", "מ")
+# uk в/з: у or в, з, із or зі by the sounds around them, and в or на by the place: «в Італії», «у Франції»,
+# «на Кубі», «зі Швейцарією»; he ב כ ל מ: glued to the name, ב/כ/ל absorbing its article: «במצרים»,
+# «בממלכה המאוחדת», «מהממלכה המאוחדת»).
+PREPOSITIONS = ("de", "a", "en", "em", "di", "in", "da", "su", "von", "zu", "an", "se", "в", "с", "з", "ב", "כ", "ל",
+                "מ")
 ALL_FEATURES = CASES + NUMBERS + ARTICLES + PREPOSITIONS
 
 EXACT, GUESSED, NONE, FAILED = "exact", "guessed", "none", "failed"
@@ -82,6 +85,9 @@ class InflectionRequest:
     # the entity's lexicon entry (templates/lexicon.py: gender, article class, preposition class, forms),
     # consulted before any rule; None when the lexicon has no entry for it
     entry: Any = None
+    # the text written right before the slot (uk «у»/«в» and «з»/«із»/«зі» depend on its last sound):
+    # "" at the start of a sentence, None where it changes with the subject (an agreement group)
+    before: str | None = ""
 
 
 @runtime_checkable
@@ -110,7 +116,7 @@ class IdentityBackend:
 class LanguageSpec:
     code: str
     name: str
-    backend: str  # identity | pymorphy3 | korean | rules | greek | hebrew | unimorph
+    backend: str  # identity | pymorphy3 | pymorphy3-uk | korean | rules | greek | hebrew | unimorph | turkish | hungarian
     features: frozenset[str]  # the slot features templates of this language may use
     unimorph: str = ""  # ISO 639-3 code of the UniMorph table when backend == unimorph (or as a fallback)
     head: str = "last"  # multiword names: which word inflects (UniMorph backend)
@@ -177,6 +183,13 @@ def _russian(**_options) -> InflectionBackend:  # options are the UniMorph backe
     from factatlas.templates.backend_ru import RussianBackend
 
     return RussianBackend()
+
+
+@inflection_backend("pymorphy3-uk")
+def _ukrainian(**_options) -> InflectionBackend:  # options are the UniMorph backend's
+    from factatlas.templates.backend_uk import UkrainianBackend
+
+    return UkrainianBackend()
 
 
 @inflection_backend("korean")

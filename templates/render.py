@@ -126,6 +126,32 @@ def _before_punctuation(nodes: tuple, index: int) -> bool:
     return isinstance(nxt, Text) and nxt.value[:1] in ".,;:!?"
 
 
+def _text_before(nodes: tuple) -> str | None:
+    """The template text right before a slot, as far back as its last letter; an agreement group there
+    counts by the last letter its forms share («народився» / «народилася»: «я»); None when a slot or a
+    group whose forms end differently comes first (what is written there changes with the subject)."""
+    tail = ""
+    for node in reversed(nodes):
+        if isinstance(node, Group) and not tail.strip():
+            ends = {_LETTERS_END.sub("", option.form)[-1:] for option in node.options}
+            return next(iter(ends)) + tail if len(ends) == 1 and "" not in ends else None
+        if not isinstance(node, Text):
+            return tail if tail.strip() else None
+        tail = node.value + tail
+        if tail.strip():
+            return tail
+    return tail
+
+
+_LETTERS_END = re.compile(r"[\W\d_]+$")
+
+
+def _last_sound(before: str | None) -> str | None:
+    """The last non-space character of ``before`` (all a preposition's form may depend on), so that
+    forms are cached by it, not by the whole text."""
+    return before.rstrip()[-1:] if before is not None else None
+
+
 def _holds(value: str, agreement: Agreement, life: Life) -> bool:
     if value in ("sg", "pl"):
         return agreement.number == value
@@ -223,10 +249,13 @@ class Renderer:
         return entry
 
     def fill(self, entity: Entity, lang: str, features: Features, slot_type: str,
-             sentence_initial: bool = False, label: str | None = None, answer: bool = False
+             sentence_initial: bool = False, label: str | None = None, answer: bool = False,
+             before: str | None = ""
              ) -> InflectionResult | RenderFailure:
         """The surface form of ``entity`` (or of ``label``, one of its gendered forms) for a slot with
-        ``features``; ``answer``: the form competes with other candidates, so it must stay distinct."""
+        ``features``; ``answer``: the form competes with other candidates, so it must stay distinct;
+        ``before``: the text written before the slot (None: it changes with the subject), which a
+        preposition's form may depend on (uk «у»/«в»)."""
         label = label or entity.labels.get(lang)
         if not label:
             return RenderFailure("no-label", f"{entity.qid} has no {lang} label")
@@ -271,11 +300,15 @@ class Renderer:
                 if sentence_initial:
                     noun = noun[:1].upper() + noun[1:]
                 return InflectionResult(f"{noun} {quotes[0]}{label}{quotes[1]}", EXACT, "title")
-        # ru в/на depends on the place's class (an island takes на), hu gives a landmark the article (az
-        # Eiffel-torony), and tr/hu name a work by its kind (film, series: «Baba filminin»), so those forms
+        # ru в/на depends on the place's class (an island takes на), uk a genitive's ending on whether the
+        # place is a settlement («Квебека», the city, «Квебеку», the province), hu gives a landmark the article
+        # (az Eiffel-torony), and tr/hu name a work by its kind (film, series: «Baba filminin»), so those forms
         # are keyed by the classes too
-        classes = entity.classes if features.preposition or features.article or etype == "work" else ()
-        key = (lang, label, features, agreement, etype, sentence_initial, classes, entry.qid if entry else None)
+        classes = entity.classes if features.preposition or features.article or features.case or etype == "work" \
+            else ()
+        before = _last_sound(before) if features.preposition else ""
+        key = (lang, label, features, agreement, etype, sentence_initial, classes, entry.qid if entry else None,
+               before)
         if key in self._inflections:
             result = self._inflections[key]
         else:
@@ -289,7 +322,8 @@ class Renderer:
                 result = InflectionResult(label, NONE, "identity")
             else:
                 result = backend.inflect(label, lang, features,
-                                         InflectionRequest(agreement, etype, sentence_initial, classes, entry))
+                                         InflectionRequest(agreement, etype, sentence_initial, classes, entry,
+                                                           before))
             if result is not None and sentence_initial and result.form[:1].islower():
                 result = replace(result, form=result.form[0].upper() + result.form[1:])
             self._inflections[key] = result
@@ -332,7 +366,8 @@ class Renderer:
             if isinstance(node, Text):
                 out.append(node.value)
             elif isinstance(node, Slot):
-                res = self.fill(subject, template.lang, node.features, xtype, _sentence_initial(parsed.nodes, i))
+                res = self.fill(subject, template.lang, node.features, xtype, _sentence_initial(parsed.nodes, i),
+                                before="".join(out))
                 if isinstance(res, RenderFailure):
                     return res
                 out.append(res.form)
@@ -392,7 +427,8 @@ class Renderer:
         if span is not None:
             filler_label = self._without_repeated_head(template.lang, parsed.nodes[:span[0]], obj,
                                                        filler_label or label, parsed.nodes[span[1] + 1:])
-        res = self.fill(obj, template.lang, features, ytype, initial, filler_label, answer=True)
+        before = _text_before(parsed.nodes[:span[0]]) if span is not None else ""
+        res = self.fill(obj, template.lang, features, ytype, initial, filler_label, answer=True, before=before)
         if isinstance(res, RenderFailure):
             return res
         filler = res.form

@@ -257,6 +257,13 @@ def validate_template(t: Template, lf: LanguageFile, spec=None) -> list[Issue]:
             for text, base in chunks:
                 for offset, message, hint in script_issues(text, base, declared):
                     at(offset, message, hint, "mixed-script")
+    if spec is not None and (spec.options.get("letters") or spec.options.get("half_space")):
+        for node in parsed.nodes:
+            chunks = [(node.value, node.start)] if isinstance(node, Text) else (
+                [(o.form, o.form_start) for o in node.options] if isinstance(node, Group) else [])
+            for text, base in chunks:
+                for offset, message, hint in orthography_issues(text, base, spec.options):
+                    at(offset, message, hint, "orthography")
     for offset, message, hint in probe_render(t, parsed):
         at(offset, message, hint, "placeholder")
     return issues
@@ -288,6 +295,27 @@ def _life_issues(t: Template, parsed, at) -> list[Issue]:
            "agree with the subject's life status ({X: alive=… | dead=… | other=<true of both>}) where the tense "
            "shows, or add 'timeless: <why it holds of the dead as of the living>'", "life-status")
     return []
+
+
+def orthography_issues(text: str, base: int, options) -> list[tuple[int, str, str]]:
+    """(offset, message, hint) for a language's orthography (languages.yaml): `letters`, letters of another
+    language that look alike and must not be typed (fa: the Arabic «ي» and «ك» for the Persian «ی» and
+    «ک»); `half_space`, affixes joined to their word by a zero-width non-joiner, never a space (fa «می‌شود»,
+    «زبان‌ها»): a prefix ends with «-», a suffix starts with «-»."""
+    out = []
+    for i, ch in enumerate(text):
+        right = (options.get("letters") or {}).get(ch)
+        if right:
+            out.append((base + i, f"'{ch}' (U+{ord(ch):04X} {unicodedata.name(ch, '?')}) belongs to another "
+                                  f"language's alphabet", f"type '{right}' (U+{ord(right):04X} "
+                                                          f"{unicodedata.name(right, '?')})"))
+    for affix in options.get("half_space") or ():
+        bare = affix.strip("-")
+        pattern = rf"(?<!\S){bare} (?=\w)" if affix.endswith("-") else rf"(?<=\w) {bare}(?!\S)"
+        for m in re.finditer(pattern, text):
+            out.append((base + m.start(), f"'{bare}' written apart from its word with a space",
+                        f"join it with a half-space (ZWNJ, U+200C): '{m.group().replace(' ', chr(0x200C))}'"))
+    return out
 
 
 def _check_group(g: Group, t: Template, genders: tuple[str, ...], at, in_answer: bool = False) -> None:

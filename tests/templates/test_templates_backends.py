@@ -28,7 +28,7 @@ from factatlas.templates.morphology import (
 LOC = Features(case="loc")
 
 
-@pytest.mark.parametrize("name", ["identity", "pymorphy3", "korean", "rules", "unimorph"])
+@pytest.mark.parametrize("name", ["identity", "pymorphy3", "pymorphy3-uk", "korean", "rules", "unimorph"])
 def test_every_backend_implements_the_protocol(name, tmp_path):
     backend = make_backend(name, **({"cache_dir": tmp_path} if name == "unimorph" else {}))
     assert isinstance(backend, InflectionBackend) and backend.name == name
@@ -302,8 +302,8 @@ def test_backends_register_themselves_and_unknown_names_get_a_suggestion():
     from factatlas.errors import ConfigError
     from factatlas.templates.morphology import BACKEND_NAMES, BACKENDS, inflection_backend
 
-    assert BACKEND_NAMES == tuple(BACKENDS) == ("identity", "pymorphy3", "korean", "rules", "greek", "hebrew",
-                                                  "unimorph", "turkish", "hungarian")
+    assert BACKEND_NAMES == tuple(BACKENDS) == ("identity", "pymorphy3", "pymorphy3-uk", "korean", "rules", "greek",
+                                                  "hebrew", "unimorph", "turkish", "hungarian")
     with pytest.raises(ConfigError, match="unknown inflection backend 'rule'. Did you mean 'rules'"):
         make_backend("rule")
     with pytest.raises(ValueError, match="registered twice"):

@@ -103,7 +103,7 @@ def test_unknown_feature_and_feature_the_language_lacks(tmp_path):
     issues = issues_of(path)
     assert issues[0] == (f"ru.yaml:8:{col(path, 8, 'lok')}: P19/1: unknown feature 'lok'. Did you mean 'loc'?; fix: features: case nom "
                          "gen dat acc ins loc, number sg pl, article def indef, prepositions de a en em di in da su "
-                         "von zu an se в с ב כ ל מ")
+                         "von zu an se в с з ב כ ל מ")
     assert issues[1] == (f"ru.yaml:12:{col(path, 12, '[Y.def]')}: P19/2: feature 'def' in [Y.def] is not available in ru; fix: ru slots may "
                          "use: acc dat gen ins loc nom pl sg в с")
 

@@ -1,0 +1,183 @@
+"""Ukrainian: pymorphy3 with pymorphy3-dicts-uk behind the protocol (backend_uk.py, on the engine it shares
+with Russian), the euphony of у/в and з/із/зі, на for islands, case forms by the standard, and the three
+shipped pairs built in Ukrainian with nothing dropped (tests/templates/test_templates_fa.py, slow tier)."""
+
+from __future__ import annotations
+
+import pytest
+
+from factatlas.records import Entity, Gender, Life, RenderFailure, frozen_mapping
+from factatlas.templates.backend_uk import UkrainianBackend, u_or_v, z_form
+from factatlas.templates.library import Template
+from factatlas.templates.morphology import Agreement, Features, InflectionRequest, make_backend
+from factatlas.templates.render import Renderer
+
+GEN, LOC, INS = Features(case="gen"), Features(case="loc"), Features(case="ins")
+LOC_V, INS_Z = Features(case="loc", preposition="в"), Features(case="ins", preposition="з")
+CITY, COUNTRY = InflectionRequest(entity_type="settlement"), InflectionRequest(entity_type="country")
+AFTER_VOWEL = InflectionRequest(entity_type="country", before="народився")
+AFTER_CONSONANT = InflectionRequest(entity_type="country", before="помер")
+
+
+def _form(label: str, features: Features, request: InflectionRequest) -> tuple[str, str]:
+    result = UkrainianBackend().inflect(label, "uk", features, request)
+    return result.form, result.status
+
+
+@pytest.mark.parametrize(("label", "features", "request_", "form"), [
+    # § 82: a city's genitive in -а, a country's or region's in -у; the dictionary lists both for some
+    ("Каїр", GEN, CITY, "Каїра"),
+    ("Єгипет", GEN, COUNTRY, "Єгипту"),
+    ("Туніс", GEN, CITY, "Туніса"),
+    ("Туніс", GEN, COUNTRY, "Тунісу"),  # the country is the dictionary's second paradigm of «Туніс»
+    ("Судан", GEN, COUNTRY, "Судану"),
+    ("Квебек", GEN, InflectionRequest(entity_type="settlement", classes=("Q11828004",)), "Квебеку"),  # a province
+    ("Квебек", GEN, InflectionRequest(entity_type="settlement", classes=("Q1549591",)), "Квебека"),  # a city
+    ("джаз", GEN, InflectionRequest(entity_type="genre"), "джазу"),
+    ("саксофон", GEN, InflectionRequest(entity_type="instrument"), "саксофона"),
+    # the locative: -і, -у after к and х, never the personal -ові; г -> з before -і
+    ("Каїр", LOC, CITY, "Каїрі"),
+    ("Ірак", LOC, COUNTRY, "Іраку"),
+    ("Цюрих", LOC, CITY, "Цюриху"),
+    ("Гамбург", LOC, CITY, "Гамбурзі"),
+    ("Люксембург", LOC, COUNTRY, "Люксембурзі"),
+    ("Китай", LOC, COUNTRY, "Китаї"),
+    ("Мекка", LOC, CITY, "Мецці"),
+    ("Доха", LOC, CITY, "Досі"),
+    # adjectives inside a name decline with the head (issue 40 item 3); «-ому», not the poetic «-ім»
+    ("Об'єднані Арабські Емірати", LOC, COUNTRY, "Об'єднаних Арабських Еміратах"),
+    ("Об'єднані Арабські Емірати", GEN, COUNTRY, "Об'єднаних Арабських Еміратів"),
+    ("Сполучені Штати Америки", INS, COUNTRY, "Сполученими Штатами Америки"),
+    ("Новий Південний Уельс", LOC, COUNTRY, "Новому Південному Уельсі"),
+    ("Саудівська Аравія", GEN, COUNTRY, "Саудівської Аравії"),
+    ("Держава Палестина", LOC, COUNTRY, "Державі Палестина"),  # the dictionary's caseless lemma «Держава»
+    # indeclinables stay
+    ("Торонто", LOC, CITY, "Торонто"),
+    ("Сантьяго", GEN, CITY, "Сантьяго"),
+    ("Маямі", INS, CITY, "Маямі"),
+    ("Мороні", LOC, CITY, "Мороні"),  # not the plural adjective the dictionary also reads
+])
+def test_ukrainian_case_forms_of_real_names(label, features, request_, form):
+    assert _form(label, features, request_)[0] == form
+
+
+def test_one_dictionary_word_is_exact_and_a_composed_phrase_guessed():
+    assert _form("Каїр", LOC, CITY) == ("Каїрі", "exact")
+    assert _form("Саудівська Аравія", LOC, COUNTRY)[1] == "guessed"
+    assert _form("Каїр", Features(case="nom"), CITY) == ("Каїр", "none")
+    assert _form("Toronto", LOC, CITY) == ("Toronto", "none")  # Latin script untouched
+
+
+@pytest.mark.parametrize(("label", "gender", "form"), [
+    ("Барак Обама", Gender.MASCULINE, "Барака Обами"),
+    ("Ангела Меркель", Gender.FEMININE, "Ангели Меркель"),  # a woman's surname in a consonant stays
+    ("Нагіб Махфуз", Gender.MASCULINE, "Нагіба Махфуза"),  # not the predictor's «Нагобу Махфузу»
+    ("Кадім ас-Сахір", Gender.MASCULINE, "Кадіма ас-Сахіра"),  # the article stays, no і/о alternation
+    ("Талал Маддах", Gender.MASCULINE, "Талала Маддаха"),  # not the inanimate common noun «маддах»
+    ("Насір Шамма", Gender.MASCULINE, "Насіра Шамми"),  # not the abbreviation the dictionary reads
+    ("Хаяо Міядзакі", Gender.MASCULINE, "Хаяо Міядзакі"),
+    ("Андреа Бочеллі", Gender.MASCULINE, "Андреа Бочеллі"),
+    ("Заїд ібн Султан Аль Нахайян", Gender.MASCULINE, "Заїда ібн Султана Аль Нахайяна"),
+    ("Умм Кульсум", Gender.FEMININE, "Умм Кульсум"),
+    ("Рафаель Надаль", Gender.MASCULINE, "Рафаеля Надаля"),
+])
+def test_ukrainian_person_names_decline_in_the_persons_gender(label, gender, form):
+    request = InflectionRequest(Agreement(gender, "sg", "P21"), "person")
+    assert _form(label, GEN, request)[0] == form
+
+
+@pytest.mark.parametrize(("before", "word", "expected"), [
+    ("народився", "Каїрі", "в"),  # after a vowel
+    ("помер", "Каїрі", "у"),  # between consonants
+    ("помер", "Італії", "в"),  # before a vowel
+    ("народився", "Франції", "у"),  # before ф
+    ("народився", "Вашингтоні", "у"),  # before в
+    ("народився", "Швейцарії", "у"),  # before a consonant + в
+    ("", "Каїрі", "у"),  # the start of a sentence, before a consonant
+    ("", "Італії", "в"),  # the start of a sentence, before a vowel
+    ("Місто,", "Каїрі", "у"),  # a pause
+    ("країна", "Об'єднаних", "в"),
+])
+def test_u_or_v_by_the_sounds_around_it(before, word, expected):
+    assert u_or_v(before, word) == expected
+
+
+@pytest.mark.parametrize(("before", "word", "expected"), [
+    ("межує", "Єгиптом", "з"),
+    ("межує", "Сирією", "з"),  # after a vowel
+    ("кордон", "Сирією", "із"),  # between consonants
+    ("межує", "Швейцарією", "зі"),  # з, с, ш, щ + a consonant
+    ("межує", "Сполученими", "зі"),
+    ("кордон", "Єгиптом", "з"),  # before a vowel
+])
+def test_z_forms_by_the_sounds_around_it(before, word, expected):
+    assert z_form(before, word) == expected
+
+
+def test_preposition_in_the_filler_with_na_for_islands_and_the_choice_recorded():
+    backend = UkrainianBackend()
+    assert backend.inflect("Франція", "uk", LOC_V, AFTER_VOWEL).form == "у Франції"
+    assert backend.inflect("Італія", "uk", LOC_V, AFTER_CONSONANT).form == "в Італії"
+    assert backend.inflect("Каїр", "uk", LOC_V, AFTER_CONSONANT).form == "у Каїрі"
+    cuba = backend.inflect("Філіппіни", "uk", LOC_V, AFTER_VOWEL)
+    assert (cuba.form, cuba.choice) == ("на Філіппінах", ("lexicon", "на Філіппінах"))
+    island = backend.inflect("Кваркозябра", "uk", LOC_V,
+                             InflectionRequest(entity_type="place", classes=("Q23442",), before="народився"))
+    assert island.form.startswith("на ") and island.choice[0] == "rule:island"
+    start = backend.inflect("Єгипет", "uk", LOC_V, InflectionRequest(entity_type="country", sentence_initial=True))
+    assert start.form == "В Єгипті"
+    assert backend.inflect("Швейцарія", "uk", INS_Z, InflectionRequest(before="межує")).form == "зі Швейцарією"
+    unknown = backend.inflect("Каїр", "uk", LOC_V, InflectionRequest(entity_type="settlement", before=None))
+    assert unknown.status == "failed" and "depends on the word before it" in unknown.detail
+
+
+def _entity(qid: str, label: str, gender: Gender = Gender.UNKNOWN, classes: tuple[str, ...] = (),
+            life: Life = Life.UNKNOWN) -> Entity:
+    return Entity(qid, frozen_mapping({"uk": label}), frozen_mapping(), gender, "P21" if gender else "", classes,
+                  life=life)
+
+
+ENTITIES = {e.qid: e for e in (
+    _entity("Q1", "Нагіб Махфуз", Gender.MASCULINE, ("Q5",)),
+    _entity("Q2", "Умм Кульсум", Gender.FEMININE, ("Q5",), Life.DEAD),
+    _entity("Q85", "Каїр", classes=("Q5119",)),
+    _entity("Q142", "Франція", classes=("Q6256",)),
+    _entity("Q878", "Об'єднані Арабські Емірати", classes=("Q6256",)),
+)}
+
+
+def _template(text: str, tid: str = "P19/1") -> Template:
+    return Template(id=tid, lang="uk", predicate=tid.split("/")[0], kind="cloze", text=text, status="draft",
+                    source="human")
+
+
+def test_a_group_before_the_answer_counts_by_the_letter_its_forms_share():
+    renderer = Renderer(ENTITIES)
+    same = _template("[X] {X: masc=народився | fem=народилася | other=народився(-лася)} [Y.loc.в].")
+    assert renderer.render_answer(same, "Q85", "Q1").forms[0] == "в Каїрі"
+    assert renderer.render_answer(same, "Q142", "Q1").forms[0] == "у Франції"
+    assert renderer.render_prompt(same, "Q2").text == "Умм Кульсум народилася [Y]."
+    differ = _template("[X] {X: masc=помер | fem=померла | other=помер(-ла)} [Y.loc.в].", "P20/1")
+    failure = renderer.render_answer(differ, "Q85", "Q1")
+    assert isinstance(failure, RenderFailure) and failure.reason == "inflection-failed"
+    fixed = _template("[X] {X: masc=закінчив | fem=закінчила | other=закінчив(-ла)} свої дні [Y.loc.в].", "P20/1")
+    assert renderer.render_answer(fixed, "Q85", "Q1").forms[0] == "в Каїрі"  # «дні» ends in a vowel
+
+
+def test_the_subject_takes_its_preposition_at_the_start_of_a_sentence():
+    renderer = Renderer(ENTITIES)
+    template = _template("[X.loc.в] офіційною мовою є [Y].", "P37/2")
+    assert renderer.render_prompt(template, "Q142").text == "У Франції офіційною мовою є [Y]."
+    assert renderer.render_prompt(template, "Q878").text == "В Об'єднаних Арабських Еміратах офіційною мовою є [Y]."
+
+
+def test_life_status_picks_the_past_for_the_dead_and_a_form_true_of_both_otherwise():
+    renderer = Renderer(ENTITIES)
+    template = _template("[X] {X: masc+dead=був громадянином | fem+dead=була громадянкою | masc=— громадянин | "
+                         "fem=— громадянка | other=— громадянин (громадянка)} [Y.gen].", "P27/1")
+    assert renderer.render_prompt(template, "Q2").text == "Умм Кульсум була громадянкою [Y]."
+    assert renderer.render_prompt(template, "Q1").text == "Нагіб Махфуз — громадянин [Y]."  # life unknown
+
+
+def test_the_registry_names_the_ukrainian_backend():
+    assert make_backend("pymorphy3-uk").name == "pymorphy3-uk"
