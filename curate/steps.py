@@ -1,17 +1,17 @@
-"""The five curation steps (DLAMA's method, done properly), over any SPARQL endpoint.
+"""The curation steps that run on bounded sets (DLAMA's method, done properly), over any SPARQL endpoint.
 
-Each step is one function, called in this order by ``curate()``:
+Steps 1 and 2, which see every candidate of a culture's countries, are ``factatlas.curate.candidates``
+(over an on-disk spill). Here, called in this order by ``curate()`` after them:
 
-1. candidates (``find_candidates``): subjects of each predicate tied to each culture's countries (batched VALUES), with their
-   P31 classes and article titles; subjects that are not of the predicate's subject type are dropped.
-2. popularity (``rank_by_popularity``): rank by article length (or edits, or sitelinks), max over the culture's editions; optional
-   per-country quota; keep at most N subjects per (culture, predicate).
 3. objects (``collect_objects``): every object of each kept subject, without culture filters.
 4. labels (``label_and_type_check``): labels + aliases in every requested language, P31 classes, P21
    and sitelinks in one batched pass; objects not of the object type, facts whose subject lacks a
    label, and objects lacking one, are dropped with that reason.
 5. augmentation (``augment_objects``): P279 superclasses (one closure query per batch of the object pool) and P131 containing
    areas for places (stopping before countries); every object keeps its provenance.
+
+and what every step shares: the checks before the steps, the cultures, ``Knowledge`` (entities and classes
+learned by batched queries) and the facts' assembly.
 
 Every dropped candidate is a ``Drop`` with its step and reason. Outputs are sorted and byte-stable.
 """
