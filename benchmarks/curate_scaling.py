@@ -199,25 +199,51 @@ class TimedEndpoint:
         return rows
 
 
-def cost_by_kind(queries_jsonl: Path, costs: dict[str, tuple[float, int]]) -> dict[str, dict]:
-    """kind -> queries sent, rows returned and CPU seconds, from the run's query log and the timed endpoint
-    (kinds of one builder, ``objects:P17`` and ``objects:P19``, counted together)."""
+def kind_of(logged_kind: str) -> str:
+    """One kind per query builder: ``objects:P17`` and ``objects:P19`` are the same query shape."""
+    return logged_kind.split(":")[0]
+
+
+def cost_by_kind(queries_jsonl: Path, costs: dict[str, tuple[float, int]]) -> tuple[dict[str, dict], dict[str, list]]:
+    """kind -> queries sent, rows returned and CPU seconds, from the run's query log and the timed endpoint;
+    and kind -> the texts of its queries, in the order they were sent (for the replay)."""
     out: dict[str, dict] = {}
+    texts: dict[str, list] = {}
     for line in queries_jsonl.read_text(encoding="utf-8").splitlines():
         row = json.loads(line)
         if row.get("status") != "ok" or row["text"] not in costs:
             continue
         seconds, rows = costs.pop(row["text"])
-        # one kind per query builder: "objects:P17" and "objects:P19" are the same query shape
-        kind = out.setdefault(row["kind"].split(":")[0], {"queries": 0, "rows": 0, "cpu_s": 0.0})
+        kind = out.setdefault(kind_of(row["kind"]), {"queries": 0, "rows": 0, "cpu_s": 0.0})
         kind["queries"] += 1
         kind["rows"] += rows
         kind["cpu_s"] += seconds
+        texts.setdefault(kind_of(row["kind"]), []).append(row["text"])
+    return out, texts
+
+
+def replay(endpoint, texts: dict[str, list], server_pid: int | None, rounds: int) -> dict[str, float]:
+    """kind -> the least CPU seconds (this process + the server) that sending all its queries again took,
+    over ``rounds`` rounds: on a shared box one pass is at the mercy of the load, the minimum of a few is
+    what the query costs. The minimum of each round's total, not a sum of per-query minima: the server's
+    CPU is read in clock ticks (10 ms), and the minimum of a few readings of a short query is biased to 0."""
+    out = {}
+    for kind, queries in texts.items():
+        totals = []
+        for _ in range(rounds):
+            c0, s0 = time.process_time(), cpu_s(server_pid) if server_pid else 0.0
+            for query in queries:
+                endpoint.select(query)
+            totals.append(time.process_time() - c0 + (cpu_s(server_pid) - s0 if server_pid else 0.0))
+        out[kind] = min(totals)
     return out
 
 
-def run_scale(scale: int, workdir: Path, endpoint_url: str | None, server_pid: int | None = None) -> dict:
-    """One scale in this process: generate, load, curate, time one describe query."""
+def run_scale(scale: int, workdir: Path, endpoint_url: str | None, server_pid: int | None = None,
+              rounds: int = 3) -> dict:
+    """One scale in this process: generate, load, curate, time one describe query, replay each kind."""
+    import gc
+
     from factatlas.curate import sparql
     from factatlas.curate.endpoints import EmbeddedEndpoint, load_store, run_on_store
     from factatlas.curate.engine import CurationConfig, curate
@@ -225,11 +251,12 @@ def run_scale(scale: int, workdir: Path, endpoint_url: str | None, server_pid: i
     sample = workdir / f"x{scale}" / "sample.nt"
     if not sample.exists():
         sample = write_sample(scale, workdir / f"x{scale}")
-    store, load_s = None, 0.0
+    store, load_s, store_mb = None, 0.0, 0.0
     if endpoint_url is None:
         t0 = time.process_time()
         store = load_store(sample)
         load_s = time.process_time() - t0
+        store_mb = rss_mb()
         triples = len(store)
         endpoint = EmbeddedEndpoint(sample, store=store)
         requests = lambda: endpoint.requests  # noqa: E731
@@ -251,7 +278,17 @@ def run_scale(scale: int, workdir: Path, endpoint_url: str | None, server_pid: i
     clock_.cut()  # the outputs written
     server_cpu = sum(st["server_cpu_s"] or 0.0 for st in clock_.stages)
     curate_s, curate_wall = time.process_time() - t0, time.perf_counter() - w0
+    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     entities = sorted((q for q in result.entities if original(q)), key=lambda q: int(q[1:]))[:DESCRIBE_ENTITIES]
+    facts = sorted(json.dumps(_fact_key(f), sort_keys=True) for f in result.facts if original(f.subject))
+    ents = sorted(json.dumps(_entity_key(e), sort_keys=True) for q, e in result.entities.items() if original(q))
+    counts = {"facts": len(result.facts), "entities": len(result.entities), "drops": len(result.drops),
+              "requests": result.queries["sent"], "by_kind": result.queries["by_kind"]}
+    kinds, texts = cost_by_kind(workdir / f"run{scale}" / "curate" / "queries.jsonl", timed.costs)
+    del result
+    gc.collect()  # the replay times the queries, not the collection of the curation's leftovers
+    for kind, seconds in replay(endpoint, texts, server_pid, rounds).items():
+        kinds[kind]["replayed_cpu_s"] = seconds
     query = sparql.describe_query(entities, LANGS)
     times = []
     clock = time.process_time if endpoint_url is None else time.perf_counter  # a server's work is wall time
@@ -259,16 +296,18 @@ def run_scale(scale: int, workdir: Path, endpoint_url: str | None, server_pid: i
         t0 = clock()
         rows = run_on_store(store, query) if endpoint_url is None else endpoint.select(query)
         times.append(clock() - t0)
-    facts = sorted(json.dumps(_fact_key(f), sort_keys=True) for f in result.facts if original(f.subject))
-    ents = sorted(json.dumps(_entity_key(e), sort_keys=True) for q, e in result.entities.items() if original(q))
     return {"scale": scale, "triples": triples, "load_s": load_s, "curate_s": curate_s, "curate_wall_s": curate_wall,
-            "facts": len(result.facts), "entities": len(result.entities), "drops": len(result.drops),
-            "requests": result.queries["sent"], "by_kind": result.queries["by_kind"],
-            "describe_s": min(times), "describe_rows": len(rows),
-            "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, "stages": clock_.stages,
-            "server_cpu_s": server_cpu, "total_cpu_s": curate_s + server_cpu,
-            "kinds": cost_by_kind(workdir / f"run{scale}" / "curate" / "queries.jsonl", timed.costs),
+            **counts, "describe_s": min(times), "describe_rows": len(rows), "peak_mb": peak_mb,
+            "store_mb": store_mb, "stages": clock_.stages, "server_cpu_s": server_cpu,
+            "total_cpu_s": curate_s + server_cpu, "kinds": kinds,
+            "rows": sum(k["rows"] for k in kinds.values()), "loadavg": os.getloadavg()[0],
             "shared_facts": facts, "shared_entities": ents}
+
+
+def rss_mb() -> float:
+    """The process's resident memory now (after loading the embedded store: what the store holds)."""
+    status = Path("/proc/self/status").read_text()
+    return int(re.search(r"^VmRSS:\s+(\d+) kB", status, re.M).group(1)) / 1024
 
 
 def _fact_key(f) -> list:
@@ -292,27 +331,44 @@ def exponent_vs_facts(a: dict, b: dict, key: str) -> float | None:
     return math.log(b[key] / a[key]) / math.log(b["facts"] / a["facts"])
 
 
-KIND_LIMIT = 1.1  # a query kind whose cost grows faster than this with the facts curated is named
+KIND_LIMIT = 1.1  # a query kind whose cost grows faster than this with the rows it returns is named
 MIN_KIND_S = 0.05  # below this (at the larger scale) a kind's time is noise, not a trend
 
 
+def growth_exponent(cost_a: float, cost_b: float, size_a: float, size_b: float) -> float | None:
+    """How a cost grows with a size: log(cost ratio) / log(size ratio); None when either does not move
+    or the cost is too small to time."""
+    if not cost_a or cost_b < MIN_KIND_S or not size_a or size_a == size_b:
+        return None
+    return math.log(cost_b / cost_a) / math.log(size_b / size_a)
+
+
+def _fmt(e: float | None) -> str:
+    return "  n/a" if e is None else f"{e:5.2f}"
+
+
 def kind_exponents(side: str, a: dict, b: dict) -> list[str]:
-    """Print each query kind's cost at both scales and its exponent against the facts curated; return the
-    kinds above ``KIND_LIMIT`` (kinds too cheap to time are printed, not judged)."""
+    """Print each query kind's cost at both scales and its exponent against the rows it returned and
+    against the facts curated, for the curation's own pass and for the replay (the least of a few rounds);
+    return the kinds whose replayed cost grows faster than ``KIND_LIMIT`` with their rows. Kinds too cheap
+    to time are printed, not judged."""
     above = []
-    growth = math.log(b["facts"] / a["facts"]) if b["facts"] != a["facts"] else None
     for kind in sorted(set(a["kinds"]) | set(b["kinds"])):
         ka, kb = a["kinds"].get(kind), b["kinds"].get(kind)
         if not ka or not kb:
-            print(f"[{side}]   kind {kind:<12} only at {'one scale'}")
+            print(f"[{side}]   kind {kind:<15} sent at one scale only")
             continue
-        judged = growth is not None and ka["cpu_s"] > 0 and kb["cpu_s"] >= MIN_KIND_S
-        e = math.log(kb["cpu_s"] / ka["cpu_s"]) / growth if judged else None
-        print(f"[{side}]   kind {kind:<12} {ka['queries']:>4} -> {kb['queries']:>4} queries, {ka['rows']:>8,} -> "
-              f"{kb['rows']:>9,} rows, {ka['cpu_s']:7.3f} -> {kb['cpu_s']:8.3f} s CPU; exponent vs facts "
-              f"{'n/a (too cheap to time)' if e is None else f'{e:.2f}'}")
-        if e is not None and e > KIND_LIMIT:
-            above.append(f"{kind} ({e:.2f})")
+        run_rows = growth_exponent(ka["cpu_s"], kb["cpu_s"], ka["rows"], kb["rows"])
+        run_facts = growth_exponent(ka["cpu_s"], kb["cpu_s"], a["facts"], b["facts"])
+        ra, rb = ka.get("replayed_cpu_s", 0.0), kb.get("replayed_cpu_s", 0.0)
+        rep_rows = growth_exponent(ra, rb, ka["rows"], kb["rows"])
+        rep_facts = growth_exponent(ra, rb, a["facts"], b["facts"])
+        print(f"[{side}]   kind {kind:<15} {ka['queries']:>4} -> {kb['queries']:>4} queries, {ka['rows']:>9,} -> "
+              f"{kb['rows']:>9,} rows; CPU in the run {ka['cpu_s']:7.3f} -> {kb['cpu_s']:8.3f} s, replayed "
+              f"{ra:7.3f} -> {rb:8.3f} s; exponent vs rows {_fmt(rep_rows)} replayed, {_fmt(run_rows)} in the run; "
+              f"vs facts {_fmt(rep_facts)} replayed, {_fmt(run_facts)} in the run")
+        if rep_rows is not None and rep_rows > KIND_LIMIT:
+            above.append(f"{kind} ({rep_rows:.2f})")
     return above
 
 
@@ -334,13 +390,15 @@ def main(argv=None) -> int:
     ap.add_argument("--virtuoso-buffers", type=int, default=100000,
                     help="Virtuoso's NumberOfBuffers (8 KiB pages; 100000 = 800 MB, enough for the 100x store)")
     ap.add_argument("--json", type=Path, help="also write every raw measurement to this file")
+    ap.add_argument("--rounds", type=int, default=3,
+                    help="rounds of the replay: each kind's queries sent again this many times, the least kept")
     ap.add_argument("--child", type=int, help=argparse.SUPPRESS)
     ap.add_argument("--url", help=argparse.SUPPRESS)
     ap.add_argument("--server-pid", type=int, help=argparse.SUPPRESS)
     ap.add_argument("--workdir", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.child:
-        print(json.dumps(run_scale(args.child, Path(args.workdir), args.url, args.server_pid)))
+        print(json.dumps(run_scale(args.child, Path(args.workdir), args.url, args.server_pid, args.rounds)))
         return 0
     scales = sorted({int(x) for x in args.scales.split(",")})
     engines = [e.strip() for e in args.engines.split(",") if e.strip()]
@@ -361,7 +419,7 @@ def main(argv=None) -> int:
             with tempfile.TemporaryDirectory(prefix=f"factatlas-scale{scale}-") as tmp:
                 url = pid = None
                 server, running = None, None
-                cmd = [sys.executable, __file__, "--child", str(scale), "--workdir", tmp]
+                cmd = [sys.executable, __file__, "--child", str(scale), "--workdir", tmp, "--rounds", str(args.rounds)]
                 if side != "embedded":
                     sample = write_sample(scale, Path(tmp) / f"x{scale}")
                     server = _engine(side, sample, Path(tmp), args.virtuoso_buffers)
@@ -378,12 +436,13 @@ def main(argv=None) -> int:
                 r["load_s"], r["server_triples"] = running.load_s, running.triples
             results.append(r)
             load = f"load {r['load_s']:6.1f} s {'CPU' if side == 'embedded' else 'wall (start + load)'}"
+            held = f" (the store alone {r['store_mb']:,.0f} MB)" if side == "embedded" else ""
             print(f"[{side}] {scale:>4}x: {r['triples']:>9,} triples; {load}; curate {r['curate_s']:7.2f} s client CPU "
                   f"+ {r['server_cpu_s']:.2f} s server CPU "
                   f"({r['curate_wall_s']:.1f} s wall), {r['facts']} facts, {r['entities']} entities, "
-                  f"{r['requests']} requests; describe 200 entities {r['describe_s'] * 1000:7.1f} ms "
-                  f"({r['describe_rows']} rows); client peak RSS {r['peak_mb']:,.0f} MB; load average "
-                  f"{os.getloadavg()[0]:.1f}", flush=True)
+                  f"{r['requests']} requests, {r['rows']:,} rows; describe 200 entities {r['describe_s'] * 1000:7.1f} ms "
+                  f"({r['describe_rows']} rows); client peak RSS {r['peak_mb']:,.0f} MB{held}; load average "
+                  f"{r['loadavg']:.1f}", flush=True)
             for st in r["stages"]:
                 server = (f"; server {st['server_cpu_s']:7.2f} s CPU, peak {st['server_peak_mb']:,.0f} MB"
                           if st["server_peak_mb"] else "")
@@ -404,27 +463,44 @@ def main(argv=None) -> int:
         # over HTTP the work is split: client CPU (parsing answers, the steps) + server CPU (the queries); CPU
         # rather than wall time, which on a shared box follows the load
         key = "curate_s" if side == "embedded" else "total_cpu_s"
-        for a, b in zip(results, results[1:], strict=False):
-            vs_facts = exponent_vs_facts(a, b, key)
-            print(f"[{side}] exponent {a['scale']}x -> {b['scale']}x: curate time vs facts "
-                  f"{'n/a (facts did not grow)' if vs_facts is None else f'{vs_facts:.2f}'} "
-                  f"(facts {a['facts']} -> {b['facts']}), vs store size {exponent(a, b, key):.2f}; requests vs facts "
-                  f"{exponent_vs_facts(a, b, 'requests') or 0:.2f}; describe query {exponent(a, b, 'describe_s'):.2f}")
-        worst = kind_exponents(side, base, results[-1])
-        if worst:
-            print(f"[{side}] query kinds above {KIND_LIMIT}: {', '.join(worst)}")
-        elif len(results) > 1:
-            print(f"[{side}] every query kind at most {KIND_LIMIT} ({base['scale']}x -> {results[-1]['scale']}x)")
+        pairs = list(zip(results, results[1:], strict=False))
         if len(results) > 2:
-            print(f"[{side}] exponent {base['scale']}x -> {results[-1]['scale']}x: curate time vs facts "
-                  f"{exponent_vs_facts(base, results[-1], key) or float('nan'):.2f}, vs store size "
-                  f"{exponent(base, results[-1], key):.2f}")
+            pairs.append((base, results[-1]))
+        for a, b in pairs:
+            print(f"[{side}] exponent {a['scale']}x -> {b['scale']}x: curate CPU vs rows "
+                  f"{_fmt(growth_exponent(a[key], b[key], a['rows'], b['rows']))} (rows {a['rows']:,} -> "
+                  f"{b['rows']:,}), vs facts {_fmt(growth_exponent(a[key], b[key], a['facts'], b['facts']))} (facts "
+                  f"{a['facts']} -> {b['facts']}), vs store size {exponent(a, b, key):.2f}; requests vs facts "
+                  f"{_fmt(exponent_vs_facts(a, b, 'requests'))}; describe query {exponent(a, b, 'describe_s'):.2f}")
+            worst = kind_exponents(side, a, b)
+            if (a, b) != (base, results[-1]):
+                # a 3x step turns a 10 % timing error into +-0.09 of exponent, the whole span into +-0.03
+                print(f"[{side}] (a step of {b['scale'] // a['scale']}x: printed, judged only over the whole span)")
+            elif worst:
+                print(f"[{side}] query kinds above {KIND_LIMIT} ({a['scale']}x -> {b['scale']}x): {', '.join(worst)}")
+            else:
+                print(f"[{side}] every query kind at most {KIND_LIMIT} ({a['scale']}x -> {b['scale']}x)")
+    summary(everything)
     if args.json:
         for results in everything.values():
             for r in results:
                 r.pop("shared_facts"), r.pop("shared_entities")
         args.json.write_text(json.dumps(everything, indent=1))
     return 0
+
+
+def summary(everything: dict[str, list[dict]]) -> None:
+    """One markdown table of every engine and scale (docs/curate.md quotes it as printed)."""
+    print("\n| engine | scale | triples | candidate rows | facts | client CPU | server CPU | client peak "
+          "| of which the store | candidates stage peak | load average |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    for side, results in everything.items():
+        for r in results:
+            stage = next((st for st in r["stages"] if st["stage"] == "candidates"), None)
+            store = f"{r['store_mb']:,.0f} MB" if side == "embedded" else "-"
+            print(f"| {side} | {r['scale']}x | {r['triples']:,} | {r['kinds'].get('candidates', {}).get('rows', 0):,} "
+                  f"| {r['facts']:,} | {r['curate_s']:.2f} s | {r['server_cpu_s']:.2f} s | {r['peak_mb']:,.0f} MB "
+                  f"| {store} | {stage['client_peak_mb'] if stage else 0:,.0f} MB | {r['loadavg']:.1f} |")
 
 
 if __name__ == "__main__":

@@ -15,7 +15,7 @@ import json
 import logging
 import random
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -107,11 +107,21 @@ class QueryRunner:
                        batch_size: int = DEFAULT_BATCH) -> Bindings:
         """Run ``build(batch)`` over ``items`` in batches; a batch that times out is backed off and
         halved (recursively) — the same query would time out again."""
-        items = list(dict.fromkeys(items))
-        rows: Bindings = []
-        for i in range(0, len(items), batch_size):
-            rows.extend(self._run_batch(kind, items[i:i + batch_size], build))
-        return rows
+        return [row for rows in self.iter_batched(kind, dict.fromkeys(items), build, batch_size) for row in rows]
+
+    def iter_batched(self, kind: str, items: Iterable[str], build: Callable[[Sequence[str]], str],
+                     batch_size: int = DEFAULT_BATCH) -> Iterator[Bindings]:
+        """``select_batched`` one batch's answer at a time, for a caller that folds the rows as they come
+        (step 1 spills them): only one batch's rows are in memory. ``items`` must be distinct; they are
+        read lazily, ``batch_size`` at a time."""
+        batch: list[str] = []
+        for item in items:
+            batch.append(item)
+            if len(batch) == batch_size:
+                yield self._run_batch(kind, batch, build)
+                batch = []
+        if batch:
+            yield self._run_batch(kind, batch, build)
 
     def _run_batch(self, kind: str, batch: Sequence[str], build: Callable[[Sequence[str]], str]) -> Bindings:
         query = build(batch)

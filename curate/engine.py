@@ -15,6 +15,12 @@ from pathlib import Path
 from typing import Any
 
 from factatlas.curate.cache import DEFAULT_BATCH, QueryRunner
+from factatlas.curate.candidates import (
+    SPILL_NAME,
+    default_popularity_source,
+    find_candidates,
+    rank_by_popularity,
+)
 from factatlas.curate.config import (
     CultureConfig,
     PredicateSpec,
@@ -49,10 +55,7 @@ from factatlas.curate.steps import (
     check_label_languages,
     collect_objects,
     country_issue,
-    default_popularity_source,
-    find_candidates,
     label_and_type_check,
-    rank_by_popularity,
     resolve_cultures,
 )
 from factatlas.errors import ConfigError, unknown
@@ -243,9 +246,9 @@ def _curate(checked: Preflight, run_dir: str | Path, *, sleeper: Callable[[float
     for warning in warnings:
         say(f"warning: {warning}")
     say("step 1/5: candidates")
-    candidates = find_candidates(cultures, specs, runner, know, config.batch_size, drops)
+    candidates = find_candidates(cultures, specs, runner, know, config.batch_size, drops, out_dir / SPILL_NAME)
     say("step 2/5: popularity")
-    kept, source_name = rank_by_popularity(config, cultures, candidates, runner, know, popularity_source, drops)
+    kept, source_name = rank_by_popularity(config, cultures, candidates, runner, popularity_source, drops)
     say("step 3/5: objects")
     direct = collect_objects(specs, kept, runner, config.batch_size, drops)
     say("step 4/5: labels")

@@ -6,9 +6,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from factatlas.curate import sparql
+from factatlas.curate.candidates import candidate_request
 from factatlas.curate.config import load_culture_config, load_pair, load_predicates, select_predicates
 from factatlas.curate.engine import CurationConfig
-from factatlas.curate.steps import candidate_request
 from factatlas.records import id_order
 
 

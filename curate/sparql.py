@@ -112,6 +112,11 @@ def candidates_query(predicate: str, side: str, via: str | None, countries: Sequ
 
     Rows: ?s ?country ?class (optional) ?site ?title.
 
+    The editions are a FILTER after the ``schema:about`` lookup, not a ``VALUES ?site`` block (the locality
+    query's fix, ``factatlas.curate.locality``): the same rows for about a third of the CPU on the embedded
+    store (0.52 s instead of 1.45 s at 3x the sample, 5.1 s instead of 13.7 s at 30x, one batch per culture
+    and predicate), the engine no longer starting from the editions' articles.
+
     When the subject carries the country, its objects are only asked to exist (``FILTER EXISTS``): joined
     as ``?s wdt:P ?o`` they would multiply every row by the subject's objects before DISTINCT folds them.
     """
@@ -130,10 +135,10 @@ def candidates_query(predicate: str, side: str, via: str | None, countries: Sequ
     return PREFIXES + (
         "SELECT DISTINCT ?s ?country ?class ?site ?title WHERE {\n"
         + link
-        + f"  {values('site', [site_iri(s) for s in sites])}\n"
-        "  ?article schema:about ?s ;\n"
+        + "  ?article schema:about ?s ;\n"
         "           schema:isPartOf ?site ;\n"
         "           schema:name ?title .\n"
+        f"  FILTER(?site IN ({', '.join(site_iri(s) for s in sites)}))\n"
         "  OPTIONAL { ?s wdt:P31 ?class . }\n"
         "}\n"
     )

@@ -1,11 +1,8 @@
-"""The five curation steps (DLAMA's method, done properly), over any SPARQL endpoint.
+"""The curation steps that run on bounded sets (DLAMA's method, done properly), over any SPARQL endpoint.
 
-Each step is one function, called in this order by ``curate()``:
+Steps 1 and 2, which see every candidate of a culture's countries, are ``factatlas.curate.candidates``
+(over an on-disk spill). Here, called in this order by ``curate()`` after them:
 
-1. candidates (``find_candidates``): subjects of each predicate tied to each culture's countries (batched VALUES), with their
-   P31 classes and article titles; subjects that are not of the predicate's subject type are dropped.
-2. popularity (``rank_by_popularity``): rank by article length (or edits, or sitelinks), max over the culture's editions; optional
-   per-country quota; keep at most N subjects per (culture, predicate).
 3. objects (``collect_objects``): every object of each kept subject, without culture filters.
 4. labels (``label_and_type_check``): labels + aliases in every requested language, P31 classes, P21
    and sitelinks in one batched pass; objects not of the object type, facts whose subject lacks a
@@ -13,15 +10,16 @@ Each step is one function, called in this order by ``curate()``:
 5. augmentation (``augment_objects``): P279 superclasses (one closure query per batch of the object pool) and P131 containing
    areas for places (stopping before countries); every object keeps its provenance.
 
+and what every step shares: the checks before the steps, the cultures, ``Knowledge`` (entities and classes
+learned by batched queries) and the facts' assembly.
+
 Every dropped candidate is a ``Drop`` with its step and reason. Outputs are sorted and byte-stable.
 """
 
 from __future__ import annotations
 
-import os
-import time
-from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date
 from typing import TYPE_CHECKING, Any
@@ -29,22 +27,14 @@ from typing import TYPE_CHECKING, Any
 from factatlas.curate import sparql
 from factatlas.curate.augment import build_graph, containing_areas, superclasses
 from factatlas.curate.cache import QueryRunner
+from factatlas.curate.candidates import Candidate, first_country
 from factatlas.curate.config import (
     CultureConfig,
     PredicateSpec,
     TypeSpec,
 )
 from factatlas.curate.life import DEFAULT_ALIVE_WITHIN_YEARS, life_status
-from factatlas.curate.mediawiki import MediaWikiClient
-from factatlas.curate.pageviews import MonthWindow, PageviewsClient, PageViewTable, WikimediaPageviews
-from factatlas.curate.popularity import (
-    MediaWikiEdits,
-    MediaWikiLengths,
-    PageLengthTable,
-    PopularitySource,
-)
 from factatlas.errors import ConfigError
-from factatlas.http import HttpPolicy
 from factatlas.locales import label_tags, query_tags
 from factatlas.records import (
     CountryRef,
@@ -186,11 +176,12 @@ class Knowledge:
                                           lambda b: sparql.class_reach_query(b, self.roots), self.batch)
         self.reach.update(sparql.class_reach(rows, todo, self.roots))
 
-    def type_check(self, qid: str, spec: TypeSpec) -> str | None:
-        """None when ``qid`` has type ``spec``; otherwise why not."""
+    def type_check(self, qid: str, spec: TypeSpec, classes: Iterable[str] | None = None) -> str | None:
+        """None when ``qid`` has type ``spec``; otherwise why not. ``classes``: its P31 classes when the run
+        holds them elsewhere (step 1's spill), else what ``describe`` learned."""
         if qid in spec.exclude_items:
             return f"{qid} is listed in exclude_items of type '{spec.name}'"
-        classes = sorted(self.info[qid].classes, key=id_order)
+        classes = sorted(self.info[qid].classes if classes is None else set(classes), key=id_order)
         if not classes:
             return f"{qid} has no P31 class (type '{spec.name}' needs one)"
         for c in classes:
@@ -203,17 +194,6 @@ class Knowledge:
 
     def is_country(self, qid: str) -> bool:
         return any(COUNTRY_CLASS in self.reach.get(c, set()) for c in self.info[qid].classes)
-
-
-# ---- the candidates the steps pass along ------------------------------------------------------
-
-
-@dataclass
-class Candidate:
-    qid: str
-    countries: set[str] = field(default_factory=set)
-    articles: set[tuple[str, str]] = field(default_factory=set)  # (site, title)
-    popularity: float = 0.0
 
 
 # ---- before the steps: checks and cultures ----------------------------------------------------
@@ -280,78 +260,6 @@ def resolve_cultures(pair_name: str, culture_configs: Sequence[CultureConfig], r
 
 # ---- the five steps ---------------------------------------------------------------------------
 
-Pools = dict[tuple[str, str], dict[str, "Candidate"]]
-
-
-def find_candidates(cultures: Mapping[str, Culture], specs: Mapping[str, PredicateSpec], runner: QueryRunner,
-                    know: Knowledge, batch_size: int, drops: list[Drop]) -> Pools:
-    """Step 1: subjects tied to each culture's countries, with classes and article titles; subjects
-    not of the predicate's subject type are dropped (``candidates/subject-type``)."""
-    candidates: Pools = {}
-    for cname, culture in cultures.items():
-        canonical = _canonical_countries(culture)
-        for pid_, spec in specs.items():
-            rows = runner.select_batched(f"candidates:{pid_}", *candidate_request(culture, spec), batch_size)
-            pool: dict[str, Candidate] = {}
-            for row in rows:
-                s, country = sparql.qid_of(row, "s"), canonical.get(sparql.qid_of(row, "country") or "")
-                site = sparql.site_from_iri(sparql.iri(row, "site") or "")
-                title = sparql.literal(row, "title")
-                if not s or not country:
-                    continue
-                cand = pool.setdefault(s, Candidate(s))
-                cand.countries.add(country)
-                if site and title:
-                    cand.articles.add((site, title[0]))
-                klass = sparql.qid_of(row, "class")
-                if klass:
-                    know.info[s].classes.add(klass)
-            candidates[(cname, pid_)] = pool
-    know.ensure_classes(c for pool in candidates.values() for q in pool for c in know.info[q].classes)
-    for (cname, pid_), pool in candidates.items():
-        spec = specs[pid_]
-        for q in sorted(pool, key=id_order):
-            why = know.type_check(q, spec.subject_type)
-            if why:
-                drops.append(Drop(fact_id(cname, pid_, q), "candidates", "subject-type", why, cname, pid_,
-                                  _first_country(pool[q])))
-                del pool[q]
-    return candidates
-
-
-def _canonical_countries(culture: Culture) -> dict[str, str]:
-    """Statements may name another item for a country (the Kingdom Q29999 for the Netherlands Q55); they
-    count for the listed country, except where the subject is the country itself."""
-    canonical = {c.qid: c.qid for c in culture.countries}
-    canonical.update({alt: c.qid for c in culture.countries for alt in c.also_matches})
-    return canonical
-
-
-def candidate_request(culture: Culture, spec: PredicateSpec) -> tuple[list[str], Callable[[Sequence[str]], str]]:
-    """Step 1's query for one (culture, predicate): the countries to batch and the builder of a batch."""
-    sites = sorted({s for c in culture.countries for s in c.wikipedia_sites})
-    itself = spec.culture_filter.side == "subject" and spec.culture_filter.via is None
-    items = list(culture.country_qids) if itself else sorted(_canonical_countries(culture), key=id_order)
-
-    def build(batch: Sequence[str]) -> str:
-        return sparql.candidates_query(spec.pid, spec.culture_filter.side, spec.culture_filter.via, batch, sites)
-
-    return items, build
-
-
-def rank_by_popularity(config: CurationConfig, cultures: Mapping[str, Culture], candidates: Pools,
-                       runner: QueryRunner, know: Knowledge, source: PopularitySource | None,
-                       drops: list[Drop]) -> tuple[dict[tuple[str, str], list[Candidate]], str]:
-    """Step 2: score every candidate, keep the most popular per (culture, predicate) under the quota
-    and the cap (``popularity/country-quota``, ``popularity/max-subjects``); returns the popularity
-    source's name for the manifest."""
-    site_by_country = {c.qid: c.wikipedia_sites for cul in cultures.values() for c in cul.countries}
-    source_name = _score_candidates(config, candidates, site_by_country, runner, know, source)
-    kept = {key: _select(key, pool, config.max_subjects, config.country_quota, drops)
-            for key, pool in candidates.items()}
-    return kept, source_name
-
-
 def collect_objects(specs: Mapping[str, PredicateSpec], kept: Mapping[tuple[str, str], list[Candidate]],
                     runner: QueryRunner, batch_size: int, drops: list[Drop]) -> dict[tuple[str, str], dict[str, list[str]]]:
     """Step 3: every item object of each kept subject, without culture filters; literal objects are
@@ -377,7 +285,7 @@ def collect_objects(specs: Mapping[str, PredicateSpec], kept: Mapping[tuple[str,
                 fid = fact_id(cname, pid_, c.qid)
                 for v in sorted(non_items.get(c.qid, ())):
                     drops.append(Drop(fid, "objects", "object-not-item", f"object {v} is not a Wikidata item",
-                                      cname, pid_, _first_country(c)))
+                                      cname, pid_, first_country(c)))
             direct[(cname, pid_)] = {c.qid: sorted(objects.get(c.qid, ()), key=id_order) for c in cs}
     return direct
 
@@ -398,7 +306,7 @@ def label_and_type_check(langs: Sequence[str], specs: Mapping[str, PredicateSpec
         valid[key] = {}
         for s, objs in per_subject.items():
             cand = cand_by_key[key][s]
-            fid, country = fact_id(cname, pid_, s), _first_country(cand)
+            fid, country = fact_id(cname, pid_, s), first_country(cand)
             if not objs:
                 drops.append(Drop(fid, "objects", "no-object", f"{s} has no item object for {pid_}", cname, pid_,
                                   country))
@@ -504,102 +412,6 @@ def _label_added_countries(cultures: dict[str, Culture], know: Knowledge) -> dic
             for c in cul.countries)
         out[name] = Culture(cul.name, cul.label, countries, cul.membership_rule, cul.description)
     return out
-
-
-def _first_country(c: Candidate) -> str:
-    return min(c.countries, key=id_order) if c.countries else ""
-
-
-def _score_candidates(config: CurationConfig, candidates: Mapping[tuple[str, str], Mapping[str, Candidate]],
-                      site_by_country: Mapping[str, Sequence[str]], runner: QueryRunner, know: Knowledge,
-                      source: PopularitySource | None) -> str:
-    """Fill ``Candidate.popularity``: max over the subject's articles in its countries' editions."""
-    all_subjects = sorted({q for pool in candidates.values() for q in pool}, key=id_order)
-    if config.popularity == "sitelinks":
-        rows = runner.select_batched("sitelinks", all_subjects, sitelinks_query, config.batch_size)
-        counts = {}
-        for row in rows:
-            q, lit = sparql.qid_of(row, "s"), sparql.literal(row, "n")
-            if q and lit and lit[0].isdigit():
-                counts[q] = int(lit[0])
-        for pool in candidates.values():
-            for c in pool.values():
-                c.popularity = float(counts.get(c.qid, 0))
-        return "sitelinks:sparql"
-    assert source is not None
-    wanted: dict[str, set[str]] = defaultdict(set)
-    usable: dict[tuple[str, str], dict[str, list[tuple[str, str]]]] = {}
-    for key, pool in candidates.items():
-        usable[key] = {}
-        for c in pool.values():
-            sites = {s for country in c.countries for s in site_by_country.get(country, ())}
-            arts = sorted(a for a in c.articles if a[0] in sites)
-            usable[key][c.qid] = arts
-            for site, title in arts:
-                wanted[site].add(title)
-    scores = source.scores(wanted)
-    for key, pool in candidates.items():
-        for c in pool.values():
-            c.popularity = max((scores.get(a, 0.0) for a in usable[key][c.qid]), default=0.0)
-    return source.name
-
-
-def default_popularity_source(config: CurationConfig, policy: HttpPolicy | None = None,
-                              sleeper: Callable[[float], None] = time.sleep) -> PopularitySource:
-    if config.popularity == "pageviews":
-        return _pageviews_source(config, policy, sleeper)
-    if config.page_lengths or (config.endpoint is None and config.popularity == "length"):
-        return PageLengthTable(config.page_lengths) if config.page_lengths else PageLengthTable()
-    if config.endpoint is None:
-        raise ConfigError(f"--popularity {config.popularity}: the embedded sample ships article lengths only; "
-                          "use --popularity length or sitelinks")
-    ua = config.user_agent or os.environ.get("FACTATLAS_USER_AGENT") or ""
-    client = MediaWikiClient(ua, api_url=config.mediawiki_api, rest_url=config.mediawiki_rest,
-                             policy=policy or config.http_policy(), sleeper=sleeper)
-    return MediaWikiEdits(client) if config.popularity == "edits" else MediaWikiLengths(client)
-
-
-def _pageviews_source(config: CurationConfig, policy: HttpPolicy | None,
-                      sleeper: Callable[[float], None]) -> PopularitySource:
-    """A table (``--page-views``; the embedded sample's synthetic one by default), else the Wikimedia API."""
-    if config.page_views or config.endpoint is None:
-        return PageViewTable(config.page_views) if config.page_views else PageViewTable()
-    ua = config.user_agent or os.environ.get("FACTATLAS_USER_AGENT") or ""
-    client = PageviewsClient(ua, url=config.pageviews_url, policy=policy or config.http_policy(), sleeper=sleeper)
-    return WikimediaPageviews(client, MonthWindow.parse(config.pageviews_months))
-
-
-def sitelinks_query(subjects: Sequence[str]) -> str:
-    return sparql.PREFIXES + (
-        "SELECT ?s ?n WHERE {\n"
-        f"  {sparql.values('s', [sparql.qid(s) for s in subjects])}\n"
-        "  ?s wikibase:sitelinks ?n .\n"
-        "}\n"
-    )
-
-
-def _select(key: tuple[str, str], pool: Mapping[str, Candidate], max_subjects: int, quota: int | None,
-            drops: list[Drop]) -> list[Candidate]:
-    """Most popular first (ties: lower QID); a subject passes the quota while one of its countries has room."""
-    cname, pid_ = key
-    ranked = sorted(pool.values(), key=lambda c: (-c.popularity, id_order(c.qid)))
-    per_country: Counter[str] = Counter()
-    kept: list[Candidate] = []
-    for c in ranked:
-        fid = fact_id(cname, pid_, c.qid)
-        if quota is not None and all(per_country[q] >= quota for q in c.countries):
-            drops.append(Drop(fid, "popularity", "country-quota",
-                              f"all of {', '.join(sorted(c.countries, key=id_order))} already have {quota} subjects",
-                              cname, pid_, _first_country(c)))
-            continue
-        if len(kept) >= max_subjects:
-            drops.append(Drop(fid, "popularity", "max-subjects",
-                              f"popularity {c.popularity:g} below the top {max_subjects}", cname, pid_,
-                              _first_country(c)))
-            continue
-        kept.append(c)
-        per_country.update(c.countries)
-    return kept
 
 
 def augment_objects(specs: Mapping[str, PredicateSpec], valid: Mapping[tuple[str, str], Mapping[str, list[str]]],
