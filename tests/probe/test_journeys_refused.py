@@ -40,6 +40,9 @@ def test_shots_from_a_split_the_benchmark_lacks_are_refused_before_the_model_is_
     (["--trained-on", "dev"], "error: --trained-on dev: the benchmark has no such split (it has test, train)"),
     (["--bootstrap", "-5"], "error: --bootstrap -5: the number of resamples must be 0 (no intervals) or more"),
     (["--rankc-weighting", "norm3"], "error: unknown RankC weighting 'norm3'."),
+    (["--associate", "xx=arab"], "error: --associate xx=...: the benchmark has no language 'xx' (it has "),
+    (["--associate", "fr=arab+arb"], "error: --associate fr=arab+arb: the benchmark has no culture 'arb' (it has "
+                                     "arab, west)"),
 ])
 def test_report_refuses_bad_values_before_any_work(run_dir, args, said):
     """On a run that reports fine (a model folder, display labels): the bad value alone is refused, with
