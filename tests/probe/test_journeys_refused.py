@@ -118,3 +118,35 @@ def test_ray_that_cannot_start_is_one_error_line_and_leaves_nothing(tmp_path, ca
 
         shutil.rmtree(deep, ignore_errors=True)
     assert json.loads((run / "build" / "benchmark.json").read_text())  # the benchmark untouched
+
+
+@pytest.mark.slow  # two reports (about 5 s each here)
+def test_a_report_into_a_folder_it_may_not_write_is_refused_before_it_changes_a_file(run_dir):
+    """A read-only analyses/ was found after the plots had been replaced: the new xfakt.png stood beside the
+    old report.html. Every folder of the model's is now tried first."""
+    import hashlib
+    import shutil
+
+    from tests.filesystems import modes_enforced
+
+    meta_path = run_dir / "build" / "benchmark.json"
+    meta_path.write_text(json.dumps({**json.loads(meta_path.read_text()), "predicate_labels": {"P36": "capital"}}))
+    shutil.copytree(Path(__file__).parent / "main_probe" / "xfactr", run_dir / "probe" / "m")
+    assert factatlas("report", run_dir, "--bootstrap", "0").returncode == 0
+    model = run_dir / "probe" / "m"
+    assert (model / "analyses").is_dir()
+
+    def files() -> dict[str, str]:
+        return {str(p.relative_to(model)): hashlib.sha256(p.read_bytes()).hexdigest()
+                for p in sorted(model.rglob("*")) if p.is_file()}
+
+    before = files()
+    os.chmod(model / "analyses", 0o555)
+    try:
+        with modes_enforced():
+            done = factatlas("report", run_dir, "--bootstrap", "0", "--associate", "en=arab")
+    finally:
+        os.chmod(model / "analyses", 0o755)
+    assert done.returncode == 2 and done.stderr.startswith(f"error: {model / 'analyses'}: cannot write the "
+                                                           "report's files into it (Permission denied)"), done.stderr
+    assert files() == before and not (run_dir / LOCK_NAME).exists()
