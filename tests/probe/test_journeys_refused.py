@@ -150,3 +150,15 @@ def test_a_report_into_a_folder_it_may_not_write_is_refused_before_it_changes_a_
     assert done.returncode == 2 and done.stderr.startswith(f"error: {model / 'analyses'}: cannot write the "
                                                            "report's files into it (Permission denied)"), done.stderr
     assert files() == before and not (run_dir / LOCK_NAME).exists()
+
+
+@pytest.mark.slow  # imports Ray (about 5 s)
+def test_a_ray_cluster_that_cannot_be_joined_is_one_error_line(run_dir, tiny_bert_dir):
+    """`--ray-address ray://...` without ray[client] (or a cluster that is down) was a traceback from ray.init."""
+    pytest.importorskip("ray.data")
+    done = factatlas("probe", run_dir, "--model", tiny_bert_dir, "--device", "cpu", "--engine", "ray",
+                     "--ray-address", "ray://127.0.0.1:1", "--out-name", "ray")
+    assert done.returncode == 2, done.stderr[-2000:]
+    assert done.stderr.startswith("error: --engine ray: cannot join the Ray cluster at ray://127.0.0.1:1 ("), done.stderr
+    assert done.stderr.endswith("or drop --ray-address to start a local instance\n") and "Traceback" not in done.stderr
+    assert not (run_dir / "probe" / "ray").exists()
