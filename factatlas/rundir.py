@@ -254,15 +254,16 @@ def swap_in(new: Path, target: Path, keep: Sequence[str] = ()) -> None:
                     "factatlas command that writes into the run removes it", target, old, e.strerror or e)
 
 
-def check_replaceable(target: Path) -> None:
+def check_replaceable(target: Path, action: str = "") -> None:
     """Refuse, before anything is staged, to replace a folder this process could not delete afterwards: one
     of its folders is read-only (or on a read-only file system). Tried for real (a file made and removed in
-    each folder), so whatever decides it (modes, ACLs, mounts, capabilities) is what is asked."""
+    each folder), so whatever decides it (modes, ACLs, mounts, capabilities) is what is asked. ``action``: what
+    the error says could not be done (a writer into the folder's tree, e.g. the report, says its own)."""
     if not target.is_dir():
         return
     for folder, dirnames, _ in os.walk(target):
         dirnames[:] = [d for d in dirnames if not d.startswith(TMP_PREFIX)]
-        with writing(folder, f"replace {target.name}/, which needs to delete what {folder} holds"):
+        with writing(folder, action or f"replace {target.name}/, which needs to delete what {folder} holds"):
             fd, probe = tempfile.mkstemp(prefix=f"{TMP_PREFIX}probe-", dir=folder)
             os.close(fd)
             os.unlink(probe)

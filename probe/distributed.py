@@ -50,6 +50,9 @@ def local_ray_env(home: Path) -> dict[str, str]:
     return {"RAY_USAGE_STATS_ENABLED": "0", "RAY_AUTH_MODE": "disabled", "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0",
             "HOME": str(home)}
 
+RAY_JOIN_FIX = ("check that the cluster is up and the address is its head's (ray://HOST:10001 needs "
+                "pip install 'ray[client]'), or drop --ray-address to start a local instance")
+
 
 def start_ray(address: str | None, num_cpus: int | None, work: Path) -> str | None:
     """Join ``address``, or start a loopback-only local instance; returns the local instance's session folder
@@ -64,7 +67,12 @@ def start_ray(address: str | None, num_cpus: int | None, work: Path) -> str | No
     if ray.is_initialized():
         return None
     if address:
-        ray.init(address=address, log_to_driver=False)
+        try:
+            ray.init(address=address, log_to_driver=False)
+        except Exception as e:  # a cluster that cannot be joined (down, a wrong address, no ray[client]): one line
+            first = (str(e).strip().splitlines() or [""])[0][:300]
+            raise RayStartError(f"--engine ray: cannot join the Ray cluster at {address} ({type(e).__name__}: "
+                                f"{first}); {RAY_JOIN_FIX}") from None
         return None
     import tempfile
 

@@ -509,7 +509,7 @@ def write_report(run: str | os.PathLike, model: str | None = None, config: Any =
         load_benchmark,
         metrics_inputs,
     )
-    from factatlas.rundir import RunDir
+    from factatlas.rundir import RunDir, check_replaceable
     from factatlas.tables import read_probe_results
 
     # the page shows intervals in every table, as the verdict needs them
@@ -526,6 +526,9 @@ def write_report(run: str | os.PathLike, model: str | None = None, config: Any =
         results = []
         for folder in model_dirs(run, model):
             check_recorded(RunDir(run), folder)
+            # every folder the report writes into, tried before the work: a read-only analyses/ refused after
+            # the plots had replaced the old ones left a new xfakt.png under the old report.html
+            check_replaceable(folder, "write the report's files into it")
             t_path = folder / "rankings_template_only.parquet"
             t_path = t_path if t_path.exists() else None
             splits = trained_splits(folder) if trained_on is None else list(trained_on)

@@ -21,6 +21,20 @@ def parse_associations(values: list[str] | None) -> dict[str, tuple[str, ...]]:
     return out
 
 
+def check_associations(associations: dict[str, tuple[str, ...]], langs: tuple[str, ...],
+                       cultures: tuple[str, ...]) -> None:
+    """Every ``--associate`` names a language and cultures of the benchmark: X-FaKT keeps only those, so a
+    typo (``xx=arab``, ``ar=arb``) would leave the default association in place without a word."""
+    for lang, named in associations.items():
+        if lang not in langs:
+            raise ConfigError(f"--associate {lang}=...: the benchmark has no language {lang!r} (it has "
+                              f"{', '.join(langs)}); drop it or name one of those")
+        unknown = [c for c in named if c not in cultures]
+        if unknown:
+            raise ConfigError(f"--associate {lang}={'+'.join(named)}: the benchmark has no culture "
+                              f"{', '.join(map(repr, unknown))} (it has {', '.join(cultures)})")
+
+
 def register(app: typer.Typer) -> None:
     @app.command("report")
     def report(
@@ -49,6 +63,7 @@ def register(app: typer.Typer) -> None:
         config = MetricsConfig(bootstrap=bootstrap, rankc_weighting=rankc_weighting,
                                association=parse_associations(associate))
         bench = Benchmark.open(run)
+        check_associations(config.association or {}, bench.languages, bench.cultures)
         if trained_on:
             check_trained_on(trained_on, sorted({p.split for p in bench.prompt_records}))
         require_valid(run)  # never report on a benchmark that `validate-benchmark` rejects

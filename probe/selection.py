@@ -29,6 +29,18 @@ def parse_shard(text: Any) -> tuple[int, int] | None:
     return index, count
 
 
+def parse_out_name(value: Any) -> str | None:
+    """A model folder's name under probe/: one plain name. A path would write outside probe/ (``../x``), and
+    names starting with '_' or '.' are probe/'s own folders (``_models``, ``_answers``) or hidden ones."""
+    if value is None:
+        return None
+    name = str(value)
+    if not name or "/" in name or "\\" in name or name in (".", "..") or name[0] in "_.":
+        raise ValueError("expected one folder name under probe/ (no '/', not starting with '_' or '.', which "
+                         "name probe/'s own folders such as _models), e.g. --out-name bert-mlm-pll")
+    return name
+
+
 def parse_langs(value: Any) -> tuple[str, ...] | None:
     """``"fr, en"`` -> ("fr", "en"); a sequence of codes passes through; nothing given -> None (all)."""
     items = value.split(",") if isinstance(value, str) else list(value or ())

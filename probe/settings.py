@@ -18,7 +18,7 @@ from factatlas.probe.backends import BACKENDS, BackendSpec
 from factatlas.probe.engines import ENGINES, EngineSpec
 from factatlas.probe.options import Option, options_from_flags
 from factatlas.probe.rule import RuleRequest, RuleSpec
-from factatlas.probe.selection import parse_langs, parse_shard
+from factatlas.probe.selection import parse_langs, parse_out_name, parse_shard
 
 
 # the run's own options (the rule's, the backend's and the engine's are declared by them)
@@ -36,7 +36,7 @@ TEMPLATE_ONLY = Option("--template-only/--no-template-only", True, "Also score t
                        cli_type=bool)
 TINY_STEPS = Option("--tiny-steps", 300, "Fine-tuning steps of a tiny model.", cli_type=int, minimum=1)
 OUT_NAME = Option("--out-name", None, "Folder name under probe/ (default: model slug, + '--<rule>' when the "
-                  "rule is not the family's default).")
+                  "rule is not the family's default).", parse=parse_out_name)
 BACKEND = Option("--backend", "local", "local (transformers here) | openai (an OpenAI-compatible server: vLLM, "
                  "llama.cpp, TGI, ...).")
 ENGINE = Option("--engine", "local", "local | ray (a Ray Data pipeline, one model replica per actor/GPU; extra "

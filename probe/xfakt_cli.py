@@ -36,6 +36,7 @@ def xfakt_context(
     from factatlas.benchmark import require_valid
     from factatlas.probe import xfakt_context as X
     from factatlas.probe.selection import open_benchmark
+    from factatlas.rundir import replace_folder
 
     require_valid(run)
     chosen = [m.strip() for m in modes.split(",") if m.strip()]
@@ -44,14 +45,34 @@ def xfakt_context(
     _check_choice(resource_grouping, "--resource-grouping", X.RESOURCE_GROUPINGS)
     levels, level_sources = X.resource_levels(resource_grouping, _resource_overrides(resource, X.RESOURCE_LEVELS))
     bench, run_dir = open_benchmark(run)
-    scorer, rule, model_name = _ranking_scorer(model, scoring, flags)
     folder = out_dir or run_dir / "xfakt_context" / Path(model.rstrip("/")).name
-    folder.mkdir(parents=True, exist_ok=True)
+    _check_writable(folder)  # refused before the model loads, not after the work
+    scorer, rule, model_name = _ranking_scorer(model, scoring, flags)
     wanted = list(LANGS.validate(flags["langs"]) or ()) or None if flags.get("langs") else None  # questions
     contexts = [x.strip() for x in context_langs.split(",")] if context_langs else None
     cells, summary = _run_modes(bench, scorer, model_name, chosen, contexts, wanted, levels)
     summary = {"model": model, "scoring": rule, **summary}
-    _write_outputs(folder, cells, summary, levels, level_sources, resource_grouping)
+    with replace_folder(folder) as staging:  # cells.csv and summary.json together, or the old folder as it was
+        _write_outputs(staging, cells, summary, levels, level_sources, resource_grouping)
+    _print_cells(folder, cells, summary)
+
+
+def _check_writable(folder: Path) -> None:
+    """What ``replace_folder(folder)`` needs, tried for real: its parent takes a new folder, and the old
+    folder's files can be deleted."""
+    import os
+    import tempfile
+
+    from factatlas.atomic import TMP_PREFIX
+    from factatlas.errors import writing
+    from factatlas.rundir import check_replaceable
+
+    with writing(folder.parent, "make a folder in it"):
+        folder.parent.mkdir(parents=True, exist_ok=True)
+        fd, probe = tempfile.mkstemp(prefix=f"{TMP_PREFIX}probe-", dir=folder.parent)
+        os.close(fd)
+        os.unlink(probe)
+    check_replaceable(folder)
 
 
 def _check_choice(value: str, option: str, choices: Sequence[str]) -> None:
@@ -131,7 +152,6 @@ def _write_outputs(folder: Path, cells, summary: dict[str, Any], levels, level_s
               + (f"; none for {','.join(x for x in probed if x not in levels)}" if set(probed) - set(levels) else ""),
               highlight=False)
     (folder / "summary.json").write_text(json.dumps(summary, indent=1, default=str) + "\n", "utf-8")
-    _print_cells(folder, cells, summary)
 
 
 def _print_cells(folder: Path, cells, summary: Mapping[str, Any]) -> None:

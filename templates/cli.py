@@ -34,7 +34,8 @@ def validate_command(files: list[Path] = typer.Argument(None, help="Template fil
 
 @templates_app.command("coverage")
 def coverage_command(langs: str | None = typer.Option(None, "--langs", help="Comma-separated (default: all)."),
-                     minimum: int = typer.Option(2, "--min", help="Cloze paraphrases a cell needs to be 'ok'."),
+                     minimum: int = typer.Option(2, "--min", help="Cloze paraphrases a cell needs to be 'ok'.",
+                                                  callback=number(at_least=1)),
                      root: Path | None = typer.Option(None, "--templates-dir", callback=existing("folder", "a folder of <lang>.yaml template files"), help="Folder of <lang>.yaml "
                                                       "template files laid over the packaged ones (yours win per language)."),
                      old_root: Path | None = typer.Option(None, "--templates", hidden=True,

@@ -6,6 +6,8 @@ from pathlib import Path
 
 import typer
 
+from factatlas.options import existing
+
 
 def register(app: typer.Typer) -> None:
     app.command("compare")(compare)
@@ -28,7 +30,8 @@ def compare(
     rankc_weighting: str = typer.Option("softmax", "--rankc-weighting", help="softmax | norm1 | norm2."),
     equivalences: Path | None = typer.Option(None, "--equivalences", help="YAML of QID groups counted as one "
                                                                            "answer (e.g. Islam / Muslim), reported "
-                                                                           "beside the strict P@1."),
+                                                                           "beside the strict P@1.",
+                                             callback=existing("file", "a YAML file of QID groups (see docs/metrics.md)")),
 ) -> None:
     """Compare models on the same benchmark: P@1 tables, the culture gap with a CI, McNemar's test.
 

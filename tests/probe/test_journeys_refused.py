@@ -40,6 +40,9 @@ def test_shots_from_a_split_the_benchmark_lacks_are_refused_before_the_model_is_
     (["--trained-on", "dev"], "error: --trained-on dev: the benchmark has no such split (it has test, train)"),
     (["--bootstrap", "-5"], "error: --bootstrap -5: the number of resamples must be 0 (no intervals) or more"),
     (["--rankc-weighting", "norm3"], "error: unknown RankC weighting 'norm3'."),
+    (["--associate", "xx=arab"], "error: --associate xx=...: the benchmark has no language 'xx' (it has "),
+    (["--associate", "fr=arab+arb"], "error: --associate fr=arab+arb: the benchmark has no culture 'arb' (it has "
+                                     "arab, west)"),
 ])
 def test_report_refuses_bad_values_before_any_work(run_dir, args, said):
     """On a run that reports fine (a model folder, display labels): the bad value alone is refused, with
@@ -115,3 +118,47 @@ def test_ray_that_cannot_start_is_one_error_line_and_leaves_nothing(tmp_path, ca
 
         shutil.rmtree(deep, ignore_errors=True)
     assert json.loads((run / "build" / "benchmark.json").read_text())  # the benchmark untouched
+
+
+@pytest.mark.slow  # two reports (about 5 s each here)
+def test_a_report_into_a_folder_it_may_not_write_is_refused_before_it_changes_a_file(run_dir):
+    """A read-only analyses/ was found after the plots had been replaced: the new xfakt.png stood beside the
+    old report.html. Every folder of the model's is now tried first."""
+    import hashlib
+    import shutil
+
+    from tests.filesystems import modes_enforced
+
+    meta_path = run_dir / "build" / "benchmark.json"
+    meta_path.write_text(json.dumps({**json.loads(meta_path.read_text()), "predicate_labels": {"P36": "capital"}}))
+    shutil.copytree(Path(__file__).parent / "main_probe" / "xfactr", run_dir / "probe" / "m")
+    assert factatlas("report", run_dir, "--bootstrap", "0").returncode == 0
+    model = run_dir / "probe" / "m"
+    assert (model / "analyses").is_dir()
+
+    def files() -> dict[str, str]:
+        return {str(p.relative_to(model)): hashlib.sha256(p.read_bytes()).hexdigest()
+                for p in sorted(model.rglob("*")) if p.is_file()}
+
+    before = files()
+    os.chmod(model / "analyses", 0o555)
+    try:
+        with modes_enforced():
+            done = factatlas("report", run_dir, "--bootstrap", "0", "--associate", "en=arab")
+    finally:
+        os.chmod(model / "analyses", 0o755)
+    assert done.returncode == 2 and done.stderr.startswith(f"error: {model / 'analyses'}: cannot write the "
+                                                           "report's files into it (Permission denied)"), done.stderr
+    assert files() == before and not (run_dir / LOCK_NAME).exists()
+
+
+@pytest.mark.slow  # imports Ray (about 5 s)
+def test_a_ray_cluster_that_cannot_be_joined_is_one_error_line(run_dir, tiny_bert_dir):
+    """`--ray-address ray://...` without ray[client] (or a cluster that is down) was a traceback from ray.init."""
+    pytest.importorskip("ray.data")
+    done = factatlas("probe", run_dir, "--model", tiny_bert_dir, "--device", "cpu", "--engine", "ray",
+                     "--ray-address", "ray://127.0.0.1:1", "--out-name", "ray")
+    assert done.returncode == 2, done.stderr[-2000:]
+    assert done.stderr.startswith("error: --engine ray: cannot join the Ray cluster at ray://127.0.0.1:1 ("), done.stderr
+    assert done.stderr.endswith("or drop --ray-address to start a local instance\n") and "Traceback" not in done.stderr
+    assert not (run_dir / "probe" / "ray").exists()

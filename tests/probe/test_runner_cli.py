@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from typer.testing import CliRunner
@@ -136,6 +137,11 @@ def test_bad_option_values_are_config_errors(run_dir, tiny_bert_dir):
         _probe(run_dir, "--model", tiny_bert_dir, "--scoring", "xfactr", "--xfactr-init", "sideways")
     with pytest.raises(ConfigError, match="--shard"):
         _probe(run_dir, "--model", tiny_bert_dir, "--shard", "2/2")
+    before = sorted(p.relative_to(run_dir) for p in run_dir.rglob("*"))
+    for name in ("../outside", "_models", "_answers", ".hidden", "a/b"):  # outside probe/, or probe/'s own folders
+        with pytest.raises(ConfigError, match=f"--out-name '{re.escape(name)}': expected one folder name under probe/"):
+            _probe(run_dir, "--model", tiny_bert_dir, "--out-name", name, "--tiny-steps", "1")
+    assert sorted(p.relative_to(run_dir) for p in run_dir.rglob("*")) == before  # refused before any work
     with pytest.raises(ConfigError, match="not a run directory"):
         _probe(run_dir / "nowhere", "--model", tiny_bert_dir)
     with pytest.raises(ConfigError, match=r"--model \./no-such-model: no such folder"):

@@ -152,3 +152,37 @@ def test_cells_name_micro_and_macro_apart(prompts):
     total = next(c for c in context_cells(join_variants(rows, cf).scored, cf) if (c.lang, c.context_lang) == ("all", "all"))
     assert (total.followed_micro, total.followed_macro) == (0.5, pytest.approx(0.7))
     assert (total.correct_micro, total.correct_macro) == (0.5, pytest.approx(0.3))
+
+
+@pytest.mark.slow  # the command three times with a model (about 20 s each here)
+def test_cli_write_failures_leave_the_earlier_outputs_whole(tmp_path, run_dir, tiny_bert_dir):
+    """A full disk while writing: one error line naming the folder, cells.csv and summary.json both as they
+    were (they were written one after the other, and a full disk left a new cells.csv beside the old summary);
+    a folder it may not write: refused before the model loads (it was after the whole run)."""
+    import os
+
+    from factatlas.atomic import TMP_PREFIX
+    from tests.clirun import factatlas
+    from tests.filesystems import modes_enforced, small_filesystem
+
+    args = ("--model", tiny_bert_dir, "--modes", "recall", "--device", "cpu")
+    assert factatlas("xfakt-context", run_dir, *args).returncode == 0
+    with small_filesystem(tmp_path / "fs", run_dir, free_kb=0) as run:
+        out = run / "xfakt_context" / tiny_bert_dir.name
+        before = {p.name: p.read_bytes() for p in out.iterdir()}
+        done = factatlas("xfakt-context", run, *args, "--resource", "fr=low")
+        assert done.returncode == 2 and done.stderr.count("\n") == 2, done.stderr  # the mode's count, the error
+        line = done.stderr.splitlines()[-1]
+        assert line.startswith(f"error: {out}") and "(No space left on device)" in line and line.endswith(
+            f"{out} is unchanged"), line
+        assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+        assert [p for p in run.rglob(f"{TMP_PREFIX}*")] == []
+    out = run_dir / "xfakt_context"
+    os.chmod(out, 0o555)
+    try:
+        with modes_enforced():
+            done = factatlas("xfakt-context", run_dir, *args)
+    finally:
+        os.chmod(out, 0o755)
+    assert done.returncode == 2 and done.stderr.startswith(f"error: {out}: cannot make a folder in it (Permission "
+                                                           "denied)"), done.stderr
