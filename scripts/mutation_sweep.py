@@ -36,6 +36,8 @@ AGGREGATE_TESTS = ("tests/probe/test_aggregate.py", "tests/probe/test_metrics.py
                    "tests/probe/test_analysis_dlama.py")
 VERDICT_TESTS = ("tests/probe/test_report.py", "tests/probe/test_validation.py",
                  "tests/probe/test_metrics_evaluate.py")
+VERDICT_RULE_TESTS = ("tests/probe/test_report.py::test_verdict_rules_on_metrics",
+                      "tests/probe/test_report.py::test_verdict_thresholds_at_their_edges")
 
 
 @dataclass(frozen=True)
@@ -43,7 +45,8 @@ class Mutant:
     name: str  # "<family>:<what>"
     path: str  # the file mutated, relative to the checkout
     mutate: Callable[[str], str]  # source -> mutated source; raises MutationError when its anchor is gone
-    tests: tuple[str, ...]
+    tests: tuple[str, ...]  # the test files (or node ids) that cover it
+    first: tuple[str, ...] = ()  # the tests written to kill it, run alone first: most mutants die there in seconds
 
 
 class MutationError(Exception):
@@ -277,14 +280,15 @@ def threshold_mutants(path: str = "probe/verdict.py") -> list[Mutant]:
          "    if not all(won.values()):"),
         ("the template-only gap is micro", 'gap = model["macro"] - base["macro"]', 'gap = model["micro"] - base["micro"]'),
     ]
-    return [Mutant(f"verdict:threshold: {what}", path, replace_text(old, new), VERDICT_TESTS)
+    return [Mutant(f"verdict:threshold: {what}", path, replace_text(old, new), VERDICT_TESTS, first=VERDICT_RULE_TESTS)
             for what, old, new in swaps]
 
 
 def gate_mutants(path: str = "templates/ledger.py") -> list[Mutant]:
     """The filler ledger's --check gate, seen by the tests through the product's function."""
     tests = ("tests/templates/test_filler_ledger.py",)
-    return [Mutant(f"gate:{what}", path, replace_text(old, new), tests) for what, old, new in [
+    first = ("tests/templates/test_filler_ledger.py::test_the_check_gate_by_hand",)
+    return [Mutant(f"gate:{what}", path, replace_text(old, new), tests, first) for what, old, new in [
         ("a filler reviewed wrong passes", '            if s["wrong"] or s[UNREVIEWED]}', "            if s[UNREVIEWED]}"),
         ("an unreviewed filler passes", '            if s["wrong"] or s[UNREVIEWED]}', '            if s["wrong"]}'),
     ]]
@@ -304,7 +308,8 @@ def verdict_mutants(path: str = "probe/verdict.py") -> list[Mutant]:
                 status = call.args[1]
                 good = "PASS" if status.id == "FAIL" else "INFO"
                 out.append(Mutant(f"verdict:{node.name} line {ret.lineno} {status.id} -> {good}", path,
-                                  _rename_at(status.lineno, status.col_offset, status.id, good), VERDICT_TESTS))
+                                  _rename_at(status.lineno, status.col_offset, status.id, good), VERDICT_TESTS,
+                                  first=VERDICT_RULE_TESTS))
     return out
 
 
@@ -319,9 +324,134 @@ def _rename_at(line: int, col: int, old: str, new: str) -> Callable[[str], str]:
     return mutate
 
 
+CHOICES_TESTS = ("tests/probe/test_averages_in_every_table.py",)
+EDGES_TESTS = ("tests/probe/test_edges_and_filters.py",)
+
+
+def choice_mutants() -> list[Mutant]:
+    """Every micro/macro choice in probe/ that a swap can change (issue 43: "more than listed here"). Left out
+    as equivalent: a per-predicate row's micro vs macro (one predicate: the two are one number), and the
+    plots' y values (no test reads PNG pixels; the tables beside them carry the same numbers)."""
+    agg, dl, sec, rep, ver = ("probe/aggregate.py", "probe/analysis/dlama.py", "probe/analysis/sections.py",
+                              "probe/report.py", "probe/verdict.py")
+    swaps = [
+        ("p_at_1_with_ci swaps the intervals", agg,
+         '"ci": {"macro": s.get("ci", {}).get("p@1"), "micro": s.get("ci", {}).get("p@1_micro")}}',
+         '"ci": {"macro": s.get("ci", {}).get("p@1_micro"), "micro": s.get("ci", {}).get("p@1")}}',
+         ("tests/probe/test_aggregate.py", "tests/probe/test_validation.py")),
+        ("a summary's interval keys name the other average", agg,
+         'key = name if avg == "macro" else f"{name}_{avg}"', 'key = name if avg == "micro" else f"{name}_{avg}"',
+         AGGREGATE_TESTS),
+        ("DLAMA augmentation's all row is micro", dl,
+         "sum(e.n_augmented_facts for e in out), before.macro,\n                                      after.macro))",
+         "sum(e.n_augmented_facts for e in out), before.micro,\n                                      after.micro))",
+         ("tests/probe/test_analysis_dlama.py",)),
+        ("DLAMA equivalences' all row is micro", dl, "strict.n_facts, strict.macro, eq.macro,",
+         "strict.n_facts, strict.micro, eq.micro,", ("tests/probe/test_analysis_dlama.py",)),
+        ("compare's P@1 table swaps micro and macro", sec,
+         "c.acc.n_facts, c.acc.n_prompts, c.acc.micro, c.acc.macro)\n                 for c in cells)",
+         "c.acc.n_facts, c.acc.n_prompts, c.acc.macro, c.acc.micro)\n                 for c in cells)",
+         ("tests/probe/test_analysis_compare.py", "tests/probe/test_analysis_cli.py")),
+        ("the per-country table swaps micro and macro", sec, "c.lang, c.acc.n_facts, c.acc.micro,\n"
+         "                         c.acc.macro))", "c.lang, c.acc.n_facts, c.acc.macro,\n                         c.acc.micro))",
+         ("tests/probe/test_analysis_dlama.py", "tests/probe/test_analysis_cli.py")),
+        ("the gold-length table swaps micro and macro", sec, "s.acc.n_prompts, s.acc.n_facts, s.acc.micro, s.acc.macro)",
+         "s.acc.n_prompts, s.acc.n_facts, s.acc.macro, s.acc.micro)", ("tests/probe/test_analysis_cli.py",)),
+        ("the scale table swaps micro and macro", sec, "p.parameters, p.p_at_1_micro, p.p_at_1_macro,",
+         "p.parameters, p.p_at_1_macro, p.p_at_1_micro,", ("tests/probe/test_typology_scale.py",)),
+        ("the local view swaps micro and macro", sec, "(acc.n_prompts, acc.n_facts, acc.micro, acc.macro)",
+         "(acc.n_prompts, acc.n_facts, acc.macro, acc.micro)", ("tests/probe/test_analysis_locality.py",)),
+        ("the popularity table swaps micro and macro", sec,
+         "c.acc.n_facts, c.acc.n_prompts, c.acc.micro, c.acc.macro) for c in cells)",
+         "c.acc.n_facts, c.acc.n_prompts, c.acc.macro, c.acc.micro) for c in cells)",
+         ("tests/probe/test_analysis_popularity.py",)),
+        ("the report's held-out table swaps micro and macro", rep,
+         'rows.append((name, _num(x["macro"]), _ci_pair(x["ci"]["macro"]), _num(x["micro"]),\n'
+         '                         _ci_pair(x["ci"]["micro"]),',
+         'rows.append((name, _num(x["micro"]), _ci_pair(x["ci"]["micro"]), _num(x["macro"]),\n'
+         '                         _ci_pair(x["ci"]["macro"]),', VERDICT_TESTS),
+        ("the report's language table shows macro as micro", rep, '_ci(s, "p@1"), _num(s["p@1_micro"]),',
+         '_ci(s, "p@1"), _num(s["p@1"]),', VERDICT_TESTS),
+        ("the verdict's baselines are beaten on macro alone", ver,
+         'model["ci"][avg][0] > baseline["ci"][avg][1])\n            for avg in ("macro", "micro")}',
+         'model["ci"][avg][0] > baseline["ci"][avg][1])\n            for avg in ("macro", "macro")}', VERDICT_TESTS),
+        ("X-FaKT context's table swaps micro and macro", "probe/xfakt_cli.py",
+         "c.prompts, c.facts, c.correct_micro, c.correct_macro,", "c.prompts, c.facts, c.correct_macro, c.correct_micro,",
+         ("tests/probe/test_xfakt_context.py",)),
+        ("macro_mean is the micro mean", "probe/metrics.py", 'macro_micro(*_grouped(values_by_group, "macro_mean"))[0]',
+         'macro_micro(*_grouped(values_by_group, "macro_mean"))[1]', AGGREGATE_TESTS),
+        ("micro_mean is the macro mean", "probe/metrics.py", 'macro_micro(*_grouped(values_by_group, "micro_mean"))[1]',
+         'macro_micro(*_grouped(values_by_group, "micro_mean"))[0]', AGGREGATE_TESTS),
+    ]
+    return [Mutant(f"choice:{what}", path, replace_text(old, new), tests, first=CHOICES_TESTS)
+            for what, path, old, new, tests in swaps]
+
+
+def edge_mutants() -> list[Mutant]:
+    """``<``/``<=`` at rank ties and minimum counts, ``k``/``k + 1``, the split, language and culture filters."""
+    met, agg, cross, held = "probe/metrics.py", "probe/aggregate.py", "probe/cross_lingual.py", "probe/heldout.py"
+    swaps = [
+        ("pessimistic ties: an equal score does not beat the gold", met,
+         "if q not in gold and s >= best_score)", "if q not in gold and s > best_score)", AGGREGATE_TESTS),
+        ("top ties counted on every ranking", agg, "row.scores[0] == row.scores[1]:", "row.scores[0] >= row.scores[1]:",
+         AGGREGATE_TESTS),
+        ("P@k counts rank k + 1", agg, "(ranked & (ranks <= k))", "(ranked & (ranks <= k + 1))", AGGREGATE_TESTS),
+        ("precision_at_k counts rank k + 1", met, "rank is not None and rank <= k else 0.0",
+         "rank is not None and rank <= k + 1 else 0.0", AGGREGATE_TESTS),
+        ("mParaRel skips predicates with two templates", cross, "if len(t) < 2)", "if len(t) <= 2)", AGGREGATE_TESTS),
+        ("mParaRel skips facts with two templates", cross, "if len(fact_prompts) < 2:", "if len(fact_prompts) <= 2:",
+         AGGREGATE_TESTS),
+        ("X-FaKT's Welch test needs three errors a side", met, "if len(errors_assoc) < 2 or len(errors_non) < 2:",
+         "if len(errors_assoc) <= 2 or len(errors_non) <= 2:", AGGREGATE_TESTS),
+        ("the held-out splits include the trained-on ones", held,
+         "held = tuple(s for s in present if s not in set(trained_on))", "held = tuple(present)", VERDICT_TESTS),
+        ("without a training split every split is held out", held, '    if "test" in present:\n', "    if False:\n",
+         VERDICT_TESTS),
+        ("chat shots come from every split but the shot split", "probe/chat.py",
+         "p.split == config.shot_split and", "p.split != config.shot_split and", ("tests/probe/test_chat.py",)),
+        ("the tiny model trains on the test split", "probe/backends.py", 'for s in ("train", "dev") if s in',
+         'for s in ("test", "train", "dev") if s in', ("tests/probe/test_tiny_determinism.py",)),
+        ("--langs keeps every language", "probe/selection.py", "return (not wanted or lang in wanted) and",
+         "return True and", ("tests/probe/test_select_while_reading.py",)),
+        ("X-FaKT context asks every language", "probe/xfakt_context.py",
+         "if question_langs is not None and p.lang not in question_langs:", "if False:",
+         ("tests/probe/test_xfakt_context.py",)),
+        ("the culture gap's non-Western side includes the Western culture", "probe/analysis/compare.py",
+         "False: [r for r in results if r.culture != western]}", "False: list(results)}",
+         ("tests/probe/test_analysis_compare.py",)),
+        ("the P@1 table's culture rows hold every culture", "probe/analysis/compare.py",
+         "if culture in (ALL, r.culture) and lang in (ALL, r.lang)]", "if lang in (ALL, r.lang)]",
+         ("tests/probe/test_analysis_compare.py",)),
+        ("the P@1 table's language rows hold every language", "probe/analysis/compare.py",
+         "if culture in (ALL, r.culture) and lang in (ALL, r.lang)]", "if culture in (ALL, r.culture)]",
+         ("tests/probe/test_analysis_compare.py",)),
+    ]
+    return [Mutant(f"edge:{what}", path, replace_text(old, new), tests, first=EDGES_TESTS)
+            for what, path, old, new, tests in swaps]
+
+
+def emptied_mutants() -> list[Mutant]:
+    """Whole checkers emptied: each check of factatlas/invariants.py returns no violation, the filler ledger's
+    gate fails nothing, the answer store keeps credentials."""
+    inv = "factatlas/invariants.py"
+    checks = [node.name for node in ast.parse((REPO / inv).read_text("utf-8")).body
+              if isinstance(node, ast.FunctionDef) and "check" in node.name]
+    out = [Mutant(f"emptied:invariants.{name} returns []", inv, function_returns(name, "[]"), INVARIANT_TESTS)
+           for name in checks]
+    out.append(Mutant("emptied:ledger.check_failures returns {}", "templates/ledger.py",
+                      function_returns("check_failures", "{}"), ("tests/templates/test_filler_ledger.py",),
+                      first=("tests/templates/test_filler_ledger.py::test_the_check_gate_by_hand",)))
+    store, store_tests = "probe/answer_store.py", ("tests/probe/test_answer_store.py",)
+    out += [Mutant("emptied:answer_store.scrub keeps every secret", store, function_returns("scrub", "value"),
+                   store_tests),
+            Mutant("emptied:answer_store.request_secrets finds none", store, function_returns("request_secrets", "()"),
+                   store_tests)]
+    return out
+
+
 def all_mutants() -> list[Mutant]:
     return [*invariant_mutants(), *aggregate_mutants(), *verdict_mutants(), *threshold_mutants(), *analysis_mutants(),
-            *gate_mutants()]
+            *gate_mutants(), *choice_mutants(), *edge_mutants(), *emptied_mutants()]
 
 
 # ---- running ------------------------------------------------------------------------------------
