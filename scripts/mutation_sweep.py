@@ -515,6 +515,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                                                                  "(repeatable)")
     ap.add_argument("--list", action="store_true", help="list the mutants and their tests; run nothing")
     ap.add_argument("--timeout", type=float, default=600.0, help="seconds for one mutant's tests")
+    ap.add_argument("--jobs", type=int, default=2, help="mutants tested at once, each in its own copy of the "
+                                                          "checkout (2 on the 2-core box)")
     args = ap.parse_args(argv)
     # a SIGTERM unwinds like Ctrl-C, so the temporary copy is removed and the checkout stays untouched
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
@@ -526,7 +528,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         for m in mutants:
             print(f"{m.name}\t{m.path}\t{' '.join(m.tests)}")
         return 0
-    outcomes = list(sweep(mutants, args.timeout))
+    outcomes = list(sweep(mutants, args.timeout, args.jobs))
     for o in outcomes:
         print(f"{o.status}\t{o.mutant.name}\t{o.detail}")
     counts = {s: sum(o.status == s for o in outcomes) for s in ("killed", "survived", "error")}
