@@ -467,7 +467,32 @@ class Outcome:
     detail: str
 
 
+def _existing(copy: Path, tests: Sequence[str]) -> list[str]:
+    """The tests whose file is there (a mutant's killing test may not be written yet)."""
+    return [t for t in tests if (copy / t.split("::")[0]).is_file()]
+
+
+def _pytest(copy: Path, tests: Sequence[str], timeout: float) -> tuple[str, str]:
+    """(killed | survived | error, detail) of one pytest process over ``tests`` in ``copy``."""
+    env = {**os.environ, "PYTHONPATH": str(copy), "PYTHONDONTWRITEBYTECODE": "1"}
+    # one process: -x stops at the first failure, where starting xdist's workers would cost more than most
+    # killed mutants take (about 5x on the 2-core box)
+    cmd = [sys.executable, "-m", "pytest", "-x", "-q", "-n", "0", "-p", "no:cacheprovider", *tests]
+    try:
+        done = subprocess.run(cmd, cwd=copy, env=env, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return "killed", f"tests ran past {timeout:.0f} s"
+    failed = [ln for ln in done.stdout.splitlines() if ln.startswith(("FAILED", "ERROR"))]
+    if done.returncode == 0:
+        return "survived", "every test passed"
+    if done.returncode in (1, 2) and failed:
+        return "killed", failed[0]
+    tail = (done.stdout + done.stderr).strip().splitlines()[-1:] or ["no output"]
+    return "error", f"pytest exit {done.returncode}: {tail[0]}"
+
+
 def run_mutant(copy: Path, mutant: Mutant, timeout: float) -> Outcome:
+    """The mutant applied in ``copy``: its own killing tests first, then (when they pass) every covering file."""
     target = copy / mutant.path
     original = target.read_text("utf-8")
     start = time.monotonic()
@@ -480,33 +505,44 @@ def run_mutant(copy: Path, mutant: Mutant, timeout: float) -> Outcome:
         if mutated == original:
             return Outcome(mutant, "error", 0.0, "the mutation changes nothing")
         target.write_text(mutated, "utf-8")
-        env = {**os.environ, "PYTHONPATH": str(copy), "PYTHONDONTWRITEBYTECODE": "1"}
-        # one process: -x stops at the first failure, where starting xdist's workers would cost more than most
-        # killed mutants take (about 5x on the 2-core box)
-        cmd = [sys.executable, "-m", "pytest", "-x", "-q", "-n", "0", "-p", "no:cacheprovider", *mutant.tests]
-        try:
-            done = subprocess.run(cmd, cwd=copy, env=env, capture_output=True, text=True, timeout=timeout)
-        except subprocess.TimeoutExpired:
-            return Outcome(mutant, "killed", time.monotonic() - start, f"tests ran past {timeout:.0f} s")
-        failed = [ln for ln in done.stdout.splitlines() if ln.startswith(("FAILED", "ERROR"))]
-        if done.returncode == 0:
-            return Outcome(mutant, "survived", time.monotonic() - start, "every test passed")
-        if done.returncode in (1, 2) and failed:
-            return Outcome(mutant, "killed", time.monotonic() - start, failed[0])
-        tail = (done.stdout + done.stderr).strip().splitlines()[-1:] or ["no output"]
-        return Outcome(mutant, "error", time.monotonic() - start, f"pytest exit {done.returncode}: {tail[0]}")
+        status, detail = "survived", "no test file is there"
+        for tests in (_existing(copy, mutant.first), _existing(copy, mutant.tests)):
+            if tests:
+                status, detail = _pytest(copy, tests, timeout)
+                if status != "survived":
+                    break
+        return Outcome(mutant, status, time.monotonic() - start, detail)
     finally:
         target.write_text(original, "utf-8")
 
 
-def sweep(mutants: Sequence[Mutant], timeout: float) -> Iterator[Outcome]:
+def sweep(mutants: Sequence[Mutant], timeout: float, jobs: int = 1) -> Iterator[Outcome]:
+    """Outcomes in the mutants' order; ``jobs`` copies of the checkout run one mutant each at a time."""
+    from concurrent.futures import ThreadPoolExecutor
+    from queue import Queue
+
     with tempfile.TemporaryDirectory(prefix="factatlas-mutants-") as tmp:
-        copy = Path(tmp) / REPO.name
-        shutil.copytree(REPO, copy, ignore=IGNORED)
-        for i, mutant in enumerate(mutants, 1):
-            outcome = run_mutant(copy, mutant, timeout)
-            print(f"[{i}/{len(mutants)}] {outcome.status:8} {mutant.name} ({outcome.seconds:.0f} s)", file=sys.stderr)
-            yield outcome
+        copies: Queue[Path] = Queue()
+        for j in range(max(1, jobs)):
+            copy = Path(tmp) / str(j) / REPO.name
+            shutil.copytree(REPO, copy, ignore=IGNORED)
+            copies.put(copy)
+        done = 0
+
+        def one(mutant: Mutant) -> Outcome:
+            nonlocal done
+            copy = copies.get()
+            try:
+                outcome = run_mutant(copy, mutant, timeout)
+            finally:
+                copies.put(copy)
+            done += 1
+            print(f"[{done}/{len(mutants)}] {outcome.status:8} {mutant.name} ({outcome.seconds:.0f} s)",
+                  file=sys.stderr, flush=True)
+            return outcome
+
+        with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+            yield from pool.map(one, mutants)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -525,9 +561,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: no mutant matches {args.only}", file=sys.stderr)
         return 2
     if args.list:
+        broken = 0
         for m in mutants:
-            print(f"{m.name}\t{m.path}\t{' '.join(m.tests)}")
-        return 0
+            try:
+                m.mutate((REPO / m.path).read_text("utf-8"))
+                note = ""
+            except MutationError as e:
+                note, broken = f"\tcannot apply: {e}", broken + 1
+            print(f"{m.name}\t{m.path}\t{' '.join((*m.first, *m.tests))}{note}")
+        return 1 if broken else 0
     outcomes = list(sweep(mutants, args.timeout, args.jobs))
     for o in outcomes:
         print(f"{o.status}\t{o.mutant.name}\t{o.detail}")
