@@ -472,16 +472,26 @@ def _existing(copy: Path, tests: Sequence[str]) -> list[str]:
     return [t for t in tests if (copy / t.split("::")[0]).is_file()]
 
 
+RUNNING: set[subprocess.Popen] = set()  # the pytest processes of the sweep's threads, ended when it is stopped
+
+
 def _pytest(copy: Path, tests: Sequence[str], timeout: float) -> tuple[str, str]:
     """(killed | survived | error, detail) of one pytest process over ``tests`` in ``copy``."""
     env = {**os.environ, "PYTHONPATH": str(copy), "PYTHONDONTWRITEBYTECODE": "1"}
     # one process: -x stops at the first failure, where starting xdist's workers would cost more than most
     # killed mutants take (about 5x on the 2-core box)
     cmd = [sys.executable, "-m", "pytest", "-x", "-q", "-n", "0", "-p", "no:cacheprovider", *tests]
+    child = subprocess.Popen(cmd, cwd=copy, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    RUNNING.add(child)
     try:
-        done = subprocess.run(cmd, cwd=copy, env=env, capture_output=True, text=True, timeout=timeout)
+        stdout, stderr = child.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
+        child.kill()
+        child.communicate()
         return "killed", f"tests ran past {timeout:.0f} s"
+    finally:
+        RUNNING.discard(child)
+    done = subprocess.CompletedProcess(cmd, child.returncode, stdout, stderr)
     failed = [ln for ln in done.stdout.splitlines() if ln.startswith(("FAILED", "ERROR"))]
     if done.returncode == 0:
         return "survived", "every test passed"
@@ -570,7 +580,12 @@ def main(argv: Sequence[str] | None = None) -> int:
                 note, broken = f"\tcannot apply: {e}", broken + 1
             print(f"{m.name}\t{m.path}\t{' '.join((*m.first, *m.tests))}{note}")
         return 1 if broken else 0
-    outcomes = list(sweep(mutants, args.timeout, args.jobs))
+    try:
+        outcomes = list(sweep(mutants, args.timeout, args.jobs))
+    except BaseException:
+        for child in list(RUNNING):  # the threads' pytest runs end, so the temporary copies can go
+            child.kill()
+        raise
     for o in outcomes:
         print(f"{o.status}\t{o.mutant.name}\t{o.detail}")
     counts = {s: sum(o.status == s for o in outcomes) for s in ("killed", "survived", "error")}
