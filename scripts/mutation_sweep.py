@@ -552,7 +552,13 @@ def sweep(mutants: Sequence[Mutant], timeout: float, jobs: int = 1) -> Iterator[
             return outcome
 
         with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-            yield from pool.map(one, mutants)
+            try:
+                yield from pool.map(one, mutants)
+            except BaseException:  # Ctrl-C or SIGTERM: no new mutant, the running tests ended, then the copies go
+                pool.shutdown(wait=False, cancel_futures=True)
+                for child in list(RUNNING):
+                    child.kill()
+                raise
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -580,12 +586,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 note, broken = f"\tcannot apply: {e}", broken + 1
             print(f"{m.name}\t{m.path}\t{' '.join((*m.first, *m.tests))}{note}")
         return 1 if broken else 0
-    try:
-        outcomes = list(sweep(mutants, args.timeout, args.jobs))
-    except BaseException:
-        for child in list(RUNNING):  # the threads' pytest runs end, so the temporary copies can go
-            child.kill()
-        raise
+    outcomes = list(sweep(mutants, args.timeout, args.jobs))
     for o in outcomes:
         print(f"{o.status}\t{o.mutant.name}\t{o.detail}")
     counts = {s: sum(o.status == s for o in outcomes) for s in ("killed", "survived", "error")}
