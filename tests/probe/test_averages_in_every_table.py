@@ -75,6 +75,7 @@ def test_dlama_all_rows_are_macro_over_predicates():
                                                                            pytest.approx(MACRO))
 
 
+@pytest.mark.slow  # the section's plots (matplotlib): seconds
 def test_compare_p_at_1_table_columns(tmp_path):
     from factatlas.probe.analysis.sections import CompareOptions, compare_sections
 
@@ -84,6 +85,7 @@ def test_compare_p_at_1_table_columns(tmp_path):
     assert (row["P@1 micro"], row["P@1 macro"]) == (pytest.approx(MICRO), pytest.approx(MACRO))
 
 
+@pytest.mark.slow  # the section's plots (matplotlib): seconds
 def test_per_country_table_columns(tmp_path):
     from factatlas.probe.analysis.sections import dlama_sections
 
@@ -95,6 +97,7 @@ def test_per_country_table_columns(tmp_path):
     assert (row["P@1 micro"], row["P@1 macro"]) == (pytest.approx(2.5 / 4), pytest.approx(5 / 12))
 
 
+@pytest.mark.slow  # the section's plots (matplotlib): seconds
 def test_gold_length_table_columns(tmp_path):
     from factatlas.probe.analysis.sections import xfactr_sections
 
@@ -104,6 +107,7 @@ def test_gold_length_table_columns(tmp_path):
     assert (row["facts"], row["P@1 micro"], row["P@1 macro"]) == (7, pytest.approx(MICRO), pytest.approx(MACRO))
 
 
+@pytest.mark.slow  # the section's plots (matplotlib): seconds
 def test_scale_table_columns(tmp_path):
     from factatlas.probe.analysis.sections import scale_sections
     from tests.probe.test_typology_scale import _safetensors
