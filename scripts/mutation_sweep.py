@@ -33,7 +33,7 @@ INVARIANT_TESTS = ("tests/builder/test_invariants.py", "tests/builder/test_build
                    "tests/builder/test_probe_report_gate.py")
 AGGREGATE_TESTS = ("tests/probe/test_aggregate.py", "tests/probe/test_metrics.py",
                    "tests/probe/test_metrics_evaluate.py", "tests/probe/test_analysis_compare.py",
-                   "tests/probe/test_analysis_dlama.py")
+                   "tests/probe/test_analysis_dlama.py", "tests/probe/test_edges_and_filters.py")
 VERDICT_TESTS = ("tests/probe/test_report.py", "tests/probe/test_validation.py",
                  "tests/probe/test_metrics_evaluate.py")
 VERDICT_RULE_TESTS = ("tests/probe/test_report.py::test_verdict_rules_on_metrics",

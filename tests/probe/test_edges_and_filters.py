@@ -47,6 +47,13 @@ def test_p_at_k_counts_ranks_up_to_k_and_not_k_plus_one():
     assert [M.precision_at_k(r, 2) for r in (1, 2, 3, None)] == [1.0, 1.0, 0.0, 0.0]
 
 
+def test_the_bootstrap_interval_cuts_both_tails_equally():
+    """One stratum [0, 1]: a resample's mean is 0, .5 or 1 with odds 1/4, 1/2, 1/4. At 40 % confidence the
+    interval is the 30th and 70th percentiles, both .5; at 60 %, the 20th and 80th: 0 and 1."""
+    assert M.stratified_bootstrap([[0.0, 1.0]], M.micro_statistic, n_boot=4000, confidence=0.4) == (0.5, 0.5)
+    assert M.stratified_bootstrap([[0.0, 1.0]], M.micro_statistic, n_boot=4000, confidence=0.6) == (0.0, 1.0)
+
+
 # ---- minimum counts ----------------------------------------------------------------------------------------
 
 
