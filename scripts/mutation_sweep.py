@@ -547,8 +547,8 @@ def sweep(mutants: Sequence[Mutant], timeout: float, jobs: int = 1) -> Iterator[
             finally:
                 copies.put(copy)
             done += 1
-            print(f"[{done}/{len(mutants)}] {outcome.status:8} {mutant.name} ({outcome.seconds:.0f} s)",
-                  file=sys.stderr, flush=True)
+            print(f"[{done}/{len(mutants)}] {outcome.status:8} {mutant.name} ({outcome.seconds:.0f} s): {outcome.detail}",
+                  file=sys.stderr, flush=True)  # the detail too, so a sweep stopped half way still says what killed
             return outcome
 
         with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
