@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -144,6 +144,12 @@ def _local_judge(judge: str, options: LocalOptions, counts: Counter, run_dir: Pa
                      context_fix=context_fix), lm
 
 
+def tiny_training_splits(present: Collection[str]) -> list[str]:
+    """The split the tiny model learns its facts from: train, else dev; never test (the verdict's held-out
+    split), and none when the benchmark has neither."""
+    return [s for s in ("train", "dev") if s in present][:1]
+
+
 def build_tiny(run_dir: Path, prompts: Sequence[Prompt], model: str, steps: int,
                system_prompt: str | None = None) -> tuple[str, dict[str, Any]]:
     """Build (or reuse) a tiny model trained on the benchmark's train split (else its dev split)."""
@@ -160,8 +166,7 @@ def build_tiny(run_dir: Path, prompts: Sequence[Prompt], model: str, steps: int,
     if model not in TINY_ALIASES:
         raise ConfigError(f"unknown tiny model '{model}'. Available: {', '.join(sorted(TINY_ALIASES))}")
     arch = TINY_ALIASES[model]
-    splits_present = sorted({p.split for p in prompts})
-    train_splits = [s for s in ("train", "dev") if s in splits_present][:1]
+    train_splits = tiny_training_splits({p.split for p in prompts})
     examples = true_fact_examples(prompts, splits=train_splits) if train_splits else []
     chat = model == "tiny-chat"  # a GPT-2 with a chat template, also trained on chat-format questions
     name = "tiny-chat" if chat else f"tiny-{arch}"

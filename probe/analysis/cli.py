@@ -39,9 +39,27 @@ def compare(
     the split. Writes compare.md, compare.html, one CSV per table and PNG plots. Example:
     factatlas compare runs/arab-west --models tiny-bert,tiny-gpt2
     """
-    from factatlas.console import out as console
     from factatlas.errors import ConfigError, unknown
     from factatlas.probe.analysis import compare as C
+    from factatlas.probe.metrics import RANKC_WEIGHTINGS
+
+    if mcnemar not in C.MCNEMAR_METHODS:
+        raise ConfigError("--mcnemar: " + unknown("McNemar method", mcnemar, C.MCNEMAR_METHODS))
+    if rankc_weighting not in RANKC_WEIGHTINGS:
+        raise ConfigError("--rankc-weighting: " + unknown("RankC weighting", rankc_weighting, RANKC_WEIGHTINGS))
+    if bootstrap < 1:
+        raise ConfigError(f"--bootstrap: need at least 1 resample, got {bootstrap}")
+    names = [m.strip() for m in models.split(",") if m.strip()] if models else None
+    write_comparison(run, names, out=out, western=western, split=split, bootstrap=bootstrap, seed=seed,
+                     mcnemar=mcnemar, rankc_weighting=rankc_weighting, equivalences=equivalences)
+
+
+def write_comparison(run: Path, names: list[str] | None, *, out: Path | None, western: str | None, split: str,
+                     bootstrap: int, seed: int, mcnemar: str, rankc_weighting: str,
+                     equivalences: Path | None) -> list[Path]:
+    """``factatlas compare`` once its options are checked: the models' results on the chosen split, every
+    analysis section, the page and its tables (the paths written, the pages first)."""
+    from factatlas.console import out as console
     from factatlas.probe.analysis.dlama import load_equivalences, object_cultures
     from factatlas.probe.analysis.errors import benchmark_context
     from factatlas.probe.analysis.page import write_page
@@ -65,15 +83,7 @@ def compare(
         xfactr_sections,
     )
     from factatlas.probe.analysis.splits import choose_splits, select, trained_on
-    from factatlas.probe.metrics import RANKC_WEIGHTINGS
 
-    if mcnemar not in C.MCNEMAR_METHODS:
-        raise ConfigError("--mcnemar: " + unknown("McNemar method", mcnemar, C.MCNEMAR_METHODS))
-    if rankc_weighting not in RANKC_WEIGHTINGS:
-        raise ConfigError("--rankc-weighting: " + unknown("RankC weighting", rankc_weighting, RANKC_WEIGHTINGS))
-    if bootstrap < 1:
-        raise ConfigError(f"--bootstrap: need at least 1 resample, got {bootstrap}")
-    names = [m.strip() for m in models.split(",") if m.strip()] if models else None
     dirs = resolve_model_dirs(run, names)
     meta = benchmark_meta(run)
     bench = open_benchmark(run)
@@ -111,3 +121,4 @@ def compare(
     for path in written[:2]:
         console.print(str(path), highlight=False, soft_wrap=True)
     console.print(f"{len(written) - 2} CSV tables in {out_dir}", highlight=False)
+    return written

@@ -118,3 +118,16 @@ def test_an_augmented_object_belongs_to_its_fact():
     wrong = result("A", "f9", "en", "arab", "P1", False, golds=_g("Qq"), top="Qa2", countries=("Q79",))
     (row,) = [e for e in D.cross_culture_errors([wrong], D.object_cultures(_facts(RESULTS))) if e.predicate == "P1"]
     assert (row.wrong, row.other_culture, row.neither) == (1, 1, 0)
+
+
+def test_an_augmented_object_is_owned_by_its_facts_culture():
+    """DLAMA's other-culture table asks who owns an answer: every valid object of a fact counts, the ones the
+    curation added (a containing area, a superclass) as much as the direct one."""
+    from factatlas.records import Provenance
+
+    paris = Fact("west:P19:Q1", "P19", "Q1", (ObjectRef("Q90"), ObjectRef("Q142", Provenance.ADMIN_ANCESTOR, "Q90")),
+                 "west", (), 1.0, 1)
+    cairo = Fact("arab:P19:Q2", "P19", "Q2", (ObjectRef("Q85"),), "arab", (), 1.0, 1)
+    assert D.object_cultures([paris, cairo]) == {("P19", "Q90"): frozenset({"west"}),
+                                                 ("P19", "Q142"): frozenset({"west"}),
+                                                 ("P19", "Q85"): frozenset({"arab"})}

@@ -106,3 +106,19 @@ def test_wikipedia_site(lang, site):
     from factatlas.records import wikipedia_site
 
     assert wikipedia_site(lang) == site
+
+
+def test_transfer_is_micro_over_the_known_facts():
+    """Three facts with their article in ar alone, all known in ar; in en P19's two facts give 1 and 0, P36's one
+    gives 1: transfer ar -> en is the micro P@1 2/3 (the macro would be (1/2 + 1) / 2)."""
+    table = {"arab:P19:Q1": ("P19", True), "arab:P19:Q2": ("P19", False), "arab:P36:Q3": ("P36", True)}
+    facts = [Fact(fid, p, fid.split(":")[2], (ObjectRef("Q9"),), "arab", (), 1.0, 1, ("ar",), ("ar",))
+             for fid, (p, _) in table.items()]
+    scored = []
+    for fid, (p, right_in_en) in table.items():
+        for lang, right in (("ar", True), ("en", right_in_en)):
+            scored.append(ScoredPrompt("m", f"{fid}|{lang}|t1", fid, lang, "t1", "arab", p, (GoldObject("Q9"),),
+                                       ("Q9", "Q8") if right else ("Q8", "Q9"), 1 if right else 2))
+    (t,) = [t for t in L.transfer_scores("m", scored, L.localities(facts), n_boot=50) if (t.source, t.target) == ("ar", "en")]
+    assert (t.n_facts, t.n_known) == (3, 3)
+    assert t.transfer == pytest.approx(2 / 3)
