@@ -225,6 +225,7 @@ def main(argv: list[str] | None = None) -> int:
                                                              "the quickstart's curate and build into --work)")
     ap.add_argument("--work", type=Path, help="folder for the benchmarks (default: a temporary one, removed)")
     ap.add_argument("--against", help="also run these commands with this git ref (a temporary worktree)")
+    ap.add_argument("--skip-ours", action="store_true", help="with --against: run only REF (measure it once)")
     ap.add_argument("--skip-langs", action="store_true", help="leave out probe --langs en and the report")
     ap.add_argument("--only", help="comma-separated command names to run (prefixes: validate,probe,report,publish)")
     args = ap.parse_args(argv)
@@ -256,7 +257,7 @@ def main(argv: list[str] | None = None) -> int:
         shutil.copytree(work / "small" / "probe" / "_models" / "tiny-bert", tiny)
         shutil.rmtree(work / "small" / "probe")
 
-    sides = [("this tree", ROOT)]
+    sides = [] if args.skip_ours and args.against else [("this tree", ROOT)]
     worktree = None
     if args.against:
         worktree = Path(tempfile.mkdtemp(prefix="big-benchmark-ref-")) / "tree"

@@ -45,7 +45,7 @@ def main(argv=None) -> int:
         run = Path(tmp) / "quickstart"
         curate(CurationConfig(pair="arab-west", langs=("ar", "en")), run)
         build_run(run, ("ar", "en"))
-        rows = Benchmark.open(run).prompt_records
+        rows = Benchmark.open(run).prompts
     examples = true_fact_examples(rows, splits=["dev"])
     tokenizer = train_tokenizer(tokenizer_texts(rows), "bert", 2000)
     initial = build_model("bert", tokenizer)

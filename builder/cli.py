@@ -8,7 +8,7 @@ import typer
 
 from factatlas.balance import DEFAULT_MAX_SHARE
 from factatlas.builder.splits import DEFAULT_SALT
-from factatlas.errors import ConfigError
+from factatlas.errors import ConfigError, FactatlasError
 
 
 def _split_list(text: str | None) -> list[str]:
@@ -156,15 +156,17 @@ def validate_command(
     Example: factatlas validate-benchmark runs/arab-west
     """
     from factatlas.benchmark import BenchmarkError, locate
-    from factatlas.builder.invariants import check_directory, format_violations
     from factatlas.console import err, out
+    from factatlas.invariants import format_violations
+    from factatlas.validation import check_directory, write_record
 
     if not run.is_dir():
         raise ConfigError(f"{run}: no such benchmark or run directory")
     try:
-        directory = locate(run).benchmark
+        where = locate(run)
     except BenchmarkError:  # not recognisable as a benchmark: list what is missing
-        directory = run
+        where = None
+    directory = where.benchmark if where is not None else run
     violations = check_directory(run)  # found as Benchmark.open finds it (a release's prompts are its shards)
     if violations:
         err.print(f"[red]{directory}: {len(violations)} violation(s) of the benchmark invariant:[/red]")
@@ -172,6 +174,12 @@ def validate_command(
         raise typer.Exit(1)
     out.print(f"{directory}: valid benchmark (every language has the same facts and candidates, each with its own "
               "templates)", soft_wrap=True)
+    if where is not None and where.release is None:
+        try:  # probe and report trust it while every checked file keeps its hash
+            write_record(directory)
+        except (OSError, FactatlasError) as e:
+            err.print(f"note: {directory}: the validation record was not written ({e}); probe and "
+                      "report will check every row again", highlight=False, markup=False, soft_wrap=True)
 
 
 import_app = typer.Typer(help="Import a published benchmark (DLAMA-v1, BMLAMA, mLAMA) into the benchmark format.",

@@ -1,6 +1,6 @@
 """The build's side of the multi-parallel invariant: the writer checks its content in memory before any
-file is written. The rules themselves are the contract's (``factatlas.invariants``); the gate probe and
-report pass is ``factatlas.benchmark.require_valid``."""
+file is written. The rules themselves are the contract's (``factatlas.invariants``); the check of a
+directory on disk and the gate probe and report pass are ``factatlas.validation``'s."""
 
 from __future__ import annotations
 
@@ -12,21 +12,26 @@ from factatlas.invariants import (  # noqa: F401  (the build's and its tests' na
     PARALLEL_COLUMNS,
     Violation,
     check_benchmark_rows,
-    check_directory,
     format_violations,
 )
+from factatlas.records import Prompt
+from factatlas.validation import check_directory  # noqa: F401
 
 if TYPE_CHECKING:
     from factatlas.builder.benchmark import BenchmarkContent
 
 
 def check_content(content: BenchmarkContent) -> list[Violation]:
-    from factatlas.tables import prompt_rows
-
-    return check_rows(content, prompt_rows(content.prompts))
+    return check_rows(content, content.prompts)
 
 
-def check_rows(content: BenchmarkContent, prompt_rows: Sequence[Mapping[str, Any]]) -> list[Violation]:
-    """The invariant on ``content`` with its prompts as the rows the writer writes (``tables.prompt_rows``)."""
-    return check_benchmark_rows(content.meta, prompt_rows, content.facts,
-                                {e.qid for e in content.entities}, content.candidates)
+def check_rows(content: BenchmarkContent, prompts: Sequence[Mapping[str, Any] | Prompt], *,
+               labels: bool = False) -> list[Violation]:
+    """The invariant on ``content`` with ``prompts`` (records, or the rows the writer writes); ``labels``:
+    check every subject label against the entities' labels too, as ``check_directory`` does."""
+    return check_benchmark_rows(content.meta, prompts, content.facts, {e.qid for e in content.entities},
+                                content.candidates, entity_labels(content) if labels else None)
+
+
+def entity_labels(content: BenchmarkContent) -> dict[tuple[str, str], str]:
+    return {(e.qid, lang): label for e in content.entities for lang, label in e.labels.items() if label}

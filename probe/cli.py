@@ -99,9 +99,9 @@ def probe(
 
     Quickstart: factatlas probe runs/arab-west --model tiny
     """
-    from factatlas.benchmark import require_valid
     from factatlas.console import out
     from factatlas.probe.runner import ProbeConfig, parse_shard, probe_benchmark
+    from factatlas.validation import require_valid
 
     require_valid(run)  # never score a benchmark that `validate-benchmark` rejects
     per_lang_masks = parse_lang_ints(xfactr_max_masks_lang, "--xfactr-max-masks-lang")
@@ -157,13 +157,13 @@ def xfakt_context(
     import json
     from dataclasses import asdict
 
-    from factatlas.benchmark import require_valid
     from factatlas.console import err, out
     from factatlas.errors import ConfigError
     from factatlas.probe import xfakt_context as X
     from factatlas.probe.models import load_model
     from factatlas.probe.protocol import DEFAULT_SCORING, scoring_rule
     from factatlas.probe.runner import ProbeConfig, make_scorer, open_benchmark, rank_prompts
+    from factatlas.validation import require_valid
 
     require_valid(run)
     chosen = [m.strip() for m in modes.split(",") if m.strip()]
@@ -188,7 +188,7 @@ def xfakt_context(
     folder.mkdir(parents=True, exist_ok=True)
     cells, summary = [], {"model": model, "scoring": rule, "modes": {}}
     for mode in chosen:
-        variants, skipped = X.build_variants(bench.prompt_records, mode, contexts, wanted)
+        variants, skipped = X.build_variants(bench.prompts, mode, contexts, wanted)
         err.print(f"{mode}: {len(variants)} prompts with a context; skipped {dict(skipped)}", highlight=False)
         rows = rank_prompts(scorer, [v.prompt for v in variants], [v.prompt.text for v in variants], lm.name)
         joined = X.join_variants(rows, variants)

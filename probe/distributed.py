@@ -149,7 +149,7 @@ def _probe_with_ray(run: str | Path, config: Any):
     benchmark, run_dir = open_benchmark(run)
     path, model_name, slug, tiny_info = config.model, config.model, None, {}
     if config.model.startswith("tiny") and not Path(config.model).exists():
-        path, tiny_info = _build_tiny(run_dir, benchmark.prompt_records, config)  # built once, on the driver
+        path, tiny_info = _build_tiny(run_dir, benchmark.prompts, config)  # built once, on the driver
         slug = tiny_info["slug"]
     family = config.family or detect_family(AutoConfig.from_pretrained(path))
     scoring = config.scoring or DEFAULT_SCORING[family]

@@ -39,10 +39,10 @@ def register(app: typer.Typer) -> None:
 
         Example: factatlas report runs/arab-west --model tiny-bert --associate ar=arab --associate en=west
         """
-        from factatlas.benchmark import require_valid
         from factatlas.console import out
         from factatlas.probe.evaluate import MetricsConfig
         from factatlas.probe.report import write_report
+        from factatlas.validation import require_valid
 
         require_valid(run)  # never report on a benchmark that `validate-benchmark` rejects
         config = MetricsConfig(bootstrap=bootstrap, rankc_weighting=rankc_weighting,

@@ -151,9 +151,9 @@ def select_prompts(benchmark: Benchmark, langs: Sequence[str] | None,
     """``select_rows`` on the benchmark's files, filtering while reading: a shard or a ``--langs`` run
     decodes only its own rows (``Benchmark.prompts_where``). Same rows, same order."""
     if langs:
-        check_langs(langs, benchmark.languages or sorted({p.lang for p in benchmark.prompt_records}))
+        check_langs(langs, benchmark.languages or sorted({p.lang for p in benchmark.prompts}))
     keep = row_filter(langs, shard)
-    return list(benchmark.prompt_records) if keep is None else benchmark.prompt_records_where(keep)
+    return list(benchmark.prompts) if keep is None else benchmark.prompts_where(keep)
 
 
 def check_langs(langs: Sequence[str], present: Sequence[str]) -> None:
@@ -410,7 +410,7 @@ def _probe(run: str | Path, config: ProbeConfig, lm, merge: bool, benchmark: Ben
 
         name = config.model
         if name.startswith("tiny") and not Path(name).exists():
-            name, tiny_info = _build_tiny(run_dir, benchmark.prompt_records, config)
+            name, tiny_info = _build_tiny(run_dir, benchmark.prompts, config)
         lm = load_model(name, family=config.family, device=config.device, dtype=config.dtype,
                         device_map=config.device_map)
         model_name = config.model if tiny_info else lm.name
@@ -517,14 +517,14 @@ def _run(job: ProbeJob, selected, counts: Counter, benchmark: Benchmark, run_dir
             answer_prompts,
         )
 
-        by_lang = alias_index_by_lang(benchmark.prompt_records, benchmark)
+        by_lang = alias_index_by_lang(benchmark.prompts, benchmark)
         aliases = aliases_in(by_lang, None) if config.answer_langs == "any" else LanguageAliases(
             by_lang, config.answer_langs)
         if rule.name in ("chat", "chat-lenient"):
             from factatlas.probe.chat import ChatConfig, answer_conversations
 
             chat = ChatConfig(config.system_prompt, config.shots, config.shot_split)
-            every = benchmark.prompt_records  # shots come from every language and split
+            every = benchmark.prompts  # shots come from every language and split
             answered = answer_conversations(scorer, prompts, every, aliases, model_name, rule.name, chat, tally,
                                             progress=tick)
         else:

@@ -35,20 +35,21 @@ def test_one_reader_opens_run_benchmark_and_release_alike(tmp_path):
     assert via_run.path == via_dir.path == run / "build" and via_run.run == via_dir.run == run
     assert via_release.location.release == tmp_path / "rel" and via_release.run is None
     assert [p.name.split("-")[0] for p in via_release.location.prompt_files] == ["dev", "test"]
-    ids = [p["prompt_id"] for p in via_run.prompts]
+    ids = [p.prompt_id for p in via_run.prompts]
     assert ids == sorted(ids) and len(ids) == 2 * len(via_run.facts)
     for other in (via_dir, via_release):
         assert other.meta == via_run.meta
-        assert [prompt_from_row(r) for r in other.prompts] == [prompt_from_row(r) for r in via_run.prompts]
+        assert other.prompts == via_run.prompts
         assert other.facts == via_run.facts and other.entities == via_run.entities
 
 
 def test_candidate_lists_stay_shared_across_rows(tmp_path):
     bench = Benchmark.open(make_benchmark(tmp_path / "run"))
-    rows = [r for r in bench.prompts if r["predicate"] == "P36" and r["lang"] == "en"]
-    assert len(rows) > 1 and len({id(r["candidate_qids"]) for r in rows}) == 1
-    prompts = [prompt_from_row(r) for r in rows]  # the record keeps the row's tuple, it does not copy it
-    assert all(p.candidate_qids is rows[0]["candidate_qids"] for p in prompts)
+    prompts = [p for p in bench.prompts if p.predicate == "P36" and p.lang == "en"]
+    assert len(prompts) > 1 and len({id(p.candidate_qids) for p in prompts}) == 1
+    row = prompt_to_row(prompts[0])  # the row keeps the record's tuple, and the record the row's
+    assert row["candidate_qids"] is prompts[0].candidate_qids
+    assert prompt_from_row(row).candidate_qids is prompts[0].candidate_qids
 
 
 def test_missing_artifacts_are_named(tmp_path):
@@ -69,9 +70,13 @@ def test_missing_artifacts_are_named(tmp_path):
 
 
 def test_prompt_records_round_trip_rows(tmp_path):
-    row = dict(Benchmark.open(make_benchmark(tmp_path / "run")).prompts[0])
+    import pyarrow.parquet as pq
+
+    run = make_benchmark(tmp_path / "run")
+    row = pq.read_table(run / "build" / "prompts.parquet").slice(0, 1).to_pylist()[0]
     p = prompt_from_row(row)
     assert isinstance(p, Prompt) and list(prompt_to_row(p)) == PROMPTS_SCHEMA.names
+    assert p == Benchmark.open(run).prompts[0]  # the reader decodes the row as prompt_from_row does
     assert prompt_to_row(p) == {k: tuple(v) if isinstance(v, list) else v for k, v in row.items()
                                 if k != "gold_forms"} | {"gold_forms": tuple(tuple(f) for f in row["gold_forms"])}
     assert p.text[p.answer_start:].startswith("[Y]")
