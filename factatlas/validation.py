@@ -84,6 +84,7 @@ class DiskSide:
     """facts.parquet, entities.parquet and labels.parquet as the scan looks them up."""
 
     def __init__(self, folder: Path):
+        import pyarrow as pa
         import pyarrow.compute as pc
 
         from factatlas.tables import read_parquet
@@ -100,6 +101,8 @@ class DiskSide:
         self.label_index = KeyIndex(pc.binary_join_element_wise(labels.column("qid"), labels.column("lang"),
                                                                 "\x1f").combine_chunks())
         self.labels = labels.column("label").combine_chunks()
+        del facts, labels
+        pa.default_memory_pool().release_unused()  # the decompression buffers of the tables just read
 
     def fact_row(self, fact_id: str) -> int:
         return self.fact_index.find(fact_id)
