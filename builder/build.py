@@ -62,7 +62,16 @@ from factatlas.builder.splits import (
 from factatlas.builder.stats import WESTERN_CULTURE, compute_stats
 from factatlas.errors import ConfigError, unknown
 from factatlas.popbuckets import popularity_buckets
-from factatlas.records import Drop, Entity, Fact, Prompt, Provenance, RenderFailure, frozen_mapping
+from factatlas.records import (
+    Drop,
+    Entity,
+    Fact,
+    Prompt,
+    Provenance,
+    RenderFailure,
+    frozen_mapping,
+    pair_name_problem,
+)
 
 STEP = "build"
 
@@ -92,6 +101,9 @@ class BuildSpec:
             raise ConfigError(unknown("candidate mode", self.candidate_mode, CANDIDATE_MODES))
         if self.candidate_mode == "sampled" and (self.k is None or self.k < 2):
             raise ConfigError(f"build: sampled candidates need --k >= 2 (gold + K-1 negatives), got {self.k}")
+        problem = pair_name_problem(self.pair)
+        if problem:
+            raise ConfigError(f"build: the benchmark's pair {problem}")
         validate_fractions(self.fractions)
         self.hygiene.validated()
         validate_salt(self.split_salt)
@@ -522,10 +534,15 @@ def order_cultures(cultures: set[str] | Sequence[str], western: str = WESTERN_CU
     return tuple(sorted(set(cultures), key=lambda c: (c == western, c)))
 
 
-def curated_pair_name(manifest: Mapping[str, Any], cultures: Sequence[str]) -> str:
+def curated_pair_name(manifest: Mapping[str, Any], cultures: Sequence[str]) -> tuple[str, str | None]:
+    """(the benchmark's pair name, the recorded value it replaces or None). The curate stage records the
+    pair's name; a run curated before that recorded the pair file's path ("my/pair.yaml"), which cannot name
+    a release config: then the pair is named after its cultures ("iberia-rhine"), and the caller says so."""
     config = manifest.get("stages", {}).get("curate", {}).get("config", {})
     pair = config.get("pair") if isinstance(config, Mapping) else None
-    return str(pair) if pair else "-".join(cultures)
+    if pair and pair_name_problem(str(pair)) is None:
+        return str(pair), None
+    return "-".join(cultures), (str(pair) if pair else None)
 
 
 def copy_template_files(library: Any, langs: Sequence[str], folder: Any) -> list[Any]:
@@ -600,6 +617,7 @@ def build_run(run: str | Any, langs: Sequence[str], *, template_ids: Sequence[st
                           f"`factatlas curate {root} --pair PAIR --langs {','.join(langs)}` first")
     run_dir = RunDir(root)
     with run_dir.lock():
+        run_dir.check_replaceable("build")  # a read-only build/ is refused before the work, not after it
         facts = read_facts(curate / "facts.parquet")
         entities = read_entities(curate)
         upstream = read_drops(curate / "dropped.parquet") if (curate / "dropped.parquet").exists() else []
@@ -616,7 +634,9 @@ def build_run(run: str | Any, langs: Sequence[str], *, template_ids: Sequence[st
                                           "skipped": dict(added.skipped)}
         source = LibrarySource(library, entities)
         cultures = order_cultures({f.culture for f in facts})
-        pair = curated_pair_name(run_dir.read_manifest(), cultures)
+        pair, recorded_pair = curated_pair_name(run_dir.read_manifest(), cultures)
+        if recorded_pair is not None:
+            extra["pair_renamed_from"] = recorded_pair
         spec = BuildSpec(name=name or root.name, pair=pair, cultures=cultures, languages=tuple(langs),
                          template_ids=tuple(template_ids) if template_ids else None, candidate_mode=candidate_mode,
                          k=k, seed=seed, fractions=dict(fractions or DEFAULT_FRACTIONS), split_salt=split_salt,
@@ -646,12 +666,11 @@ def build_run(run: str | Any, langs: Sequence[str], *, template_ids: Sequence[st
             written += copy_template_files(library, langs, staging / "templates")
             if mlama_paraphrases is not None:
                 written.append(write_added_templates(library, staging / "templates" / "mlama_paraphrases.jsonl"))
-        outputs = [root / "build" / p.relative_to(staging) for p in written]
-        run_dir.record_stage("build", config={"langs": list(langs), "templates": list(template_ids or []) or "all",
-                                              "candidate_mode": candidate_mode, "k": k, "seed": seed,
-                                              "fractions": dict(spec.fractions),
-                                              "hygiene": spec.hygiene.to_json(), "split_salt": split_salt,
-                                              **({"mlama_paraphrases": str(mlama_paraphrases)}
-                                                 if mlama_paraphrases is not None else {})},
-                             counts=result.counts, outputs=outputs, started=started)
+            # moves into manifest.json with the swap: the entry always describes the build/ in place
+            run_dir.stage_entry(staging, "build", config={
+                "langs": list(langs), "templates": list(template_ids or []) or "all", "candidate_mode": candidate_mode,
+                "k": k, "seed": seed, "fractions": dict(spec.fractions), "hygiene": spec.hygiene.to_json(),
+                "split_salt": split_salt,
+                **({"mlama_paraphrases": str(mlama_paraphrases)} if mlama_paraphrases is not None else {})},
+                counts=result.counts, outputs=written, started=started)
     return result

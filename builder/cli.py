@@ -9,6 +9,7 @@ import typer
 from factatlas.balance import DEFAULT_MAX_SHARE
 from factatlas.builder.splits import DEFAULT_SALT
 from factatlas.errors import ConfigError, FactatlasError
+from factatlas.options import existing, number, share
 
 
 def _split_list(text: str | None) -> list[str]:
@@ -30,14 +31,14 @@ def build_command(
                                              help="Renamed: --template-ids or --templates-dir."),
     candidates: str = typer.Option("predicate", "--candidates", help="predicate (all objects of the predicate) "
                                                                       "or sampled (gold + K-1 negatives)."),
-    k: int = typer.Option(10, "--k", help="Candidates per fact in sampled mode (gold + K-1 negatives)."),
+    k: int = typer.Option(10, "--k", callback=number(at_least=2), help="Candidates per fact in sampled mode (gold + K-1 negatives)."),
     seed: int = typer.Option(0, "--seed", help="Seed of the sampled candidates (hashed with each fact id)."),
     splits: str = typer.Option("dev:0.1,test:0.9", "--splits", help="NAME:FRACTION,... (targets; the realised "
                                                                       "fractions per cell are printed)."),
     split_salt: str = typer.Option(DEFAULT_SALT, "--split-salt",
                                    help="Salt hashed with each fact id to pick its split (recorded in "
                                         "benchmark.json); keep it to keep every fact's split across versions."),
-    templates_dir: Path | None = typer.Option(None, "--templates-dir", help="Folder of <lang>.yaml template files "
+    templates_dir: Path | None = typer.Option(None, "--templates-dir", callback=existing("folder", "a folder of <lang>.yaml template files"), help="Folder of <lang>.yaml template files "
                                                                              "laid over the packaged ones (yours win per language)."),
     single_object: str = typer.Option("", "--single-object", help="mParaRel hygiene: drop facts with two or more "
                                                                    "direct objects for these predicates (P19,P20 "
@@ -45,22 +46,22 @@ def build_command(
     strip_final_punctuation: bool = typer.Option(False, "--strip-final-punctuation/--keep-final-punctuation",
                                                  help="mParaRel hygiene: remove sentence-final punctuation from "
                                                       "cloze prompts."),
-    min_templates: int = typer.Option(1, "--min-templates", help="mParaRel hygiene: drop facts with fewer cloze "
+    min_templates: int = typer.Option(1, "--min-templates", callback=number(at_least=1), help="mParaRel hygiene: drop facts with fewer cloze "
                                                                  "templates in every language."),
-    max_culture_share: float = typer.Option(DEFAULT_MAX_SHARE, "--max-culture-share",
+    max_culture_share: float = typer.Option(DEFAULT_MAX_SHARE, "--max-culture-share", callback=share(),
                                             help="Warn when one culture holds more than this share of the facts."),
     allow_shrink: bool = typer.Option(False, "--allow-shrink", help="Build even when a language added to the "
                                                                     "run's earlier build removes facts or "
                                                                     "candidates from the others (its missing "
                                                                     "templates never do)."),
-    min_relation_share: float = typer.Option(0.0, "--min-relation-share",
+    min_relation_share: float = typer.Option(0.0, "--min-relation-share", callback=share(),
                                              help="mParaRel: keep a language only when its cloze templates cover "
                                                   "this share of the reference language's relations (0.6)."),
-    min_paraphrase_share: float = typer.Option(0.0, "--min-paraphrase-share",
+    min_paraphrase_share: float = typer.Option(0.0, "--min-paraphrase-share", callback=share(),
                                                help="mParaRel: ... and this share of its cloze templates (0.2)."),
     coverage_reference: str = typer.Option("en", "--coverage-reference",
                                            help="The language the two shares are relative to."),
-    mlama_paraphrases: Path | None = typer.Option(None, "--mlama-paraphrases",
+    mlama_paraphrases: Path | None = typer.Option(None, "--mlama-paraphrases", callback=existing("folder", "an mLAMA folder"),
                                                   help="mParaRel: an mLAMA folder (<lang>.jsonl or "
                                                        "<lang>/templates.jsonl) whose template of each relation "
                                                        "is added as the extra cloze template <P>/mlama."),
@@ -90,6 +91,11 @@ def build_command(
                        hygiene=Hygiene(tuple(_split_list(single_object)), strip_final_punctuation, min_templates),
                        allow_shrink=allow_shrink, mlama_paraphrases=mlama_paraphrases)
     out.print(stats_table(result.content.stats, lang_list))
+    renamed = result.content.meta["source"].get("pair_renamed_from")
+    if renamed:
+        err.print(f"[bold yellow]warning:[/] the curate stage recorded the pair as '{renamed}', which cannot "
+                  f"name a release config; the benchmark's pair is '{result.content.meta['pair']}' (its cultures). "
+                  "Curate again to record the pair's own name.", highlight=False)
     if mlama_paraphrases is not None:
         added = result.content.meta["source"]["mlama_paraphrases"]
         err.print("mLAMA templates added as <P>/mlama: " + ", ".join(
@@ -188,12 +194,12 @@ import_app = typer.Typer(help="Import a published benchmark (DLAMA-v1, BMLAMA, m
 
 @import_app.command("dlama-v1")
 def import_dlama_command(
-    path: Path = typer.Argument(..., help="The dlama-v1 folder (holding arab-west/, asia-west/, ...)."),
+    path: Path = typer.Argument(..., callback=existing("folder", "the dlama-v1 folder"), help="The dlama-v1 folder (holding arab-west/, asia-west/, ...)."),
     run: Path | None = typer.Argument(None, metavar="RUN", help="Run directory to write (benchmark in "
                                                                    "RUN/build/); default runs/dlama-v1-<pair>."),
     pair: str = typer.Option("arab-west", "--pair", help="arab-west | asia-west | south-america-west."),
     old_out: Path | None = typer.Option(None, "--out", hidden=True, help="Deprecated: give RUN instead."),
-    mlama_templates: Path | None = typer.Option(None, "--mlama-templates",
+    mlama_templates: Path | None = typer.Option(None, "--mlama-templates", callback=existing("folder", "an mLAMA folder"),
                                                 help="Folder of mLAMA <lang>.jsonl templates (as DLAMA probed); "
                                                      "default: the factatlas template library."),
 ) -> None:
@@ -211,11 +217,11 @@ def import_dlama_command(
 
 @import_app.command("bmlama")
 def import_bmlama_command(
-    path: Path = typer.Argument(..., help="A BMLAMA17 or BMLAMA53 folder of <lang>.tsv files."),
+    path: Path = typer.Argument(..., callback=existing("folder", "a BMLAMA folder"), help="A BMLAMA17 or BMLAMA53 folder of <lang>.tsv files."),
     run: Path | None = typer.Argument(None, metavar="RUN",
                                       help="Run directory to write; default runs/<bmlama17|53>."),
     old_out: Path | None = typer.Option(None, "--out", hidden=True, help="Deprecated: give RUN instead."),
-    mlama_templates: Path | None = typer.Option(None, "--mlama-templates",
+    mlama_templates: Path | None = typer.Option(None, "--mlama-templates", callback=existing("folder", "an mLAMA folder"),
                                                 help="Folder with mLAMA's en.jsonl: name relations by PID."),
     as_published: bool = typer.Option(False, "--as-published",
                                       help="Keep every source row unchanged and flag the known defects in "
@@ -253,11 +259,11 @@ def _chosen_cultures(cultures: str | None) -> list:
 
 @import_app.command("mlama")
 def import_mlama_command(
-    path: Path = typer.Argument(..., help="mLAMA 1.1 folder: <lang>/templates.jsonl and <lang>/P*.jsonl."),
+    path: Path = typer.Argument(..., callback=existing("folder", "an mLAMA 1.1 folder"), help="mLAMA 1.1 folder: <lang>/templates.jsonl and <lang>/P*.jsonl."),
     run: Path | None = typer.Argument(None, metavar="RUN",
                                       help="Run directory to write; default runs/mlama-<langs>."),
     langs: str = typer.Option(..., "--langs", help="Comma-separated languages, e.g. en,fr,ar."),
-    mlama_templates: Path | None = typer.Option(None, "--mlama-templates",
+    mlama_templates: Path | None = typer.Option(None, "--mlama-templates", callback=existing("folder", "an mLAMA folder"),
                                                 help="Folder of mLAMA <lang>.jsonl templates if they are not in "
                                                      "PATH/<lang>/templates.jsonl."),
     old_out: Path | None = typer.Option(None, "--out", hidden=True, help="Deprecated: give RUN instead."),
@@ -314,7 +320,7 @@ def audit_culture_command(
     western: str = typer.Option("west", "--western", help="The Western culture (a curate/cultures name)."),
     cultures: str = typer.Option("all", "--cultures", help="Cultures whose country lists classify subjects "
                                                            "(comma-separated names or paths, or 'all')."),
-    subject_countries: Path | None = typer.Option(None, "--subject-countries",
+    subject_countries: Path | None = typer.Option(None, "--subject-countries", callback=existing("file", "a TSV table of subject countries"),
                                                   help="TSV of SUBJECT_QID<TAB>COUNTRY_QID[,...] for subjects "
                                                        "whose facts carry no countries (e.g. an mLAMA import)."),
 ) -> None:
@@ -324,8 +330,10 @@ def audit_culture_command(
     Example: factatlas audit-culture runs/mlama-en-fr --subject-countries subjects.tsv
     """
     import csv
+    import io
     import json
 
+    from factatlas.atomic import write_text
     from factatlas.benchmark import Benchmark
     from factatlas.builder.audit import read_subject_countries, western_share
     from factatlas.console import out
@@ -338,16 +346,16 @@ def audit_culture_command(
     rows = western_share(bench.facts_by_id.values(), load_predicates(), [load_culture(n) for n in names],
                          western, table)
     folder = (bench.run or bench.path) / "audit"
-    folder.mkdir(parents=True, exist_ok=True)
     header = ("predicate", "facts", "western", "non-western", "unknown", "western share", "countries from")
     lines = [(r.predicate, r.facts, r.western, r.non_western, r.unknown,
               "" if r.share is None else round(r.share, 4),
               " ".join(f"{k}:{v}" for k, v in r.sources.items())) for r in rows]
-    with (folder / "western_share.csv").open("w", encoding="utf-8", newline="") as f:
-        csv.writer(f).writerows([header, *lines])
-    (folder / "western_share.json").write_text(json.dumps(
+    table_text = io.StringIO(newline="")
+    csv.writer(table_text).writerows([header, *lines])
+    write_text(folder / "western_share.csv", table_text.getvalue())  # atomic, as every output
+    write_text(folder / "western_share.json", json.dumps(
         {"western": western, "cultures": names, "subject_countries": str(subject_countries or ""),
-         "predicates": [dict(zip(header, line, strict=True)) for line in lines]}, indent=1) + "\n", "utf-8")
+         "predicates": [dict(zip(header, line, strict=True)) for line in lines]}, indent=1) + "\n")
     for line in [header, *lines]:
         out.print("  ".join(f"{x!s:>10}" for x in line), highlight=False, soft_wrap=True)
     out.print(f"written: {folder / 'western_share.csv'}", highlight=False, soft_wrap=True)

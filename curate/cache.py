@@ -19,10 +19,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from factatlas.atomic import write_bytes
+from factatlas.atomic import append_line, write_bytes
 from factatlas.curate.endpoints import Bindings, SparqlEndpoint
 from factatlas.curate.sparql import query_hash
-from factatlas.errors import FactatlasError
+from factatlas.errors import FactatlasError, writing
 from factatlas.http import HttpPolicy, Transient, redact, retrying
 
 log = logging.getLogger(__name__)
@@ -52,7 +52,8 @@ class QueryRunner:
                  rng: random.Random | None = None, clock: Callable[[], float] = time.monotonic):
         self.endpoint = endpoint
         self.cache_dir = Path(cache_dir)
-        self.cache_dir.mkdir(parents=True, exist_ok=True)
+        with writing(self.cache_dir, "create the query cache folder"):
+            self.cache_dir.mkdir(parents=True, exist_ok=True)
         self.log_path = Path(log_path)
         self.sleep = sleeper
         self.clock = clock
@@ -66,9 +67,7 @@ class QueryRunner:
         return self.cache_dir / f"{h}.json", self.cache_dir / f"{h}.split"
 
     def _log(self, **row) -> None:
-        self.log_path.parent.mkdir(parents=True, exist_ok=True)
-        with open(self.log_path, "a", encoding="utf-8") as f:
-            f.write(json.dumps(row, ensure_ascii=False, sort_keys=True) + "\n")
+        append_line(self.log_path, json.dumps(row, ensure_ascii=False, sort_keys=True) + "\n")  # whole or not at all
 
     def select(self, kind: str, query: str, *, retries: int | None = None) -> Bindings:
         """Answer from the cache, or ask the endpoint (retrying timeouts with back-off) and cache."""

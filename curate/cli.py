@@ -9,6 +9,7 @@ import typer
 
 from factatlas.balance import DEFAULT_MAX_SHARE
 from factatlas.http import DEFAULT_MAX_RETRY_AFTER_S, DEFAULT_TIMEOUT_S
+from factatlas.options import existing, number, share
 
 cultures_app = typer.Typer(help="Cultures (curate/cultures/*.yaml).\n\nExample: factatlas cultures show arab",
                            no_args_is_help=True)
@@ -26,27 +27,27 @@ def curate_command(
                                              "a SPARQL endpoint URL (default: the embedded Wikidata sample)."),
     user_agent: str | None = typer.Option(None, "--user-agent", envvar="FACTATLAS_USER_AGENT",
                                           help="Descriptive agent with contact info (required for the public WDQS)."),
-    max_subjects: int = typer.Option(1000, "--max-subjects", help="At most N subjects per predicate per culture."),
-    country_quota: int | None = typer.Option(None, "--country-quota",
+    max_subjects: int = typer.Option(1000, "--max-subjects", callback=number(at_least=1), help="At most N subjects per predicate per culture."),
+    country_quota: int | None = typer.Option(None, "--country-quota", callback=number(at_least=1),
                                              help="At most N subjects per country per predicate."),
     popularity: str = typer.Option("length", "--popularity", "--rank-by",
                                    help="length | edits | sitelinks | pageviews."),
     predicates: str | None = typer.Option(None, "--predicates", help="Subset, e.g. P17,P19 (default: all)."),
-    sample: Path | None = typer.Option(None, "--sample", help="Another N-Triples file for the embedded endpoint."),
-    page_lengths: Path | None = typer.Option(None, "--page-lengths", help="TSV site/title/length table."),
-    page_views: Path | None = typer.Option(None, "--page-views",
+    sample: Path | None = typer.Option(None, "--sample", callback=existing("file", "an N-Triples file (.nt or .nt.gz)"), help="Another N-Triples file for the embedded endpoint."),
+    page_lengths: Path | None = typer.Option(None, "--page-lengths", callback=existing("file", "a TSV table site, title, length"), help="TSV site/title/length table."),
+    page_views: Path | None = typer.Option(None, "--page-views", callback=existing("file", "a TSV table site, title, monthly_views"),
                                            help="TSV site/title/monthly_views table (--popularity pageviews)."),
     pageviews_months: str = typer.Option("2024-01:2024-12", "--pageviews-months",
                                          help="Whole months FIRST:LAST whose mean monthly views rank subjects."),
     pageviews_url: str | None = typer.Option(None, "--pageviews-url", hidden=True,
                                              help="The per-article REST URL template (tests, mirrors)."),
-    timeout: float | None = typer.Option(None, "--timeout",
+    timeout: float | None = typer.Option(None, "--timeout", callback=number(above=0, unit="seconds"),
                                          help="Total deadline per HTTP request in seconds, body included "
                                               f"(default: a preset's server deadline + 5 s, else {DEFAULT_TIMEOUT_S:g})."),
-    max_retry_after: float = typer.Option(DEFAULT_MAX_RETRY_AFTER_S, "--max-retry-after",
+    max_retry_after: float = typer.Option(DEFAULT_MAX_RETRY_AFTER_S, "--max-retry-after", callback=number(at_least=0, unit="seconds"),
                                           help="Wait at most this many seconds for a server's Retry-After; "
                                                "a longer one stops the run with the time to retry."),
-    max_culture_share: float = typer.Option(DEFAULT_MAX_SHARE, "--max-culture-share",
+    max_culture_share: float = typer.Option(DEFAULT_MAX_SHARE, "--max-culture-share", callback=share(),
                                             help="Warn when one culture holds more than this share of the facts."),
     dry_run: bool = typer.Option(False, "--dry-run",
                                  help="Print the queries the configuration fixes, their count and what the later "
@@ -199,12 +200,15 @@ def validate_command(
 
 
 def check_listed_countries(path: Path, endpoint_url: str) -> None:
-    """A ConfigError naming each listed country the endpoint does not hold, or does not know as a country
-    (curate's own rule, which only warns), at the line of its qid."""
+    """A ConfigError naming each listed country the endpoint does not know as a country (curate's own rule,
+    which only warns), at the line of its qid. An item the embedded sample does not hold is a warning: the
+    sample is a small part of Wikidata (`factatlas cultures countries` lists its countries), so it cannot
+    tell a real country it lacks (Tanzania) from a wrong QID; validate against a real endpoint for that."""
     import tempfile
 
+    from factatlas.console import err
     from factatlas.curate.config import load_culture_config, load_located, load_pair
-    from factatlas.curate.endpoints import make_endpoint
+    from factatlas.curate.endpoints import EmbeddedEndpoint, make_endpoint
     from factatlas.curate.engine import country_problems
     from factatlas.errors import ConfigError
 
@@ -213,19 +217,54 @@ def check_listed_countries(path: Path, endpoint_url: str) -> None:
         return
     sources = [str(path)] if "countries" in data or "membership" in data else list(load_pair(path).cultures)
     endpoint = make_endpoint(endpoint_url)
+    sample = isinstance(endpoint, EmbeddedEndpoint)
     problems = []
     with tempfile.TemporaryDirectory(prefix="factatlas-validate-") as work:
         for source in sources:
             cc = load_culture_config(source)
             doc = load_located(cc.path)
-            for i, why in country_problems(cc.culture, endpoint, work):
+            for i, why, unknown in country_problems(cc.culture, endpoint, work):
                 line, col = doc.where("countries", i, "qid")
-                problems.append(ConfigError(f"countries[{i}].qid: {why} at {endpoint.id}; list a country (an item "
-                                            "under Q6256) or remove it", doc.path, line, col))
+                if unknown and sample:
+                    err.print(f"warning: {doc.path}:{line}:{col}: countries[{i}].qid: {why.split(' is unknown')[0]} is "
+                              f"not in the embedded Wikidata sample ({endpoint.id}), so curating from the sample "
+                              "gives it no facts; `factatlas cultures countries` lists the sample's countries. "
+                              f"Check the QID where you curate from: `factatlas validate {path} --endpoint URL`",
+                              highlight=False, markup=False, soft_wrap=True)
+                    continue
+                fix = "check the QID" if unknown else "list a country (an item under Q6256) or remove it"
+                problems.append(ConfigError(f"countries[{i}].qid: {why} at {endpoint.id}; {fix}", doc.path, line, col))
     if problems:
         first = problems[0]
         rest = "".join(f"\n{p}" for p in problems[1:])
         raise ConfigError(first.message + rest, first.path, first.line, first.col)
+
+
+@cultures_app.command("countries")
+def cultures_countries(
+    endpoint: str = typer.Option("embedded", "--endpoint", help="'embedded' (the Wikidata sample) or a SPARQL "
+                                 "endpoint URL."),
+    sample: Path | None = typer.Option(None, "--sample", callback=existing("file", "an N-Triples file"),
+                                       help="Another N-Triples file for the embedded endpoint."),
+) -> None:
+    """List the countries (items under Q6256) the endpoint holds, and the bundled cultures that list each:
+    what a culture file can name and get facts for when curating from there.
+
+    Example: factatlas cultures countries
+    """
+    from factatlas.curate.config import list_cultures, load_culture_config
+    from factatlas.curate.endpoints import make_endpoint
+    from factatlas.curate.engine import endpoint_countries
+
+    where = make_endpoint(endpoint, sample=sample)
+    listed: dict[str, list[str]] = {}
+    for name in list_cultures():
+        for country in load_culture_config(name).culture.countries:
+            listed.setdefault(country.qid, []).append(name)
+    countries = endpoint_countries(where)
+    for qid, label in countries:
+        typer.echo(f"{qid:<10} {label or '(no English label)':<36} {', '.join(listed.get(qid, [])) or '-'}")
+    typer.echo(f"{len(countries)} countries at {where.id}")
 
 
 def register(app: typer.Typer) -> None:

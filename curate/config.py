@@ -30,7 +30,7 @@ from factatlas.predicates import (
     parse_predicates,
     select_predicates,
 )
-from factatlas.records import LANG_RE, CountryRef, Culture, CulturePair, MembershipRule
+from factatlas.records import LANG_RE, CountryRef, Culture, CulturePair, MembershipRule, pair_name_problem
 
 DATA_DIR = Path(__file__).resolve().parent
 CULTURES_DIR = DATA_DIR / "cultures"
@@ -148,6 +148,9 @@ def _parse_pairs(doc: Located) -> dict[str, tuple[str, str]]:
     for name, cultures in pairs.items():
         if not isinstance(cultures, list) or len(cultures) != 2 or not all(isinstance(c, str) for c in cultures):
             raise doc.error(f"pairs.{name}: expected exactly two culture names, e.g. [arab, west]", "pairs", name)
+        problem = pair_name_problem(str(name))
+        if problem:
+            raise doc.key_error(f"pairs: {problem}", "pairs", name)
         out[str(name)] = (cultures[0], cultures[1])
     return out
 
@@ -169,6 +172,12 @@ def load_pair(name_or_path: str | Path) -> CulturePair:
         if len(cultures) != 2:
             raise doc.error("cultures: a pair has exactly two cultures, e.g. [arab, west]", "cultures")
         pair = CulturePair(str(d.get("name", Path(s).stem)), (str(cultures[0]), str(cultures[1])))
+        problem = pair_name_problem(pair.name)
+        if problem and "name" in d:
+            raise doc.error(f"name: {problem}", "name")
+        if problem:
+            raise doc.error(f"{problem} (a pair file without `name:` is named after the file); add a line "
+                            "`name: <pair>`, e.g. `name: arab-west`", "cultures")
         base = Path(s).parent
         resolved = tuple(str(base / c) if str(c).endswith((".yaml", ".yml")) and not Path(c).is_absolute()
                          and (base / c).exists() else str(c) for c in pair.cultures)

@@ -16,6 +16,7 @@ from typing import Any
 
 from factatlas.curate.cache import DEFAULT_BATCH, QueryRunner
 from factatlas.curate.config import (
+    CultureConfig,
     PredicateSpec,
     load_culture_config,
     load_pair,
@@ -55,8 +56,10 @@ from factatlas.curate.steps import (
 )
 from factatlas.errors import ConfigError, unknown
 from factatlas.http import DEFAULT_MAX_RETRY_AFTER_S, HttpPolicy, redact
+from factatlas.options import number_problem
 from factatlas.records import (
     Culture,
+    CulturePair,
     Drop,
     Entity,
     Fact,
@@ -105,10 +108,11 @@ class CurationConfig:
             raise ConfigError(f"--country-quota {self.country_quota}: must be at least 1 (or omit it)")
         if self.batch_size < 1:
             raise ConfigError(f"batch size {self.batch_size}: must be at least 1")
-        if not self.timeout_s > 0:
-            raise ConfigError(f"--timeout {self.timeout_s}: must be a positive number of seconds")
-        if self.max_retry_after_s < 0:
-            raise ConfigError(f"--max-retry-after {self.max_retry_after_s}: must be 0 or more seconds")
+        for flag, value, low in (("--timeout", self.timeout_s, {"above": 0}),
+                                 ("--max-retry-after", self.max_retry_after_s, {"at_least": 0})):
+            problem = number_problem(value, **low)  # NaN passed `< 0` and switched the Retry-After cap off
+            if problem:
+                raise ConfigError(f"{flag} {value}: {problem} (seconds)")
         return CurationConfig(**{**asdict(self), "langs": langs, "predicates": tuple(self.predicates)})
 
 
@@ -147,13 +151,20 @@ class CurationResult:
 
 
 
-def curate(config: CurationConfig, run_dir: str | Path, **options: Any) -> CurationResult:
+def curate(config: CurationConfig, run_dir: str | Path, *, endpoint: SparqlEndpoint | None = None,
+           popularity_source: PopularitySource | None = None, sleeper: Callable[[float], None] = time.sleep,
+           progress: Callable[[str], None] | None = None, policy: HttpPolicy | None = None,
+           rng: random.Random | None = None) -> CurationResult:
     """Curate a culture pair into ``<run_dir>/curate/`` and record the stage in the manifest.
 
     One writer per run directory (a second process is refused); the outputs replace the old ones together
     (the query cache and log carry over), so a failed or killed run leaves the previous outputs intact."""
+    # everything checkable without a query is checked before the run is locked: a refusal touches nothing
+    # (issue 42), and a dry run refuses exactly what a run refuses (``preflight``)
+    checked = preflight(config, endpoint=endpoint, popularity_source=popularity_source, policy=policy,
+                        sleeper=sleeper)
     with RunDir(Path(run_dir)).lock():
-        return _curate(config, run_dir, **options)
+        return _curate(checked, run_dir, sleeper=sleeper, progress=progress, rng=rng)
 
 
 @dataclass(frozen=True)
@@ -164,9 +175,9 @@ class Preflight:
     what a run refuses."""
 
     config: CurationConfig
-    pair: Any
-    specs: Mapping[str, Any]
-    culture_configs: tuple[Any, ...]
+    pair: CulturePair
+    specs: Mapping[str, PredicateSpec]
+    culture_configs: tuple[CultureConfig, ...]
     policy: HttpPolicy
     endpoint: SparqlEndpoint | None  # None: the embedded sample, checked to exist but not loaded
     popularity_source: PopularitySource | None
@@ -195,20 +206,17 @@ def preflight(config: CurationConfig, *, endpoint: SparqlEndpoint | None = None,
     return Preflight(config, pair, specs, culture_configs, policy, endpoint, popularity_source)
 
 
-def _curate(config: CurationConfig, run_dir: str | Path, *, endpoint: SparqlEndpoint | None = None,
-            popularity_source: PopularitySource | None = None, sleeper: Callable[[float], None] = time.sleep,
-            progress: Callable[[str], None] | None = None, policy: HttpPolicy | None = None,
-            rng: random.Random | None = None) -> CurationResult:
-    """Everything that can be checked without a query is checked first (``preflight``); then the cultures
-    are resolved and the five steps of the module docstring (and docs/curate.md) run in order."""
+def _curate(checked: Preflight, run_dir: str | Path, *, sleeper: Callable[[float], None] = time.sleep,
+            progress: Callable[[str], None] | None = None, rng: random.Random | None = None) -> CurationResult:
+    """The checks are done (``preflight``, before the lock); the cultures are resolved and the five steps
+    of the module docstring (and docs/curate.md) run in order."""
     started = datetime.now(UTC)
-    checked = preflight(config, endpoint=endpoint, popularity_source=popularity_source, policy=policy,
-                        sleeper=sleeper)
     config, pair, specs, policy = checked.config, checked.pair, checked.specs, checked.policy
     culture_configs, endpoint, popularity_source = list(checked.culture_configs), checked.endpoint, \
         checked.popularity_source
     say = progress or (lambda _msg: None)
     run = RunDir.open(run_dir)
+    run.check_replaceable("curate")  # a read-only curate/ is refused before the queries, not after them
     out_dir = run.stage("curate")
     runner = QueryRunner(endpoint, out_dir / "cache", out_dir / "queries.jsonl", sleeper=sleeper, policy=policy,
                          rng=rng)
@@ -238,21 +246,23 @@ def _curate(config: CurationConfig, run_dir: str | Path, *, endpoint: SparqlEndp
     referenced = {f.subject for f in facts} | {o.qid for f in facts for o in f.objects}
     entities = {q: know.info[q].to_entity(q, config.langs) for q in sorted(referenced, key=id_order)}
     counts, country_counts = _count(facts, cultures, specs)
-    with run.replace_stage("curate", keep=("cache", "queries.jsonl")) as staging:
-        write_facts(staging / "facts.parquet", facts)
-        write_entities(staging, entities.values())
-        write_drops(staging / "dropped.parquet", drops)
     result = CurationResult(facts, entities, drops, counts, country_counts, cultures, tuple(specs), membership,
                             {"sent": runner.stats.sent, "cached": runner.stats.cached,
                              "timeouts": runner.stats.failed, "splits": runner.stats.split,
                              "by_kind": dict(sorted(runner.stats.by_kind.items()))}, warnings)
-    _record(run, config, endpoint, result, runner, source_name, out_dir, started)
+    # the outputs and their manifest entry move in together: a kill never leaves one without the other
+    with run.replace_stage("curate", keep=("cache", "queries.jsonl")) as staging:
+        write_facts(staging / "facts.parquet", facts)
+        write_entities(staging, entities.values())
+        write_drops(staging / "dropped.parquet", drops)
+        _record(run, config, pair, endpoint, result, runner, source_name, staging, started)
     return result
 
 
-def country_problems(culture: Culture, endpoint: SparqlEndpoint, work_dir: str | Path) -> list[tuple[int, str]]:
-    """(index in ``culture.countries``, why) for each listed country the endpoint does not hold or does not
-    know as a country: curate's warning rule, for `factatlas validate` (queries cached in ``work_dir``)."""
+def country_problems(culture: Culture, endpoint: SparqlEndpoint, work_dir: str | Path) -> list[tuple[int, str, bool]]:
+    """(index in ``culture.countries``, why, unknown) for each listed country the endpoint does not hold
+    (``unknown``) or does not know as a country: curate's warning rule, for `factatlas validate` (queries
+    cached in ``work_dir``)."""
     runner = QueryRunner(endpoint, Path(work_dir) / "cache", Path(work_dir) / "queries.jsonl")
     know = Knowledge(runner, ("en",), {COUNTRY_CLASS}, 50)
     know.describe(c.qid for c in culture.countries)
@@ -260,8 +270,20 @@ def country_problems(culture: Culture, endpoint: SparqlEndpoint, work_dir: str |
     for i, country in enumerate(culture.countries):
         issue = country_issue(country.qid, know)
         if issue:
-            out.append((i, f"{country.qid} ({country.label}) {issue}"))
+            info = know.info[country.qid]
+            out.append((i, f"{country.qid} ({country.label}) {issue}", not info.classes and not any(info.labels.values())))
     return out
+
+
+def endpoint_countries(endpoint: SparqlEndpoint) -> list[tuple[str, str]]:
+    """(QID, English label or "") of every country (an item under Q6256) the endpoint holds, in QID order."""
+    from factatlas.curate.sparql import WD, countries_query
+
+    found: dict[str, str] = {}
+    for row in endpoint.select(countries_query()):
+        qid = row["country"]["value"].removeprefix(WD)
+        found[qid] = found.get(qid) or (row.get("label") or {}).get("value", "")
+    return sorted(found.items(), key=lambda kv: id_order(kv[0]))
 
 
 def _count(facts: Sequence[Fact], cultures: Mapping[str, Culture], specs: Mapping[str, PredicateSpec]
@@ -276,8 +298,8 @@ def _count(facts: Sequence[Fact], cultures: Mapping[str, Culture], specs: Mappin
     return counts, country_counts
 
 
-def _record(run: RunDir, config: CurationConfig, endpoint: SparqlEndpoint, result: CurationResult,
-            runner: QueryRunner, source_name: str, out_dir: Path, started: datetime) -> None:
+def _record(run: RunDir, config: CurationConfig, pair: CulturePair, endpoint: SparqlEndpoint,
+            result: CurationResult, runner: QueryRunner, source_name: str, staging: Path, started: datetime) -> None:
     drop_counts = Counter(f"{d.step}/{d.reason}" for d in result.drops)
     counts = {
         "facts": len(result.facts),
@@ -289,6 +311,11 @@ def _record(run: RunDir, config: CurationConfig, endpoint: SparqlEndpoint, resul
     }
     resolved = asdict(config)
     resolved["langs"] = list(config.langs)
+    # the pair's name (the build names the benchmark's pair, and so its release configs, after it), and the
+    # file it came from when it was given as one
+    resolved["pair"] = pair.name
+    if pair.name != config.pair:
+        resolved["pair_file"] = config.pair
     resolved["predicates"] = list(result.predicates)
     resolved.pop("user_agent", None)  # may contain an e-mail address; not needed to reproduce data
     for key in ("endpoint", "mediawiki_api", "mediawiki_rest"):
@@ -308,6 +335,6 @@ def _record(run: RunDir, config: CurationConfig, endpoint: SparqlEndpoint, resul
         # what the data reflects: when the endpoint answered (cached answers keep their original time)
         extra["retrieved_first"], extra["retrieved"] = (
             datetime.fromtimestamp(t, UTC).isoformat(timespec="seconds") for t in window)
-    run.record_stage("curate", config=resolved, counts=counts, extra=extra, started=started,
-                     outputs=[out_dir / n for n in ("facts.parquet", "entities.parquet", "labels.parquet",
-                                                    "dropped.parquet")])
+    run.stage_entry(staging, "curate", config=resolved, counts=counts, extra=extra, started=started,
+                    outputs=[staging / n for n in ("facts.parquet", "entities.parquet", "labels.parquet",
+                                                   "dropped.parquet")])

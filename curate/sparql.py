@@ -241,3 +241,12 @@ def literal(row: Binding, var: str) -> tuple[str, str] | None:
     if not term or term.get("type") not in ("literal", "typed-literal"):
         return None
     return term["value"], term.get("xml:lang", "")
+
+
+def countries_query() -> str:
+    """Every item under Q6256 (country) at the endpoint, with its English label when it has one: what
+    `factatlas cultures countries` lists (the embedded sample holds a few dozen; Wikidata some 200)."""
+    return (PREFIXES + "SELECT DISTINCT ?country ?label WHERE {\n"
+            "  ?country wdt:P31/wdt:P279* wd:Q6256 .\n"
+            '  OPTIONAL { ?country rdfs:label ?label . FILTER(LANG(?label) = "en") }\n'
+            "}")

@@ -81,10 +81,13 @@ class HttpPolicy:
     max_throttled: int = 3  # throttle answers in a row before giving up
 
     def __post_init__(self) -> None:
-        if not self.timeout_s > 0:
-            raise FactatlasError(f"--timeout {self.timeout_s}: must be a positive number of seconds")
-        if self.max_retry_after_s < 0:
-            raise FactatlasError(f"--max-retry-after {self.max_retry_after_s}: must be 0 or more seconds")
+        from factatlas.options import number_problem
+
+        for flag, value, low in (("--timeout", self.timeout_s, {"above": 0}),
+                                 ("--max-retry-after", self.max_retry_after_s, {"at_least": 0})):
+            problem = number_problem(value, **low)  # NaN passed `< 0`: no cap on Retry-After at all
+            if problem:
+                raise FactatlasError(f"{flag} {value}: {problem} (seconds)")
         if not 0 <= self.jitter < 1:
             raise FactatlasError(f"back-off jitter {self.jitter}: must be in [0, 1)")
 

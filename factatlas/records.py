@@ -21,6 +21,19 @@ LANG_RE = re.compile(r"\A[a-z]{2,3}(-[a-z0-9]{2,8})*\Z")
 # Wikipedia edition codes (the subdomain of <code>.wikipedia.org): en, zh-min-nan, be-x-old.
 SITE_RE = re.compile(r"\A[a-z]{2,3}(-[a-z0-9]{1,8})*\Z")
 
+# A culture pair's name: it names the benchmark's release configs (``<pair>.<lang>``, folders data/<pair>.<lang>/),
+# which `datasets` refuses with any of <>:/\|?* in them (InvalidConfigName) and skips inside hidden folders.
+# Letters, digits, '-', '_' and inner '.', starting and ending with a letter or digit: arab-west, iberia_rhine.
+PAIR_NAME_RE = re.compile(r"\A[A-Za-z0-9](?:[A-Za-z0-9_.-]{0,62}[A-Za-z0-9])?\Z")
+
+
+def pair_name_problem(name: str) -> str | None:
+    """Why ``name`` cannot name a culture pair (and so a release config), or None when it can."""
+    if PAIR_NAME_RE.fullmatch(name) and ".." not in name:
+        return None
+    return (f"'{name}' is not a pair name: a release config is named '<pair>.<lang>', so a pair name holds only "
+            "letters, digits, '-', '_' and inner '.' (at most 64 characters), e.g. arab-west")
+
 # The answer slot inside a rendered cloze prompt's text. It appears exactly once.
 ANSWER_MARKER = "[Y]"
 

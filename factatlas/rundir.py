@@ -17,16 +17,19 @@ Safety rules every stage writer follows (see `RunDir.lock` and `RunDir.replace_s
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import errno
 import fcntl
 import hashlib
 import json
+import logging
 import os
 import platform
 import shutil
 import signal
 import sys
+import tempfile
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -36,8 +39,10 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
-from factatlas.atomic import TMP_PREFIX, read_json, write_json
-from factatlas.errors import FactatlasError
+from factatlas.atomic import TMP_PREFIX, discard, read_json, write_json
+from factatlas.errors import FactatlasError, WriteFailed, writing
+
+log = logging.getLogger(__name__)
 
 LOCK_NAME = ".factatlas.lock"
 PENDING_ENTRY = ".factatlas-manifest-entry.json"  # a staged folder's manifest entry, until manifest.json has it
@@ -90,8 +95,13 @@ def exclusive_lock(lock_file: Path, what: str, wait_s: float = 0.0) -> Iterator[
     """Hold an exclusive ``flock`` on ``lock_file`` (created if needed) or fail, after ``wait_s`` seconds (at
     once by default), naming the holder: its pid and command line (the lock file holds both).
 
-    The lock dies with its process, so a killed run never leaves a stale lock behind. Re-entrant within one
-    process (the quickstart runs several stages into one run directory)."""
+    The holder deletes the lock file when it lets go (still holding the lock, so no other process can be
+    between taking it and our delete; a process that opened the old file before the delete sees, once it
+    holds the lock, that the path no longer names its file, and opens it again). So a finished, failed or
+    refused command leaves no lock file; a killed one leaves a stale file without a lock, which the next
+    process takes at once. Re-entrant within one process (the quickstart runs several stages into one run
+    directory). A file system that refuses the lock file (read-only, full, not permitted) is a
+    ``WriteFailed`` naming the folder and the fix, and leaves no lock file."""
     key = str(lock_file.resolve())
     if key in _held_locks:
         fd, depth = _held_locks[key]
@@ -102,17 +112,41 @@ def exclusive_lock(lock_file: Path, what: str, wait_s: float = 0.0) -> Iterator[
             fd, depth = _held_locks[key]
             _held_locks[key] = (fd, depth - 1)
         return
-    fd = os.open(lock_file, os.O_RDWR | os.O_CREAT, 0o644)
+    fd = _take_lock(lock_file, what, wait_s)
+    try:
+        from factatlas.http import redact  # a command line may carry --endpoint http://user:password@...
+
+        program = "factatlas" if Path(sys.argv[0]).name in ("__main__.py", "factatlas") else sys.argv[0]
+        with writing(lock_file.parent, f"write the lock file {lock_file.name} into it"):
+            os.ftruncate(fd, 0)
+            holder = f"{os.getpid()}\n{redact(' '.join([program, *sys.argv[1:]]))}\n".encode()
+            if os.pwrite(fd, holder, 0) != len(holder):
+                raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(lock_file))
+        _held_locks[key] = (fd, 1)
+        yield
+    finally:
+        _held_locks.pop(key, None)
+        # still held: nobody else can hold it now (see the docstring); a folder that refuses the delete keeps
+        # a stale file without a lock, which is harmless
+        with contextlib.suppress(OSError):
+            os.unlink(lock_file)
+        os.close(fd)  # closing the last descriptor releases the flock
+
+
+def _take_lock(lock_file: Path, what: str, wait_s: float) -> int:
+    """An open descriptor of ``lock_file`` holding its flock, the file still at that path."""
     deadline = time.monotonic() + wait_s
     while True:
+        with writing(lock_file.parent, f"create the lock file {lock_file.name} in it"):
+            fd = os.open(lock_file, os.O_RDWR | os.O_CREAT, 0o644)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            break
         except OSError as e:
             if e.errno not in (errno.EWOULDBLOCK, errno.EACCES):
                 os.close(fd)
                 raise
             if time.monotonic() < deadline:
+                os.close(fd)
                 time.sleep(0.1)
                 continue
             pid, _, command = os.pread(fd, 4096, 0).decode("utf-8", "replace").partition("\n")
@@ -121,17 +155,17 @@ def exclusive_lock(lock_file: Path, what: str, wait_s: float = 0.0) -> Iterator[
             raise LockHeld(f"another factatlas process (pid {pid.strip() or 'unknown'}) holds {what} (lock "
                            f"{lock_file}{started}); wait for it to finish, or stop it, then run this command "
                            "again") from None
-    try:
-        from factatlas.http import redact  # a command line may carry --endpoint http://user:password@...
+        if _same_file(fd, lock_file):
+            return fd
+        os.close(fd)  # the holder deleted it while we waited: the lock now lives in a new file
 
-        program = "factatlas" if Path(sys.argv[0]).name in ("__main__.py", "factatlas") else sys.argv[0]
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, f"{os.getpid()}\n{redact(' '.join([program, *sys.argv[1:]]))}\n".encode(), 0)
-        _held_locks[key] = (fd, 1)
-        yield
-    finally:
-        _held_locks.pop(key, None)
-        os.close(fd)  # closing the last descriptor releases the flock
+
+def _same_file(fd: int, path: Path) -> bool:
+    try:
+        here, there = os.fstat(fd), os.stat(path)
+    except FileNotFoundError:
+        return False
+    return (here.st_dev, here.st_ino) == (there.st_dev, there.st_ino)
 
 
 def restore_interrupted_swaps(folder: Path) -> list[Path]:
@@ -190,21 +224,72 @@ def swap_in(new: Path, target: Path, keep: Sequence[str] = ()) -> None:
     atomic step (so readers see the old folder or the new one, never a mix), the ``keep`` entries (caches
     that outlive a run) move from the old folder into the new one, and the old folder is deleted. A kill
     between the exchange and that move costs the cache (the next writer removes the old folder), never
-    the outputs. Renames survive a killed process, not a power cut (nothing is fsynced)."""
-    if not target.exists():
-        os.rename(new, target)
-        return
-    if _exchange(new, target):
-        old = new
-    else:  # two renames: a kill between them leaves no target, only the two .factatlas-tmp- folders
-        old = new.with_name(f"{TMP_PREFIX}old-{target.name}-{os.getpid()}")
-        os.rename(target, old)
-        os.rename(new, target)
+    the outputs. Renames survive a killed process, not a power cut (nothing is fsynced).
+
+    A refused rename leaves ``target`` as it was and raises ``WriteFailed``; once the new folder is in place,
+    an old folder that cannot be deleted is left (under its ``.factatlas-tmp-`` name) for the next writer,
+    with a warning: the outputs are whole either way."""
+    with writing(target, "put the new folder in place"):
+        if not target.exists():
+            os.rename(new, target)
+            return
+        if _exchange(new, target):
+            old = new
+        else:  # two renames: a kill between them leaves no target, only the two .factatlas-tmp- folders
+            old = new.with_name(f"{TMP_PREFIX}old-{target.name}-{os.getpid()}")
+            os.rename(target, old)
+            try:
+                os.rename(new, target)
+            except OSError:
+                os.rename(old, target)
+                raise
     crash_point("swap:exchanged")
-    for name in keep:
-        if (old / name).exists() and not (target / name).exists():
-            os.rename(old / name, target / name)
-    shutil.rmtree(old)
+    try:
+        for name in keep:
+            if (old / name).exists() and not (target / name).exists():
+                os.rename(old / name, target / name)
+        shutil.rmtree(old)
+    except OSError as e:
+        log.warning("%s: the new folder is in place, but the old one (%s) could not be removed (%s); the next "
+                    "factatlas command that writes into the run removes it", target, old, e.strerror or e)
+
+
+def check_replaceable(target: Path) -> None:
+    """Refuse, before anything is staged, to replace a folder this process could not delete afterwards: one
+    of its folders is read-only (or on a read-only file system). Tried for real (a file made and removed in
+    each folder), so whatever decides it (modes, ACLs, mounts, capabilities) is what is asked."""
+    if not target.is_dir():
+        return
+    for folder, dirnames, _ in os.walk(target):
+        dirnames[:] = [d for d in dirnames if not d.startswith(TMP_PREFIX)]
+        with writing(folder, f"replace {target.name}/, which needs to delete what {folder} holds"):
+            fd, probe = tempfile.mkstemp(prefix=f"{TMP_PREFIX}probe-", dir=folder)
+            os.close(fd)
+            os.unlink(probe)
+
+
+@contextmanager
+def replace_folder(target: Path, keep: Sequence[str] = ()) -> Iterator[Path]:
+    """Yield an empty staging folder beside ``target``; when the block ends without an error it replaces
+    ``target`` whole (``swap_in``, carrying ``keep`` over). A folder that could not be deleted afterwards is
+    refused first (``check_replaceable``); a refused write inside is a ``WriteFailed`` naming where the file
+    was going and saying ``target`` is unchanged; the staging folder never outlives the block."""
+    check_replaceable(target)
+    staging = target.with_name(f"{TMP_PREFIX}{target.name}-{os.getpid()}")
+    with writing(staging.parent, f"make the staging folder {staging.name} in it"):
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if staging.exists():  # a dead process with our pid left it
+            shutil.rmtree(staging)
+        staging.mkdir()
+    try:
+        try:
+            with writing(target, f"write the new {target.name}/"):
+                yield staging
+        except WriteFailed as e:
+            raise e.staged(staging, target) from e.error
+        swap_in(staging, target, keep)
+    finally:
+        discard(staging)
 
 
 @dataclass(frozen=True)
@@ -214,7 +299,8 @@ class RunDir:
     @classmethod
     def open(cls, root: str | Path) -> RunDir:
         root = Path(root)
-        root.mkdir(parents=True, exist_ok=True)
+        with writing(root, "create the run folder"):
+            root.mkdir(parents=True, exist_ok=True)
         return cls(root)
 
     @contextmanager
@@ -223,7 +309,8 @@ class RunDir:
         between its two renames, a swapped-in folder whose manifest entry is still pending) and clears the
         rest. ``wait_s``: how long to wait for another holder (default: fail at once)."""
         created = not self.root.exists()
-        self.root.mkdir(parents=True, exist_ok=True)
+        with writing(self.root, "create the run folder"):
+            self.root.mkdir(parents=True, exist_ok=True)
         lock_file = self.root / LOCK_NAME
         outermost = str(lock_file.resolve()) not in _held_locks
         try:
@@ -235,9 +322,8 @@ class RunDir:
                     remove_leftovers(self.root)
                 yield self
         except BaseException:
-            if created and outermost and {p.name for p in self.root.iterdir()} <= {LOCK_NAME}:
+            if created and outermost and self.root.is_dir() and not any(self.root.iterdir()):
                 # a stage that failed before writing anything leaves no empty run directory behind
-                lock_file.unlink(missing_ok=True)
                 self.root.rmdir()
             raise
 
@@ -250,24 +336,20 @@ class RunDir:
         written into the staging folder by ``stage_entry`` moves into manifest.json right after the swap, so
         the folder and its entry change together (see ``stage_entry``)."""
         target = self.root / name
-        with self.lock():
-            target.parent.mkdir(parents=True, exist_ok=True)
-            staging = target.with_name(f"{TMP_PREFIX}{target.name}-{os.getpid()}")
-            if staging.exists():  # a dead process with our pid left it (nested holders skip the cleanup)
-                shutil.rmtree(staging)
-            staging.mkdir()
-            try:
-                yield staging
-                crash_point("stage:complete")
-                swap_in(staging, target, keep)
-                self._settle_entries([target / PENDING_ENTRY])
-            finally:
-                if staging.exists():
-                    shutil.rmtree(staging)
+        with self.lock(), replace_folder(target, keep) as staging:
+            yield staging
+            crash_point("stage:complete")
+        self._settle_entries([target / PENDING_ENTRY])
+
+    def check_replaceable(self, name: str) -> None:
+        """Refuse now, before a stage's work, what ``replace_stage(name)`` would refuse after it: a stage folder
+        that cannot be deleted (read-only). Call it holding the lock."""
+        check_replaceable(self.root / name)
 
     def stage(self, name: str) -> Path:
         p = self.root / name
-        p.mkdir(parents=True, exist_ok=True)
+        with writing(p, "create the folder"):
+            p.mkdir(parents=True, exist_ok=True)
         return p
 
     @property
@@ -290,6 +372,25 @@ class RunDir:
             manifest["run"] = self.root.name
         return manifest
 
+    def changed_outputs(self, stage: str, names: Sequence[str]) -> list[str]:
+        """Which of the files ``names`` (in ``<run>/<stage>/``) are not what the stage's manifest entry
+        records: changed since (another sha256), gone, or there without being recorded. Empty when they
+        agree, or when the manifest has no entry with outputs for the stage (made outside factatlas)."""
+        entry = (self.read_manifest().get("stages") or {}).get(stage)
+        outputs = entry.get("outputs") if isinstance(entry, dict) else None
+        if not isinstance(outputs, dict) or not outputs:
+            return []
+        problems = []
+        for name in names:
+            key, path = f"{stage}/{name}", self.root / stage / name
+            if key in outputs and not path.is_file():
+                problems.append(f"{path}: recorded, but gone")
+            elif key not in outputs and path.is_file():
+                problems.append(f"{path}: there, but not recorded")
+            elif key in outputs and sha256_file(path) != outputs[key]:
+                problems.append(f"{path}: changed since it was recorded (another sha256)")
+        return problems
+
     def _pending_entries(self) -> list[Path]:
         """Manifest entries waiting in stage folders (``<run>/<stage>/`` and ``<run>/probe/<model>/``)."""
         found = [*self.root.glob(f"*/{PENDING_ENTRY}"), *self.root.glob(f"*/*/{PENDING_ENTRY}")]
@@ -308,12 +409,13 @@ class RunDir:
 
     def stage_entry(self, staging: Path, stage: str, *, config: dict[str, Any], counts: dict[str, Any] | None = None,
                     outputs: list[str | Path] | None = None, extra: dict[str, Any] | None = None,
-                    started: datetime | None = None) -> dict[str, Any]:
+                    started: datetime | None = None, folder: str | None = None) -> dict[str, Any]:
         """``record_stage`` for a folder being staged by ``replace_stage(stage)``: the entry (``outputs`` are
         files in ``staging``, hashed there and named as they will be once swapped in) is written into the
         staging folder and moves into manifest.json with the swap; a kill in between leaves it pending in
-        the new folder, where ``read_manifest`` and the next writer find it. Folder and entry never disagree."""
-        named = {(Path(stage) / Path(p).relative_to(staging)).as_posix(): Path(p) for p in outputs or []}
+        the new folder, where ``read_manifest`` and the next writer find it. Folder and entry never disagree.
+        ``folder``: the staged folder's name when it is not the stage's (publish's entry describes release/)."""
+        named = {(Path(folder or stage) / Path(p).relative_to(staging)).as_posix(): Path(p) for p in outputs or []}
         entry = self._entry(config=config, counts=counts, outputs=named, extra=extra, started=started)
         write_json(staging / PENDING_ENTRY, {"stage": stage, "entry": entry})
         return entry
@@ -323,12 +425,20 @@ class RunDir:
                      started: datetime | None = None) -> dict[str, Any]:
         """Merge one stage's entry into manifest.json (resolved config, versions, times, output hashes)."""
         manifest = self.read_manifest()
-        named = {str(Path(p).relative_to(self.root)): Path(p) for p in outputs or []}
+        named = {self._output_name(Path(p)): Path(p) for p in outputs or []}
         entry = self._entry(config=config, counts=counts, outputs=named, extra=extra, started=started)
         manifest.setdefault("stages", {})[stage] = entry
         manifest["run"] = self.root.name
         write_json(self.manifest_path, manifest)
         return entry
+
+    def _output_name(self, path: Path) -> str:
+        """An output's name in the manifest: relative to the run, or absolute when it lives elsewhere (a
+        release folder given with `publish --out`)."""
+        try:
+            return path.resolve().relative_to(self.root.resolve()).as_posix()
+        except ValueError:
+            return str(path.resolve())
 
     @staticmethod
     def _entry(*, config: dict[str, Any], counts: dict[str, Any] | None, outputs: dict[str, Path],

@@ -22,7 +22,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import repeat
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 
@@ -31,7 +31,6 @@ from factatlas.probe.protocol import SCORING_RULES
 from factatlas.records import Fact, GoldObject, ProbeResult, Prompt, Provenance, ScoredPrompt
 
 Tokenize = Callable[[str], Sequence[int]]
-Sums = Literal["numpy", "python"]
 
 # What join() counts, in this order (metrics.json "coverage" shows them).
 JOIN_COUNTS = ("rows", "unknown_prompt", "duplicate_prompt", "foreign_candidates", "generative",
@@ -188,42 +187,41 @@ class ScoreTable:
         values = np.stack(cols, axis=1) if len(scored) else np.zeros((0, len(names)))
         return cls(names, values, fact, fact_predicate, tuple(pred_codes))
 
+    def fact_means(self, idx: np.ndarray | None = None, metric: str = "p@1") -> tuple[np.ndarray, np.ndarray]:
+        """(fact codes, the mean of ``metric`` over each fact's prompts) among the prompts ``idx`` (default:
+        all), facts in code (first-seen) order: a fact's value in every aggregate."""
+        idx = np.arange(len(self.fact)) if idx is None else idx
+        facts, inv, n = self._facts(idx)
+        return facts, _fact_means(inv, n, self.values[idx, self.names.index(metric)])
+
+    def _facts(self, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(fact codes among the prompts idx, each prompt's index into them, prompts per fact)."""
+        facts, inv = np.unique(self.fact[idx], return_inverse=True)
+        return facts, inv, np.bincount(inv)
+
     def fact_values(self, idx: np.ndarray | None = None, metric: str = "p@1") -> dict[str, list[float]]:
         """predicate -> the values of its facts among the prompts ``idx`` (default: all), facts in their
         first-seen order (what a stratified bootstrap resamples)."""
-        idx = np.arange(len(self.fact)) if idx is None else idx
-        facts, inv = np.unique(self.fact[idx], return_inverse=True)
-        per_fact = np.bincount(inv, weights=self.values[idx, self.names.index(metric)]) / np.bincount(inv)
+        facts, per_fact = self.fact_means(idx, metric)
         preds, pinv = np.unique(self.fact_predicate[facts], return_inverse=True)
         return {self.predicates[p]: per_fact[pinv == i].tolist() for i, p in enumerate(preds)}
 
     def summarize(self, idx: np.ndarray | None = None, *, bootstrap: int = 0, confidence: float = 0.95,
-                  seed: int = 0, averages: Sequence[str] = ("macro",), sums: Sums = "numpy") -> dict[str, Any]:
+                  seed: int = 0, averages: Sequence[str] = ("macro",)) -> dict[str, Any]:
         """Macro (over predicates, under the metric's name) and micro (``<name>_micro``) means of every
-        metric over the prompts ``idx`` (default: all), with counts; with ``bootstrap`` resamples, the
-        intervals of the ``averages`` asked for (``ci[name]`` for macro, ``ci[name_micro]`` for micro).
-
-        ``sums`` picks how the means add up (the values differ only in the last digit): "numpy" (NumPy's
-        pairwise sums; the metric tables) or "python" (Python's ``sum`` in order, facts by predicate; the
-        held-out P@1 the verdict has always reported, ``p_at_1_with_ci``). Same definitions, same order
-        of facts and predicates; kept so a report's numbers do not move between versions."""
+        metric over the prompts ``idx`` (default: all), with counts (``metrics.macro_micro``, the one
+        definition); with ``bootstrap`` resamples, the intervals of the ``averages`` asked for (``ci[name]``
+        for macro, ``ci[name_micro]`` for micro; ``metrics.bootstrap_ci``, the one interval)."""
         idx = np.arange(len(self.fact)) if idx is None else idx
         if len(idx) == 0:
             return {"n_prompts": 0, "n_facts": 0, "n_predicates": 0}
-        facts, inv = np.unique(self.fact[idx], return_inverse=True)
-        per_fact_n = np.bincount(inv)
+        facts, inv, per_fact_n = self._facts(idx)
         preds, pinv = np.unique(self.fact_predicate[facts], return_inverse=True)
-        per_pred_n = np.bincount(pinv)
         out: dict[str, Any] = {"n_prompts": int(len(idx)), "n_facts": int(len(facts)), "n_predicates": int(len(preds))}
         ci: dict[str, list[float]] = {}
         for m, name in enumerate(self.names):
-            if sums == "python":
-                fact_values, out[name], out[f"{name}_micro"] = _python_means(inv, self.values[idx, m], pinv)
-            else:
-                fact_values = np.bincount(inv, weights=self.values[idx, m]) / per_fact_n
-                pred_means = np.bincount(pinv, weights=fact_values) / per_pred_n
-                out[name] = float(pred_means.mean())
-                out[f"{name}_micro"] = float(fact_values.mean())
+            fact_values = _fact_means(inv, per_fact_n, self.values[idx, m])
+            out[name], out[f"{name}_micro"] = M.macro_micro(fact_values, pinv)
             if bootstrap and name != "chance@1":
                 by_pred = {self.predicates[p]: fact_values[pinv == i] for i, p in enumerate(preds)}
                 for avg in averages:
@@ -234,20 +232,9 @@ class ScoreTable:
         return out
 
 
-def _python_means(fact_of_prompt: np.ndarray, values: np.ndarray, predicate_of_fact: np.ndarray
-                  ) -> tuple[np.ndarray, float, float]:
-    """(fact values, macro, micro) added with Python's ``sum`` in order: a fact's prompts in their order,
-    facts in code order, predicates in code order and, for micro, the facts predicate by predicate."""
-    per_fact: list[list[float]] = [[] for _ in range(len(predicate_of_fact))]
-    for f, v in zip(fact_of_prompt.tolist(), values.tolist(), strict=True):
-        per_fact[f].append(v)
-    fact_values = [sum(v) / len(v) for v in per_fact]
-    by_pred: dict[int, list[float]] = defaultdict(list)
-    for p, v in sorted(zip(predicate_of_fact.tolist(), fact_values, strict=True), key=lambda pv: pv[0]):
-        by_pred[p].append(v)
-    in_order = [v for p in sorted(by_pred) for v in by_pred[p]]
-    macro = sum(sum(v) / len(v) for _, v in sorted(by_pred.items())) / len(by_pred)
-    return np.asarray(fact_values, dtype=np.float64), macro, sum(in_order) / len(in_order)
+def _fact_means(fact_of_prompt: np.ndarray, prompts_per_fact: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """A fact's value: the mean over its prompts (templates, languages weigh alike)."""
+    return np.bincount(fact_of_prompt, weights=values) / prompts_per_fact
 
 
 def aggregate(scored: Sequence[ScoredPrompt], ks: Sequence[int] = (1,), *, bootstrap: int = 0,
@@ -301,7 +288,7 @@ def p_at_1_with_ci(scored: Sequence[ScoredPrompt], n_boot: int, confidence: floa
                 "ci": {"macro": None, "micro": None}}
     ordered = sorted(scored, key=lambda s: s.fact_id)
     s = ScoreTable.of(ordered, correct=lambda r: r.correct).summarize(
-        bootstrap=n_boot, confidence=confidence, seed=seed, averages=("macro", "micro"), sums="python")
+        bootstrap=n_boot, confidence=confidence, seed=seed, averages=("macro", "micro"))
     return {"n_prompts": s["n_prompts"], "n_facts": s["n_facts"], "n_predicates": s["n_predicates"],
             "macro": s["p@1"], "micro": s["p@1_micro"],
             "ci": {"macro": s.get("ci", {}).get("p@1"), "micro": s.get("ci", {}).get("p@1_micro")}}

@@ -4,14 +4,22 @@ Every answer an OpenAI-compatible server gives (``probe --backend openai``, ``ju
 is appended, the moment it is parsed and checked, as one JSON line to
 ``<run>/probe/_answers/<served-model>.jsonl``::
 
-    {"answer": {...the server's JSON...}, "key": "<sha256>", "server": "http://127.0.0.1:8000/v1/completions"}
+    {"answer": {...what the rule reads of the server's JSON...}, "key": "<sha256>",
+     "server": "http://127.0.0.1:8000/v1/completions"}
 
-The key is the SHA-256 of the request itself: the server's URL (credentials stripped) and the whole
-JSON body, which holds the model name, the messages or token ids and every decoding option
-(temperature, max_tokens, echo, logprobs). Any change of those is another key; the API key is no part
-of it and is never written. Before a request is sent the store is asked; a kept answer is checked again
-and reused, so a rerun with the same options sends nothing, and a probe killed after 250 of 256
-requests sends the 6 missing ones.
+The key is the SHA-256 of the request itself: the API path below ``--api-base`` (``/completions``,
+``/chat/completions``) and the whole JSON body, which holds the model name, the messages or token ids and
+every decoding option (temperature, max_tokens, echo, logprobs). Any change of those is another key. The
+scheme, host and port are no part of it (a probe resumed against the same model on another port or host
+reuses every answer), nor is any credential. Before a request is sent the store is asked; a kept answer
+is checked again and reused, so a rerun with the same options sends nothing, and a probe killed after
+250 of 256 requests sends the 6 missing ones.
+
+Secrets never reach the file (the run folder is meant to be shared): the client keeps only what a rule
+reads of an answer (a chat reply's text; a completion's prompt log-probabilities), never the server's
+whole JSON, and ``put`` scrubs every string of the record, at any depth, of each credential the request
+carried (``request_secrets``: the API key, its ``Authorization`` value, URL user and password, their
+Basic value, key parameters of the URL), whether a server echoed it in the kept fields or elsewhere.
 
 Crash safety: one ``write`` of a whole line to a file opened ``O_APPEND`` (lines of concurrent shard
 processes never interleave), then ``fsync``. A kill can leave at most a torn last line: it does not
@@ -33,13 +41,53 @@ from typing import Any
 ANSWERS_FOLDER = "_answers"  # under <run>/probe/, beside _models (not a model folder: no rankings.parquet)
 
 
-def request_key(url: str, body: Mapping[str, Any]) -> str:
-    """The request's identity: its URL without credentials and its canonical JSON body."""
-    from factatlas.http import split_credentials
-
-    clean, _ = split_credentials(url)
-    text = json.dumps({"body": body, "url": clean}, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+def request_key(path: str, body: Mapping[str, Any]) -> str:
+    """The request's identity: its API path below ``--api-base`` (``/completions``) and its canonical JSON
+    body; no scheme, host, port or credential (a server on another port answers the same)."""
+    text = json.dumps({"body": body, "path": path}, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def request_secrets(url: str, api_key: str | None) -> tuple[str, ...]:
+    """Every credential a request to ``url`` with ``api_key`` carries, as the exact strings a server could
+    echo: the key and its ``Bearer`` value, the URL's password (raw and percent-encoded) and the ``Basic``
+    value of its user and password, and the values of key parameters in the query. Longest first, so that ``Bearer k`` is
+    masked whole before ``k``."""
+    import base64
+    from urllib.parse import parse_qsl, quote, unquote, urlsplit
+
+    from factatlas.http import SECRET_PARAMS
+
+    found: set[str] = set()
+    if api_key:
+        found |= {api_key, f"Bearer {api_key}", quote(api_key, safe="")}
+    parts = urlsplit(url)
+    if parts.username is not None:
+        user, password = unquote(parts.username), unquote(parts.password or "")
+        pair = base64.b64encode(f"{user}:{password}".encode()).decode("ascii")
+        found |= {pair, f"Basic {pair}"}  # the user name alone is no secret (and may be a common word)
+        if password:
+            found |= {password, parts.password or ""}
+    for name, value in parse_qsl(parts.query, keep_blank_values=False):
+        if value and any(name.lower() == p.lower() for p in SECRET_PARAMS):
+            found |= {value, quote(value, safe="")}
+    return tuple(sorted((s for s in found if s), key=lambda s: (-len(s), s)))
+
+
+def scrub(value: Any, secrets: tuple[str, ...]) -> Any:
+    """``value`` (JSON data) with every occurrence of each secret, in any string or key at any depth,
+    replaced by ``***``."""
+    if not secrets:
+        return value
+    if isinstance(value, str):
+        for secret in secrets:
+            value = value.replace(secret, "***")
+        return value
+    if isinstance(value, dict):
+        return {scrub(k, secrets): scrub(v, secrets) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [scrub(v, secrets) for v in value]
+    return value
 
 
 def store_path(run_dir: str | os.PathLike, served_model: str) -> Path:
@@ -97,12 +145,14 @@ class AnswerStore:
             self.stats[self._prefix + "answers/reused"] += 1
         return answer
 
-    def put(self, key: str, answer: Any, server: str) -> None:
-        """Append one answer (one write of one line, then fsync); the crash tests can kill right after."""
+    def put(self, key: str, answer: Any, server: str, secrets: tuple[str, ...] = ()) -> None:
+        """Append one answer (one write of one line, then fsync), scrubbed of ``secrets`` (the request's
+        credentials, ``request_secrets``) wherever they occur; the crash tests can kill right after."""
         from factatlas.rundir import crash_point
 
-        line = json.dumps({"answer": answer, "key": key, "server": server}, ensure_ascii=False, sort_keys=True,
-                          separators=(",", ":")) + "\n"
+        record = scrub({"answer": answer, "key": key, "server": server}, secrets)
+        answer = record["answer"]
+        line = json.dumps(record, ensure_ascii=False, sort_keys=True, separators=(",", ":")) + "\n"
         with self._lock:
             self._load()
             data = (("\n" if self._fresh_line else "") + line).encode("utf-8")

@@ -19,7 +19,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Protocol
 
@@ -27,7 +27,6 @@ from factatlas.errors import ConfigError
 from factatlas.probe.generative import LanguageAliases, first_line, judge, prompt_text_for_generation
 from factatlas.records import ProbeResult, Prompt
 
-CHAT_RULES = ("chat", "chat-lenient")
 Message = dict[str, str]
 
 
@@ -66,15 +65,20 @@ def _pool_key(seed: int, prompt_id: str) -> str:
     return hashlib.sha256(f"{seed}\x1f{prompt_id}".encode()).hexdigest()
 
 
+def check_shot_split(config: ChatConfig, splits: Iterable[str]) -> None:
+    """Examples need their split in the benchmark (checked by the chat rules before any model loads)."""
+    present = sorted(set(splits))
+    if config.shots > 0 and config.shot_split not in present:
+        raise ConfigError(f"--shots {config.shots}: the benchmark has no '{config.shot_split}' split to draw "
+                          f"examples from (it has {', '.join(present)}); pass --shot-split one of those, "
+                          "or --shots 0")
+
+
 def shot_pools(prompts: Sequence[Prompt], config: ChatConfig) -> dict[str, list[Shot]]:
     """lang -> the example pool in its fixed order (one question per fact, seeded hash order)."""
     if config.shots <= 0:
         return {}
-    present = sorted({p.split for p in prompts})
-    if config.shot_split not in present:
-        raise ConfigError(f"--shots {config.shots}: the benchmark has no '{config.shot_split}' split to draw "
-                          f"examples from (it has {', '.join(present)}); pass --shot-split one of those, "
-                          "or --shots 0")
+    check_shot_split(config, {p.split for p in prompts})
     by_lang: dict[str, list[Shot]] = {}
     candidates = sorted((p for p in prompts if p.split == config.shot_split and p.kind == "question"
                          and p.gold_forms and p.gold_forms[0]),
@@ -139,12 +143,13 @@ def answer_conversations(backend: ChatBackend, prompts: Sequence[Prompt],
                          progress: Callable[[int], None] | None = None) -> list[ProbeResult]:
     """Rankings rows of the chat rules (same columns and matching as ``generative``, plus ``conversation``).
     ``aliases``: one index for every prompt, or a ``LanguageAliases`` that restricts the accepted forms by
-    the prompt's language (X-FACTR §3.4 single / double evaluation)."""
-    from factatlas.probe.runner import ranking_row
+    the prompt's language (X-FACTR §3.4 single / double evaluation); ``scoring``: a registered open-answer
+    rule, whose matcher (exact or lenient) judges the answers."""
+    from factatlas.probe.ranking import ranking_row
+    from factatlas.probe.rule import rule_named
 
-    if scoring not in CHAT_RULES:
-        raise ValueError(f"unknown chat rule '{scoring}'; expected one of {CHAT_RULES}")
-    lenient = scoring == "chat-lenient"
+    lenient = rule_named(scoring).lenient
+    view = LanguageAliases.of(aliases)
     conversations = build_conversations(prompts, all_prompts, config, counts, getattr(backend, "fits", None))
     check = getattr(backend, "check_context", None)
     if check is not None:  # every conversation, before the first is answered
@@ -154,8 +159,8 @@ def answer_conversations(backend: ChatBackend, prompts: Sequence[Prompt],
         part = prompts[start: start + chunk]
         replies = backend.chat(conversations[start: start + chunk])
         for r, reply in zip(part, replies, strict=True):
-            view = aliases.for_lang(r.lang) if isinstance(aliases, LanguageAliases) else aliases
-            ranked, scores, correct = judge(reply.answer, r.candidate_qids, r.gold_qids, view, lenient)
+            ranked, scores, correct = judge(reply.answer, r.candidate_qids, r.gold_qids, view.for_lang(r.lang),
+                                            lenient)
             row = ranking_row(r, model, scoring, ranked, scores, correct, first_line(reply.answer))
             rows.append(replace(row, conversation=conversation_record(reply)))
         if progress:

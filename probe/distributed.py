@@ -23,12 +23,22 @@ from __future__ import annotations
 
 import contextlib
 import os
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from factatlas.errors import ConfigError
-from factatlas.probe.runner import ProbeOutcome, open_benchmark
+from factatlas.errors import ConfigError, FactatlasError
+from factatlas.probe.model_folder import ProbeOutcome
+from factatlas.probe.selection import open_benchmark
+
+RAY_START_FIX = ("check that the temp folder (TMPDIR) is writable and has a short path (Ray's sockets live in it, "
+                 "107 bytes at most), that the machine has free memory and ports, or join a running cluster "
+                 "with --ray-address")
+
+
+class RayStartError(FactatlasError):
+    """Ray could not start; whatever it had made (processes, its session folder) is gone."""
+
 
 BOOTSTRAP = "cluster_name: factatlas-local\nprovider:\n  type: local\n  head_ip: 127.0.0.1\n"
 
@@ -59,9 +69,19 @@ def start_ray(address: str | None, num_cpus: int | None, work: Path) -> str | No
     import tempfile
 
     # Ray's session folder holds UNIX sockets (paths of at most 107 bytes): a short folder under the temp dir
-    temp_dir = tempfile.mkdtemp(prefix="fa-ray-")
-    ray.init(num_cpus=num_cpus, include_dashboard=False, _node_ip_address="127.0.0.1", log_to_driver=False,
-             _temp_dir=temp_dir)
+    try:
+        temp_dir = tempfile.mkdtemp(prefix="fa-ray-")
+    except OSError as e:
+        raise RayStartError(f"--engine ray: cannot make Ray's session folder in {tempfile.gettempdir()} "
+                            f"({e.strerror}); {RAY_START_FIX}") from None
+    try:
+        ray.init(num_cpus=num_cpus, include_dashboard=False, _node_ip_address="127.0.0.1", log_to_driver=False,
+                 _temp_dir=temp_dir)
+    except Exception as e:  # whatever Ray raises on a failed start: one line, and nothing of it left behind
+        stop_ray(temp_dir)
+        first = (str(e).strip().splitlines() or [""])[0][:300]
+        raise RayStartError(f"--engine ray: the local Ray instance did not start ({type(e).__name__}: {first}); "
+                            f"{RAY_START_FIX}") from None
     return temp_dir
 
 
@@ -101,17 +121,18 @@ class ShardWorker:
         from factatlas.probe.models import load_model
 
         self.run, self.config, self.shards = run, config, shards
-        lm = load_model(path, family=config.family, device=config.device, dtype=config.dtype,
-                        device_map=config.device_map)
+        local = config.backend.options
+        lm = load_model(path, family=local.family, device=local.device, dtype=local.dtype,
+                        device_map=local.device_map)
         self.lm = replace(lm, name=model_name)
 
     def __call__(self, batch: dict) -> dict:
-        from factatlas.probe.runner import probe_benchmark
+        from factatlas.probe.probing import probe_here
 
         done = []
         for index in batch["shard"]:
-            config = replace(self.config, shard=(int(index), self.shards), engine="local")
-            outcome = probe_benchmark(self.run, config, lm=self.lm, merge=False)
+            config = replace(self.config, shard=(int(index), self.shards))
+            outcome = probe_here(self.run, config, lm=self.lm, merge=False)
             done.append(int(outcome.counts.get("prompts/scored", 0)))
         return {"shard": list(batch["shard"]), "scored": done}
 
@@ -124,70 +145,106 @@ def probe_with_ray(run: str | Path, config: Any):
 
     if config.shard:
         raise ConfigError("--engine ray shards by itself (--ray-shards); drop --shard")
-    _, run_dir = open_benchmark(run)
-    with RunDir(run_dir).lock():
-        return _probe_with_ray(run, config)
-
-
-def _probe_with_ray(run: str | Path, config: Any):
-    import json
-
-    from transformers import AutoConfig
-
-    from factatlas.probe.models import detect_family, model_slug
-    from factatlas.probe.protocol import DEFAULT_SCORING
-    from factatlas.probe.runner import (
-        _build_tiny,
-        fill_model_folder,
-        merge_shards,
-        merged_info,
-        model_out_name,
-        shard_suffix,
-    )
-    from factatlas.rundir import RunDir
+    if config.backend.name != "local":
+        raise ConfigError(f"--engine ray runs the model in its actors (--backend local), not --backend "
+                          f"{config.backend.name}; drop one of them")
+    from factatlas.probe.probing import checked_rule
 
     benchmark, run_dir = open_benchmark(run)
-    path, model_name, slug, tiny_info = config.model, config.model, None, {}
-    if config.model.startswith("tiny") and not Path(config.model).exists():
-        path, tiny_info = _build_tiny(run_dir, benchmark.prompts, config)  # built once, on the driver
+    spec = checked_rule(config, benchmark)  # before the lock, a model or Ray: a refused run leaves nothing
+    with RunDir(run_dir).lock():
+        return _probe_with_ray(run, config, spec, benchmark, run_dir)
+
+
+@dataclass(frozen=True)
+class RayJob:
+    """What the driver settles before Ray starts: the model's folder and name, the rule and the folder name."""
+
+    path: str
+    model_name: str
+    out_name: str
+    worker_config: Any
+
+
+def _plan(config: Any, spec, benchmark, run_dir: Path) -> RayJob:
+    """The model's folder and name (a tiny model built once, on the driver) and the folder name."""
+    from factatlas.probe.backends import build_tiny, is_tiny
+    from factatlas.probe.models import model_slug
+    from factatlas.probe.probing import model_out_name
+    from factatlas.probe.rule import RuleRequest
+
+    family = config.backend.backend.family(config.model, config.backend.options)
+    path, model_name = config.model, config.model
+    if is_tiny(config.model):
+        system = getattr(spec.options, "system_prompt", None)
+        path, tiny_info = build_tiny(run_dir, benchmark.prompts, config.model, config.tiny_steps, system)
         slug = tiny_info["slug"]
-    family = config.family or detect_family(AutoConfig.from_pretrained(path))
-    scoring = config.scoring or DEFAULT_SCORING[family]
-    if slug is None:
+    else:
         slug = model_slug(path)
-        model_name = path
-    out_name = config.out_name or model_out_name(slug, scoring, family)
-    shards = config.ray_shards
-    name = f"probe/{out_name}"
+    out_name = config.out_name or model_out_name(slug, spec.name, family)
+    request = RuleRequest(spec.name, tuple(spec.options.given().items()))
+    worker = replace(config, rule=request, out_name=out_name, engine=type(config.engine)())
+    return RayJob(path, model_name, out_name, worker)
+
+
+def _probe_with_ray(run: str | Path, config: Any, spec, benchmark, run_dir: Path):
+    from factatlas.probe.model_folder import fill_model_folder
+    from factatlas.rundir import RunDir
+
+    job = _plan(config, spec, benchmark, run_dir)
+    options = config.engine.options
+    name = f"probe/{job.out_name}"
     run_folder = RunDir(run_dir)
     with run_folder.replace_stage(name) as staging:
-        temp_dir = start_ray(config.ray_address, config.ray_cpus, run_dir / "probe" / "_ray")
-        try:
-            import ray.data
-            import torch
-
-            gpus = 1 if (config.device in ("auto", "cuda") and torch.cuda.is_available()) else 0
-            worker_config = replace(config, scoring=scoring, out_name=out_name, shard_dir=str(staging))
-            ds = ray.data.from_items([{"shard": i} for i in range(shards)], override_num_blocks=shards)
-            ds = ds.map_batches(ShardWorker, batch_size=1, num_gpus=gpus, num_cpus=0 if gpus else 0.5,
-                                compute=ray.data.ActorPoolStrategy(size=config.ray_actors),
-                                fn_constructor_kwargs={"run": str(run), "config": worker_config, "path": path,
-                                                       "model_name": model_name, "shards": shards})
-            done = ds.take_all()
-        finally:
-            stop_ray(temp_dir)
-        merged = merge_shards(staging, shards)
-        if merged is None:
-            raise ConfigError(f"{run_dir / name}: {len(done)} of {shards} shards came back; rerun, or look for "
-                              "failed actors")
-        rankings, template_rows = merged
-        last = json.loads((staging / f"probe{shard_suffix(shards - 1, shards)}.json").read_text("utf-8"))
-        info = merged_info(staging, shards, last)
-        info["counts"] = {**info["counts"], "ray/shards": shards, "ray/actors": config.ray_actors}
-        info["config"] = {**info["config"], "engine": "ray", "shard_dir": None}
-        for shard_file in staging.glob("*.shard-*-of-*"):
-            shard_file.unlink()
+        done = _run_actors(run, config, job, staging, run_dir)
+        rankings, template_rows, info = _merge(staging, options.ray_shards, len(done), run_dir / name)
+        info["counts"] = {**info["counts"], "ray/shards": options.ray_shards, "ray/actors": options.ray_actors}
+        info["config"] = {**info["config"], "engine": config.engine.to_json()}
         fill_model_folder(run_folder, staging, name, rankings, template_rows, info, benchmark)
     return ProbeOutcome(run_dir / name, run_dir / name / "rankings.parquet",
                         run_dir / name / "rankings_template_only.parquet" if template_rows is not None else None,
                         run_dir / name / "metrics.json", dict(info["counts"]))
+
+
+def _run_actors(run: str | Path, config: Any, job: RayJob, staging: Path, run_dir: Path) -> list:
+    """Start (or join) Ray, map the shards over the actor pool, and end a local instance whatever happens."""
+    options = config.engine.options
+    temp_dir = start_ray(options.ray_address, options.ray_cpus, run_dir / "probe" / "_ray")
+    try:
+        import ray.data
+        import torch
+
+        device = config.backend.options.device
+        gpus = 1 if (device in ("auto", "cuda") and torch.cuda.is_available()) else 0
+        worker_config = replace(job.worker_config, shard_dir=str(staging))
+        shards = options.ray_shards
+        ds = ray.data.from_items([{"shard": i} for i in range(shards)], override_num_blocks=shards)
+        ds = ds.map_batches(ShardWorker, batch_size=1, num_gpus=gpus, num_cpus=0 if gpus else 0.5,
+                            compute=ray.data.ActorPoolStrategy(size=options.ray_actors),
+                            fn_constructor_kwargs={"run": str(run), "config": worker_config, "path": job.path,
+                                                   "model_name": job.model_name, "shards": shards})
+        return ds.take_all()
+    finally:
+        stop_ray(temp_dir)
+
+
+def _merge(staging: Path, shards: int, returned: int, folder: Path):
+    """The merged rows and probe.json of the shard files in ``staging`` (then removed)."""
+    import json
+
+    from factatlas.probe.model_folder import merge_shards, merged_info, shard_suffix
+
+    merged = merge_shards(staging, shards)
+    if merged is None:
+        raise ConfigError(f"{folder}: {returned} of {shards} shards came back; rerun, or look for failed actors")
+    rankings, template_rows = merged
+    last = json.loads((staging / f"probe{shard_suffix(shards - 1, shards)}.json").read_text("utf-8"))
+    info = merged_info(staging, shards, last)
+    for shard_file in staging.glob("*.shard-*-of-*"):
+        shard_file.unlink()
+    return rankings, template_rows, info
+
+
+def run_ray(run: str | Path, config: Any, benchmark: Any = None):
+    """The ``ray`` engine's entry (``factatlas.probe.engines``)."""
+    return probe_with_ray(run, config)

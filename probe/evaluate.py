@@ -12,14 +12,12 @@ import math
 import os
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from factatlas.benchmark import Benchmark, BenchmarkError
-from factatlas.errors import FactatlasError
 from factatlas.probe import metrics as M
 from factatlas.probe.aggregate import ScoreTable, group, group_index, join
 
@@ -27,6 +25,9 @@ from factatlas.probe.aggregate import ScoreTable, group, group_index, join
 # the held-out comparison the verdict reads (re-exported: callers import them from here).
 from factatlas.probe.cross_lingual import cross_lingual, pararel_section, predictions_section, xfakt_section
 from factatlas.probe.heldout import VALIDATION_BOOTSTRAP, held_out_splits, validation_section  # noqa: F401
+
+# the configuration of the metrics and its errors (re-exported: callers import them from here)
+from factatlas.probe.metrics_config import DEFAULT_LANGUAGE_CULTURES, MetricsConfig, MetricsError  # noqa: F401
 from factatlas.probe.profile import dataset_profile, leaks  # noqa: F401
 from factatlas.records import ProbeResult, ScoredPrompt
 from factatlas.tables import probe_result_from_row
@@ -35,48 +36,6 @@ SCHEMA_VERSION = 1
 
 TIE_POLICY = ("stable: candidates sorted by score, descending; equal scores keep their order in "
               "candidate_qids. A prompt is correct at k when any valid object is among the first k.")
-
-# Which culture a language is associated with, for X-FaKT's associative / non-associative split.
-# Override per run (`factatlas report --associate ar=arab`) or with MetricsConfig.association.
-DEFAULT_LANGUAGE_CULTURES: Mapping[str, tuple[str, ...]] = {
-    "ar": ("arab",),
-    "en": ("west",), "de": ("west",), "fr": ("west",), "it": ("west",), "nl": ("west",),
-    "es": ("south-america",), "pt": ("south-america",),
-    "zh": ("asia",), "ja": ("asia",), "ko": ("asia",),
-}
-
-
-class MetricsError(FactatlasError):
-    """Rankings or a benchmark cannot be evaluated (unreadable, or they do not belong together)."""
-
-
-@dataclass(frozen=True)
-class MetricsConfig:
-    ks: tuple[int, ...] = (1, 5, 10)
-    rankc_weighting: str = "softmax"
-    bootstrap: int = 0  # resamples for confidence intervals; 0 = none
-    confidence: float = 0.95
-    seed: int = 0
-    association: Mapping[str, tuple[str, ...]] | None = None  # lang -> cultures; merged over the default
-    top_predictions: int = 5
-
-    def __post_init__(self) -> None:
-        if 1 not in self.ks or any(k < 1 for k in self.ks):
-            raise MetricsError(f"ks must hold 1 and only positive values, got {self.ks}")
-        if self.rankc_weighting not in M.RANKC_WEIGHTINGS:
-            from factatlas.errors import unknown
-
-            raise MetricsError(unknown("RankC weighting", self.rankc_weighting, M.RANKC_WEIGHTINGS))
-
-    def language_cultures(self) -> dict[str, tuple[str, ...]]:
-        merged = dict(DEFAULT_LANGUAGE_CULTURES)
-        merged.update({k: tuple(v) for k, v in (self.association or {}).items()})
-        return merged
-
-    def to_json(self) -> dict[str, Any]:
-        return {"ks": list(self.ks), "rankc_weighting": self.rankc_weighting, "bootstrap": self.bootstrap,
-                "confidence": self.confidence, "seed": self.seed, "top_predictions": self.top_predictions,
-                "association": {k: list(v) for k, v in sorted(self.language_cultures().items())}}
 
 
 # ---- the benchmark, as the metrics need it ------------------------------------------------------
@@ -233,7 +192,7 @@ def _without_ranking_metrics(obj: Any) -> Any:
 # The modules whose code decides a metrics.json: a change to any of them makes an older file stale.
 METRICS_CODE = ("factatlas.probe.evaluate", "factatlas.probe.aggregate", "factatlas.probe.cross_lingual",
                 "factatlas.probe.profile", "factatlas.probe.heldout", "factatlas.probe.metrics",
-                "factatlas.probe.protocol", "factatlas.records", "factatlas.benchmark", "factatlas.entropy",
+                "factatlas.probe.metrics_config", "factatlas.probe.protocol", "factatlas.probe.rule", "factatlas.records", "factatlas.benchmark", "factatlas.entropy",
                 "factatlas.forms", "factatlas.tables")
 
 

@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from factatlas.benchmark import Benchmark
 from factatlas.probe.batching import token_budget_batches
 from factatlas.probe.models import LoadedModel
+from factatlas.probe.options import ANSWER_LANGS as ANSWER_LANGS_OPTION
 from factatlas.records import ANSWER_MARKER, ProbeResult, Prompt
 
 # Articles (and elided forms, which punctuation stripping leaves as single letters) of the languages
@@ -91,7 +92,7 @@ def aliases_in(by_lang: Mapping[str, Mapping[str, set[str]]], langs: frozenset[s
             for q, forms in by_lang.items()}
 
 
-ANSWER_LANGS = ("any", "single", "double")
+ANSWER_LANGS = ANSWER_LANGS_OPTION.choices  # the one declaration of --answer-langs
 
 
 def accepted_languages(mode: str, prompt_lang: str) -> frozenset[str] | None:
@@ -112,8 +113,25 @@ class LanguageAliases:
         accepted_languages(mode, "en")  # reject an unknown mode here, not on the first prompt
         self.by_lang, self.mode = by_lang, mode
         self._views: dict[str, dict[str, set[str]]] = {}
+        self._pooled: dict[str, set[str]] | None = None
+
+    @classmethod
+    def pooled(cls, index: Mapping[str, set[str]]) -> LanguageAliases:
+        """One index (qid -> forms) for every prompt language."""
+        view = cls({}, "any")
+        view._pooled = dict(index)
+        return view
+
+    @classmethod
+    def of(cls, aliases: Mapping[str, set[str]] | LanguageAliases) -> LanguageAliases:
+        """The one place a plain index becomes a ``LanguageAliases`` (callers may pass either)."""
+        return aliases if isinstance(aliases, LanguageAliases) else cls.pooled(aliases)
 
     def for_lang(self, lang: str) -> dict[str, set[str]]:
+        if self.mode == "any":  # every language's forms, the same for every prompt: pooled once
+            if self._pooled is None:
+                self._pooled = aliases_in(self.by_lang, None)
+            return self._pooled
         if lang not in self._views:
             self._views[lang] = aliases_in(self.by_lang, accepted_languages(self.mode, lang))
         return self._views[lang]
@@ -147,14 +165,18 @@ def prompt_text_for_generation(prompt: Prompt) -> str:
 def answer_prompts(generator, prompts: Sequence[Prompt], aliases: Mapping[str, set[str]] | LanguageAliases,
                    model: str, scoring: str, chunk: int = 256, progress: Callable[[int], None] | None = None
                    ) -> list[ProbeResult]:
-    """Answer and judge every prompt. ``aliases``: one index for every prompt, or a ``LanguageAliases``
-    that restricts the accepted forms by the prompt's language. An X-FACTR decoder gets each prompt's
-    allowed mask counts (per-language maxima, oracle)."""
-    from factatlas.probe.runner import ranking_row
+    """Answer and judge every prompt with the registered open-answer rule ``scoring``: its matcher (exact or
+    lenient) and its prompts (questions, or the cloze text itself for a rule that reads cloze prompts).
+    ``aliases``: one index for every prompt, or a ``LanguageAliases`` that restricts the accepted forms by
+    the prompt's language. An X-FACTR decoder gets each prompt's allowed mask counts (per-language maxima,
+    oracle)."""
+    from factatlas.probe.ranking import ranking_row
+    from factatlas.probe.rule import rule_named
 
-    lenient = scoring == "generative-lenient"
+    rule = rule_named(scoring)
+    view = LanguageAliases.of(aliases)
     rows = []
-    texts = [r.text if scoring == "xfactr" else prompt_text_for_generation(r) for r in prompts]
+    texts = [r.text if rule.prompts == "cloze" else prompt_text_for_generation(r) for r in prompts]
     check = getattr(generator, "check_texts", None)
     if check is not None:  # every prompt, before the first is answered
         check(texts)
@@ -166,8 +188,8 @@ def answer_prompts(generator, prompts: Sequence[Prompt], aliases: Mapping[str, s
         else:
             answers = generator.generate(part_texts)
         for r, answer in zip(part, answers, strict=True):
-            view = aliases.for_lang(r.lang) if isinstance(aliases, LanguageAliases) else aliases
-            ranked, scores, correct = judge(answer, r.candidate_qids, r.gold_qids, view, lenient)
+            ranked, scores, correct = judge(answer, r.candidate_qids, r.gold_qids, view.for_lang(r.lang),
+                                            rule.lenient)
             rows.append(ranking_row(r, model, scoring, ranked, scores, correct, first_line(answer)))
         if progress:
             progress(len(part))

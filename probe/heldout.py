@@ -15,7 +15,7 @@ from factatlas.records import ScoredPrompt
 
 if TYPE_CHECKING:
     from factatlas.benchmark import Benchmark
-    from factatlas.probe.evaluate import MetricsConfig
+    from factatlas.probe.metrics_config import MetricsConfig
 
 
 # Resamples for the verdict's intervals when the caller asked for none (MetricsConfig.bootstrap == 0):
@@ -26,6 +26,17 @@ VALIDATION_BOOTSTRAP = 1000
 def held_out_splits(bench: Benchmark, trained_on: Sequence[str] | None) -> tuple[tuple[str, ...], str]:
     """The splits a verdict may use, and why: never a split the model was trained (or tuned) on."""
     return held_out_from(sorted({p.split for p in bench.prompts}), trained_on)
+
+
+def check_trained_on(trained_on: Sequence[str] | None, present: Sequence[str]) -> None:
+    """``--trained-on`` names splits of the benchmark: a split it lacks would hold nothing out (the verdict
+    would silently use every split), so it is refused before any work."""
+    from factatlas.errors import ConfigError
+
+    missing = [s for s in trained_on or () if s not in set(present)]
+    if missing:
+        raise ConfigError(f"--trained-on {', '.join(missing)}: the benchmark has no such split (it has "
+                          f"{', '.join(sorted(present))}); name a split the model was trained or tuned on")
 
 
 def held_out_from(present: Sequence[str], trained_on: Sequence[str] | None) -> tuple[tuple[str, ...], str]:

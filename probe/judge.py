@@ -27,7 +27,7 @@ from typing import Any
 from factatlas.errors import FactatlasError
 from factatlas.probe.chat import ChatBackend, Message
 from factatlas.probe.generative import LanguageAliases, first_line, judge, prompt_text_for_generation
-from factatlas.probe.protocol import SCORING_RULES
+from factatlas.probe.rule import RULES
 from factatlas.records import ProbeResult, Prompt
 
 JUDGE_PROTOCOL = "factatlas-judge-v1"
@@ -77,8 +77,8 @@ class Judgement:
 
 def open_answer_rule(scoring: str) -> bool:
     """Rules whose rows hold a free answer (generative, chat, X-FACTR), the only ones a judge can read."""
-    rule = SCORING_RULES.get(scoring)
-    return rule is not None and rule.kind == "generate"
+    rule = RULES.get(scoring)
+    return rule is not None and rule.open_answer
 
 
 def gold_text(prompt: Prompt) -> str:
@@ -112,6 +112,7 @@ def judge_answers(backend: ChatBackend, rows: Sequence[ProbeResult], prompts: Ma
     """Judge every answer of ``rows`` (one open-answer rule's rankings) with ``backend``. ``aliases``: one
     index, or a ``LanguageAliases`` (the probe's ``--answer-langs``) seen from each prompt's language."""
     counts = counts if counts is not None else Counter()
+    aliases = LanguageAliases.of(aliases)
     for r in rows:
         if not open_answer_rule(r.scoring):
             raise JudgeError(f"rankings of rule '{r.scoring}' hold no free answer to judge; judge the rankings "
@@ -135,7 +136,7 @@ def judge_answers(backend: ChatBackend, rows: Sequence[ProbeResult], prompts: Ma
     out = []
     for i, (r, answer) in enumerate(zip(rows, answers, strict=True)):
         p = prompts[r.prompt_id]
-        view = aliases.for_lang(p.lang) if isinstance(aliases, LanguageAliases) else aliases
+        view = aliases.for_lang(p.lang)
         _, _, strict = judge(answer, p.candidate_qids, p.gold_qids, view, lenient=False)
         _, _, lenient = judge(answer, p.candidate_qids, p.gold_qids, view, lenient=True)
         if i in replies:
@@ -243,20 +244,33 @@ def read_judgements(path) -> list[Judgement]:
 
 @dataclass(frozen=True)
 class JudgeConfig:
-    judge: str  # local folder / Hub id of an instruction-tuned model, or the served model's name
-    backend: str = "local"  # local | openai
-    api_base: str | None = None
-    served_model: str | None = None
-    api_key_env: str | None = None
-    concurrency: int = 4
-    max_retries: int = 5
-    rate_limit: float | None = None
-    timeout: float = 120.0  # openai: total deadline per request (openai_backend.DEFAULT_TIMEOUT_S)
-    max_retry_after: float = 60.0  # openai: longest Retry-After waited
-    device: str = "auto"
-    dtype: str = "auto"
-    device_map: str | None = None
-    batch_tokens: int = 8192
+    """The judge model (a local folder / Hub id of an instruction-tuned model, or the served model's name)
+    and where it runs: a backend by name with its options (``factatlas.probe.backends``), the same options
+    and declarations as the probe's."""
+
+    judge: str
+    backend: Any = None  # BackendSpec; None: local with its defaults
+
+    def __post_init__(self) -> None:
+        if self.backend is None:
+            from factatlas.probe.backends import BackendSpec
+
+            object.__setattr__(self, "backend", BackendSpec())
+
+    @classmethod
+    def from_flags(cls, judge: str, backend: str = "local", **flags: Any) -> JudgeConfig:
+        """From command-line values by flag name (None: not given); an option of another backend is an error."""
+        from factatlas.errors import ConfigError
+        from factatlas.probe.backends import BACKENDS, BackendSpec
+        from factatlas.probe.options import options_from_flags
+
+        entry = BACKENDS.get_entry(backend)
+        own = {o.name for o in entry.options.declared().values()}
+        foreign = sorted(k for k, v in flags.items() if v is not None and k not in own)
+        if foreign:
+            raise ConfigError(f"{', '.join('--' + k.replace('_', '-') for k in foreign)}: not an option of --backend "
+                              f"{backend} (its options: {', '.join(o.shown for o in entry.options.declared().values())})")
+        return cls(judge, BackendSpec(entry.name, options_from_flags(entry.options, flags, f"--backend {backend}")))
 
 
 @dataclass(frozen=True)
@@ -268,50 +282,26 @@ class JudgeOutcome:
 
 
 def make_judge_backend(config: JudgeConfig, counts: Counter, run_dir=None) -> tuple[ChatBackend, Any]:
-    """(backend, loaded model or None): the judge in this process, or behind an OpenAI-compatible server
-    (whose answers are kept under ``<run_dir>/probe/_answers/`` as they arrive, when ``run_dir`` is given)."""
-    from factatlas.errors import ConfigError
-
-    if config.backend == "openai":
-        from factatlas.probe.openai_backend import EndpointConfig, OpenAIChat, OpenAIClient, api_key_from_env
-
-        if not config.api_base:
-            raise ConfigError("--backend openai needs --api-base, e.g. http://127.0.0.1:8000/v1")
-        endpoint = EndpointConfig(config.api_base, config.served_model or config.judge,
-                                  api_key_from_env(config.api_key_env), concurrency=config.concurrency,
-                                  max_retries=config.max_retries, rate_limit=config.rate_limit,
-                                  timeout=config.timeout, max_wait=config.max_retry_after)
-        store = None
-        if run_dir is not None:
-            from factatlas.probe.answer_store import AnswerStore, store_path
-
-            store = AnswerStore(store_path(run_dir, endpoint.model), stats=counts, stats_prefix="http/")
-        client = OpenAIClient(endpoint, stats=counts, stats_prefix="http/", store=store)
-        return OpenAIChat(client, max_new_tokens=JUDGE_MAX_NEW_TOKENS), None
-    if config.backend != "local":
-        raise ConfigError(f"--backend {config.backend!r}: expected local or openai")
-    from factatlas.probe.chat import LocalChat
-    from factatlas.probe.models import load_model
-
-    lm = load_model(config.judge, device=config.device, dtype=config.dtype, device_map=config.device_map)
-    if lm.family != "causal":
-        raise ConfigError(f"--judge {config.judge}: a {lm.family} model; the judge must be an instruction-tuned "
-                          "causal model with a chat template")
-    return LocalChat(lm, max_new_tokens=JUDGE_MAX_NEW_TOKENS, batch_tokens=config.batch_tokens,
-                     context_fix=JUDGE_CONTEXT_FIX), lm
+    """(backend, loaded model or None): the judge through its backend (in this process, or behind an
+    OpenAI-compatible server whose answers are kept under ``<run_dir>/probe/_answers/`` as they arrive, when
+    ``run_dir`` is given)."""
+    spec = config.backend
+    return spec.backend.judge_chat(config.judge, spec.options, counts, run_dir, JUDGE_MAX_NEW_TOKENS,
+                                   JUDGE_CONTEXT_FIX)
 
 
-def answer_aliases(by_lang: Mapping[str, Mapping[str, set[str]]], folder) -> Mapping[str, set[str]] | LanguageAliases:
-    """The matcher's aliases for a model folder: the languages its probe accepted (``probe.json`` config
-    ``answer_langs``, X-FACTR §3.4), so strict and lenient matching here agree with its ``correct_at_1``."""
+def answer_aliases(by_lang: Mapping[str, Mapping[str, set[str]]], folder) -> LanguageAliases:
+    """The matcher's aliases for a model folder: the languages its probe accepted (the rule spec probe.json
+    records, ``answer_langs``, X-FACTR §3.4), so strict and lenient matching here agree with its
+    ``correct_at_1``. A folder without probe.json matches in every language."""
     import json
     from pathlib import Path
 
-    from factatlas.probe.generative import aliases_in
+    from factatlas.probe.rule import recorded_rule
 
     info = Path(folder) / "probe.json"
-    mode = json.loads(info.read_text("utf-8")).get("config", {}).get("answer_langs", "any") if info.is_file() else "any"
-    return aliases_in(by_lang, None) if mode == "any" else LanguageAliases(by_lang, mode)
+    mode = recorded_rule(json.loads(info.read_text("utf-8")), str(info)).answer_langs if info.is_file() else "any"
+    return LanguageAliases(by_lang, mode)
 
 
 def judge_run(run, model: str | None, config: JudgeConfig, backend: ChatBackend | None = None) -> list[JudgeOutcome]:
@@ -319,7 +309,7 @@ def judge_run(run, model: str | None, config: JudgeConfig, backend: ChatBackend 
     judgements.parquet beside rankings.parquet and the ``judge`` section of metrics.json. Under the run
     lock, as probe and report: a probe swapping a model folder in meanwhile would leave judgements of
     rankings that are gone, and two writers of one metrics.json would lose a section."""
-    from factatlas.probe.runner import open_benchmark
+    from factatlas.probe.selection import open_benchmark
     from factatlas.rundir import RunDir
 
     bench, run_dir = open_benchmark(run)
@@ -335,19 +325,21 @@ def _judge_locked(bench, run_dir: Path, model: str | None, config: JudgeConfig,
     from factatlas.atomic import write_json
     from factatlas.console import progress
     from factatlas.probe.generative import alias_index_by_lang
-    from factatlas.probe.report import model_dirs
+    from factatlas.probe.model_folder import model_dirs
     from factatlas.probe.threads import torch_threads
     from factatlas.tables import read_probe_results
 
-    todo = []
-    for folder in model_dirs(Path(run_dir), model):
+    todo, closed = [], []
+    for folder in model_dirs(Path(run_dir), model):  # --model: a folder, or every folder of a probed model
         rows = read_probe_results(folder / "rankings.parquet")
         if rows and open_answer_rule(rows[0].scoring):
             todo.append((folder, rows))
-        elif model is not None:
-            rule = rows[0].scoring if rows else "none"
-            raise JudgeError(f"{folder}/rankings.parquet: rule '{rule}' holds no free answer to judge; probe "
-                             "with --scoring generative, chat or xfactr first")
+        else:
+            closed.append((folder, rows[0].scoring if rows else "none"))
+    if not todo and model is not None:
+        folder, rule = closed[0]
+        raise JudgeError(f"{folder}/rankings.parquet: rule '{rule}' holds no free answer to judge; probe "
+                         "with --scoring generative, chat or xfactr first")
     if not todo:
         raise JudgeError(f"{run_dir}/probe: no rankings of an open-answer rule (generative, chat, xfactr) to judge")
     prompts = bench.prompts_by_id

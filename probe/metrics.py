@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Collection, Hashable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Hashable, Iterable, Mapping, Sequence
 from typing import Literal
 
 import numpy as np
@@ -32,6 +32,7 @@ __all__ = [
     "coverlap",
     "gold_rank",
     "macro_mean",
+    "macro_micro",
     "majority_baseline",
     "majority_ties",
     "micro_mean",
@@ -47,6 +48,7 @@ __all__ = [
     "rankc_per_query",
     "ranking_positions",
     "rankc_weights",
+    "stratified_bootstrap",
     "reciprocal_rank",
     "xfakt_scores",
     "xfakt_ttest",
@@ -93,21 +95,74 @@ def reciprocal_rank(rank: int | None) -> float:
     return 0.0 if rank is None else 1.0 / rank
 
 
+def macro_micro(fact_values: np.ndarray, predicate_of_fact: np.ndarray) -> tuple[float, float]:
+    """The one definition of the two averages over facts: **macro** = mean over predicates of the mean of
+    their facts (DLAMA), **micro** = mean over facts (BMLAMA). ``predicate_of_fact``: a small non-negative
+    code per fact (codes without a fact are ignored). Every macro and micro P@1 of the toolkit (metrics.json,
+    the verdict's held-out numbers, the analyses) is this function over ``aggregate.ScoreTable``'s facts."""
+    counts = np.bincount(predicate_of_fact)
+    present = counts > 0
+    pred_means = np.bincount(predicate_of_fact, weights=fact_values)[present] / counts[present]
+    return float(pred_means.mean()), float(fact_values.mean())
+
+
+def _grouped(values_by_group: Mapping[str, Sequence[float]], what: str) -> tuple[np.ndarray, np.ndarray]:
+    groups = [v for v in values_by_group.values() if len(v)]
+    if not groups:
+        raise ValueError(f"{what} of no values")
+    values = np.concatenate([np.asarray(v, dtype=np.float64) for v in groups])
+    codes = np.repeat(np.arange(len(groups)), [len(v) for v in groups])
+    return values, codes
+
+
 def macro_mean(values_by_group: Mapping[str, Sequence[float]]) -> float:
-    """Mean over groups (predicates) of the mean within each group; empty groups are ignored."""
-    means = [sum(v) / len(v) for v in values_by_group.values() if len(v)]
-    if not means:
-        raise ValueError("macro_mean of no values")
-    return sum(means) / len(means)
+    """Mean over groups (predicates) of the mean within each group; empty groups are ignored (``macro_micro``)."""
+    return macro_micro(*_grouped(values_by_group, "macro_mean"))[0]
 
 
 def micro_mean(values_by_group: Mapping[str, Sequence[float]]) -> float:
-    """Mean over all values pooled (a predicate with more facts weighs more)."""
-    total = sum(sum(v) for v in values_by_group.values())
-    n = sum(len(v) for v in values_by_group.values())
-    if n == 0:
-        raise ValueError("micro_mean of no values")
-    return total / n
+    """Mean over all values pooled (a predicate with more facts weighs more; ``macro_micro``)."""
+    return macro_micro(*_grouped(values_by_group, "micro_mean"))[1]
+
+
+# A bootstrap statistic: (per-stratum sums of a resample (strata, n_boot), stratum sizes (strata, 1)) ->
+# the statistic of every resample (n_boot,).
+Statistic = Callable[[np.ndarray, np.ndarray], np.ndarray]
+
+
+def macro_statistic(sums: np.ndarray, sizes: np.ndarray) -> np.ndarray:
+    """Per resample: the mean over strata of the stratum means (macro)."""
+    return (sums / sizes).mean(axis=0)
+
+
+def micro_statistic(sums: np.ndarray, sizes: np.ndarray) -> np.ndarray:
+    """Per resample: the mean over every resampled value (micro)."""
+    return sums.sum(axis=0) / sizes.sum()
+
+
+def stratified_bootstrap(strata: Sequence[Sequence[float]], statistic: Statistic, n_boot: int = 1000,
+                         confidence: float = 0.95, seed: int = 0) -> tuple[float, float]:
+    """The one bootstrap interval of the toolkit: each stratum's values resampled with replacement, the
+    strata in the order given (so the draws are reproducible), ``statistic`` of every resample, and the
+    percentile interval at ``confidence``. ``bootstrap_ci`` (macro or micro within predicates) and the
+    analyses' culture gap (``analysis.compare.culture_gap``) are this function with their statistic."""
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence must be in (0, 1), got {confidence}")
+    if n_boot < 1:
+        raise ValueError(f"n_boot must be >= 1, got {n_boot}")
+    groups = [np.asarray(v, dtype=np.float64) for v in strata]
+    if not groups or any(len(v) == 0 for v in groups):
+        raise ValueError("a bootstrap needs values in every stratum")
+    rng = np.random.default_rng(seed)
+    sums = np.zeros((len(groups), n_boot))
+    for g, values in enumerate(groups):
+        draws = rng.integers(0, len(values), size=(n_boot, len(values)))
+        sums[g] = values[draws].sum(axis=1)
+    sizes = np.array([len(v) for v in groups], dtype=np.float64)[:, None]
+    stats = statistic(sums, sizes)
+    tail = (1 - confidence) / 2 * 100
+    lo, hi = np.percentile(stats, [tail, 100 - tail])
+    return float(lo), float(hi)
 
 
 def bootstrap_ci(values_by_predicate: Mapping[str, Sequence[float]], n_boot: int = 1000,
@@ -118,23 +173,13 @@ def bootstrap_ci(values_by_predicate: Mapping[str, Sequence[float]], n_boot: int
     Stratifying by predicate keeps every predicate in every resample, so the macro mean stays defined
     and the interval reflects the uncertainty over facts, not over which predicates were drawn.
     """
-    if not 0 < confidence < 1:
-        raise ValueError(f"confidence must be in (0, 1), got {confidence}")
-    if n_boot < 1:
-        raise ValueError(f"n_boot must be >= 1, got {n_boot}")
-    groups = [np.asarray(v, dtype=np.float64) for _, v in sorted(values_by_predicate.items()) if len(v)]
+    groups = [v for _, v in sorted(values_by_predicate.items()) if len(v)]
     if not groups:
         raise ValueError("bootstrap_ci of no values")
-    rng = np.random.default_rng(seed)
-    sums = np.zeros((len(groups), n_boot))
-    for g, values in enumerate(groups):
-        draws = rng.integers(0, len(values), size=(n_boot, len(values)))
-        sums[g] = values[draws].sum(axis=1)
-    sizes = np.array([len(v) for v in groups], dtype=np.float64)[:, None]
-    stats = (sums / sizes).mean(axis=0) if average == "macro" else sums.sum(axis=0) / sizes.sum()
-    tail = (1 - confidence) / 2 * 100
-    lo, hi = np.percentile(stats, [tail, 100 - tail])
-    return float(lo), float(hi)
+    if average not in ("macro", "micro"):
+        raise ValueError(f"average must be 'macro' or 'micro', got {average!r}")
+    return stratified_bootstrap(groups, macro_statistic if average == "macro" else micro_statistic, n_boot,
+                                confidence, seed)
 
 
 # ---- RankC (BMLAMA) -----------------------------------------------------------------------------

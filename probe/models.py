@@ -111,6 +111,25 @@ def _looks_like_path(name: str) -> bool:
     return name.startswith((".", "/", "~")) or name.count("/") > 1 or "\\" in name
 
 
+def model_config(name: str) -> Any:
+    """The model's transformers config (config.json only: no weights, no tokenizer), or an error naming the fix."""
+    from transformers import AutoConfig
+
+    if _looks_like_path(name) and not Path(name).expanduser().is_dir():
+        raise ConfigError(f"--model {name}: no such folder; pass a folder written by save_pretrained "
+                          "(config.json + weights) or a Hub id such as bert-base-multilingual-cased")
+    try:
+        return AutoConfig.from_pretrained(name)
+    except (OSError, ValueError) as e:
+        raise FactatlasError(f"cannot load model '{name}': {e}. Pass a local folder saved with "
+                             "save_pretrained, or a Hub id whose files are cached or reachable.") from e
+
+
+def model_family(name: str) -> str:
+    """The family of model ``name`` from its config alone, before any weight loads."""
+    return detect_family(model_config(name))
+
+
 def load_model(name: str, *, family: str | None = None, device: str = "auto", dtype: str = "auto",
                device_map: str | None = None) -> LoadedModel:
     """Load tokenizer + model from a local folder or a Hub id (cached or downloadable).
@@ -119,21 +138,13 @@ def load_model(name: str, *, family: str | None = None, device: str = "auto", dt
     visible GPU (and CPU memory) through accelerate; inputs then go to the device of the input embeddings
     and accelerate's hooks move activations between layers. Without it the whole model sits on ``device``.
     """
-    from transformers import AutoConfig, AutoTokenizer
+    from transformers import AutoTokenizer
     from transformers.utils import logging as hf_logging
 
     hf_logging.disable_progress_bar()  # our own progress goes to stderr via factatlas.console
     if family is not None and family not in FAMILIES:
         raise ConfigError(f"unknown model family '{family}'. Available: {', '.join(FAMILIES)}")
-    if _looks_like_path(name) and not Path(name).expanduser().is_dir():
-        raise ConfigError(f"--model {name}: no such folder; pass a folder written by save_pretrained "
-                          "(config.json + weights) or a Hub id such as bert-base-multilingual-cased")
-    try:
-        config = AutoConfig.from_pretrained(name)
-    except (OSError, ValueError) as e:
-        raise FactatlasError(f"cannot load model '{name}': {e}. Pass a local folder saved with "
-                             "save_pretrained, or a Hub id whose files are cached or reachable.") from e
-    family = family or detect_family(config)
+    family = family or detect_family(model_config(name))
     device = resolve_device(device)
     dtype = resolve_dtype(dtype, device)
     tokenizer = AutoTokenizer.from_pretrained(name)

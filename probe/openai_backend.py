@@ -36,16 +36,20 @@ from typing import Any
 from factatlas.errors import ConfigError, FactatlasError
 from factatlas.probe.answer_store import AnswerStore
 from factatlas.probe.chat import Message, Reply
+from factatlas.probe.options import Option, Options
 from factatlas.probe.protocol import ClozeQuery
 
 RETRY_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504})
-REMOTE_RULES = ("chat", "chat-lenient", "causal-mean", "causal-sum")
 DEFAULT_TIMEOUT_S = 120.0  # a model's answer can take a while on a busy server
 DEFAULT_MAX_RETRY_AFTER_S = 60.0
 
 
 class RemoteError(FactatlasError):
     """A request that failed for good; the message names the URL, status and fix, never the key."""
+
+    def __init__(self, message: str, status: int | None = None):
+        super().__init__(message)
+        self.status = status  # the HTTP status of a refusal (None: no answer, or an answer of the wrong kind)
 
 
 class _Stopped(Exception):
@@ -94,6 +98,63 @@ def check_completion_answer(answer: Any) -> list[dict[str, Any]]:
     return choices
 
 
+def kept_chat_answer(answer: Any) -> dict[str, Any]:
+    """What the chat rules read of a chat completion: the reply text, in the answer's own shape."""
+    return {"choices": [{"index": 0, "message": {"content": check_chat_answer(answer)}}]}
+
+
+def kept_completion_answer(answer: Any) -> dict[str, Any]:
+    """What log-probability scoring reads of a completion: each choice's index and prompt log-probabilities."""
+    kept = []
+    for choice in check_completion_answer(answer):
+        logprobs = choice.get("logprobs")
+        if isinstance(logprobs, dict):
+            logprobs = {"token_logprobs": logprobs.get("token_logprobs")}
+        kept.append({"index": choice.get("index", 0), "logprobs": logprobs})
+    return {"choices": kept}
+
+
+def _http_url(value: str) -> str:
+    if not str(value).startswith(("http://", "https://")):
+        raise ValueError("expected an http(s) URL such as http://127.0.0.1:8000/v1")
+    return str(value)
+
+
+@dataclass(frozen=True)
+class OpenAIOptions(Options):
+    """The options of ``--backend openai`` (the probe's and the judge's), each validated by its declaration."""
+
+    api_base: str | None = Option("--api-base", None, "openai: the server's base URL, e.g. http://127.0.0.1:8000/v1.",
+                                  parse=_http_url).field()
+    served_model: str | None = Option("--served-model", None, "openai: the model name the server expects "
+                                      "(default: the model given).").field()
+    api_key_env: str | None = Option("--api-key-env", None, "openai: environment variable holding the API key (the "
+                                     "key is never printed or written).").field()
+    tokenizer: str | None = Option("--tokenizer", None, "openai causal-*: the served model's tokenizer folder or Hub "
+                                   "id (default: --model).").field()
+    concurrency: int = Option("--concurrency", 4, "openai: requests in flight.", cli_type=int, minimum=1).field()
+    max_retries: int = Option("--max-retries", 5, "openai: retries on 429/5xx/connection errors.", cli_type=int,
+                              minimum=0).field()
+    rate_limit: float | None = Option("--rate-limit", None, "openai: at most this many requests per second.",
+                                      cli_type=float, positive=True).field()
+    timeout: float = Option("--timeout", DEFAULT_TIMEOUT_S, "openai: total deadline per HTTP request in seconds, "
+                            "body included.", cli_type=float, positive=True).field()
+    max_retry_after: float = Option("--max-retry-after", DEFAULT_MAX_RETRY_AFTER_S, "openai: wait at most this many "
+                                    "seconds for a server's Retry-After; a longer one stops the run with the time "
+                                    "to retry.", cli_type=float, minimum=0).field()
+
+    def check(self) -> None:
+        if not self.api_base:
+            raise ConfigError("--backend openai needs --api-base, e.g. http://127.0.0.1:8000/v1")
+
+    def endpoint(self, model: str) -> EndpointConfig:
+        """The client's configuration for ``model`` (the served name, when given, wins), key from the environment."""
+        assert self.api_base is not None
+        return EndpointConfig(self.api_base, self.served_model or model, api_key_from_env(self.api_key_env),
+                              concurrency=self.concurrency, max_retries=self.max_retries, rate_limit=self.rate_limit,
+                              timeout=self.timeout, max_wait=self.max_retry_after)
+
+
 @dataclass(frozen=True)
 class EndpointConfig:
     base_url: str  # e.g. http://127.0.0.1:8000/v1
@@ -106,17 +167,9 @@ class EndpointConfig:
     backoff: float = 0.5  # first wait; doubles per retry (with jitter), capped by max_wait
     max_wait: float = DEFAULT_MAX_RETRY_AFTER_S  # longer Retry-After: stop with the time to retry (--max-retry-after)
 
-    def __post_init__(self) -> None:
-        if not self.base_url.startswith(("http://", "https://")):
-            raise ConfigError(f"--api-base {self.base_url!r}: expected an http(s) URL such as "
-                              "http://127.0.0.1:8000/v1")
-        if not self.timeout > 0:
-            raise ConfigError(f"--timeout {self.timeout}: must be a positive number of seconds")
-        if self.max_wait < 0:
-            raise ConfigError(f"--max-retry-after {self.max_wait}: must be 0 or more seconds")
-        if self.concurrency < 1 or self.max_retries < 0:
-            raise ConfigError(f"--concurrency {self.concurrency} / --max-retries {self.max_retries}: expected "
-                              "concurrency >= 1 and retries >= 0")
+    def __post_init__(self) -> None:  # the values follow the declarations of the options they come from
+        OpenAIOptions(api_base=self.base_url, concurrency=self.concurrency, max_retries=self.max_retries,
+                      rate_limit=self.rate_limit, timeout=self.timeout, max_retry_after=self.max_wait)
 
 
 def api_key_from_env(name: str | None) -> str | None:
@@ -182,33 +235,40 @@ class OpenAIClient:
                                  backoff_factor=2.0, backoff_max_s=config.max_wait, jitter=0.2,
                                  retries=config.max_retries, max_throttled=config.max_retries + 1)
         self._transport = Transport(self.policy, f"factatlas/{__version__}", connections=config.concurrency)
+        from factatlas.probe.answer_store import request_secrets
+
+        self.secrets = request_secrets(config.base_url, config.api_key)  # scrubbed from every kept answer
 
     def _count(self, key: str) -> None:
         with self._lock:
             self.stats[self._prefix + key] += 1
 
-    def post(self, path: str, body: Mapping[str, Any], check: Callable[[Any], object] = lambda answer: None) -> Any:
-        """The server's JSON answer to ``body`` at ``path``, parsed and ``check``-ed inside the retry loop.
+    def post(self, path: str, body: Mapping[str, Any], check: Callable[[Any], object] = lambda answer: None,
+             keep: Callable[[Any], Any] = lambda answer: answer) -> Any:
+        """What ``keep`` takes of the server's JSON answer to ``body`` at ``path`` (parsed and ``check``-ed
+        inside the retry loop), scrubbed of the request's credentials.
 
         ``check`` raises ``WrongShape`` (a ValueError) for JSON that is not what the request expects. A body
         that is not JSON (cut, an HTML page) or JSON of the wrong shape is a transient fault like a 503:
-        retried, and named with the fix after the last try. With a store, a kept answer is reused
-        without sending, and each new answer is kept the moment it passed ``check``."""
+        retried, and named with the fix after the last try. ``keep`` returns the part of a checked answer
+        the caller reads (in the answer's own shape, so ``check`` accepts it too): that, never the whole
+        answer with whatever a server echoed, is what is returned and kept. With a store, a kept answer
+        is reused without sending, and each new answer is kept the moment it passed ``check``."""
+        from factatlas.probe.answer_store import request_key, scrub
+
         url = self.config.base_url.rstrip("/") + path
         shown = redact(url, self.config.api_key)
         if self.store is None:
-            return self._send(url, shown, body, check)
-        from factatlas.probe.answer_store import request_key
-
-        key = request_key(url, body)
+            return scrub(keep(self._send(url, shown, body, check)), self.secrets)
+        key = request_key(path, body)
         with self._lock:  # one request per key in flight: a twin waits and reuses its answer
             flight = self._in_flight.setdefault(key, threading.Lock())
         with flight:
             kept = self.store.get(key, check)
             if kept is not None:
                 return kept
-            answer = self._send(url, shown, body, check)
-            self.store.put(key, answer, shown)
+            answer = scrub(keep(self._send(url, shown, body, check)), self.secrets)
+            self.store.put(key, answer, shown, self.secrets)
             return answer
 
     def _send(self, url: str, shown: str, body: Mapping[str, Any], check: Callable[[Any], object]) -> Any:
@@ -240,7 +300,8 @@ class OpenAIClient:
                 detail = redact(response.body.decode("utf-8", "replace")[:500], self.config.api_key)
                 hint = (" check the API key (--api-key-env)" if response.status in (401, 403) else
                         " check --api-base, --served-model and what the server supports")
-                raise RemoteError(f"{shown}: HTTP {response.status} after {attempts} attempt(s): {detail};{hint}")
+                raise RemoteError(f"{shown}: HTTP {response.status} after {attempts} attempt(s): {detail};{hint}",
+                                  response.status)
             try:
                 answer = json.loads(response.body.decode("utf-8"))
             except ValueError as e:  # JSONDecodeError and UnicodeDecodeError both
@@ -328,7 +389,7 @@ class OpenAIChat:
     def _one(self, messages: Sequence[Message]) -> Reply:
         body = {"model": self.client.config.model, "messages": list(messages), "temperature": 0,
                 "max_tokens": self.max_new_tokens}
-        text = check_chat_answer(self.client.post("/chat/completions", body, check_chat_answer))
+        text = check_chat_answer(self.client.post("/chat/completions", body, check_chat_answer, kept_chat_answer))
         return Reply(text, tuple(messages), None)
 
     def chat(self, conversations: Sequence[Sequence[Message]]) -> list[Reply]:
@@ -364,7 +425,15 @@ class OpenAILogprobScorer:
     def _score_one(self, seqs: list[tuple[list[int], int]]) -> tuple[float, ...]:
         body = {"model": self.client.config.model, "prompt": [ids for ids, _ in seqs], "max_tokens": 1,
                 "temperature": 0, "echo": True, "logprobs": 1}
-        answer = self.client.post("/completions", body, lambda a: self._scores(a, seqs))
+        try:
+            answer = self.client.post("/completions", body, lambda a: self._scores(a, seqs), kept_completion_answer)
+        except RemoteError as e:
+            if e.status in (400, 404, 422):  # a server without token-id prompts or prompt log-probs says so here
+                raise RemoteError(f"{self.client.config.base_url}/completions refused a token-id prompt with "
+                                  f"echo=true, logprobs=1 ({e}): the server cannot give prompt log-probabilities, "
+                                  f"which --scoring {self.scoring.split('+')[0]} needs (transformers serve cannot); "
+                                  "use a server that does, e.g. vllm serve, or --scoring chat", e.status) from None
+            raise
         return self._scores(answer, seqs)
 
     def _scores(self, answer: Any, seqs: list[tuple[list[int], int]]) -> tuple[float, ...]:
@@ -411,13 +480,3 @@ def remote_model(name: str, endpoint: EndpointConfig, tokenizer_name: str | None
             raise ConfigError(f"--tokenizer {source}: cannot load it ({e}); pass the served model's tokenizer "
                               "as a local folder or a cached Hub id") from e
     return RemoteModel(name, endpoint, tokenizer)
-
-
-def make_remote_scorer(lm: RemoteModel, scoring: str, client: OpenAIClient, max_new_tokens: int,
-                       include_remainder: bool):
-    if scoring in ("chat", "chat-lenient"):
-        return OpenAIChat(client, max_new_tokens)
-    if scoring in ("causal-mean", "causal-sum"):
-        return OpenAILogprobScorer(client, lm.tokenizer, scoring.removeprefix("causal-"), include_remainder)
-    raise ConfigError(f"--backend openai: scoring rule '{scoring}' is not served over HTTP; use one of "
-                      f"{', '.join(REMOTE_RULES)}")

@@ -26,14 +26,19 @@ def _pyplot():
 
 
 def _save(fig, path: Path) -> Path:
+    import io
+
     import matplotlib.pyplot as plt
 
-    path.parent.mkdir(parents=True, exist_ok=True)
+    from factatlas.atomic import write_bytes
+
     # The tight box from the layout alone: bbox_inches="tight" rasterises the figure once more to find it,
     # a sixth of the report's plotting time. 0.1 in is matplotlib's savefig.pad_inches.
     tight = fig.get_tightbbox(fig.canvas.get_renderer()).padded(0.1)
-    fig.savefig(path, dpi=110, bbox_inches=tight, metadata={"Software": None})
+    png = io.BytesIO()
+    fig.savefig(png, format="png", dpi=110, bbox_inches=tight, metadata={"Software": None})
     plt.close(fig)
+    write_bytes(path, png.getvalue())  # atomic: a full or read-only disk leaves no half-written PNG
     return path
 
 

@@ -7,11 +7,11 @@ two methods, so the runner, the tests and the speed benchmark drive every family
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from factatlas.errors import ConfigError, unknown
+from factatlas.probe.rule import RULES, Rule, default_rules, rule_for_family, rule_named
 from factatlas.records import ANSWER_MARKER
 
 
@@ -51,61 +51,33 @@ class TextGenerator(Protocol):
     def generate(self, prompts: Sequence[str]) -> list[str]: ...
 
 
-@dataclass(frozen=True, slots=True)
-class ScoringRule:
-    name: str
-    family: str  # "mlm" | "causal" | "seq2seq" | "any": the model family the rule needs
-    kind: str  # "rank" (closed candidate set) | "generate" (open answers, matched afterwards)
-    summary: str
+# The scoring rules are registry entries (``factatlas.probe.rule``); these names stay for their readers.
+ScoringRule = Rule
+SCORING_RULES: Mapping[str, Rule] = RULES  # a live view: a rule registered later is in it
 
 
-SCORING_RULES: dict[str, ScoringRule] = {
-    r.name: r
-    for r in (
-        ScoringRule("mlm-independent", "mlm", "rank",
-                    "mLAMA: one pass per needed mask count; mean log p of each candidate token at its mask"),
-        ScoringRule("mlm-pll", "mlm", "rank",
-                    "BMLAMA: masks filled left to right with the candidate's own prefix; mean log p"),
-        ScoringRule("mlm-independent-meanprob", "mlm", "rank",
-                    "mParaRel's variant of mlm-independent: mean p (not log p) of the candidate's tokens"),
-        ScoringRule("mlm-pll-meanprob", "mlm", "rank",
-                    "mlm-pll with the mean p (not log p) of the candidate's tokens"),
-        ScoringRule("causal-mean", "causal", "rank", "mean log p(candidate tokens | prompt prefix)"),
-        ScoringRule("causal-sum", "causal", "rank", "sum of log p(candidate tokens | prompt prefix)"),
-        ScoringRule("causal-sentence-legacy", "causal", "rank",
-                    "BMLAMA legacy: minus the mean NLL of the whole filled sentence (tokenizer's own specials)"),
-        ScoringRule("seq2seq", "seq2seq", "rank",
-                    "mT5 sentinel: mean log p of '<extra_id_0> candidate <extra_id_1>' by teacher forcing"),
-        ScoringRule("generative", "any", "generate",
-                    "greedy answer; correct if it equals a normalised alias of a valid object"),
-        ScoringRule("generative-lenient", "any", "generate",
-                    "greedy answer; correct if a normalised alias occurs in it (substring)"),
-        ScoringRule("chat", "any", "generate",
-                    "instruction-tuned QA through the model's chat template (system prompt, k dev-split "
-                    "examples); strict alias match as 'generative'"),
-        ScoringRule("chat-lenient", "any", "generate",
-                    "chat template QA; correct if a normalised alias occurs in the answer (substring)"),
-        ScoringRule("xfactr", "mlm", "generate",
-                    "X-FACTR multi-token decoding without candidates, matched against golds and aliases"),
-    )
-}
+class _DefaultScoring(Mapping[str, str]):
+    """family -> its default rule, read from the registry each time."""
 
-DEFAULT_SCORING = {"mlm": "mlm-independent", "causal": "causal-mean", "seq2seq": "seq2seq"}
+    def __getitem__(self, family: str) -> str:
+        return default_rules()[family]
+
+    def __iter__(self):
+        return iter(default_rules())
+
+    def __len__(self) -> int:
+        return len(default_rules())
 
 
-def scoring_rule(name: str) -> ScoringRule:
-    if name not in SCORING_RULES:
-        raise ConfigError(unknown("scoring rule", name, SCORING_RULES))
-    return SCORING_RULES[name]
+DEFAULT_SCORING: Mapping[str, str] = _DefaultScoring()
 
 
-def check_scoring_for_family(name: str, family: str) -> ScoringRule:
-    rule = scoring_rule(name)
-    if rule.family not in ("any", family):
-        fits = sorted(r.name for r in SCORING_RULES.values() if r.family in ("any", family))
-        raise ConfigError(f"scoring rule '{name}' needs a {rule.family} model, but the model is {family}; "
-                          f"use one of: {', '.join(fits)}")
-    return rule
+def scoring_rule(name: str) -> Rule:
+    return rule_named(name)
+
+
+def check_scoring_for_family(name: str, family: str) -> Rule:
+    return rule_for_family(name, family)
 
 
 def rank_candidates(qids: Sequence[str], scores: Sequence[float]) -> tuple[tuple[str, ...], tuple[float, ...]]:

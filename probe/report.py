@@ -379,20 +379,14 @@ def predicate_labeller(meta: Mapping[str, Any], where: Path) -> Callable[[str], 
 
 
 def model_dirs(run: Path, model: str | None = None) -> list[Path]:
-    probe = run / "probe"
-    from factatlas.probe.runner import probed_folders
+    """``model_folder.model_dirs``, its errors as ReportError."""
+    from factatlas.probe.model_folder import ModelFolderError
+    from factatlas.probe.model_folder import model_dirs as folders
 
-    found = probed_folders(probe)
-    if model is None:
-        if not found:
-            raise ReportError(f"{probe}: no model rankings; run `factatlas probe {run} --model PATH_OR_ID` first")
-        return found
-    chosen = probe / model
-    if not (chosen / "rankings.parquet").exists():
-        from factatlas.errors import unknown
-
-        raise ReportError(f"{chosen}/rankings.parquet: missing; " + unknown("model", model, [p.name for p in found]))
-    return [chosen]
+    try:
+        return folders(run, model)
+    except ModelFolderError as e:
+        raise ReportError(str(e)) from None
 
 
 def probe_metrics(folder: Path, config: Any, inputs: Mapping[str, Any]) -> tuple[dict[str, Any] | None, str]:
@@ -418,13 +412,26 @@ def probe_metrics(folder: Path, config: Any, inputs: Mapping[str, Any]) -> tuple
     return metrics, f"reused {path.name}: same inputs and configuration"
 
 
+def check_recorded(run: Any, folder: Path) -> None:
+    """Refuse a model folder whose rankings are not the ones its probe recorded in manifest.json (issue 42):
+    the metrics, probe.json and the manifest's configuration would describe other rankings than those the
+    report reads. metrics.json itself is tied to the rankings by its recorded inputs (``probe_metrics``)."""
+    stage = f"probe/{folder.name}"
+    changed = run.changed_outputs(stage, ("rankings.parquet", "rankings_template_only.parquet"))
+    if changed:
+        raise ReportError(f"{'; '.join(changed)}: the folder is not what manifest.json records for {stage} "
+                          "(rankings replaced by hand or by a writer that did not finish); probe the model again "
+                          f"(`factatlas probe {run.root} --model ... --out-name {folder.name}`) to make them "
+                          "agree, then report")
+
+
 def trained_splits(folder: Path) -> list[str] | None:
     """The splits the model of ``folder`` was trained on, as its probe.json records them (the tiny model's
     recipe, or ``trained_on_splits`` written for any model); None when nothing is recorded."""
 
     from factatlas.atomic import read_json
     from factatlas.errors import FactatlasError
-    from factatlas.probe.runner import recorded_training_splits
+    from factatlas.probe.model_folder import recorded_training_splits
 
     path = folder / "probe.json"
     if not path.is_file():
@@ -518,6 +525,7 @@ def write_report(run: str | os.PathLike, model: str | None = None, config: Any =
     with RunDir(run).lock():
         results = []
         for folder in model_dirs(run, model):
+            check_recorded(RunDir(run), folder)
             t_path = folder / "rankings_template_only.parquet"
             t_path = t_path if t_path.exists() else None
             splits = trained_splits(folder) if trained_on is None else list(trained_on)

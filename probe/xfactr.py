@@ -25,8 +25,10 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from factatlas.errors import ConfigError
 from factatlas.probe.batching import pad_right, token_budget_batches
 from factatlas.probe.models import LoadedModel
+from factatlas.probe.options import ANSWER_LANGS, Option, Options, parse_lang_ints
 from factatlas.probe.protocol import ClozeQuery
 from factatlas.probe.slots import special_wrap, tokenize_slots
 from factatlas.records import Prompt
@@ -34,6 +36,37 @@ from factatlas.records import Prompt
 INITS = ("independent", "order", "confidence")
 LENGTHS = ("mean", "sum")
 MASK_CHOICES = ("search", "oracle")
+REFINE_ORDERS = ("order", "confidence")
+
+
+@dataclass(frozen=True)
+class XFactrOptions(Options):
+    """The options of the ``xfactr`` rule, each validated by its declaration (field names as probe.json
+    has always recorded them)."""
+
+    xfactr_init: str = Option("--xfactr-init", "confidence", "independent | order | confidence.",
+                              choices=INITS).field()
+    xfactr_refine: bool = Option("--xfactr-refine/--no-xfactr-refine", True, "X-FACTR refinement.",
+                                 cli_type=bool).field()
+    xfactr_length: str = Option("--xfactr-length", "mean", "Choose the answer length by mean | sum.",
+                                choices=LENGTHS).field()
+    xfactr_max_masks: int = Option("--xfactr-max-masks", 5, "Largest mask count tried.", cli_type=int,
+                                   minimum=1).field()
+    xfactr_refine_order: str = Option("--xfactr-refine-order", "order", "order (left to right sweeps) | confidence "
+                                      "(lowest re-computed confidence first).", choices=REFINE_ORDERS).field()
+    xfactr_beam: int = Option("--xfactr-beam", 1, "Beam size of the initial prediction (1: greedy; order or "
+                              "confidence init).", cli_type=int, minimum=1).field()
+    xfactr_masks: str = Option("--xfactr-masks", "search", "search (try 1..M, keep the best score) | oracle (the "
+                               "gold answer's token count).", choices=MASK_CHOICES).field()
+    xfactr_max_masks_by_lang: tuple[tuple[str, int], ...] = Option(
+        "--xfactr-max-masks-lang", (), "Largest mask count for one language (repeatable), e.g. ja=8.",
+        cli_type=list[str], parse=parse_lang_ints, metavar="LANG=M").field()
+    answer_langs: str = ANSWER_LANGS.field()
+
+    def check(self) -> None:
+        if self.xfactr_beam > 1 and self.xfactr_init == "independent":
+            raise ConfigError(f"--xfactr-beam {self.xfactr_beam}: beam search needs an order or confidence "
+                              "initial prediction (--xfactr-init), not independent")
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,27 +87,21 @@ class XFactrDecoder:
                  masks: str = "search", max_masks_by_lang: Mapping[str, int] | None = None):
         if lm.family != "mlm":
             raise ValueError(f"X-FACTR decoding needs a masked LM, got a {lm.family} model")
-        if init not in INITS:
-            raise ValueError(f"unknown X-FACTR initial prediction '{init}'; expected one of {INITS}")
-        if length not in LENGTHS:
-            raise ValueError(f"unknown X-FACTR length choice '{length}'; expected one of {LENGTHS}")
-        if refine_order not in ("order", "confidence"):
-            raise ValueError(f"unknown refinement order '{refine_order}'; expected order or confidence")
-        if beam < 1:
-            raise ValueError(f"beam size {beam}: expected at least 1")
-        if beam > 1 and init == "independent":
-            raise ValueError("beam search needs an order or confidence initial prediction, not independent")
-        if masks not in MASK_CHOICES:
-            raise ValueError(f"unknown mask count choice '{masks}'; expected one of {MASK_CHOICES}")
-        limits = {"": max_masks, **dict(max_masks_by_lang or {})}
-        bad = {lang: m for lang, m in limits.items() if m < 1}
-        if bad:
-            raise ValueError(f"maximum mask counts must be at least 1, got {bad}")
+        XFactrOptions(xfactr_init=init, xfactr_refine=refine, xfactr_length=length, xfactr_max_masks=max_masks,
+                      xfactr_refine_order=refine_order, xfactr_beam=beam, xfactr_masks=masks,
+                      xfactr_max_masks_by_lang=tuple(sorted((max_masks_by_lang or {}).items())))  # validates
         self.lm, self.max_masks, self.init, self.refine = lm, max_masks, init, refine
         self.length, self.refine_order, self.batch_tokens = length, refine_order, batch_tokens
         self.beam, self.masks = beam, masks
         self.max_masks_by_lang = dict(max_masks_by_lang or {})
         self.counts: Counter = Counter()  # fallbacks, merged into probe.json's counts by the runner
+
+    @classmethod
+    def from_options(cls, lm: LoadedModel, options: XFactrOptions, batch_tokens: int = 8192) -> XFactrDecoder:
+        return cls(lm, max_masks=options.xfactr_max_masks, init=options.xfactr_init, refine=options.xfactr_refine,
+                   length=options.xfactr_length, refine_order=options.xfactr_refine_order, batch_tokens=batch_tokens,
+                   beam=options.xfactr_beam, masks=options.xfactr_masks,
+                   max_masks_by_lang=dict(options.xfactr_max_masks_by_lang))
 
     def largest_mask_count(self) -> int:
         """The most masks any language may get (the context check holds for every language)."""

@@ -6,6 +6,8 @@ from pathlib import Path
 
 import typer
 
+from factatlas.options import number
+
 
 def _human(n: int) -> str:
     for unit in ("B", "KiB", "MiB", "GiB"):
@@ -74,7 +76,7 @@ def publish_command(
 def diff_command(
     old: str = typer.Argument(..., help="Old release: folder, git:PATH@vX.Y.Z, hub:org/name@vX.Y.Z, or a run."),
     new: str = typer.Argument(..., help="New release, same forms."),
-    details: int = typer.Option(0, "--details", help="Also list up to N added/removed/changed facts."),
+    details: int = typer.Option(0, "--details", callback=number(at_least=0), help="Also list up to N added/removed/changed facts."),
 ) -> None:
     """Facts added, removed and changed between two releases, per predicate, culture and language.
 
@@ -110,7 +112,7 @@ def export_lmeval_command(
     bos_text: str = typer.Option("", "--bos-text", help="Text put before every prompt, e.g. '<|endoftext|>' for "
                                                         "GPT-2-style tokenizers that add no BOS themselves."),
     prefix: str | None = typer.Option(None, "--prefix", help="Task-name prefix (default: factatlas_<name>)."),
-    max_gen_toks: int = typer.Option(16, "--max-gen-toks", help="Answer length limit of the generative tasks."),
+    max_gen_toks: int = typer.Option(16, "--max-gen-toks", callback=number(at_least=1), help="Answer length limit of the generative tasks."),
 ) -> None:
     """Write lm-evaluation-harness tasks: multiple choice over the candidates and generative QA, per
     (pair, language), plus groups.

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from factatlas.atomic import write_text
+from factatlas.atomic import write_together
 from factatlas.errors import ConfigError
 from factatlas.records import ANSWER_MARKER, Prompt
 
@@ -129,6 +129,11 @@ def export_lmeval(run: str | Path, out: str | Path, *, splits: Sequence[str] | N
     if prefix is None:
         prefix = task_name("factatlas", benchmark.meta.get("name") or bench.parent.name)
     out = Path(out).resolve()
+    files: dict[Path, bytes] = {}  # written together at the end: a refused write leaves OUT as it was
+
+    def write_text(path: Path, text: str) -> None:
+        files[path] = text.encode("utf-8")
+
     counts: Counter = Counter()
     mc_tasks: list[str] = []
     gen_tasks: list[str] = []
@@ -170,4 +175,5 @@ def export_lmeval(run: str | Path, out: str | Path, *, splits: Sequence[str] | N
             groups.append(task_name(prefix, suffix))
             write_text(out / f"{groups[-1]}.yaml", _dump_yaml(_group_yaml(groups[-1], tasks, metrics)))
     write_text(out / f"{prefix}.yaml", _dump_yaml(_group_yaml(prefix, groups, ())))
+    write_together(files)
     return LmEvalExport(out, tuple(mc_tasks + gen_tasks), (*groups, prefix), dict(sorted(counts.items())))

@@ -16,7 +16,7 @@ import shutil
 import subprocess
 import tarfile
 import tempfile
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +25,7 @@ from typing import Any, Protocol
 from factatlas.atomic import TMP_PREFIX
 from factatlas.errors import ConfigError, FactatlasError
 from factatlas.http import redact  # the one redaction (re-exported: the publishers' callers use this name)
+from factatlas.registry import Registry
 from factatlas.rundir import crash_point, exclusive_lock
 
 from .versions import Version, branch_release, check_new_version, moves_default_branch, versions_from_tags
@@ -360,16 +361,51 @@ class HubPublisher:
 
 
 # ---- targets and references ----------------------------------------------------------------------
+# Where a release goes is a registry entry, like the prober's scoring rules and backends: a name (the
+# prefix of ``--target NAME:WHERE`` and of a ``NAME:WHERE@TAG`` reference) and the publisher it opens.
+# Another package registers its own under the entry-point group ``factatlas.publish.targets``.
+
+
+@dataclass(frozen=True)
+class PublishTarget:
+    name: str
+    summary: str
+    open: Callable[..., Publisher]  # (where, *, repo, private, token, endpoint) -> Publisher
+    needs_where: bool = True  # ``NAME:WHERE`` (git: a path or URL); False: ``NAME`` alone names ``--repo`` (hub)
+
+
+TARGETS: Registry[PublishTarget] = Registry("publish target", group="factatlas.publish.targets")
+
+
+def register_target(target: PublishTarget) -> PublishTarget:
+    return TARGETS.register(target.name, target)
+
+
+register_target(PublishTarget("git", "a git repository: a local path (made on first use) or a remote URL",
+                              lambda where, **_: GitPublisher(where)))
+register_target(PublishTarget("hub", "a dataset repository on the Hugging Face Hub (--repo, HF_TOKEN)",
+                              lambda where, *, repo, private=False, token=None, endpoint=None:
+                              HubPublisher(where or repo, token=token, endpoint=endpoint, private=private),
+                              needs_where=False))
+
+
+def _split_target(target: str) -> tuple[PublishTarget | None, str]:
+    name, sep, where = target.partition(":")
+    entry = TARGETS.get(name)
+    if entry is None or (entry.needs_where and not where) or (sep and not where):
+        return None, ""
+    return entry, where
+
 
 def open_target(target: str, repo: str, *, private: bool = False, token: str | None = None,
                 endpoint: str | None = None) -> Publisher:
-    """``hub`` -> HubPublisher(repo); ``git:PATH_OR_URL`` -> GitPublisher."""
-    if target == "hub":
-        return HubPublisher(repo, token=token, endpoint=endpoint, private=private)
-    if target.startswith("git:") and len(target) > 4:
-        return GitPublisher(target[4:])
-    raise ConfigError(f"unknown target '{redact(target)}': expected 'hub' or 'git:PATH' (a local path or a "
-                      "git URL), e.g. --target git:releases/arab-west.git")
+    """``hub`` -> HubPublisher(repo); ``git:PATH_OR_URL`` -> GitPublisher; another registered ``NAME:WHERE``."""
+    entry, where = _split_target(target)
+    if entry is None:
+        shown = " or ".join(f"'{n}:PATH'" if TARGETS[n].needs_where else f"'{n}'" for n in sorted(TARGETS))
+        raise ConfigError(f"unknown target '{redact(target)}': expected {shown} (git: a local path or a git URL), "
+                          "e.g. --target git:releases/arab-west.git")
+    return entry.open(where, repo=repo, private=private, token=token, endpoint=endpoint)
 
 
 def read_ref(ref: str, *, token: str | None = None, endpoint: str | None = None) -> dict[str, bytes]:
@@ -377,14 +413,15 @@ def read_ref(ref: str, *, token: str | None = None, endpoint: str | None = None)
 
     - ``git:PATH_OR_URL@v1.0.0`` (without ``@tag``: the highest version tag),
     - ``hub:org/name@v1.0.0`` (without ``@tag``: the highest version tag),
+    - ``NAME:WHERE@tag`` of another registered target,
     - a rendered release folder (holds manifest.json).
     """
-    for prefix in ("git:", "hub:"):
+    for name, entry in TARGETS.items():
+        prefix = f"{name}:"
         if ref.startswith(prefix):
-            where, _, tag = ref[len(prefix):].rpartition("@") if "@" in ref[len(prefix):].split("/")[-1] \
-                else (ref[len(prefix):], "", "")
-            publisher: Publisher = (GitPublisher(where) if prefix == "git:"
-                                    else HubPublisher(where, token=token, endpoint=endpoint))
+            rest = ref[len(prefix):]
+            where, _, tag = rest.rpartition("@") if "@" in rest.split("/")[-1] else (rest, "", "")
+            publisher = entry.open(where, repo=where, token=token, endpoint=endpoint)
             if not tag:
                 versions = versions_from_tags(publisher.existing_tags())
                 if not versions:

@@ -31,8 +31,9 @@ import pyarrow.parquet as pq
 
 from factatlas.atomic import dumps_json, write_bytes
 from factatlas.errors import ConfigError
-from factatlas.records import Prompt
+from factatlas.records import PAIR_NAME_RE, Prompt
 from factatlas.release_input import ReleaseInput
+from factatlas.rundir import PENDING_ENTRY
 from factatlas.tables import PROMPTS_SCHEMA, prompt_to_row
 
 from .card import (
@@ -93,8 +94,28 @@ def _split_key(split: str) -> tuple[int, str]:
     return (SPLIT_ORDER.index(split) if split in SPLIT_ORDER else len(SPLIT_ORDER), split)
 
 
+def config_name_problem(name: str) -> str | None:
+    """Why ``datasets`` could not load a config of this name (or a folder data/<name>/ would hide it), or None.
+    The rule is the pair names' (``factatlas.records.PAIR_NAME_RE``), stricter than datasets' own blacklist."""
+    if PAIR_NAME_RE.fullmatch(name) and ".." not in name:
+        return None
+    return (f"the release config '{name}' cannot be loaded with `datasets.load_dataset` (a config name holds only "
+            "letters, digits, '-', '_' and inner '.', at most 64 characters)")
+
+
+def check_config_names(src: ReleaseInput) -> None:
+    """Refuse, before anything is rendered or written, a benchmark whose configs ``load_dataset`` would refuse
+    (a benchmark built from a run that recorded its pair as a file path: 'my/pair.yaml.en')."""
+    for pair, lang in sorted({(row.pair, row.lang) for row in src.prompts}):
+        problem = config_name_problem(f"{pair}.{lang}")
+        if problem:
+            raise ConfigError(f"{problem}: the benchmark's pair is '{pair}'. Rebuild it (`factatlas build RUN "
+                              "--langs ...`; a pair given as a file is named by its `name:`) and publish again")
+
+
 def plan_configs(src: ReleaseInput) -> dict[str, tuple[str | None, list[Prompt]]]:
     """config name -> (language or None for all, rows sorted by prompt_id)."""
+    check_config_names(src)
     by_config: dict[str, list[Prompt]] = defaultdict(list)
     lang_of: dict[str, str | None] = {ALL_CONFIG: None}
     for row in src.prompts:
@@ -238,7 +259,7 @@ def read_release_dir(folder: str | Path) -> dict[str, bytes]:
                           "give a release folder, git:PATH@vX.Y.Z, hub:org/name@vX.Y.Z or a run directory")
     return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*"))
             if p.is_file() and ".git" not in p.relative_to(folder).parts
-            and ".cache" not in p.relative_to(folder).parts}
+            and ".cache" not in p.relative_to(folder).parts and p.name != PENDING_ENTRY}
 
 
 def verify_release(files: Mapping[str, bytes]) -> list[str]:

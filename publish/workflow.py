@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import difflib
 import json
-import os
 import shutil
 from collections.abc import Mapping
 from contextlib import ExitStack
@@ -13,8 +12,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from factatlas.atomic import TMP_PREFIX
-from factatlas.errors import ConfigError
-from factatlas.rundir import RunDir, swap_in
+from factatlas.errors import ConfigError, writing
+from factatlas.rundir import RunDir, replace_folder
 
 from .diff import ReleaseDiff, diff_snapshots, snapshot_from_files
 from .publishers import Publisher, PublishResult, open_target, read_ref
@@ -92,39 +91,45 @@ def _version_in(files: Mapping[str, bytes] | None) -> Version | None:
 
 
 def execute(plan: PublishPlan, publisher: Publisher, run: str | Path) -> PublishResult:
-    """Write the release folder, then commit and tag it at the target, then note it in the run manifest."""
+    """Write the release folder, commit and tag it at the target, then note it in the run manifest.
+
+    A run's own release/ is staged with its manifest entry and swapped in once the target holds the release,
+    so the folder, the entry and the target never disagree about what was published: a failure or a kill
+    before the swap leaves the old folder and entry (and, before the push, the target as it was)."""
     started = datetime.now(UTC)
-    _replace_folder(plan.release_dir, plan.release.files)
-    on_disk = read_release_dir(plan.release_dir)
-    if on_disk != dict(plan.release.files):
-        raise ConfigError(f"{plan.release_dir}: written files differ from the rendered release; disk full?")
-    message = f"Release v{plan.version}"
-    if plan.release.diff is not None:
-        message += f" ({plan.release.diff.suggested_bump.value} changes since {plan.previous_ref})"
-    result = publisher.publish(plan.release.files, plan.version, message)
     _, run_dir = locate(run)
+    if run_dir is not None and plan.release_dir.resolve() == (run_dir / "release").resolve():
+        run_folder = RunDir(run_dir)
+        with run_folder.replace_stage("release") as staging:
+            result = _write_and_publish(plan, publisher, staging)
+            run_folder.stage_entry(staging, "publish", folder="release", **_publish_entry(plan, result, staging, started))
+        return result
+    with writing(plan.release_dir, "write the release folder"):
+        plan.release_dir.parent.mkdir(parents=True, exist_ok=True)
+        for leftover in plan.release_dir.parent.glob(f"{TMP_PREFIX}{plan.release_dir.name}-*"):
+            shutil.rmtree(leftover)  # what a killed publish left (outside a run: no lock-holder's cleanup)
+    with replace_folder(plan.release_dir) as staging:
+        result = _write_and_publish(plan, publisher, staging)
     if run_dir is not None:
-        RunDir.open(run_dir).record_stage(
-            "publish", config={"target": result.target, "version": result.version}, started=started,
-            counts={"files": len(plan.release.files), "bytes": sum(map(len, plan.release.files.values()))},
-            outputs=[plan.release_dir / "manifest.json"],
-            extra={"tag": result.tag, "commit": result.commit, "url": result.url})
+        RunDir.open(run_dir).record_stage("publish", **_publish_entry(plan, result, plan.release_dir, started))
     return result
 
 
-def _replace_folder(folder: Path, files: Mapping[str, bytes]) -> None:
-    """Swap in a freshly written folder, so a failure or a kill never leaves a half-written release behind
-    (staging folders a killed publish left beside it are removed first)."""
-    folder.parent.mkdir(parents=True, exist_ok=True)
-    for leftover in folder.parent.glob(f"{TMP_PREFIX}{folder.name}-*"):
-        shutil.rmtree(leftover)
-    staging = folder.with_name(f"{TMP_PREFIX}{folder.name}-{os.getpid()}")
-    try:
-        write_release(files, staging)
-        swap_in(staging, folder)
-    finally:
-        if staging.exists():
-            shutil.rmtree(staging)
+def _write_and_publish(plan: PublishPlan, publisher: Publisher, folder: Path) -> PublishResult:
+    write_release(plan.release.files, folder)
+    if read_release_dir(folder) != dict(plan.release.files):
+        raise ConfigError(f"{folder}: written files differ from the rendered release; disk full?")
+    message = f"Release v{plan.version}"
+    if plan.release.diff is not None:
+        message += f" ({plan.release.diff.suggested_bump.value} changes since {plan.previous_ref})"
+    return publisher.publish(plan.release.files, plan.version, message)
+
+
+def _publish_entry(plan: PublishPlan, result: PublishResult, folder: Path, started: datetime) -> dict:
+    return {"config": {"target": result.target, "version": result.version}, "started": started,
+            "counts": {"files": len(plan.release.files), "bytes": sum(map(len, plan.release.files.values()))},
+            "outputs": [folder / "manifest.json"],
+            "extra": {"tag": result.tag, "commit": result.commit, "url": result.url}}
 
 
 def publish(run: str | Path, *, repo: str, version: str, target: str, dry_run: bool = False,

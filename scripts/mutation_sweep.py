@@ -117,17 +117,20 @@ def invariant_mutants(path: str = "factatlas/invariants.py") -> list[Mutant]:
 
 
 def aggregate_mutants() -> list[Mutant]:
-    agg, met = "probe/aggregate.py", "probe/metrics.py"
+    agg, met, cmp = "probe/aggregate.py", "probe/metrics.py", "probe/analysis/compare.py"
     swaps = [
-        ("macro is the fact mean", agg, "out[name] = float(pred_means.mean())", "out[name] = float(fact_values.mean())"),
-        ("micro is the prompt mean", agg, 'out[f"{name}_micro"] = float(fact_values.mean())',
-         'out[f"{name}_micro"] = float(self.values[idx, m].mean())'),
+        ("macro is the fact mean", met, "return float(pred_means.mean()), float(fact_values.mean())",
+         "return float(fact_values.mean()), float(fact_values.mean())"),
+        ("micro is the predicate mean", met, "return float(pred_means.mean()), float(fact_values.mean())",
+         "return float(pred_means.mean()), float(pred_means.mean())"),
+        ("micro is the prompt mean", agg, 'out[name], out[f"{name}_micro"] = M.macro_micro(fact_values, pinv)',
+         'out[name], out[f"{name}_micro"] = M.macro_micro(fact_values, pinv)[0], float(self.values[idx, m].mean())'),
         ("a fact's value is the sum over its prompts", agg,
-         "fact_values = np.bincount(inv, weights=self.values[idx, m]) / per_fact_n",
-         "fact_values = np.bincount(inv, weights=self.values[idx, m])"),
-        ("a predicate's value is the sum over its facts", agg,
-         "pred_means = np.bincount(pinv, weights=fact_values) / per_pred_n",
-         "pred_means = np.bincount(pinv, weights=fact_values)"),
+         "return np.bincount(fact_of_prompt, weights=values) / prompts_per_fact",
+         "return np.bincount(fact_of_prompt, weights=values)"),
+        ("a predicate's value is the sum over its facts", met,
+         "pred_means = np.bincount(predicate_of_fact, weights=fact_values)[present] / counts[present]",
+         "pred_means = np.bincount(predicate_of_fact, weights=fact_values)[present]"),
         ("P@k counts ranks below k", agg, "cols = [(ranked & (ranks <= k)).astype(np.float64) for k in ks]",
          "cols = [(ranked & (ranks < k)).astype(np.float64) for k in ks]"),
         ("MRR is hit rate", agg, "cols.append(np.where(ranked, 1.0 / np.maximum(ranks, 1), 0.0))",
@@ -135,23 +138,31 @@ def aggregate_mutants() -> list[Mutant]:
         ("accuracy swaps micro and macro", agg, 's["p@1_micro"], s["p@1"])', 's["p@1"], s["p@1_micro"])'),
         ("p_at_1_with_ci swaps micro and macro", agg, '"macro": s["p@1"], "micro": s["p@1_micro"],',
          '"macro": s["p@1_micro"], "micro": s["p@1"],'),
-        ("the held-out P@1 adds up with NumPy", agg, 'averages=("macro", "micro"), sums="python")',
-         'averages=("macro", "micro"))'),
-        ("the held-out macro is the fact mean", agg,
-         "macro = sum(sum(v) / len(v) for _, v in sorted(by_pred.items())) / len(by_pred)",
-         "macro = sum(in_order) / len(in_order)"),
-        ("the held-out micro adds facts in fact order", agg, "return np.asarray(fact_values, dtype=np.float64), "
-         "macro, sum(in_order) / len(in_order)", "return np.asarray(fact_values, dtype=np.float64), macro, "
-         "sum(fact_values) / len(fact_values)"),
+        ("the held-out P@1 takes facts in the rankings' order", agg,
+         "ordered = sorted(scored, key=lambda s: s.fact_id)", "ordered = list(scored)"),
+        ("the held-out intervals are macro only", agg, 'averages=("macro", "micro"))', 'averages=("macro",))'),
         ("chance counts one gold", agg, "n_gold / len(candidates) if candidates else 0.0",
          "1 / len(candidates) if candidates else 0.0"),
         ("join keeps foreign rankings", agg,
          "if len(ranked) != len(candidates) or len(set(order)) != len(order) or -1 in order:", "if False:"),
         ("join keeps duplicate prompts", agg, "        if pid in seen:\n", "        if False:\n"),
         ("join ranks open answers", agg, "rank = 1 if row.correct_at_1 else None", "rank = M.gold_rank(ranked, golds)"),
-        ("bootstrap swaps micro and macro", met,
-         'stats = (sums / sizes).mean(axis=0) if average == "macro" else sums.sum(axis=0) / sizes.sum()',
-         'stats = (sums / sizes).mean(axis=0) if average != "macro" else sums.sum(axis=0) / sizes.sum()'),
+        ("bootstrap swaps micro and macro", met, 'macro_statistic if average == "macro" else micro_statistic',
+         'macro_statistic if average != "macro" else micro_statistic'),
+        ("bootstrap resamples the whole set", met, "draws = rng.integers(0, len(values), size=(n_boot, len(values)))",
+         "draws = np.tile(np.arange(len(values)), (n_boot, 1))"),
+        ("the interval is one-sided", met, "lo, hi = np.percentile(stats, [tail, 100 - tail])",
+         "lo, hi = np.percentile(stats, [2 * tail, 100])"),
+        ("the culture gap pools the sides' facts (micro)", cmp, "w, n = accuracy(sides[True]).macro, "
+         "accuracy(sides[False]).macro", "w, n = accuracy(sides[True]).micro, accuracy(sides[False]).micro"),
+        ("the culture gap's interval is macro over every stratum", cmp,
+         "return (M.macro_statistic(sums[west_rows], sizes[west_rows])",
+         "return (M.macro_statistic(sums, sizes)"),
+        ("P@k: a rank counts at k - 1", met, "return 1.0 if rank is not None and rank <= k else 0.0",
+         "return 1.0 if rank is not None and rank < k else 0.0"),
+        ("ranks start at 0", met, "return None if best is None else best + 1", "return None if best is None else best"),
+        ("the P@1 table's predicate row is the overall", "probe/evaluate.py",
+         '            "all": _summarize(cols, idx, plain),', '            "all": _summarize(cols, np.arange(len(outcomes)), plain),'),
     ]
     held, cross, cmp = "probe/heldout.py", "probe/cross_lingual.py", "probe/analysis/compare.py"
     swaps += [
@@ -192,6 +203,93 @@ def aggregate_mutants() -> list[Mutant]:
     return out
 
 
+ERRORS_TESTS = ("tests/probe/test_analysis_errors.py", "tests/probe/test_analysis_dlama.py")
+
+
+def analysis_mutants() -> list[Mutant]:
+    """The analyses' rules (issue 43): whose answer it is, micro vs macro in the context tasks, transfer and
+    scale, and the typology lookup through the command."""
+    err, dl, cli, ctx = ("probe/analysis/errors.py", "probe/analysis/dlama.py", "probe/analysis/cli.py",
+                         "probe/xfakt_context.py")
+    analysed = "[bench.facts_by_id[f] for f in sorted({r.fact_id for rs in by_model.values() for r in rs})]"
+    swaps = [
+        ("other culture needs both rules", err, "    if as_country and r.culture not in as_country:\n",
+         "    if as_country and r.culture not in as_country and as_object and r.culture not in as_object:\n",
+         ERRORS_TESTS),
+        ("other culture by the object rule only", err, "    if as_country and r.culture not in as_country:\n",
+         "    if False:\n", ERRORS_TESTS),
+        ("other culture by the country rule only", err, "    if as_object and r.culture not in as_object:\n",
+         "    if False:\n", ERRORS_TESTS),
+        ("an answer shared with the own culture is the other's", err,
+         "    if as_object and r.culture not in as_object:\n", "    if as_object:\n", ERRORS_TESTS),
+        ("the fact's countries are not related", err, "    if top in r.countries:\n", "    if False:\n", ERRORS_TESTS),
+        ("wrong entity and wrong type swapped", err, "    if shared:\n        return Verdict(WRONG_ENTITY",
+         "    if not shared:\n        return Verdict(WRONG_ENTITY", ERRORS_TESTS),
+        ("compare owns answers by the analysed prompts' facts", cli,
+         "*error_sections(by_model, benchmark_context(bench), out_dir,",
+         "*error_sections(by_model, __import__('factatlas.probe.analysis.errors', fromlist=['E'])"
+         f".context_from_facts({analysed}, {{}}), out_dir,", ("tests/probe/test_analysis_errors.py",)),
+        ("compare's DLAMA table owns answers by the analysed prompts' facts", cli,
+         "owners = object_cultures(bench.facts_by_id.values())", f"owners = object_cultures({analysed})",
+         ("tests/probe/test_analysis_errors.py",)),
+        ("DLAMA's owners skip augmented objects", dl, "        for q in f.object_qids:\n",
+         "        for q in f.direct_objects:\n", ("tests/probe/test_analysis_dlama.py",)),
+        ("X-FaKT context error rate is macro", ctx, "errors = {c.lang: 1.0 - c.correct_micro for c in cells",
+         "errors = {c.lang: 1.0 - c.correct_macro for c in cells", ("tests/probe/test_xfakt_context.py",)),
+        ("X-FaKT context groups count the all row", ctx,
+         'if c.mode == mode and c.context_lang == "all" and c.lang != "all"}',
+         'if c.mode == mode and c.context_lang == "all"}', ("tests/probe/test_xfakt_context.py",)),
+        ("X-FaKT context groups mix the modes", ctx,
+         'if c.mode == mode and c.context_lang == "all" and c.lang != "all"}',
+         'if c.context_lang == "all" and c.lang != "all"}', ("tests/probe/test_xfakt_context.py",)),
+        ("X-FaKT context cells swap micro and macro", ctx,
+         "right.n_prompts, right.n_facts, right.micro, right.macro,",
+         "right.n_prompts, right.n_facts, right.macro, right.micro,", ("tests/probe/test_xfakt_context.py",)),
+        ("X-FaKT context: followed swaps micro and macro", ctx,
+         "followed.micro if followed else None, followed.macro if followed else None",
+         "followed.macro if followed else None, followed.micro if followed else None",
+         ("tests/probe/test_xfakt_context.py",)),
+        ("transfer is macro", "probe/analysis/locality.py",
+         'out.append(Transfer(model, source, target, len(eligible), len(known), summary["p@1_micro"], lo, hi))',
+         'out.append(Transfer(model, source, target, len(eligible), len(known), summary["p@1"], lo, hi))',
+         ("tests/probe/test_analysis_locality.py",)),
+        ("scale swaps micro and macro", "probe/analysis/scale.py", "acc.micro if acc else None,\n",
+         "acc.macro if acc else None,\n", ("tests/probe/test_typology_scale.py",)),
+        ("typology through the import system", "probe/analysis/typology.py",
+         '        files = importlib.metadata.distribution("lang2vec").files or []',
+         "        files = []", ("tests/probe/test_typology_scale.py",)),
+    ]
+    return [Mutant(f"analysis:{what}", path, replace_text(old, new), tests) for what, path, old, new, tests in swaps]
+
+
+def threshold_mutants(path: str = "probe/verdict.py") -> list[Mutant]:
+    """The verdict's thresholds at their edges (docs/metrics.md: "more than 5 %", "exceeds 3", "fewer than 2",
+    "below 5 points") and the template-only gap rule."""
+    swaps = [
+        ("leakage fails at exactly the maximum", 'if v["share"] > MAX_LEAKAGE_SHARE}', 'if v["share"] >= MAX_LEAKAGE_SHARE}'),
+        ("imbalance warns at exactly the maximum", 'e["imbalance"] > MAX_CULTURE_IMBALANCE]',
+         'e["imbalance"] >= MAX_CULTURE_IMBALANCE]'),
+        ("RankC needs one more language", "if len(langs) < MIN_LANGUAGES_FOR_RANKC:",
+         "if len(langs) <= MIN_LANGUAGES_FOR_RANKC:"),
+        ("the template-only gap fails at exactly the minimum", "    if gap < MIN_TEMPLATE_ONLY_GAP or not all(won.values()):",
+         "    if gap <= MIN_TEMPLATE_ONLY_GAP or not all(won.values()):"),
+        ("no template-only gap rule", "    if gap < MIN_TEMPLATE_ONLY_GAP or not all(won.values()):",
+         "    if not all(won.values()):"),
+        ("the template-only gap is micro", 'gap = model["macro"] - base["macro"]', 'gap = model["micro"] - base["micro"]'),
+    ]
+    return [Mutant(f"verdict:threshold: {what}", path, replace_text(old, new), VERDICT_TESTS)
+            for what, old, new in swaps]
+
+
+def gate_mutants(path: str = "templates/ledger.py") -> list[Mutant]:
+    """The filler ledger's --check gate, seen by the tests through the product's function."""
+    tests = ("tests/templates/test_filler_ledger.py",)
+    return [Mutant(f"gate:{what}", path, replace_text(old, new), tests) for what, old, new in [
+        ("a filler reviewed wrong passes", '            if s["wrong"] or s[UNREVIEWED]}', "            if s[UNREVIEWED]}"),
+        ("an unreviewed filler passes", '            if s["wrong"] or s[UNREVIEWED]}', '            if s["wrong"]}'),
+    ]]
+
+
 def verdict_mutants(path: str = "probe/verdict.py") -> list[Mutant]:
     """Each failing or warning branch of a verdict rule (``return Check(name, FAIL|WARN, ...)``) passes."""
     source = (REPO / path).read_text("utf-8")
@@ -222,7 +320,8 @@ def _rename_at(line: int, col: int, old: str, new: str) -> Callable[[str], str]:
 
 
 def all_mutants() -> list[Mutant]:
-    return [*invariant_mutants(), *aggregate_mutants(), *verdict_mutants()]
+    return [*invariant_mutants(), *aggregate_mutants(), *verdict_mutants(), *threshold_mutants(), *analysis_mutants(),
+            *gate_mutants()]
 
 
 # ---- running ------------------------------------------------------------------------------------
@@ -252,7 +351,9 @@ def run_mutant(copy: Path, mutant: Mutant, timeout: float) -> Outcome:
             return Outcome(mutant, "error", 0.0, "the mutation changes nothing")
         target.write_text(mutated, "utf-8")
         env = {**os.environ, "PYTHONPATH": str(copy), "PYTHONDONTWRITEBYTECODE": "1"}
-        cmd = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", *mutant.tests]
+        # one process: -x stops at the first failure, where starting xdist's workers would cost more than most
+        # killed mutants take (about 5x on the 2-core box)
+        cmd = [sys.executable, "-m", "pytest", "-x", "-q", "-n", "0", "-p", "no:cacheprovider", *mutant.tests]
         try:
             done = subprocess.run(cmd, cwd=copy, env=env, capture_output=True, text=True, timeout=timeout)
         except subprocess.TimeoutExpired:

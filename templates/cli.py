@@ -7,6 +7,8 @@ from pathlib import Path
 
 import typer
 
+from factatlas.options import existing, number, only_with
+
 templates_app = typer.Typer(help="Prompt templates (templates/lang/*.yaml).\n\nExample: factatlas templates coverage",
                             no_args_is_help=True)
 
@@ -33,7 +35,7 @@ def validate_command(files: list[Path] = typer.Argument(None, help="Template fil
 @templates_app.command("coverage")
 def coverage_command(langs: str | None = typer.Option(None, "--langs", help="Comma-separated (default: all)."),
                      minimum: int = typer.Option(2, "--min", help="Cloze paraphrases a cell needs to be 'ok'."),
-                     root: Path | None = typer.Option(None, "--templates-dir", help="Folder of <lang>.yaml "
+                     root: Path | None = typer.Option(None, "--templates-dir", callback=existing("folder", "a folder of <lang>.yaml template files"), help="Folder of <lang>.yaml "
                                                       "template files laid over the packaged ones (yours win per language)."),
                      old_root: Path | None = typer.Option(None, "--templates", hidden=True,
                                                           help="Deprecated: --templates-dir.")) -> None:
@@ -51,7 +53,7 @@ def coverage_command(langs: str | None = typer.Option(None, "--langs", help="Com
 @templates_app.command("show")
 def show_command(lang: str = typer.Argument(..., help="Language code."),
                  predicate: str | None = typer.Option(None, "--predicate", help="e.g. P19"),
-                 root: Path | None = typer.Option(None, "--templates-dir", help="Folder of <lang>.yaml template "
+                 root: Path | None = typer.Option(None, "--templates-dir", callback=existing("folder", "a folder of <lang>.yaml template files"), help="Folder of <lang>.yaml template "
                                                   "files laid over the packaged ones (yours win per language).")) -> None:
     """List a language's templates with their parsed slots.
 
@@ -73,7 +75,7 @@ def translate_command(
     backends: list[str] = typer.Option(["googletrans"], "--backend",
                                        help="Repeatable: googletrans, deep-google, deep-mymemory, or module:Class."),
     out: Path | None = typer.Option(None, "--out", help="Write the draft file here (default: stdout)."),
-    min_votes: int = typer.Option(2, "--min-votes", help="Systems that must agree to keep a translation."),
+    min_votes: int = typer.Option(2, "--min-votes", callback=number(at_least=1), help="Systems that must agree to keep a translation."),
     cache: Path | None = typer.Option(None, "--cache", help="Translation cache dir "
                                       "(default: $FACTATLAS_CACHE/translate or ~/.cache/factatlas/translate)."),
 ) -> None:
@@ -118,9 +120,9 @@ def unimorph_fetch_command(iso: str = typer.Argument(..., help="ISO 639-3 code, 
                            cache_dir: Path | None = typer.Option(None, "--cache-dir", help="Default: user cache."),
                            url: str = typer.Option("https://raw.githubusercontent.com/unimorph/{iso}/master/{iso}",
                                                    "--url", help="URL pattern of the table."),
-                           timeout: float = typer.Option(60.0, "--timeout", help="Total deadline per HTTP request "
+                           timeout: float = typer.Option(60.0, "--timeout", callback=number(above=0, unit="seconds"), help="Total deadline per HTTP request "
                                                          "in seconds, body included."),
-                           max_retry_after: float = typer.Option(600.0, "--max-retry-after",
+                           max_retry_after: float = typer.Option(600.0, "--max-retry-after", callback=number(at_least=0, unit="seconds"),
                                                                  help="Wait at most this many seconds for a server's "
                                                                       "Retry-After; a longer one stops with the time "
                                                                       "to retry.")) -> None:
@@ -136,13 +138,13 @@ def unimorph_fetch_command(iso: str = typer.Argument(..., help="ISO 639-3 code, 
 @templates_app.command("audit")
 def audit_command(run: Path = typer.Argument(..., metavar="RUN", help="Run directory with curate/ outputs."),
                   langs: str | None = typer.Option(None, "--langs", help="Comma-separated (default: all)."),
-                  limit: int = typer.Option(20, "--limit", help="Guesses listed per language (0: all)."),
+                  limit: int = typer.Option(20, "--limit", callback=number(at_least=0), help="Guesses listed per language (0: all)."),
                   json_out: Path | None = typer.Option(None, "--json", help="Also write the audit as JSON."),
-                  root: Path | None = typer.Option(None, "--templates-dir", help="Folder of <lang>.yaml files laid "
+                  root: Path | None = typer.Option(None, "--templates-dir", callback=existing("folder", "a folder of <lang>.yaml template files"), help="Folder of <lang>.yaml files laid "
                                                    "over the packaged templates (yours win per language)."),
                   fillers: bool = typer.Option(False, "--fillers", help="The filler ledger of RUN/build: every "
                                                "distinct gold and candidate filler with its sources and review."),
-                  against: Path | None = typer.Option(None, "--against", help="With --fillers: a ledger written "
+                  against: Path | None = typer.Option(None, "--against", callback=existing("file", "a ledger written earlier by `templates audit --fillers RUN --out FILE`"), help="With --fillers: a ledger written "
                                                       "earlier with --out; list every filler that changed since."),
                   out: Path | None = typer.Option(None, "--out", help="With --fillers: write the ledger (TSV)."),
                   show_all: bool = typer.Option(False, "--all", help="With --fillers: list reviewed fillers too."),
@@ -151,7 +153,7 @@ def audit_command(run: Path = typer.Argument(..., metavar="RUN", help="Run direc
                   subjects: bool = typer.Option(False, "--subjects", help="With --fillers: the subject "
                                                 "fillers too (the form of [X...] each subject takes; role "
                                                 "subject)."),
-                  review_dir: Path | None = typer.Option(None, "--review-dir", help="With --fillers: folder of "
+                  review_dir: Path | None = typer.Option(None, "--review-dir", callback=existing("folder", "a folder of <lang>.tsv review files"), help="With --fillers: folder of "
                                                          "<lang>.tsv review files (default: templates/review/).")
                   ) -> None:
     """Per language, how every agreement, inflection, gendered label and clean-up was decided, and the
@@ -160,6 +162,8 @@ def audit_command(run: Path = typer.Argument(..., metavar="RUN", help="Run direc
     Example: factatlas templates audit runs/arab-west --langs ru,fr
     Example: factatlas templates audit --fillers runs/arab-west --out before.tsv
     """
+    only_with("--fillers", fillers, {"--against": against, "--out": out, "--all": show_all, "--check": check,
+                                     "--subjects": subjects, "--review-dir": review_dir})
     if fillers:
         _filler_ledger(run, _split(langs), root, against, out, show_all, check, review_dir, limit, subjects)
         return
@@ -193,15 +197,14 @@ def _filler_ledger(run: Path, langs: tuple[str, ...] | None, root: Path | None, 
     from factatlas.errors import ConfigError
     from factatlas.templates.ledger import (
         UNREVIEWED,
-        Ledger,
         as_mapping,
+        check_failures,
         filler_diff,
         format_diff,
         format_ledger,
         ledger_for_run,
         ledger_tsv,
         read_ledger,
-        summary,
     )
     from factatlas.templates.library import load_library
 
@@ -220,7 +223,7 @@ def _filler_ledger(run: Path, langs: tuple[str, ...] | None, root: Path | None, 
     if out:
         typer.echo(f"wrote {out} ({len(ledger.lines)} lines)")
     if check:
-        bad = {lang: s for lang, s in summary(Ledger(ledger.lines)).items() if s["wrong"] or s[UNREVIEWED]}
+        bad = check_failures(ledger)
         if bad:
             raise ConfigError("fillers not reviewed ok: " + ", ".join(
                 f"{lang} {s['wrong']} wrong, {s[UNREVIEWED]} unreviewed" for lang, s in bad.items())
@@ -229,7 +232,7 @@ def _filler_ledger(run: Path, langs: tuple[str, ...] | None, root: Path | None, 
 
 def render_command(run: Path = typer.Argument(..., metavar="RUN", help="Run directory with curate/ outputs."),
                    langs: str | None = typer.Option(None, "--langs", help="Comma-separated (default: all)."),
-                   root: Path | None = typer.Option(None, "--templates-dir", help="Folder of <lang>.yaml template "
+                   root: Path | None = typer.Option(None, "--templates-dir", callback=existing("folder", "a folder of <lang>.yaml template files"), help="Folder of <lang>.yaml template "
                                                     "files laid over the packaged ones (yours win per language)."),
                    old_root: Path | None = typer.Option(None, "--templates", hidden=True,
                                                         help="Deprecated: --templates-dir.")) -> None:

@@ -447,6 +447,13 @@ def summary(ledger: Ledger) -> dict[str, dict[str, int]]:
     return out
 
 
+def check_failures(ledger: Ledger) -> dict[str, dict[str, int]]:
+    """The gate of ``factatlas templates audit --fillers --check``: per language with a filler reviewed wrong
+    or not reviewed, how many distinct fillers are ``wrong`` and ``unreviewed``; empty when the ledger passes."""
+    return {lang: {"wrong": s["wrong"], UNREVIEWED: s[UNREVIEWED]} for lang, s in summary(ledger).items()
+            if s["wrong"] or s[UNREVIEWED]}
+
+
 def format_ledger(ledger: Ledger, limit: int = 20, show_all: bool = False) -> str:
     """Per language: the counts, then the wrong and unreviewed fillers (every filler with ``show_all``)."""
     out = []

@@ -70,11 +70,8 @@ def write_import(out_run: str | os.PathLike, content: BenchmarkContent, *, confi
     """Write ``<out_run>/build/`` (the benchmark directory, swapped in whole) and the manifest's "build" entry."""
     run = RunDir.open(out_run)
     out = run.root / "build"
-    with run.lock():
-        with run.replace_stage("build") as staging:
-            written = write_benchmark(staging, content)
-        run.record_stage("build", config=config, counts=dict(counts),
-                         outputs=[out / p.relative_to(staging) for p in written],
-                         started=started or datetime.now(UTC),
-                         extra={"imported": content.meta["source"]["kind"]})
+    with run.replace_stage("build") as staging:  # under the run lock; the entry moves in with the folder
+        written = write_benchmark(staging, content)
+        run.stage_entry(staging, "build", config=config, counts=dict(counts), outputs=written,
+                        started=started or datetime.now(UTC), extra={"imported": content.meta["source"]["kind"]})
     return out

@@ -14,7 +14,7 @@ from typing import Any, TextIO
 
 import typer
 
-from factatlas.errors import FactatlasError
+from factatlas.errors import FactatlasError, WriteFailed, is_write_failure, os_errno
 
 app = typer.Typer(
     name="factatlas",
@@ -110,11 +110,36 @@ def main() -> None:
     run_command()
 
 
+def unrouted_failure(error: Exception) -> FactatlasError:
+    """A refused file operation that reached the command line without passing the write layer: a full,
+    over-quota or read-only file system is a write failure wherever it happened; a permission refusal may
+    be a read, so it is named as such."""
+    import errno
+    import re
+
+    quoted = re.search(r"'([^']+)'", str(error))  # Arrow: "Failed to open local file 'RUN/x.parquet'. ..."
+    path = getattr(error, "filename", None) or (quoted.group(1) if quoted else "a file of this command")
+    code = os_errno(error)
+    if code in (errno.EACCES, errno.EPERM):
+        return FactatlasError(f"{path}: cannot open it ({os.strerror(code)}); make it readable and writable for you "
+                              f"(`ls -l {path}`, `chmod u+rw {path}`) or use another folder, then run the command again")
+    return WriteFailed(path, "write it", error)
+
+
 def run_command(args: list[str] | None = None) -> None:
     """The command line without `main`'s process-wide settings: errors become `error: ...`, exit 2. The
     tests run commands through it in their own process (tests/clirun.py)."""
     try:
-        app(args=args, prog_name="factatlas")
+        try:
+            app(args=args, prog_name="factatlas")
+        except FactatlasError:
+            raise
+        except Exception as e:
+            # the net under the write layer (factatlas.atomic, the run directory): a file operation it does
+            # not route, refused by the file system, is still one line naming the path and the fix
+            if not is_write_failure(e):
+                raise
+            raise unrouted_failure(e) from e
     except FactatlasError as e:
         from rich.markup import escape
 

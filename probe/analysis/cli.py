@@ -39,7 +39,7 @@ def compare(
     from factatlas.console import out as console
     from factatlas.errors import ConfigError, unknown
     from factatlas.probe.analysis import compare as C
-    from factatlas.probe.analysis.dlama import load_equivalences
+    from factatlas.probe.analysis.dlama import load_equivalences, object_cultures
     from factatlas.probe.analysis.errors import benchmark_context
     from factatlas.probe.analysis.page import write_page
     from factatlas.probe.analysis.records import (
@@ -90,13 +90,15 @@ def compare(
         console.print(f"{name}: benchmark.json records no country labels (an import?); countries show as QIDs",
                       highlight=False)
     scope = choice.label
+    owners = object_cultures(bench.facts_by_id.values())  # every fact, whatever split is analysed
     sections = [*compare_sections(by_model, options, out_dir, scope=scope),
-                *dlama_sections(by_model, out_dir, country_label=labels, equivalences=table,
+                *dlama_sections(by_model, out_dir, owners=owners, country_label=labels, equivalences=table,
                                 equivalences_source=str(equivalences or ""), scope=scope),
                 *crosslingual_sections(loaded, language_texts(bench.prompts), out_dir, rankc_weighting,
                                        scope=scope),
                 *xfactr_sections(loaded, out_dir, scope=scope),
-                *error_sections(by_model, benchmark_context(bench), out_dir),
+                *error_sections(by_model, benchmark_context(bench), out_dir, prompts=bench.prompts_by_id,
+                                scope=scope),
                 *scale_sections(loaded, dirs, out_dir, rankc_weighting),
                 *locality_sections(by_model, bench.facts_by_id.values(), out_dir, n_boot=bootstrap, seed=seed),
                 *popularity_sections(by_model, bench.facts_by_id.values(), out_dir)]

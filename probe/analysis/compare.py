@@ -15,6 +15,7 @@ from typing import Literal
 
 import numpy as np
 
+from factatlas.probe import metrics as M
 from factatlas.probe.aggregate import Accuracy, ScoreTable, accuracy
 from factatlas.records import ScoredPrompt
 
@@ -88,16 +89,15 @@ def culture_gap(model: str, results: Sequence[ScoredPrompt], western: str, *, n_
     if not west_keys or not non_keys:
         return None
 
-    rng = np.random.default_rng(seed)
-    boot = {}
-    for k in keys:  # sorted, so the draws do not depend on dict order
-        values = np.asarray(strata[k])
-        boot[k] = values[rng.integers(0, len(values), size=(n_boot, len(values)))].mean(axis=1)
-    gaps = (sum(boot[k] for k in west_keys) / len(west_keys)) - (sum(boot[k] for k in non_keys) / len(non_keys))
-    tail = (1 - confidence) / 2 * 100
-    lo, hi = np.percentile(gaps, [tail, 100 - tail])
+    west_rows = np.array([k[0] for k in keys])  # keys sorted, so the draws do not depend on dict order
+
+    def gap(sums: np.ndarray, sizes: np.ndarray) -> np.ndarray:  # macro(Western) - macro(the others)
+        return (M.macro_statistic(sums[west_rows], sizes[west_rows])
+                - M.macro_statistic(sums[~west_rows], sizes[~west_rows]))
+
+    lo, hi = M.stratified_bootstrap([strata[k] for k in keys], gap, n_boot, confidence, seed)
     w, n = accuracy(sides[True]).macro, accuracy(sides[False]).macro
-    return Gap(model, w, n, w - n, float(lo), float(hi), sum(len(strata[k]) for k in west_keys),
+    return Gap(model, w, n, w - n, lo, hi, sum(len(strata[k]) for k in west_keys),
                sum(len(strata[k]) for k in non_keys), n_boot, confidence)
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 from factatlas.errors import ConfigError
 from factatlas.probe.aggregate import Accuracy, accuracy
 from factatlas.probe.analysis.records import margin_last, predicate_order
-from factatlas.records import ScoredPrompt
+from factatlas.records import Fact, ScoredPrompt
 from factatlas.yamlfile import Located, load_located
 
 # ---- P@1 per country ----------------------------------------------------------------------------
@@ -94,19 +94,22 @@ class CrossCultureErrors:
         return self.other_culture / self.wrong if self.wrong else None
 
 
-def object_cultures(results: Iterable[ScoredPrompt]) -> dict[tuple[str, str], frozenset[str]]:
-    """(predicate, object QID) -> the cultures whose facts of the predicate have it as a valid object."""
+def object_cultures(facts: Iterable[Fact]) -> dict[tuple[str, str], frozenset[str]]:
+    """(predicate, object QID) -> the cultures whose facts of the predicate have it as a valid object, from
+    every fact given: pass the benchmark's (all splits), so an answer owned by a fact outside the evaluated
+    split is still known as owned."""
     owners: dict[tuple[str, str], set[str]] = defaultdict(set)
-    for r in results:
-        for q in r.gold_qids:
-            owners[(r.predicate, q)].add(r.culture)
+    for f in facts:
+        for q in f.object_qids:
+            owners[(f.predicate, q)].add(f.culture)
     return {k: frozenset(v) for k, v in owners.items()}
 
 
-def cross_culture_errors(results: Sequence[ScoredPrompt]) -> list[CrossCultureErrors]:
+def cross_culture_errors(results: Sequence[ScoredPrompt], owners: Mapping[tuple[str, str], frozenset[str]]
+                         ) -> list[CrossCultureErrors]:
     """Per predicate, culture and language: the wrong top-1 answers split by which culture's facts they
-    are valid for (DLAMA's culture-bias signal: a Western answer to an Arab fact and the reverse)."""
-    owners = object_cultures(results)
+    are valid for (DLAMA's culture-bias signal: a Western answer to an Arab fact and the reverse).
+    ``owners``: ``object_cultures`` of every fact of the benchmark, not only of the facts in ``results``."""
     counts: dict[tuple[str, str, str], Counter[str]] = defaultdict(Counter)
     for r in results:
         key = (r.predicate, r.culture, r.lang)

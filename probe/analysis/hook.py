@@ -25,6 +25,7 @@ def write_model_analyses(run: Path, model_dir: Path, rankc_weighting: str = "sof
     """``model_dir/analyses/analyses.html`` (+ CSVs and PNGs) on the report's held-out split; returns the
     page's path. ``trained``: the splits the model was trained on (default: what probe.json records).
     ``bench``: the run's benchmark when the caller has it open already (the report), else it is read."""
+    from factatlas.probe.analysis.dlama import object_cultures
     from factatlas.probe.analysis.errors import benchmark_context
     from factatlas.probe.analysis.page import write_page
     from factatlas.probe.analysis.records import (
@@ -52,11 +53,14 @@ def write_model_analyses(run: Path, model_dir: Path, rankc_weighting: str = "sof
     labels, _ = country_labels(meta)
     out_dir = model_dir / FOLDER
     scope = choice.label
-    sections = [*dlama_sections({model.model: model.results}, out_dir, country_label=labels, scope=scope),
+    owners = object_cultures(bench.facts_by_id.values())  # every fact, whatever split is analysed
+    sections = [*dlama_sections({model.model: model.results}, out_dir, owners=owners, country_label=labels,
+                                scope=scope),
                 *crosslingual_sections([model], language_texts(bench.prompts), out_dir, rankc_weighting,
                                        scope=scope),
                 *xfactr_sections([model], out_dir, scope=scope),
-                *error_sections({model.model: model.results}, benchmark_context(bench), out_dir),
+                *error_sections({model.model: model.results}, benchmark_context(bench), out_dir,
+                                prompts=bench.prompts_by_id, scope=scope),
                 *locality_sections({model.model: model.results}, bench.facts_by_id.values(), out_dir),
                 *popularity_sections({model.model: model.results}, bench.facts_by_id.values(), out_dir)]
     subtitle = (f"run {run.name} · model {model.model} · {scope} ({choice.why}) · benchmark {meta.get('name')} "

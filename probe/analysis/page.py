@@ -24,6 +24,16 @@ class Table:
     head: tuple[str, ...]
     rows: tuple[tuple[Cell, ...], ...]
     caption: str = ""
+    page_rows: int | None = None  # rows shown on the page (md, html); None: all. The CSV always has all
+
+    @property
+    def on_page(self) -> tuple[tuple[Cell, ...], ...]:
+        return self.rows if self.page_rows is None else self.rows[:self.page_rows]
+
+    @property
+    def left_off(self) -> int:
+        """Rows only in the CSV."""
+        return len(self.rows) - len(self.on_page)
 
 
 @dataclass(frozen=True)
@@ -71,7 +81,9 @@ def markdown(title: str, subtitle: str, sections: Sequence[Section]) -> str:
                 out += [f"**{t.caption}** (`{t.name}.csv`)", ""]
             out.append("| " + " | ".join(t.head) + " |")
             out.append("|" + "---|" * len(t.head))
-            out += ["| " + " | ".join(_md_cell(v) for v in row) + " |" for row in t.rows]
+            out += ["| " + " | ".join(_md_cell(v) for v in row) + " |" for row in t.on_page]
+            if t.left_off:
+                out.append(f"\n{t.left_off} rows not shown here: `{t.name}.csv` has them all")
             out.append("")
         out += [f"![{p}]({p})" for p in s.plots]
         if s.plots:

@@ -44,11 +44,9 @@ class Correlation:
 
 def fact_values(scored: Sequence[ScoredPrompt]) -> dict[str, float]:
     """fact id -> the mean correctness of its prompts among ``scored`` (a fact's value in every aggregate)."""
-    table = ScoreTable.of(scored, correct=lambda s: s.correct)
     ids = list(dict.fromkeys(s.fact_id for s in scored))  # ScoreTable codes facts in first-seen order
-    sums = np.bincount(table.fact, weights=table.values[:, 0], minlength=len(ids))
-    counts = np.bincount(table.fact, minlength=len(ids))
-    return {f: float(sums[i] / counts[i]) for i, f in enumerate(ids)}
+    facts, values = ScoreTable.of(scored, correct=lambda s: s.correct).fact_means()
+    return {ids[f]: float(v) for f, v in zip(facts.tolist(), values.tolist(), strict=True)}
 
 
 def average_ranks(values: Sequence[float]) -> np.ndarray:

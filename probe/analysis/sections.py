@@ -97,6 +97,7 @@ def _slug(text: str) -> str:
 
 
 def dlama_sections(by_model: Mapping[str, Sequence[ScoredPrompt]], out_dir: Path, *,
+                   owners: Mapping[tuple[str, str], frozenset[str]],
                    country_label: Mapping[str, str] | None = None,
                    equivalences: D.Equivalences | None = None, equivalences_source: str = "",
                    scope: str = "") -> list[Section]:
@@ -149,12 +150,13 @@ def dlama_sections(by_model: Mapping[str, Sequence[ScoredPrompt]], out_dir: Path
     err_rows = []
     for model, results in by_model.items():
         err_rows += [(model, e.predicate, e.culture, e.lang, e.n_prompts, e.wrong, e.other_culture, e.shared,
-                      e.own_culture, e.neither, e.other_share) for e in D.cross_culture_errors(results)]
+                      e.own_culture, e.neither, e.other_share) for e in D.cross_culture_errors(results, owners)]
     errors = Section(
         "Wrong answers from the other culture", "DLAMA (Keleg & Magdy 2023), culture-bias discussion",
         "A wrong top-1 answer is 'other culture' when it is a valid object only of facts of another culture "
         "(same predicate), 'shared' when it is valid for facts of both, 'own' when only for facts of the asked "
-        "culture, 'neither' when it is valid for no fact of the predicate. Counted per prompt.",
+        "culture, 'neither' when it is valid for no fact of the predicate; the facts are every fact of the "
+        "benchmark (all splits), whatever split is analysed. Counted per prompt.",
         (Table("other_culture_errors", ("model", "predicate", "culture", "language", "prompts", "wrong",
                                         "other culture", "shared", "own culture", "neither", "other share of wrong"),
                tuple(err_rows), _scoped("Wrong answers by the culture they belong to", scope)),))
@@ -297,21 +299,29 @@ def xfactr_sections(models: Sequence[ModelResults], out_dir: Path, *, scope: str
         (*split_plots, *plots), tuple(notes))]
 
 
-def error_sections(by_model: Mapping[str, Sequence[ScoredPrompt]], ctx, out_dir: Path) -> list[Section]:
-    """X-FACTR's error taxonomy (with DLAMA's other-culture answers) per model, predicate and language."""
+def error_sections(by_model: Mapping[str, Sequence[ScoredPrompt]], ctx, out_dir: Path, *,
+                   prompts: Mapping[str, object] | None = None, scope: str = "",
+                   examples: int = 3) -> list[Section]:
+    """X-FACTR's error taxonomy (with DLAMA's other-culture answers) per model, predicate and language; one
+    row per wrong answer with its category and evidence (``wrong_answers.csv``), and ``examples`` of each
+    category per model on the page."""
     from factatlas.probe import plots as P
     from factatlas.probe.analysis import errors as E
 
-    rows, series = [], {}
+    rows, series, answers, shown = [], {}, [], []
     for model, results in by_model.items():
         table = E.error_taxonomy(results, ctx)
         rows += [(model, e.predicate, e.lang, e.prompts, e.wrong, *e.by_category) for e in table]
         total = next((e for e in table if e.predicate == "all" and e.lang == "all"), None)
         if total is not None and total.wrong:
             series[model] = [n / total.wrong for n in total.by_category]
+        wrong = E.wrong_answers(results, ctx, prompts)
+        answers += [w.row() for w in wrong]
+        for kind in E.CATEGORIES:
+            shown += [w.row() for w in wrong if w.category == kind][:examples]
     plots = ()
     if series:
-        plots = (P.grouped_bars(list(E.CATEGORIES), series, "Wrong answers by kind (share of wrong)",
+        plots = (P.grouped_bars(list(E.CATEGORIES), series, _scoped("Wrong answers by kind (share of wrong)", scope),
                                 out_dir / "error_taxonomy.png", ylabel="share of wrong answers").name,)
     notes = () if ctx.classes else ("the benchmark records no entity classes: every type is 'type unknown'",)
     return [Section(
@@ -322,9 +332,16 @@ def error_sections(by_model: Mapping[str, Sequence[ScoredPrompt]], ctx, out_dir:
         "in other cultures' facts, or a country only other cultures' facts list); related concept (a valid "
         "object of another fact of the same subject, or one of the fact's countries); wrong type (no P31 class "
         "shared with any valid object); wrong entity (a shared class); type unknown (classes not recorded); "
-        "unmatched text (an open answer naming no candidate). Counted per prompt; 'all' rows are margins.",
+        "unmatched text (an open answer naming no candidate). Whose answer it is comes from every fact of the "
+        "benchmark (all splits). Counted per prompt; 'all' rows are margins. Every wrong answer, with the facts "
+        "or classes that decided its kind, is in wrong_answers.csv.",
         (Table("error_taxonomy", ("model", "predicate", "language", "prompts", "wrong", *E.CATEGORIES),
-               tuple(rows), "Wrong answers by kind"),), plots, notes)]
+               tuple(rows), _scoped("Wrong answers by kind", scope)),
+         Table("wrong_answer_examples", E.WRONG_ANSWER_HEAD, tuple(shown),
+               _scoped(f"The first {examples} wrong answers of each kind per model, with their evidence", scope)),
+         Table("wrong_answers", E.WRONG_ANSWER_HEAD, tuple(answers),
+               _scoped(f"Every wrong answer ({len(answers)}), its kind and evidence", scope), page_rows=0)),
+        plots, notes)]
 
 
 def scale_sections(models: Sequence[ModelResults], model_dirs: Sequence[Path], out_dir: Path,

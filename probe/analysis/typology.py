@@ -23,9 +23,24 @@ FEATURE_SETS = {"syntax_knn": ("feature_predictions.npz", "S_"), "phonology_knn"
 
 
 def lang2vec_data() -> Path | None:
-    """The installed lang2vec package's data folder, or None."""
+    """The installed lang2vec package's data folder, or None.
+
+    Found through the installed distribution's file list, not the import system: lang2vec 1.1.2 also installs
+    a script ``bin/lang2vec.py``, and a program started from ``bin/`` (the ``factatlas`` command) has that
+    folder first on ``sys.path``, so ``import lang2vec`` (or ``find_spec``) finds the script, not the package.
+    A source checkout on the path without an installed distribution is found by ``find_spec`` as before."""
+    import importlib.metadata
     import importlib.util
 
+    try:
+        files = importlib.metadata.distribution("lang2vec").files or []
+    except importlib.metadata.PackageNotFoundError:
+        files = []
+    for f in files:
+        if f.parts[:2] == ("lang2vec", "__init__.py"):
+            folder = Path(f.locate()).parent / "data"
+            if folder.is_dir():
+                return folder
     spec = importlib.util.find_spec("lang2vec")
     if spec is None or not spec.submodule_search_locations:
         return None

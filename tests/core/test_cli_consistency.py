@@ -164,3 +164,103 @@ def test_a_users_columns_win_and_a_terminal_is_left_alone():
     bare: dict[str, str] = {}
     assert not widen_when_piped(bare, Tty(), {}) and bare == {}
     assert widen_when_piped(bare, Pipe(), {}) and bare == {"COLUMNS": str(PIPED_WIDTH)}
+
+
+# ---- option values refused while the command line is parsed (issue 42) ------------------------------
+
+# probe/'s commands belong to the probe room (their options are checked where probe declares them)
+PROBE_ROOM = {"probe", "judge", "report", "compare", "xfakt-context"}
+# Path options that name what a command writes (or a cache it makes): they need not exist yet
+OUTPUT_PATHS = {"--out", "--json", "--cache", "--cache-dir", "--run"}
+
+
+def typed_params(kind: type) -> Iterator[tuple[str, Any]]:
+    import typing
+
+    for name, cmd in commands():
+        if name.split()[0] in PROBE_ROOM:
+            continue
+        for param in cmd.params:
+            annotation = param.type_descriptor.annotation
+            if kind in (typing.get_args(annotation) or (annotation,)):
+                yield name, param
+
+
+def refused(name: str, param: Any, value: str, tmp_path) -> str:
+    """stderr of `factatlas NAME OPTION VALUE` (nothing else given: the value is checked first, before a
+    missing RUN or option), after checking that it is one `error:` line, exit 2, and wrote nothing."""
+    from tests.clirun import factatlas
+
+    words = [*param.opts[:1], value] if param.param_type_name == "option" else [value]
+    res = factatlas(*name.split(), *words, cwd=tmp_path)
+    assert res.returncode == 2, (name, words, res.stdout, res.stderr)
+    assert res.stderr.startswith("error: ") and res.stderr.count("\n") == 1, (name, words, res.stderr)
+    assert list(tmp_path.iterdir()) == [], (name, words)  # no run folder, no lock, no output
+    return res.stderr
+
+
+@pytest.mark.slow  # every command's parser, in-process (4 s)
+def test_every_number_option_refuses_nan_and_infinity_before_anything(tmp_path):
+    """`curate --max-retry-after nan` switched the cap off: `nan < 0` is False, so NaN passed every check."""
+    seen = []
+    for name, param in [*typed_params(float), *typed_params(int)]:
+        values = ("nan", "inf", "-inf") if "float" in str(param.type_descriptor.annotation) else ()
+        for value in values:
+            assert refused(name, param, value, tmp_path).startswith(f"error: {param.opts[0]} {value}: not a finite "
+                                                                    "number"), (name, param.opts)
+        seen.append(f"{name} {param.opts[0]}")
+    assert {"curate --max-retry-after", "curate --timeout", "build --min-relation-share",
+            "templates unimorph-fetch --max-retry-after"} <= set(seen)
+
+
+@pytest.mark.parametrize("words, message", [
+    (("curate", "--max-culture-share", "75"), "error: --max-culture-share 75.0: must be at least 0 and at most 1"),
+    (("curate", "--max-retry-after", "-1"), "error: --max-retry-after -1.0: must be at least 0 (seconds)"),
+    (("curate", "--timeout", "0"), "error: --timeout 0.0: must be above 0 (seconds)"),
+    (("curate", "--max-subjects", "0"), "error: --max-subjects 0: must be at least 1"),
+    (("build", "--min-relation-share", "2"), "error: --min-relation-share 2.0: must be at least 0 and at most 1"),
+    (("build", "--min-paraphrase-share", "-0.1"), "error: --min-paraphrase-share -0.1: must be at least 0"),
+    (("build", "--k", "1"), "error: --k 1: must be at least 2"),
+    (("build", "--min-templates", "0"), "error: --min-templates 0: must be at least 1"),
+    (("templates", "audit", "--limit", "-1"), "error: --limit -1: must be at least 0"),
+    (("diff", "--details", "-1"), "error: --details -1: must be at least 0"),
+    (("export", "lm-eval", "--max-gen-toks", "0"), "error: --max-gen-toks 0: must be at least 1"),
+])
+def test_out_of_range_values_are_refused_naming_the_range(tmp_path, words, message):
+    from tests.clirun import factatlas
+
+    res = factatlas(*words, cwd=tmp_path)
+    assert res.returncode == 2 and res.stderr.startswith(message), res.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.slow  # every command's parser, in-process (3 s)
+def test_every_input_path_option_refuses_a_path_that_is_not_there(tmp_path):
+    """`templates audit --review-dir nope` counted every filler unreviewed (exit 0); `--against nope.tsv` was
+    a traceback; `--templates-dir nope` laid nothing over the packaged templates without a word."""
+    from pathlib import Path
+
+    seen = []
+    for name, param in typed_params(Path):
+        if param.param_type_name == "argument" and param.name in ("run", "out"):
+            continue  # RUN and OUT: a run folder or an output folder, checked by the command
+        if set(param.opts) & OUTPUT_PATHS or getattr(param, "hidden", False):  # hidden: renamed, refused as such
+            continue
+        stderr = refused(name, param, "nope-not-here", tmp_path)
+        shown = param.opts[0] if param.param_type_name == "option" else param.name.upper()
+        assert stderr.startswith((f"error: {shown} nope-not-here: no such", "error: nope-not-here: file not found")), (
+            name, stderr)
+        seen.append(f"{name} {shown}")
+    assert {"templates audit --against", "templates audit --review-dir", "build --templates-dir", "curate --sample",
+            "import mlama PATH"} <= set(seen), seen
+
+
+def test_options_that_only_work_with_fillers_are_refused_without_it(tmp_path):
+    from tests.clirun import factatlas
+
+    res = factatlas("templates", "audit", tmp_path / "run", "--out", tmp_path / "ledger.tsv")
+    assert res.returncode == 2
+    assert res.stderr == "error: --out works only with --fillers; add --fillers, or drop --out\n"
+    res = factatlas("templates", "audit", tmp_path / "run", "--all", "--check")
+    assert res.stderr.startswith("error: --all and --check work only with --fillers")
+    assert list(tmp_path.iterdir()) == []

@@ -64,8 +64,26 @@ def test_the_journeys_run_as_written(tmp_path):
     tags = subprocess.run(["git", "--git-dir", str(work / "releases/iberia-rhine.git"), "tag"],
                           capture_output=True, text=True, check=True).stdout.split()
     assert tags == ["v1.0.0", "v1.1.0"]
+    assert_every_config_loads(work / "releases/iberia-rhine.git", tags, tmp_path)
     # 4. the tiny model, trained on train only, reported on the held-out test split
     folder = work / "runs/iberia-rhine/probe/tiny-bert"
     assert (folder / "report.html").exists() and re.search(r"^(PASS|FAIL) tiny-bert: ", out, flags=re.M)
     validation = json.loads((folder / "metrics.json").read_text("utf-8"))["validation"]
     assert validation["splits"] == ["test"] and "trained on train" in validation["split_source"]
+
+
+def assert_every_config_loads(bare: Path, tags: list[str], tmp_path: Path) -> None:
+    """Each tagged release, checked out, loads with `datasets.load_dataset` in every config it names, with the
+    rows its manifest counts (issue 42: a pair given as a file once named the configs 'my/pair.yaml.en',
+    which datasets refuses)."""
+    datasets = pytest.importorskip("datasets")
+    for tag in tags:
+        folder = tmp_path / "checkout" / tag
+        subprocess.run(["git", "clone", "-q", "--branch", tag, str(bare), str(folder)], check=True,
+                       capture_output=True)
+        manifest = json.loads((folder / "manifest.json").read_text("utf-8"))
+        assert set(manifest["configs"]) == {"iberia-rhine.en", "iberia-rhine.ca", "all"}
+        for name, config in manifest["configs"].items():
+            ds = datasets.load_dataset(str(folder), name, cache_dir=str(tmp_path / "hf-cache"))
+            assert {split: ds[split].num_rows for split in ds} == {
+                split: s["rows"] for split, s in config["splits"].items()}, (tag, name)

@@ -26,7 +26,7 @@ from pathlib import Path
 import pytest
 
 from factatlas.atomic import TMP_PREFIX
-from factatlas.rundir import CRASH_ENV
+from factatlas.rundir import CRASH_ENV, RunDir
 from tests.children import ForkServer
 from tests.clirun import factatlas
 
@@ -83,12 +83,13 @@ def curated(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="module")
 def sampled_build(tmp_path_factory, curated) -> dict[str, str]:
-    """What a clean `build --candidates sampled --k 3` writes (the 'new' build of the kill tests)."""
+    """What a clean `build --candidates sampled --k 3` writes (the 'new' build of the kill tests), checked
+    against its manifest entry."""
     run = tmp_path_factory.mktemp("reference") / SAMPLE_RUN
     shutil.copytree(curated, run)
     res = cli("build", run, "--langs", "ar,en", "--candidates", "sampled", "--k", "3")
     assert res.returncode == 0, res.stderr
-    return tree(run / "build")
+    return agreeing(run, "build", raw=True)
 
 
 @pytest.fixture
@@ -131,19 +132,24 @@ def test_an_empty_benchmark_is_never_valid(run):
     ("atomic:before-replace", "old"),  # inside the first file write of the new build
     ("benchmark:prompts-written", "old"),  # the old failure: prompts replaced, benchmark.json not yet
     ("stage:complete", "old"),  # every file written, not yet swapped in
-    ("swap:exchanged", "new"),  # swapped in, the old folder not yet deleted
+    ("swap:exchanged", "new"),  # swapped in, the old folder not yet deleted, its manifest entry pending
+    ("manifest:written", "new"),  # manifest.json written, the pending entry not yet deleted
 ])
 def test_a_killed_rebuild_leaves_the_old_or_the_new_build_never_a_mix(run, sampled_build, children, point,
                                                                        survivor):
-    old = tree(run / "build")
+    """...and the manifest's build entry always describes the build/ in place (issue 42: the entry was
+    written after the swap, so a kill between them left the old build's entry beside the new build)."""
+    old = agreeing(run, "build", raw=True)
     assert old != sampled_build
     killed = killed_at(children, point, "build", run, "--langs", "ar,en", "--candidates", "sampled", "--k", "3")
     assert killed.returncode == -signal.SIGKILL, killed.stderr
-    assert tree(run / "build") == (old if survivor == "old" else sampled_build)
-    assert ours(run), "the kill should have left a staging folder or temp file behind"
+    assert agreeing(run, "build") == (old if survivor == "old" else sampled_build)
+    assert ours(run) or list(run.rglob(".factatlas-manifest-entry.json")), "the kill left nothing to finish"
+    settled(run)
+    assert agreeing(run, "build", raw=True) == (old if survivor == "old" else sampled_build)
     rerun = cli("build", run, "--langs", "ar,en", "--candidates", "sampled", "--k", "3")
     assert rerun.returncode == 0, rerun.stderr
-    assert tree(run / "build") == sampled_build
+    assert agreeing(run, "build", raw=True) == sampled_build
     assert ours(run) == []  # what the killed run left is gone
 
 
@@ -157,6 +163,25 @@ def test_cleanup_removes_only_what_is_ours(run):
     assert not (run / "curate" / f"{TMP_PREFIX}facts.parquet.abc.tmp").exists()
     # build/ was replaced whole: a stranger's file inside it went with the old folder
     assert not (run / "build" / ".facts.parquet.123.tmp").exists()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("point, survivor", [("stage:complete", "old"), ("swap:exchanged", "new"),
+                                             ("manifest:written", "new")])
+def test_a_killed_curate_leaves_a_manifest_entry_that_describes_the_curate_folder(run, children, point, survivor):
+    def outputs(files: dict[str, str]) -> dict[str, str]:  # the query cache and log grow in any case
+        return {k: v for k, v in files.items() if not k.startswith("cache/") and k != "queries.jsonl"}
+
+    old = outputs(agreeing(run, "curate", raw=True))
+    args = ("curate", run, "--pair", "arab-west", "--langs", "ar,en", "--predicates", "P19")
+    killed = killed_at(children, point, *args)
+    assert killed.returncode == -signal.SIGKILL, killed.stderr[-2000:]
+    now = outputs(agreeing(run, "curate"))
+    assert (now == old) == (survivor == "old")
+    settled(run)
+    assert outputs(agreeing(run, "curate", raw=True)) == now
+    assert RunDir(run).read_manifest()["stages"]["curate"]["config"]["predicates"] == (
+        ["P36", "P19"] if survivor == "old" else ["P19"])
 
 
 @pytest.mark.slow
@@ -211,6 +236,32 @@ def test_a_second_writer_of_a_run_is_refused_naming_the_holder(run):
         holder.kill()  # SIGKILL: the lock dies with its holder, no stale lock file blocks the next run
         holder.wait()
     assert cli("build", run, "--langs", "ar,en").returncode == 0
+
+
+@pytest.mark.slow
+def test_bad_values_are_refused_before_the_run_is_locked(run):
+    """Issue 42: a refusal happens before the lock is taken (so also while another process holds it), and
+    leaves no lock file behind."""
+    holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(run)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "locked"
+        for words, message in [
+            (("curate", run, "--pair", "arab-wset", "--langs", "ar,en"), "error: unknown pair 'arab-wset'"),
+            (("curate", run, "--pair", "arab-west", "--popularity", "nope"), "error: --popularity: unknown"),
+            (("curate", run, "--pair", "arab-west", "--max-retry-after", "nan"), "error: --max-retry-after nan"),
+            (("build", run, "--langs", "ar,en", "--min-relation-share", "2"), "error: --min-relation-share 2.0"),
+            (("build", run, "--langs", "ar,en", "--templates-dir", run / "nope"), "error: --templates-dir"),
+        ]:
+            res = cli(*words)
+            assert res.returncode == 2 and res.stderr.startswith(message), (words, res.stderr)
+    finally:
+        holder.kill()
+        holder.wait()
+    assert (run / ".factatlas.lock").exists()  # what the SIGKILLed holder left: a file, no lock
+    assert cli("build", run, "--langs", "ar,en").returncode == 0  # the next writer takes it and removes it
+    assert not (run / ".factatlas.lock").exists()
+    res = cli("curate", run, "--pair", "arab-wset", "--langs", "ar,en")
+    assert res.returncode == 2 and not (run / ".factatlas.lock").exists()
 
 
 @pytest.mark.slow
@@ -390,3 +441,32 @@ def test_a_second_probe_into_the_run_is_refused_naming_the_holder(small):
         holder.kill()
         holder.wait()
     assert tree(small / "probe" / "m") == before
+
+
+@pytest.mark.slow  # the small run's probe
+def test_report_refuses_rankings_that_are_not_the_ones_the_manifest_records(small):
+    """Issue 42: rankings replaced behind the manifest's back (by hand, or by a writer that did not stage)
+    were reported with the manifest's configuration and the old metrics' numbers."""
+    import pyarrow.parquet as pq
+
+    from factatlas.tables import RANKINGS_SCHEMA, write_table
+
+    folder = small / "probe" / "m"
+    rows = pq.read_table(folder / "rankings.parquet").to_pylist()
+    write_table(folder / "rankings.parquet", rows[1:], RANKINGS_SCHEMA)
+    before = tree(folder)
+    res = cli("report", small)
+    assert res.returncode == 2, res.stderr
+    flat = " ".join(res.stderr.split())
+    assert flat.startswith(f"error: {folder / 'rankings.parquet'}: changed since it was recorded (another sha256): "
+                           "the folder is not what manifest.json records for probe/m")
+    assert f"factatlas probe {small} --model ... --out-name m" in flat
+    assert tree(folder) == before  # refused before any report file was written
+    write_table(folder / "rankings.parquet", rows, RANKINGS_SCHEMA)  # the recorded bytes again
+    write_table(folder / "rankings_template_only.parquet", rows, RANKINGS_SCHEMA)
+    res = cli("report", small)
+    assert res.returncode == 2 and f"{folder / 'rankings_template_only.parquet'}: there, but not recorded" in " ".join(
+        res.stderr.split())
+    (folder / "rankings_template_only.parquet").unlink()
+    res = cli("report", small)
+    assert res.returncode == 0, res.stderr

@@ -214,32 +214,49 @@ def test_a_city_or_an_unknown_item_listed_as_a_country_is_warned_about_at_the_st
     assert lines.index(warnings[-1]) < lines.index("step 1/5: candidates")  # before any curation query
 
 
-def test_validate_rejects_a_city_or_an_unknown_item_listed_as_a_country(tmp_path):
-    """`factatlas validate` applies curate's country check (curate only warns) and names each line."""
-    from typer.testing import CliRunner
-
-    from factatlas.app.cli import app
-
+def test_validate_rejects_a_city_and_warns_about_an_item_the_sample_lacks(tmp_path):
+    """`factatlas validate` applies curate's country check and names each line: an item that is not a country
+    (Paris) is refused; an item the embedded sample does not hold is a warning that says so, since the sample
+    cannot tell a real country it lacks (issue 42: Tanzania was refused with "list a country (an item under
+    Q6256)", which it is) from a wrong QID."""
     culture = tmp_path / "mixed.yaml"
     culture.write_text(
         "label: Mixed\ncountries:\n  - {qid: Q970, label: Comoros, wikipedia_sites: [en]}\n"
         "  - {qid: Q90, label: Paris, wikipedia_sites: [en]}\n"
-        "  - {qid: Q99999999, label: Typo, wikipedia_sites: [en]}\n", "utf-8")
-    res = CliRunner().invoke(app, ["validate", str(culture)])
-    assert isinstance(res.exception, ConfigError), res.output
-    paris, typo = str(res.exception).splitlines()
-    assert paris.startswith(f"{culture}:4:11: countries[1].qid: Q90 (Paris) is not a country here (P31 Q5119, "
-                            "Q1549591, not under Q6256) at embedded:wikidata-sample.nt.gz")
-    assert typo.startswith(f"{culture}:5:11: countries[2].qid: Q99999999 (Typo) is unknown at this endpoint (no "
-                           "label, no P31); check the QID at embedded:")
+        "  - {qid: Q924, label: Tanzania, wikipedia_sites: [sw, en]}\n", "utf-8")
+    res = factatlas("validate", culture)
+    assert res.returncode == 2
+    warning, paris = res.stderr.splitlines()
+    assert paris.startswith(f"error: {culture}:4:11: countries[1].qid: Q90 (Paris) is not a country here (P31 "
+                            "Q5119, Q1549591, not under Q6256) at embedded:wikidata-sample.nt.gz")
     assert paris.endswith("; list a country (an item under Q6256) or remove it")
+    assert warning.startswith(f"warning: {culture}:5:11: countries[2].qid: Q924 (Tanzania) is not in the embedded "
+                              "Wikidata sample (embedded:wikidata-sample.nt.gz:")
+    assert "`factatlas cultures countries` lists the sample's countries" in warning
+    assert warning.endswith(f"`factatlas validate {culture} --endpoint URL`")
+    culture.write_text("\n".join(culture.read_text("utf-8").splitlines()[:3] + [
+        "  - {qid: Q924, label: Tanzania, wikipedia_sites: [sw, en]}"]) + "\n", "utf-8")
+    res = factatlas("validate", culture)
+    assert res.returncode == 0 and res.stdout == f"{culture}: ok — culture mixed: 2 countries\n", res.stderr
+    assert res.stderr.startswith(f"warning: {culture}:4:11: countries[1].qid: Q924 (Tanzania) is not in")
     (tmp_path / "pair.yaml").write_text("cultures: [mixed.yaml, west]\n", "utf-8")
-    res = CliRunner().invoke(app, ["validate", str(tmp_path / "pair.yaml")])
-    assert "Q90 (Paris) is not a country here" in str(res.exception)
+    assert "Q924 (Tanzania) is not in the embedded" in factatlas("validate", tmp_path / "pair.yaml").stderr
     from factatlas.curate.config import DATA_DIR
 
-    res = CliRunner().invoke(app, ["validate", str(DATA_DIR / "cultures" / "arab.yaml")])
-    assert res.exit_code == 0 and "ok — culture arab" in res.output, res.output
+    res = factatlas("validate", DATA_DIR / "cultures" / "arab.yaml")
+    assert res.returncode == 0 and "ok — culture arab" in res.stdout and res.stderr == "", res.stderr
+
+
+def test_cultures_countries_lists_what_the_sample_holds_and_who_lists_it():
+    res = factatlas("cultures", "countries")
+    assert res.returncode == 0, res.stderr
+    lines = res.stdout.splitlines()
+    assert lines[-1].startswith("92 countries at embedded:wikidata-sample.nt.gz:")
+    rows = {line.split()[0]: line for line in lines[:-1]}
+    assert len(rows) == 92 and "Q924" not in rows  # Tanzania: a real country the sample lacks
+    assert rows["Q262"].split() == ["Q262", "Algeria", "arab"]
+    assert rows["Q29999"].split()[-1] == "-"  # a country no bundled culture lists
+    assert list(rows) == sorted(rows, key=lambda q: int(q[1:]))
 
 
 def test_a_top_level_key_typo_in_a_culture_file_gets_a_did_you_mean(tmp_path):
@@ -248,3 +265,78 @@ def test_a_top_level_key_typo_in_a_culture_file_gets_a_did_you_mean(tmp_path):
     with pytest.raises(ConfigError) as info:
         validate_file(culture)
     assert str(info.value).startswith(f"{culture}:2:1: top level: unknown key 'countrys'. Did you mean 'countries'?")
+
+
+# ---- the pair's name names the release configs (issue 42) -----------------------------------------
+
+@pytest.mark.parametrize("text, where, message", [
+    ("name: my pair\ncultures: [arab, west]\n", "1:7", "name: 'my pair' is not a pair name"),
+    ("name: a/b\ncultures: [arab, west]\n", "1:7", "name: 'a/b' is not a pair name"),
+    ("name: .hidden\ncultures: [arab, west]\n", "1:7", "name: '.hidden' is not a pair name"),
+])
+def test_a_pair_name_that_cannot_name_a_release_config_is_refused_at_its_place(tmp_path, text, where, message):
+    pair = tmp_path / "pair.yaml"
+    pair.write_text(text, "utf-8")
+    with pytest.raises(ConfigError) as info:
+        load_pair(pair)
+    assert str(info.value).startswith(f"{pair}:{where}: {message}: a release config is named '<pair>.<lang>'")
+
+
+def test_a_pair_file_without_a_name_is_named_after_the_file_and_a_bad_file_name_says_add_name(tmp_path):
+    good = tmp_path / "iberia-rhine.yaml"
+    good.write_text("cultures: [arab, west]\n", "utf-8")
+    assert load_pair(good).name == "iberia-rhine"
+    bad = tmp_path / "my pair.yaml"
+    bad.write_text("cultures: [arab, west]\n", "utf-8")
+    with pytest.raises(ConfigError, match=r"'my pair' is not a pair name.* add a line `name: <pair>`"):
+        load_pair(bad)
+
+
+def test_curate_records_the_pair_name_and_the_file_it_came_from(fixture_store, config, tmp_path):
+    import json
+
+    from factatlas.builder.build import curated_pair_name
+
+    pair = tmp_path / "my" / "pair.yaml"
+    pair.parent.mkdir()
+    pair.write_text("name: iberia-rhine\ncultures: [arab, west]\n", "utf-8")
+    app = SparqlApp(fixture_store)
+    with serve(app) as url:
+        curate(replace(config, pair=str(pair), endpoint=url + "/sparql"), tmp_path / "run")
+    manifest = json.loads((tmp_path / "run" / "manifest.json").read_text("utf-8"))
+    recorded = manifest["stages"]["curate"]["config"]
+    assert (recorded["pair"], recorded["pair_file"]) == ("iberia-rhine", str(pair))
+    assert curated_pair_name(manifest, ("arab", "west")) == ("iberia-rhine", None)
+    # a run curated before: the file's path was recorded; the build names the pair after its cultures
+    recorded["pair"] = "my/pair.yaml"
+    assert curated_pair_name(manifest, ("arab", "west")) == ("arab-west", "my/pair.yaml")
+
+
+# ---- option values: refused before any work, leaving nothing behind (issue 42) ---------------------
+
+@pytest.mark.parametrize("field, value, message", [
+    ("max_retry_after_s", float("nan"), "--max-retry-after nan: not a finite number; give one at least 0"),
+    ("max_retry_after_s", float("inf"), "--max-retry-after inf: not a finite number"),
+    ("timeout_s", float("nan"), "--timeout nan: not a finite number; give one above 0"),
+    ("timeout_s", -1.0, "--timeout -1.0: must be above 0"),
+])
+def test_a_curation_config_refuses_non_finite_seconds(field, value, message):
+    """The library path too (the quickstart and benchmarks build CurationConfig themselves): NaN passed
+    `value < 0` and switched the Retry-After cap off."""
+    from factatlas.curate.engine import CurationConfig
+
+    with pytest.raises(ConfigError) as info:
+        CurationConfig(pair="arab-west", **{field: value}).validated()
+    assert str(info.value).startswith(message)
+
+
+def test_a_refused_curate_on_an_existing_run_leaves_it_as_it_was_and_no_lock(tmp_path):
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "notes.txt").write_text("mine\n")
+    for words in (("--max-retry-after", "nan"), ("--pair", "arab-wset"), ("--popularity", "nope"), ("--predicates", "P99999"),
+                  ("--sample", str(tmp_path / "nope.nt.gz"))):
+        args = {"--pair": "arab-west", "--langs": "ar,en", **dict([words])}
+        res = factatlas("curate", run, *[x for kv in args.items() for x in kv])
+        assert res.returncode == 2 and res.stderr.startswith("error: ") and res.stderr.count("\n") == 1, res.stderr
+        assert sorted(p.name for p in run.iterdir()) == ["notes.txt"], words  # no .factatlas.lock, no curate/

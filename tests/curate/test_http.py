@@ -17,7 +17,7 @@ import pytest
 from factatlas.curate.endpoints import EndpointError, HttpSparqlEndpoint, QueryTimeout, load_store
 from factatlas.curate.engine import CurationConfig, curate
 from factatlas.curate.localserver import FaultInjector, FaultProxy, SparqlApp, serve, serve_proxy
-from factatlas.errors import ConfigError
+from factatlas.errors import ConfigError, FactatlasError
 from factatlas.http import HttpPolicy, RateLimited, RetryTooLate, parse_retry_after
 from tests.clirun import factatlas
 from tests.curate.support import EXACT, Recorder, output_bytes
@@ -274,3 +274,16 @@ def test_the_protocol_request_refuses_updates_and_a_query_in_the_endpoint_url():
         sparql_protocol_request("http://h/sparql", "PREFIX wd: <http://x/> DROP ALL", "ua", post=True)
     with pytest.raises(ConfigError, match="the URL's own parameter 'query' is the query itself"):
         HttpSparqlEndpoint("http://127.0.0.1:9/sparql?query=ASK{}", "ua")
+
+
+@pytest.mark.parametrize("kw, message", [
+    ({"max_retry_after_s": float("nan")}, "--max-retry-after nan: not a finite number"),
+    ({"max_retry_after_s": float("inf")}, "--max-retry-after inf: not a finite number"),
+    ({"timeout_s": float("nan")}, "--timeout nan: not a finite number"),
+    ({"timeout_s": 0}, "--timeout 0: must be above 0"),
+])
+def test_the_one_http_policy_refuses_non_finite_or_out_of_range_seconds(kw, message):
+    """Issue 42: NaN passed `max_retry_after_s < 0`, and every Retry-After then passed the cap."""
+    with pytest.raises(FactatlasError) as info:
+        HttpPolicy(**kw)
+    assert str(info.value).startswith(message)

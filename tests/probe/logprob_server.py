@@ -6,6 +6,9 @@ Prompts are token-id lists (or one list, or a string); for each, ``token_logprob
 tokens before it), the first entry None, followed by one greedy token (``max_tokens`` must be 1).
 Faults are scripted: ``faults`` is consumed one per request, each ``(status, headers, body)`` (None: answer), to test
 retries, ``Retry-After`` and key redaction. Every request's Authorization header and path are recorded.
+``echo_auth``: like a debugging proxy or a careless API, every answer echoes the request's Authorization
+value in other fields (``id``, a nested ``debug.request.headers``, each choice's ``text`` and ``logprobs.tokens``)
+and at the end of a chat reply's text.
 """
 
 from __future__ import annotations
@@ -16,11 +19,12 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 
 class LogprobServer:
-    def __init__(self, lm, faults=(), batched: bool = False):
+    def __init__(self, lm, faults=(), batched: bool = False, echo_auth: bool = False):
         """``batched``: score a request's prompts in one padded forward pass (9x less CPU for 24 prompts; the
         log-probabilities may differ from one pass per prompt in the last bits)."""
         self.lm = lm
         self.batched = batched
+        self.echo_auth = echo_auth
         self.faults = list(faults)
         self.authorizations: list[str | None] = []
         self.requests = 0
@@ -44,10 +48,13 @@ class LogprobServer:
                     status, headers, text = fault
                     self._send(status, text.replace("{auth}", self.headers.get("Authorization") or ""), headers)
                     return
+                auth = self.headers.get("Authorization") or ""
                 if self.path == "/v1/chat/completions" and getattr(server.lm.tokenizer, "chat_template", None):
                     with server._lock:
                         answer = server._chat(body["messages"], int(body.get("max_tokens") or 16))
-                    self._send(200, json.dumps({"object": "chat.completion", "model": body.get("model"), "choices": [
+                    if server.echo_auth:
+                        answer = f"{answer} [{auth}]"
+                    self._send(200, server._echoed(auth, {"object": "chat.completion", "model": body.get("model"), "choices": [
                         {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": answer}}]}))
                     return
                 if self.path != "/v1/completions":
@@ -64,8 +71,12 @@ class LogprobServer:
                 with server._lock:
                     choices = (server._batched_choices(prompts) if server.batched
                                else [server._choice(i, ids) for i, ids in enumerate(prompts)])
-                self._send(200, json.dumps({"object": "text_completion", "model": body.get("model"),
-                                            "choices": choices}))
+                if server.echo_auth:
+                    for choice in choices:
+                        choice["text"] = auth
+                        choice["logprobs"]["tokens"] = [auth, *choice["logprobs"]["tokens"][1:]]
+                self._send(200, server._echoed(auth, {"object": "text_completion", "model": body.get("model"),
+                                                      "choices": choices}))
 
             def _send(self, status, text, headers=None):
                 data = text.encode("utf-8")
@@ -87,6 +98,13 @@ class LogprobServer:
         self.httpd = Server(("127.0.0.1", 0), Handler)
         self.base_url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
         self._thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    def _echoed(self, auth: str, answer: dict) -> str:
+        """The answer's JSON text, with the Authorization value echoed in other fields when ``echo_auth``."""
+        if self.echo_auth:
+            answer = {"id": f"cmpl-{auth}", **answer,
+                      "debug": {"request": {"headers": {"Authorization": auth, "Accept": "application/json"}}}}
+        return json.dumps(answer)
 
     def _choice(self, index: int, ids: list[int]) -> dict:
         import torch

@@ -168,21 +168,23 @@ def _asked_three_times(rights: list[int], predicates: list[str]) -> list:
     return list(A.join(rows, prompts).scored)
 
 
-@pytest.mark.parametrize(("rights", "predicates", "held_out", "tables"), [
-    # one predicate: 15/24 = 0.625; Python's sum in order ends one digit low, NumPy's pairwise sum does not
-    ([0, 2, 0, 3, 3, 3, 3, 1], ["P1"] * 8, (0.6249999999999999, 0.6249999999999999), 0.625),
-    # two predicates taking turns: the held-out sum adds the facts predicate by predicate (9/24 = 0.375),
-    # the tables' NumPy mean adds them in fact order (one digit low)
-    ([2, 2, 2, 1, 0, 0, 1, 1], ["P1", "P2"] * 4, (0.375, 0.375), 0.37499999999999994),
+@pytest.mark.parametrize(("rights", "predicates", "by_hand"), [
+    ([0, 2, 0, 3, 3, 3, 3, 1], ["P1"] * 8, (15 / 24, 15 / 24)),  # one predicate: 15 of 24 prompts right
+    # two predicates taking turns: P1 5/12, P2 4/12 -> macro 0.375; micro 9/24
+    ([2, 2, 2, 1, 0, 0, 1, 1], ["P1", "P2"] * 4, (0.375, 0.375)),
 ])
-def test_held_out_p_at_1_adds_up_as_it_always_did(rights, predicates, held_out, tables):
-    """The verdict's held-out P@1 keeps its published digits (Python's sum, facts by predicate), the metric
-    tables theirs (NumPy's mean): same definitions, the quickstart's metrics.json unchanged to the digit."""
+def test_held_out_and_tables_add_up_alike(rights, predicates, by_hand):
+    """Issue 43: one implementation of macro and micro P@1 (``metrics.macro_micro``). The verdict's held-out
+    P@1 and the metric tables of the same prompts are the same numbers to the last digit (they once added
+    up in two ways and differed there), whatever the order of the rankings."""
     scored = _asked_three_times(rights, predicates)
     r = A.p_at_1_with_ci(scored, 0, 0.95, 0)
-    assert (r["macro"], r["micro"]) == held_out  # exact: no approx, the last digit is the point
-    assert A.aggregate(scored)["p@1_micro"] == tables
-    assert A.p_at_1_with_ci(scored[::-1], 0, 0.95, 0)["micro"] == held_out[1]  # order of rankings: no matter
+    t = A.aggregate(scored)
+    assert (r["macro"], r["micro"]) == (t["p@1"], t["p@1_micro"])  # exact: no approx, the last digit is the point
+    assert (r["macro"], r["micro"]) == pytest.approx(by_hand)
+    assert A.p_at_1_with_ci(scored[::-1], 0, 0.95, 0) == r  # order of rankings: no matter
+    acc = A.accuracy(scored)
+    assert (acc.macro, acc.micro) == (t["p@1"], t["p@1_micro"])
 
 
 def test_paraphrase_consistency_is_macro_over_predicates():

@@ -6,7 +6,7 @@ import pytest
 
 from factatlas.errors import ConfigError
 from factatlas.probe.analysis import dlama as D
-from factatlas.records import GoldObject
+from factatlas.records import Fact, GoldObject, ObjectRef
 from tests.probe.analysis_fixture import result
 
 
@@ -47,8 +47,14 @@ def test_augmentation_before_after():
     assert rows["all"].all_valid == pytest.approx(1 / 6)
 
 
+def _facts(results) -> list[Fact]:
+    """The benchmark's facts behind ``results``: every valid object of each."""
+    return [Fact(r.fact_id, r.predicate, f"S{r.fact_id}", tuple(ObjectRef(g.qid) for g in r.golds), r.culture,
+                 r.countries, 1.0, 1) for r in {r.fact_id: r for r in results}.values()]
+
+
 def test_wrong_answers_by_culture_of_the_answer():
-    rows = {(e.predicate, e.culture): e for e in D.cross_culture_errors(RESULTS)}
+    rows = {(e.predicate, e.culture): e for e in D.cross_culture_errors(RESULTS, D.object_cultures(_facts(RESULTS)))}
     arab = rows[("P1", "arab")]
     assert (arab.n_prompts, arab.wrong, arab.other_culture, arab.shared, arab.own_culture, arab.neither) == \
         (4, 4, 1, 1, 1, 1)
@@ -56,6 +62,18 @@ def test_wrong_answers_by_culture_of_the_answer():
     west = rows[("P1", "west")]
     assert (west.wrong, west.other_share) == (0, None)
     assert rows[("P2", "arab")].neither == 1
+
+
+def test_who_owns_an_answer_is_read_from_every_fact():
+    """Only the Arab prompts are analysed (say, the held-out split); the Western facts f1 and f2 are not among
+    them and still own Qa and Qb: f3's answer Qa is other culture, f6's Qb shared, as on the whole set."""
+    arab_only = [r for r in RESULTS if r.culture == "arab"]
+    rows = {(e.predicate, e.culture): e for e in D.cross_culture_errors(arab_only, D.object_cultures(_facts(RESULTS)))}
+    arab = rows[("P1", "arab")]
+    assert (arab.other_culture, arab.shared, arab.own_culture, arab.neither) == (1, 1, 1, 1)
+    # owners from the analysed prompts alone would miss the Western facts: no answer from the other culture
+    alone = {(e.predicate, e.culture): e for e in D.cross_culture_errors(arab_only, D.object_cultures(_facts(arab_only)))}
+    assert (alone[("P1", "arab")].other_culture, alone[("P1", "arab")].neither) == (0, 2)
 
 
 def test_equivalence_table_is_reported_separately():
@@ -92,3 +110,11 @@ def test_the_equivalence_file_is_read_with_positions_and_the_alias_bound(tmp_pat
         D.load_equivalences(path)
     path.write_text("equivalences:\n  - [Q432, Q47740]\n", "utf-8")
     assert D.load_equivalences(path).same("P1", "Q432", "Q47740")
+
+
+def test_an_augmented_object_belongs_to_its_fact():
+    """f1's valid objects are Qa and, by augmentation (a superclass), Qa2: an Arab fact answered Qa2 gets an
+    answer from the other culture, as with Qa (DLAMA's owners are every valid object, not the direct ones)."""
+    wrong = result("A", "f9", "en", "arab", "P1", False, golds=_g("Qq"), top="Qa2", countries=("Q79",))
+    (row,) = [e for e in D.cross_culture_errors([wrong], D.object_cultures(_facts(RESULTS))) if e.predicate == "P1"]
+    assert (row.wrong, row.other_culture, row.neither) == (1, 1, 0)

@@ -5,6 +5,7 @@ each request's prompts in one batch: what is tested is which requests are sent, 
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import subprocess
@@ -16,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from factatlas.probe.answer_store import AnswerStore, request_key, store_path
+from factatlas.probe.answer_store import AnswerStore, request_key, request_secrets, scrub, store_path
 from factatlas.probe.runner import ProbeConfig, probe_benchmark
 from factatlas.tables import RANKINGS_SCHEMA, read_rows
 from tests.probe.logprob_server import LogprobServer
@@ -25,17 +26,34 @@ BODY = {"model": "m", "prompt": [[1, 2, 3]], "max_tokens": 1, "temperature": 0, 
 URL = "http://127.0.0.1:8000/v1/completions"
 
 
-def test_the_key_is_the_request_model_server_content_and_options_but_not_the_credentials():
-    key = request_key(URL, BODY)
-    assert key == request_key(URL, dict(reversed(BODY.items())))  # canonical: key order does not matter
-    assert key == request_key("http://user:secret@127.0.0.1:8000/v1/completions", BODY)
-    others = [request_key("http://127.0.0.1:8001/v1/completions", BODY),
-              request_key("http://127.0.0.1:8000/v1/chat/completions", BODY),
-              request_key(URL, {**BODY, "model": "other"}),
-              request_key(URL, {**BODY, "prompt": [[1, 2, 4]]}),
-              request_key(URL, {**BODY, "temperature": 0.7}),
-              request_key(URL, {**BODY, "logprobs": 5})]
-    assert len({key, *others}) == 7
+def test_the_key_is_the_request_path_model_content_and_options_but_not_the_server_or_credentials():
+    key = request_key("/completions", BODY)
+    assert key == request_key("/completions", dict(reversed(BODY.items())))  # canonical: key order does not matter
+    others = [request_key("/chat/completions", BODY),
+              request_key("/completions", {**BODY, "model": "other"}),
+              request_key("/completions", {**BODY, "prompt": [[1, 2, 4]]}),
+              request_key("/completions", {**BODY, "temperature": 0.7}),
+              request_key("/completions", {**BODY, "logprobs": 5})]
+    assert len({key, *others}) == 6
+
+
+def test_every_credential_of_a_request_is_named_and_scrubbed_at_any_depth(tmp_path):
+    secrets = request_secrets("http://alice:pa%24s@127.0.0.1:8000/v1?api_key=qk-1234567&lang=en", "sk-abc/123+z")
+    basic = base64.b64encode(b"alice:pa$s").decode()
+    for secret in ("sk-abc/123+z", "Bearer sk-abc/123+z", "sk-abc%2F123%2Bz", "pa$s", "pa%24s", basic,
+                   f"Basic {basic}", "qk-1234567"):
+        assert secret in secrets
+    assert "en" not in secrets and "alice" not in secrets
+    assert secrets.index("Bearer sk-abc/123+z") < secrets.index("sk-abc/123+z")  # longest first: masked whole
+    echoed = {"id": "x-Bearer sk-abc/123+z", "debug": [{"h": {"authorization": f"Basic {basic}"}}],
+              "choices": [{"message": {"content": "Cairo (sk-abc%2F123%2Bz)"}}], "qk-1234567": 1, "n": 2.5}
+    assert scrub(echoed, secrets) == {"id": "x-***", "debug": [{"h": {"authorization": "***"}}],
+                                      "choices": [{"message": {"content": "Cairo (***)"}}], "***": 1, "n": 2.5}
+    store = AnswerStore(tmp_path / "a.jsonl")
+    store.put("k", echoed, "http://127.0.0.1:8000/v1/completions", secrets)
+    text = (tmp_path / "a.jsonl").read_text("utf-8")
+    assert not any(s in text for s in secrets)
+    assert AnswerStore(tmp_path / "a.jsonl").get("k") == scrub(echoed, secrets) == store.get("k")
 
 
 def test_answers_survive_a_new_process_and_a_torn_last_line(tmp_path):
@@ -101,7 +119,7 @@ def test_a_rerun_with_the_same_options_sends_nothing_and_other_options_are_asked
     run = tmp_path / "run"
     write_benchmark(run / "build", capitals_rows)
     with LogprobServer(tiny_gpt2, batched=True) as server:
-        config = ProbeConfig(model=str(tiny_gpt2_dir), scoring="causal-mean", backend="openai",
+        config = ProbeConfig.from_flags(model=str(tiny_gpt2_dir), scoring="causal-mean", backend="openai",
                              api_base=server.base_url, concurrency=2, out_name="http")
         probe_benchmark(run, config)
         sent = server.requests
@@ -114,8 +132,8 @@ def test_a_rerun_with_the_same_options_sends_nothing_and_other_options_are_asked
         info = json.loads((run / "probe" / "http" / "probe.json").read_text())
         assert info["counts"]["http/answers/reused"] == 100 and "http/requests" not in info["counts"]
         # another decoding option (the template's remainder scored too) is another request for every prompt
-        probe_benchmark(run, ProbeConfig(model=str(tiny_gpt2_dir), scoring="causal-mean", backend="openai",
-                                         api_base=server.base_url, include_remainder=True, out_name="rem"))
+        probe_benchmark(run, ProbeConfig.from_flags(model=str(tiny_gpt2_dir), scoring="causal-mean", backend="openai",
+                                         api_base=server.base_url, remainder=True, out_name="rem"))
         assert server.requests > sent + 90
 
 
@@ -195,7 +213,7 @@ def test_a_probe_stopped_by_a_long_retry_after_resumes_with_the_missing_requests
     write_benchmark(run / "build", capitals_rows)
     faults = [None] * 10 + [(429, {"Retry-After": "3600"}, "{}")]
     with LogprobServer(tiny_gpt2, faults, batched=True) as server:
-        config = ProbeConfig(model=str(tiny_gpt2_dir), scoring="causal-mean", backend="openai",
+        config = ProbeConfig.from_flags(model=str(tiny_gpt2_dir), scoring="causal-mean", backend="openai",
                              api_base=server.base_url, concurrency=1, out_name="http", max_retry_after=30)
         with pytest.raises(RetryTooLate, match=r"asks to retry in 3600 s .* longer than --max-retry-after 30 s; "
                                                r"rerun after that time \(cached answers are kept\) or raise "
@@ -213,12 +231,71 @@ def test_the_judge_keeps_its_answers_too(tmp_path, capitals_rows, tiny_chat, tin
 
     run = tmp_path / "run"
     write_benchmark(run / "build", capitals_rows)
-    probe_benchmark(run, ProbeConfig(model="m", scoring="chat", max_new_tokens=8, out_name="c"), lm=tiny_chat)
+    probe_benchmark(run, ProbeConfig.from_flags(model="m", scoring="chat", max_new_tokens=8, out_name="c"), lm=tiny_chat)
     with LogprobServer(tiny_chat) as server:
-        config = JudgeConfig("judge", backend="openai", api_base=server.base_url, concurrency=2)
+        config = JudgeConfig.from_flags("judge", "openai", api_base=server.base_url, concurrency=2)
         first = judge_run(run, "c", config)[0]
         asked = server.requests
         again = judge_run(run, "c", config)[0]
         assert server.requests == asked == first.summary["asked"] > 0
     assert again.summary == first.summary
     assert store_path(run, "judge").read_bytes().count(b"\n") == asked
+
+
+KEY = "sk-fa-0123456789abcdef"
+
+
+def _files_holding(run: Path, needle: bytes) -> list[str]:
+    return sorted(str(p.relative_to(run)) for p in run.rglob("*") if p.is_file() and needle in p.read_bytes())
+
+
+@pytest.mark.servers
+def test_a_server_echoing_the_key_leaves_it_in_no_file_of_the_run(tmp_path, capitals_rows, tiny_gpt2, tiny_gpt2_dir,
+                                                                  tiny_chat, tiny_chat_dir, monkeypatch):
+    """A server that echoes the Authorization value in its JSON (nested, in other fields, inside a chat reply):
+    the answers kept, the rankings and every other file of the run hold neither the key nor its header."""
+    from factatlas.probe.judge import JudgeConfig, judge_run
+    from tests.probe.probe_capitals import write_benchmark
+
+    monkeypatch.setenv("FA_TEST_KEY", KEY)
+    run = tmp_path / "run"
+    write_benchmark(run / "build", capitals_rows)
+    with LogprobServer(tiny_gpt2, batched=True, echo_auth=True) as server:
+        probe_benchmark(run, ProbeConfig.from_flags(model=str(tiny_gpt2_dir), scoring="causal-mean", backend="openai",
+                                         api_base=server.base_url, api_key_env="FA_TEST_KEY", out_name="http"))
+        assert server.authorizations and set(server.authorizations) == {f"Bearer {KEY}"}
+    with LogprobServer(tiny_chat, echo_auth=True) as server:
+        probe_benchmark(run, ProbeConfig.from_flags(model=str(tiny_chat_dir), scoring="chat", backend="openai", max_new_tokens=4,
+                                         api_base=server.base_url, api_key_env="FA_TEST_KEY", out_name="chat",
+                                         langs=("en",), template_only=False))
+        judge_run(run, "chat", JudgeConfig.from_flags("judge", "openai", api_base=server.base_url,
+                                           api_key_env="FA_TEST_KEY"))
+    assert _files_holding(run, KEY.encode()) == []
+    answers = [json.loads(line) for line in store_path(run, str(tiny_chat_dir)).read_text("utf-8").splitlines()]
+    # the chat reply keeps its text, the echo masked; nothing but what the rule reads is kept
+    assert answers and all(a["answer"]["choices"][0]["message"]["content"].endswith(" [***]") for a in answers)
+    assert all(set(a["answer"]) == {"choices"} for a in answers)
+    kept = json.loads(store_path(run, str(tiny_gpt2_dir)).read_text("utf-8").splitlines()[0])["answer"]
+    assert set(kept["choices"][0]) == {"index", "logprobs"} and set(kept["choices"][0]["logprobs"]) == {
+        "token_logprobs"}
+
+
+@pytest.mark.servers
+def test_a_probe_resumed_against_a_server_on_another_port_sends_nothing(tmp_path, capitals_rows, tiny_gpt2,
+                                                                       tiny_gpt2_dir):
+    from tests.probe.probe_capitals import write_benchmark
+
+    run = tmp_path / "run"
+    write_benchmark(run / "build", capitals_rows)
+    with LogprobServer(tiny_gpt2, batched=True) as first:
+        probe_benchmark(run, ProbeConfig.from_flags(model=str(tiny_gpt2_dir), scoring="causal-mean", backend="openai",
+                                         api_base=first.base_url, out_name="a"))
+        assert first.requests == 52
+    with LogprobServer(tiny_gpt2, batched=True) as second:
+        assert second.base_url != first.base_url
+        probe_benchmark(run, ProbeConfig.from_flags(model=str(tiny_gpt2_dir), scoring="causal-mean", backend="openai",
+                                         api_base=second.base_url.replace("127.0.0.1", "localhost"), out_name="b"))
+        assert second.requests == 0
+    assert _rankings(run, "a") == _rankings(run, "b")
+    info = json.loads((run / "probe" / "b" / "probe.json").read_text())
+    assert info["counts"]["http/answers/reused"] == 100 and "http/requests" not in info["counts"]

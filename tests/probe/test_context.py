@@ -52,7 +52,7 @@ def test_chat_with_three_shots_takes_the_examples_that_fit(tmp_path, capitals_ro
     run = tmp_path / "run"
     write_benchmark(run / "build", capitals_rows)
     lm = load_model(str(chat128_dir), device="cpu")
-    outcome = probe_benchmark(run, ProbeConfig(model="chat128", scoring="chat", shots=3, shot_split="train",
+    outcome = probe_benchmark(run, ProbeConfig.from_flags(model="chat128", scoring="chat", shots=3, shot_split="train",
                                                max_new_tokens=16, out_name="c"), lm=lm)
     rows = read_rows(run / "probe" / "c" / "rankings.parquet", RANKINGS_SCHEMA)
     assert len(rows) == 48
@@ -73,8 +73,8 @@ def test_the_judge_refuses_conversations_longer_than_its_context_before_any_forw
                                                                                    chat128_dir):
     from factatlas.probe.chat import LocalChat
     from factatlas.probe.judge import JUDGE_CONTEXT_FIX, JudgeConfig, judge_run
-    from factatlas.probe.runner import write_probe_results
     from factatlas.records import ProbeResult
+    from factatlas.tables import write_probe_results
     from tests.probe.probe_capitals import write_benchmark
 
     run = tmp_path / "run"

@@ -72,8 +72,8 @@ def probed_run(tmp_path_factory) -> Path:
     with contextlib.redirect_stderr(io.StringIO()), contextlib.redirect_stdout(io.StringIO()):
         curate(CurationConfig(pair="arab-west", langs=("ar", "en"), predicates=("P36",)), run)
         build_run(run, ("ar", "en"))
-        probe_benchmark(run, ProbeConfig(model="tiny", tiny_steps=20, out_name="bert", device="cpu"))
-        probe_benchmark(run, ProbeConfig(model="tiny-gpt2", scoring="generative", tiny_steps=20, out_name="gen",
+        probe_benchmark(run, ProbeConfig.from_flags(model="tiny", tiny_steps=20, out_name="bert", device="cpu"))
+        probe_benchmark(run, ProbeConfig.from_flags(model="tiny-gpt2", scoring="generative", tiny_steps=20, out_name="gen",
                                          device="cpu", max_new_tokens=4))
     return run
 

@@ -197,7 +197,7 @@ def test_a_fallback_to_generate_is_counted_in_probe_json(run_dir, scoring, model
     penalised = copy.deepcopy(loaded.model)
     penalised.generation_config.repetition_penalty = 3.0
     lm = wrap_model(penalised, loaded.tokenizer, name="penalised", family="causal")
-    config = ProbeConfig(model="penalised", scoring=scoring, device="cpu", max_new_tokens=4, langs=("en",))
+    config = ProbeConfig.from_flags(model="penalised", scoring=scoring, device="cpu", max_new_tokens=4, langs=("en",))
     outcome = probe_benchmark(run_dir, config, lm=lm)
     counts = json.loads((outcome.out_dir / "probe.json").read_text("utf-8"))["counts"]
     assert counts["generation/batches-by-transformers-generate"] >= 1

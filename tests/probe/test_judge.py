@@ -205,11 +205,13 @@ def test_cli_judge_refuses_a_ranking_probe(tmp_path, capitals_rows, tiny_bert_di
     assert "rule 'mlm-independent' holds no free answer to judge" in str(result.exception)
 
 
+@pytest.mark.parametrize("layout", ["spec", "flat"])
 @pytest.mark.parametrize(("mode", "strict_right"), [("any", 24), ("single", 12), ("double", 24), (None, 24)])
-def test_matcher_uses_the_probes_answer_languages(tmp_path, capitals_rows, mode, strict_right):
+def test_matcher_uses_the_probes_answer_languages(tmp_path, capitals_rows, mode, strict_right, layout):
     """French questions answered with the English name: the matcher beside the judge accepts them as the
     probe did (X-FACTR §3.4): only the 12 capitals spelt alike under single, all 24 under double or any;
-    a folder without probe.json (None) matches in every language."""
+    a folder without probe.json (None) matches in every language. ``spec``: probe.json records the rule
+    with its options; ``flat``: as probe.json files before, every option in one flat ``config``."""
     import json
 
     from factatlas.probe.generative import alias_index_by_lang
@@ -220,7 +222,10 @@ def test_matcher_uses_the_probes_answer_languages(tmp_path, capitals_rows, mode,
     english = {c[4]: c[5] for c in CAPITALS}
     rows = [ranking_row(p, "m", "chat", [], [], False, english[p.gold_qids[0]]) for p in prompts]
     if mode is not None:
-        (tmp_path / "probe.json").write_text(json.dumps({"config": {"answer_langs": mode}}), "utf-8")
+        info = ({"rule": {"name": "chat", "options": {"answer_langs": mode}}} if layout == "spec" else
+                {"rule": {"name": "chat", "family": "any", "kind": "generate"}, "scoring": "chat",
+                 "config": {"model": "m", "scoring": "chat", "answer_langs": mode, "xfactr_beam": 1}})
+        (tmp_path / "probe.json").write_text(json.dumps(info), "utf-8")
     aliases = answer_aliases(alias_index_by_lang(prompts_of(capitals_rows)), tmp_path)
     judged = judge_answers(SubstringJudge(), rows, {p.prompt_id: p for p in prompts}, aliases, "substr")
     assert (len(judged), sum(j.strict for j in judged), sum(j.lenient for j in judged)) == (24, strict_right,

@@ -39,7 +39,7 @@ def test_real_harness_equals_our_rules_prompt_by_prompt(tmp_path, run_dir, tiny_
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
 
     for scoring in ("causal-sum", "generative"):
-        probe_benchmark(run_dir, ProbeConfig(model=str(tiny_gpt2_dir), scoring=scoring, out_name=f"h-{scoring}",
+        probe_benchmark(run_dir, ProbeConfig.from_flags(model=str(tiny_gpt2_dir), scoring=scoring, out_name=f"h-{scoring}",
                                              template_only=False, device="cpu"))
     ours = {s: {r["prompt_id"]: r for r in read_rows(run_dir / "probe" / f"h-{s}" / "rankings.parquet",
                                                      RANKINGS_SCHEMA)} for s in ("causal-sum", "generative")}

@@ -101,10 +101,13 @@ def _scored_with_waits(scorer, slots):
 def _accelerator_paths(monkeypatch) -> None:
     """The device question answered as on CUDA, wherever a scorer asks it."""
     import factatlas.probe.causal as causal
+    import factatlas.probe.causal_cache as causal_cache
+    import factatlas.probe.causal_packed as causal_packed
     import factatlas.probe.normaliser as normaliser
 
     monkeypatch.setattr(normaliser, "fused_normaliser", lambda device: True)
-    monkeypatch.setattr(causal, "fused_normaliser", lambda device: True)
+    for module in (causal, causal_packed, causal_cache):
+        monkeypatch.setattr(module, "fused_normaliser", lambda device: True)
 
 
 @pytest.mark.parametrize("with_head_split", [True, False])
@@ -118,8 +121,9 @@ def test_packed_causal_rows_never_wait(monkeypatch, with_head_split):
     _accelerator_paths(monkeypatch)
     if not with_head_split:  # a model whose logits are not exactly head(base(...)): its own forward, full logits
         import factatlas.probe.causal as causal
+        import factatlas.probe.causal_packed as causal_packed
 
-        monkeypatch.setattr(causal, "head_split", lambda lm, keep: None)
+        monkeypatch.setattr(causal_packed, "head_split", lambda lm, keep: None)
         monkeypatch.setattr(causal, "logit_keeping", lambda lm: causal.LogitKeeping(last=True, masked=False))
     else:
         assert head_split(lm, logit_keeping(lm)) is not None

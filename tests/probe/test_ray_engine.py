@@ -100,7 +100,7 @@ def test_ray_engine_equals_single_process_and_stays_on_loopback(tmp_path, capita
         pytest.skip("strace is needed to verify Ray stays on loopback (apt-get install strace)")
     run = tmp_path / "run"
     write_benchmark(run / "build", capitals_rows)
-    probe_benchmark(run, ProbeConfig(model=str(tiny_gpt2_dir), scoring="causal-sum", out_name="single", device="cpu"))
+    probe_benchmark(run, ProbeConfig.from_flags(model=str(tiny_gpt2_dir), scoring="causal-sum", out_name="single", device="cpu"))
     log = tmp_path / "connect.log"
     # Ray's session folder goes under TMPDIR: a short private one, so other sessions' Rays do not count
     tmp = Path(tempfile.mkdtemp(prefix="fa-t-", dir="/tmp"))

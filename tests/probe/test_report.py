@@ -185,6 +185,57 @@ def test_verdict_rules_on_metrics(passing_run):
     assert balance.status == R.WARN and R.verdict(m).passed  # reported, not a failure
 
 
+def test_verdict_thresholds_at_their_edges(passing_run):
+    """docs/metrics.md's rules at their edges: leakage fails *above* 5 % (5 % passes), imbalance warns when it
+    *exceeds* 3 (3 is fine), the template-only gap fails *below* 5 points (exactly 5 passes), and that gap is
+    the macro one (a micro gap of 1 point with the macro gap at 10 and both intervals apart passes)."""
+    root, _ = passing_run
+    import pyarrow.parquet as pq
+
+    from factatlas.probe.evaluate import compute_metrics
+
+    folder = root / "probe" / "synth-model"
+    base = compute_metrics(pq.read_table(folder / "rankings.parquet").to_pylist(), root / "build",
+                           template_only_rows=pq.read_table(folder / "rankings_template_only.parquet").to_pylist())
+
+    def status(name: str, mutate) -> str:
+        m = copy.deepcopy(base)
+        mutate(m)
+        return next(c.status for c in R.verdict(m).checks if c.name == name)
+
+    def leak(share: float):
+        def mutate(m):
+            lang = sorted(m["dataset"]["leakage"]["by_lang"])[0]
+            m["dataset"]["leakage"]["by_lang"][lang]["share"] = share
+        return mutate
+
+    assert R.MAX_LEAKAGE_SHARE == 0.05
+    assert (status("leakage", leak(0.05)), status("leakage", leak(0.0501))) == (R.PASS, R.FAIL)
+
+    def imbalance(ratio: float):
+        def mutate(m):
+            for e in m["dataset"]["predicates"].values():
+                e["imbalance"] = 1.0
+            m["dataset"]["predicates"]["P36"]["imbalance"] = ratio
+        return mutate
+
+    assert R.MAX_CULTURE_IMBALANCE == 3.0
+    assert (status("balance between cultures", imbalance(3.0)),
+            status("balance between cultures", imbalance(3.01))) == (R.INFO, R.WARN)
+
+    def template_only(model_macro: float, base_macro: float, model_micro: float = 0.9, base_micro: float = 0.1):
+        def mutate(m):
+            t = m["validation"]["template_only"]
+            t["model"].update(macro=model_macro, micro=model_micro, ci={"macro": [0.09, 0.2], "micro": [0.8, 0.95]})
+            t["baseline"].update(macro=base_macro, micro=base_micro, ci={"macro": [0.0, 0.08], "micro": [0.0, 0.2]})
+        return mutate
+
+    assert R.MIN_TEMPLATE_ONLY_GAP == 0.05 and 0.1 - 0.05 == 0.05  # an exact gap of 5 points
+    assert status("template-only baseline", template_only(0.1, 0.05)) == R.PASS
+    assert status("template-only baseline", template_only(0.1, 0.0501)) == R.FAIL
+    assert status("template-only baseline", template_only(0.15, 0.05, model_micro=0.9, base_micro=0.89)) == R.PASS
+
+
 @pytest.mark.slow
 def test_report_command(passing_run, tmp_path):
     app = typer.Typer()

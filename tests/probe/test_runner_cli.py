@@ -123,7 +123,7 @@ def test_tiny_model_built_on_the_spot(run_dir):
 def test_every_family_end_to_end(request, run_dir, capitals_rows, model_fixture, scoring):
     folder = request.getfixturevalue(model_fixture)
     _probe(run_dir, "--model", folder, "--scoring", scoring, "--out-name", "m", "--no-template-only",
-           "--xfactr-max-masks", "3")
+           *(["--xfactr-max-masks", "3"] if scoring == "xfactr" else []))
     rankings = read_rows(run_dir / "probe" / "m" / "rankings.parquet", RANKINGS_SCHEMA)
     split = {r["prompt_id"]: r["split"] for r in capitals_rows}
     train = [r["correct_at_1"] for r in rankings if split[r["prompt_id"]] == "train"]
@@ -132,7 +132,7 @@ def test_every_family_end_to_end(request, run_dir, capitals_rows, model_fixture,
 
 
 def test_bad_option_values_are_config_errors(run_dir, tiny_bert_dir):
-    with pytest.raises(ConfigError, match="initial prediction 'sideways'"):
+    with pytest.raises(ConfigError, match="--xfactr-init 'sideways': expected one of independent, order, confidence"):
         _probe(run_dir, "--model", tiny_bert_dir, "--scoring", "xfactr", "--xfactr-init", "sideways")
     with pytest.raises(ConfigError, match="--shard"):
         _probe(run_dir, "--model", tiny_bert_dir, "--shard", "2/2")

@@ -126,18 +126,18 @@ def test_slots_reproduce_tokenization_in_context(tiny_gpt2, tiny_bert, tiny_t5):
                     assert list(s.prefix + cand + s.suffix) == whole
 
 
-def test_every_scoring_rule_has_one_registered_scorer_and_unknown_rules_get_a_suggestion():
-    from types import SimpleNamespace
-
+def test_every_scoring_rule_has_a_scorer_factory_and_unknown_rules_get_a_suggestion():
     from factatlas.errors import ConfigError
     from factatlas.probe.protocol import SCORING_RULES
-    from factatlas.probe.runner import SCORER_FACTORIES, _make_scorer, scorer_factory
+    from factatlas.probe.rule import RULES, Rule, register_rule, rule_named
 
-    assert set(SCORER_FACTORIES) == set(SCORING_RULES)
+    assert len(SCORING_RULES) == 13 and all(r.local is not None for r in RULES.values())
+    assert {n for n, r in RULES.items() if r.remote is not None} == {"causal-mean", "causal-sum", "chat",
+                                                                      "chat-lenient"}
     with pytest.raises(ConfigError, match="unknown scoring rule 'causal-men'. Did you mean 'causal-mean'"):
-        _make_scorer(SimpleNamespace(), "causal-men", None)
-    with pytest.raises(ValueError, match="two scorer factories"):
-        scorer_factory("seq2seq")(lambda lm, scoring, config: None)
+        rule_named("causal-men")
+    with pytest.raises(ValueError, match="scoring rule 'seq2seq' is registered twice"):
+        register_rule(Rule("seq2seq", "seq2seq", "rank", "again", local=lambda lm, options, backend: None))
 
 
 @pytest.mark.parametrize("arch", ["bert", "gpt2", "t5"])

@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import csv
 import json
 import math
+import os
 import struct
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -14,6 +19,7 @@ from factatlas.probe.analysis.records import ModelResults
 from factatlas.probe.analysis.scale import parameter_count, scale_points
 from factatlas.probe.analysis.typology import lang2vec_data, uriel_similarity
 from tests.probe.analysis_fixture import MODEL_A, model_results
+from tests.probe.test_analysis_cli import scripted_run  # noqa: F401  (the fixture)
 
 
 def _fake_lang2vec(folder):
@@ -37,6 +43,30 @@ def test_uriel_cosine_by_hand(tmp_path):
 def test_uriel_real_data_orders_languages():
     sims, _ = uriel_similarity(["en", "de", "ja"])
     assert sims[("de", "en")] > sims[("en", "ja")]  # German is closer to English than Japanese in syntax
+
+
+@pytest.mark.slow
+def test_typology_through_the_installed_factatlas_command(scripted_run, tmp_path):  # noqa: F811
+    """`factatlas compare` run as the installed console script, a child process: Python puts the script's
+    folder (bin/) first on sys.path, where lang2vec 1.1.2 installs a ``lang2vec.py`` that shadows the package;
+    the typology column must still be filled (it was empty there and filled under `python -m factatlas`)."""
+    if lang2vec_data() is None:
+        pytest.skip("lang2vec not installed")
+    command = Path(sys.executable).parent / "factatlas"
+    if not command.exists():
+        pytest.skip("the factatlas command is not installed (pip install -e .)")
+    repo = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, (str(repo), os.environ.get("PYTHONPATH"))))}
+    out = tmp_path / "compare"
+    proc = subprocess.run([str(command), "compare", str(scripted_run), "--models", "arab-expert,west-expert",
+                           "--split", "all", "--out", str(out), "--bootstrap", "20"],
+                          capture_output=True, text=True, env=env, cwd=tmp_path, timeout=600)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    with (out / "rankc_pairs.csv").open(encoding="utf-8") as f:
+        pairs = {(r["model"], r["language A"], r["language B"]): r for r in csv.DictReader(f)}
+    expected = uriel_similarity(["en", "fr"])[0][("en", "fr")]
+    assert float(pairs[("arab-expert", "en", "fr")]["typological similarity"]) == pytest.approx(expected)
+    assert "lang2vec is not installed" not in (out / "compare.md").read_text("utf-8")
 
 
 def test_rankc_against_typology_by_hand():

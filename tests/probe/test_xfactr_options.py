@@ -209,7 +209,7 @@ def test_cli_decoder_and_answer_language_options(run_dir, tiny_bert_dir):
            "--xfactr-beam", "2", "--answer-langs", "single", "--langs", "fr")
     out = run_dir / "probe" / "x"
     info = json.loads((out / "probe.json").read_text("utf-8"))
-    config = info["config"]
+    config = info["rule"]["options"]
     assert (config["xfactr_beam"], config["xfactr_refine_order"], config["answer_langs"]) == (2, "confidence", "single")
     assert [list(x) for x in config["xfactr_max_masks_by_lang"]] == [["fr", 1]]
     rankings = read_rows(out / "rankings.parquet", RANKINGS_SCHEMA)
@@ -229,7 +229,7 @@ def test_cli_option_errors(run_dir, tiny_bert_dir):
                           (["--xfactr-beam", "2", "--xfactr-init", "independent"], "beam search needs")]:
         with pytest.raises(ConfigError, match=message):
             _probe(run_dir, "--model", tiny_bert_dir, "--scoring", "xfactr", *args)
-    with pytest.raises(ConfigError, match="only the open-answer rules"):
+    with pytest.raises(ConfigError, match=r"--answer-langs: not an option of scoring rule 'mlm-independent'"):
         _probe(run_dir, "--model", tiny_bert_dir, "--answer-langs", "double")
 
 
@@ -237,7 +237,7 @@ def test_cli_chat_answer_languages(run_dir, tiny_chat_dir):
     _probe(run_dir, "--model", tiny_chat_dir, "--scoring", "chat", "--out-name", "c", "--no-template-only",
            "--answer-langs", "double", "--langs", "fr")
     info = json.loads((run_dir / "probe" / "c" / "probe.json").read_text("utf-8"))
-    assert info["config"]["answer_langs"] == "double"
+    assert info["rule"]["options"]["answer_langs"] == "double"
     assert info["counts"]["answers/accepted-languages:double"] == 24
     rankings = read_rows(run_dir / "probe" / "c" / "rankings.parquet", RANKINGS_SCHEMA)
     assert len(rankings) == 24 and {r["lang"] for r in rankings} == {"fr"}

@@ -112,3 +112,43 @@ def test_cli_resource_grouping(run_dir, tiny_bert_dir):
     assert groups == {"high": ["en"], "medium": [], "low": ["fr"]}
     done = factatlas("xfakt-context", run_dir, "--model", tiny_bert_dir, "--resource-grouping", "joshi")
     assert done.returncode == 2 and "--resource-grouping 'joshi'" in done.stderr
+
+
+def test_resource_error_rate_is_one_minus_micro_over_every_context():
+    """X-FaKT Table 3: a level's error rate = mean over its languages of 1 - micro P@1 (facts) over every
+    context language, never the macro (predicates), a single context language's cell, or the "all" row.
+    Here micro and macro differ in every cell (two predicates of unequal size), so a swap shows."""
+    from factatlas.probe.xfakt_context import ContextCell
+
+    def cell(lang: str, ctx: str, micro: float, macro: float, mode: str = "recall") -> ContextCell:
+        return ContextCell(mode, lang, ctx, 12, 6, micro, macro, None, None)
+
+    cells = [cell("en", "en", 1.0, 1.0), cell("en", "fr", 0.0, 0.5), cell("en", "all", 0.75, 0.5),
+             cell("fr", "en", 0.5, 0.0), cell("fr", "all", 0.5, 0.25), cell("de", "all", 0.25, 0.75),
+             cell("all", "all", 0.5, 0.5), cell("en", "all", 0.0, 0.0, mode="counterfactual")]
+    groups = {g.level: g for g in resource_groups(cells, "recall", {"en": "high", "fr": "high", "de": "low"})}
+    assert groups["high"].langs == ("en", "fr") and groups["high"].error_rate == (0.25 + 0.5) / 2
+    assert groups["low"].langs == ("de",) and groups["low"].error_rate == 0.75
+    assert "unknown" not in groups  # the "all" row is no language
+
+
+def test_cells_name_micro_and_macro_apart(prompts):
+    """Two predicates of unequal size, so micro (facts) and macro (predicates) differ: the first four Arab
+    facts are relabelled PX. The model answers (recall) or follows the context (counterfactual) on the Arab
+    facts only. Recall right: micro 12/24 = 0.5; macro (PX 4/4 = 1, P36 8/20 = 0.4) = 0.7. Counterfactual:
+    followed micro 0.5, macro 0.7; right (memory kept, the Western facts) micro 0.5, macro (0 + 12/20) / 2 = 0.3."""
+    from dataclasses import replace
+
+    relabel = {c[1] for c in CAPITALS[:4]}
+    two = [replace(p, predicate="PX") if p.subject_qid in relabel else p for p in prompts]
+    recall, _ = build_variants(two, "recall")
+    rows = [_ranked_first(v, v.prompt.gold_qids[0] if v.prompt.culture == "arab" else counterfactual_object(v.prompt))
+            for v in recall]
+    total = next(c for c in context_cells(join_variants(rows, recall).scored, recall)
+                 if (c.lang, c.context_lang) == ("all", "all"))
+    assert (total.correct_micro, total.correct_macro) == (0.5, pytest.approx(0.7))
+    cf, _ = build_variants(two, "counterfactual")
+    rows = [_ranked_first(v, v.context_object if v.prompt.culture == "arab" else v.prompt.gold_qids[0]) for v in cf]
+    total = next(c for c in context_cells(join_variants(rows, cf).scored, cf) if (c.lang, c.context_lang) == ("all", "all"))
+    assert (total.followed_micro, total.followed_macro) == (0.5, pytest.approx(0.7))
+    assert (total.correct_micro, total.correct_macro) == (0.5, pytest.approx(0.3))

@@ -49,7 +49,7 @@ BASE_FACTS = (
 
 def make_benchmark(root: Path, *, facts=BASE_FACTS, langs=("ar", "en"), labels: Mapping | None = None,
                    splits: Mapping[str, str] | None = None, name: str = "arab-west-test",
-                   with_run: bool = True) -> Path:
+                   with_run: bool = True, pair: str = "arab-west") -> Path:
     """Write a run directory (manifest + curate/queries.jsonl) with a benchmark in build/. Returns the run."""
     labels = {q: dict(v) for q, v in (labels or LABELS).items()}
     bench = root / "build" if with_run else root
@@ -71,7 +71,7 @@ def make_benchmark(root: Path, *, facts=BASE_FACTS, langs=("ar", "en"), labels: 
             text = TEMPLATES[f.predicate][lang].replace("{x}", labels[f.subject][lang])
             rows.append({
                 "prompt_id": f"{f.id}|{lang}|{tid}", "fact_id": f.id, "lang": lang, "template_id": tid,
-                "kind": "cloze", "text": text, "answer_start": text.index("[Y]"), "pair": "arab-west",
+                "kind": "cloze", "text": text, "answer_start": text.index("[Y]"), "pair": pair,
                 "culture": f.culture, "predicate": f.predicate,
                 "split": (splits or {}).get(f.id, "test"), "subject_qid": f.subject,
                 "subject_label": labels[f.subject][lang], "gold_qids": list(f.object_qids),

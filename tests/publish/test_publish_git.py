@@ -273,3 +273,32 @@ def test_a_git_release_cites_no_hub_url(published, tmp_path):
     assert published_at(REPO, f"git:{url}") == url
     assert load_example(REPO, "1.0.0", "arab-west.en", f"git:{url}").startswith(f"# git clone {url} atlas")
     assert published_at(REPO, "hub") == f"https://huggingface.co/datasets/{REPO}"
+
+
+def test_a_publish_target_registered_elsewhere_publishes_and_reads_back(tmp_path):
+    """Targets are registry entries like the prober's rules: one registered here (a local-only git target,
+    refusing URLs) is taken by `publish --target NAME:WHERE` and by `NAME:WHERE@tag` references, with no
+    edit of the publishers or the workflow."""
+    from factatlas.publish.publishers import TARGETS, PublishTarget, open_target, read_ref, register_target
+
+    def local_only(where: str, **_):
+        if "://" in where or "@" in where:
+            raise ConfigError(f"local:{where}: a local path only; use git:{where} for a remote")
+        return GitPublisher(where)
+
+    register_target(PublishTarget("local", "a git repository on this machine", local_only))
+    try:
+        run = make_benchmark(tmp_path / "run")
+        target = tmp_path / "releases" / "atlas.git"
+        publish(run, repo=REPO, version="1.0.0", target=f"local:{target}")
+        assert read_ref(f"local:{target}@v1.0.0") == read_ref(f"git:{target}@v1.0.0")
+        assert read_ref(f"local:{target}")["README.md"].startswith(b"---")
+        with pytest.raises(ConfigError, match="a local path only"):
+            open_target("local:https://example.org/atlas.git", REPO)
+        with pytest.raises(ConfigError, match=r"unknown target 'nowhere:x': expected 'git:PATH' or 'hub' or "
+                                              r"'local:PATH'"):
+            open_target("nowhere:x", REPO)
+    finally:
+        TARGETS.unregister("local")
+    with pytest.raises(ConfigError, match="unknown target 'local:"):
+        open_target(f"local:{target}", REPO)

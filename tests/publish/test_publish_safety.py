@@ -171,3 +171,58 @@ def test_two_concurrent_publishes_of_one_version_give_one_release_and_a_named_lo
         "version v1.0.0 already exists" in loser
     assert "fatal:" not in loser
     assert git("tag", cwd=target) == "v1.0.0"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("point, survivor", [("stage:complete", "old"), ("swap:exchanged", "new"),
+                                             ("manifest:written", "new")])
+def test_a_killed_publish_leaves_release_and_its_manifest_entry_agreeing(tmp_path, point, survivor):
+    """Issue 42: the run's release/ and the manifest's publish entry move together (staged, swapped in with
+    the entry once the target holds the release): after a kill both describe the old release or both the
+    new one."""
+    import hashlib
+    import json
+
+    from factatlas.rundir import PENDING_ENTRY, RunDir
+
+    def release_state(raw: bool) -> tuple[str, str]:
+        manifest = json.loads((run / "manifest.json").read_text()) if raw else RunDir(run).read_manifest()
+        entry = manifest["stages"]["publish"]
+        recorded = entry["outputs"]["release/manifest.json"]
+        assert recorded == hashlib.sha256((run / "release" / "manifest.json").read_bytes()).hexdigest()
+        assert not (run / "release" / PENDING_ENTRY).exists() or not raw
+        return entry["config"]["target"], entry["tag"]
+
+    def files(folder: Path) -> dict[str, bytes]:
+        return {p.relative_to(folder).as_posix(): p.read_bytes() for p in folder.rglob("*")
+                if p.is_file() and p.name != PENDING_ENTRY}
+
+    run = make_benchmark(tmp_path / "run")
+    first, second = tmp_path / "a.git", tmp_path / "b.git"
+    assert publish_cli(run, first, "1.0.0").returncode == 0
+    old = release_state(raw=True)
+    assert old[0] == f"git:{first}"
+    old_files = files(run / "release")
+    killed = publish_cli(run, second, "2.0.0", crash_at=point)
+    assert killed.returncode == -signal.SIGKILL, killed.stderr[-2000:]
+    assert git("tag", cwd=second) == "v2.0.0"  # the target got the release before the folder moved
+    now = release_state(raw=False)
+    assert now == (old if survivor == "old" else (f"git:{second}", "v2.0.0"))
+    assert (files(run / "release") == old_files) == (survivor == "old")
+    with RunDir(run).lock():  # the next writer settles what the kill left
+        pass
+    assert release_state(raw=True) == now
+    assert not list(run.rglob(f"{TMP_PREFIX}*"))
+
+
+def test_a_release_folder_outside_the_run_is_recorded_by_its_absolute_path(tmp_path):
+    """`publish RUN --out ELSEWHERE` published, then died on the manifest entry (a traceback after the tag)."""
+    import json
+
+    run = make_benchmark(tmp_path / "run")
+    res = factatlas("publish", run, "--repo", REPO, "--version", "1.0.0", "--target", f"git:{tmp_path / 't.git'}",
+                    "--out", tmp_path / "elsewhere")
+    assert res.returncode == 0, res.stderr
+    outputs = json.loads((run / "manifest.json").read_text())["stages"]["publish"]["outputs"]
+    assert list(outputs) == [str((tmp_path / "elsewhere" / "manifest.json").resolve())]
+    assert not list(tmp_path.glob(f"{TMP_PREFIX}*"))

@@ -194,3 +194,44 @@ def test_the_card_names_each_draft_template_by_predicate():
 
     assert draft_list(["P106/2", "P17/1", "P17/q1", "P19/3"], 10) == "P17 (1, q1), P19 (3), P106 (2)"
     assert draft_list(["P17/1", "P17/2"], 2) == "all 2 templates"
+
+
+# ---- release config names (issue 42): every config a release names loads with datasets ---------------
+
+def test_a_pair_that_cannot_name_a_config_is_refused_before_anything_is_written(bench_factory, tmp_path):
+    from tests.clirun import factatlas
+
+    run = bench_factory(pair="my/pair.yaml")  # what a run curated from a pair file recorded before issue 42
+    with pytest.raises(ConfigError, match=r"the release config 'my/pair.yaml.ar' cannot be loaded with "
+                                          r"`datasets.load_dataset` .*the benchmark's pair is 'my/pair.yaml'. "
+                                          r"Rebuild it"):
+        render(run)
+    target = tmp_path / "rel.git"
+    res = factatlas("publish", run, "--repo", "org/atlas", "--version", "1.0.0", "--target", f"git:{target}")
+    assert res.returncode == 2 and res.stderr.startswith("error: the release config 'my/pair.yaml.ar'")
+    assert not target.exists() and not (run / "release").exists()
+
+
+def test_every_name_the_config_rule_accepts_datasets_accepts_too():
+    datasets = pytest.importorskip("datasets")
+    from datasets.builder import BuilderConfig, InvalidConfigName
+    from datasets.naming import INVALID_WINDOWS_CHARACTERS_IN_PATH
+    from hypothesis import given
+    from hypothesis import strategies as st
+
+    from factatlas.publish.render import config_name_problem
+
+    for char in INVALID_WINDOWS_CHARACTERS_IN_PATH:  # datasets' own blacklist: each refused by ours
+        assert config_name_problem(f"arab{char}west.en") is not None
+        with pytest.raises(InvalidConfigName):
+            BuilderConfig(name=f"arab{char}west.en")
+    for hidden in (".arab-west.en", "arab-west.", "arab..west.en", "arab west.en", "a" * 65):
+        assert config_name_problem(hidden) is not None
+
+    @given(st.text(alphabet="abcXYZ019-_./:\\* ", min_size=1, max_size=12))
+    def accepted_by_both(name):
+        if config_name_problem(name) is None:
+            BuilderConfig(name=name)  # raises InvalidConfigName if datasets disagrees
+
+    accepted_by_both()
+    assert datasets.__version__

@@ -22,6 +22,7 @@ from factatlas.templates.ledger import (
     answer_rows,
     as_mapping,
     build_instances,
+    check_failures,
     filler_diff,
     format_diff,
     ledger_for_run,
@@ -83,13 +84,15 @@ def test_every_packaged_lexicon_loads():
 
 
 def _not_reviewed_ok(ledgers: dict) -> list[str]:
+    """The product's gate (``check_failures``, what `templates audit --fillers --check` exits on) per pair;
+    for the message, the lines of the languages it fails, named by what the review says of them."""
     problems = []
     for pair, ledger in ledgers.items():
         assert ledger.stale == 0, f"{pair}: the ledger renders other fillers than the build stored"
-        for x in ledger.lines:
-            if x.verdict != "ok":
-                problems.append(f"{x.lang} [{x.verdict}] {x.context} => {x.filler}  ({pair} {x.template} {x.qid}; "
-                                f"{' | '.join(x.sources)})")
+        failing = check_failures(ledger)
+        problems += [f"{lang}: {counts}  ({pair})" for lang, counts in failing.items()]
+        problems += [f"{x.lang} [{x.verdict}] {x.context} => {x.filler}  ({pair} {x.template} {x.qid}; "
+                     f"{' | '.join(x.sources)})" for x in ledger.lines if x.lang in failing and x.verdict != "ok"]
     return sorted(set(problems))
 
 
@@ -139,9 +142,25 @@ def test_a_filler_the_review_has_not_seen_fails_the_check(place_build, tmp_path)
     kept = [line.replace("\tok\t", "\twrong\t") if line == flipped else line for line in lines if line != dropped]
     (folder / "fr.tsv").write_text("\n".join([header, *kept]) + "\n", "utf-8")
     ledger = ledger_for_run(place_build, load_library(("fr",)), review_folder=str(folder), langs=("fr",))
+    assert check_failures(ledger) == {"fr": {"wrong": 1, "unreviewed": 1}}  # the gate --check exits on
     problems = _not_reviewed_ok({"arab-west": ledger})
     assert [p.split("  (")[0] for p in problems] == ["fr [unreviewed] jour [Y.a] => à Paris",
-                                                    "fr [wrong] originaire [Y.de] => du Caire"], problems
+                                                    "fr [wrong] originaire [Y.de] => du Caire",
+                                                    "fr: {'wrong': 1, 'unreviewed': 1}"], problems
+
+
+def test_the_check_gate_by_hand():
+    """``check_failures`` (what `--check` exits on) on hand-made lines: a language fails on one filler reviewed
+    wrong alone, or one unreviewed alone, counted by distinct (context, filler); ok lines never fail."""
+    from factatlas.templates.ledger import Ledger, LedgerLine
+
+    def line(lang: str, filler: str, verdict: str, template: str = "P36/1") -> LedgerLine:
+        return LedgerLine(lang, template, "Q85", "", "gold", "est [Y]", filler, "exact", (), verdict)
+
+    ledger = Ledger((line("de", "Kairo", "ok"), line("fr", "le Caire", "wrong"), line("fr", "le Caire", "wrong", "P36/2"),
+                     line("fr", "Le Caire", "ok"), line("es", "El Cairo", UNREVIEWED), line("it", "Il Cairo", "ok")))
+    assert check_failures(ledger) == {"es": {"wrong": 0, "unreviewed": 1}, "fr": {"wrong": 1, "unreviewed": 0}}
+    assert check_failures(Ledger(tuple(x for x in ledger.lines if x.verdict == "ok"))) == {}
 
 
 @pytest.fixture(scope="module")

@@ -272,7 +272,7 @@ def test_unimorph_fetch_has_the_options_its_http_messages_name(tmp_path, table_s
     assert res.returncode == 2, res.stderr
     assert "retry in 3600 s" in res.stderr and "longer than --max-retry-after 1 s" in res.stderr
     res = factatlas(*fetch, "--timeout", "0")
-    assert res.returncode == 2 and "--timeout 0.0: must be a positive number of seconds" in res.stderr, res.stderr
+    assert res.returncode == 2 and "--timeout 0.0: must be above 0 (seconds)" in res.stderr, res.stderr
     assert not (tmp_path / "busy.tsv").exists()
 
 
