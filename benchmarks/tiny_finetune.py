@@ -29,7 +29,7 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
 
     from factatlas.benchmark import Benchmark
-    from factatlas.builder.build import build_run
+    from factatlas.builder.run import build_run
     from factatlas.curate.engine import CurationConfig, curate
     from factatlas.probe.models import wrap_model
     from factatlas.probe.threads import torch_threads

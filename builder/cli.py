@@ -72,9 +72,9 @@ def build_command(
     Example: factatlas build runs/arab-west --langs ar,en --candidates sampled --k 10
     """
     from factatlas.balance import balance_report
-    from factatlas.builder.build import build_run
     from factatlas.builder.hygiene import Hygiene
     from factatlas.builder.losses import losses_lines, skipped_lines
+    from factatlas.builder.run import build_run
     from factatlas.builder.splits import parse_fractions
     from factatlas.builder.stats import stats_table
     from factatlas.console import err, out
