@@ -206,8 +206,40 @@ def build_benchmark(facts: Sequence[Fact], entities: Mapping[str, Entity], sourc
     assignment = assign_splits((f.id for f in kept), spec.fractions, spec.split_salt)
     per_cell = split_counts(assignment, {f.id: (f.culture, f.predicate) for f in kept}, list(spec.fractions))
 
+    prompts = _make_prompts(kept, pools, golds, assignment, fact_templates, texts, forms, status, entities, spec)
+
+    bench_entities = restrict_entities(entities, referenced_qids(prompts, kept), langs)
+    labels = {e.qid: dict(e.labels) for e in bench_entities}
+    candidates = [{"predicate": pred, "lang": lang, "qid": q, "label": labels[q][lang]}
+                  for pred, pool in pools.items() for lang in langs for q in pool]
+    collisions = pool_collisions(pools, labels, langs)
+    inflections = getattr(source, "inflections", None)
+    answer_inflection = ({lang: {kind: n for (lg, kind), n in sorted(inflections.items()) if lg == lang}
+                          for lang in langs} if inflections is not None else None)
+    stats = compute_stats(kept, prompts, entities, langs, western=spec.western, input_facts=facts,
+                          extra={"duplicate_surface_forms": collision_report(collisions),
+                                 "prompts_with_ambiguous_candidates": ambiguous_prompts(prompts, langs),
+                                 "splits": per_cell,
+                                 "split_fractions": realised_fractions(per_cell, spec.fractions),
+                                 "answer_inflection": answer_inflection,
+                                 "answer_gendered_labels": _per_lang(getattr(source, "gendered", None), langs),
+                                 "dropped": drop_counts(drops)})
+    meta = _meta(spec, kept, prompts, drops, assignment, fact_templates, entities, toolkit_version)
+    content = BenchmarkContent(meta, prompts, kept, bench_entities, candidates, [*upstream_drops, *drops], stats)
+    counts = {"input_facts": len(facts), "facts": len(kept), "prompts": len(prompts), "dropped": len(drops)}
+    return BuildResult(content, counts)
+
+
+FactTemplates = dict[str, dict[str, list[TemplateInfo]]]  # fact id -> language -> its templates there
+
+
+def _make_prompts(kept: Sequence[Fact], pools: Mapping[str, tuple[str, ...]], golds: Mapping[str, Sequence[str]],
+                  assignment: Mapping[str, str], fact_templates: FactTemplates, texts: Mapping[tuple[str, str, str], str],
+                  forms: Mapping[tuple[str, str, str, str], tuple[str, ...]], status: Mapping[tuple[str, str], str],
+                  entities: Mapping[str, Entity], spec: BuildSpec) -> list[Prompt]:
+    """The prompts: every surviving fact in every language, with every template it kept there."""
+    langs = spec.languages
     buckets = popularity_buckets(kept)
-    # prompts: every language, every surviving template
     prompts: list[Prompt] = []
     shared_forms: dict[tuple[str, str, str], tuple[str, ...]] = {}  # predicate mode: one tuple per (lang, template)
     for f in kept:
@@ -238,26 +270,17 @@ def build_benchmark(facts: Sequence[Fact], entities: Mapping[str, Entity], sourc
                     popularity=f.popularity, popularity_quantile=buckets[f.id].quantile,
                     popularity_log10=buckets[f.id].log10,
                 ))
+    return prompts
 
-    bench_entities = restrict_entities(entities, referenced_qids(prompts, kept), langs)
-    labels = {e.qid: dict(e.labels) for e in bench_entities}
-    candidates = [{"predicate": pred, "lang": lang, "qid": q, "label": labels[q][lang]}
-                  for pred, pool in pools.items() for lang in langs for q in pool]
-    collisions = pool_collisions(pools, labels, langs)
-    inflections = getattr(source, "inflections", None)
-    answer_inflection = ({lang: {kind: n for (lg, kind), n in sorted(inflections.items()) if lg == lang}
-                          for lang in langs} if inflections is not None else None)
-    stats = compute_stats(kept, prompts, entities, langs, western=spec.western, input_facts=facts,
-                          extra={"duplicate_surface_forms": collision_report(collisions),
-                                 "prompts_with_ambiguous_candidates": ambiguous_prompts(prompts, langs),
-                                 "splits": per_cell,
-                                 "split_fractions": realised_fractions(per_cell, spec.fractions),
-                                 "answer_inflection": answer_inflection,
-                                 "answer_gendered_labels": _per_lang(getattr(source, "gendered", None), langs),
-                                 "dropped": drop_counts(drops)})
+
+def _meta(spec: BuildSpec, kept: Sequence[Fact], prompts: Sequence[Prompt], drops: Sequence[Drop],
+          assignment: Mapping[str, str], fact_templates: FactTemplates, entities: Mapping[str, Entity],
+          toolkit_version: str) -> dict[str, Any]:
+    """benchmark.json: what was built, from what, and how."""
+    langs = spec.languages
     used_templates = {lang: sorted({t.id for f in kept for t in fact_templates[f.id][lang]}, key=_template_sort_key)
                       for lang in langs}
-    meta = {
+    return {
         "schema_version": SCHEMA_VERSION, "name": spec.name, "pair": spec.pair, "cultures": list(spec.cultures),
         "languages": list(langs), "templates": used_templates,
         "candidate_mode": spec.candidate_mode, "k": spec.k if spec.candidate_mode == "sampled" else None,
@@ -269,12 +292,6 @@ def build_benchmark(facts: Sequence[Fact], entities: Mapping[str, Entity], sourc
         **display_labels(kept, entities),
         **({"hygiene": spec.hygiene.to_json()} if spec.hygiene != Hygiene() else {}),
     }
-    content = BenchmarkContent(meta, prompts, kept, bench_entities, candidates, [*upstream_drops, *drops], stats)
-    counts = {"input_facts": len(facts), "facts": len(kept), "prompts": len(prompts), "dropped": len(drops)}
-    return BuildResult(content, counts)
-
-
-FactTemplates = dict[str, dict[str, list[TemplateInfo]]]  # fact id -> language -> its templates there
 
 
 def _facts_with_templates_and_labels(facts: Sequence[Fact], templates: Mapping[str, Sequence[TemplateInfo]],
