@@ -252,9 +252,9 @@ def _chosen_cultures(cultures: str | None) -> list:
     """``--cultures`` of the importers: culture names (or 'all') -> Culture records; none -> []."""
     if not cultures:
         return []
-    from factatlas.curate.config import list_cultures, load_culture
+    from factatlas.cultures import catalog
 
-    return [load_culture(n) for n in (list_cultures() if cultures == "all" else _split_list(cultures))]
+    return catalog().chosen("all" if cultures == "all" else _split_list(cultures))
 
 
 @import_app.command("mlama")
@@ -280,13 +280,8 @@ def import_mlama_command(
     from factatlas.builder.importers.mlama import import_mlama
 
     out = _run_or_out(run, old_out)
-    chosen = []
-    if cultures:
-        from factatlas.curate.config import list_cultures, load_culture
-
-        chosen = [load_culture(n) for n in (list_cultures() if cultures == "all" else _split_list(cultures))]
     result = import_mlama(path, _split_list(langs), out=out, templates=mlama_templates or old_templates,
-                          cultures=chosen)
+                          cultures=_chosen_cultures(cultures))
     _report_import(result, out or Path("runs") / result.content.meta["name"])
 
 
@@ -337,14 +332,13 @@ def audit_culture_command(
     from factatlas.benchmark import Benchmark
     from factatlas.builder.audit import read_subject_countries, western_share
     from factatlas.console import out
-    from factatlas.curate.config import list_cultures, load_culture
+    from factatlas.cultures import catalog
     from factatlas.predicates import load_predicates
 
     bench = Benchmark.open(run)
-    names = list_cultures() if cultures == "all" else _split_list(cultures)
+    names = catalog().names() if cultures == "all" else _split_list(cultures)
     table = read_subject_countries(subject_countries) if subject_countries else {}
-    rows = western_share(bench.facts_by_id.values(), load_predicates(), [load_culture(n) for n in names],
-                         western, table)
+    rows = western_share(bench.facts_by_id.values(), load_predicates(), catalog().chosen(names), western, table)
     folder = (bench.run or bench.path) / "audit"
     header = ("predicate", "facts", "western", "non-western", "unknown", "western share", "countries from")
     lines = [(r.predicate, r.facts, r.western, r.non_western, r.unknown,
