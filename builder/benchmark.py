@@ -94,6 +94,19 @@ def sorted_prompts(prompts: Iterable[Prompt]) -> list[Prompt]:
     return sorted(prompts, key=lambda p: p.prompt_id)
 
 
+def check_rows(content: BenchmarkContent, prompts: Sequence[Mapping[str, Any] | Prompt], *,
+               labels: bool = False) -> list:
+    """The invariant (``factatlas.invariants``) on ``content`` with ``prompts`` (records, or the rows the
+    writer writes); ``labels``: check every subject label against the entities' labels too, as
+    ``validate-benchmark`` does."""
+    from factatlas.invariants import check_benchmark_rows
+
+    entity_labels = ({(e.qid, lang): label for e in content.entities for lang, label in e.labels.items() if label}
+                     if labels else None)
+    return check_benchmark_rows(content.meta, prompts, content.facts, {e.qid for e in content.entities},
+                                content.candidates, entity_labels)
+
+
 def write_benchmark(out_dir: str | os.PathLike, content: BenchmarkContent, *, check: bool = True) -> list[Path]:
     """Check the multi-parallel invariant, then write every file of the benchmark directory atomically.
 
@@ -102,7 +115,7 @@ def write_benchmark(out_dir: str | os.PathLike, content: BenchmarkContent, *, ch
     """
     from dataclasses import replace
 
-    from factatlas.builder.invariants import check_rows, format_violations
+    from factatlas.invariants import format_violations
 
     content = replace(content, prompts=sorted_prompts(content.prompts))
     violations: list = []

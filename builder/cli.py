@@ -71,13 +71,9 @@ def build_command(
 
     Example: factatlas build runs/arab-west --langs ar,en --candidates sampled --k 10
     """
-    from factatlas.balance import balance_report
     from factatlas.builder.hygiene import Hygiene
-    from factatlas.builder.losses import losses_lines, skipped_lines
     from factatlas.builder.run import build_run
     from factatlas.builder.splits import parse_fractions
-    from factatlas.builder.stats import stats_table
-    from factatlas.console import err, out
 
     renamed_templates_option(old_templates)
     lang_list = _split_list(langs)
@@ -90,13 +86,23 @@ def build_command(
                        split_salt=split_salt, templates_root=str(templates_dir) if templates_dir else None,
                        hygiene=Hygiene(tuple(_split_list(single_object)), strip_final_punctuation, min_templates),
                        allow_shrink=allow_shrink, mlama_paraphrases=mlama_paraphrases)
+    _print_build(result, run, lang_list, mlama_paraphrases is not None, max_culture_share)
+
+
+def _print_build(result, run: Path, lang_list: list[str], paraphrased: bool, max_culture_share: float) -> None:
+    """What `factatlas build` tells: the stats, every skip and removal with its count, the balance."""
+    from factatlas.balance import balance_report
+    from factatlas.builder.losses import losses_lines, skipped_lines
+    from factatlas.builder.stats import stats_table
+    from factatlas.console import err, out
+
     out.print(stats_table(result.content.stats, lang_list))
     renamed = result.content.meta["source"].get("pair_renamed_from")
     if renamed:
         err.print(f"[bold yellow]warning:[/] the curate stage recorded the pair as '{renamed}', which cannot "
                   f"name a release config; the benchmark's pair is '{result.content.meta['pair']}' (its cultures). "
                   "Curate again to record the pair's own name.", highlight=False)
-    if mlama_paraphrases is not None:
+    if paraphrased:
         added = result.content.meta["source"]["mlama_paraphrases"]
         err.print("mLAMA templates added as <P>/mlama: " + ", ".join(
             f"{lang} {len(ps)}" for lang, ps in added["added"].items()) + "; not added: " + (", ".join(
@@ -120,6 +126,7 @@ def build_command(
     c = result.counts
     err.print(f"built {run}/build: {c['facts']} of {c['input_facts']} facts, {c['prompts']} prompts, "
               f"{c['dropped']} dropped (see {run}/build/dropped.parquet)", highlight=False)
+
 
 
 def _languages_by_coverage(langs: list[str], ids: list[str] | None, templates_dir: Path | None, reference: str,
