@@ -10,8 +10,8 @@ the one writer sorts, so making a million prompts never holds them in memory.
 
 Then each command runs as a child process (``python3 -m factatlas ...``, this tree or ``--against REF``
 checked out into a temporary git worktree) on the 1-copy and the N-copy benchmark, each side on its own
-copies of both, and the script prints, per command, peak RSS (``wait4``'s ru_maxrss: the child and every
-child it waited for), CPU (user + system) and wall time, with the ratios big/small beside the ratio of the
+copies of both, and the script prints, per command, peak RSS (``wait4``'s ru_maxrss of the command, measured
+by a small launcher process so that this script's own size is not inherited through fork), CPU (user + system) and wall time, with the ratios big/small beside the ratio of the
 rows the command needs (what a shard or a language selects; every row for the rest):
 
     validate-benchmark B
@@ -168,17 +168,32 @@ class Measure:
     tail: str
 
 
+# Linux keeps the larger of a process's peak RSS before and after exec: a child forked from this script
+# (hundreds of MB after writing the copies) would report at least this script's size. The launcher, a
+# bare Python of a few MB, forks the command and reports the peak of its own child only.
+LAUNCHER = """
+import os, sys
+pid = os.fork()
+if pid == 0:
+    os.execv(sys.executable, [sys.executable, "-m", "factatlas", *sys.argv[2:]])
+_, status, usage = os.wait4(pid, 0)
+with open(sys.argv[1], "w") as f:
+    f.write(f"{usage.ru_maxrss} {usage.ru_utime + usage.ru_stime}")
+sys.exit(os.waitstatus_to_exitcode(status))
+"""
+
+
 def run_child(argv: list[str], tree: Path, cwd: Path) -> Measure:
     env = dict(os.environ, PYTHONPATH=str(tree), FACTATLAS_TORCH_THREADS="1")
-    with tempfile.TemporaryFile() as log:
+    with tempfile.TemporaryFile() as log, tempfile.NamedTemporaryFile("r") as usage_file:
         t0 = time.perf_counter()
-        proc = subprocess.Popen([sys.executable, "-m", "factatlas", *argv], cwd=cwd, env=env, stdout=log, stderr=log)
-        _, status, usage = os.wait4(proc.pid, 0)
+        proc = subprocess.run([sys.executable, "-c", LAUNCHER, usage_file.name, *argv], cwd=cwd, env=env,
+                              stdout=log, stderr=log)
         wall = time.perf_counter() - t0
-        proc.returncode = os.waitstatus_to_exitcode(status)
+        peak_kb, cpu = usage_file.read().split()
         log.seek(0)
         tail = log.read().decode("utf-8", "replace")[-1500:]
-    return Measure(usage.ru_maxrss / 1024, usage.ru_utime + usage.ru_stime, wall, proc.returncode, tail)
+    return Measure(int(peak_kb) / 1024, float(cpu), wall, proc.returncode, tail)
 
 
 def selected_rows(bench: Path, langs: tuple[str, ...] | None, shard: tuple[int, int] | None) -> int:
@@ -211,7 +226,7 @@ def commands(bench: Path, tiny: Path, shards: int, skip_langs: bool, work: Path,
     if not skip_langs:
         yield "probe --langs en", ["probe", str(bench), "--model", str(tiny), "--langs", "en", "--out-name", "en"], \
             (("en",), None)
-        yield "report (of the --langs run)", ["report", str(bench), "--model", "en", "--bootstrap", "100"], \
+        yield "report (of the --langs run)", ["report", str(bench.parent), "--model", "en", "--bootstrap", "100"], \
             (("en",), None)
     yield "publish --dry-run", ["publish", str(bench), "--repo", "org/big", "--version", "1.0.0", "--target",
                                 f"git:{work / f'release-{tag}.git'}", "--dry-run"], (None, None)
