@@ -254,6 +254,23 @@ class _Entities:
         return q
 
 
+def _defects(data: BmlamaData, drops: Sequence[Drop], flagged: Mapping[str, list[str]] | None,
+             inconsistent: Any, known: _Entities) -> dict[str, Any]:
+    """What the import found wrong with the published rows: drops (or, ``as_published``, flags) by reason,
+    decoded CSV fields, inconsistent translations and suspected truncated labels."""
+    defect_counts = Counter(d.reason for d in drops)
+    return {
+        "dropped": dict(sorted(defect_counts.items())),
+        **({"flagged": dict(sorted(Counter(r for rs in flagged.values() for r in rs).items())),
+            "flagged_queries": dict(sorted(flagged.items()))} if flagged is not None else {}),
+        "csv_quoted_fields_decoded": dict(sorted((k, v) for k, v in data.decoded_fields.items() if v)),
+        "inconsistent_translations": inconsistent,
+        "suspected_truncations": {"entities_with_unsplit_comma": len(known.seen_suspect),
+                                  "short_label_languages": dict(sorted(known.suspected.items())),
+                                  "examples": known.examples},
+    }
+
+
 def convert(data: BmlamaData, names: Mapping[str, str] | None = None, *, as_published: bool = False) -> Converted:
     """``names``: normalised English pattern -> relation id (e.g. from ``relation_names``); other patterns get
     a slug of their words. ``as_published``: keep every row unchanged and flag its defects instead of
@@ -328,17 +345,7 @@ def convert(data: BmlamaData, names: Mapping[str, str] | None = None, *, as_publ
     inconsistent = inconsistent_translations((labels for q, labels in labels_of.items() if q in used), langs)
     candidates = [{"predicate": pred, "lang": lang, "qid": q, "label": labels_of[q][lang]}
                   for pred, qs in sorted(pools.items()) for q in sorted(qs) for lang in langs]
-    defect_counts = Counter(d.reason for d in drops)
-    defects = {
-        "dropped": dict(sorted(defect_counts.items())),
-        **({"flagged": dict(sorted(Counter(r for rs in flagged.values() for r in rs).items())),
-            "flagged_queries": dict(sorted(flagged.items()))} if as_published else {}),
-        "csv_quoted_fields_decoded": dict(sorted((k, v) for k, v in data.decoded_fields.items() if v)),
-        "inconsistent_translations": inconsistent,
-        "suspected_truncations": {"entities_with_unsplit_comma": len(known.seen_suspect),
-                                  "short_label_languages": dict(sorted(known.suspected.items())),
-                                  "examples": known.examples},
-    }
+    defects = _defects(data, drops, flagged if as_published else None, inconsistent, known)
     return Converted(facts, entities, prompts, candidates, drops, patterns, defects)
 
 

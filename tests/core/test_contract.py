@@ -178,3 +178,129 @@ def test_the_core_imports_no_stage_room_and_no_app():
             if rooms_named:
                 offences.append(f"{path.name}:{node.lineno}: imports factatlas.{rooms_named[0]}")
     assert offences == []
+
+
+# ---- the shape of the code (issue 43 item 2): each rule a test that names every offence -------------
+
+REPO_ROOT = __import__("pathlib").Path(__file__).resolve().parents[2]
+SHAPED = ("factatlas", "builder", "publish")  # the contract, the build, the release
+MAX_MODULE_LINES, MAX_FUNCTION_LINES = 600, 80
+
+
+def _python_files(*folders: str):
+    for folder in folders:
+        yield from sorted(p for p in (REPO_ROOT / folder).rglob("*.py") if "__pycache__" not in p.parts)
+
+
+def _module_name(path) -> str:
+    parts = path.relative_to(REPO_ROOT).with_suffix("").parts
+    name = ".".join(parts if parts[0] == "factatlas" else ("factatlas", *parts))
+    return name.removesuffix(".__init__")
+
+
+def _imports(path) -> list[tuple[int, str]]:
+    """(line, module) of every import in ``path``, lazy and TYPE_CHECKING ones included; ``from m import x``
+    gives ``m`` and ``m.x`` (x may be a module)."""
+    import ast
+
+    found = []
+    for node in ast.walk(ast.parse(path.read_text("utf-8"), str(path))):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, a.name) for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            found += [(node.lineno, node.module)] + [(node.lineno, f"{node.module}.{a.name}") for a in node.names]
+    return found
+
+
+def shape_offences(folders=SHAPED) -> list[str]:
+    import ast
+
+    offences = []
+    for path in _python_files(*folders):
+        text = path.read_text("utf-8")
+        where = path.relative_to(REPO_ROOT)
+        if text.count("\n") > MAX_MODULE_LINES:
+            offences.append(f"{where}: {text.count(chr(10))} lines (at most {MAX_MODULE_LINES}; split it by job)")
+        for node in ast.walk(ast.parse(text, str(path))):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                length = node.end_lineno - node.lineno + 1
+                if length > MAX_FUNCTION_LINES:
+                    offences.append(f"{where}:{node.lineno}: {node.name} is {length} lines (at most "
+                                    f"{MAX_FUNCTION_LINES})")
+    return offences
+
+
+def import_cycles(folders=SHAPED) -> list[list[str]]:
+    """The cycles of the module import graph of ``folders`` (strongly connected components of two or more)."""
+    modules = {_module_name(p): p for p in _python_files(*folders)}
+    graph = {m: sorted({name for _, name in _imports(p) if name in modules and name != m}) for m, p in modules.items()}
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    cycles = []
+
+    def visit(v: str) -> None:  # Tarjan
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        for w in graph[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                cycles.append(sorted(component))
+
+    for m in sorted(graph):
+        if m not in index:
+            visit(m)
+    return cycles
+
+
+def room_imports(room: str, forbidden: tuple[str, ...]) -> list[str]:
+    """Imports in ``room`` of another room's modules that it must not name (lazy ones included)."""
+    named = dict.fromkeys(f"{p.relative_to(REPO_ROOT)}:{line}: imports {'.'.join(name.split('.')[:3])}"
+                          for p in _python_files(room) for line, name in _imports(p)
+                          if name.split(".")[:2] in [["factatlas", r] for r in forbidden])
+    return list(named)
+
+
+def test_no_module_over_600_lines_and_no_function_over_80():
+    assert shape_offences() == []
+
+
+def test_no_import_cycle_between_files_of_the_core_the_build_and_the_release():
+    assert import_cycles() == []
+
+
+def test_the_build_and_the_release_import_no_curate_and_no_app():
+    """builder and publish read cultures through factatlas.cultures (the app layer provides curate's); no room
+    imports the app layer."""
+    assert room_imports("builder", ("curate", "app")) == []
+    assert room_imports("publish", ("curate", "builder", "app")) == []
+    assert [x for room in ("curate", "templates", "probe") for x in room_imports(room, ("app",))] == []
+
+
+def test_the_shape_rules_find_what_they_forbid(tmp_path, monkeypatch):
+    """Each rule, fed a planted offence, names it: a long module and function, a cycle, a room import."""
+    import sys
+
+    planted = tmp_path / "factatlas"
+    planted.mkdir()
+    (planted / "a.py").write_text("from factatlas.b import x\n" + "\n" * 600, "utf-8")
+    (planted / "b.py").write_text("def x():\n    from factatlas.a import y\n" + "    pass\n" * 80, "utf-8")
+    (tmp_path / "builder").mkdir()
+    (tmp_path / "builder" / "c.py").write_text("def f():\n    from factatlas.curate.config import load_culture\n",
+                                               "utf-8")
+    monkeypatch.setattr(sys.modules[__name__], "REPO_ROOT", tmp_path)
+    assert shape_offences(("factatlas",)) == ["factatlas/a.py: 601 lines (at most 600; split it by job)",
+                                              "factatlas/b.py:1: x is 82 lines (at most 80)"]
+    assert import_cycles(("factatlas",)) == [["factatlas.a", "factatlas.b"]]
+    assert room_imports("builder", ("curate",)) == ["builder/c.py:2: imports factatlas.curate.config"]
