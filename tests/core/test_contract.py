@@ -82,6 +82,24 @@ def test_prompt_records_round_trip_rows(tmp_path):
     assert p.text[p.answer_start:].startswith("[Y]")
 
 
+def test_every_prompt_accessor_hands_out_records_and_the_old_names_warn(tmp_path):
+    from factatlas.benchmark import read_prompts
+
+    run = make_benchmark(tmp_path / "run")
+    bench = Benchmark.open(run)
+    en = [p for p in bench.prompts if p.lang == "en"]
+    by_shard = Benchmark.open(run).prompts_where(lambda pid, lang: lang == "en")  # filtered while reading
+    batches = [p for batch in Benchmark.open(run).iter_prompts() for p in batch]
+    for got in (bench.prompts, bench.prompts_for("en"), by_shard, batches, read_prompts(run / "build" / "prompts.parquet"),
+                list(bench.prompts_by_id.values())):
+        assert got and all(type(p) is Prompt for p in got)
+    assert bench.prompts_for("en") == by_shard == en and batches == bench.prompts
+    with pytest.warns(DeprecationWarning, match="prompt_records is deprecated"):
+        assert bench.prompt_records == bench.prompts
+    with pytest.warns(DeprecationWarning, match="use Benchmark.prompts_where"):
+        assert bench.prompt_records_where(lambda pid, lang: lang == "en") == en
+
+
 def test_probe_results_round_trip_parquet(tmp_path):
     results = [ProbeResult("m", "mlm-independent", f"f{i}|en|P36/1", f"f{i}", "en", "P36/1", "arab", "P36",
                            ("Q85", "Q90"), (-0.5, -2.25), i % 2 == 0) for i in (2, 1)]
