@@ -266,6 +266,25 @@ class Benchmark:
             yield batch
 
     @cached_property
+    def splits(self) -> tuple[str, ...]:
+        """The split names the prompts use, sorted, from the split column alone (no prompt is decoded)."""
+        if "prompts" in self.__dict__:
+            return tuple(sorted({p.split for p in self.prompts}))
+
+        def read() -> set[str]:
+            import pyarrow.compute as pc
+            import pyarrow.parquet as pq
+
+            names: set[str] = set()
+            for path in self.location.prompt_files:
+                pf = pq.ParquetFile(path)
+                for group in range(pf.num_row_groups):
+                    names.update(pc.unique(pf.read_row_group(group, columns=["split"]).column(0)).to_pylist())
+            return names
+
+        return tuple(sorted(self._read(read, "prompts")))
+
+    @cached_property
     def prompt_count(self) -> int:
         """Rows of the prompt files, from their parquet footers (no row is read)."""
         import pyarrow.parquet as pq

@@ -49,7 +49,7 @@ def checked_rule(config: ProbeConfig, benchmark: Benchmark, lm=None) -> RuleSpec
     family = lm.family if lm is not None else config.backend.backend.family(config.model, config.backend.options)
     spec = resolve_rule(config, family)
     if spec.rule.check is not None:
-        spec.rule.check(spec.options, sorted({p.split for p in benchmark.prompts}))
+        spec.rule.check(spec.options, benchmark.splits)
     return spec
 
 

@@ -51,7 +51,7 @@ def register(app: typer.Typer) -> None:
                                association=parse_associations(associate))
         bench = Benchmark.open(run)
         if trained_on:
-            check_trained_on(trained_on, sorted({p.split for p in bench.prompts}))
+            check_trained_on(trained_on, bench.splits)
         require_valid(run)  # never report on a benchmark that `validate-benchmark` rejects
         results = write_report(run, model, config, trained_on=trained_on or None, benchmark=bench)
         for r in results:

@@ -85,7 +85,7 @@ def test_prompt_records_round_trip_rows(tmp_path):
 def test_every_prompt_accessor_hands_out_records_and_the_old_names_warn(tmp_path):
     from factatlas.benchmark import read_prompts
 
-    run = make_benchmark(tmp_path / "run")
+    run = make_benchmark(tmp_path / "run", splits={"west:P19:Q2": "dev"})
     bench = Benchmark.open(run)
     en = [p for p in bench.prompts if p.lang == "en"]
     by_shard = Benchmark.open(run).prompts_where(lambda pid, lang: lang == "en")  # filtered while reading
@@ -94,6 +94,7 @@ def test_every_prompt_accessor_hands_out_records_and_the_old_names_warn(tmp_path
                 list(bench.prompts_by_id.values())):
         assert got and all(type(p) is Prompt for p in got)
     assert bench.prompts_for("en") == by_shard == en and batches == bench.prompts
+    assert Benchmark.open(run).splits == bench.splits == ("dev", "test")  # the first from the split column alone
     with pytest.warns(DeprecationWarning, match="prompt_records is deprecated"):
         assert bench.prompt_records == bench.prompts
     with pytest.warns(DeprecationWarning, match="use Benchmark.prompts_where"):
