@@ -113,8 +113,8 @@ def run_slots(run: Path, tokenizer: Path | None):
 
     tok = AutoTokenizer.from_pretrained(str(tokenizer or run / "probe" / "_models" / "tiny-bert"))
     prompts = Benchmark.open(run / "build").prompts
-    queries = [ClozeQuery(p["text"], tuple(p["candidate_forms"])) for p in prompts
-               if p["text"].count(ANSWER_MARKER) == 1 and p.get("candidate_forms")]
+    queries = [ClozeQuery(p.text, p.candidate_forms) for p in prompts
+               if p.text.count(ANSWER_MARKER) == 1 and p.candidate_forms]
     wrap = special_wrap(tok)
     return tokenize_slots(tok, queries), tok.mask_token_id, wrap.head, wrap.tail
 

@@ -2,7 +2,7 @@
 reading (``Benchmark.prompts_where``: key columns first, only kept rows decoded).
 
 Sides, interleaved and repeated in one process (process CPU time, min and median), each on a freshly
-opened benchmark so no cache is shared: ``select_rows(Benchmark.open(b).prompt_records, ...)`` and
+opened benchmark so no cache is shared: ``select_rows(Benchmark.open(b).prompts, ...)`` and
 ``select_prompts(Benchmark.open(b), ...)``. The two must return equal Prompt lists before any time is
 printed. The default benchmark is BMLAMA-17 (113k prompts, 17 languages) imported from
 ``../shared/reference/bmlama`` into a temporary folder; ``--benchmark DIR`` takes any built one.
@@ -52,14 +52,14 @@ def main(argv=None) -> int:
     total = Benchmark.open(path).prompt_count
     print(f"benchmark {path}: {total:,} prompts")
     for name, langs, shard in CASES:
-        old = select_rows(Benchmark.open(path).prompt_records, langs, shard)
+        old = select_rows(Benchmark.open(path).prompts, langs, shard)
         new = select_prompts(Benchmark.open(path), langs, shard)
         if old != new:
             print(f"{name}: the selections differ ({len(old)} vs {len(new)} prompts); no time printed")
             return 1
         times: dict[str, list[float]] = {"before": [], "after": []}
         for _ in range(args.repeats):
-            times["before"].append(cpu(lambda langs=langs, shard=shard: select_rows(Benchmark.open(path).prompt_records, langs, shard))[0])
+            times["before"].append(cpu(lambda langs=langs, shard=shard: select_rows(Benchmark.open(path).prompts, langs, shard))[0])
             times["after"].append(cpu(lambda langs=langs, shard=shard: select_prompts(Benchmark.open(path), langs, shard))[0])
         b, a = min(times["before"]), min(times["after"])
         print(f"{name:<24} {len(new):>7,} prompts  read+select before {b:6.2f} s (median "

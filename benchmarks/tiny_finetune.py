@@ -29,7 +29,7 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
 
     from factatlas.benchmark import Benchmark
-    from factatlas.builder.build import build_run
+    from factatlas.builder.run import build_run
     from factatlas.curate.engine import CurationConfig, curate
     from factatlas.probe.models import wrap_model
     from factatlas.probe.threads import torch_threads
@@ -45,7 +45,7 @@ def main(argv=None) -> int:
         run = Path(tmp) / "quickstart"
         curate(CurationConfig(pair="arab-west", langs=("ar", "en")), run)
         build_run(run, ("ar", "en"))
-        rows = Benchmark.open(run).prompt_records
+        rows = Benchmark.open(run).prompts
     examples = true_fact_examples(rows, splits=["dev"])
     tokenizer = train_tokenizer(tokenizer_texts(rows), "bert", 2000)
     initial = build_model("bert", tokenizer)

@@ -6,7 +6,7 @@ stage reads it back with the core's one reader:
 ```python
 from factatlas.benchmark import Benchmark
 bench = Benchmark.open("runs/arab-west")        # or the build/ folder itself, or a release folder
-bench.meta["languages"], bench.prompts[0]["text"], bench.facts[0], bench.entities["Q85"]
+bench.meta["languages"], bench.prompts[0].text, bench.facts[0], bench.entities["Q85"]
 ```
 """
 

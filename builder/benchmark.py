@@ -94,6 +94,19 @@ def sorted_prompts(prompts: Iterable[Prompt]) -> list[Prompt]:
     return sorted(prompts, key=lambda p: p.prompt_id)
 
 
+def check_rows(content: BenchmarkContent, prompts: Sequence[Mapping[str, Any] | Prompt], *,
+               labels: bool = False) -> list:
+    """The invariant (``factatlas.invariants``) on ``content`` with ``prompts`` (records, or the rows the
+    writer writes); ``labels``: check every subject label against the entities' labels too, as
+    ``validate-benchmark`` does."""
+    from factatlas.invariants import check_benchmark_rows
+
+    entity_labels = ({(e.qid, lang): label for e in content.entities for lang, label in e.labels.items() if label}
+                     if labels else None)
+    return check_benchmark_rows(content.meta, prompts, content.facts, {e.qid for e in content.entities},
+                                content.candidates, entity_labels)
+
+
 def write_benchmark(out_dir: str | os.PathLike, content: BenchmarkContent, *, check: bool = True) -> list[Path]:
     """Check the multi-parallel invariant, then write every file of the benchmark directory atomically.
 
@@ -102,21 +115,24 @@ def write_benchmark(out_dir: str | os.PathLike, content: BenchmarkContent, *, ch
     """
     from dataclasses import replace
 
-    from factatlas.builder.invariants import check_rows, format_violations
+    from factatlas.invariants import format_violations
 
     content = replace(content, prompts=sorted_prompts(content.prompts))
-    rows = prompt_rows(content.prompts)
+    violations: list = []
     if check:
-        violations = check_rows(content, rows)
-        if violations:
+        # subject labels are checked as validate-benchmark checks them; a differing one does not stop the
+        # write (an import keeps its source's labels), it only keeps the record from being written
+        violations = check_rows(content, content.prompts, labels=True)
+        blocking = [v for v in violations if v.rule != "subject-label"]
+        if blocking:
             raise BenchmarkError(f"{out_dir}: the benchmark violates the multi-parallel invariant "
-                                 f"({len(violations)} violations); nothing written:\n"
-                                 + format_violations(violations))
+                                 f"({len(blocking)} violations); nothing written:\n"
+                                 + format_violations(blocking))
     from factatlas.rundir import crash_point
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    _write_prompts(out / "prompts.parquet", rows)
+    _write_prompts(out / "prompts.parquet", prompt_rows(content.prompts))
     crash_point("benchmark:prompts-written")
     write_facts(out / "facts.parquet", content.facts)
     write_entities(out, sorted(content.entities, key=lambda e: e.qid))
@@ -125,6 +141,10 @@ def write_benchmark(out_dir: str | os.PathLike, content: BenchmarkContent, *, ch
     write_drops(out / "dropped.parquet", content.drops)
     write_json(out / "stats.json", content.stats)
     write_json(out / "benchmark.json", content.meta)
+    if check and not violations:  # every rule ran on exactly this content: probe and report trust the hashes
+        from factatlas.validation import write_record
+
+        write_record(out)
     return [out / name for name in BENCHMARK_FILES]
 
 

@@ -43,13 +43,7 @@ from factatlas.builder.candidates import (
     surface_collisions,
 )
 from factatlas.builder.hygiene import Hygiene, final_text, screen_facts, too_few_rendered
-from factatlas.builder.losses import (
-    LanguageLoss,
-    losses_lines,
-    parallel_losses,
-    previous_languages,
-    shrinking_losses,
-)
+from factatlas.builder.losses import LanguageLoss
 from factatlas.builder.sources import PromptSource, TemplateInfo, answer_variant, subject_key
 from factatlas.builder.splits import (
     DEFAULT_FRACTIONS,
@@ -218,8 +212,43 @@ def build_benchmark(facts: Sequence[Fact], entities: Mapping[str, Entity], sourc
     assignment = assign_splits((f.id for f in kept), spec.fractions, spec.split_salt)
     per_cell = split_counts(assignment, {f.id: (f.culture, f.predicate) for f in kept}, list(spec.fractions))
 
+    prompts, removed = _make_prompts(kept, pools, golds, assignment, fact_templates, texts, forms, status, entities,
+                                     spec)
+
+    bench_entities = restrict_entities(entities, referenced_qids(prompts, kept), langs)
+    labels = {e.qid: dict(e.labels) for e in bench_entities}
+    candidates = [{"predicate": pred, "lang": lang, "qid": q, "label": labels[q][lang]}
+                  for pred, pool in pools.items() for lang in langs for q in pool]
+    collisions = pool_collisions(pools, labels, langs)
+    inflections = getattr(source, "inflections", None)
+    answer_inflection = ({lang: {kind: n for (lg, kind), n in sorted(inflections.items()) if lg == lang}
+                          for lang in langs} if inflections is not None else None)
+    stats = compute_stats(kept, prompts, entities, langs, western=spec.western, input_facts=facts,
+                          extra={"duplicate_surface_forms": collision_report(collisions),
+                                 "prompts_with_ambiguous_candidates": ambiguous_prompts(prompts, langs),
+                                 "splits": per_cell,
+                                 "split_fractions": realised_fractions(per_cell, spec.fractions),
+                                 "answer_inflection": answer_inflection,
+                                 "answer_gendered_labels": _per_lang(getattr(source, "gendered", None), langs),
+                                 "candidates_removed": removed,
+                                 "dropped": drop_counts(drops)})
+    meta = _meta(spec, kept, prompts, drops, assignment, fact_templates, entities, toolkit_version)
+    content = BenchmarkContent(meta, prompts, kept, bench_entities, candidates, [*upstream_drops, *drops], stats)
+    counts = {"input_facts": len(facts), "facts": len(kept), "prompts": len(prompts), "dropped": len(drops)}
+    return BuildResult(content, counts)
+
+
+FactTemplates = dict[str, dict[str, list[TemplateInfo]]]  # fact id -> language -> its templates there
+
+
+def _make_prompts(kept: Sequence[Fact], pools: Mapping[str, tuple[str, ...]], golds: Mapping[str, Sequence[str]],
+                  assignment: Mapping[str, str], fact_templates: FactTemplates, texts: Mapping[tuple[str, str, str], str],
+                  forms: Mapping[tuple[str, str, str, str], tuple[str, ...]], status: Mapping[tuple[str, str], str],
+                  entities: Mapping[str, Entity], spec: BuildSpec) -> tuple[list[Prompt], dict[str, Any]]:
+    """The prompts: every surviving fact in every language, with every template it kept there; and the
+    candidates removed because they were the fact's subject, counted per predicate (stats.json)."""
+    langs = spec.languages
     buckets = popularity_buckets(kept)
-    # prompts: every language, every surviving template
     prompts: list[Prompt] = []
     shared_forms: dict[tuple[str, str, str], tuple[str, ...]] = {}  # predicate mode: one tuple per (lang, template)
     exclusion = SubjectExclusion(spec.subject_candidate)
@@ -254,27 +283,17 @@ def build_benchmark(facts: Sequence[Fact], entities: Mapping[str, Entity], sourc
                     popularity=f.popularity, popularity_quantile=buckets[f.id].quantile,
                     popularity_log10=buckets[f.id].log10,
                 ))
+    return prompts, exclusion.report()
 
-    bench_entities = restrict_entities(entities, referenced_qids(prompts, kept), langs)
-    labels = {e.qid: dict(e.labels) for e in bench_entities}
-    candidates = [{"predicate": pred, "lang": lang, "qid": q, "label": labels[q][lang]}
-                  for pred, pool in pools.items() for lang in langs for q in pool]
-    collisions = pool_collisions(pools, labels, langs)
-    inflections = getattr(source, "inflections", None)
-    answer_inflection = ({lang: {kind: n for (lg, kind), n in sorted(inflections.items()) if lg == lang}
-                          for lang in langs} if inflections is not None else None)
-    stats = compute_stats(kept, prompts, entities, langs, western=spec.western, input_facts=facts,
-                          extra={"duplicate_surface_forms": collision_report(collisions),
-                                 "prompts_with_ambiguous_candidates": ambiguous_prompts(prompts, langs),
-                                 "splits": per_cell,
-                                 "split_fractions": realised_fractions(per_cell, spec.fractions),
-                                 "answer_inflection": answer_inflection,
-                                 "answer_gendered_labels": _per_lang(getattr(source, "gendered", None), langs),
-                                 "candidates_removed": exclusion.report(),
-                                 "dropped": drop_counts(drops)})
+
+def _meta(spec: BuildSpec, kept: Sequence[Fact], prompts: Sequence[Prompt], drops: Sequence[Drop],
+          assignment: Mapping[str, str], fact_templates: FactTemplates, entities: Mapping[str, Entity],
+          toolkit_version: str) -> dict[str, Any]:
+    """benchmark.json: what was built, from what, and how."""
+    langs = spec.languages
     used_templates = {lang: sorted({t.id for f in kept for t in fact_templates[f.id][lang]}, key=_template_sort_key)
                       for lang in langs}
-    meta = {
+    return {
         "schema_version": SCHEMA_VERSION, "name": spec.name, "pair": spec.pair, "cultures": list(spec.cultures),
         "languages": list(langs), "templates": used_templates,
         "candidate_mode": spec.candidate_mode, "k": spec.k if spec.candidate_mode == "sampled" else None,
@@ -286,12 +305,6 @@ def build_benchmark(facts: Sequence[Fact], entities: Mapping[str, Entity], sourc
         **display_labels(kept, entities),
         **({"hygiene": spec.hygiene.to_json()} if spec.hygiene != Hygiene() else {}),
     }
-    content = BenchmarkContent(meta, prompts, kept, bench_entities, candidates, [*upstream_drops, *drops], stats)
-    counts = {"input_facts": len(facts), "facts": len(kept), "prompts": len(prompts), "dropped": len(drops)}
-    return BuildResult(content, counts)
-
-
-FactTemplates = dict[str, dict[str, list[TemplateInfo]]]  # fact id -> language -> its templates there
 
 
 def _facts_with_templates_and_labels(facts: Sequence[Fact], templates: Mapping[str, Sequence[TemplateInfo]],
@@ -517,7 +530,7 @@ def drop_counts(drops: Sequence[Drop]) -> dict[str, int]:
     return dict(sorted(counts.items()))
 
 
-# ---- the run-directory edge: `factatlas build RUN` -----------------------------------------------
+# ---- what the build records ----------------------------------------------------------------------
 
 def toolkit_version() -> str:
     from factatlas import __version__
@@ -544,145 +557,3 @@ def display_labels(facts: Sequence[Fact], entities: Mapping[str, Entity]) -> dic
 def order_cultures(cultures: set[str] | Sequence[str], western: str = WESTERN_CULTURE) -> tuple[str, ...]:
     """The non-Western culture first, as pair names read ("arab-west")."""
     return tuple(sorted(set(cultures), key=lambda c: (c == western, c)))
-
-
-def curated_pair_name(manifest: Mapping[str, Any], cultures: Sequence[str]) -> tuple[str, str | None]:
-    """(the benchmark's pair name, the recorded value it replaces or None). The curate stage records the
-    pair's name; a run curated before that recorded the pair file's path ("my/pair.yaml"), which cannot name
-    a release config: then the pair is named after its cultures ("iberia-rhine"), and the caller says so."""
-    config = manifest.get("stages", {}).get("curate", {}).get("config", {})
-    pair = config.get("pair") if isinstance(config, Mapping) else None
-    if pair and pair_name_problem(str(pair)) is None:
-        return str(pair), None
-    return "-".join(cultures), (str(pair) if pair else None)
-
-
-def copy_template_files(library: Any, langs: Sequence[str], folder: Any) -> list[Any]:
-    """Keep the exact template files a benchmark was rendered from beside it (releases ship them)."""
-    from pathlib import Path
-
-    from factatlas.atomic import write_bytes
-
-    written = []
-    for lang in langs:
-        target = Path(folder) / f"{lang}.yaml"
-        write_bytes(target, Path(library.file(lang).path).read_bytes())
-        written.append(target)
-    return written
-
-
-def write_added_templates(library: Any, path: Any) -> Any:
-    """The templates added to the library files (``--mlama-paraphrases``), one JSON line each, beside the
-    copied files: a release then holds every template its prompts were rendered from."""
-    import json
-
-    from factatlas.atomic import write_bytes
-
-    lines = [json.dumps({"id": t.id, "lang": t.lang, "predicate": t.predicate, "kind": t.kind, "text": t.text,
-                         "source": t.source, "from": t.path}, ensure_ascii=False)
-             for lang in library.languages for t in library.templates(lang) if t.source == "mlama"]
-    write_bytes(path, ("\n".join(lines) + "\n" if lines else "").encode("utf-8"))
-    return path
-
-
-class BuildFailed(ConfigError):
-    """No benchmark came out of the inputs; nothing was written."""
-
-
-class BuildRefused(ConfigError):
-    """A language added to the run's languages would remove templates or facts from the others."""
-
-
-def build_run(run: str | Any, langs: Sequence[str], *, template_ids: Sequence[str] | None = None,
-              candidate_mode: str = "predicate", k: int | None = None, seed: int = 0,
-              fractions: Mapping[str, float] | None = None, templates_root: str | None = None,
-              name: str | None = None, hygiene: Hygiene | None = None,
-              split_salt: str = DEFAULT_SALT, allow_shrink: bool = False,
-              mlama_paraphrases: str | Any | None = None) -> BuildResult:
-    """Read ``<run>/curate/``, render with the template library, and replace ``<run>/build/`` whole.
-    ``mlama_paraphrases``: an mLAMA folder whose templates join the library as ``<P>/mlama`` cloze templates
-    (mParaRel's extra paraphrases, ``builder.pararel.with_mlama_paraphrases``).
-
-    When the run already has a build and this one adds languages, a new language that would remove
-    facts or candidates from every language is refused (nothing is written) unless
-    ``allow_shrink``: the multi-parallel rule may remove things, but not silently.
-
-    The new benchmark is written beside the old one and swapped in only once complete and valid: a build
-    that fails (no fact survives, an invariant breaks, the process is killed) leaves the previous
-    ``build/`` as it was. Nothing is created when the run directory has no curated facts."""
-    from datetime import UTC, datetime
-    from pathlib import Path
-
-    from factatlas.builder.benchmark import write_benchmark
-    from factatlas.builder.sources import LibrarySource
-    from factatlas.rundir import RunDir
-    from factatlas.tables import read_drops, read_entities, read_facts
-    from factatlas.templates import load_library
-
-    started = datetime.now(UTC)
-    root = Path(run)
-    curate = root / "curate"
-    needed = [curate / n for n in ("facts.parquet", "entities.parquet", "labels.parquet")]
-    absent = [str(p) for p in needed if not p.exists()]
-    if absent:
-        raise ConfigError(f"{root}: no curated facts ({', '.join(absent)} missing); run "
-                          f"`factatlas curate {root} --pair PAIR --langs {','.join(langs)}` first")
-    run_dir = RunDir(root)
-    with run_dir.lock():
-        run_dir.check_replaceable("build")  # a read-only build/ is refused before the work, not after it
-        facts = read_facts(curate / "facts.parquet")
-        entities = read_entities(curate)
-        upstream = read_drops(curate / "dropped.parquet") if (curate / "dropped.parquet").exists() else []
-        library = load_library(langs=tuple(langs), root=templates_root)
-        extra: dict[str, Any] = {}
-        if mlama_paraphrases is not None:
-            from factatlas.builder.pararel import read_mlama_paraphrases, with_mlama_paraphrases
-
-            added = with_mlama_paraphrases(library, read_mlama_paraphrases(mlama_paraphrases, langs),
-                                           str(mlama_paraphrases))
-            library = added.library
-            extra["mlama_paraphrases"] = {"path": str(mlama_paraphrases),
-                                          "added": {lang: list(ps) for lang, ps in sorted(added.added.items())},
-                                          "skipped": dict(added.skipped)}
-        source = LibrarySource(library, entities)
-        cultures = order_cultures({f.culture for f in facts})
-        pair, recorded_pair = curated_pair_name(run_dir.read_manifest(), cultures)
-        if recorded_pair is not None:
-            extra["pair_renamed_from"] = recorded_pair
-        spec = BuildSpec(name=name or root.name, pair=pair, cultures=cultures, languages=tuple(langs),
-                         template_ids=tuple(template_ids) if template_ids else None, candidate_mode=candidate_mode,
-                         k=k, seed=seed, fractions=dict(fractions or DEFAULT_FRACTIONS), split_salt=split_salt,
-                         source={"kind": "curated", "run": root.name, **source.describe(), **extra},
-                         hygiene=hygiene or Hygiene())
-        result = build_benchmark(facts, entities, source, spec, upstream_drops=upstream,
-                                 toolkit_version=toolkit_version())
-        if not result.counts["facts"]:
-            top = ", ".join(f"{reason} x{n}" for reason, n in sorted(result.content.stats["dropped"].items(),
-                                                                     key=lambda kv: (-kv[1], kv[0]))[:5])
-            kept = f"{root / 'build'} is unchanged" if (root / "build").exists() else "nothing was written"
-            raise BuildFailed(f"{root}: no fact survived the build for languages {','.join(langs)} "
-                              f"(top reasons: {top or 'no curated facts'}); {kept}")
-        losses = parallel_losses(result.content.drops, langs)
-        result = BuildResult(result.content, result.counts, tuple(losses))
-        previous = previous_languages(root)
-        shrinking = shrinking_losses(losses, previous, langs)
-        if shrinking and not allow_shrink:
-            added = sorted({x.lang for x in shrinking})
-            raise BuildRefused(
-                f"{root}: adding {', '.join(added)} to the run's languages ({', '.join(previous)}) would remove "
-                "from every language:\n  " + "\n  ".join(losses_lines(shrinking)) +
-                f"\nNothing was written ({root / 'build'} is unchanged). Add the missing labels or answer forms for "
-                f"{', '.join(added)}, or pass --allow-shrink to build the smaller benchmark anyway.")
-        with run_dir.replace_stage("build") as staging:
-            written = write_benchmark(staging, result.content)
-            written += copy_template_files(library, langs, staging / "templates")
-            if mlama_paraphrases is not None:
-                written.append(write_added_templates(library, staging / "templates" / "mlama_paraphrases.jsonl"))
-            # moves into manifest.json with the swap: the entry always describes the build/ in place
-            run_dir.stage_entry(staging, "build", config={
-                "langs": list(langs), "templates": list(template_ids or []) or "all", "candidate_mode": candidate_mode,
-                "k": k, "seed": seed, "fractions": dict(spec.fractions), "hygiene": spec.hygiene.to_json(),
-                "split_salt": split_salt,
-                **({"mlama_paraphrases": str(mlama_paraphrases)} if mlama_paraphrases is not None else {})},
-                counts=result.counts, outputs=written, started=started)
-    return result

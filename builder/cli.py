@@ -8,7 +8,7 @@ import typer
 
 from factatlas.balance import DEFAULT_MAX_SHARE
 from factatlas.builder.splits import DEFAULT_SALT
-from factatlas.errors import ConfigError
+from factatlas.errors import ConfigError, FactatlasError
 from factatlas.options import existing, number, share
 
 
@@ -71,13 +71,9 @@ def build_command(
 
     Example: factatlas build runs/arab-west --langs ar,en --candidates sampled --k 10
     """
-    from factatlas.balance import balance_report
-    from factatlas.builder.build import build_run
     from factatlas.builder.hygiene import Hygiene
-    from factatlas.builder.losses import losses_lines, skipped_lines
+    from factatlas.builder.run import build_run
     from factatlas.builder.splits import parse_fractions
-    from factatlas.builder.stats import stats_table
-    from factatlas.console import err, out
 
     renamed_templates_option(old_templates)
     lang_list = _split_list(langs)
@@ -90,13 +86,23 @@ def build_command(
                        split_salt=split_salt, templates_root=str(templates_dir) if templates_dir else None,
                        hygiene=Hygiene(tuple(_split_list(single_object)), strip_final_punctuation, min_templates),
                        allow_shrink=allow_shrink, mlama_paraphrases=mlama_paraphrases)
+    _print_build(result, run, lang_list, mlama_paraphrases is not None, max_culture_share)
+
+
+def _print_build(result, run: Path, lang_list: list[str], paraphrased: bool, max_culture_share: float) -> None:
+    """What `factatlas build` tells: the stats, every skip and removal with its count, the balance."""
+    from factatlas.balance import balance_report
+    from factatlas.builder.losses import losses_lines, skipped_lines
+    from factatlas.builder.stats import stats_table
+    from factatlas.console import err, out
+
     out.print(stats_table(result.content.stats, lang_list))
     renamed = result.content.meta["source"].get("pair_renamed_from")
     if renamed:
         err.print(f"[bold yellow]warning:[/] the curate stage recorded the pair as '{renamed}', which cannot "
                   f"name a release config; the benchmark's pair is '{result.content.meta['pair']}' (its cultures). "
                   "Curate again to record the pair's own name.", highlight=False)
-    if mlama_paraphrases is not None:
+    if paraphrased:
         added = result.content.meta["source"]["mlama_paraphrases"]
         err.print("mLAMA templates added as <P>/mlama: " + ", ".join(
             f"{lang} {len(ps)}" for lang, ps in added["added"].items()) + "; not added: " + (", ".join(
@@ -120,6 +126,7 @@ def build_command(
     c = result.counts
     err.print(f"built {run}/build: {c['facts']} of {c['input_facts']} facts, {c['prompts']} prompts, "
               f"{c['dropped']} dropped (see {run}/build/dropped.parquet)", highlight=False)
+
 
 
 def _languages_by_coverage(langs: list[str], ids: list[str] | None, templates_dir: Path | None, reference: str,
@@ -162,15 +169,17 @@ def validate_command(
     Example: factatlas validate-benchmark runs/arab-west
     """
     from factatlas.benchmark import BenchmarkError, locate
-    from factatlas.builder.invariants import check_directory, format_violations
     from factatlas.console import err, out
+    from factatlas.invariants import format_violations
+    from factatlas.validation import check_directory, write_record
 
     if not run.is_dir():
         raise ConfigError(f"{run}: no such benchmark or run directory")
     try:
-        directory = locate(run).benchmark
+        where = locate(run)
     except BenchmarkError:  # not recognisable as a benchmark: list what is missing
-        directory = run
+        where = None
+    directory = where.benchmark if where is not None else run
     violations = check_directory(run)  # found as Benchmark.open finds it (a release's prompts are its shards)
     if violations:
         err.print(f"[red]{directory}: {len(violations)} violation(s) of the benchmark invariant:[/red]")
@@ -178,6 +187,12 @@ def validate_command(
         raise typer.Exit(1)
     out.print(f"{directory}: valid benchmark (every language has the same facts and candidates, each with its own "
               "templates)", soft_wrap=True)
+    if where is not None and where.release is None:
+        try:  # probe and report trust it while every checked file keeps its hash
+            write_record(directory)
+        except (OSError, FactatlasError) as e:
+            err.print(f"note: {directory}: the validation record was not written ({e}); probe and "
+                      "report will check every row again", highlight=False, markup=False, soft_wrap=True)
 
 
 import_app = typer.Typer(help="Import a published benchmark (DLAMA-v1, BMLAMA, mLAMA) into the benchmark format.",
@@ -244,9 +259,9 @@ def _chosen_cultures(cultures: str | None) -> list:
     """``--cultures`` of the importers: culture names (or 'all') -> Culture records; none -> []."""
     if not cultures:
         return []
-    from factatlas.curate.config import list_cultures, load_culture
+    from factatlas.cultures import catalog
 
-    return [load_culture(n) for n in (list_cultures() if cultures == "all" else _split_list(cultures))]
+    return catalog().chosen("all" if cultures == "all" else _split_list(cultures))
 
 
 @import_app.command("mlama")
@@ -272,13 +287,8 @@ def import_mlama_command(
     from factatlas.builder.importers.mlama import import_mlama
 
     out = _run_or_out(run, old_out)
-    chosen = []
-    if cultures:
-        from factatlas.curate.config import list_cultures, load_culture
-
-        chosen = [load_culture(n) for n in (list_cultures() if cultures == "all" else _split_list(cultures))]
     result = import_mlama(path, _split_list(langs), out=out, templates=mlama_templates or old_templates,
-                          cultures=chosen)
+                          cultures=_chosen_cultures(cultures))
     _report_import(result, out or Path("runs") / result.content.meta["name"])
 
 
@@ -329,14 +339,13 @@ def audit_culture_command(
     from factatlas.benchmark import Benchmark
     from factatlas.builder.audit import read_subject_countries, western_share
     from factatlas.console import out
-    from factatlas.curate.config import list_cultures, load_culture
+    from factatlas.cultures import catalog
     from factatlas.predicates import load_predicates
 
     bench = Benchmark.open(run)
-    names = list_cultures() if cultures == "all" else _split_list(cultures)
+    names = catalog().names() if cultures == "all" else _split_list(cultures)
     table = read_subject_countries(subject_countries) if subject_countries else {}
-    rows = western_share(bench.facts_by_id.values(), load_predicates(), [load_culture(n) for n in names],
-                         western, table)
+    rows = western_share(bench.facts_by_id.values(), load_predicates(), catalog().chosen(names), western, table)
     folder = (bench.run or bench.path) / "audit"
     header = ("predicate", "facts", "western", "non-western", "unknown", "western share", "countries from")
     lines = [(r.predicate, r.facts, r.western, r.non_western, r.unknown,

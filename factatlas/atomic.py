@@ -6,6 +6,7 @@ import errno
 import json
 import os
 import shutil
+import signal
 import tempfile
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -100,10 +101,18 @@ def discard(path: Path) -> None:
         pass
 
 
-def _crash_point(name: str) -> None:
-    from factatlas.rundir import crash_point  # rundir imports this module
+CRASH_ENV = "FACTATLAS_CRASH_AT"  # test hook: SIGKILL this process at the named point (see crash_point)
 
-    crash_point(name)
+
+def crash_point(name: str) -> None:
+    """Die by SIGKILL here when ``FACTATLAS_CRASH_AT`` names this point: the crash tests kill real
+    processes at the moments that matter (between two files, between two renames) instead of guessing
+    them with timers. A no-op otherwise. (Here, below rundir, so that both can call it.)"""
+    if os.environ.get(CRASH_ENV) == name:
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
+_crash_point = crash_point
 
 
 def _umask() -> int:

@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Sequence
+import warnings
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -145,7 +146,7 @@ class Benchmark:
         """(qid, lang) -> the label reports show: labels.parquet where the benchmark has one (it is optional:
         labels only decorate), then what the prompts carry (subject label, slot fillers)."""
         labels = dict(self.labels) if (self.path / "labels.parquet").is_file() else {}
-        for p in self.prompt_records:
+        for p in self.prompts:
             labels.setdefault((p.subject_qid, p.lang), p.subject_label)
             for qid, form in zip(p.candidate_qids, p.candidate_forms, strict=False):
                 labels.setdefault((qid, p.lang), form)
@@ -167,24 +168,25 @@ class Benchmark:
         return p
 
     @cached_property
-    def prompts(self) -> list[dict[str, Any]]:
-        """PROMPTS_SCHEMA rows sorted by prompt_id; candidate lists are shared tuples."""
+    def prompts(self) -> list[Prompt]:
+        """Every prompt as the contract's record (``records.Prompt``), sorted by prompt_id, decoded once and
+        cached; candidate lists are tuples shared between rows. A consumer that needs only some rows uses
+        ``prompts_where``/``prompts_for`` (filtered while reading) or ``iter_prompts`` (a row group at a time)."""
         rows = self._read(lambda: read_prompts(*self.location.prompt_files), "prompts")
         if len(self.location.prompt_files) > 1:
-            rows.sort(key=lambda r: r["prompt_id"])
+            rows.sort(key=lambda r: r.prompt_id)
         return rows
 
-    @cached_property
+    @property
     def prompt_records(self) -> list[Prompt]:
-        """The prompts as the contract's record (``records.Prompt``), in prompt_id order; candidate lists stay
-        shared tuples (``tables.prompt_from_row`` never copies one)."""
-        from factatlas.tables import prompt_from_row
-
-        return [prompt_from_row(r) for r in self.prompts]
+        """Deprecated: ``prompts`` (records since issue 43)."""
+        warnings.warn("Benchmark.prompt_records is deprecated: Benchmark.prompts holds the records now",
+                      DeprecationWarning, stacklevel=2)
+        return self.prompts
 
     @cached_property
     def prompts_by_id(self) -> dict[str, Prompt]:
-        return {p.prompt_id: p for p in self.prompt_records}
+        return {p.prompt_id: p for p in self.prompts}
 
     @cached_property
     def facts(self) -> list[Fact]:
@@ -230,26 +232,57 @@ class Benchmark:
     def stats(self) -> dict[str, Any]:
         return self._read(lambda: json.loads(self.file("stats.json").read_text("utf-8")), "stats.json")
 
-    def prompts_for(self, lang: str) -> list[dict[str, Any]]:
-        return [p for p in self.prompts if p["lang"] == lang]
+    def prompts_for(self, lang: str) -> list[Prompt]:
+        """The prompts of one language, in prompt_id order (filtered while reading when not read yet)."""
+        return self.prompts_where(lambda _pid, row_lang: row_lang == lang)
 
-    def prompts_where(self, keep: RowFilter) -> list[dict[str, Any]]:
-        """The rows of ``prompts`` that ``keep(prompt_id, lang)`` accepts, in the same order, filtered while
-        reading (not cached: a probe shard or a ``--langs`` run reads only its own rows)."""
+    def prompts_where(self, keep: RowFilter) -> list[Prompt]:
+        """The prompts that ``keep(prompt_id, lang)`` accepts, in prompt_id order, filtered while reading
+        (not cached: a probe shard or a ``--langs`` run decodes only its own rows)."""
         if "prompts" in self.__dict__:  # already read whole: filter in memory
-            return [r for r in self.prompts if keep(r["prompt_id"], r["lang"])]
-        rows = self._read(lambda: read_prompts(*self.location.prompt_files, keep=keep), "prompts")
-        if len(self.location.prompt_files) > 1:
-            rows.sort(key=lambda r: r["prompt_id"])
-        return rows
+            return [p for p in self.prompts if keep(p.prompt_id, p.lang)]
+        return [p for batch in self.iter_prompts(keep) for p in batch]
 
     def prompt_records_where(self, keep: RowFilter) -> list[Prompt]:
-        """``prompts_where`` as records (``prompt_records`` filtered, while reading when not read yet)."""
-        if "prompt_records" in self.__dict__:
-            return [p for p in self.prompt_records if keep(p.prompt_id, p.lang)]
-        from factatlas.tables import prompt_from_row
+        """Deprecated: ``prompts_where`` (records since issue 43)."""
+        warnings.warn("Benchmark.prompt_records_where is deprecated: use Benchmark.prompts_where",
+                      DeprecationWarning, stacklevel=2)
+        return self.prompts_where(keep)
 
-        return [prompt_from_row(r) for r in self.prompts_where(keep)]
+    def iter_prompts(self, keep: RowFilter | None = None) -> Iterator[list[Prompt]]:
+        """The prompts (those ``keep`` accepts) in prompt_id order, a row group at a time: memory holds one
+        batch, whatever the size of the benchmark (a release's shards are merged by prompt_id as they are
+        read). Candidate tuples are shared within a batch."""
+        if "prompts" in self.__dict__:
+            for start in range(0, len(self.prompts), BATCH_ROWS):
+                batch = self.prompts[start:start + BATCH_ROWS]
+                yield batch if keep is None else [p for p in batch if keep(p.prompt_id, p.lang)]
+            return
+        batches = self._read(lambda: iter_prompt_batches(self.location.prompt_files, keep), "prompts")
+        while True:
+            batch = self._read(lambda: next(batches, None), "prompts")
+            if batch is None:
+                return
+            yield batch
+
+    @cached_property
+    def splits(self) -> tuple[str, ...]:
+        """The split names the prompts use, sorted, from the split column alone (no prompt is decoded)."""
+        if "prompts" in self.__dict__:
+            return tuple(sorted({p.split for p in self.prompts}))
+
+        def read() -> set[str]:
+            import pyarrow.compute as pc
+            import pyarrow.parquet as pq
+
+            names: set[str] = set()
+            for path in self.location.prompt_files:
+                pf = pq.ParquetFile(path)
+                for group in range(pf.num_row_groups):
+                    names.update(pc.unique(pf.read_row_group(group, columns=["split"]).column(0)).to_pylist())
+            return names
+
+        return tuple(sorted(self._read(read, "prompts")))
 
     @cached_property
     def prompt_count(self) -> int:
@@ -272,46 +305,95 @@ class Benchmark:
             raise BenchmarkError(f"{self.path}: cannot read {what}: {e}; rebuild it with this version.") from e
 
 
-def read_prompts(*paths: str | os.PathLike, keep: RowFilter | None = None) -> list[dict[str, Any]]:
-    """prompts.parquet files as row dicts. ``candidate_qids`` and ``candidate_forms`` come back as tuples,
-    one shared object per distinct list across all files: predicate-wide sets repeat the same thousands
-    of QIDs on every row, so they are read dictionary-encoded and materialised once per distinct list (a
-    whole DLAMA pair stays in a few hundred MB).
+BATCH_ROWS = 2048  # records per batch of ``iter_prompts`` (the writer's row group)
+
+
+def read_prompts(*paths: str | os.PathLike, keep: RowFilter | None = None) -> list[Prompt]:
+    """prompts.parquet files as ``Prompt`` records, file after file. ``candidate_qids`` and
+    ``candidate_forms`` are tuples, one shared object per distinct list across all files: predicate-wide sets
+    repeat the same thousands of QIDs on every row, so they are read dictionary-encoded and materialised once
+    per distinct list (a whole DLAMA pair stays in a few hundred MB).
 
     ``keep(prompt_id, lang)`` filters while reading: each row group's two key columns are read first and
     only the kept rows of a group are decoded into Python objects (the expensive part); a group with no
-    kept row is skipped whole. The rows and their order are those of filtering the full read."""
+    kept row is skipped whole. The records and their order are those of filtering the full read."""
+    interned: dict[tuple[str, ...], tuple[str, ...]] = {}
+    return [p for path in paths for batch in read_prompt_groups(path, keep, interned) for p in batch]
+
+
+def read_prompt_groups(path: str | os.PathLike, keep: RowFilter | None = None,
+                       interned: dict[tuple[str, ...], tuple[str, ...]] | None = None) -> Iterator[list[Prompt]]:
+    """One prompts.parquet file as records, one row group at a time (only ``keep``'s rows decoded). Candidate
+    lists are shared through ``interned`` (across the whole read when given, else within each group)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     from factatlas.tables import PROMPTS_SCHEMA, read_parquet_schema, schema_mismatch, unreadable
 
-    shared_paths = [f"{c}.list.element" for c in SHARED_LIST_COLUMNS]
-    names = PROMPTS_SCHEMA.names
-    interned: dict[tuple[str, ...], tuple[str, ...]] = {}
-    rows: list[dict[str, Any]] = []
-    for path in paths:
-        found = read_parquet_schema(path)
-        if not found.equals(PROMPTS_SCHEMA, check_metadata=False):
-            raise schema_mismatch(path, PROMPTS_SCHEMA, found)
-        try:
-            pf = pq.ParquetFile(path, read_dictionary=shared_paths)
-            for g in range(pf.num_row_groups):
-                if keep is not None:
-                    keys = pf.read_row_group(g, columns=["prompt_id", "lang"])
-                    mask = [keep(pid, lang) for pid, lang in zip(keys.column("prompt_id").to_pylist(),
-                                                                 keys.column("lang").to_pylist(), strict=True)]
-                    if not any(mask):
-                        continue
-                    table = pf.read_row_group(g).filter(pa.array(mask, pa.bool_()))
-                else:
-                    table = pf.read_row_group(g)
-                columns = [_shared_lists(table.column(n), interned) if n in SHARED_LIST_COLUMNS
-                           else table.column(n).to_pylist() for n in names]
-                rows += [dict(zip(names, values, strict=True)) for values in zip(*columns, strict=True)]
-        except pa.ArrowException as e:
-            raise unreadable(path, e) from None
-    return rows
+    found = read_parquet_schema(path)
+    if not found.equals(PROMPTS_SCHEMA, check_metadata=False):
+        raise schema_mismatch(path, PROMPTS_SCHEMA, found)
+    try:
+        pf = pq.ParquetFile(path, read_dictionary=[f"{c}.list.element" for c in SHARED_LIST_COLUMNS])
+        for g in range(pf.num_row_groups):
+            if keep is not None:
+                keys = pf.read_row_group(g, columns=["prompt_id", "lang"])
+                mask = [keep(pid, lang) for pid, lang in zip(keys.column("prompt_id").to_pylist(),
+                                                             keys.column("lang").to_pylist(), strict=True)]
+                if not any(mask):
+                    continue
+                table = pf.read_row_group(g).filter(pa.array(mask, pa.bool_()))
+            else:
+                table = pf.read_row_group(g)
+            yield decode_prompts(table, {} if interned is None else interned)
+    except pa.ArrowException as e:
+        raise unreadable(path, e) from None
+
+
+def iter_prompt_batches(paths: Sequence[str | os.PathLike], keep: RowFilter | None = None) -> Iterator[list[Prompt]]:
+    """Records of one or more prompt files in prompt_id order, a batch at a time: one file's row groups as
+    they are; several files (a release's shards, each sorted) merged by prompt_id, ``BATCH_ROWS`` at a time."""
+    if len(paths) == 1:
+        yield from read_prompt_groups(paths[0], keep)
+        return
+    import heapq
+
+    streams = [(p for batch in read_prompt_groups(path, keep) for p in batch) for path in paths]
+    batch: list[Prompt] = []
+    for p in heapq.merge(*streams, key=lambda r: r.prompt_id):
+        batch.append(p)
+        if len(batch) == BATCH_ROWS:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+# list<string> columns read as tuples, identical lists of a group sharing one tuple (golds repeat per fact)
+TUPLE_COLUMNS = ("gold_qids", "article_langs", "home_langs")
+DEFAULTS = {"popularity": 0.0, "popularity_quantile": 0, "popularity_log10": -1}
+
+
+def decode_prompts(table, interned: dict[tuple[str, ...], tuple[str, ...]]) -> list[Prompt]:
+    """A PROMPTS_SCHEMA table (candidate lists dictionary-encoded or not) as records, column by column."""
+    from factatlas.tables import PROMPTS_SCHEMA
+
+    columns = []
+    for name in PROMPTS_SCHEMA.names:
+        column = table.column(name)
+        if name in SHARED_LIST_COLUMNS:
+            columns.append(_shared_lists(column, interned))
+        elif name in TUPLE_COLUMNS:
+            seen: dict[tuple[str, ...], tuple[str, ...]] = {}
+            columns.append([seen.setdefault(t, t) for t in (tuple(v) if v else () for v in column.to_pylist())])
+        elif name == "gold_forms":
+            columns.append([tuple(tuple(f) for f in v) if v else () for v in column.to_pylist()])
+        elif name in DEFAULTS:
+            default = DEFAULTS[name]
+            columns.append([default if v is None else v for v in column.to_pylist()])
+        else:
+            columns.append(column.to_pylist())
+    return [Prompt(*values) for values in zip(*columns, strict=True)]
 
 
 def _shared_lists(column, interned: dict[tuple[str, ...], tuple[str, ...]]) -> list[tuple[str, ...]]:
@@ -345,22 +427,3 @@ def _shared_lists(column, interned: dict[tuple[str, ...], tuple[str, ...]]) -> l
                 t = cache[key] = interned.setdefault(t, t)
             out.append(t)
     return out
-
-
-def require_valid(path: str | os.PathLike) -> Path:
-    """The benchmark directory at ``path`` (itself, or ``<run>/build``) if the invariant checker
-    (``factatlas.invariants``) accepts it; else a BenchmarkError listing the violations. ``probe`` and
-    ``report`` call it first, so that numbers are never computed on a benchmark that `validate-benchmark`
-    rejects."""
-    from factatlas.invariants import check_directory, format_violations
-
-    location = locate(path)
-    if location.release is not None:
-        return location.benchmark  # a release carries its data in shards; publish checked it when rendering
-    path = location.benchmark
-    violations = check_directory(path)
-    if violations:
-        raise BenchmarkError(f"{path}: the benchmark violates the multi-parallel invariant ({len(violations)} "
-                             f"violations); rebuild it, or run `factatlas validate-benchmark {path}`:\n"
-                             + format_violations(violations))
-    return path

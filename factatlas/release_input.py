@@ -81,7 +81,7 @@ def read_release_input(path: str | Path, library_templates: LibraryTemplates | N
                 if manifest_path is not None and manifest_path.is_file() else {})
     templates, origin = find_templates(bench.path, bench.run, bench.meta, library_templates)
     return ReleaseInput(
-        meta=bench.meta, prompts=tuple(bench.prompt_records), facts=tuple(bench.facts), entities=bench.entities,
+        meta=bench.meta, prompts=tuple(bench.prompts), facts=tuple(bench.facts), entities=bench.entities,
         side_files=side, templates=templates, templates_origin=origin,
         provenance=provenance_from(bench.meta, manifest, _query_hashes(bench.run)),
         country_labels=recorded_labels(bench.meta, "country_labels", bench.path),

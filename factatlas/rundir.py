@@ -27,7 +27,6 @@ import logging
 import os
 import platform
 import shutil
-import signal
 import sys
 import tempfile
 import time
@@ -39,14 +38,13 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
-from factatlas.atomic import TMP_PREFIX, discard, read_json, write_json
+from factatlas.atomic import CRASH_ENV, TMP_PREFIX, crash_point, discard, read_json, write_json  # noqa: F401
 from factatlas.errors import FactatlasError, WriteFailed, writing
 
 log = logging.getLogger(__name__)
 
 LOCK_NAME = ".factatlas.lock"
 PENDING_ENTRY = ".factatlas-manifest-entry.json"  # a staged folder's manifest entry, until manifest.json has it
-CRASH_ENV = "FACTATLAS_CRASH_AT"  # test hook: SIGKILL this process at the named point (see crash_point)
 
 TRACKED_DEPENDENCIES = (
     "pyoxigraph", "sparqlwrapper", "urllib3", "networkx", "pyarrow", "pymorphy3", "torch", "transformers",
@@ -73,14 +71,6 @@ def sha256_file(path: str | Path) -> str:
         for chunk in iter(lambda: f.read(1 << 20), b""):
             h.update(chunk)
     return h.hexdigest()
-
-
-def crash_point(name: str) -> None:
-    """Die by SIGKILL here when ``FACTATLAS_CRASH_AT`` names this point: the crash tests kill real
-    processes at the moments that matter (between two files, between two renames) instead of guessing
-    them with timers. A no-op otherwise."""
-    if os.environ.get(CRASH_ENV) == name:
-        os.kill(os.getpid(), signal.SIGKILL)
 
 
 class LockHeld(FactatlasError):

@@ -41,9 +41,9 @@ def probe(
 
     Quickstart: factatlas probe runs/arab-west --model tiny
     """
-    from factatlas.benchmark import require_valid
     from factatlas.console import out
     from factatlas.probe.runner import ProbeConfig, probe_benchmark
+    from factatlas.validation import require_valid
 
     config = ProbeConfig.from_flags(model, **flags)  # every option checked before the benchmark is read
     require_valid(run)  # never score a benchmark that `validate-benchmark` rejects

@@ -185,7 +185,7 @@ def _plan(config: Any, spec, benchmark, run_dir: Path) -> RayJob:
     path, model_name = config.model, config.model
     if is_tiny(config.model):
         system = getattr(spec.options, "system_prompt", None)
-        path, tiny_info = build_tiny(run_dir, benchmark.prompt_records, config.model, config.tiny_steps, system)
+        path, tiny_info = build_tiny(run_dir, benchmark.prompts, config.model, config.tiny_steps, system)
         slug = tiny_info["slug"]
     else:
         slug = model_slug(path)

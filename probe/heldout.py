@@ -25,7 +25,7 @@ VALIDATION_BOOTSTRAP = 1000
 
 def held_out_splits(bench: Benchmark, trained_on: Sequence[str] | None) -> tuple[tuple[str, ...], str]:
     """The splits a verdict may use, and why: never a split the model was trained (or tuned) on."""
-    return held_out_from(sorted({p.split for p in bench.prompt_records}), trained_on)
+    return held_out_from(sorted({p.split for p in bench.prompts}), trained_on)
 
 
 def check_trained_on(trained_on: Sequence[str] | None, present: Sequence[str]) -> None:
@@ -71,7 +71,7 @@ def validation_section(outcomes: Sequence[ScoredPrompt], template_outcomes: Sequ
     # held-out facts the model was scored on
     objects: dict[str, list[tuple[str, ...]]] = defaultdict(list)
     seen: set[str] = set()
-    for p in bench.prompt_records:  # in prompt_id order
+    for p in bench.prompts:  # in prompt_id order
         if p.fact_id not in seen:
             seen.add(p.fact_id)
             objects[p.predicate].append(tuple(p.gold_qids))

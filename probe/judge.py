@@ -349,7 +349,7 @@ def _judge_locked(bench, run_dir: Path, model: str | None, config: JudgeConfig,
             raise JudgeError(f"{folder}/rankings.parquet: {len(foreign)} of {len(rows)} rows name prompts that "
                              f"{bench.path}/prompts.parquet lacks (first: {foreign[0]}); the rankings were made "
                              f"on another build: probe again (`factatlas probe {run_dir} --model ...`)")
-    by_lang = alias_index_by_lang(bench.prompt_records, bench)
+    by_lang = alias_index_by_lang(bench.prompts, bench)
     counts: Counter = Counter()
     lm = None
     if backend is None:

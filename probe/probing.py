@@ -49,7 +49,7 @@ def checked_rule(config: ProbeConfig, benchmark: Benchmark, lm=None) -> RuleSpec
     family = lm.family if lm is not None else config.backend.backend.family(config.model, config.backend.options)
     spec = resolve_rule(config, family)
     if spec.rule.check is not None:
-        spec.rule.check(spec.options, sorted({p.split for p in benchmark.prompt_records}))
+        spec.rule.check(spec.options, benchmark.splits)
     return spec
 
 
@@ -76,7 +76,7 @@ def _probe(config: ProbeConfig, spec: RuleSpec, lm, merge: bool, benchmark: Benc
     if rule.open_answer:
         counts[f"answers/accepted-languages:{spec.answer_langs}"] = len(work)
     opened = config.backend.backend.open(OpenRequest(config.model, config.backend.options, spec, run_dir,
-                                      lambda: benchmark.prompt_records, config.tiny_steps, counts, lm))
+                                      lambda: benchmark.prompts, config.tiny_steps, counts, lm))
     rule_for_family(spec.name, opened.lm.family)  # a model given to us, or a --family override
     slug = config.out_name or model_out_name(opened.slug, spec.name, opened.lm.family)
     job = ProbeJob(opened, spec, slug, config, benchmark, run_dir)
@@ -154,7 +154,7 @@ def _scored(job: ProbeJob, prompts: Sequence[Prompt], texts: Sequence[str], tick
     if not rule.open_answer:
         return rank_prompts(scorer, prompts, texts, name, progress=tick, counts=counts)
     asked = [dataclasses.replace(r, text=t) for r, t in zip(prompts, texts, strict=True)] if baseline else prompts
-    answer_job = AnswerJob(name, job.spec, _aliases(job), job.benchmark.prompt_records,
+    answer_job = AnswerJob(name, job.spec, _aliases(job), job.benchmark.prompts,
                            None if baseline else counts, tick)
     rows = rule.answer(scorer, asked, answer_job)
     if not baseline:
@@ -167,7 +167,7 @@ def _aliases(job: ProbeJob):
     ``answer_langs`` (any | single | double)."""
     from factatlas.probe.generative import LanguageAliases, alias_index_by_lang
 
-    by_lang = alias_index_by_lang(job.benchmark.prompt_records, job.benchmark)
+    by_lang = alias_index_by_lang(job.benchmark.prompts, job.benchmark)
     return LanguageAliases(by_lang, job.spec.answer_langs)
 
 

@@ -36,7 +36,7 @@ def leaks(bench: Benchmark, prompt: Prompt) -> bool:
 
 def dataset_profile(bench: Benchmark, max_examples: int = 5) -> dict[str, Any]:
     """The checks and statistics of PROBING.md "Validating a dataset" that need no model."""
-    prompts = bench.prompt_records  # in prompt_id order
+    prompts = bench.prompts  # in prompt_id order
     langs = bench.languages
     # facts: one culture, predicate and valid-object set each
     facts: dict[str, tuple[str, str, tuple[str, ...]]] = {}

@@ -53,11 +53,12 @@ def register(app: typer.Typer) -> None:
 
         Example: factatlas report runs/arab-west --model tiny-bert --associate ar=arab --associate en=west
         """
-        from factatlas.benchmark import Benchmark, require_valid
+        from factatlas.benchmark import Benchmark
         from factatlas.console import out
         from factatlas.probe.evaluate import MetricsConfig
         from factatlas.probe.heldout import check_trained_on
         from factatlas.probe.report import write_report
+        from factatlas.validation import require_valid
 
         # every value checked before any work: no lock taken, nothing written
         config = MetricsConfig(bootstrap=bootstrap, rankc_weighting=rankc_weighting,
@@ -65,7 +66,7 @@ def register(app: typer.Typer) -> None:
         bench = Benchmark.open(run)
         check_associations(config.association or {}, bench.languages, bench.cultures)
         if trained_on:
-            check_trained_on(trained_on, sorted({p.split for p in bench.prompt_records}))
+            check_trained_on(trained_on, bench.splits)
         require_valid(run)  # never report on a benchmark that `validate-benchmark` rejects
         results = write_report(run, model, config, trained_on=trained_on or None, benchmark=bench)
         for r in results:

@@ -76,9 +76,9 @@ def select_prompts(benchmark: Benchmark, langs: Sequence[str] | None,
     """``select_rows`` on the benchmark's files, filtering while reading: a shard or a ``--langs`` run
     decodes only its own rows (``Benchmark.prompts_where``). Same rows, same order."""
     if langs:
-        check_langs(langs, benchmark.languages or sorted({p.lang for p in benchmark.prompt_records}))
+        check_langs(langs, benchmark.languages or sorted({p.lang for p in benchmark.prompts}))
     keep = row_filter(langs, shard)
-    return list(benchmark.prompt_records) if keep is None else benchmark.prompt_records_where(keep)
+    return list(benchmark.prompts) if keep is None else benchmark.prompts_where(keep)
 
 
 def check_langs(langs: Sequence[str], present: Sequence[str]) -> None:

@@ -33,10 +33,10 @@ def xfakt_context(
 
     Example: factatlas xfakt-context runs/arab-west --model bert-base-multilingual-cased
     """
-    from factatlas.benchmark import require_valid
     from factatlas.probe import xfakt_context as X
     from factatlas.probe.selection import open_benchmark
     from factatlas.rundir import replace_folder
+    from factatlas.validation import require_valid
 
     require_valid(run)
     chosen = [m.strip() for m in modes.split(",") if m.strip()]
@@ -117,7 +117,7 @@ def _run_modes(bench, scorer, model_name: str, chosen, contexts, wanted, levels)
     cells: list = []
     summary: dict[str, Any] = {"modes": {}}
     for mode in chosen:
-        variants, skipped = X.build_variants(bench.prompt_records, mode, contexts, wanted)
+        variants, skipped = X.build_variants(bench.prompts, mode, contexts, wanted)
         err.print(f"{mode}: {len(variants)} prompts with a context; skipped {dict(skipped)}", highlight=False)
         rows = rank_prompts(scorer, [v.prompt for v in variants], [v.prompt.text for v in variants], model_name)
         joined = X.join_variants(rows, variants)

@@ -244,9 +244,8 @@ def _referenced(f: FactInfo) -> set[str]:
     return {f.subject, *f.objects}
 
 
-def diff_snapshots(old: Snapshot, new: Snapshot) -> ReleaseDiff:
-    added = sorted(set(new.facts) - set(old.facts))
-    removed = sorted(set(old.facts) - set(new.facts))
+def _fact_changes(old: Snapshot, new: Snapshot) -> list[FactChange]:
+    """The facts in both releases whose objects or labels (in the languages both have) changed."""
     common_langs = sorted(set(old.languages) & set(new.languages))
     changed: list[FactChange] = []
     for fid in sorted(set(old.facts) & set(new.facts)):
@@ -260,6 +259,13 @@ def diff_snapshots(old: Snapshot, new: Snapshot) -> ReleaseDiff:
         gained, lost = tuple(sorted(n.objects - o.objects)), tuple(sorted(o.objects - n.objects))
         if gained or lost or labels:
             changed.append(FactChange(fid, n.predicate, n.culture, gained, lost, tuple(labels)))
+    return changed
+
+
+def diff_snapshots(old: Snapshot, new: Snapshot) -> ReleaseDiff:
+    added = sorted(set(new.facts) - set(old.facts))
+    removed = sorted(set(old.facts) - set(new.facts))
+    changed = _fact_changes(old, new)
 
     group: dict[tuple[str, str], Counter[str]] = defaultdict(Counter)
     for fid in added:

@@ -119,7 +119,7 @@ def export_lmeval(run: str | Path, out: str | Path, *, splits: Sequence[str] | N
                           "YAMLs and data (created when missing): name a new or an existing folder")
     benchmark = Benchmark.open(run)
     bench = benchmark.path
-    rows = benchmark.prompt_records
+    rows = benchmark.prompts
     present = sorted({r.split for r in rows})
     if splits:
         missing = [s for s in splits if s not in present]

@@ -30,7 +30,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 
 INVARIANT_TESTS = ("tests/builder/test_invariants.py", "tests/builder/test_build.py",
-                   "tests/builder/test_probe_report_gate.py")
+                   "tests/builder/test_probe_report_gate.py", "tests/builder/test_validation_record.py")
 AGGREGATE_TESTS = ("tests/probe/test_aggregate.py", "tests/probe/test_metrics.py",
                    "tests/probe/test_metrics_evaluate.py", "tests/probe/test_analysis_compare.py",
                    "tests/probe/test_analysis_dlama.py", "tests/probe/test_edges_and_filters.py")
@@ -99,8 +99,9 @@ def _rule_code(call: ast.Call) -> str | None:
     return None
 
 
-def invariant_mutants(path: str = "factatlas/invariants.py") -> list[Mutant]:
-    """One mutant per rule code: every statement that reports it is removed (``return [...]`` -> ``return []``)."""
+def invariant_mutants(path: str = "factatlas/invariants.py", tag: str = "") -> list[Mutant]:
+    """One mutant per rule code: every statement that reports it is removed (``return [...]`` -> ``return []``).
+    ``tag`` tells apart the codes of a second file (the checks of files on disk, ``factatlas/validation.py``)."""
     tree = ast.parse((REPO / path).read_text("utf-8"))
     sites: dict[str, list[tuple[int, int, str]]] = {}
 
@@ -115,8 +116,16 @@ def invariant_mutants(path: str = "factatlas/invariants.py") -> list[Mutant]:
             visit(child, here)
 
     visit(tree, None)
-    return [Mutant(f"invariant:{code}", path, replace_statements(lines), INVARIANT_TESTS)
+    return [Mutant(f"invariant:{code}{tag}", path, replace_statements(lines), INVARIANT_TESTS)
             for code, lines in sorted(sites.items())]
+
+
+def record_mutants(path: str = "factatlas/validation.py") -> list[Mutant]:
+    """The gate's trust in the validation record: any record is believed, or a good one is ignored."""
+    tests = ("tests/builder/test_validation_record.py", "tests/builder/test_probe_report_gate.py")
+    return [Mutant("gate:any validation record holds", path, function_returns("record_holds", "True"), tests),
+            Mutant("gate:the record is never trusted", path,
+                   replace_text("    if record_holds(folder):\n", "    if False:\n"), tests)]
 
 
 def aggregate_mutants() -> list[Mutant]:
@@ -450,8 +459,9 @@ def emptied_mutants() -> list[Mutant]:
 
 
 def all_mutants() -> list[Mutant]:
-    return [*invariant_mutants(), *aggregate_mutants(), *verdict_mutants(), *threshold_mutants(), *analysis_mutants(),
-            *gate_mutants(), *choice_mutants(), *edge_mutants(), *emptied_mutants()]
+    return [*invariant_mutants(), *invariant_mutants("factatlas/validation.py", "@disk"), *record_mutants(),
+            *aggregate_mutants(), *verdict_mutants(), *threshold_mutants(), *analysis_mutants(), *gate_mutants(),
+            *choice_mutants(), *edge_mutants(), *emptied_mutants()]
 
 
 # ---- running ------------------------------------------------------------------------------------

@@ -162,7 +162,9 @@ def verdict(lang: str, template: str, form: str, sentence: str = "") -> str | No
 
 
 def sample(runs: Sequence[str], lang: str, n_cloze: int, n_question: int, seed: int) -> list[dict]:
-    rows = [p for run in runs for p in Benchmark.open(Path(run) / "build").prompts_for(lang)]
+    from factatlas.tables import prompt_to_row
+
+    rows = [prompt_to_row(p) for run in runs for p in Benchmark.open(Path(run) / "build").prompts_for(lang)]
     rows.sort(key=lambda p: (p["pair"], p["prompt_id"]))
     rng = random.Random(f"{seed}:{lang}")
     cloze = [p for p in rows if p["kind"] == "cloze"]

@@ -218,6 +218,59 @@ def relation_names(english_templates: Mapping[str, str]) -> dict[str, str]:
     return {pat: next(iter(pids)) for pat, pids in by_pattern.items() if len(pids) == 1}
 
 
+class _Entities:
+    """Labels in every language -> entity id: one sha256 per entity, not per occurrence. A candidate's labels
+    are checked for unsplit commas on first sight (the same labels give the same answer every time)."""
+
+    def __init__(self, langs: Sequence[str]):
+        self.langs = tuple(langs)
+        self.labels_of: dict[str, dict[str, str]] = {}
+        self.candidate_ids: dict[tuple[str, ...], str] = {}
+        self.subject_ids: dict[tuple[str, ...], str] = {}
+        self.seen_suspect: set[str] = set()
+        self.suspected: Counter[str] = Counter()
+        self.examples: list[dict[str, Any]] = []
+
+    def candidate(self, labels: tuple[str, ...]) -> str:
+        q = self.candidate_ids.get(labels)
+        if q is not None:
+            return q
+        q = self.candidate_ids[labels] = entity_id(labels)
+        self.labels_of.setdefault(q, dict(zip(self.langs, labels, strict=True)))
+        if q not in self.seen_suspect and any(c in lbl for lbl in labels for c in COMMAS):
+            self.seen_suspect.add(q)
+            for lang, lbl in zip(self.langs, labels, strict=True):
+                if not any(c in lbl for c in (*COMMAS, ",")):
+                    self.suspected[lang] += 1
+            if len(self.examples) < 5:
+                self.examples.append(dict(zip(self.langs, labels, strict=True)))
+        return q
+
+    def subject(self, labels: tuple[str, ...]) -> str:
+        q = self.subject_ids.get(labels)
+        if q is None:
+            q = self.subject_ids[labels] = entity_id(labels)
+            self.labels_of.setdefault(q, dict(zip(self.langs, labels, strict=True)))
+        return q
+
+
+def _defects(data: BmlamaData, drops: Sequence[Drop], flagged: Mapping[str, list[str]] | None,
+             inconsistent: Any, known: _Entities) -> dict[str, Any]:
+    """What the import found wrong with the published rows: drops (or, ``as_published``, flags) by reason,
+    decoded CSV fields, inconsistent translations and suspected truncated labels."""
+    defect_counts = Counter(d.reason for d in drops)
+    return {
+        "dropped": dict(sorted(defect_counts.items())),
+        **({"flagged": dict(sorted(Counter(r for rs in flagged.values() for r in rs).items())),
+            "flagged_queries": dict(sorted(flagged.items()))} if flagged is not None else {}),
+        "csv_quoted_fields_decoded": dict(sorted((k, v) for k, v in data.decoded_fields.items() if v)),
+        "inconsistent_translations": inconsistent,
+        "suspected_truncations": {"entities_with_unsplit_comma": len(known.seen_suspect),
+                                  "short_label_languages": dict(sorted(known.suspected.items())),
+                                  "examples": known.examples},
+    }
+
+
 def convert(data: BmlamaData, names: Mapping[str, str] | None = None, *, as_published: bool = False) -> Converted:
     """``names``: normalised English pattern -> relation id (e.g. from ``relation_names``); other patterns get
     a slug of their words. ``as_published``: keep every row unchanged and flag its defects instead of
@@ -227,19 +280,13 @@ def convert(data: BmlamaData, names: Mapping[str, str] | None = None, *, as_publ
     drops: list[Drop] = []
     patterns: dict[str, str] = {}
     relation_of_pattern: dict[str, str] = {}
-    labels_of: dict[str, dict[str, str]] = {}
     facts: list[Fact] = []
     prompts: list[Prompt] = []
     pools: dict[str, set[str]] = defaultdict(set)
-    suspected: Counter[str] = Counter()
-    examples: list[dict[str, Any]] = []
-    seen_suspect: set[str] = set()
     flagged: dict[str, list[str]] = {}  # as_published: fact id -> reasons the default mode would drop for
     rows_by_lang = [data.rows[lang] for lang in langs]
-    # labels in every language -> entity id: one sha256 per entity, not per occurrence; a candidate's labels are
-    # checked for unsplit commas on first sight (the same labels give the same answer every time)
-    candidate_ids: dict[tuple[str, ...], str] = {}
-    subject_ids: dict[tuple[str, ...], str] = {}
+    known = _Entities(langs)
+    labels_of = known.labels_of
     for i in range(data.queries):
         en = data.rows["en"][i]
         row = [rows[i] for rows in rows_by_lang]
@@ -262,31 +309,11 @@ def convert(data: BmlamaData, names: Mapping[str, str] | None = None, *, as_publ
             drops.append(Drop(fid, STEP, reason, detail + more, CULTURE, pred))
             continue
         n = len(en.candidates)
-        ids = []
-        for labels in zip(*(r.candidates for r in row), strict=True):
-            q = candidate_ids.get(labels)
-            if q is not None:
-                ids.append(q)
-                continue
-            q = candidate_ids[labels] = entity_id(labels)
-            labels_of.setdefault(q, dict(zip(langs, labels, strict=True)))
-            ids.append(q)
-            if q not in seen_suspect and any(c in lbl for lbl in labels for c in COMMAS):
-                seen_suspect.add(q)
-                short = [lang for lang, lbl in zip(langs, labels, strict=True)
-                         if not any(c in lbl for c in (*COMMAS, ","))]
-                for lang in short:
-                    suspected[lang] += 1
-                if len(examples) < 5:
-                    examples.append(dict(zip(langs, labels, strict=True)))
+        ids = [known.candidate(labels) for labels in zip(*(r.candidates for r in row), strict=True)]
         for j, (reason, detail) in sorted(cand_defects.items()):
             drops.append(Drop(f"{fid}|{ids[j]}", STEP, reason, detail, CULTURE, pred))
         keep = [j for j in range(n) if j not in cand_defects]
-        subject_labels = tuple(r.subject for r in row)
-        subject = subject_ids.get(subject_labels)
-        if subject is None:
-            subject = subject_ids[subject_labels] = entity_id(subject_labels)
-            labels_of.setdefault(subject, dict(zip(langs, subject_labels, strict=True)))
+        subject = known.subject(tuple(r.subject for r in row))
         gold = ids[-1]
         cand_ids = tuple(ids[j] for j in keep)
         if len(set(cand_ids)) != len(cand_ids):
@@ -318,16 +345,7 @@ def convert(data: BmlamaData, names: Mapping[str, str] | None = None, *, as_publ
     inconsistent = inconsistent_translations((labels for q, labels in labels_of.items() if q in used), langs)
     candidates = [{"predicate": pred, "lang": lang, "qid": q, "label": labels_of[q][lang]}
                   for pred, qs in sorted(pools.items()) for q in sorted(qs) for lang in langs]
-    defect_counts = Counter(d.reason for d in drops)
-    defects = {
-        "dropped": dict(sorted(defect_counts.items())),
-        **({"flagged": dict(sorted(Counter(r for rs in flagged.values() for r in rs).items())),
-            "flagged_queries": dict(sorted(flagged.items()))} if as_published else {}),
-        "csv_quoted_fields_decoded": dict(sorted((k, v) for k, v in data.decoded_fields.items() if v)),
-        "inconsistent_translations": inconsistent,
-        "suspected_truncations": {"entities_with_unsplit_comma": len(seen_suspect),
-                                  "short_label_languages": dict(sorted(suspected.items())), "examples": examples},
-    }
+    defects = _defects(data, drops, flagged if as_published else None, inconsistent, known)
     return Converted(facts, entities, prompts, candidates, drops, patterns, defects)
 
 

@@ -28,13 +28,16 @@ app = typer.Typer(
 def _register_stages() -> None:
     from factatlas.app import pipeline
     from factatlas.builder import cli as build_cli
+    from factatlas.cultures import CultureCatalog, provide
     from factatlas.curate import cli as curate_cli
+    from factatlas.curate.config import list_cultures, load_culture
     from factatlas.probe import cli as probe_cli
     from factatlas.publish import cli as publish_cli
     from factatlas.templates import cli as templates_cli
 
     for module in (curate_cli, templates_cli, build_cli, probe_cli, publish_cli, pipeline):
         module.register(app)
+    provide(CultureCatalog(list_cultures, load_culture))  # the build's importers and audit name cultures too
 
 
 class _StderrHandler(logging.StreamHandler):

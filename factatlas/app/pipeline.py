@@ -125,7 +125,7 @@ def load_libraries() -> None:
 
 
 def run_quickstart(config: QuickstartConfig, say: Callable[[str], None] = print) -> QuickstartResult:
-    from factatlas.builder.build import build_run
+    from factatlas.builder.run import build_run
     from factatlas.curate.engine import CurationConfig, curate
     from factatlas.curate.report import format_counts
     from factatlas.publish.workflow import publish

@@ -87,7 +87,7 @@ def write_comparison(run: Path, names: list[str] | None, *, out: Path | None, we
     dirs = resolve_model_dirs(run, names)
     meta = benchmark_meta(run)
     bench = open_benchmark(run)
-    choice = choose_splits(split, [p.split for p in bench.prompt_records], {d.name: trained_on(d) for d in dirs})
+    choice = choose_splits(split, [p.split for p in bench.prompts], {d.name: trained_on(d) for d in dirs})
     loaded = [select(read_model_results(run, d, bench), choice) for d in dirs]
     console.print(f"{choice.label}: {choice.why}", highlight=False, soft_wrap=True)
     for m in loaded:
@@ -107,7 +107,7 @@ def write_comparison(run: Path, names: list[str] | None, *, out: Path | None, we
     sections = [*compare_sections(by_model, options, out_dir, scope=scope),
                 *dlama_sections(by_model, out_dir, owners=owners, country_label=labels, equivalences=table,
                                 equivalences_source=str(equivalences or ""), scope=scope),
-                *crosslingual_sections(loaded, language_texts(bench.prompt_records), out_dir, rankc_weighting,
+                *crosslingual_sections(loaded, language_texts(bench.prompts), out_dir, rankc_weighting,
                                        scope=scope),
                 *xfactr_sections(loaded, out_dir, scope=scope),
                 *error_sections(by_model, benchmark_context(bench), out_dir, prompts=bench.prompts_by_id,

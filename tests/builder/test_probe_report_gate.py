@@ -61,8 +61,8 @@ def test_report_passes_the_gate_on_a_valid_benchmark(tmp_path):
 
 
 def test_a_folder_without_a_benchmark_is_a_config_error(tmp_path):
-    from factatlas.benchmark import require_valid
     from factatlas.errors import ConfigError
+    from factatlas.validation import require_valid
 
     with pytest.raises(ConfigError, match="not a run directory"):
         require_valid(tmp_path)

@@ -35,20 +35,21 @@ def test_one_reader_opens_run_benchmark_and_release_alike(tmp_path):
     assert via_run.path == via_dir.path == run / "build" and via_run.run == via_dir.run == run
     assert via_release.location.release == tmp_path / "rel" and via_release.run is None
     assert [p.name.split("-")[0] for p in via_release.location.prompt_files] == ["dev", "test"]
-    ids = [p["prompt_id"] for p in via_run.prompts]
+    ids = [p.prompt_id for p in via_run.prompts]
     assert ids == sorted(ids) and len(ids) == 2 * len(via_run.facts)
     for other in (via_dir, via_release):
         assert other.meta == via_run.meta
-        assert [prompt_from_row(r) for r in other.prompts] == [prompt_from_row(r) for r in via_run.prompts]
+        assert other.prompts == via_run.prompts
         assert other.facts == via_run.facts and other.entities == via_run.entities
 
 
 def test_candidate_lists_stay_shared_across_rows(tmp_path):
     bench = Benchmark.open(make_benchmark(tmp_path / "run"))
-    rows = [r for r in bench.prompts if r["predicate"] == "P36" and r["lang"] == "en"]
-    assert len(rows) > 1 and len({id(r["candidate_qids"]) for r in rows}) == 1
-    prompts = [prompt_from_row(r) for r in rows]  # the record keeps the row's tuple, it does not copy it
-    assert all(p.candidate_qids is rows[0]["candidate_qids"] for p in prompts)
+    prompts = [p for p in bench.prompts if p.predicate == "P36" and p.lang == "en"]
+    assert len(prompts) > 1 and len({id(p.candidate_qids) for p in prompts}) == 1
+    row = prompt_to_row(prompts[0])  # the row keeps the record's tuple, and the record the row's
+    assert row["candidate_qids"] is prompts[0].candidate_qids
+    assert prompt_from_row(row).candidate_qids is prompts[0].candidate_qids
 
 
 def test_missing_artifacts_are_named(tmp_path):
@@ -69,12 +70,35 @@ def test_missing_artifacts_are_named(tmp_path):
 
 
 def test_prompt_records_round_trip_rows(tmp_path):
-    row = dict(Benchmark.open(make_benchmark(tmp_path / "run")).prompts[0])
+    import pyarrow.parquet as pq
+
+    run = make_benchmark(tmp_path / "run")
+    row = pq.read_table(run / "build" / "prompts.parquet").slice(0, 1).to_pylist()[0]
     p = prompt_from_row(row)
     assert isinstance(p, Prompt) and list(prompt_to_row(p)) == PROMPTS_SCHEMA.names
+    assert p == Benchmark.open(run).prompts[0]  # the reader decodes the row as prompt_from_row does
     assert prompt_to_row(p) == {k: tuple(v) if isinstance(v, list) else v for k, v in row.items()
                                 if k != "gold_forms"} | {"gold_forms": tuple(tuple(f) for f in row["gold_forms"])}
     assert p.text[p.answer_start:].startswith("[Y]")
+
+
+def test_every_prompt_accessor_hands_out_records_and_the_old_names_warn(tmp_path):
+    from factatlas.benchmark import read_prompts
+
+    run = make_benchmark(tmp_path / "run", splits={"west:P19:Q2": "dev"})
+    bench = Benchmark.open(run)
+    en = [p for p in bench.prompts if p.lang == "en"]
+    by_shard = Benchmark.open(run).prompts_where(lambda pid, lang: lang == "en")  # filtered while reading
+    batches = [p for batch in Benchmark.open(run).iter_prompts() for p in batch]
+    for got in (bench.prompts, bench.prompts_for("en"), by_shard, batches, read_prompts(run / "build" / "prompts.parquet"),
+                list(bench.prompts_by_id.values())):
+        assert got and all(type(p) is Prompt for p in got)
+    assert bench.prompts_for("en") == by_shard == en and batches == bench.prompts
+    assert Benchmark.open(run).splits == bench.splits == ("dev", "test")  # the first from the split column alone
+    with pytest.warns(DeprecationWarning, match="prompt_records is deprecated"):
+        assert bench.prompt_records == bench.prompts
+    with pytest.warns(DeprecationWarning, match="use Benchmark.prompts_where"):
+        assert bench.prompt_records_where(lambda pid, lang: lang == "en") == en
 
 
 def test_probe_results_round_trip_parquet(tmp_path):
@@ -173,3 +197,129 @@ def test_the_core_imports_no_stage_room_and_no_app():
             if rooms_named:
                 offences.append(f"{path.name}:{node.lineno}: imports factatlas.{rooms_named[0]}")
     assert offences == []
+
+
+# ---- the shape of the code (issue 43 item 2): each rule a test that names every offence -------------
+
+REPO_ROOT = __import__("pathlib").Path(__file__).resolve().parents[2]
+SHAPED = ("factatlas", "builder", "publish")  # the contract, the build, the release
+MAX_MODULE_LINES, MAX_FUNCTION_LINES = 600, 80
+
+
+def _python_files(*folders: str):
+    for folder in folders:
+        yield from sorted(p for p in (REPO_ROOT / folder).rglob("*.py") if "__pycache__" not in p.parts)
+
+
+def _module_name(path) -> str:
+    parts = path.relative_to(REPO_ROOT).with_suffix("").parts
+    name = ".".join(parts if parts[0] == "factatlas" else ("factatlas", *parts))
+    return name.removesuffix(".__init__")
+
+
+def _imports(path) -> list[tuple[int, str]]:
+    """(line, module) of every import in ``path``, lazy and TYPE_CHECKING ones included; ``from m import x``
+    gives ``m`` and ``m.x`` (x may be a module)."""
+    import ast
+
+    found = []
+    for node in ast.walk(ast.parse(path.read_text("utf-8"), str(path))):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, a.name) for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            found += [(node.lineno, node.module)] + [(node.lineno, f"{node.module}.{a.name}") for a in node.names]
+    return found
+
+
+def shape_offences(folders=SHAPED) -> list[str]:
+    import ast
+
+    offences = []
+    for path in _python_files(*folders):
+        text = path.read_text("utf-8")
+        where = path.relative_to(REPO_ROOT)
+        if text.count("\n") > MAX_MODULE_LINES:
+            offences.append(f"{where}: {text.count(chr(10))} lines (at most {MAX_MODULE_LINES}; split it by job)")
+        for node in ast.walk(ast.parse(text, str(path))):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                length = node.end_lineno - node.lineno + 1
+                if length > MAX_FUNCTION_LINES:
+                    offences.append(f"{where}:{node.lineno}: {node.name} is {length} lines (at most "
+                                    f"{MAX_FUNCTION_LINES})")
+    return offences
+
+
+def import_cycles(folders=SHAPED) -> list[list[str]]:
+    """The cycles of the module import graph of ``folders`` (strongly connected components of two or more)."""
+    modules = {_module_name(p): p for p in _python_files(*folders)}
+    graph = {m: sorted({name for _, name in _imports(p) if name in modules and name != m}) for m, p in modules.items()}
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    cycles = []
+
+    def visit(v: str) -> None:  # Tarjan
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        for w in graph[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                cycles.append(sorted(component))
+
+    for m in sorted(graph):
+        if m not in index:
+            visit(m)
+    return cycles
+
+
+def room_imports(room: str, forbidden: tuple[str, ...]) -> list[str]:
+    """Imports in ``room`` of another room's modules that it must not name (lazy ones included)."""
+    named = dict.fromkeys(f"{p.relative_to(REPO_ROOT)}:{line}: imports {'.'.join(name.split('.')[:3])}"
+                          for p in _python_files(room) for line, name in _imports(p)
+                          if name.split(".")[:2] in [["factatlas", r] for r in forbidden])
+    return list(named)
+
+
+def test_no_module_over_600_lines_and_no_function_over_80():
+    assert shape_offences() == []
+
+
+def test_no_import_cycle_between_files_of_the_core_the_build_and_the_release():
+    assert import_cycles() == []
+
+
+def test_the_build_and_the_release_import_no_curate_and_no_app():
+    """builder and publish read cultures through factatlas.cultures (the app layer provides curate's); no room
+    imports the app layer."""
+    assert room_imports("builder", ("curate", "app")) == []
+    assert room_imports("publish", ("curate", "builder", "app")) == []
+    assert [x for room in ("curate", "templates", "probe") for x in room_imports(room, ("app",))] == []
+
+
+def test_the_shape_rules_find_what_they_forbid(tmp_path, monkeypatch):
+    """Each rule, fed a planted offence, names it: a long module and function, a cycle, a room import."""
+    import sys
+
+    planted = tmp_path / "factatlas"
+    planted.mkdir()
+    (planted / "a.py").write_text("from factatlas.b import x\n" + "\n" * 600, "utf-8")
+    (planted / "b.py").write_text("def x():\n    from factatlas.a import y\n" + "    pass\n" * 80, "utf-8")
+    (tmp_path / "builder").mkdir()
+    (tmp_path / "builder" / "c.py").write_text("def f():\n    from factatlas.curate.config import load_culture\n",
+                                               "utf-8")
+    monkeypatch.setattr(sys.modules[__name__], "REPO_ROOT", tmp_path)
+    assert shape_offences(("factatlas",)) == ["factatlas/a.py: 601 lines (at most 600; split it by job)",
+                                              "factatlas/b.py:1: x is 82 lines (at most 80)"]
+    assert import_cycles(("factatlas",)) == [["factatlas.a", "factatlas.b"]]
+    assert room_imports("builder", ("curate",)) == ["builder/c.py:2: imports factatlas.curate.config"]

@@ -99,7 +99,7 @@ def test_stats_card_and_metrics_give_one_entropy(tmp_path):
              ("arab", "P36", "Q810", ("Q8", "Q9"), ("Q810",)), ("arab", "P36", "Q183", ("Q8",), ("Q810",)))
     run = make_benchmark(tmp_path / "run", facts=facts, labels=labels)
     bench = Benchmark.open(run)
-    stats = compute_stats(bench.facts, bench.prompt_records, bench.entities, bench.languages)
+    stats = compute_stats(bench.facts, bench.prompts, bench.entities, bench.languages)
     card = {(p.culture, p.predicate): p.entropy_bits for p in predicate_stats(load_source(run))}
     metrics = dataset_profile(load_benchmark(bench))["predicates"]["P36"]["entropy"]
     assert stats["cells"]["west"]["P36"]["entropy_bits"] == 1.0  # {Q29: 2, Q7: 2}

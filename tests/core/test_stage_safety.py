@@ -32,7 +32,7 @@ from tests.clirun import factatlas
 
 SAMPLE_RUN = "arab-west"  # the folder name: benchmark.json records it, so copies keep it
 # what the killed build, render and probe children import at start-up (tests/children.py)
-PRELOAD = ("factatlas.app.cli", "factatlas.console", "factatlas.builder.build", "factatlas.templates.batch",
+PRELOAD = ("factatlas.app.cli", "factatlas.console", "factatlas.builder.run", "factatlas.templates.batch",
            "factatlas.probe.runner", "factatlas.probe.models", "pyarrow.dataset", "pyarrow.compute", "pyarrow.parquet",
            "pandas", "typer._adapters", "torch", "transformers", "transformers.models.bert.modeling_bert")
 

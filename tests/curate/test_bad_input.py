@@ -295,7 +295,7 @@ def test_a_pair_file_without_a_name_is_named_after_the_file_and_a_bad_file_name_
 def test_curate_records_the_pair_name_and_the_file_it_came_from(fixture_store, config, tmp_path):
     import json
 
-    from factatlas.builder.build import curated_pair_name
+    from factatlas.builder.run import curated_pair_name
 
     pair = tmp_path / "my" / "pair.yaml"
     pair.parent.mkdir()

@@ -64,7 +64,7 @@ def probed_run(tmp_path_factory) -> Path:
     import contextlib
     import io
 
-    from factatlas.builder.build import build_run
+    from factatlas.builder.run import build_run
     from factatlas.curate.engine import CurationConfig, curate
     from factatlas.probe.runner import ProbeConfig, probe_benchmark
 

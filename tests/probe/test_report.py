@@ -337,6 +337,6 @@ def test_a_report_given_the_open_benchmark_reads_its_tables_there_and_writes_the
     root = write_run(tmp_path / "arab-west")
     bench = Benchmark.open(root)
     (shared,) = R.write_report(root, None, MetricsConfig(bootstrap=100), benchmark=bench)
-    assert {"prompts", "prompt_records", "display_labels"} <= set(vars(bench))
+    assert {"prompts", "display_labels"} <= set(vars(bench))
     assert shared.html.read_text("utf-8") == alone.html.read_text("utf-8")
     assert shared.verdict == alone.verdict

@@ -30,7 +30,7 @@ def grouped_benchmark(tmp_path_factory, capitals_rows):
 ])
 def test_filtered_read_equals_filtering_the_full_read(grouped_benchmark, langs, shard):
     full = Benchmark.open(grouped_benchmark)
-    expected = select_rows(full.prompt_records, langs, shard)
+    expected = select_rows(full.prompts, langs, shard)
     filtered = Benchmark.open(grouped_benchmark)
     got = select_prompts(filtered, langs, shard)
     assert got == expected

@@ -246,10 +246,10 @@ def test_cli_as_published_keeps_the_defective_row_flagged(tmp_path):
     assert check_directory(tmp_path / "pub" / "build") == []
     bench = Benchmark.open(tmp_path / "pub")
     assert [f.id for f in bench.facts] == ["bmlama2:00001", "bmlama2:00002"] and bench.drops == []
-    he = next(p for p in bench.prompts if p["prompt_id"].startswith("bmlama2:00001|he|"))
-    assert (he["text"], he["gold_forms"], list(he["candidate_forms"])) == (
-        "בירת מצרים היא [Y].", [["קהיר"]], ["פריז", 'קהיר"'])
-    assert he["gold_qids"] == [he["candidate_qids"][-1]]
+    he = next(p for p in bench.prompts if p.prompt_id.startswith("bmlama2:00001|he|"))
+    assert (he.text, he.gold_forms, list(he.candidate_forms)) == (
+        "בירת מצרים היא [Y].", (("קהיר",),), ["פריז", 'קהיר"'])
+    assert he.gold_qids == (he.candidate_qids[-1],)
     source = bench.meta["source"]
     assert source["defects"]["flagged"] == {"csv-quote-defect:he": 1}
     assert source["defects"]["flagged_queries"] == {"bmlama2:00001": ["csv-quote-defect:he"]}

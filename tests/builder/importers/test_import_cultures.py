@@ -70,7 +70,7 @@ def test_cli_import_bmlama_with_cultures(tmp_path):
     bench = Benchmark.open(tmp_path / "run")
     assert [(f.id, f.predicate, f.culture) for f in bench.facts] == [
         ("bmlama3:00001", "P36", "arab"), ("bmlama3:00002", "P36", "west"), ("bmlama3:00003", "P36", "global")]
-    assert {(p["fact_id"], p["culture"]) for p in bench.prompts} == {
+    assert {(p.fact_id, p.culture) for p in bench.prompts} == {
         ("bmlama3:00001", "arab"), ("bmlama3:00002", "west"), ("bmlama3:00003", "global")}
     assert bench.meta["cultures"] == ["arab", "west", "global"]
 

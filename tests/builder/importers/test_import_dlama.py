@@ -102,12 +102,12 @@ def test_import_arab_west_with_mlama_templates_is_a_valid_benchmark(tmp_path):
     assert bench.meta["source"]["kind"] == "dlama-v1" and bench.meta["candidate_mode"] == "predicate"
     assert bench.meta["source"]["record_counts"]["ar"] == PUBLISHED["arab-west"]
     assert len(bench.facts) == 24535 and len(bench.prompts) == 2 * 24535
-    rows = {p["prompt_id"]: p for p in bench.prompts if p["fact_id"] == "arab:P36:Q79"}
-    assert rows["arab:P36:Q79|en|P36/mlama"]["text"] == "The capital of Egypt is [Y] ."
-    assert rows["arab:P36:Q79|en|P36/mlama"]["gold_qids"] == ["Q85"]
+    rows = {p.prompt_id: p for p in bench.prompts if p.fact_id == "arab:P36:Q79"}
+    assert rows["arab:P36:Q79|en|P36/mlama"].text == "The capital of Egypt is [Y] ."
+    assert rows["arab:P36:Q79|en|P36/mlama"].gold_qids == ("Q85",)
     # DLAMA's candidate set: every object of the predicate across both cultures, the same in both languages
-    p36 = rows["arab:P36:Q79|ar|P36/mlama"]["candidate_qids"]
-    assert len(p36) == 43 and p36 == rows["arab:P36:Q79|en|P36/mlama"]["candidate_qids"]
+    p36 = rows["arab:P36:Q79|ar|P36/mlama"].candidate_qids
+    assert len(p36) == 43 and p36 == rows["arab:P36:Q79|en|P36/mlama"].candidate_qids
     stats = json.loads((out / "stats.json").read_text())
     assert stats["facts_per_culture"] == {"arab": 10946, "west": 13589}
     assert 0 < stats["cells"]["arab"]["P36"]["entropy_bits"] <= 6

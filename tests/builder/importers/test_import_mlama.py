@@ -56,7 +56,7 @@ def test_import_keeps_triples_every_language_has(tmp_path):
     out = tmp_path / "run" / "build"
     assert check_directory(out) == []
     bench = Benchmark.open(out, require=BENCHMARK_FILES)
-    texts = {p["prompt_id"]: p["text"] for p in bench.prompts}
+    texts = {p.prompt_id: p.text for p in bench.prompts}
     assert texts == {
         "global:P36:Q142|en|P36/mlama": "The capital of France is [Y] .",
         "global:P36:Q142|fr|P36/mlama": "La capitale de France est [Y] .",
@@ -65,8 +65,8 @@ def test_import_keeps_triples_every_language_has(tmp_path):
         "global:P37:Q79|en|P37/mlama": "The official language of Egypt is [Y] .",
         "global:P37:Q79|fr|P37/mlama": "La langue officielle de Égypte est [Y] .",
     }
-    p36 = next(p for p in bench.prompts if p["prompt_id"] == "global:P36:Q79|fr|P36/mlama")
-    assert p36["candidate_qids"] == ("Q85", "Q90") and p36["candidate_forms"] == ("Le Caire", "Paris")
+    p36 = next(p for p in bench.prompts if p.prompt_id == "global:P36:Q79|fr|P36/mlama")
+    assert p36.candidate_qids == ("Q85", "Q90") and p36.candidate_forms == ("Le Caire", "Paris")
     assert [(d.item, d.reason) for d in bench.drops] == [("P36:Q183:Q64", "missing-in:fr")]
     assert result.counts["facts"] == 3
 
@@ -76,8 +76,8 @@ def test_import_with_the_published_templates_folder(tmp_path):
     _write_mlama(tmp_path / "m")
     mlama.import_mlama(tmp_path / "m", ["en", "fr"], out=tmp_path / "run", templates=TEMPLATES)
     bench = Benchmark.open(tmp_path / "run", require=BENCHMARK_FILES)
-    en = next(p for p in bench.prompts if p["prompt_id"] == "global:P36:Q79|en|P36/mlama")
-    assert en["text"] == mlama.read_templates(TEMPLATES, "en")["P36"].replace("[X]", "Egypt")
+    en = next(p for p in bench.prompts if p.prompt_id == "global:P36:Q79|en|P36/mlama")
+    assert en.text == mlama.read_templates(TEMPLATES, "en")["P36"].replace("[X]", "Egypt")
 
 
 def test_import_is_byte_identical_for_identical_inputs(tmp_path):
