@@ -108,7 +108,8 @@ def ca():
 
 @pytest.mark.parametrize(("tid", "subject", "obj", "sentence"), [
     # countries with the article (lexicon) and without it, fused with a and de
-    ("P27/1", "Q76", "Q30", "Barack Obama ha tingut la ciutadania dels Estats Units d'Amèrica."),
+    # Obama is alive: the present (the perfect «ha tingut» is for the unknown)
+    ("P27/1", "Q76", "Q30", "Barack Obama té la ciutadania dels Estats Units d'Amèrica."),
     ("P36/1", "Q1028", "Q85", "La capital del Marroc és el Caire."),
     ("P36/2", "Q79", "Q85", "Egipte té la capital al Caire."),
     ("P36/1", "Q805", "Q85", "La capital del Iemen és el Caire."),
@@ -143,6 +144,22 @@ def test_catalan_copula_agrees_with_life_status(life, expected):
     people["Q822"] = entity("Q822", {"ca": "Líban"}, (COUNTRY,))
     renderer = Renderer(people)
     assert filled(renderer, load_library(("ca",)).get("ca", "P27/2"), "Q3247658", "Q822") == expected
+
+
+@pytest.mark.parametrize(("tid", "life", "expected"), [
+    # both verbs agree: the one of the relative clause and the copula that names the answer
+    ("P1412/2", Life.DEAD, "Una de les llengües que parlava Fairuz era l'àrab."),
+    ("P1412/2", Life.ALIVE, "Una de les llengües que parla Fairuz és l'àrab."),
+    ("P1412/2", Life.UNKNOWN, "Una de les llengües que ha parlat Fairuz és l'àrab."),
+    # a copula of its own: the present only for the living, the perfect (true of both) for the unknown
+    ("P103/1", Life.DEAD, "La llengua materna de Fairuz era l'àrab."),
+    ("P103/1", Life.ALIVE, "La llengua materna de Fairuz és l'àrab."),
+    ("P103/1", Life.UNKNOWN, "La llengua materna de Fairuz ha estat l'àrab."),
+])
+def test_catalan_person_sentences_agree_with_life_status(tid, life, expected):
+    people = dict(CA)
+    people["Q3247658"] = replace(CA["Q3247658"], life=life, life_source="P570" if life is Life.DEAD else "test")
+    assert filled(Renderer(people), load_library(("ca",)).get("ca", tid), "Q3247658", "Q13955") == expected
 
 
 # ---- nl: de/het by gender and number, in/op, adjectives inside names ----------------------------------
@@ -239,6 +256,18 @@ def test_dutch_copula_agrees_with_life_status(life, expected):
     assert filled(Renderer(people), load_library(("nl",)).get("nl", "P27/1"), "Q3247658", "Q1028") == expected
 
 
+@pytest.mark.parametrize(("tid", "life", "expected"), [
+    ("P1412/2", Life.DEAD, "Een van de talen die Fairuz sprak, was Arabisch."),
+    ("P1412/2", Life.ALIVE, "Een van de talen die Fairuz spreekt, is Arabisch."),
+    ("P1412/3", Life.DEAD, "Een taal die door Fairuz gesproken werd, was Arabisch."),
+    ("P1412/3", Life.UNKNOWN, "Een taal die door Fairuz gesproken werd, was Arabisch."),
+])
+def test_dutch_copula_after_a_relative_clause_agrees_too(tid, life, expected):
+    people = dict(NL)
+    people["Q3247658"] = replace(NL["Q3247658"], life=life, life_source="P570" if life is Life.DEAD else "test")
+    assert filled(Renderer(people), load_library(("nl",)).get("nl", tid), "Q3247658", "Q13955") == expected
+
+
 # ---- id: no articles, no inflection; a head noun of the template is not repeated from the label -------------
 
 ID = {e.qid: e for e in (
@@ -290,3 +319,28 @@ def test_a_whole_pair_renders_in_catalan_dutch_and_indonesian_with_no_failure(sa
     assert [(d.item, d.reason, d.detail) for d in report.drops] == []
     assert {r["lang"] for r in report.rows} == {"ca", "nl", "id"}
     assert len(report.rows) == 3 * 4 * len(result.facts)  # three cloze templates and a question per fact
+
+
+def test_every_indonesian_person_template_is_declared_timeless_and_agrees_with_nothing():
+    """Indonesian marks no tense: no template about a person carries a life-status group, each says why."""
+    from factatlas.templates.predicates import PREDICATES
+    from factatlas.templates.syntax import LIFE_VALUES, Group, parse
+
+    person = [t for t in load_library(("id",)).templates("id") if PREDICATES[t.predicate].subject_type == "person"]
+    assert len(person) == 9 * 4
+    for t in person:
+        assert t.timeless, t.id
+        assert not any(isinstance(n, Group) and n.atoms & set(LIFE_VALUES) for n in parse(t.text).nodes), t.id
+
+
+@pytest.mark.parametrize("lang", ["ca", "nl", "id"])
+def test_person_templates_of_catalan_dutch_and_indonesian_are_held_to_life_status(lang):
+    """Each either agrees with life status or is declared timeless, never both, never neither."""
+    from factatlas.templates.predicates import PREDICATES
+    from factatlas.templates.syntax import LIFE_VALUES, Group, parse
+
+    for t in load_library((lang,)).templates(lang):
+        if PREDICATES[t.predicate].subject_type != "person":
+            continue
+        agrees = any(isinstance(n, Group) and n.atoms & set(LIFE_VALUES) for n in parse(t.text).nodes)
+        assert agrees != bool(t.timeless), (lang, t.id)
