@@ -54,6 +54,30 @@ RAY_JOIN_FIX = ("check that the cluster is up and the address is its head's (ray
                 "pip install 'ray[client]'), or drop --ray-address to start a local instance")
 
 
+def head_address(address: str) -> tuple[str, int] | None:
+    """(host, port) of ``ray://HOST:PORT`` or ``HOST:PORT``; None for what only Ray can resolve ("auto", a
+    ``local`` address, a bare host)."""
+    rest = address.removeprefix("ray://")
+    host, sep, port = rest.rpartition(":")
+    if not sep or not host or not port.isdigit():
+        return None
+    return host.strip("[]"), int(port)
+
+
+def head_unreachable(address: str, timeout_s: float = 5.0) -> str | None:
+    """Why nothing answers at the cluster head's address (a TCP connection refused or timed out), or None."""
+    import socket
+
+    where = head_address(address)
+    if where is None:
+        return None
+    try:
+        with socket.create_connection(where, timeout=timeout_s):
+            return None
+    except OSError as e:
+        return f"nothing answers at {where[0]}:{where[1]}: {e.strerror or type(e).__name__}"
+
+
 def start_ray(address: str | None, num_cpus: int | None, work: Path) -> str | None:
     """Join ``address``, or start a loopback-only local instance; returns the local instance's session folder
     (None when joining a cluster or when Ray was already running). The environment is set before Ray is
@@ -67,6 +91,10 @@ def start_ray(address: str | None, num_cpus: int | None, work: Path) -> str | No
     if ray.is_initialized():
         return None
     if address:
+        unreachable = head_unreachable(address)
+        if unreachable:  # Ray itself waits minutes on a head that is not there before it says so
+            raise RayStartError(f"--engine ray: cannot join the Ray cluster at {address} ({unreachable}); "
+                                f"{RAY_JOIN_FIX}")
         try:
             ray.init(address=address, log_to_driver=False)
         except Exception as e:  # a cluster that cannot be joined (down, a wrong address, no ray[client]): one line

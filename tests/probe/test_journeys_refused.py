@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -152,13 +153,28 @@ def test_a_report_into_a_folder_it_may_not_write_is_refused_before_it_changes_a_
     assert files() == before and not (run_dir / LOCK_NAME).exists()
 
 
+def test_a_cluster_head_address_is_parsed_and_probed():
+    from factatlas.probe.distributed import head_address, head_unreachable
+
+    assert head_address("ray://10.0.0.5:10001") == ("10.0.0.5", 10001)
+    assert head_address("127.0.0.1:6379") == ("127.0.0.1", 6379)
+    assert head_address("[::1]:6379") == ("::1", 6379)
+    assert head_address("auto") is None and head_address("ray://head") is None
+    assert head_unreachable("auto") is None
+    assert head_unreachable("127.0.0.1:1").startswith("nothing answers at 127.0.0.1:1: ")
+
+
 @pytest.mark.slow  # imports Ray (about 5 s)
-def test_a_ray_cluster_that_cannot_be_joined_is_one_error_line(run_dir, tiny_bert_dir):
-    """`--ray-address ray://...` without ray[client] (or a cluster that is down) was a traceback from ray.init."""
+@pytest.mark.parametrize("address", ["ray://127.0.0.1:1", "127.0.0.1:1"])
+def test_a_ray_cluster_that_cannot_be_joined_is_one_error_line(run_dir, tiny_bert_dir, address):
+    """`--ray-address ray://...` without ray[client] (or a cluster that is down) was a traceback from ray.init;
+    a bare HOST:PORT where nothing listens waited minutes on Ray's own timeout."""
     pytest.importorskip("ray.data")
+    started = time.monotonic()
     done = factatlas("probe", run_dir, "--model", tiny_bert_dir, "--device", "cpu", "--engine", "ray",
-                     "--ray-address", "ray://127.0.0.1:1", "--out-name", "ray")
+                     "--ray-address", address, "--out-name", "ray")
     assert done.returncode == 2, done.stderr[-2000:]
-    assert done.stderr.startswith("error: --engine ray: cannot join the Ray cluster at ray://127.0.0.1:1 ("), done.stderr
+    assert time.monotonic() - started < 60, "the refusal waited on Ray's own timeout"
+    assert done.stderr.startswith(f"error: --engine ray: cannot join the Ray cluster at {address} ("), done.stderr
     assert done.stderr.endswith("or drop --ray-address to start a local instance\n") and "Traceback" not in done.stderr
     assert not (run_dir / "probe" / "ray").exists()
