@@ -162,7 +162,7 @@ def test_no_form_of_the_other_variant_in_a_shipped_build(shipped_rows, pair):
     ("vi", f"Umm Kulthum hiện là công dân {ANSWER_MARKER}.", f"Umm Kulthum từng là công dân {ANSWER_MARKER}."),
     # Thai marks no tense («เป็น», «เคยเป็น»): only an aspect of the present, matched inside the unspaced text
     ("th", f"อุมม์ กุลษูม ยังเป็นพลเมืองของ{ANSWER_MARKER}", f"อุมม์ กุลษูม เคยเป็นพลเมืองของ{ANSWER_MARKER}"),
-])
+], ids=["ne-attribute", "ne-speak", "vi", "th"])
 def test_the_present_of_vi_th_ne_is_counted_for_the_dead_and_their_past_is_not(lang, counted, not_counted):
     entities = {"Q1": _person("Q1", Life.DEAD)}
     rows = [_row(lang, counted), _row(lang, not_counted)]
