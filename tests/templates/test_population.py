@@ -151,3 +151,21 @@ def test_no_undeclined_adjective_follows_a_case_governing_preposition_in_a_shipp
 def test_no_form_of_the_other_variant_in_a_shipped_build(shipped_rows, pair):
     rows, _ = shipped_rows[pair]
     assert pop.mixed_locale(rows) == {}, pop.mixed_locale_examples(rows).most_common(10)
+
+
+@pytest.mark.parametrize(("lang", "counted", "not_counted"), [
+    # Nepali: the present copula of a person (हुन्) or an attribute (हो) and the present of «speak»; the past
+    # (थिए, थियो, बोल्थिन्) and «चिनिन्छन्» (is known as, declared timeless) are not
+    ("ne", f"उम्म कुलसुमको मातृभाषा {ANSWER_MARKER} हो।", f"उम्म कुलसुमको मातृभाषा {ANSWER_MARKER} थियो।"),
+    ("ne", f"उम्म कुलसुम {ANSWER_MARKER} बोल्छिन्।", f"उम्म कुलसुम {ANSWER_MARKER}का रूपमा चिनिन्छिन्।"),
+    # Vietnamese marks no tense («là», «từng là»): only an adverb of the present is counted
+    ("vi", f"Umm Kulthum hiện là công dân {ANSWER_MARKER}.", f"Umm Kulthum từng là công dân {ANSWER_MARKER}."),
+    # Thai marks no tense («เป็น», «เคยเป็น»): only an aspect of the present, matched inside the unspaced text
+    ("th", f"อุมม์ กุลษูม ยังเป็นพลเมืองของ{ANSWER_MARKER}", f"อุมม์ กุลษูม เคยเป็นพลเมืองของ{ANSWER_MARKER}"),
+], ids=["ne-attribute", "ne-speak", "vi", "th"])
+def test_the_present_of_vi_th_ne_is_counted_for_the_dead_and_their_past_is_not(lang, counted, not_counted):
+    entities = {"Q1": _person("Q1", Life.DEAD)}
+    rows = [_row(lang, counted), _row(lang, not_counted)]
+    found = pop.present_of_dead(rows, entities, {lang: pop.present_forms()[lang]})
+    assert [(h.where, h.found) for h in found.get(lang, [])] == [("text", pop.present_forms()[lang].search(counted)[0])]
+    assert pop.present_forms()[lang].search(not_counted) is None

@@ -12,7 +12,9 @@ template writes glued before the answer is dropped from the label («เจ้�
 
 ne: postpositions glued to the name («होनोलुलुमा», «बराक ओबामाको»); verbs and the genitive agree with the
 subject's gender in the middle honorific («जन्मिएका थिए» / «जन्मिएकी थिइन्», «फ्रान्सका» / «फ्रान्सकी नागरिक»); the
-copula follows life status («हुन्» / «थिए», «थिइन्»), and while it is unknown «… भनेर चिनिन्छन्» (is known as).
+copula follows life status («हुन्» / «थिए», «थिइन्»), and while it is unknown «… भनेर चिनिन्छन्» (is known as);
+an attribute named by a noun (पेशा, मातृभाषा, the country of citizenship) takes «हो» for the living and «थियो»
+otherwise (true of both).
 """
 
 from __future__ import annotations
@@ -87,6 +89,11 @@ CASES = [
     ("vi", "P1303/3", "Q5928", "Q6607", "Jimi Hendrix từng là nghệ sĩ chơi guitar."),
     ("vi", "P1412/2", "Q40912", "Q1860", "Một trong những ngôn ngữ mà Frank Sinatra đã sử dụng là tiếng Anh."),
     ("vi", "P1412/2", "Q3052772", "Q150", "Một trong những ngôn ngữ mà Emmanuel Macron sử dụng là tiếng Pháp."),
+    ("vi", "P27/2", "Q535", "Q142", "Victor Hugo từng là người mang quốc tịch Pháp."),
+    ("vi", "P27/2", "Q3052772", "Q142", "Emmanuel Macron là người mang quốc tịch Pháp."),
+    ("vi", "P27/3", "Q535", "Q142", "Quốc gia mà Victor Hugo từng mang quốc tịch là Pháp."),
+    ("vi", "P27/3", "Q15123969", "Q30", "Quốc gia mà Sam Smith mang quốc tịch là Hoa Kỳ."),
+    ("vi", "P1303/2", "Q5928", "Q6607", "Nhạc cụ mà Jimi Hendrix đã chơi là guitar."),
     # the label's head noun is not written twice after «dòng nhạc»; a genre without it stays as it is
     ("vi", "P136/2", "Q1631", "Q37073", "Édith Piaf được biết đến với dòng nhạc pop."),
     ("vi", "P136/2", "Q1631", "Q8341", "Édith Piaf được biết đến với dòng nhạc jazz."),
@@ -133,7 +140,14 @@ CASES = [
     ("ne", "P27/1", "Q535", "Q142", "भिक्टर ह्युगो फ्रान्सका नागरिक थिए।"),
     ("ne", "P27/1", "Q1631", "Q142", "एडिथ पियाफ फ्रान्सकी नागरिक थिइन्।"),
     ("ne", "P27/1", "Q15123969", "Q145", "स्याम स्मिथ संयुक्त अधिराज्यका नागरिक भनेर चिनिन्छन्।"),
-    ("ne", "P27/q1", "Q535", None, "भिक्टर ह्युगो नागरिक रहेको देश कुन हो?"),
+    ("ne", "P27/q1", "Q535", None, "भिक्टर ह्युगोको नागरिकता भएको देश कुन थियो?"),
+    ("ne", "P27/q1", "Q3052772", None, "इमानुएल म्याक्रोंको नागरिकता भएको देश कुन हो?"),
+    ("ne", "P27/3", "Q23215", "Q145", "एडेलको नागरिकता भएको देश संयुक्त अधिराज्य हो।"),
+    ("ne", "P27/3", "Q15123969", "Q145", "स्याम स्मिथको नागरिकता भएको देश संयुक्त अधिराज्य थियो।"),
+    ("ne", "P106/1", "Q23215", "Q177220", "एडेलको पेशा गायिका हो।"),
+    ("ne", "P103/1", "Q1110560", "Q13955", "उम्म कुलसुमको मातृभाषा अरबी थियो।"),
+    ("ne", "P1412/q1", "Q76", None, "बराक ओबामाले बोल्ने भाषा कुन हो?"),
+    ("ne", "P1412/q1", "Q1110560", None, "उम्म कुलसुमले बोल्ने भाषा कुन थियो?"),
     ("ne", "P106/2", "Q1631", "Q177220", "एडिथ पियाफ पेशाले गायिका थिइन्।"),
     ("ne", "P106/1", "Q535", "Q36180", "भिक्टर ह्युगोको पेशा लेखक थियो।"),
     ("ne", "P106/3", "Q23215", "Q177220", "एडेल गायिकाका रूपमा चिनिन्छिन्।"),
