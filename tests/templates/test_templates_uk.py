@@ -237,3 +237,27 @@ def _present_forms_cover_the_templates(lang: str, zero_copula: str = "") -> None
     assert groups >= 3, lang  # the language has groups for the living to check
     assert unseen == []
     assert [f for f in other if pattern.search(f)] == []
+
+
+def test_the_present_has_no_gender_so_a_living_person_of_any_gender_takes_it():
+    """«розмовляє» is said of a living person whatever the gender (Sam Smith, non-binary, alive), where the
+    past agrees («розмовляв», «розмовляла», «розмовляв(-ла)»): the shipped groups give `alive=` beside
+    `masc+alive=` (a gender alone would outrank the life status at equal specificity)."""
+    from dataclasses import replace
+
+    from factatlas.templates.library import load_library
+
+    lib = load_library(["uk"])
+    smith = _entity("Q1", "Сем Сміт", Gender.UNKNOWN, ("Q5",))
+    expected = {
+        (Gender.UNKNOWN, Life.ALIVE): ("Якою мовою розмовляє Сем Сміт?", "На якому інструменті грає Сем Сміт?"),
+        (Gender.UNKNOWN, Life.DEAD): ("Якою мовою розмовляв(-ла) Сем Сміт?", "На якому інструменті грав(-ла) Сем Сміт?"),
+        (Gender.MASCULINE, Life.ALIVE): ("Якою мовою розмовляє Сем Сміт?", "На якому інструменті грає Сем Сміт?"),
+        (Gender.FEMININE, Life.DEAD): ("Якою мовою розмовляла Сем Сміт?", "На якому інструменті грала Сем Сміт?"),
+    }
+    for (gender, life), (speaks, plays) in expected.items():
+        renderer = Renderer({"Q1": replace(smith, gender=gender, life=life)})
+        assert renderer.render_prompt(lib.get("uk", "P1412/q1"), "Q1").text == speaks
+        assert renderer.render_prompt(lib.get("uk", "P1303/q1"), "Q1").text == plays
+    renderer = Renderer({"Q1": replace(smith, life=Life.ALIVE)})
+    assert renderer.render_prompt(lib.get("uk", "P27/2"), "Q1").text == "Сем Сміт має громадянство [Y]."
