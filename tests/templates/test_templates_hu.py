@@ -131,7 +131,9 @@ def test_an_empty_option_leaves_no_space_before_the_full_stop():
     for life, native, citizen, question in (
             (Life.DEAD, "Umm Kulszúm anyanyelve az arab nyelv volt.", "Umm Kulszúm Egyiptom állampolgára volt.",
              "Mi volt Umm Kulszúm anyanyelve?"),
-            (Life.UNKNOWN, "Umm Kulszúm anyanyelve az arab nyelv.", "Umm Kulszúm Egyiptom állampolgára.",
+            (Life.UNKNOWN, "Umm Kulszúm anyanyelve az arab nyelv volt.", "Umm Kulszúm Egyiptom állampolgára volt.",
+             "Mi volt Umm Kulszúm anyanyelve?"),
+            (Life.ALIVE, "Umm Kulszúm anyanyelve az arab nyelv.", "Umm Kulszúm Egyiptom állampolgára.",
              "Mi Umm Kulszúm anyanyelve?")):
         r = Renderer({e.qid: e for e in (replace(umm, life=life), arabic, egypt)})
         assert filled(r, lib.get("hu", "P103/1"), "Q1110560", "Q13955") == native
@@ -172,3 +174,37 @@ def test_real_renders_read_as_a_speaker_writes_them(sample_renders):
         "west:P1303:Q5928|hu|P1303/1": "Jimi Hendrix a gitáron való játékáról ismert.",
     }
     assert {pid: sentence(pid) for pid in expected} == expected
+
+
+def test_the_present_tense_counter_sees_every_form_the_living_take_and_none_of_the_others():
+    """data/tense.yaml `present: hu` matches each `alive` verb («szerepel»); the other `alive` forms are the
+    zero copula of the present, whose group says «… volt» for the dead and the unknown."""
+    from .test_templates_uk import _present_forms_cover_the_templates
+
+    _present_forms_cover_the_templates("hu", zero_copula="volt")
+
+
+def test_a_name_headed_by_an_adjective_and_a_common_noun_takes_the_article():
+    """The lexicon gives «a Madridi autonóm közösség» its article, as a subject and as an answer; a name and
+    its kind noun («Kairó kormányzóság», like «Pest megye») stay bare."""
+    from factatlas.records import Entity, Gender, frozen_mapping
+    from factatlas.templates.library import load_library
+    from factatlas.templates.render import Renderer
+
+    from .templates_fixtures import filled
+
+    def place(qid: str, label: str, classes: tuple[str, ...]) -> Entity:
+        return Entity(qid, frozen_mapping({"hu": label}), frozen_mapping(), Gender.UNKNOWN, "", classes)
+
+    people = Entity("Q1", frozen_mapping({"hu": "Antonio Banderas"}), frozen_mapping(), Gender.MASCULINE, "P21",
+                    ("Q5",))
+    r = Renderer({e.qid: e for e in (people, place("Q5756", "Madridi autonóm közösség", ("Q10742",)),
+                                      place("Q3258", "Ausztráliai fővárosi terület", ("Q1061238",)),
+                                      place("Q29", "Spanyolország", ("Q6256",)),
+                                      place("Q408", "Ausztrália", ("Q6256",)),
+                                      place("Q1", "Antonio Banderas", ("Q5",)))})
+    lib = load_library(["hu"])
+    assert filled(r, lib.get("hu", "P19/1"), "Q1", "Q5756") == "Antonio Banderas a Madridi autonóm közösségben született."
+    assert filled(r, lib.get("hu", "P17/1"), "Q5756", "Q29") == "A Madridi autonóm közösség Spanyolországban található."
+    assert filled(r, lib.get("hu", "P17/3"), "Q3258", "Q408") == \
+        "Az ország, amelyben az Ausztráliai fővárosi terület található, Ausztrália."

@@ -143,7 +143,7 @@ def test_real_renders_read_as_a_speaker_writes_them(sample_renders):
     }
 
 
-def test_life_status_puts_the_dead_in_the_past_and_the_unknown_in_the_generalising_copula():
+def test_life_status_puts_the_living_in_the_present_and_the_dead_and_the_unknown_in_the_past():
     from dataclasses import replace
 
     from factatlas.records import Entity, Gender, Life, frozen_mapping
@@ -158,8 +158,26 @@ def test_life_status_puts_the_dead_in_the_past_and_the_unknown_in_the_generalisi
     lib = load_library(["tr"])
     for life, citizen, player in (
             (Life.DEAD, "Ümmü Gülsüm, Mısır vatandaşıydı.", "Ümmü Gülsüm, gitar çalan bir müzisyendi."),
-            (Life.UNKNOWN, "Ümmü Gülsüm, Mısır vatandaşıdır.", "Ümmü Gülsüm, gitar çalan bir müzisyendir."),
+            (Life.UNKNOWN, "Ümmü Gülsüm, Mısır vatandaşıydı.", "Ümmü Gülsüm, gitar çalan bir müzisyendi."),
             (Life.ALIVE, "Ümmü Gülsüm, Mısır vatandaşıdır.", "Ümmü Gülsüm, gitar çalan bir müzisyendir.")):
         r = Renderer({e.qid: e for e in (replace(umm, life=life), egypt, guitar)})
         assert filled(r, lib.get("tr", "P27/1"), "Q1110560", "Q79") == citizen
         assert filled(r, lib.get("tr", "P1303/3"), "Q1110560", "Q6607") == player
+    # where the answer ends the sentence it stands bare: the zero copula for the living, «idi» for the others
+    arabic = Entity("Q13955", frozen_mapping({"tr": "Arapça"}), frozen_mapping(), Gender.UNKNOWN, "", ("Q1288568",))
+    for life, native, question in (
+            (Life.DEAD, "Ümmü Gülsüm'ün ana dili Arapça idi.", "Ümmü Gülsüm'ün ana dili neydi?"),
+            (Life.UNKNOWN, "Ümmü Gülsüm'ün ana dili Arapça idi.", "Ümmü Gülsüm'ün ana dili neydi?"),
+            (Life.ALIVE, "Ümmü Gülsüm'ün ana dili Arapça.", "Ümmü Gülsüm'ün ana dili nedir?")):
+        r = Renderer({e.qid: e for e in (replace(umm, life=life), arabic)})
+        assert filled(r, lib.get("tr", "P103/1"), "Q1110560", "Q13955") == native
+        assert r.render_prompt(lib.get("tr", "P103/q1"), "Q1110560").text == question
+
+
+def test_the_present_tense_counter_sees_every_form_the_living_take_and_none_of_the_others():
+    """data/tense.yaml `present: tr` matches each `alive` form of the Turkish templates whose tense matters
+    (vatandaşıdır, çalışmaktadır, nedir...) or is the zero copula that «idi» follows otherwise, and no form said of
+    the dead or the unknown (vatandaşıydı, idi)."""
+    from .test_templates_uk import _present_forms_cover_the_templates
+
+    _present_forms_cover_the_templates("tr", zero_copula="idi")

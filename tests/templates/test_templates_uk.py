@@ -181,3 +181,83 @@ def test_life_status_picks_the_past_for_the_dead_and_a_form_true_of_both_otherwi
 
 def test_the_registry_names_the_ukrainian_backend():
     assert make_backend("pymorphy3-uk").name == "pymorphy3-uk"
+
+
+def test_an_undeclined_adjective_after_a_ukrainian_preposition_is_counted():
+    """The population counter's Ukrainian rules (data/case_government.yaml): a nominative adjective right
+    after «в/у/на», «з/із/зі», «між», «до»... is counted; the declined phrase, a noun in the locative
+    («в мухафазі Каїр»), the feminine locative in -ій and a one-word name are not."""
+    from factatlas.records import ANSWER_MARKER
+    from factatlas.templates import population as pop
+
+    def row(before: str, gold: str, candidates: tuple[str, ...] = ()) -> dict:
+        return {"prompt_id": f"x|uk|{gold}", "lang": "uk", "kind": "cloze", "text": f"{before}{ANSWER_MARKER}.",
+                "gold_forms": [[gold]], "candidate_forms": candidates or (gold,)}
+
+    counted = ["з Об'єднані Арабські Емірати", "у Сполучені Штати Америки", "в Нова Зеландія",
+               "на Коморські Острови", "із Центральноафриканська Республіка", "з Брюссельський столичний регіон"]
+    right = ["з Об'єднаними Арабськими Еміратами", "у Сполучених Штатах Америки", "в Новій Зеландії",
+             "на Коморських Островах", "із Центральноафриканської Республіки", "у Південній Кореї",
+             "в мухафазі Каїр", "в регіоні Прованс — Альпи — Лазурний Берег", "із міста Туніс", "в Каїрі",
+             "з Державою Палестина", "в кантоні Женева"]
+    rows = [row("Єгипет межує ", f) for f in counted + right]
+    rows.append(row("Умм Кульсум грала на ", "губна гармоніка", ("губній гармоніці",)))  # the text's «на»
+    found = pop.undeclined_after_preposition(rows)
+    assert sorted(h.found.rsplit(" (", 1)[0] for h in found["uk"]) == sorted(counted + ["на губна гармоніка"])
+
+
+def test_the_present_tense_counter_sees_every_form_the_living_take_and_none_of_the_others():
+    """data/tense.yaml `present: uk` matches each `alive` form of the Ukrainian templates whose tense matters
+    and no form said of the dead or the unknown."""
+    _present_forms_cover_the_templates("uk")
+
+
+def _present_forms_cover_the_templates(lang: str, zero_copula: str = "") -> None:
+    """Each `alive` form is seen by the language's present pattern, or (with ``zero_copula``, the word the
+    past adds to it: hu «volt») it is the present of a zero copula whose group says «<form> volt» otherwise;
+    no other form is seen."""
+    from factatlas.templates.library import load_library
+    from factatlas.templates.population import _data, present_forms
+    from factatlas.templates.syntax import Group, parse
+
+    pattern, predicates = present_forms()[lang], set(_data("tense.yaml")["predicates"])
+    unseen, other, groups = [], set(), 0
+    for t in load_library([lang]).templates(lang):
+        for node in parse(t.text).nodes:
+            if t.predicate not in predicates or not isinstance(node, Group) or node.slot != "X":
+                continue
+            forms = {o.value: o.form for o in node.options}
+            groups += any("alive" in value.split("+") for value in forms)
+            for value, form in forms.items():
+                if "alive" not in value.split("+"):
+                    other.add(form)
+                elif not pattern.search(form) and not (
+                        zero_copula and forms.get("other") == f"{form} {zero_copula}".strip()):
+                    unseen.append((t.id, form))
+    assert groups >= 3, lang  # the language has groups for the living to check
+    assert unseen == []
+    assert [f for f in other if pattern.search(f)] == []
+
+
+def test_the_present_has_no_gender_so_a_living_person_of_any_gender_takes_it():
+    """«розмовляє» is said of a living person whatever the gender (Sam Smith, non-binary, alive), where the
+    past agrees («розмовляв», «розмовляла», «розмовляв(-ла)»): the shipped groups give `alive=` beside
+    `masc+alive=` (a gender alone would outrank the life status at equal specificity)."""
+    from dataclasses import replace
+
+    from factatlas.templates.library import load_library
+
+    lib = load_library(["uk"])
+    smith = _entity("Q1", "Сем Сміт", Gender.UNKNOWN, ("Q5",))
+    expected = {
+        (Gender.UNKNOWN, Life.ALIVE): ("Якою мовою розмовляє Сем Сміт?", "На якому інструменті грає Сем Сміт?"),
+        (Gender.UNKNOWN, Life.DEAD): ("Якою мовою розмовляв(-ла) Сем Сміт?", "На якому інструменті грав(-ла) Сем Сміт?"),
+        (Gender.MASCULINE, Life.ALIVE): ("Якою мовою розмовляє Сем Сміт?", "На якому інструменті грає Сем Сміт?"),
+        (Gender.FEMININE, Life.DEAD): ("Якою мовою розмовляла Сем Сміт?", "На якому інструменті грала Сем Сміт?"),
+    }
+    for (gender, life), (speaks, plays) in expected.items():
+        renderer = Renderer({"Q1": replace(smith, gender=gender, life=life)})
+        assert renderer.render_prompt(lib.get("uk", "P1412/q1"), "Q1").text == speaks
+        assert renderer.render_prompt(lib.get("uk", "P1303/q1"), "Q1").text == plays
+    renderer = Renderer({"Q1": replace(smith, life=Life.ALIVE)})
+    assert renderer.render_prompt(lib.get("uk", "P27/2"), "Q1").text == "Сем Сміт має громадянство [Y]."
