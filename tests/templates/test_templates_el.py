@@ -180,13 +180,13 @@ def test_fillers_from_the_shipped_lexicon(pid, text, obj, filler):
     ("Q47703", "Η πρωτότυπη γλώσσα [X.def.gen] είναι [Y.def.nom].",
      "Η πρωτότυπη γλώσσα της ταινίας «Ο Νονός» είναι [Y]."),
     ("Q47703", "[X.def.nom] παρήχθη [Y.def.se].", "Η ταινία «Ο Νονός» παρήχθη [Y]."),
-    # a person's article by gender, ο/η while it is not masculine or feminine; life status: είναι/ήταν
-    ("Q2831", "{X: masc=Ο | fem=Η | other=Ο/Η} [X] {X: alive=είναι | dead=ήταν | other=είναι/ήταν} πολίτης "
+    # a person's article by gender, ο/η while it is not masculine or feminine; life status: είναι for the living, ήταν otherwise
+    ("Q2831", "{X: masc=Ο | fem=Η | other=Ο/Η} [X] {X: alive=είναι | other=ήταν} πολίτης "
               "[Y.def.gen].", "Ο Μάικλ Τζάκσον ήταν πολίτης [Y]."),
-    ("Q34424", "{X: masc=Ο | fem=Η | other=Ο/Η} [X] {X: alive=είναι | dead=ήταν | other=είναι/ήταν} πολίτης "
+    ("Q34424", "{X: masc=Ο | fem=Η | other=Ο/Η} [X] {X: alive=είναι | other=ήταν} πολίτης "
                "[Y.def.gen].", "Η Σακίρα είναι πολίτης [Y]."),
-    ("Q15123969", "{X: masc=Ο | fem=Η | other=Ο/Η} [X] {X: alive=είναι | dead=ήταν | other=είναι/ήταν} πολίτης "
-                  "[Y.def.gen].", "Ο/Η Σαμ Σμιθ είναι/ήταν πολίτης [Y]."),
+    ("Q15123969", "{X: masc=Ο | fem=Η | other=Ο/Η} [X] {X: alive=είναι | other=ήταν} πολίτης "
+                  "[Y.def.gen].", "Ο/Η Σαμ Σμιθ ήταν πολίτης [Y]."),
 ])
 def test_subjects(subject, text, prompt):
     rendered = Renderer(ENTITIES).render_prompt(_template("P27" if "πολίτης" in text else "P36", text), subject)
@@ -233,8 +233,8 @@ LIFE = {**ENTITIES, **{e.qid: e for e in (
 @pytest.mark.parametrize(("template_id", "subject", "sentence"), [
     ("P27/1", "Q2831", "Ο Μάικλ Τζάκσον ήταν πολίτης [Y]."),
     ("P27/1", "Q34424", "Η Σακίρα είναι πολίτης [Y]."),
-    ("P27/1", "Q76", "Ο Μπαράκ Ομπάμα είναι/ήταν πολίτης [Y]."),
-    ("P27/1", "Q15123969", "Ο/Η Σαμ Σμιθ είναι/ήταν πολίτης [Y]."),
+    ("P27/1", "Q76", "Ο Μπαράκ Ομπάμα ήταν πολίτης [Y]."),
+    ("P27/1", "Q15123969", "Ο/Η Σαμ Σμιθ ήταν πολίτης [Y]."),
     ("P1412/1", "Q2831", "Ο Μάικλ Τζάκσον μιλούσε [Y]."),
     ("P1412/1", "Q34424", "Η Σακίρα μιλάει [Y]."),
     ("P1303/3", "Q2831", "Ο Μάικλ Τζάκσον έπαιζε [Y]."),

@@ -114,8 +114,8 @@ ENTITIES = {e.qid: e for e in (
     _entity("Q15123969", "סם סמית'", ("Q5",), gender=Gender.NON_BINARY, gender_source="P21"),
 )}
 P17 = ("[X] {X: masc+pl=נמצאים | fem+pl=נמצאות | masc=נמצא | fem=נמצאת | other=נמצא} [Y.ב].")
-CITIZEN = ("[X] {X: masc+alive=הוא אזרח | fem+alive=היא אזרחית | masc+dead=היה אזרח | fem+dead=הייתה אזרחית | "
-           "masc=הוא/היה אזרח | fem=היא/הייתה אזרחית | alive=אזרח/ית | dead=היה/הייתה אזרח/ית | other=אזרח/ית} [Y].")
+CITIZEN = ("[X] {X: masc+alive=הוא אזרח | fem+alive=היא אזרחית | alive=אזרח/ית | "
+           "masc=היה אזרח | fem=הייתה אזרחית | other=היה/הייתה אזרח/ית} [Y].")
 
 
 def _template(pid: str, text: str) -> Template:
@@ -127,11 +127,11 @@ def _template(pid: str, text: str) -> Template:
     ("P17", P17, "Q243", "מגדל אייפל נמצא [Y]."),
     ("P17", P17, "Q85", "קהיר נמצאת [Y]."),
     ("P17", P17, "Q309104", "הרי טיבסטי נמצאים [Y]."),
-    # past with a copula for the dead, present for the living, both while unknown
+    # past with a copula for the dead, present for the living, the past (true of both) while unknown
     ("P27", CITIZEN, "Q2831", "מייקל ג'קסון היה אזרח [Y]."),
     ("P27", CITIZEN, "Q34424", "שאקירה היא אזרחית [Y]."),
-    ("P27", CITIZEN, "Q76", "ברק אובמה הוא/היה אזרח [Y]."),
-    ("P27", CITIZEN, "Q15123969", "סם סמית' אזרח/ית [Y]."),
+    ("P27", CITIZEN, "Q76", "ברק אובמה היה אזרח [Y]."),
+    ("P27", CITIZEN, "Q15123969", "סם סמית' היה/הייתה אזרח/ית [Y]."),
     ("P19", "[X] {X: masc=נולד | fem=נולדה | other=נולד/ה} [Y.ב].", "Q34424", "שאקירה נולדה [Y]."),
     # works are named by their kind, and the verb agrees with it
     ("P495", "[X] {X: masc=הופק | fem=הופקה | other=הופק/ה} [Y.ב].", "Q47703", 'הסרט "הסנדק" הופק [Y].'),
@@ -175,8 +175,8 @@ def test_the_shipped_pairs_build_in_he_with_no_render_failure(shipped_builds):
 @pytest.mark.parametrize(("template_id", "subject", "sentence"), [
     ("P27/1", "Q2831", "מייקל ג'קסון היה אזרח [Y]."),
     ("P27/1", "Q34424", "שאקירה היא אזרחית [Y]."),
-    ("P27/1", "Q76", "ברק אובמה הוא/היה אזרח [Y]."),
-    ("P27/1", "Q15123969", "סם סמית' אזרח/ית [Y]."),
+    ("P27/1", "Q76", "ברק אובמה היה אזרח [Y]."),
+    ("P27/1", "Q15123969", "סם סמית' היה/הייתה אזרח/ית [Y]."),
     ("P1412/1", "Q2831", "מייקל ג'קסון דיבר [Y]."),
     ("P1412/1", "Q34424", "שאקירה דוברת [Y]."),
     ("P1303/3", "Q34424", "שאקירה מנגנת [Y]."),
