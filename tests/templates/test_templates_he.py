@@ -192,3 +192,55 @@ def test_the_shipped_templates_agree_with_gender_and_life_status(template_id, su
 
     template = load_library(["he"]).get("he", template_id)
     assert Renderer(ENTITIES).render_prompt(template, subject).text == sentence
+
+
+# ---- second reading (issue 39): life status and the present-tense counter; labels read again -------------
+
+def _tense_templates():
+    from factatlas.templates.library import load_library
+    from factatlas.templates.population import _data
+
+    predicates = set(_data("tense.yaml")["predicates"])
+    return [t for t in load_library(["he"]).templates("he") if t.predicate in predicates]
+
+
+def test_the_shipped_templates_say_nothing_in_the_present_of_the_dead():
+    """Every template of a predicate whose statements hold only in life, rendered for a dead man and a living
+    woman (seen red: P103/1 with other=היא, 1 red; the counter over asia-west: 22 prompts)."""
+    from factatlas.templates.population import present_forms
+
+    present = present_forms()["he"]
+    renderer = Renderer(ENTITIES)
+    dead = {t.id: renderer.render_prompt(t, "Q2831").text for t in _tense_templates()}
+    alive = {t.id: renderer.render_prompt(t, "Q34424").text for t in _tense_templates()}
+    assert len(dead) == 28
+    assert {tid: text for tid, text in dead.items() if present.search(text)} == {}
+    assert sorted(tid for tid, text in alive.items() if not present.search(text)) == [
+        "P103/3", "P106/3", "P1303/1", "P136/2", "P136/q1", "P264/1", "P264/3", "P264/q1"]
+    assert dead["P1412/2"] == "אחת השפות שבהן דיבר מייקל ג'קסון הייתה [Y]."
+    assert dead["P27/q1"] == "מה הייתה מדינת האזרחות של מייקל ג'קסון?"
+    assert alive["P27/q1"] == "מהי מדינת האזרחות של שאקירה?"
+
+
+@pytest.mark.parametrize(("text", "found"), [
+    ("שפת האם של X היא ערבית.", True), ("שפת האם של X הייתה ערבית.", False), ("X דובר/ת ערבית", True),
+    ("X דיבר ערבית", False), ("X מנגנת בגיטרה", True), ("X ניגנה בגיטרה", False), ("מהו מקצועו", True),
+    ("מה היה מקצועו", False), ("שבהן השתמש X", False),
+])
+def test_the_hebrew_present_forms(text, found):
+    from factatlas.templates.population import present_forms
+
+    assert bool(present_forms()["he"].search(text)) is found
+
+
+@pytest.mark.parametrize(("qid", "label", "classes", "text", "filler"), [
+    # the title's final period would double the sentence's: the filler is the short name
+    ("Q61", "וושינגטון די. סי.", ("Q5119",), "בירת [X] היא [Y].", "וושינגטון"),
+    ("Q61", "וושינגטון די. סי.", ("Q5119",), "הבירה של [X] נמצאת [Y.ב].", "בוושינגטון"),
+    # the Hebrew names of the continents and of Andorra's capital
+    ("Q18", "דרום אמריקה", ("Q5107",), "[X] נמצאת [Y.ב].", "בדרום אמריקה"),
+    ("Q1863", "אנדורה לה ולה", ("Q5119",), "בירת [X] היא [Y].", "אנדורה לה ולה"),
+])
+def test_names_read_again_by_the_second_reader(qid, label, classes, text, filler):
+    entities = {qid: _entity(qid, label, classes)}
+    assert Renderer(entities).render_answer(_template("P36", text), qid).forms[0] == filler
