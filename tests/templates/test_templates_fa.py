@@ -116,3 +116,43 @@ def test_the_three_shipped_pairs_build_with_nothing_dropped(shipped_builds, lang
         assert mine and mine == sorted(r["fact_id"] for r in prompts if r["lang"] == "en"), pair
         drops = pq.read_table(run / "build" / "dropped.parquet").to_pylist()
         assert not [d for d in drops if f"|{lang}|" in d["item"] or lang in (d["detail"] or "").split()], pair
+
+
+# ---- second reading (issue 39): life status and the present-tense counter; a label read again -------------
+
+def test_the_shipped_templates_say_nothing_in_the_present_of_the_dead():
+    """Every template of a predicate whose statements hold only in life, rendered for a dead man and a living
+    one (seen red: P27/1 with dead=است, 1 red; the counter over asia-west: 30 prompts)."""
+    from factatlas.templates.library import load_library
+    from factatlas.templates.population import _data, present_forms
+
+    predicates = set(_data("tense.yaml")["predicates"])
+    templates = [t for t in load_library(["fa"]).templates("fa") if t.predicate in predicates]
+    present = present_forms()["fa"]
+    renderer = Renderer(ENTITIES)
+    dead = {t.id: renderer.render_prompt(t, "Q1").text for t in templates}
+    alive = {t.id: renderer.render_prompt(t, "Q2").text for t in templates}
+    assert len(dead) == 28
+    assert {tid: text for tid, text in dead.items() if present.search(text)} == {}
+    assert sorted(tid for tid, text in alive.items() if not present.search(text)) == [
+        "P106/3", "P1303/1", "P136/2", "P264/1", "P264/3", "P264/q1"]
+    assert dead["P1303/2"] == "سازی که ویکتور هوگو می‌نواخت [Y] بود."
+    assert dead["P1412/2"] == "یکی از زبان‌هایی که ویکتور هوگو به آن سخن می‌گفت [Y] بود."
+
+
+@pytest.mark.parametrize(("text", "found"), [
+    ("X شهروند Y است.", True), ("X شهروند Y بود.", False), ("X شهروند Y بوده است.", False),
+    ("آثار X توسط Y منتشر شده است.", False), ("X از زبان Y استفاده می‌کند.", True), ("X چه سازی می‌نوازد؟", True),
+    ("X چه سازی می‌نواخت؟", False), ("X تابعیت Y را دارد.", True), ("X تابعیت Y را داشت.", False),
+    ("X به عنوان Y شناخته می‌شود.", False),
+])
+def test_the_persian_present_forms(text, found):
+    from factatlas.templates.population import present_forms
+
+    assert bool(present_forms()["fa"].search(text)) is found
+
+
+def test_the_berber_family_is_named_as_one_language():
+    berber = {"Q25448": _entity("Q25448", "زبان‌های بربری", ("Q25295",))}
+    official = _template("P37/1", "زبان رسمی [X] [Y] است.")
+    assert Renderer(berber).render_answer(official, "Q25448").forms[0] == "زبان بربری"
