@@ -22,7 +22,7 @@ import sqlite3
 import time
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -86,9 +86,13 @@ class CandidateSpill:
         with self.writing("create the candidate spill"):
             path.unlink(missing_ok=True)  # a killed run's spill: rebuilt from the cached answers
             self.db = sqlite3.connect(path, isolation_level=None)
-            # a scratch file: no journal, no fsync; a small page cache, so the spill, not the heap, grows
-            self.db.executescript("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA cache_size=-16000;"
-                                  "PRAGMA temp_store=FILE;" + _SCHEMA)
+            try:
+                # a scratch file: no journal, no fsync; a small page cache, so the spill, not the heap, grows
+                self.db.executescript("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA cache_size=-16000;"
+                                      "PRAGMA temp_store=FILE;" + _SCHEMA)
+            except BaseException:
+                self.discard()  # a disk too full for the empty tables leaves no file either
+                raise
 
     @contextmanager
     def writing(self, action: str) -> Iterator[None]:
@@ -107,6 +111,13 @@ class CandidateSpill:
     def close(self) -> None:
         self.db.close()
         self.path.unlink(missing_ok=True)
+
+    def discard(self) -> None:
+        """Close and remove the spill after a failure, whatever else fails while doing so."""
+        with suppress(Exception):
+            self.db.close()
+        with suppress(OSError):
+            self.path.unlink(missing_ok=True)
 
     def add_key(self, key: Key) -> int:
         self.keys.append(key)
@@ -174,28 +185,37 @@ class CandidateSpill:
 # ---- step 1 -------------------------------------------------------------------------------------
 
 
-def find_candidates(cultures: Mapping[str, Culture], specs: Mapping[str, PredicateSpec], runner: QueryRunner,
-                    know: Knowledge, batch_size: int, drops: list[Drop], spill_path: Path) -> CandidateSpill:
-    """Step 1: subjects tied to each culture's countries, with classes and article titles, spilled to
-    ``spill_path``; subjects not of the predicate's subject type are dropped (``candidates/subject-type``)."""
-    spill = CandidateSpill(spill_path)
+def _fill_spill(spill: CandidateSpill, cultures: Mapping[str, Culture], specs: Mapping[str, PredicateSpec],
+                runner: QueryRunner, know: Knowledge, batch_size: int) -> None:
     for cname, culture in cultures.items():
         canonical = _canonical_countries(culture)
         for pid_, spec in specs.items():
             k = spill.add_key((cname, pid_))
             for rows in runner.iter_batched(f"candidates:{pid_}", *candidate_request(culture, spec), batch_size):
                 _spill_batch(spill, k, rows, canonical, know)
-    # the classes of subjects the run knew before (the culture's countries, described) stay in ``know`` too
-    know.ensure_classes([*spill.classes(), *(c for q in know.info for c in know.info[q].classes)])
-    for k, (cname, pid_) in enumerate(spill.keys):
-        spec = specs[pid_]
-        for s, countries, classes in spill.subjects(k):
-            why = know.type_check(s, spec.subject_type, None if s in know.info else classes)
-            if why:
-                drops.append(Drop(fact_id(cname, pid_, s), "candidates", "subject-type", why, cname, pid_,
-                                  min(countries, key=id_order)))
-                spill.drop(k, s)
-    spill.forget_gone()
+
+
+def find_candidates(cultures: Mapping[str, Culture], specs: Mapping[str, PredicateSpec], runner: QueryRunner,
+                    know: Knowledge, batch_size: int, drops: list[Drop], spill_path: Path) -> CandidateSpill:
+    """Step 1: subjects tied to each culture's countries, with classes and article titles, spilled to
+    ``spill_path``; subjects not of the predicate's subject type are dropped (``candidates/subject-type``)."""
+    spill = CandidateSpill(spill_path)
+    try:
+        _fill_spill(spill, cultures, specs, runner, know, batch_size)
+        # the classes of subjects the run knew before (the culture's countries, described) stay in ``know`` too
+        know.ensure_classes([*spill.classes(), *(c for q in know.info for c in know.info[q].classes)])
+        for k, (cname, pid_) in enumerate(spill.keys):
+            spec = specs[pid_]
+            for s, countries, classes in spill.subjects(k):
+                why = know.type_check(s, spec.subject_type, None if s in know.info else classes)
+                if why:
+                    drops.append(Drop(fact_id(cname, pid_, s), "candidates", "subject-type", why, cname, pid_,
+                                      min(countries, key=id_order)))
+                    spill.drop(k, s)
+        spill.forget_gone()
+    except BaseException:
+        spill.discard()  # a failed step (a full disk, a refused query) leaves no spill behind it
+        raise
     return spill
 
 

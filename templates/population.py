@@ -271,10 +271,12 @@ def count_all(rows: Sequence[Row], entities: Mapping[str, Entity]) -> dict[str, 
 
 
 def read_build(run: str | Path) -> tuple[list[dict], dict[str, Entity]]:
-    """The prompt rows and the entities of ``RUN/build`` (entities with their life status)."""
-    from factatlas.benchmark import read_prompts
+    """The prompt rows (as the table's rows: the counters read columns by name, like the hand-made rows of
+    their tests) and the entities of ``RUN/build`` (entities with their life status)."""
+    import pyarrow.parquet as pq
+
     from factatlas.tables import read_entities
 
     run = Path(run)
     build = run / "build" if (run / "build").is_dir() else run
-    return read_prompts(build / "prompts.parquet"), read_entities(build)
+    return pq.read_table(build / "prompts.parquet").to_pylist(), read_entities(build)

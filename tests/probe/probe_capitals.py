@@ -96,9 +96,9 @@ def cloze_rows(rows, template_id=None):
     return [r for r in rows if r["kind"] == "cloze" and (template_id is None or r["template_id"] == template_id)]
 
 
-def prompts_of(rows: list[dict]) -> list[Prompt]:
-    """Benchmark rows as the probe's input records."""
-    return [prompt_from_row(r) for r in rows]
+def prompts_of(rows: list[dict] | list[Prompt]) -> list[Prompt]:
+    """Benchmark rows as the probe's input records (records, as ``read_prompts`` gives them, pass through)."""
+    return [r if isinstance(r, Prompt) else prompt_from_row(r) for r in rows]
 
 
 def p_at_1(rankings, rows, split):

@@ -62,7 +62,7 @@ def test_german_names_headed_by_a_common_noun_take_their_article(renders):
     _check(renders, {
         "asia:P47:Q711|de|P47/2": "Die Mongolei grenzt an die Volksrepublik China.",
         "arab:P530:Q842|de|P530/1": "Oman unterhält diplomatische Beziehungen zur Volksrepublik China.",
-        "west:P27:Q17163|de|P27/2": "Johan Cruyff ist Staatsangehöriger des Königreichs der Niederlande.",
+        "west:P27:Q17163|de|P27/2": "Johan Cruyff war Staatsangehöriger des Königreichs der Niederlande.",
     })
 
 
