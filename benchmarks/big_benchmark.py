@@ -42,21 +42,11 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 SUBJECT_STRIDE = 10**9  # copy c's subject Qn is Q(c * 10^9 + n): above every Wikidata QID in use
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from quickstart_time import MATMUL_CODE  # noqa: E402  (the one matmul probe of the benchmarks)
+
 ROWS_PER_GROUP = 2048  # the one writer's row groups (builder/benchmark.py PROMPT_ROWS_PER_GROUP)
 
-MATMUL_CODE = """
-import time, torch
-torch.set_num_threads(1)
-n = 2048
-a, b = torch.randn(n, n), torch.randn(n, n)
-a @ b
-best = float("inf")
-for _ in range(5):
-    t0 = time.process_time()
-    a @ b
-    best = min(best, time.process_time() - t0)
-print(2 * n**3 / best / 1e9)
-"""
 
 
 # ---- the N-copy benchmark ------------------------------------------------------------------------
