@@ -351,3 +351,18 @@ def test_benchmark_json_of_the_wrong_shape_is_named_not_a_traceback(bench, key, 
     violations = check_directory(bench)
     assert [(v.rule, v.where, v.message) for v in violations] == [
         ("meta-type", str(bench / "benchmark.json"), problem)]
+
+
+def test_a_benchmark_written_before_life_status_is_still_valid(bench):
+    """entities.parquet of an earlier release (ENTITIES_SCHEMA_V1, no life columns) is read with every life
+    unknown, so the checker takes its schema too; any other entities schema stays a violation."""
+    import pyarrow.parquet as pq
+
+    from factatlas.tables import ENTITIES_SCHEMA_V1
+
+    path = bench / "entities.parquet"
+    table = pq.read_table(path)
+    pq.write_table(table.select(ENTITIES_SCHEMA_V1.names).cast(ENTITIES_SCHEMA_V1), path)
+    assert check_directory(bench) == []
+    pq.write_table(table.select(ENTITIES_SCHEMA_V1.names[:-1]), path)
+    assert rules(check_directory(bench)) == {"schema"}
