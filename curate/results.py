@@ -109,6 +109,39 @@ def _members(reader: _Reader) -> Iterator[str]:
         return
 
 
+def _rows(reader: _Reader) -> Iterator[dict]:
+    """The bindings of the array whose first element comes next, up to and including its ']'.
+
+    The common layout (``{...},{...}``, no space between: Oxigraph, and most engines' compact output) is
+    read by one scanner call per row from the decoded text as it stands; anything else (white space, a
+    row cut by the end of a chunk) goes through the reader's general steps."""
+    scan = _DECODER.scan_once
+    while True:
+        buf, pos = reader.buf, reader.pos
+        try:
+            while True:  # the fast path: rows back to back within the text already decoded
+                row, end = scan(buf, pos)
+                if type(row) is not dict:
+                    raise MalformedAnswer("a binding in the SPARQL JSON answer is not an object")
+                if buf[end:end + 1] != "," or end + 1 >= len(buf):
+                    break
+                yield row
+                pos = end + 1
+        except (StopIteration, json.JSONDecodeError):  # white space, or a row cut by the chunk's end
+            reader.pos = pos
+            row = reader.value()
+            if not isinstance(row, dict):
+                raise MalformedAnswer("a binding in the SPARQL JSON answer is not an object") from None
+            end = reader.pos
+        reader.pos = end
+        yield row
+        if reader.peek() == ",":
+            reader.pos += 1
+            continue
+        reader.expect("]")
+        return
+
+
 def iter_bindings(chunks: Iterable[bytes]) -> Iterator[dict]:
     """The bindings of a SPARQL JSON results document, one at a time, from its body's chunks. Raises
     ``MalformedAnswer`` when the body ends before the document does, or has no ``results.bindings``; what
@@ -128,16 +161,7 @@ def iter_bindings(chunks: Iterable[bytes]) -> Iterator[dict]:
             if reader.peek() == "]":
                 reader.pos += 1
                 continue
-            while True:
-                row = reader.value()
-                if not isinstance(row, dict):
-                    raise MalformedAnswer("a binding in the SPARQL JSON answer is not an object")
-                yield row
-                if reader.peek() == ",":
-                    reader.pos += 1
-                    continue
-                reader.expect("]")
-                break
+            yield from _rows(reader)
     if reader.peek():
         raise MalformedAnswer("the SPARQL JSON answer goes on after its end")
     if not seen:
