@@ -309,7 +309,7 @@ def run_scale(scale: int, workdir: Path, endpoint_url: str | None, server_pid: i
     kinds, texts = cost_by_kind(workdir / f"run{scale}" / "curate" / "queries.jsonl", timed.costs)
     del result
     gc.collect()  # the replay times the queries, not the collection of the curation's leftovers
-    for kind, timed_ in replay(endpoint, texts, server_pid, rounds).items():
+    for kind, timed_ in (replay(endpoint, texts, server_pid, rounds) if rounds else {}).items():
         kinds[kind]["replayed_cpu_s"], kinds[kind]["replay_repeats"] = timed_["cpu_s"], timed_["repeats"]
     query = sparql.describe_query(entities, LANGS)
     times = []
@@ -417,7 +417,8 @@ def main(argv=None) -> int:
                     help="Virtuoso's NumberOfBuffers (8 KiB pages; 100000 = 800 MB, enough for the 100x store)")
     ap.add_argument("--json", type=Path, help="also write every raw measurement to this file")
     ap.add_argument("--rounds", type=int, default=3,
-                    help="rounds of the replay: each kind's queries sent again this many times, the least kept")
+                    help="rounds of the replay: each kind's queries sent again this many times, the least kept "
+                         "(0: no replay, for a run that measures memory only)")
     ap.add_argument("--child", type=int, help=argparse.SUPPRESS)
     ap.add_argument("--url", help=argparse.SUPPRESS)
     ap.add_argument("--server-pid", type=int, help=argparse.SUPPRESS)

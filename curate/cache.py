@@ -71,12 +71,17 @@ class QueryRunner:
         append_line(self.log_path, json.dumps(row, ensure_ascii=False, sort_keys=True) + "\n")  # whole or not at all
 
     def select(self, kind: str, query: str, *, retries: int | None = None) -> Bindings:
-        """Answer from the cache, or ask the endpoint (retrying timeouts with back-off) and cache."""
-        return list(self.select_stream(kind, query, retries=retries))
+        """Answer from the cache, or ask the endpoint (retrying timeouts with back-off) and cache. The rows
+        of a fresh answer are kept as they are written (the caller wants them whole), not read back."""
+        kept: Bindings = []
+        rows = self.select_stream(kind, query, retries=retries, keep=kept)
+        return kept if rows is None else list(rows)
 
-    def select_stream(self, kind: str, query: str, *, retries: int | None = None) -> Iterator[dict]:
+    def select_stream(self, kind: str, query: str, *, retries: int | None = None,
+                      keep: list | None = None) -> Iterator[dict] | None:
         """``select``, its rows read back one at a time from the cache file: the answer is fetched (and
-        cached, whole or not at all) before this returns, so a failure raises here, not while reading."""
+        cached, whole or not at all) before this returns, so a failure raises here, not while reading.
+        With ``keep``, a fresh answer's rows are appended to it as they are written, and None is returned."""
         h = query_hash(self.endpoint.id, query)
         self.stats.hashes.append(h)
         cached, _ = self._paths(h)
@@ -92,8 +97,10 @@ class QueryRunner:
             start = self.clock()
             self.stats.sent += 1
             self.stats.by_kind[kind] = self.stats.by_kind.get(kind, 0) + 1
+            if keep is not None:
+                keep.clear()  # a retry starts the answer again
             try:
-                rows = write_rows(cached, self.endpoint, query)
+                rows = write_rows(cached, self.endpoint, query, keep)
             except Transient as e:
                 self.stats.failed += 1
                 self._log(hash=h, endpoint=self.endpoint.id, kind=kind, text=query, rows=0,
@@ -104,7 +111,7 @@ class QueryRunner:
                       seconds=round(self.clock() - start, 3), status="ok")
 
         retrying(attempt, self.policy, sleeper=self.sleep, rng=self.rng, retries=retries)
-        return read_rows(cached)
+        return None if keep is not None else read_rows(cached)
 
     # -- batched queries --------------------------------------------------------------------------
 
@@ -161,7 +168,7 @@ class QueryRunner:
 # file of an older version (the array on one line) is read whole.
 
 
-def write_rows(target: Path, endpoint: SparqlEndpoint, query: str) -> int:
+def write_rows(target: Path, endpoint: SparqlEndpoint, query: str, keep: list | None = None) -> int:
     """Ask ``endpoint`` and write its answer to ``target`` atomically as the rows pass (an endpoint with
     ``stream`` hands them over one by one, its answer never whole in memory); returns the row count. An
     answer that fails half-way leaves no file."""
@@ -174,6 +181,8 @@ def write_rows(target: Path, endpoint: SparqlEndpoint, query: str) -> int:
             f.write(b"\n" if not rows else b",\n")
             f.write(json.dumps(row, ensure_ascii=False, sort_keys=True).encode("utf-8"))
             rows += 1
+            if keep is not None:
+                keep.append(row)
 
         stream = getattr(endpoint, "stream", None)
         if stream is not None:

@@ -43,7 +43,7 @@ if TYPE_CHECKING:
     from factatlas.curate.steps import Knowledge
 
 SPILL_NAME = "candidates.sqlite"
-SPILL_CHUNK = 20_000  # answer rows folded into the spill per transaction (a batch's answer is read in these)
+SPILL_CHUNK = 2_000  # answer rows folded into the spill per transaction (a batch's answer is read in these)
 SCORE_CHUNK = 50_000  # subjects per popularity call: bounds the titles held at once (the sample is one call)
 
 Key = tuple[str, str]  # (culture, predicate)
