@@ -11,6 +11,7 @@ fact (outputs are written only at the end, from cached answers). A batch that ti
 
 from __future__ import annotations
 
+import itertools
 import json
 import logging
 import random
@@ -19,7 +20,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from factatlas.atomic import append_line, write_bytes
+from factatlas.atomic import append_line, atomic_path, write_bytes
 from factatlas.curate.endpoints import Bindings, SparqlEndpoint
 from factatlas.curate.sparql import query_hash
 from factatlas.errors import FactatlasError, writing
@@ -70,36 +71,47 @@ class QueryRunner:
         append_line(self.log_path, json.dumps(row, ensure_ascii=False, sort_keys=True) + "\n")  # whole or not at all
 
     def select(self, kind: str, query: str, *, retries: int | None = None) -> Bindings:
-        """Answer from the cache, or ask the endpoint (retrying timeouts with back-off) and cache."""
+        """Answer from the cache, or ask the endpoint (retrying timeouts with back-off) and cache. The rows
+        of a fresh answer are kept as they are written (the caller wants them whole), not read back."""
+        kept: Bindings = []
+        rows = self.select_stream(kind, query, retries=retries, keep=kept)
+        return kept if rows is None else list(rows)
+
+    def select_stream(self, kind: str, query: str, *, retries: int | None = None,
+                      keep: list | None = None) -> Iterator[dict] | None:
+        """``select``, its rows read back one at a time from the cache file: the answer is fetched (and
+        cached, whole or not at all) before this returns, so a failure raises here, not while reading.
+        With ``keep``, a fresh answer's rows are appended to it as they are written, and None is returned."""
         h = query_hash(self.endpoint.id, query)
         self.stats.hashes.append(h)
         cached, _ = self._paths(h)
         if cached.exists():
-            rows = json.loads(cached.read_text("utf-8"))
+            rows = count_rows(cached)
             self.stats.cached += 1
             self.stats.fetched_at[h] = cached.stat().st_mtime
-            self._log(hash=h, endpoint=self.endpoint.id, kind=kind, text=query, rows=len(rows), seconds=0.0,
+            self._log(hash=h, endpoint=self.endpoint.id, kind=kind, text=query, rows=rows, seconds=0.0,
                       status="cached")
-            return rows
+            return read_rows(cached)
 
-        def attempt() -> Bindings:
+        def attempt() -> None:
             start = self.clock()
             self.stats.sent += 1
             self.stats.by_kind[kind] = self.stats.by_kind.get(kind, 0) + 1
+            if keep is not None:
+                keep.clear()  # a retry starts the answer again
             try:
-                rows = self.endpoint.select(query)
+                rows = write_rows(cached, self.endpoint, query, keep)
             except Transient as e:
                 self.stats.failed += 1
                 self._log(hash=h, endpoint=self.endpoint.id, kind=kind, text=query, rows=0,
                           seconds=round(self.clock() - start, 3), status=f"timeout: {redact(str(e))}")
                 raise
-            write_bytes(cached, json.dumps(rows, ensure_ascii=False, sort_keys=True).encode("utf-8"))
             self.stats.fetched_at[h] = time.time()
-            self._log(hash=h, endpoint=self.endpoint.id, kind=kind, text=query, rows=len(rows),
+            self._log(hash=h, endpoint=self.endpoint.id, kind=kind, text=query, rows=rows,
                       seconds=round(self.clock() - start, 3), status="ok")
-            return rows
 
-        return retrying(attempt, self.policy, sleeper=self.sleep, rng=self.rng, retries=retries)
+        retrying(attempt, self.policy, sleeper=self.sleep, rng=self.rng, retries=retries)
+        return None if keep is not None else read_rows(cached)
 
     # -- batched queries --------------------------------------------------------------------------
 
@@ -110,10 +122,10 @@ class QueryRunner:
         return [row for rows in self.iter_batched(kind, dict.fromkeys(items), build, batch_size) for row in rows]
 
     def iter_batched(self, kind: str, items: Iterable[str], build: Callable[[Sequence[str]], str],
-                     batch_size: int = DEFAULT_BATCH) -> Iterator[Bindings]:
-        """``select_batched`` one batch's answer at a time, for a caller that folds the rows as they come
-        (step 1 spills them): only one batch's rows are in memory. ``items`` must be distinct; they are
-        read lazily, ``batch_size`` at a time."""
+                     batch_size: int = DEFAULT_BATCH) -> Iterator[Iterator[dict]]:
+        """``select_batched`` one batch's answer at a time, each read row by row from its cache file, for a
+        caller that folds the rows as they come (step 1 spills them): no batch's rows are held whole.
+        ``items`` must be distinct; they are read lazily, ``batch_size`` at a time."""
         batch: list[str] = []
         for item in items:
             batch.append(item)
@@ -123,7 +135,8 @@ class QueryRunner:
         if batch:
             yield self._run_batch(kind, batch, build)
 
-    def _run_batch(self, kind: str, batch: Sequence[str], build: Callable[[Sequence[str]], str]) -> Bindings:
+    def _run_batch(self, kind: str, batch: Sequence[str], build: Callable[[Sequence[str]], str]
+                   ) -> Iterator[dict]:
         query = build(batch)
         h = query_hash(self.endpoint.id, query)
         cached, split = self._paths(h)
@@ -133,7 +146,7 @@ class QueryRunner:
         try:
             # A batch that can still be split gets one try before halving; a single item gets the
             # full back-off schedule.
-            return self.select(kind, query, retries=0 if len(batch) > 1 else None)
+            return self.select_stream(kind, query, retries=0 if len(batch) > 1 else None)
         except Transient as e:
             if len(batch) <= 1:
                 raise FactatlasError(f"{kind} query for {list(batch)} keeps failing at {self.endpoint.id}: {e}. "
@@ -143,6 +156,63 @@ class QueryRunner:
             self.sleep(self.policy.backoff_s(0, self.rng))
             return self._halves(kind, batch, build)
 
-    def _halves(self, kind: str, batch: Sequence[str], build: Callable[[Sequence[str]], str]) -> Bindings:
+    def _halves(self, kind: str, batch: Sequence[str], build: Callable[[Sequence[str]], str]) -> Iterator[dict]:
         mid = len(batch) // 2
-        return self._run_batch(kind, batch[:mid], build) + self._run_batch(kind, batch[mid:], build)
+        first = self._run_batch(kind, batch[:mid], build)  # both fetched (and cached) before any row is read
+        return itertools.chain(first, self._run_batch(kind, batch[mid:], build))
+
+
+# ---- the cache files ------------------------------------------------------------------------------
+# One answer per file: a JSON array with one row per line ("[", then each row and a comma, then "]"), so
+# that it is written as the rows arrive and read back a row at a time, and is still one JSON document. A
+# file of an older version (the array on one line) is read whole.
+
+
+def write_rows(target: Path, endpoint: SparqlEndpoint, query: str, keep: list | None = None) -> int:
+    """Ask ``endpoint`` and write its answer to ``target`` atomically as the rows pass (an endpoint with
+    ``stream`` hands them over one by one, its answer never whole in memory); returns the row count. An
+    answer that fails half-way leaves no file."""
+    rows = 0
+    with atomic_path(target) as tmp, open(tmp, "wb") as f:
+        f.write(b"[")
+
+        def put(row: dict) -> None:
+            nonlocal rows
+            f.write(b"\n" if not rows else b",\n")
+            f.write(json.dumps(row, ensure_ascii=False, sort_keys=True).encode("utf-8"))
+            rows += 1
+            if keep is not None:
+                keep.append(row)
+
+        stream = getattr(endpoint, "stream", None)
+        if stream is not None:
+            stream(query, put)
+        else:  # an endpoint that only answers whole (a test double, a plug-in)
+            for row in endpoint.select(query):
+                put(row)
+        f.write(b"\n]\n" if rows else b"]\n")
+    return rows
+
+
+def read_rows(path: Path) -> Iterator[dict]:
+    """The rows of a cache file, one at a time."""
+    with open(path, "rb") as f:
+        first = f.readline()
+        if first.strip() != b"[":  # an older cache file: the whole array on one line
+            yield from json.loads(first + f.read())
+            return
+        for line in f:
+            line = line.rstrip(b"\n")
+            if line.endswith(b","):
+                line = line[:-1]
+            if line and line != b"]":
+                yield json.loads(line)
+
+
+def count_rows(path: Path) -> int:
+    """How many rows a cache file holds (for the query log), without parsing them."""
+    with open(path, "rb") as f:
+        first = f.readline()
+        if first.strip() != b"[":
+            return len(json.loads(first + f.read()))
+        return sum(1 for line in f if line.strip() not in (b"", b"]"))

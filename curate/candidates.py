@@ -16,12 +16,13 @@ with the same popularity (checked on the shipped pairs: whole runs' parquet file
 from __future__ import annotations
 
 import errno
+import itertools
 import json
 import os
 import sqlite3
 import time
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -42,6 +43,7 @@ if TYPE_CHECKING:
     from factatlas.curate.steps import Knowledge
 
 SPILL_NAME = "candidates.sqlite"
+SPILL_CHUNK = 2_000  # answer rows folded into the spill per transaction (a batch's answer is read in these)
 SCORE_CHUNK = 50_000  # subjects per popularity call: bounds the titles held at once (the sample is one call)
 
 Key = tuple[str, str]  # (culture, predicate)
@@ -219,7 +221,16 @@ def find_candidates(cultures: Mapping[str, Culture], specs: Mapping[str, Predica
     return spill
 
 
-def _spill_batch(spill: CandidateSpill, k: int, rows: list, canonical: Mapping[str, str], know: Knowledge) -> None:
+def _spill_batch(spill: CandidateSpill, k: int, rows: Iterable[dict], canonical: Mapping[str, str],
+                 know: Knowledge) -> None:
+    """Fold one batch's answer (read row by row from its cache file) into the spill, ``SPILL_CHUNK`` rows at
+    a time: a batch of millions of rows is never in memory whole."""
+    for chunk in iter(lambda: list(itertools.islice(rows, SPILL_CHUNK)), []):
+        _spill_rows(spill, k, chunk, canonical, know)
+
+
+def _spill_rows(spill: CandidateSpill, k: int, rows: list[dict], canonical: Mapping[str, str],
+                know: Knowledge) -> None:
     cands, articles, classes = [], [], []
     for row in rows:
         s, country = sparql.qid_of(row, "s"), canonical.get(sparql.qid_of(row, "country") or "")

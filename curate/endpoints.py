@@ -15,12 +15,11 @@ from __future__ import annotations
 
 import gzip
 import hashlib
-import json
 import logging
 import random
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Protocol
@@ -28,9 +27,11 @@ from urllib.parse import parse_qsl, quote, quote_plus, urlparse
 
 from factatlas.curate.presets import EndpointPreset
 from factatlas.curate.presets import resolve as resolve_preset
+from factatlas.curate.results import MalformedAnswer, iter_bindings
 from factatlas.errors import ConfigError, FactatlasError
 from factatlas.http import (
     DEFAULT_TIMEOUT_S,
+    READ_CHUNK,
     HttpPolicy,
     Throttled,
     Transient,
@@ -91,13 +92,37 @@ def load_store(path: str | Path = SAMPLE_PATH):
 
 
 def run_on_store(store, query: str) -> Bindings:
+    rows: Bindings = []
+    stream_from_store(store, query, rows.append)
+    return rows
+
+
+def stream_from_store(store, query: str, sink: Callable[[dict], None]) -> int:
+    """The answer of the embedded store, handed to ``sink`` one binding at a time; returns the count.
+
+    pyoxigraph evaluates lazily and writes SPARQL JSON as it goes: written to a scratch file and read back
+    with ``iter_bindings``, the rows are the JSON serializer's own (the same dicts ``json.loads`` gave),
+    and no answer is held whole, as text or as rows."""
+    import tempfile
+
     import pyoxigraph as ox
 
     try:
         result = store.query(query)
     except SyntaxError as e:
         raise EndpointError(f"embedded endpoint rejected the query: {e}") from e
-    return json.loads(result.serialize(format=ox.QueryResultsFormat.JSON))["results"]["bindings"]
+    with tempfile.TemporaryFile() as scratch:
+        result.serialize(scratch, format=ox.QueryResultsFormat.JSON)
+        scratch.seek(0)
+        return _drain(iter_bindings(iter(lambda: scratch.read(READ_CHUNK), b"")), sink)
+
+
+def _drain(rows: Iterator[dict], sink: Callable[[dict], None]) -> int:
+    n = 0
+    for row in rows:
+        sink(row)
+        n += 1
+    return n
 
 
 class EmbeddedEndpoint:
@@ -115,8 +140,14 @@ class EmbeddedEndpoint:
         return self._id
 
     def select(self, query: str) -> Bindings:
+        rows: Bindings = []
+        self.stream(query, rows.append)
+        return rows
+
+    def stream(self, query: str, sink: Callable[[dict], None]) -> int:
+        """``select``, each binding handed to ``sink`` as it is read; returns the count."""
         self.requests += 1
-        return run_on_store(self._store, query)
+        return stream_from_store(self._store, query, sink)
 
 
 # ---- HTTP -------------------------------------------------------------------------------------
@@ -200,14 +231,23 @@ class HttpSparqlEndpoint:
 
     def select(self, query: str) -> Bindings:
         """One query; throttle answers wait Retry-After here, timeouts go up to the runner (which halves)."""
+        rows: Bindings = []
+        self.stream(query, rows.append)
+        return rows
+
+    def stream(self, query: str, sink: Callable[[dict], None]) -> int:
+        """``select``, each binding handed to ``sink`` as it is parsed from the body on the wire (the answer is
+        never held whole); returns the count. A throttle answer waits and asks again before any row is
+        handed over; an answer that fails half-way raises ``QueryTimeout`` after handing over some rows, so
+        the sink must be one that is discarded then (the runner's cache file is)."""
 
         def waited(seconds: float, _why: Exception) -> None:
             self.stats.rate_limited += 1
             self.stats.waited_s += seconds
 
         with self._in_flight:
-            return retrying(lambda: self._once(query), self.policy, sleeper=self.sleep, rng=self.rng, retries=0,
-                            on_wait=waited)
+            return retrying(lambda: self._once(query, sink), self.policy, sleeper=self.sleep, rng=self.rng,
+                            retries=0, on_wait=waited)
 
     def _pace(self) -> None:
         if self.min_interval_s > 0 and self._last_start is not None:
@@ -217,43 +257,61 @@ class HttpSparqlEndpoint:
                 self.sleep(wait)
         self._last_start = self.clock()
 
-    def _once(self, query: str) -> Bindings:
+    def _once(self, query: str, sink: Callable[[dict], None]) -> int:
         self._pace()
         self.stats.requests += 1
         method, url, body, headers = sparql_protocol_request(self.url, query, self.user_agent,
                                                              post=len(quote(query)) > self.post_threshold)
         try:
-            response = self._transport.request(method, url, body=body, headers=headers)
+            with self._transport.stream(method, url, body=body, headers=headers) as answer:
+                if answer.status != 200:
+                    self._refuse(answer.status, answer.reason, answer.header("Retry-After"),
+                                 answer.header("Location"), _head(answer.chunks()))
+                try:
+                    rows = _drain(iter_bindings(answer.chunks()), sink)
+                except MalformedAnswer as e:
+                    # A query cancelled after streaming began: HTTP 200 with a truncated body. Same as a timeout.
+                    self.stats.timeouts += 1
+                    raise QueryTimeout(f"{self.shown}: truncated or malformed JSON answer ({e})") from e
         except Unreachable as e:
             raise EndpointError(f"{e}; check --endpoint") from e
+        except QueryTimeout:
+            raise
+        except Throttled:
+            raise
         except Transient as e:
             self.stats.timeouts += 1
             raise QueryTimeout(str(e)) from e
-        if response.status == 429:
-            raise Throttled(f"{self.shown}: HTTP 429", parse_retry_after(response.header("Retry-After")))
-        if response.status >= 500:
+        if self.result_cap is not None and rows >= self.result_cap:
+            # an endpoint with a row cap answers HTTP 200 with the first rows only: halve the batch
+            self.stats.capped += 1
+            raise QueryTimeout(f"{self.shown}: the answer has {rows} rows, the endpoint's cap; it may be cut")
+        return rows
+
+    def _refuse(self, status: int, reason: str, retry_after: str | None, location: str | None, body: bytes) -> None:
+        """Raise what an answer other than HTTP 200 means (``body``: its first bytes, for the message)."""
+        if status == 429:
+            raise Throttled(f"{self.shown}: HTTP 429", parse_retry_after(retry_after))
+        if status >= 500:
             self.stats.timeouts += 1
             # some engines answer a query they reject with 500 (Virtuoso: "transitive start not given"); the
             # message carries the server's first line so that the final error names the cause
-            raise QueryTimeout(redact(f"{self.shown}: HTTP {response.status}{_first_line(response.body)}"))
-        if 300 <= response.status < 400:  # not followed: credentials must not travel to another address
-            target = redact(response.header("Location") or "?")
-            raise EndpointError(f"{self.shown}: HTTP {response.status} redirects to {target}; pass that URL as "
+            raise QueryTimeout(redact(f"{self.shown}: HTTP {status}{_first_line(body)}"))
+        if 300 <= status < 400:  # not followed: credentials must not travel to another address
+            target = redact(location or "?")
+            raise EndpointError(f"{self.shown}: HTTP {status} redirects to {target}; pass that URL as "
                                 "--endpoint")
-        if response.status != 200:
-            raise EndpointError(redact(f"{self.shown}: HTTP {response.status} {response.reason}"
-                                       f"{_first_line(response.body)}"))
-        try:
-            rows = json.loads(response.body)["results"]["bindings"]
-        except (json.JSONDecodeError, UnicodeDecodeError, KeyError, TypeError) as e:
-            # A query cancelled after streaming began: HTTP 200 with a truncated body. Same as a timeout.
-            self.stats.timeouts += 1
-            raise QueryTimeout(f"{self.shown}: truncated or malformed JSON answer ({type(e).__name__})") from e
-        if self.result_cap is not None and len(rows) >= self.result_cap:
-            # an endpoint with a row cap answers HTTP 200 with the first rows only: halve the batch
-            self.stats.capped += 1
-            raise QueryTimeout(f"{self.shown}: the answer has {len(rows)} rows, the endpoint's cap; it may be cut")
-        return rows
+        raise EndpointError(redact(f"{self.shown}: HTTP {status} {reason}{_first_line(body)}"))
+
+
+def _head(chunks: Iterator[bytes], limit: int = 64 * 1024) -> bytes:
+    """The first bytes of an error answer's body (its message), not the whole of a long one."""
+    out = b""
+    for chunk in chunks:
+        out += chunk
+        if len(out) >= limit:
+            break
+    return out[:limit]
 
 
 def _first_line(body: bytes, limit: int = 300) -> str:

@@ -20,10 +20,11 @@ import logging
 import random
 import re
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import TypeVar
+from typing import Any, TypeVar
 from urllib.parse import urlencode, urlsplit, urlunsplit
 
 from factatlas.errors import FactatlasError
@@ -248,58 +249,97 @@ class Transport:
 
     def request(self, method: str, url: str, *, body: bytes | None = None,
                 headers: Mapping[str, str] | None = None) -> Response:
-        import http.client
+        with self.stream(method, url, body=body, headers=headers) as answer:
+            data = b"".join(answer.chunks())
+            return Response(answer.status, answer.reason, answer.headers, data, answer.url)
 
+    @contextmanager
+    def stream(self, method: str, url: str, *, body: bytes | None = None,
+               headers: Mapping[str, str] | None = None) -> Iterator[Streamed]:
+        """``request`` with the body read by the caller, chunk by chunk (``Streamed.chunks``), so that a large
+        answer need not be held whole; the same deadline over the whole exchange, the same errors."""
         import urllib3
-        from urllib3.exceptions import HTTPError, NewConnectionError, ProtocolError, SSLError, TimeoutError
 
         clean, auth = split_credentials(url)
         shown = redact(urlunsplit(urlsplit(url)[:3] + ("", "")))  # the query string can be a whole SPARQL query
         sent = {"User-Agent": self.user_agent, **auth, **(headers or {})}
-        start = self.clock()
-        deadline = start + self.policy.timeout_s
-        received = 0
-        response = None
-        try:
+        answer = Streamed(0, "", {}, shown, self.clock(), self.policy.timeout_s, self.clock)
+        with answer.faults():
             response = self._pool.request(method, clean, body=body, headers=sent, preload_content=False,
                                           redirect=False, timeout=urllib3.Timeout(total=self.policy.timeout_s))
-            try:
-                chunks: list[bytes] = []
-                while True:
-                    remaining = deadline - self.clock()
-                    if remaining <= 0:
-                        raise Transient(f"{shown}: the answer did not complete within the {self.policy.timeout_s:g} s "
-                                        f"deadline ({received} bytes received); raise --timeout if the server is slow")
-                    _set_socket_timeout(response, remaining)
-                    chunk = response.read1(READ_CHUNK)
-                    if not chunk:
-                        break
-                    chunks.append(chunk)
-                    received += len(chunk)
-            finally:
-                response.release_conn()
+        answer.response = response
+        answer.status, answer.reason = response.status, response.reason or ""
+        answer.headers = {k.lower(): v for k, v in response.headers.items()}
+        try:
+            yield answer
+        finally:
+            response.release_conn()
+        log.debug("%s %s -> HTTP %s, %d bytes in %.2f s; headers %s", method, shown, answer.status, answer.received,
+                  self.clock() - answer.start, answer.headers)
+
+
+@dataclass
+class Streamed:
+    """An answer whose body is still on the wire: status and headers now, the body from ``chunks()``."""
+
+    status: int
+    reason: str
+    headers: dict[str, str]  # lower-case names
+    url: str  # redacted
+    start: float
+    timeout_s: float
+    clock: Callable[[], float]
+    received: int = 0
+    response: Any = None
+
+    def header(self, name: str) -> str | None:
+        return self.headers.get(name.lower())
+
+    def chunks(self) -> Iterator[bytes]:
+        """The body's pieces as they arrive, under what is left of the deadline."""
+        deadline = self.start + self.timeout_s
+        while True:
+            with self.faults():
+                remaining = deadline - self.clock()
+                if remaining <= 0:
+                    raise Transient(f"{self.url}: the answer did not complete within the {self.timeout_s:g} s "
+                                    f"deadline ({self.received} bytes received); raise --timeout if the server is slow")
+                _set_socket_timeout(self.response, remaining)
+                chunk = self.response.read1(READ_CHUNK)
+            if not chunk:
+                return
+            self.received += len(chunk)
+            yield chunk
+
+    @contextmanager
+    def faults(self) -> Iterator[None]:
+        """Network faults as ``Unreachable`` (cannot connect, TLS) or ``Transient`` naming the cause."""
+        import http.client
+
+        from urllib3.exceptions import HTTPError, NewConnectionError, ProtocolError, SSLError, TimeoutError
+
+        try:
+            yield
         except Transient:
             raise
         except NewConnectionError as e:  # before TimeoutError: urllib3 derives it from ConnectTimeoutError
-            raise Unreachable(f"{shown}: cannot connect ({_cause(e)}); check the URL") from e
+            raise Unreachable(f"{self.url}: cannot connect ({_cause(e)}); check the URL") from e
         except SSLError as e:
-            raise Unreachable(f"{shown}: TLS failed ({_cause(e)})") from e
+            raise Unreachable(f"{self.url}: TLS failed ({_cause(e)})") from e
         except TimeoutError as e:
-            raise Transient(f"{shown}: the answer did not complete within the {self.policy.timeout_s:g} s "
-                            f"deadline ({received} bytes received); raise --timeout if the server is slow") from e
+            raise Transient(f"{self.url}: the answer did not complete within the {self.timeout_s:g} s "
+                            f"deadline ({self.received} bytes received); raise --timeout if the server is slow") from e
         except (ProtocolError, HTTPError, http.client.HTTPException, OSError) as e:
-            elapsed = self.clock() - start
+            elapsed = self.clock() - self.start
             cause = _cause(e)
+            response = self.response
             if response is not None and cause.startswith("body cut short"):
                 if "chunked" in (response.headers.get("Transfer-Encoding") or "").lower():
                     cause = "chunked body cut mid-stream (IncompleteRead)"
                 elif response.headers.get("Content-Length"):
-                    cause = f"body cut short: {received} of {response.headers['Content-Length']} bytes (IncompleteRead)"
-            raise Transient(f"{shown}: {cause} after {elapsed:.1f} s ({received} bytes received)") from e
-        headers_out = {k.lower(): v for k, v in response.headers.items()}
-        log.debug("%s %s -> HTTP %s, %d bytes in %.2f s; headers %s", method, shown, response.status, received,
-                  self.clock() - start, headers_out)
-        return Response(response.status, response.reason or "", headers_out, b"".join(chunks), shown)
+                    cause = (f"body cut short: {self.received} of {response.headers['Content-Length']} bytes "
+                             "(IncompleteRead)")
+            raise Transient(f"{self.url}: {cause} after {elapsed:.1f} s ({self.received} bytes received)") from e
 
 
 def _set_socket_timeout(response, seconds: float) -> None:

@@ -84,7 +84,7 @@ def test_iter_batched_reads_its_items_lazily_and_answers_like_select_batched(fix
     build = lambda b: candidates.sitelinks_query(b)  # noqa: E731
     read = []
     stream = runner.iter_batched("sitelinks", (read.append(q) or q for q in items), build, 10)
-    first = next(stream)
+    first = list(next(stream))
     assert read == items[:10]  # one batch read, not the whole list
     rest = list(itertools.chain.from_iterable(stream))
     assert first + rest == runner.select_batched("sitelinks", items, build, 10)
