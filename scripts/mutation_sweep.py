@@ -466,7 +466,10 @@ def rule_mutants() -> list[Mutant]:
                             "probe/analysis/errors.py")
     subject_tests = ("tests/builder/test_subject_candidates.py",)
     life_tests = ("tests/curate/test_life.py",)
-    matcher_tests = ("tests/probe/test_generative_metrics.py", "tests/probe/test_judge.py")
+    matcher_tests = ("tests/probe/test_generative_xfactr.py", "tests/probe/test_judge.py",
+                     "tests/probe/test_generative_metrics.py")
+    first = {"matcher": ("tests/probe/test_generative_xfactr.py::test_normalise",
+                         "tests/probe/test_generative_xfactr.py::test_judge_strict_and_lenient")}
     errors_tests = ("tests/probe/test_analysis_errors.py",)
     swaps = [
         ("subject:the subject stays among its own candidates", cand,
@@ -497,7 +500,8 @@ def rule_mutants() -> list[Mutant]:
          "    violations = check_directory(folder)\n", "    violations = []\n",
          ("tests/builder/test_probe_report_gate.py", "tests/builder/test_validation_record.py")),
     ]
-    return [Mutant(what, path, replace_text(old, new), tests) for what, path, old, new, tests in swaps]
+    return [Mutant(what, path, replace_text(old, new), tests, first=first.get(what.split(":")[0], ()))
+            for what, path, old, new, tests in swaps]
 
 
 def all_mutants() -> list[Mutant]:
