@@ -24,7 +24,6 @@ import time
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -34,12 +33,12 @@ from factatlas.curate.config import PredicateSpec
 from factatlas.curate.mediawiki import MediaWikiClient
 from factatlas.curate.pageviews import MonthWindow, PageviewsClient, PageViewTable, WikimediaPageviews
 from factatlas.curate.popularity import MediaWikiEdits, MediaWikiLengths, PageLengthTable, PopularitySource
+from factatlas.curate.runtypes import Candidate, CurationConfig, first_country  # noqa: F401 (importable here)
 from factatlas.errors import ConfigError, WriteFailed
 from factatlas.http import HttpPolicy
 from factatlas.records import Culture, Drop, fact_id, id_order
 
 if TYPE_CHECKING:
-    from factatlas.curate.engine import CurationConfig
     from factatlas.curate.steps import Knowledge
 
 SPILL_NAME = "candidates.sqlite"
@@ -47,18 +46,6 @@ SPILL_CHUNK = 2_000  # answer rows folded into the spill per transaction (a batc
 SCORE_CHUNK = 50_000  # subjects per popularity call: bounds the titles held at once (the sample is one call)
 
 Key = tuple[str, str]  # (culture, predicate)
-
-
-@dataclass
-class Candidate:
-    qid: str
-    countries: set[str] = field(default_factory=set)
-    articles: set[tuple[str, str]] = field(default_factory=set)  # (site, title)
-    popularity: float = 0.0
-
-
-def first_country(c: Candidate) -> str:
-    return min(c.countries, key=id_order) if c.countries else ""
 
 
 def _order(qid: str) -> int:

@@ -64,9 +64,6 @@ def curate_command(
 
     Example: factatlas curate runs/arab-west --pair arab-west --langs ar,en
     """
-    from rich.markup import escape
-
-    from factatlas.console import err
     from factatlas.curate.engine import CurationConfig, curate
     from factatlas.curate.presets import resolve
 
@@ -84,28 +81,38 @@ def curate_command(
         reference_date=reference_date, alive_within_years=alive_within_years,
         **({"pageviews_url": pageviews_url} if pageviews_url else {}),
     )
-    if run is not None and old_run is not None and run != old_run:
-        from factatlas.errors import ConfigError
-
-        raise ConfigError(f"two run directories given: RUN {run} and --run {old_run}; give RUN only")
-    run_dir = run or old_run or Path("runs") / Path(pair).stem
+    run_dir = _run_directory(run, old_run, pair)
     if dry_run:
         from factatlas.curate.engine import preflight
 
         preflight(config, load_sample=False)  # what a run refuses before its first query, the dry run refuses
         _print_plan(config, url, preset)
         return
-    def progress(message: str) -> None:
-        if message.startswith("warning: "):
-            err.print(f"[bold yellow]warning:[/] {escape(message[9:])}", highlight=False)
-        else:
-            err.print(f"[dim]{escape(message)}[/dim]", highlight=False)
-
-    result = curate(config, run_dir, progress=progress)
+    result = curate(config, run_dir, progress=_print_progress)
     typer.echo(result.table())
     _print_balance(result, max_culture_share)
     typer.echo(f"\nwrote {run_dir / 'curate'}: {len(result.facts)} facts, {len(result.entities)} entities, "
               f"{len(result.drops)} drops; queries sent {result.queries['sent']}, cached {result.queries['cached']}")
+
+
+def _run_directory(run: Path | None, old_run: Path | None, pair: str) -> Path:
+    """RUN, or the deprecated --run, or runs/<pair>; two different ones are an error."""
+    if run is not None and old_run is not None and run != old_run:
+        from factatlas.errors import ConfigError
+
+        raise ConfigError(f"two run directories given: RUN {run} and --run {old_run}; give RUN only")
+    return run or old_run or Path("runs") / Path(pair).stem
+
+
+def _print_progress(message: str) -> None:
+    from rich.markup import escape
+
+    from factatlas.console import err
+
+    if message.startswith("warning: "):
+        err.print(f"[bold yellow]warning:[/] {escape(message[9:])}", highlight=False)
+    else:
+        err.print(f"[dim]{escape(message)}[/dim]", highlight=False)
 
 
 def _print_plan(config, url: str | None, preset) -> None:

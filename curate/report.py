@@ -1,12 +1,42 @@
-"""Plain-text count tables for a curation run (stdout-friendly, stable for tests and docs)."""
+"""A curation run's result and its plain-text count tables (stdout-friendly, stable for tests and docs)."""
 
 from __future__ import annotations
 
 from collections import Counter
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
 
-if TYPE_CHECKING:
-    from factatlas.curate.engine import CurationResult
+from factatlas.records import Culture, Drop, Entity, Fact
+
+
+@dataclass(frozen=True)
+class CountryCount:
+    culture: str
+    country: str
+    label: str
+    facts_by_predicate: Mapping[str, int]
+
+
+@dataclass
+class CurationResult:
+    facts: list[Fact]
+    entities: dict[str, Entity]
+    drops: list[Drop]
+    counts: dict[str, dict[str, int]]  # culture -> predicate -> facts
+    country_counts: dict[str, dict[str, dict[str, int]]]  # culture -> country -> predicate -> facts
+    cultures: dict[str, Culture]
+    predicates: tuple[str, ...]
+    membership: dict[str, Any] = field(default_factory=dict)
+    queries: dict[str, Any] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)  # countries that are unknown or not countries
+
+    def empty_countries(self) -> dict[str, list[str]]:
+        return {c: [q for q, preds in self.country_counts[c].items() if not sum(preds.values())]
+                for c in self.counts}
+
+    def table(self) -> str:
+        return format_counts(self)
 
 
 def _table(header: list[str], rows: list[list[str]]) -> str:

@@ -27,13 +27,13 @@ from typing import TYPE_CHECKING, Any
 from factatlas.curate import sparql
 from factatlas.curate.augment import build_graph, containing_areas, superclasses
 from factatlas.curate.cache import QueryRunner
-from factatlas.curate.candidates import Candidate, first_country
 from factatlas.curate.config import (
     CultureConfig,
     PredicateSpec,
     TypeSpec,
 )
 from factatlas.curate.life import DEFAULT_ALIVE_WITHIN_YEARS, life_status
+from factatlas.curate.runtypes import Candidate, first_country
 from factatlas.errors import ConfigError
 from factatlas.locales import label_tags, query_tags
 from factatlas.records import (
@@ -51,7 +51,7 @@ from factatlas.records import (
 )
 
 if TYPE_CHECKING:
-    from factatlas.curate.engine import CurationConfig
+    from factatlas.curate.runtypes import CurationConfig
 
 COUNTRY_CLASS = "Q6256"
 GENDER_BY_P21 = {

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Iterator, Mapping
-from typing import Generic, TypeVar
+from dataclasses import dataclass
+from typing import Any, ClassVar, Generic, TypeVar
 
 from factatlas.errors import ConfigError, unknown
 
@@ -71,3 +72,34 @@ class Registry(Mapping[str, T], Generic[T]):
     def __len__(self) -> int:
         self._load()
         return len(self._entries)
+
+
+@dataclass(frozen=True)
+class Spec:
+    """One registry entry chosen by name, with its typed options: what a run records (probe.json) and reads
+    back. A spec type names its registry (``registry``) and the entry taken when a record names none
+    (``default``; None: the name is required). An entry has ``name`` and ``options`` (a type with
+    ``from_json``); an options value has ``to_json``.
+
+    ``RuleSpec`` (the scoring rule), ``BackendSpec`` and ``EngineSpec`` (probe/) are this shape."""
+
+    registry: ClassVar[Registry[Any]]
+    default: ClassVar[str | None] = None
+
+    name: str
+    options: Any
+
+    @property
+    def entry(self) -> Any:
+        """The registered entry of ``name`` (a ConfigError naming the closest names when there is none)."""
+        return self.registry.get_entry(self.name)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "options": self.options.to_json()}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Spec:
+        """The spec a record holds: the entry it names and its options, checked by the entry's options type."""
+        name = data["name"] if cls.default is None else data.get("name", cls.default)
+        entry = cls.registry.get_entry(str(name))
+        return cls(entry.name, entry.options.from_json(data.get("options")))

@@ -9,17 +9,17 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import Counter
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from factatlas.errors import ConfigError
 from factatlas.probe.openai_backend import OpenAIOptions
 from factatlas.probe.options import BATCH_TOKENS, DEVICE, DEVICE_MAP, DTYPE, FAMILY, Options
 from factatlas.probe.rule import RULES, RuleSpec
 from factatlas.records import Prompt
-from factatlas.registry import Registry
+from factatlas.registry import Registry, Spec
 
 
 @dataclass(frozen=True)
@@ -239,20 +239,15 @@ register_backend(Backend("openai", "an OpenAI-compatible server: vLLM, llama.cpp
 
 
 @dataclass(frozen=True)
-class BackendSpec:
+class BackendSpec(Spec):
     """A backend by name and its options (probe.json records both)."""
+
+    registry: ClassVar[Registry[Backend]] = BACKENDS
+    default: ClassVar[str | None] = "local"
 
     name: str = "local"
     options: Options = LocalOptions()
 
     @property
     def backend(self) -> Backend:
-        return BACKENDS.get_entry(self.name)
-
-    def to_json(self) -> dict[str, Any]:
-        return {"name": self.name, "options": self.options.to_json()}
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> BackendSpec:
-        backend = BACKENDS.get_entry(str(data.get("name", "local")))
-        return cls(backend.name, backend.options.from_json(data.get("options")))
+        return self.entry

@@ -4,12 +4,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from factatlas.probe.options import NoOptions, Option, Options
-from factatlas.registry import Registry
+from factatlas.registry import Registry, Spec
 
 
 @dataclass(frozen=True)
@@ -59,20 +59,15 @@ register_engine(Engine("ray", "a Ray Data pipeline, one model replica per actor/
 
 
 @dataclass(frozen=True)
-class EngineSpec:
+class EngineSpec(Spec):
     """An engine by name and its options (probe.json records both)."""
+
+    registry: ClassVar[Registry[Engine]] = ENGINES
+    default: ClassVar[str | None] = "local"
 
     name: str = "local"
     options: Options = NoOptions()
 
     @property
     def engine(self) -> Engine:
-        return ENGINES.get_entry(self.name)
-
-    def to_json(self) -> dict[str, Any]:
-        return {"name": self.name, "options": self.options.to_json()}
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> EngineSpec:
-        engine = ENGINES.get_entry(str(data.get("name", "local")))
-        return cls(engine.name, engine.options.from_json(data.get("options")))
+        return self.entry

@@ -15,11 +15,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from factatlas.errors import ConfigError
 from factatlas.probe.options import NoOptions, Options
-from factatlas.registry import Registry
+from factatlas.registry import Registry, Spec
 
 BUILTIN_RULES = ("factatlas.probe.rules.masked", "factatlas.probe.rules.causal", "factatlas.probe.rules.seq2seq",
                  "factatlas.probe.rules.generative", "factatlas.probe.rules.chat", "factatlas.probe.rules.xfactr")
@@ -115,15 +115,17 @@ class AnswerJob:
 
 
 @dataclass(frozen=True)
-class RuleSpec:
+class RuleSpec(Spec):
     """The rule a run used and its complete options: what probe.json records and judge and report read."""
+
+    registry: ClassVar[Registry[Rule]] = RULES
 
     name: str
     options: Options = field(default_factory=NoOptions)
 
     @property
     def rule(self) -> Rule:
-        return rule_named(self.name)
+        return self.entry
 
     @property
     def answer_langs(self) -> str:
@@ -133,13 +135,7 @@ class RuleSpec:
 
     def to_json(self) -> dict[str, Any]:
         rule = self.rule
-        return {"name": self.name, "options": self.options.to_json(), "family": rule.family, "kind": rule.kind,
-                "summary": rule.summary}
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> RuleSpec:
-        rule = rule_named(str(data["name"]))
-        return cls(rule.name, rule.options.from_json(data.get("options")))
+        return {**super().to_json(), "family": rule.family, "kind": rule.kind, "summary": rule.summary}
 
 
 def recorded_rule(info: Mapping[str, Any], where: str = "probe.json") -> RuleSpec:

@@ -458,10 +458,56 @@ def emptied_mutants() -> list[Mutant]:
     return out
 
 
+def rule_mutants() -> list[Mutant]:
+    """The rules outside probe's tables that decide what a benchmark holds and how an answer is read (issue 43,
+    "more than listed here"): the subject removed from its own candidates, life status, the answer matcher, the
+    error taxonomy's subject rule and ownership over every fact, the gate's whole check."""
+    cand, life, gen, err = ("builder/candidates.py", "curate/life.py", "probe/generative.py",
+                            "probe/analysis/errors.py")
+    subject_tests = ("tests/builder/test_subject_candidates.py",)
+    life_tests = ("tests/curate/test_life.py",)
+    matcher_tests = ("tests/probe/test_generative_xfactr.py", "tests/probe/test_judge.py",
+                     "tests/probe/test_generative_metrics.py")
+    first = {"matcher": ("tests/probe/test_generative_xfactr.py::test_normalise",
+                         "tests/probe/test_generative_xfactr.py::test_judge_strict_and_lenient")}
+    errors_tests = ("tests/probe/test_analysis_errors.py",)
+    swaps = [
+        ("subject:the subject stays among its own candidates", cand,
+         'return tuple(q for q in candidates if q != subject), "subject"', 'return candidates, "subject"',
+         subject_tests),
+        ("subject:a subject that is a gold of its fact is removed too", cand, "    if subject in golds:\n",
+         "    if False:\n", subject_tests),
+        ("life:a place of death does not make a person dead", life, "    if any(True for _ in death_places):\n",
+         "    if False:\n", life_tests),
+        ("life:a birth exactly at the window's edge is not alive", life, "        if born >= limit:\n",
+         "        if born > limit:\n", life_tests),
+        ("life:the latest of several birth dates decides", life, "        born = min(dates)\n",
+         "        born = max(dates)\n", life_tests),
+        ("matcher:strict matching accepts an answer holding the alias", gen, "        return answer_norm == alias_norm\n",
+         '        return f" {alias_norm} " in f" {answer_norm} "\n', matcher_tests),
+        ("matcher:lenient matching accepts the alias inside a word", gen,
+         '    return f" {alias_norm} " in f" {answer_norm} "\n', "    return alias_norm in answer_norm\n",
+         matcher_tests),
+        ("matcher:articles are kept by the normaliser", gen, "if w not in ARTICLES]", "if w]", matcher_tests),
+        ("taxonomy:the subject as the top answer is not a subject error", err,
+         "    if top is not None and top == r.subject:\n", "    if False:\n", errors_tests),
+        ("taxonomy:an open answer naming the subject is not a subject error", err,
+         'if open_answer and label and f" {label} " in f" {normalise(r.prediction)} ":',
+         'if False and f" {label} " in f" {normalise(r.prediction)} ":', errors_tests),
+        ("taxonomy:only a fact's first object has owners", err, "for q in dict.fromkeys(f.object_qids):",
+         "for q in f.object_qids[:1]:", errors_tests),
+        ("gate:require_valid finds no violation in the rows", "factatlas/validation.py",
+         "    violations = check_directory(folder)\n", "    violations = []\n",
+         ("tests/builder/test_probe_report_gate.py", "tests/builder/test_validation_record.py")),
+    ]
+    return [Mutant(what, path, replace_text(old, new), tests, first=first.get(what.split(":")[0], ()))
+            for what, path, old, new, tests in swaps]
+
+
 def all_mutants() -> list[Mutant]:
     return [*invariant_mutants(), *invariant_mutants("factatlas/validation.py", "@disk"), *record_mutants(),
             *aggregate_mutants(), *verdict_mutants(), *threshold_mutants(), *analysis_mutants(), *gate_mutants(),
-            *choice_mutants(), *edge_mutants(), *emptied_mutants()]
+            *choice_mutants(), *edge_mutants(), *emptied_mutants(), *rule_mutants()]
 
 
 # ---- running ------------------------------------------------------------------------------------

@@ -34,7 +34,6 @@ import unicodedata
 from collections.abc import Mapping
 
 from factatlas.records import Gender
-from factatlas.templates.backend_rules import article_tables
 from factatlas.templates.morphology import (
     EXACT,
     FAILED,
@@ -44,6 +43,7 @@ from factatlas.templates.morphology import (
     InflectionRequest,
     InflectionResult,
 )
+from factatlas.templates.rules_base import article_tables
 
 _GREEK_VOWELS = set("αεηιουωάέήίόύώϊϋΐΰ")
 # the feminine accusative article keeps its -ν before these (the 2004 school grammar's rule)

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from factatlas.templates.backend_rules import article_tables, takes_article
 from factatlas.templates.morphology import (
     EXACT,
     FAILED,
@@ -32,6 +31,7 @@ from factatlas.templates.morphology import (
     InflectionRequest,
     InflectionResult,
 )
+from factatlas.templates.rules_base import article_tables, takes_article
 
 ARTICLE = "ה"
 PREFIXES = ("ב", "כ", "ל", "מ")

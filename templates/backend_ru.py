@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from factatlas.templates import backend_slavic as slavic
+import factatlas.templates.backend_slavic as slavic
 from factatlas.templates.morphology import Agreement, Features, InflectionRequest
 
 RUSSIAN = slavic.load_language("ru")

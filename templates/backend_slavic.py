@@ -167,96 +167,127 @@ def inflect_phrase(lang: SlavicLanguage, label: str, case: str, number: str | No
     the name «Данс»), so its accusative is the nominative: «исполняет данс-поп». ``kind``: the entity
     type, for a language that chooses a form by it (uk genitive «Каїра» of a city, «Єгипту» of a country).
     Not cached here: each backend caches its own wrapper."""
-    code = lang.code
     parts = _SPLIT.split(label)
-    words = parts[0::2]
     grammemes = {CASE_TAGS[case]} | ({NUMBER_TAGS[number]} if number else set())
-    parses = [parse_word(code, w) for w in words]
-    out = list(words)
-    guessed: list[str] = []
-    indeclinable: list[str] = []
-    low_confidence: list[str] = []
-    chosen: list[str] = []  # forms the language chose over pymorphy3's first one
+    phrase = _Phrase(lang, case, grammemes, person_gender, is_person, animate, parts)
+    if is_person:
+        return phrase.person()
+    return phrase.thing(label, number, kind)
 
-    def inflect_word(word: str, parse, word_kind: str) -> str | None:
+
+@dataclass
+class _Phrase:
+    """One label inflected word by word (``parts``: words and the separators between them), and what the
+    inflection noted on the way: words guessed, kept as indeclinable names, read against pymorphy3's
+    preference, forms the language chose over pymorphy3's first one."""
+
+    lang: SlavicLanguage
+    case: str
+    grammemes: set[str]
+    person_gender: str | None
+    is_person: bool
+    animate: bool | None
+    parts: list[str]
+    guessed: list[str] = field(default_factory=list)
+    indeclinable: list[str] = field(default_factory=list)
+    low_confidence: list[str] = field(default_factory=list)
+    chosen: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.words = self.parts[0::2]
+        self.parses = [parse_word(self.lang.code, w) for w in self.words]
+        self.out = list(self.words)
+
+    def inflect_word(self, word: str, parse, word_kind: str) -> str | None:
         """The word in the requested case (indeclinables as they are); None when pymorphy3 cannot."""
+        lang = self.lang
         if "Fixd" in parse.tag:
             return word
         if not lang.predictor and not is_dictionary(parse):
-            guessed.append(word)
-            return rule_declension(lang, word, case, animate=bool(is_person or animate),
-                                   masculine=person_gender == "masc" or parse.tag.gender == "masc")
-        new = inflect_parse(lang, parse, grammemes, word_kind, chosen)
+            self.guessed.append(word)
+            return rule_declension(lang, word, self.case, animate=bool(self.is_person or self.animate),
+                                   masculine=self.person_gender == "masc" or parse.tag.gender == "masc")
+        new = inflect_parse(lang, parse, self.grammemes, word_kind, self.chosen)
         if new is None:
             return None
         if not is_dictionary(parse):
-            guessed.append(word)
+            self.guessed.append(word)
         return restore(new.word, word, lang.keep_yo)
 
-    if is_person:
-        def name_parse(ps):
-            # a singular analysis: «Миядзаки» is also read as the plural of a name (-> «Миядзаков»)
-            p = next((p for p in ps if p.tag.case == "nomn" and NAME_TAGS & set(p.tag.grammemes)
-                      and p.tag.number in ("sing", None)
-                      and (person_gender is None or p.tag.gender in (person_gender, None))), None)
-            return p if p is not None else nominative(ps, ("NOUN",), person_gender)
+    # ---- a person's name: every word declines as a name ----
 
-        def person_word(word: str, ps, last: bool) -> str | None:
-            low = word.lower()
-            if not last and low in lang.particles:  # «Мухаммеда ибн Салмана», never «ибна»
-                return word
-            p = name_parse(ps)
-            # Foreign names (no name analysis in the dictionary; a common noun that looks alike, such as
-            # «лабак» for «Лабаки», does not count): vowel-final ones never decline (Бейонсе, Кайли,
-            # Миядзаки); women's names ending in a consonant do not either (Селин Дион, Заха Хадид)
-            foreign = p is None or not is_dictionary(p) or not NAME_TAGS & set(p.tag.grammemes)
-            # a foreign name ending in a vowel + «а» stays too: «Андреа Бочелли», «Гарсиа», «Пессоа»
-            vowel_a = low[-1:] == "а" and low[-2:-1] in lang.vowel_a_after
-            if foreign and (low[-1:] in lang.indeclinable_endings or vowel_a
-                            or (person_gender == "femn" and low[-1:] not in "аяь")):
-                indeclinable.append(word)
-                return word
-            if p is None or foreign and not lang.predictor:
-                # no name reading: the regular endings (a look-alike common noun's paradigm is not the
-                # name's: uk «маддах» is inanimate, «Маддаху»; the name is «Маддаха»)
-                form = rule_declension(lang, word, case, animate=True, masculine=person_gender == "masc")
-                if form is not None:
-                    guessed.append(word)
-                return form
-            if p.score < max(x.score for x in ps):
-                # pymorphy3 prefers another reading of the word: the name reading is a guess, counted
-                low_confidence.append(word)
-            return inflect_word(word, p, "person")
+    def name_parse(self, ps):
+        # a singular analysis: «Миядзаки» is also read as the plural of a name (-> «Миядзаков»)
+        person_gender = self.person_gender
+        p = next((p for p in ps if p.tag.case == "nomn" and NAME_TAGS & set(p.tag.grammemes)
+                  and p.tag.number in ("sing", None)
+                  and (person_gender is None or p.tag.gender in (person_gender, None))), None)
+        return p if p is not None else nominative(ps, ("NOUN",), person_gender)
 
+    def person_word(self, word: str, ps, last: bool) -> str | None:
+        lang, person_gender = self.lang, self.person_gender
+        low = word.lower()
+        if not last and low in lang.particles:  # «Мухаммеда ибн Салмана», never «ибна»
+            return word
+        p = self.name_parse(ps)
+        # Foreign names (no name analysis in the dictionary; a common noun that looks alike, such as
+        # «лабак» for «Лабаки», does not count): vowel-final ones never decline (Бейонсе, Кайли,
+        # Миядзаки); women's names ending in a consonant do not either (Селин Дион, Заха Хадид)
+        foreign = p is None or not is_dictionary(p) or not NAME_TAGS & set(p.tag.grammemes)
+        # a foreign name ending in a vowel + «а» stays too: «Андреа Бочелли», «Гарсиа», «Пессоа»
+        vowel_a = low[-1:] == "а" and low[-2:-1] in lang.vowel_a_after
+        if foreign and (low[-1:] in lang.indeclinable_endings or vowel_a
+                        or (person_gender == "femn" and low[-1:] not in "аяь")):
+            self.indeclinable.append(word)
+            return word
+        if p is None or foreign and not lang.predictor:
+            # no name reading: the regular endings (a look-alike common noun's paradigm is not the
+            # name's: uk «маддах» is inanimate, «Маддаху»; the name is «Маддаха»)
+            form = rule_declension(lang, word, self.case, animate=True, masculine=person_gender == "masc")
+            if form is not None:
+                self.guessed.append(word)
+            return form
+        if p.score < max(x.score for x in ps):
+            # pymorphy3 prefers another reading of the word: the name reading is a guess, counted
+            self.low_confidence.append(word)
+        return self.inflect_word(word, p, "person")
+
+    def person(self) -> tuple[str, str, str] | None:
+        words, out, lang = self.words, self.out, self.lang
         done = 0
-        for i, ps in enumerate(parses):
-            last = i == len(parses) - 1
+        for i, ps in enumerate(self.parses):
+            last = i == len(self.parses) - 1
             if "-" in words[i]:  # double surnames decline part by part: Склодовской-Кюри
                 # an Arabic article joined by a hyphen never declines: «Кадима ас-Сахира», «Фарида аль-Атраша»
                 new_parts = [part if part.lower() in lang.particles
-                             else person_word(part, parse_word(code, part), last)
+                             else self.person_word(part, parse_word(lang.code, part), last)
                              for part in words[i].split("-")]
                 out[i] = "-".join(n if n is not None else part for n, part in zip(new_parts, words[i].split("-"),
                                                                                   strict=True))
                 done += 1
                 continue
-            new = person_word(words[i], ps, last)
+            new = self.person_word(words[i], ps, last)
             if new is None:
                 continue
             out[i] = new
             done += 1
         if not done:
             return None
-    else:
+        return self.result()
+
+    # ---- a thing's name: the head noun declines, its modifiers agree ----
+
+    def thing(self, label: str, number: str | None, kind: str) -> tuple[str, str, str] | None:
+        lang, case, animate, words, parses, out = self.lang, self.case, self.animate, self.words, self.parses, self.out
         compound = noun_compound(lang, label, case, number) if animate is not False else None
         if compound is not None:
             return compound
         if len(words) == 1 and only_plural_reading(parses[0]):
             # «раи» (raï) read as the plural of «рай»: a single name is not a plural; keep it, counted
             return label, GUESSED, "kept as an indeclinable foreign word (the dictionary knows only a plural)"
-        head = find_head(code, parses)
+        head = find_head(lang.code, parses)
         if head is None:
-            return without_head(lang, words, parses, grammemes, parts, case)
+            return without_head(lang, words, parses, self.grammemes, self.parts, case)
         head_parse = nominative(parses[head], ("NOUN",))
         if animate is False:
             inanimate = next((p for p in parses[head] if p.tag.POS == "NOUN" and p.tag.case == "nomn"
@@ -264,13 +295,13 @@ def inflect_phrase(lang: SlavicLanguage, label: str, case: str, number: str | No
             if inanimate is not None and inanimate is not head_parse:
                 head_parse = inanimate
                 if not is_dictionary(inanimate):
-                    guessed.append(words[head])
-        tail = compound_tail(lang, words[head], head_parse, grammemes) if animate is False else None
+                    self.guessed.append(words[head])
+        tail = compound_tail(lang, words[head], head_parse, self.grammemes) if animate is False else None
         if tail is not None:  # «данс-поп» -> «данс-попа»: only the last part of an unknown compound declines
             out[head] = tail
-            guessed.append(words[head])
+            self.guessed.append(words[head])
         else:
-            form = inflect_word(words[head], head_parse, kind)
+            form = self.inflect_word(words[head], head_parse, kind)
             if form is None:
                 return None
             out[head] = form
@@ -282,19 +313,27 @@ def inflect_phrase(lang: SlavicLanguage, label: str, case: str, number: str | No
             mod = nominative(parses[i], ("ADJF", "PRTF"))
             if mod is None:
                 return None
-            new = inflect_parse(lang, mod, grammemes | ({animacy} if animacy else set()), "modifier", chosen)
+            new = inflect_parse(lang, mod, self.grammemes | ({animacy} if animacy else set()), "modifier",
+                                self.chosen)
             if new is None:
                 return None
             out[i] = restore(new.word, words[i], lang.keep_yo)
-    parts[0::2] = out
-    form = "".join(parts)
-    rule = [f"rule {lang.code}-case-form: " + ", ".join(chosen)] if chosen else []
-    if guessed or indeclinable or low_confidence:
-        notes = ([f"not in the {dictionary_name(lang)} dictionary: " + ", ".join(guessed)] if guessed else []) + (
-            ["kept as indeclinable foreign names: " + ", ".join(indeclinable)] if indeclinable else []) + (
-            ["pymorphy3 prefers another reading of: " + ", ".join(low_confidence)] if low_confidence else [])
-        return form, GUESSED, "; ".join(notes + rule)
-    return form, EXACT, "; ".join(rule)
+        return self.result()
+
+    def result(self) -> tuple[str, str, str]:
+        """(form, status, detail): guessed when any word was, with what was noted."""
+        parts = list(self.parts)
+        parts[0::2] = self.out
+        form = "".join(parts)
+        rule = [f"rule {self.lang.code}-case-form: " + ", ".join(self.chosen)] if self.chosen else []
+        if self.guessed or self.indeclinable or self.low_confidence:
+            notes = ([f"not in the {dictionary_name(self.lang)} dictionary: " + ", ".join(self.guessed)]
+                     if self.guessed else []) + (
+                ["kept as indeclinable foreign names: " + ", ".join(self.indeclinable)] if self.indeclinable else []) + (
+                ["pymorphy3 prefers another reading of: " + ", ".join(self.low_confidence)]
+                if self.low_confidence else [])
+            return form, GUESSED, "; ".join(notes + rule)
+        return form, EXACT, "; ".join(rule)
 
 
 def dictionary_name(lang: SlavicLanguage) -> str:

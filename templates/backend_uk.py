@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 from functools import cache, lru_cache
 
-from factatlas.templates import backend_slavic as slavic
+import factatlas.templates.backend_slavic as slavic
 from factatlas.templates.morphology import FAILED, Agreement, Features, InflectionRequest, InflectionResult
 
 VOWELS = frozenset("аеєиіїоуюя")

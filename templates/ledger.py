@@ -35,8 +35,10 @@ from pathlib import Path
 
 from factatlas.errors import ConfigError
 from factatlas.records import Entity, RenderFailure
+from factatlas.templates.labels import clean_label
 from factatlas.templates.morphology import EXACT, GUESSED, NONE
-from factatlas.templates.render import RenderedAnswer, Renderer, choose_option, clean_label
+from factatlas.templates.render import RenderedAnswer, Renderer
+from factatlas.templates.slot_context import choose_option
 from factatlas.templates.syntax import Group, Slot, TemplateSyntaxError, Text, parse
 from factatlas.templates.variants import answer_variant, subject_key
 
@@ -319,7 +321,7 @@ def subject_lines(rows: Iterable[Mapping], entities: Mapping[str, Entity], libra
     template (role ``subject``) — explained as the answers are: status, sources, review verdict; its context
     as rendered for that subject (``rendered=False``: groups by their ``other`` form, as before)."""
     from factatlas.templates.predicates import PREDICATES
-    from factatlas.templates.render import _sentence_initial
+    from factatlas.templates.slot_context import opens_sentence
 
     renderer = renderer or Renderer(entities)
     tap = renderer.decisions if isinstance(renderer.decisions, _Tap) else _Tap(renderer.decisions)
@@ -343,7 +345,7 @@ def subject_lines(rows: Iterable[Mapping], entities: Mapping[str, Entity], libra
             xtype = predicate.subject_type if predicate else ""
             nodes = parse(template.text).nodes
             choose = context_chooser(renderer, template, subject) if rendered else None
-            slots = slots_of[key] = [(ctx, nodes[i].features, xtype, _sentence_initial(nodes, i))
+            slots = slots_of[key] = [(ctx, nodes[i].features, xtype, opens_sentence(nodes, i))
                                      for i, ctx in subject_contexts(template.text, choose)]
         for ctx, features, xtype, initial in slots:
             key = (lang, subject_qid, features, xtype, initial)

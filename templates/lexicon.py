@@ -65,7 +65,7 @@ class LexiconEntry:
 
     def about(self, label: str) -> bool:
         """True when ``label`` (raw or without its disambiguator) is the label this entry describes."""
-        from factatlas.templates.render import clean_label
+        from factatlas.templates.labels import clean_label
 
         return label in (self.label, clean_label(self.label)) or clean_label(label) == self.label
 

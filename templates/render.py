@@ -17,12 +17,22 @@ from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
-from factatlas.records import ANSWER_MARKER, Entity, Gender, Life, RenderFailure
+from factatlas.records import ANSWER_MARKER, Entity, Gender, RenderFailure
+from factatlas.templates.backend_registry import make_backend
 from factatlas.templates.gender import entity_type, resolve_agreement
+from factatlas.templates.labels import (  # noqa: F401 (gendered_label, GENDER_FALLBACKS: importable here)
+    GENDER_FALLBACKS,
+    clean_label,
+    disambiguator_as_head,
+    gendered_label,
+    title_noun,
+    title_noun_always,
+    title_quotes,
+    title_quotes_before_particle,
+)
 from factatlas.templates.lexicon import LexiconEntry, entry_for
 from factatlas.templates.library import Template
 from factatlas.templates.morphology import (
-    CASES,
     EXACT,
     FAILED,
     GUESSED,
@@ -33,9 +43,15 @@ from factatlas.templates.morphology import (
     InflectionRequest,
     InflectionResult,
     language_registry,
-    make_backend,
 )
 from factatlas.templates.predicates import PREDICATES
+from factatlas.templates.slot_context import (
+    before_punctuation,
+    choose_option,
+    last_sound,
+    opens_sentence,
+    text_before,
+)
 from factatlas.templates.syntax import Group, ParsedTemplate, Slot, TemplateSyntaxError, Text, parse
 
 # Stable failure reasons (counted in render reports and build drops).
@@ -44,17 +60,9 @@ FAILURE_REASONS = ("unknown-entity", "no-label", "unknown-language", "template-e
                    "answer-marker")
 
 _SURVIVORS = re.compile(r"[\[\]{}]")
-# A Wikipedia disambiguator at the end of a label: «Australia (continente)», «Saint-Marin (ville)»,
-# «도하 (자치체)». Labels keep it in the data; sentences and fillers never show it.
-_DISAMBIGUATOR = re.compile(r"\s*[(（][^()（）]+[)）]$")
 
 
-def clean_label(label: str) -> str:
-    """``label`` as a speaker writes it: without a trailing Wikipedia disambiguator."""
-    cleaned = _DISAMBIGUATOR.sub("", label)
-    return cleaned if cleaned.strip() else label
 _SPACES = re.compile(r"[ \t]{2,}")
-_SENTENCE_END = (".", "!", "?", "。", "！", "？", "؟", ":", "\n")
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,113 +87,6 @@ class RenderedAnswer:
     backend: str = ""
     detail: str = ""
     slot_form: str = ""  # the form of the slot alone (the filler without the answer words around it)
-
-
-# Why a gendered object fell back to its plain label (counted per language in build stats).
-GENDER_FALLBACKS = ("no-female-form", "no-male-form", "subject-gender-unknown", "subject-nonbinary")
-
-
-def gendered_label(obj: Entity, lang: str, subject: Entity | None) -> tuple[str | None, str]:
-    """The label of ``obj`` that agrees with ``subject``'s gender, and where it came from.
-
-    Only objects whose label varies with gender (Wikidata P2521/P3321 in some language, such as
-    occupations) are concerned; for them a missing form is a counted fallback, never silent:
-    («Shakira est chanteuse», «Beyoncé работает певицей»).
-    """
-    label = obj.labels.get(lang)
-    if not (obj.female_labels or obj.male_labels):
-        return label, "label"
-    gender = subject.gender if subject is not None else Gender.UNKNOWN
-    if gender is Gender.FEMININE:
-        form = obj.female_labels.get(lang)
-        return (form, "P2521") if form else (label, "label:no-female-form")
-    if gender is Gender.MASCULINE:
-        form = obj.male_labels.get(lang)
-        # the plain label is the masculine form wherever P3321 is absent (Wikidata's convention)
-        return (form, "P3321") if form else (label, "label")
-    if gender is Gender.NON_BINARY:
-        return label, "label:subject-nonbinary"
-    return label, "label:subject-gender-unknown"
-
-
-def _sentence_initial(nodes: tuple, index: int) -> bool:
-    """True when the node at ``index`` opens the text or follows a sentence end."""
-    tail = ""
-    for node in reversed(nodes[:index]):
-        if not isinstance(node, Text):
-            return bool(tail.strip()) and tail.rstrip().endswith(_SENTENCE_END)
-        tail = node.value + tail
-        if tail.strip():
-            return tail.rstrip().endswith(_SENTENCE_END)
-    return True
-
-
-def _before_punctuation(nodes: tuple, index: int) -> bool:
-    """True when the node after ``index`` is text that starts with sentence punctuation."""
-    nxt = nodes[index + 1] if index + 1 < len(nodes) else None
-    return isinstance(nxt, Text) and nxt.value[:1] in ".,;:!?"
-
-
-def _text_before(nodes: tuple) -> str | None:
-    """The template text right before a slot, as far back as its last letter; an agreement group there
-    counts by the last letter its forms share («народився» / «народилася»: «я»); None when a slot or a
-    group whose forms end differently comes first (what is written there changes with the subject)."""
-    tail = ""
-    for node in reversed(nodes):
-        if isinstance(node, Group) and not tail.strip():
-            ends = {_LETTERS_END.sub("", option.form)[-1:] for option in node.options}
-            return next(iter(ends)) + tail if len(ends) == 1 and "" not in ends else None
-        if not isinstance(node, Text):
-            return tail if tail.strip() else None
-        tail = node.value + tail
-        if tail.strip():
-            return tail
-    return tail
-
-
-_LETTERS_END = re.compile(r"[\W\d_]+$")
-
-
-def _last_sound(before: str | None) -> str | None:
-    """The last non-space character of ``before`` (all a preposition's form may depend on), so that
-    forms are cached by it, not by the whole text."""
-    return before.rstrip()[-1:] if before is not None else None
-
-
-def _holds(value: str, agreement: Agreement, life: Life) -> bool:
-    if value in ("sg", "pl"):
-        return agreement.number == value
-    if value in ("alive", "dead"):
-        return life.value == value
-    return _GENDER_VALUE.get(agreement.gender) == value
-
-
-_GENDER_VALUE = {Gender.MASCULINE: "masc", Gender.FEMININE: "fem", Gender.NEUTER: "neut"}
-
-
-def choose_option(group: Group, agreement: Agreement, life: Life = Life.UNKNOWN) -> str | None:
-    """The form of an agreement group for an entity: the option whose values all hold, the most specific
-    first (``fem+dead`` before ``dead`` before ``other``); among single values plural first, then gender,
-    then sg (only in a group without gender forms), then life status; ``other`` when none holds.
-
-    A life value holds only for a known status: a person whose death Wikidata does not record and whose
-    life the curate stage could not decide takes the life-free options, which the validator makes the
-    template give (``other``, or forms by gender/number alone)."""
-    gendered = bool(group.atoms & {"masc", "fem", "neut"})
-    best: tuple[tuple[int, bool, bool, bool], str] | None = None
-    for option in group.options:
-        values = option.values
-        if values == ("other",) or (values == ("sg",) and gendered):
-            continue
-        if not all(_holds(v, agreement, life) for v in values):
-            continue
-        rank = (len(values), "pl" in values, bool(set(values) & {"masc", "fem", "neut"}),
-                bool(set(values) & {"alive", "dead"}))
-        if best is None or rank > best[0]:
-            best = (rank, option.form)
-    if best is not None:
-        return best[1]
-    return group.form("other")
 
 
 class Renderer:
@@ -259,43 +160,21 @@ class Renderer:
         label = label or entity.labels.get(lang)
         if not label:
             return RenderFailure("no-label", f"{entity.qid} has no {lang} label")
-        entry = self.entry(entity, lang, label)
-        if entry is not None and entry.short and label == entity.labels.get(lang):
-            # «Каир (мухафаза)» -> «Каир», «Bara la Australia» -> «Australia»: the lexicon's short name
-            self.decisions[(lang, "label", entry.how + ":short", f"{entity.qid} {label} -> {entry.short}")] += 1
-            label = entry.short
-        cleaned = clean_label(label)
-        if cleaned != label:
-            other = self._label_owner(lang, cleaned, entity.qid) if answer else None
-            if other is None:
-                self.decisions[(lang, "label", "disambiguator-removed", f"{entity.qid} {label} -> {cleaned}")] += 1
-                label = cleaned
-            elif _disambiguator_as_head(lang) and _kind(entity) == "place":
-                # «Каир (мухафаза)» -> «мухафаза Каир»: the disambiguator names the kind of place, and the
-                # kind noun heads the name (it takes the case and the article; the name stays as it is)
-                noun = label[len(cleaned):].strip()[1:-1].strip()
-                self.decisions[(lang, "label", "rule:disambiguator-as-head", f"{entity.qid} {label}: '{cleaned}' "
-                                f"is also {other}'s label -> {noun} {cleaned}")] += 1
-                label = f"{noun} {cleaned}"
-            else:
-                # «Dubai (Emirat)» would read «Dubai», the city's name: two answers with one surface form.
-                # Keep the disambiguator there, counted, rather than make the gold ambiguous.
-                self.decisions[(lang, "label", "disambiguator-kept", f"{entity.qid} {label}: '{cleaned}' is "
-                                f"also {other}'s label")] += 1
+        label, entry = self._written_label(entity, lang, label, answer)
         agreement = self.agreement(entity, lang, slot_type, label)
         etype = self._types.get((entity.qid, slot_type))
         if etype is None:
             etype = self._types[(entity.qid, slot_type)] = entity_type(entity, slot_type)
-        quotes = _title_quotes(lang) if etype == "work" else None
-        if quotes and _title_quotes_before_particle(lang):
+        quotes = title_quotes(lang) if etype == "work" else None
+        if quotes and title_quotes_before_particle(lang):
             # ko: the particle follows the closing mark and agrees with the title's last sound: «〈기생충〉은»,
             # «〈원피스〉는», never «〈기생충은〉»; so the title is quoted before the backend attaches it
             label, quotes = f"{quotes[0]}{label}{quotes[1]}", None
-        if quotes and (features.case or _title_noun_always(lang)):
+        if quotes and (features.case or title_noun_always(lang)):
             # ru: a title is named by its kind, the title itself stays in the nominative: «Язык оригинала
             # фильма «Крёстный отец»», never an inflected title; in the nominative too, so that the verb
             # agrees with the kind noun: «Сериал «Остаться в живых» снят» (gender: `title_noun_gender`)
-            noun = _title_noun(lang, entity.classes, features.case or "nom")
+            noun = title_noun(lang, entity.classes, features.case or "nom")
             if noun:
                 if sentence_initial:
                     noun = noun[:1].upper() + noun[1:]
@@ -306,26 +185,16 @@ class Renderer:
         # are keyed by the classes too
         classes = entity.classes if features.preposition or features.article or features.case or etype == "work" \
             else ()
-        before = _last_sound(before) if features.preposition else ""
+        before = last_sound(before) if features.preposition else ""
         key = (lang, label, features, agreement, etype, sentence_initial, classes, entry.qid if entry else None,
                before)
         if key in self._inflections:
             result = self._inflections[key]
         else:
-            backend = self.backend(lang)
-            if backend is None:
-                return RenderFailure("unknown-language", f"no inflection backend for '{lang}'")
-            written = entry.forms.get(features.describe()) if entry is not None and not features.is_plain else None
-            if written is not None:  # the lexicon's form for the whole slot: no rule involved
-                result = InflectionResult(written, EXACT, "lexicon", f"{entry.how} {entity.qid} {features.describe()}")
-            elif features.is_plain and not sentence_initial:
-                result = InflectionResult(label, NONE, "identity")
-            else:
-                result = backend.inflect(label, lang, features,
-                                         InflectionRequest(agreement, etype, sentence_initial, classes, entry,
-                                                           before))
-            if result is not None and sentence_initial and result.form[:1].islower():
-                result = replace(result, form=result.form[0].upper() + result.form[1:])
+            result = self._inflect(entity, lang, label, features, InflectionRequest(agreement, etype, sentence_initial,
+                                                                                     classes, entry, before))
+            if isinstance(result, RenderFailure):
+                return result
             self._inflections[key] = result
         if result is None:
             return RenderFailure("inflection-unsupported",
@@ -340,6 +209,53 @@ class Renderer:
             self.decisions[(lang, what_kind, how, f"{entity.qid} {what}")] += 1
         if quotes:  # work titles in quotation marks (de „Der Pate“, ru «Мумия»), inflected inside if at all
             result = replace(result, form=f"{quotes[0]}{result.form}{quotes[1]}")
+        return result
+
+    def _written_label(self, entity: Entity, lang: str, label: str, answer: bool) -> tuple[str, LexiconEntry | None]:
+        """``label`` as a sentence writes it (the lexicon's short name, without a disambiguator unless another
+        answer has that name) and the entity's lexicon entry for it; every change is a counted decision."""
+        entry = self.entry(entity, lang, label)
+        if entry is not None and entry.short and label == entity.labels.get(lang):
+            # «Каир (мухафаза)» -> «Каир», «Bara la Australia» -> «Australia»: the lexicon's short name
+            self.decisions[(lang, "label", entry.how + ":short", f"{entity.qid} {label} -> {entry.short}")] += 1
+            label = entry.short
+        cleaned = clean_label(label)
+        if cleaned != label:
+            other = self._label_owner(lang, cleaned, entity.qid) if answer else None
+            if other is None:
+                self.decisions[(lang, "label", "disambiguator-removed", f"{entity.qid} {label} -> {cleaned}")] += 1
+                label = cleaned
+            elif disambiguator_as_head(lang) and _kind(entity) == "place":
+                # «Каир (мухафаза)» -> «мухафаза Каир»: the disambiguator names the kind of place, and the
+                # kind noun heads the name (it takes the case and the article; the name stays as it is)
+                noun = label[len(cleaned):].strip()[1:-1].strip()
+                self.decisions[(lang, "label", "rule:disambiguator-as-head", f"{entity.qid} {label}: '{cleaned}' "
+                                f"is also {other}'s label -> {noun} {cleaned}")] += 1
+                label = f"{noun} {cleaned}"
+            else:
+                # «Dubai (Emirat)» would read «Dubai», the city's name: two answers with one surface form.
+                # Keep the disambiguator there, counted, rather than make the gold ambiguous.
+                self.decisions[(lang, "label", "disambiguator-kept", f"{entity.qid} {label}: '{cleaned}' is "
+                                f"also {other}'s label")] += 1
+        return label, entry
+
+    def _inflect(self, entity: Entity, lang: str, label: str, features: Features, request: InflectionRequest
+                 ) -> InflectionResult | RenderFailure | None:
+        """The form of ``label`` for ``features``: the lexicon's form of the whole slot, the label itself for a
+        plain slot, else the language's backend; capitalised at a sentence start. None: the backend cannot."""
+        backend = self.backend(lang)
+        if backend is None:
+            return RenderFailure("unknown-language", f"no inflection backend for '{lang}'")
+        entry, sentence_initial = request.entry, request.sentence_initial
+        written = entry.forms.get(features.describe()) if entry is not None and not features.is_plain else None
+        if written is not None:  # the lexicon's form for the whole slot: no rule involved
+            result = InflectionResult(written, EXACT, "lexicon", f"{entry.how} {entity.qid} {features.describe()}")
+        elif features.is_plain and not sentence_initial:
+            result = InflectionResult(label, NONE, "identity")
+        else:
+            result = backend.inflect(label, lang, features, request)
+        if result is not None and sentence_initial and result.form[:1].islower():
+            result = replace(result, form=result.form[0].upper() + result.form[1:])
         return result
 
     # ---- the contract ----
@@ -366,7 +282,7 @@ class Renderer:
             if isinstance(node, Text):
                 out.append(node.value)
             elif isinstance(node, Slot):
-                res = self.fill(subject, template.lang, node.features, xtype, _sentence_initial(parsed.nodes, i),
+                res = self.fill(subject, template.lang, node.features, xtype, opens_sentence(parsed.nodes, i),
                                 before="".join(out))
                 if isinstance(res, RenderFailure):
                     return res
@@ -384,7 +300,7 @@ class Renderer:
                                          f"{template.lang} {template.id}: no form for {subject_qid} "
                                          f"(gender {ag.gender}, number {ag.number}, source "
                                          f"{ag.source or 'none'}) among {'/'.join(node.values)}; add 'other='")
-                if not form and _before_punctuation(parsed.nodes, i) and out:
+                if not form and before_punctuation(parsed.nodes, i) and out:
                     # an empty option leaves no space before the punctuation: hu «… az arab nyelv.», not «… nyelv .»
                     out[-1] = out[-1].rstrip(" ")
                 out.append(form)
@@ -421,13 +337,13 @@ class Renderer:
         span = parsed.answer_span()
         nodes = parsed.nodes[span[0]:span[1] + 1] if span is not None else ()
         slot = next((n for n in nodes if isinstance(n, Slot)), None)
-        span_initial = span is not None and _sentence_initial(parsed.nodes, span[0])
+        span_initial = span is not None and opens_sentence(parsed.nodes, span[0])
         if slot is not None:
             features, initial = slot.features, span_initial and nodes[0] is slot
         if span is not None:
             filler_label = self._without_repeated_head(template.lang, parsed.nodes[:span[0]], obj,
                                                        filler_label or label, parsed.nodes[span[1] + 1:])
-        before = _text_before(parsed.nodes[:span[0]]) if span is not None else ""
+        before = text_before(parsed.nodes[:span[0]]) if span is not None else ""
         res = self.fill(obj, template.lang, features, ytype, initial, filler_label, answer=True, before=before)
         if isinstance(res, RenderFailure):
             return res
@@ -607,40 +523,6 @@ def _kind(entity: Entity) -> str:
     """Coarse kind for label collisions: cities, regions and unknown places are one kind."""
     t = entity_type(entity, "")
     return "place" if t in ("settlement", "place", "") else t
-
-
-def _disambiguator_as_head(lang: str) -> bool:
-    spec = language_registry().get(lang)
-    return bool(spec and spec.options.get("disambiguator_as_head"))
-
-
-def _title_quotes(lang: str) -> tuple[str, str] | None:
-    spec = language_registry().get(lang)
-    quotes = spec.options.get("title_quotes") if spec else None
-    return (quotes[0], quotes[1]) if quotes else None
-
-
-def _title_quotes_before_particle(lang: str) -> bool:
-    spec = language_registry().get(lang)
-    return bool(spec and spec.options.get("title_quotes_before_particle"))
-
-
-def _title_noun_always(lang: str) -> bool:
-    spec = language_registry().get(lang)
-    return bool(spec and spec.options.get("title_noun_in_nominative"))
-
-
-def _title_noun(lang: str, classes: tuple[str, ...], case: str) -> str | None:
-    """The noun naming a work's kind in ``case`` (ru `title_nouns`: Q11424 film -> «фильма» in gen)."""
-    spec = language_registry().get(lang)
-    nouns = spec.options.get("title_nouns", {}) if spec else {}
-    for q in classes:
-        forms = nouns.get(q)
-        if isinstance(forms, str):  # a language without case names the kind in one form (vi «phim»)
-            return forms
-        if forms and case in CASES:
-            return forms[CASES.index(case)]
-    return None
 
 
 def _check_text(text: str, kind: str) -> RenderFailure | None:

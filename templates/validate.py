@@ -21,7 +21,7 @@ import yaml
 
 from factatlas.errors import did_you_mean
 from factatlas.records import ANSWER_MARKER
-from factatlas.templates.library import Issue, LanguageFile, Template, read_language_file
+from factatlas.templates.language_file import Issue, LanguageFile, Template, read_language_file
 from factatlas.templates.morphology import language_registry
 from factatlas.templates.predicates import PREDICATES
 from factatlas.templates.syntax import (
@@ -179,6 +179,50 @@ def meaning_issues(t: Template) -> list[Issue]:
     return issues
 
 
+def _feature_issues(t: Template, parsed, spec, at) -> None:
+    """Features and '+' particles of every slot that the language does not have."""
+    allowed = spec.features if spec else frozenset()
+    for slot in parsed.slots():
+        f = slot.features
+        for value in (f.case, f.number, f.article, f.preposition):
+            if value and value not in allowed:
+                at(slot.start, f"feature '{value}' in {slot.raw} is not available in {t.lang}",
+                   (f"{t.lang} slots may use: {' '.join(sorted(allowed))}" if allowed
+                    else f"{t.lang} slots take no features: write [{slot.name}]"), "unknown-feature")
+        if f.particle:
+            from factatlas.templates.backend_registry import particle_inventory
+
+            inventory = particle_inventory(spec.backend) if spec is not None else None
+            if inventory is None:
+                at(slot.start, f"particle '+{f.particle}' in {slot.raw}: particles exist for Korean, Turkish and "
+                   "Hungarian only", "write the affix as literal text glued to the slot, e.g. [Y]에서",
+                   "unknown-feature")
+            elif f.particle not in inventory[1]:
+                name, particles = inventory
+                at(slot.start, f"unknown {name} particle '{f.particle}'.{did_you_mean(f.particle, particles)}",
+                   "particles: " + " ".join(sorted(particles)), "unknown-feature")
+
+
+def _writing_issues(parsed, lf: LanguageFile, spec, at) -> None:
+    """The template's text in a script the file does not declare, or against the language's orthography
+    (``letters``, ``half_space`` in languages.yaml)."""
+    declared = frozenset(lf.scripts)
+    if declared:
+        for node in parsed.nodes:
+            chunks = [(node.value, node.start)] if isinstance(node, Text) else (
+                [(o.form, o.form_start) for o in node.options] if isinstance(node, Group) else [])
+            for text, base in chunks:
+                for offset, message, hint in script_issues(text, base, declared):
+                    at(offset, message, hint, "mixed-script")
+    if spec is not None and (spec.options.get("letters") or spec.options.get("half_space")):
+        for node in parsed.nodes:
+            chunks = [(node.value, node.start)] if isinstance(node, Text) else (
+                [(o.form, o.form_start) for o in node.options] if isinstance(node, Group) else [])
+            for text, base in chunks:
+                for offset, message, hint in orthography_issues(text, base, spec.options):
+                    at(offset, message, hint, "orthography")
+
+
 def validate_template(t: Template, lf: LanguageFile, spec=None) -> list[Issue]:
     issues: list[Issue] = []
 
@@ -221,27 +265,7 @@ def validate_template(t: Template, lf: LanguageFile, spec=None) -> list[Issue]:
     if not xs:
         at(0, "template without the subject slot [X]", "mention the subject with [X]", "slots")
 
-    allowed = spec.features if spec else frozenset()
-    for slot in parsed.slots():
-        f = slot.features
-        for value in (f.case, f.number, f.article, f.preposition):
-            if value and value not in allowed:
-                at(slot.start, f"feature '{value}' in {slot.raw} is not available in {t.lang}",
-                   (f"{t.lang} slots may use: {' '.join(sorted(allowed))}" if allowed
-                    else f"{t.lang} slots take no features: write [{slot.name}]"), "unknown-feature")
-        if f.particle:
-            from factatlas.templates.morphology import particle_inventory
-
-            inventory = particle_inventory(spec.backend) if spec is not None else None
-            if inventory is None:
-                at(slot.start, f"particle '+{f.particle}' in {slot.raw}: particles exist for Korean, Turkish and "
-                   "Hungarian only", "write the affix as literal text glued to the slot, e.g. [Y]에서",
-                   "unknown-feature")
-            elif f.particle not in inventory[1]:
-                name, particles = inventory
-                at(slot.start, f"unknown {name} particle '{f.particle}'.{did_you_mean(f.particle, particles)}",
-                   "particles: " + " ".join(sorted(particles)), "unknown-feature")
-
+    _feature_issues(t, parsed, spec, at)
     issues.extend(_life_issues(t, parsed, at))
     genders = tuple(lf.genders)
     span = parsed.answer_span()
@@ -249,21 +273,7 @@ def validate_template(t: Template, lf: LanguageFile, spec=None) -> list[Issue]:
         if isinstance(g, Group):
             _check_group(g, t, genders, at, span is not None and span[0] <= i <= span[1])
 
-    declared = frozenset(lf.scripts)
-    if declared:
-        for node in parsed.nodes:
-            chunks = [(node.value, node.start)] if isinstance(node, Text) else (
-                [(o.form, o.form_start) for o in node.options] if isinstance(node, Group) else [])
-            for text, base in chunks:
-                for offset, message, hint in script_issues(text, base, declared):
-                    at(offset, message, hint, "mixed-script")
-    if spec is not None and (spec.options.get("letters") or spec.options.get("half_space")):
-        for node in parsed.nodes:
-            chunks = [(node.value, node.start)] if isinstance(node, Text) else (
-                [(o.form, o.form_start) for o in node.options] if isinstance(node, Group) else [])
-            for text, base in chunks:
-                for offset, message, hint in orthography_issues(text, base, spec.options):
-                    at(offset, message, hint, "orthography")
+    _writing_issues(parsed, lf, spec, at)
     for offset, message, hint in probe_render(t, parsed):
         at(offset, message, hint, "placeholder")
     return issues

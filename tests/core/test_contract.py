@@ -202,8 +202,14 @@ def test_the_core_imports_no_stage_room_and_no_app():
 # ---- the shape of the code (issue 43 item 2): each rule a test that names every offence -------------
 
 REPO_ROOT = __import__("pathlib").Path(__file__).resolve().parents[2]
-SHAPED = ("factatlas", "builder", "publish")  # the contract, the build, the release
+# every room: the contract (with the app layer under factatlas/app), the five stages
+SHAPED = ("factatlas", "curate", "templates", "builder", "probe", "publish")
 MAX_MODULE_LINES, MAX_FUNCTION_LINES = 600, 80
+# The floors of DESIGN.md ("The pipeline and its rooms"): the core at the bottom, the stages above it in
+# the order data flows (curate -> templates -> build -> probe -> publish: nothing downstream is needed
+# upstream), the app layer (the command, the quickstart, ``python -m factatlas``) on top. An import may
+# point down a floor or stay on its own, never up.
+FLOORS = {"core": 0, "curate": 1, "templates": 2, "builder": 3, "probe": 4, "publish": 5, "app": 6}
 
 
 def _python_files(*folders: str):
@@ -218,17 +224,34 @@ def _module_name(path) -> str:
 
 
 def _imports(path) -> list[tuple[int, str]]:
-    """(line, module) of every import in ``path``, lazy and TYPE_CHECKING ones included; ``from m import x``
-    gives ``m`` and ``m.x`` (x may be a module)."""
+    """(line, module) of every import in ``path``, lazy, TYPE_CHECKING and relative ones included (``from .x
+    import y`` in factatlas/templates/render.py is ``factatlas.templates.x``); ``from m import x`` gives ``m``
+    and ``m.x`` (x may be a module)."""
     import ast
 
+    package = _module_name(path)
+    if path.name != "__init__.py":
+        package = package.rpartition(".")[0]
     found = []
     for node in ast.walk(ast.parse(path.read_text("utf-8"), str(path))):
         if isinstance(node, ast.Import):
             found += [(node.lineno, a.name) for a in node.names]
-        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-            found += [(node.lineno, node.module)] + [(node.lineno, f"{node.module}.{a.name}") for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:  # from . import x (level 1: this package), from ..y import z (level 2: its parent)
+                anchor = package.split(".")[: len(package.split(".")) - (node.level - 1)]
+                base = ".".join(anchor + ([base] if base else []))
+            found += [(node.lineno, base)] + [(node.lineno, f"{base}.{a.name}") for a in node.names]
     return found
+
+
+def _floor(module: str) -> str:
+    """The floor of a factatlas module: ``core``, a stage's name or ``app`` (``factatlas.__main__`` only
+    hands the command line to the app)."""
+    parts = module.split(".")
+    if len(parts) > 1 and (parts[1] in FLOORS or parts[1] == "__main__"):
+        return "app" if parts[1] == "__main__" else parts[1]
+    return "core"
 
 
 def shape_offences(folders=SHAPED) -> list[str]:
@@ -291,12 +314,33 @@ def room_imports(room: str, forbidden: tuple[str, ...]) -> list[str]:
     return list(named)
 
 
+def upward_imports(folders=SHAPED) -> list[str]:
+    """Imports that point up a floor (``FLOORS``), lazy, TYPE_CHECKING and relative ones included."""
+    offences = []
+    for path in _python_files(*folders):
+        here = _floor(_module_name(path))
+        for line, name in _imports(path):
+            there = _floor(name) if name.split(".")[0] == "factatlas" else here
+            if FLOORS[there] > FLOORS[here]:
+                offences.append(f"{path.relative_to(REPO_ROOT)}:{line}: {here} imports {name} ({there}, a floor "
+                                f"above)")
+    return list(dict.fromkeys(offences))
+
+
 def test_no_module_over_600_lines_and_no_function_over_80():
     assert shape_offences() == []
 
 
-def test_no_import_cycle_between_files_of_the_core_the_build_and_the_release():
+def test_no_import_cycle_between_files_of_any_room():
     assert import_cycles() == []
+
+
+def test_no_import_points_up_a_floor():
+    """Down or level only. probe/analysis/crosslingual.py reads templates' language registry (family, genus,
+    script of each language, templates/data/languages.yaml): probe stands above templates, so that import
+    points down a floor, and what it reads is the languages' fixed description, not a run's config (DESIGN.md:
+    nothing downstream reads upstream *config*)."""
+    assert upward_imports() == []
 
 
 def test_the_build_and_the_release_import_no_curate_and_no_app():
@@ -308,18 +352,33 @@ def test_the_build_and_the_release_import_no_curate_and_no_app():
 
 
 def test_the_shape_rules_find_what_they_forbid(tmp_path, monkeypatch):
-    """Each rule, fed a planted offence, names it: a long module and function, a cycle, a room import."""
+    """Each rule, fed a planted offence, names it: a long module and function, a cycle, a room import, an
+    import up a floor; relative imports (``from .x import y``, ``from .. import z``) are seen as absolute ones."""
     import sys
 
-    planted = tmp_path / "factatlas"
-    planted.mkdir()
-    (planted / "a.py").write_text("from factatlas.b import x\n" + "\n" * 600, "utf-8")
-    (planted / "b.py").write_text("def x():\n    from factatlas.a import y\n" + "    pass\n" * 80, "utf-8")
-    (tmp_path / "builder").mkdir()
-    (tmp_path / "builder" / "c.py").write_text("def f():\n    from factatlas.curate.config import load_culture\n",
-                                               "utf-8")
+    def plant(path: str, text: str) -> None:
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / path).write_text(text, "utf-8")
+
+    plant("factatlas/a.py", "from factatlas.b import x\n" + "\n" * 600)
+    plant("factatlas/b.py", "def x():\n    from factatlas.a import y\n" + "    pass\n" * 80)
+    plant("builder/c.py", "def f():\n    from factatlas.curate.config import load_culture\n")
+    # relative: a cycle inside a room, a room import and an import up a floor, from a module and a package
+    plant("templates/__init__.py", "from . import render\n")
+    plant("templates/render.py", "from .morph import inflect\n")
+    plant("templates/morph.py", "def inflect():\n    from .render import fill\n")
+    plant("templates/ledger.py", "from ..builder.sources import Source\n")
+    plant("builder/__init__.py", "from .. import curate\n")
+    plant("probe/cli.py", "from factatlas.app import cli\n")
     monkeypatch.setattr(sys.modules[__name__], "REPO_ROOT", tmp_path)
     assert shape_offences(("factatlas",)) == ["factatlas/a.py: 601 lines (at most 600; split it by job)",
                                               "factatlas/b.py:1: x is 82 lines (at most 80)"]
     assert import_cycles(("factatlas",)) == [["factatlas.a", "factatlas.b"]]
-    assert room_imports("builder", ("curate",)) == ["builder/c.py:2: imports factatlas.curate.config"]
+    assert import_cycles(("templates",)) == [["factatlas.templates.morph", "factatlas.templates.render"]]
+    assert room_imports("builder", ("curate",)) == ["builder/__init__.py:1: imports factatlas.curate",
+                                                    "builder/c.py:2: imports factatlas.curate.config"]
+    assert upward_imports(("builder", "probe", "templates")) == [
+        "probe/cli.py:1: probe imports factatlas.app (app, a floor above)",
+        "probe/cli.py:1: probe imports factatlas.app.cli (app, a floor above)",
+        "templates/ledger.py:1: templates imports factatlas.builder.sources (builder, a floor above)",
+        "templates/ledger.py:1: templates imports factatlas.builder.sources.Source (builder, a floor above)"]

@@ -51,6 +51,15 @@ CLASSES = {"Qg": ("C1",), "Qwe": ("C1", "C2"), "Qwt": ("C9",), "Qo": ("C1",), "Q
 CTX = E.context_from_facts(FACTS, CLASSES, {"Qo": "Ohio", "Qg": "Gold City"})
 
 
+def test_every_object_of_a_fact_owns_the_answer():
+    """A fact with several valid objects: every one of them, not only the first, is its culture's answer
+    (docs/metrics.md: ownership from every fact the benchmark holds, all of its objects)."""
+    facts = [_fact("arab", "P1", "S1", ("Qg",), ("Qc_arab",)), _fact("west", "P1", "W1", ("Qo", "Qx"), ("Qc",))]
+    ctx = E.context_from_facts(facts, {"Qg": ("C1",), "Qo": ("C1",), "Qx": ("C1",)})
+    assert ctx.object_cultures("P1", "Qx") == ctx.object_cultures("P1", "Qo") == frozenset({"west"})
+    assert E.classify(_scored("m", top="Qx"), ctx) == E.OTHER_CULTURE  # not a wrong entity of the same type
+
+
 def test_each_kind_by_hand():
     cases = {
         "right": (_scored("a", top="Qg", correct=True), None),

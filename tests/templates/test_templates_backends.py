@@ -12,6 +12,7 @@ import yaml
 from factatlas.errors import FactatlasError
 from factatlas.records import Gender
 from factatlas.templates.backend_ko import KoreanBackend, attach, final_consonant
+from factatlas.templates.backend_registry import make_backend
 from factatlas.templates.backend_ru import RussianBackend, lexicon_agreement
 from factatlas.templates.backend_rules import RulesBackend
 from factatlas.templates.backend_unimorph import UnimorphBackend, UnimorphTable, download_table
@@ -22,7 +23,6 @@ from factatlas.templates.morphology import (
     InflectionBackend,
     InflectionRequest,
     language_registry,
-    make_backend,
 )
 
 LOC = Features(case="loc")
@@ -300,7 +300,7 @@ def test_rendering_with_a_missing_table_never_downloads(monkeypatch, tmp_path):
 
 def test_backends_register_themselves_and_unknown_names_get_a_suggestion():
     from factatlas.errors import ConfigError
-    from factatlas.templates.morphology import BACKEND_NAMES, BACKENDS, inflection_backend
+    from factatlas.templates.backend_registry import BACKEND_NAMES, BACKENDS, inflection_backend
 
     assert BACKEND_NAMES == tuple(BACKENDS) == ("identity", "pymorphy3", "pymorphy3-uk", "korean", "rules", "greek",
                                                   "hebrew", "unimorph", "turkish", "hungarian")

@@ -8,7 +8,8 @@ import pytest
 import yaml
 
 from factatlas.predicates import load_predicates
-from factatlas.templates.morphology import ALL_FEATURES, BACKEND_NAMES, language_registry
+from factatlas.templates.backend_registry import BACKEND_NAMES
+from factatlas.templates.morphology import ALL_FEATURES, language_registry
 from factatlas.templates.predicates import PREDICATES
 
 

@@ -11,8 +11,9 @@ from __future__ import annotations
 import pytest
 
 from factatlas.templates.backend_hu import PARTICLES, HungarianBackend, article_for, harmony_of, sound_of
+from factatlas.templates.backend_registry import particle_inventory
 from factatlas.templates.lexicon import LexiconEntry
-from factatlas.templates.morphology import Features, InflectionRequest, particle_inventory
+from factatlas.templates.morphology import Features, InflectionRequest
 
 BACKEND = HungarianBackend()
 

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import pytest
 
+from factatlas.templates.backend_registry import particle_inventory
 from factatlas.templates.backend_tr import PARTICLES, TurkishBackend, attach, reading, soften, suffix_for
-from factatlas.templates.morphology import Features, InflectionRequest, particle_inventory
+from factatlas.templates.morphology import Features, InflectionRequest
 
 BACKEND = TurkishBackend()
 

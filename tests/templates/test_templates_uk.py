@@ -7,9 +7,10 @@ from __future__ import annotations
 import pytest
 
 from factatlas.records import Entity, Gender, Life, RenderFailure, frozen_mapping
+from factatlas.templates.backend_registry import make_backend
 from factatlas.templates.backend_uk import UkrainianBackend, u_or_v, z_form
 from factatlas.templates.library import Template
-from factatlas.templates.morphology import Agreement, Features, InflectionRequest, make_backend
+from factatlas.templates.morphology import Agreement, Features, InflectionRequest
 from factatlas.templates.render import Renderer
 
 GEN, LOC, INS = Features(case="gen"), Features(case="loc"), Features(case="ins")
