@@ -2,7 +2,9 @@
 
 Makes an N-copy benchmark from a real build (the quickstart's, or ``--from DIR``): copy 0 is the build itself,
 copy c >= 1 repeats every fact under a new subject QID (``Q<c * 10^9 + n>``) and so a new fact id, with the
-same labels, texts, candidates, golds and splits; its subjects get entity and label rows of their own. The
+same labels, texts, candidates, golds and splits (in a 'predicate' candidate mode a copy's row gets the
+predicate's whole list, since its new subject is no candidate: ``subject_restorer``); its subjects get entity
+and label rows of their own. The
 result is a valid benchmark (``validate-benchmark`` accepts it: the first command timed; a failed command is
 flagged in the table) whose rows,
 facts and entities are N times the build's. It is written row group by row group, sorted by prompt_id as

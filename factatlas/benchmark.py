@@ -318,6 +318,26 @@ class Benchmark:
         return tuple(sorted(self._read(read, "prompts")))
 
     @cached_property
+    def kind_counts(self) -> dict[str, int]:
+        """Prompt kind (cloze, question) -> rows, from the kind column alone (no prompt is decoded)."""
+        from collections import Counter
+
+        if "prompts" in self.__dict__:
+            return dict(Counter(p.kind for p in self.prompts))
+
+        def read() -> dict[str, int]:
+            import pyarrow.parquet as pq
+
+            counts: Counter = Counter()
+            for path in self.location.prompt_files:
+                pf = pq.ParquetFile(path)
+                for group in range(pf.num_row_groups):
+                    counts.update(pf.read_row_group(group, columns=["kind"]).column(0).to_pylist())
+            return dict(counts)
+
+        return self._read(read, "prompts")
+
+    @cached_property
     def prompt_count(self) -> int:
         """Rows of the prompt files, from their parquet footers (no row is read)."""
         import pyarrow.parquet as pq

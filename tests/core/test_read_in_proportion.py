@@ -6,6 +6,7 @@ command in-process and counts what went through the reader: the whole-table read
 from __future__ import annotations
 
 import gc
+import json
 import subprocess
 from functools import cached_property
 from pathlib import Path
@@ -122,3 +123,8 @@ def test_probe_of_one_language_decodes_that_language_for_scoring_and_metrics(bui
     english = [b for b in reads["decoded"] if set(b) == {"en"}]
     assert sum(map(len, full)) <= 2 * rows_of(built)
     assert english and sum(map(len, english)) <= 4 * rows_of(built, "en")
+    # the coverage still counts the whole benchmark (its kind column), not the prompts the join decoded
+    coverage = json.loads((built / "probe" / "en" / "metrics.json").read_text("utf-8"))["coverage"]
+    assert coverage["benchmark_prompts"] == rows_of(built)
+    kinds = pq.read_table(built / "build" / "prompts.parquet", columns=["kind"]).column("kind").to_pylist()
+    assert coverage["eligible_prompts"] == kinds.count("cloze") > coverage["used"]
