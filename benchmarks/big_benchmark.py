@@ -2,7 +2,9 @@
 
 Makes an N-copy benchmark from a real build (the quickstart's, or ``--from DIR``): copy 0 is the build itself,
 copy c >= 1 repeats every fact under a new subject QID (``Q<c * 10^9 + n>``) and so a new fact id, with the
-same labels, texts, candidates, golds and splits; its subjects get entity and label rows of their own. The
+same labels, texts, candidates, golds and splits (in a 'predicate' candidate mode a copy's row gets the
+predicate's whole list, since its new subject is no candidate: ``subject_restorer``); its subjects get entity
+and label rows of their own. The
 result is a valid benchmark (``validate-benchmark`` accepts it: the first command timed; a failed command is
 flagged in the table) whose rows,
 facts and entities are N times the build's. It is written row group by row group, sorted by prompt_id as
@@ -76,6 +78,8 @@ def make_copies(src: Path, out: Path, copies: int) -> dict[str, int]:
     # "culture:predicate:" prefix are contiguous in the N-copy file too: copy one prefix group at a time
     keys = [f.rpartition(":")[0] + ":" for f in prompts.column("fact_id").to_pylist()]
     prefixes = sorted(set(keys))
+    meta = json.loads((src / "benchmark.json").read_text("utf-8"))
+    restore = subject_restorer(prompts) if meta.get("candidate_mode") == "predicate" else None
     rows_written = 0
     with pq.ParquetWriter(out / "prompts.parquet", schema, compression="zstd", write_statistics=False,
                           store_schema=True) as writer:
@@ -94,6 +98,8 @@ def make_copies(src: Path, out: Path, copies: int) -> dict[str, int]:
                                  pa.array([f + rest for f, rest in zip(new_facts, lang_tpl, strict=True)], pa.string()))
                 t = t.set_column(schema.get_field_index("subject_qid"), "subject_qid",
                                  pa.array([copied_qid(s, c) for s in subjects], pa.string()))
+                if c and restore is not None:
+                    t = restore(t, group)
                 parts.append(t)
             block = pa.concat_tables(parts)
             block = block.take(pc.sort_indices(block, [("prompt_id", "ascending")]))
@@ -140,11 +146,53 @@ def make_copies(src: Path, out: Path, copies: int) -> dict[str, int]:
         shutil.copyfile(src / name, out / name)
     if (src / "templates").is_dir():
         shutil.copytree(src / "templates", out / "templates", dirs_exist_ok=True)
-    meta = json.loads((src / "benchmark.json").read_text("utf-8"))
     meta["counts"] = {**meta.get("counts", {}), "facts": all_facts.num_rows, "prompts": rows_written}
     meta["splits"]["counts"] = {k: v * copies for k, v in meta["splits"].get("counts", {}).items()}
     (out / "benchmark.json").write_text(json.dumps(meta, ensure_ascii=False, indent=1, sort_keys=True), "utf-8")
     return {"prompts": rows_written, "facts": all_facts.num_rows}
+
+
+def subject_restorer(prompts):
+    """For a 'predicate' candidate mode: a function giving a copy's rows their predicate's whole candidate list.
+
+    Each fact's list is the predicate's list less its own subject where the subject is one of the predicate's
+    candidates (a country does not border itself). A copy's subject is a new QID, no candidate, so its list is
+    the whole list: the original subject put back in its place, with the form other prompts of the same
+    language and template give it."""
+    import pyarrow as pa
+
+    rows = prompts.select(["predicate", "lang", "template_id", "subject_qid", "candidate_qids",
+                           "candidate_forms"]).to_pylist()
+    full: dict[str, list[str]] = {}
+    forms: dict[tuple[str, str, str, str], str] = {}
+    for r in rows:
+        order = full.setdefault(r["predicate"], list(r["candidate_qids"]))
+        have = set(order)
+        for i, q in enumerate(r["candidate_qids"]):  # merge: a QID missing so far goes after its predecessor
+            if q not in have:
+                order.insert(order.index(r["candidate_qids"][i - 1]) + 1 if i else 0, q)
+                have.add(q)
+            forms.setdefault((r["predicate"], r["lang"], r["template_id"], q), r["candidate_forms"][i])
+
+    def restore(copy, original):
+        qids, cforms = [], []
+        for r in original.select(["predicate", "lang", "template_id", "subject_qid", "candidate_qids",
+                                  "candidate_forms"]).to_pylist():
+            whole = full[r["predicate"]]
+            if r["subject_qid"] in whole and r["subject_qid"] not in r["candidate_qids"]:
+                key = (r["predicate"], r["lang"], r["template_id"])
+                qids.append(whole)
+                cforms.append([forms[(*key, q)] for q in whole])
+            else:
+                qids.append(r["candidate_qids"])
+                cforms.append(r["candidate_forms"])
+        schema = copy.schema
+        copy = copy.set_column(schema.get_field_index("candidate_qids"), schema.field("candidate_qids"),
+                               pa.array(qids, schema.field("candidate_qids").type))
+        return copy.set_column(schema.get_field_index("candidate_forms"), schema.field("candidate_forms"),
+                               pa.array(cforms, schema.field("candidate_forms").type))
+
+    return restore
 
 
 # ---- timing the commands ---------------------------------------------------------------------------

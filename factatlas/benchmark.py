@@ -16,11 +16,11 @@ from __future__ import annotations
 import json
 import os
 import warnings
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from factatlas.errors import ConfigError
 from factatlas.records import Drop, Entity, Fact, Prompt
@@ -93,6 +93,14 @@ def locate(path: str | os.PathLike) -> Location:
 RowFilter = Callable[[str, str], bool]  # (prompt_id, lang) -> keep the row
 
 
+class FactKey(NamedTuple):
+    """What every prompt of a fact repeats: its predicate, culture and gold QIDs (``Benchmark.fact_keys``)."""
+
+    predicate: str
+    culture: str
+    gold_qids: tuple[str, ...]
+
+
 @dataclass(frozen=True)
 class Benchmark:
     """A benchmark on disk, as probe and publish consume it. Tables load lazily and are cached."""
@@ -146,10 +154,13 @@ class Benchmark:
         """(qid, lang) -> the label reports show: labels.parquet where the benchmark has one (it is optional:
         labels only decorate), then what the prompts carry (subject label, slot fillers)."""
         labels = dict(self.labels) if (self.path / "labels.parquet").is_file() else {}
-        for p in self.prompts:
-            labels.setdefault((p.subject_qid, p.lang), p.subject_label)
-            for qid, form in zip(p.candidate_qids, p.candidate_forms, strict=False):
-                labels.setdefault((qid, p.lang), form)
+        # streamed a row group at a time (the whole prompt list is never held): a benchmark's labels grow with
+        # its entities, not with its prompts
+        for batch in self.iter_prompts():
+            for p in batch:
+                labels.setdefault((p.subject_qid, p.lang), p.subject_label)
+                for qid, form in zip(p.candidate_qids, p.candidate_forms, strict=False):
+                    labels.setdefault((qid, p.lang), form)
         return labels
 
     def label(self, qid: str, langs: Sequence[str] = ()) -> str:
@@ -187,6 +198,28 @@ class Benchmark:
     @cached_property
     def prompts_by_id(self) -> dict[str, Prompt]:
         return {p.prompt_id: p for p in self.prompts}
+
+    def prompts_with_ids(self, ids: Collection[str]) -> dict[str, Prompt]:
+        """prompt_id -> record for the prompts whose id is in ``ids`` (a run's rankings), filtered while reading:
+        joining one language's rankings decodes that language's rows, not the benchmark. Not cached."""
+        if "prompts" in self.__dict__:
+            by_id = self.prompts_by_id
+            return {pid: by_id[pid] for pid in ids if pid in by_id}
+        wanted = ids if isinstance(ids, (set, frozenset, dict)) else set(ids)
+        return {p.prompt_id: p for p in self.prompts_where(lambda pid, _lang: pid in wanted)}
+
+    @cached_property
+    def fact_keys(self) -> dict[str, FactKey]:
+        """fact_id -> (predicate, culture, gold QIDs) as its first prompt in prompt_id order carries them, in that
+        order: what the dataset profile and the majority baseline need of every fact, read from four columns
+        (no prompt is decoded, one row group at a time)."""
+        if "prompts" in self.__dict__:
+            out: dict[str, FactKey] = {}
+            for p in self.prompts:
+                if p.fact_id not in out:
+                    out[p.fact_id] = FactKey(p.predicate, p.culture, tuple(p.gold_qids))
+            return out
+        return self._read(lambda: read_fact_keys(self.location.prompt_files), "prompts")
 
     @cached_property
     def facts(self) -> list[Fact]:
@@ -285,6 +318,26 @@ class Benchmark:
         return tuple(sorted(self._read(read, "prompts")))
 
     @cached_property
+    def kind_counts(self) -> dict[str, int]:
+        """Prompt kind (cloze, question) -> rows, from the kind column alone (no prompt is decoded)."""
+        from collections import Counter
+
+        if "prompts" in self.__dict__:
+            return dict(Counter(p.kind for p in self.prompts))
+
+        def read() -> dict[str, int]:
+            import pyarrow.parquet as pq
+
+            counts: Counter = Counter()
+            for path in self.location.prompt_files:
+                pf = pq.ParquetFile(path)
+                for group in range(pf.num_row_groups):
+                    counts.update(pf.read_row_group(group, columns=["kind"]).column(0).to_pylist())
+            return dict(counts)
+
+        return self._read(read, "prompts")
+
+    @cached_property
     def prompt_count(self) -> int:
         """Rows of the prompt files, from their parquet footers (no row is read)."""
         import pyarrow.parquet as pq
@@ -367,6 +420,44 @@ def iter_prompt_batches(paths: Sequence[str | os.PathLike], keep: RowFilter | No
             batch = []
     if batch:
         yield batch
+
+
+FACT_KEY_COLUMNS = ("fact_id", "predicate", "culture", "gold_qids")
+
+
+def read_fact_keys(paths: Sequence[str | os.PathLike]) -> dict[str, FactKey]:
+    """fact_id -> FactKey from the prompt files, the first row of each fact in prompt_id order (files merged by
+    prompt_id as ``iter_prompt_batches`` merges them); only the key columns are read, a row group at a time."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from factatlas.tables import PROMPTS_SCHEMA, read_parquet_schema, schema_mismatch, unreadable
+
+    def rows(path):
+        found = read_parquet_schema(path)
+        if not found.equals(PROMPTS_SCHEMA, check_metadata=False):
+            raise schema_mismatch(path, PROMPTS_SCHEMA, found)
+        try:
+            pf = pq.ParquetFile(path)
+            for g in range(pf.num_row_groups):
+                t = pf.read_row_group(g, columns=["prompt_id", *FACT_KEY_COLUMNS])
+                yield from zip(*(t.column(c).to_pylist() for c in ("prompt_id", *FACT_KEY_COLUMNS)), strict=True)
+        except pa.ArrowException as e:
+            raise unreadable(path, e) from None
+
+    if len(paths) == 1:
+        stream = rows(paths[0])
+    else:
+        import heapq
+
+        stream = heapq.merge(*(rows(p) for p in paths), key=lambda r: r[0])
+    out: dict[str, FactKey] = {}
+    golds: dict[tuple[str, ...], tuple[str, ...]] = {}
+    for _pid, fact_id, predicate, culture, gold in stream:
+        if fact_id not in out:
+            g = tuple(gold) if gold else ()
+            out[fact_id] = FactKey(predicate, culture, golds.setdefault(g, g))
+    return out
 
 
 # list<string> columns read as tuples, identical lists of a group sharing one tuple (golds repeat per fact)

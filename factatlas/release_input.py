@@ -11,8 +11,9 @@ passes ``library_templates`` (publish passes the installed library's files), the
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +29,7 @@ REQUIRED_FILES = ("benchmark.json", "prompts.parquet", "facts.parquet", "entitie
 SIDE_FILES = ("benchmark.json", "facts.parquet", "entities.parquet", "labels.parquet", "candidates.parquet",
               "dropped.parquet", "stats.json")
 TEMPLATE_SUFFIXES = (".yaml", ".yml", ".json", ".jsonl", ".md")
+ALL_CONFIG = "all"  # the release config holding every language (publish.diff.ALL_CONFIG)
 
 # languages -> (file name -> bytes): the template library's files, when the benchmark holds none
 LibraryTemplates = Callable[[Sequence[str]], Mapping[str, bytes]]
@@ -51,12 +53,108 @@ class SourceProvenance:
                 "source": dict(self.source)}
 
 
+class PromptStream:
+    """The prompts of a release input, walked a row group at a time each time they are iterated (never held
+    whole): ``iter`` gives records in prompt_id order, ``batches(keep)`` one list per row group, ``len`` the
+    rows from the files' footers. Built over an open ``Benchmark``, or over records already in memory."""
+
+    def __init__(self, bench: Benchmark | None = None, records: Sequence[Prompt] = ()) -> None:
+        self._bench = bench
+        self._records = tuple(sorted(records, key=lambda r: r.prompt_id)) if bench is None else ()
+
+    def batches(self, keep: Callable[[str, str], bool] | None = None) -> Iterator[list[Prompt]]:
+        if self._bench is not None:
+            yield from self._bench.iter_prompts(keep)
+            return
+        for start in range(0, len(self._records), STREAM_ROWS):
+            batch = self._records[start:start + STREAM_ROWS]
+            yield list(batch) if keep is None else [p for p in batch if keep(p.prompt_id, p.lang)]
+
+    def __iter__(self) -> Iterator[Prompt]:
+        for batch in self.batches():
+            yield from batch
+
+    def __len__(self) -> int:
+        return self._bench.prompt_count if self._bench is not None else len(self._records)
+
+    def __bool__(self) -> bool:
+        return len(self) > 0
+
+
+STREAM_ROWS = 2048  # records per batch of an in-memory PromptStream (the writer's row group)
+
+
+@dataclass(frozen=True)
+class PromptDigest:
+    """What the card and the release's layout need of every prompt, gathered in one streaming pass
+    (``digest_prompts``): counts and per-language, per-fact aggregates, never the prompts themselves."""
+
+    n_prompts: int
+    kinds: frozenset[str]
+    configs: Mapping[str, tuple[str | None, Mapping[str, int]]]  # config -> (language or None, split -> rows)
+    pairs: tuple[tuple[str, str], ...]  # (pair, language), sorted
+    bad_split: tuple[str, str] | None  # (prompt_id, split) of the first row whose split is not a name
+    lang_rows: Mapping[str, int]  # language -> prompts
+    lang_facts: Mapping[str, int]  # language -> facts asked in it
+    lang_templates: Mapping[str, Mapping[str, str]]  # language -> template_id -> status (the last row's)
+    templates: Mapping[tuple[str, str], str]  # (language, template_id) -> status, in order of first use
+    example: Prompt | None  # the first English prompt, else the first prompt
+    locality: Mapping[str, Mapping[str, tuple[tuple[str, ...], tuple[str, ...]]]]  # lang -> fact -> (article, home)
+    any_locality: bool
+    popularity: Mapping[str, tuple[int, float]]  # fact -> (quantile, popularity) of its last row with a quantile
+
+
+def digest_prompts(batches: Iterable[Sequence[Prompt]], all_config: str) -> PromptDigest:
+    """One pass over the prompts (in prompt_id order) -> the release's ``PromptDigest``."""
+    import re
+
+    split_ok = re.compile(r"^\w+$")
+    n, kinds, bad_split, example, first = 0, set(), None, None, None
+    configs: dict[str, tuple[str | None, dict[str, int]]] = {}
+    everything: dict[str, int] = {}
+    pairs: set[tuple[str, str]] = set()
+    lang_rows: dict[str, int] = {}
+    lang_facts: dict[str, set[str]] = {}
+    lang_templates: dict[str, dict[str, str]] = {}
+    templates: dict[tuple[str, str], str] = {}
+    locality: dict[str, dict[str, tuple[tuple[str, ...], tuple[str, ...]]]] = {}
+    any_locality = False
+    popularity: dict[str, tuple[int, float]] = {}
+    for batch in batches:
+        for p in batch:
+            n += 1
+            first = first or p
+            if example is None and p.lang == "en":
+                example = p
+            kinds.add(p.kind)
+            pairs.add((p.pair, p.lang))
+            if bad_split is None and not split_ok.match(p.split):
+                bad_split = (p.prompt_id, p.split)
+            per_split = configs.setdefault(f"{p.pair}.{p.lang}", (p.lang, {}))[1]
+            per_split[p.split] = per_split.get(p.split, 0) + 1
+            everything[p.split] = everything.get(p.split, 0) + 1
+            lang_rows[p.lang] = lang_rows.get(p.lang, 0) + 1
+            lang_facts.setdefault(p.lang, set()).add(p.fact_id)
+            lang_templates.setdefault(p.lang, {})[p.template_id] = p.template_status
+            templates[(p.lang, p.template_id)] = p.template_status
+            any_locality = any_locality or bool(p.article_langs)
+            locality.setdefault(p.lang, {})[p.fact_id] = (p.article_langs, p.home_langs)
+            if p.popularity_quantile:
+                popularity[p.fact_id] = (p.popularity_quantile, p.popularity)
+    if everything:
+        configs = {name: configs[name] for name in sorted(configs)}
+        configs[all_config] = (None, everything)
+    return PromptDigest(n, frozenset(kinds), configs, tuple(sorted(pairs)), bad_split, lang_rows,
+                        {lang: len(f) for lang, f in lang_facts.items()}, lang_templates, templates,
+                        example or first, locality, any_locality, popularity)
+
+
 @dataclass(frozen=True)
 class ReleaseInput:
     """A benchmark as a release renders it: its records (from ``Benchmark.open``) and what its run records."""
 
     meta: Mapping[str, Any]  # benchmark.json
-    prompts: tuple[Prompt, ...]  # sorted by prompt_id
+    prompts: PromptStream  # in prompt_id order, read a row group at a time when walked
     facts: tuple[Fact, ...]
     entities: Mapping[str, Entity]
     side_files: Mapping[str, bytes]  # file name -> bytes, copied into the release under benchmark/
@@ -68,8 +166,13 @@ class ReleaseInput:
 
     @property
     def languages(self) -> tuple[str, ...]:
-        langs = self.meta.get("languages") or sorted({p.lang for p in self.prompts})
+        langs = self.meta.get("languages") or sorted(self.digest.lang_rows)
         return tuple(langs)
+
+    @cached_property
+    def digest(self) -> PromptDigest:
+        """The prompts' counts and aggregates, from one streaming pass (made on first use, then kept)."""
+        return digest_prompts(self.prompts.batches(), ALL_CONFIG)
 
 
 def read_release_input(path: str | Path, library_templates: LibraryTemplates | None = None) -> ReleaseInput:
@@ -81,7 +184,7 @@ def read_release_input(path: str | Path, library_templates: LibraryTemplates | N
                 if manifest_path is not None and manifest_path.is_file() else {})
     templates, origin = find_templates(bench.path, bench.run, bench.meta, library_templates)
     return ReleaseInput(
-        meta=bench.meta, prompts=tuple(bench.prompts), facts=tuple(bench.facts), entities=bench.entities,
+        meta=bench.meta, prompts=PromptStream(bench), facts=tuple(bench.facts), entities=bench.entities,
         side_files=side, templates=templates, templates_origin=origin,
         provenance=provenance_from(bench.meta, manifest, _query_hashes(bench.run)),
         country_labels=recorded_labels(bench.meta, "country_labels", bench.path),

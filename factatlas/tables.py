@@ -373,8 +373,31 @@ def write_probe_results(path: str | os.PathLike, results: Iterable[ProbeResult])
     return write_table(path, [probe_result_to_row(r) for r in results], RANKINGS_SCHEMA, sort_by=("prompt_id",))
 
 
+PROBE_RESULT_BATCH = 4096  # rankings rows made dicts at a time by ``read_probe_results``
+SHARED_RESULT_COLUMNS = ("model", "scoring", "lang", "template_id", "culture", "predicate")
+
+
 def read_probe_results(path: str | os.PathLike) -> list[ProbeResult]:
-    return [probe_result_from_row(r) for r in read_rows(path, RANKINGS_SCHEMA)]
+    """A rankings file as records, ``PROBE_RESULT_BATCH`` rows at a time (the rows are never all dicts at once).
+    Candidate QIDs and the short columns share one string object per distinct value: a ranking repeats the
+    prompt's candidates, so a million rows of 40 candidates hold each QID once, not 40 million times."""
+    found = read_parquet_schema(path)
+    if not found.equals(RANKINGS_SCHEMA, check_metadata=False):
+        raise schema_mismatch(path, RANKINGS_SCHEMA, found)
+    shared: dict[str, str] = {}
+    out = []
+    try:
+        for batch in pq.ParquetFile(path).iter_batches(batch_size=PROBE_RESULT_BATCH):
+            for r in batch.to_pylist():
+                r["ranked_qids"] = [shared.setdefault(q, q) for q in r["ranked_qids"]]
+                for key in SHARED_RESULT_COLUMNS:
+                    r[key] = shared.setdefault(r[key], r[key])
+                out.append(probe_result_from_row(r))
+    except pa.ArrowException as e:
+        if isinstance(e, FileNotFoundError):
+            raise
+        raise unreadable(path, e) from None
+    return out
 
 
 def candidate_sets_from_rows(rows: Iterable[Mapping[str, Any]]) -> list[CandidateSet]:

@@ -54,7 +54,8 @@ def judged_by_prober(row: ProbeResult) -> bool:
 
 
 def join(rankings: Iterable[ProbeResult], prompts: Mapping[str, Prompt], *, model: str | None = None,
-         facts: Mapping[str, Fact] | None = None, tokenize: Tokenize | None = None) -> Joined:
+         facts: Mapping[str, Fact] | None = None, tokenize: Tokenize | None = None,
+         kinds_in_benchmark: Mapping[str, int] | None = None) -> Joined:
     """Rankings ⋈ prompts (by prompt_id) -> ScoredPrompt records; every row not used is counted.
 
     A ranking must order exactly the prompt's candidates (else ``foreign_candidates``). Open-answer rows
@@ -63,6 +64,8 @@ def join(rankings: Iterable[ProbeResult], prompts: Mapping[str, Prompt], *, mode
     none). ``model`` names the records (default: the rankings' own model field). With ``facts`` the golds
     get their provenance and the fact its countries (a gold the fact does not list is counted in
     ``gold_not_in_facts`` and kept as direct); with ``tokenize`` the direct gold's slot form is measured.
+    ``kinds_in_benchmark`` (prompt kind -> rows, ``Benchmark.kind_counts``): the benchmark's prompts that the
+    coverage counts, when ``prompts`` holds only the ranked ones; default: ``prompts`` is the benchmark.
     """
     counts: dict[str, Any] = dict.fromkeys(JOIN_COUNTS, 0)
     if facts is not None:
@@ -116,8 +119,12 @@ def join(rankings: Iterable[ProbeResult], prompts: Mapping[str, Prompt], *, mode
             _gold_subwords(prompt, gold_objects, tokenize), prompt.subject_qid, prompt.subject_label,
             row.prediction or ""))
     counts["used"] = len(out)
-    counts["benchmark_prompts"] = len(prompts)
-    counts["eligible_prompts"] = sum(1 for p in prompts.values() if p.kind in kinds)
+    if kinds_in_benchmark is None:
+        counts["benchmark_prompts"] = len(prompts)
+        counts["eligible_prompts"] = sum(1 for p in prompts.values() if p.kind in kinds)
+    else:
+        counts["benchmark_prompts"] = sum(kinds_in_benchmark.values())
+        counts["eligible_prompts"] = sum(n for kind, n in kinds_in_benchmark.items() if kind in kinds)
     counts["other_kind_prompts"] = counts["benchmark_prompts"] - counts["eligible_prompts"]
     counts["coverage"] = len(out) / counts["eligible_prompts"] if counts["eligible_prompts"] else 0.0
     return Joined(tuple(out), counts)

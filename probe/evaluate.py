@@ -134,7 +134,8 @@ def compute_metrics(rankings_rows: Iterable[ProbeResult | Mapping[str, Any]], be
     config = config or MetricsConfig()
     bench = load_benchmark(benchmark_dir)
     rows = [as_probe_result(r) for r in rankings_rows]
-    joined = join(rows, bench.prompts_by_id)
+    # only the ranked prompts are decoded (one language's run reads that language's rows)
+    joined = join(rows, bench.prompts_with_ids({r.prompt_id for r in rows}), kinds_in_benchmark=bench.kind_counts)
     outcomes, coverage = list(joined.scored), dict(joined.counts)
     if not outcomes:
         raise MetricsError(f"none of the {len(rows)} rankings rows matches a prompt of the benchmark "
@@ -158,7 +159,9 @@ def compute_metrics(rankings_rows: Iterable[ProbeResult | Mapping[str, Any]], be
     }
     t_outcomes = None
     if template_only_rows is not None:
-        t_joined = join([as_probe_result(r) for r in template_only_rows], bench.prompts_by_id)
+        t_rows = [as_probe_result(r) for r in template_only_rows]
+        t_joined = join(t_rows, bench.prompts_with_ids({r.prompt_id for r in t_rows}),
+                        kinds_in_benchmark=bench.kind_counts)
         t_outcomes, t_coverage = list(t_joined.scored), dict(t_joined.counts)
         plain = MetricsConfig(ks=config.ks, rankc_weighting=config.rankc_weighting)
         result["template_only"] = {

@@ -25,7 +25,7 @@ VALIDATION_BOOTSTRAP = 1000
 
 def held_out_splits(bench: Benchmark, trained_on: Sequence[str] | None) -> tuple[tuple[str, ...], str]:
     """The splits a verdict may use, and why: never a split the model was trained (or tuned) on."""
-    return held_out_from(sorted({p.split for p in bench.prompts}), trained_on)
+    return held_out_from(list(bench.splits), trained_on)  # the split column alone, no prompt decoded
 
 
 def check_trained_on(trained_on: Sequence[str] | None, present: Sequence[str]) -> None:
@@ -70,11 +70,8 @@ def validation_section(outcomes: Sequence[ScoredPrompt], template_outcomes: Sequ
     # majority class: the object valid for most facts of the predicate (whole benchmark), scored on the
     # held-out facts the model was scored on
     objects: dict[str, list[tuple[str, ...]]] = defaultdict(list)
-    seen: set[str] = set()
-    for p in bench.prompts:  # in prompt_id order
-        if p.fact_id not in seen:
-            seen.add(p.fact_id)
-            objects[p.predicate].append(tuple(p.gold_qids))
+    for predicate, _culture, golds in bench.fact_keys.values():  # each fact once, in prompt_id order
+        objects[predicate].append(golds)
     majority = {pred: M.majority_baseline(objs)[0] for pred, objs in objects.items()}
     guesses = [dataclasses.replace(o, rank=1 if majority[o.predicate] in o.gold_qids else None) for o in held]
     out["majority"] = p_at_1_with_ci(guesses, *ci)

@@ -84,6 +84,8 @@ def _probe(config: ProbeConfig, spec: RuleSpec, lm, merge: bool, benchmark: Benc
     with threads:  # the one thread rule (factatlas.probe.threads), for a model in this process
         rankings, template_rows = score(job, work, counts)
     info = probe_info(job, counts)
+    # the metrics decode the ranked prompts again: the selection's records are not kept beside them
+    del selected, work
     if config.shard:
         return file_shard(run_dir, slug, config.shard, rankings, template_rows, info, benchmark, merge,
                           config.shard_dir)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from factatlas.probe import metrics as M
@@ -35,23 +36,25 @@ def leaks(bench: Benchmark, prompt: Prompt) -> bool:
 
 
 def dataset_profile(bench: Benchmark, max_examples: int = 5) -> dict[str, Any]:
-    """The checks and statistics of PROBING.md "Validating a dataset" that need no model."""
-    prompts = bench.prompts  # in prompt_id order
+    """The checks and statistics of PROBING.md "Validating a dataset" that need no model.
+
+    One pass over the prompts a row group at a time (``Benchmark.iter_prompts``), keeping per-fact and
+    per-language aggregates only, so its memory grows with the facts, not with the prompts."""
     langs = bench.languages
-    # facts: one culture, predicate and valid-object set each
-    facts: dict[str, tuple[str, str, tuple[str, ...]]] = {}
-    for p in prompts:
-        facts.setdefault(p.fact_id, (p.predicate, p.culture, tuple(p.gold_qids)))
-    per_predicate = _predicate_profile(bench, prompts, facts)
+    facts = bench.fact_keys  # fact_id -> (predicate, culture, golds) of its first prompt, in prompt_id order
+    scan = _ProfileScan(bench, max_examples)
+    for batch in bench.iter_prompts():
+        scan.feed(batch)
+    per_predicate = _predicate_profile(bench, scan.n_candidates, facts)
     cultures = bench.cultures
     facts_per_culture = {c: sum(1 for _, c_, _ in facts.values() if c_ == c) for c in cultures}
     majority_values = [e["majority"]["p@1"] for e in per_predicate.values()]
     return {
-        "languages": list(langs), "cultures": list(cultures), "n_prompts": len(prompts), "n_facts": len(facts),
-        "templates": {lang: sorted({p.template_id for p in prompts if p.lang == lang}) for lang in langs},
-        "parallel": _parallel_profile(prompts, langs, max_examples),
-        "gold_in_candidates": _gold_profile(prompts, max_examples),
-        "leakage": _leakage_profile(bench, prompts, langs, max_examples),
+        "languages": list(langs), "cultures": list(cultures), "n_prompts": scan.n_prompts, "n_facts": len(facts),
+        "templates": {lang: sorted(scan.templates.get(lang, ())) for lang in langs},
+        "parallel": scan.parallel(langs),
+        "gold_in_candidates": scan.gold(),
+        "leakage": scan.leakage(langs),
         "balance": {"facts_per_culture": facts_per_culture,
                     "ratio": (max(facts_per_culture.values()) / min(facts_per_culture.values())
                               if facts_per_culture and min(facts_per_culture.values()) > 0 else None)},
@@ -60,70 +63,107 @@ def dataset_profile(bench: Benchmark, max_examples: int = 5) -> dict[str, Any]:
     }
 
 
-def _parallel_profile(prompts: Sequence[Prompt], langs: Sequence[str], max_examples: int
-                      ) -> dict[str, Any]:
-    """Multi-parallel: every fact in every language with the same candidates and golds (each language asks
-    it with the templates it has)."""
-    groups: dict[str, list[Prompt]] = defaultdict(list)
-    for p in prompts:
-        groups[p.fact_id].append(p)
-    missing_lang, cand_mismatch, gold_mismatch, examples = 0, 0, 0, []
-    for key, ps in sorted(groups.items()):
-        have = {p.lang for p in ps}
-        problems = []
-        if have != set(langs):
-            missing_lang += 1
-            problems.append(f"languages {sorted(have)} instead of {sorted(langs)}")
-        if len({tuple(p.candidate_qids) for p in ps}) > 1:
-            cand_mismatch += 1
-            problems.append("candidate QIDs differ between languages")
-        if len({tuple(sorted(p.gold_qids)) for p in ps}) > 1:
-            gold_mismatch += 1
-            problems.append("gold QIDs differ between languages")
-        if problems and len(examples) < max_examples:
-            examples.append(f"{key}: {'; '.join(problems)}")
-    return {"groups": len(groups), "missing_language": missing_lang, "candidate_mismatch": cand_mismatch,
-            "gold_mismatch": gold_mismatch, "examples": examples}
+@dataclass
+class _FactState:
+    """What the multi-parallel check keeps of a fact: its languages, its first candidate list and gold set,
+    and whether a later prompt disagreed."""
+
+    langs: set[str]
+    candidates: tuple[str, ...]
+    golds: tuple[str, ...]
+    candidates_differ: bool = False
+    golds_differ: bool = False
 
 
-def _gold_profile(prompts: Sequence[Prompt], max_examples: int) -> dict[str, Any]:
-    """Golds outside their candidate list, and prompts whose candidates hold no gold."""
-    gold_outside, prompts_without_gold, gold_examples = 0, 0, []
-    for p in prompts:
-        cands = set(p.candidate_qids)
-        outside = [q for q in p.gold_qids if q not in cands]
-        gold_outside += len(outside)
-        if outside and len(gold_examples) < max_examples:
-            gold_examples.append(f"{p.prompt_id}: {', '.join(outside)} not among the candidates")
-        if not cands & set(p.gold_qids):
-            prompts_without_gold += 1
-    return {"gold_outside": gold_outside, "prompts_without_gold": prompts_without_gold, "examples": gold_examples}
+class _ProfileScan:
+    """The per-prompt checks of the dataset profile as one streaming pass (``feed`` batches in prompt_id order)."""
+
+    def __init__(self, bench: Benchmark, max_examples: int) -> None:
+        self.bench, self.max_examples = bench, max_examples
+        self.n_prompts = 0
+        self.templates: dict[str, set[str]] = defaultdict(set)
+        self.n_candidates: dict[str, list[int]] = defaultdict(lambda: [0, 0])  # predicate -> [sum, prompts]
+        self.facts: dict[str, _FactState] = {}
+        self.gold_outside = self.prompts_without_gold = 0
+        self.gold_examples: list[str] = []
+        self.leak_units: dict[tuple[str, str], bool] = {}  # (fact, language): any prompt there leaks
+        self.leak_examples: list[str] = []
+        self._names: dict[str, str] = {}  # one string object per fact id and language (dictionary keys)
+
+    def feed(self, prompts: Sequence[Prompt]) -> None:
+        bench, names = self.bench, self._names
+        for p in prompts:
+            self.n_prompts += 1
+            fact_id, lang = names.setdefault(p.fact_id, p.fact_id), names.setdefault(p.lang, p.lang)
+            self.templates[lang].add(p.template_id)
+            counted = self.n_candidates[p.predicate]
+            counted[0] += len(p.candidate_qids)
+            counted[1] += 1
+            # multi-parallel: every fact in every language with the same candidates and golds
+            golds = tuple(sorted(p.gold_qids))
+            state = self.facts.get(fact_id)
+            if state is None:
+                self.facts[fact_id] = _FactState({lang}, tuple(p.candidate_qids), golds)
+            else:
+                state.langs.add(lang)
+                state.candidates_differ |= tuple(p.candidate_qids) != state.candidates
+                state.golds_differ |= golds != state.golds
+            # golds outside their candidate list, and prompts whose candidates hold no gold
+            cands = set(p.candidate_qids)
+            outside = [q for q in p.gold_qids if q not in cands]
+            self.gold_outside += len(outside)
+            if outside and len(self.gold_examples) < self.max_examples:
+                self.gold_examples.append(f"{p.prompt_id}: {', '.join(outside)} not among the candidates")
+            if not cands & set(p.gold_qids):
+                self.prompts_without_gold += 1
+            # subjects whose label contains the answer, per (fact, language)
+            key = (fact_id, lang)
+            if self.leak_units.get(key):
+                continue
+            leak = leaks(bench, p)
+            self.leak_units[key] = leak
+            if leak and len(self.leak_examples) < self.max_examples:
+                self.leak_examples.append(f"{p.lang}: subject '{p.subject_label}' contains the answer "
+                                          f"({', '.join(bench.label(q, [p.lang]) for q in p.gold_qids)})")
+
+    def parallel(self, langs: Sequence[str]) -> dict[str, Any]:
+        missing_lang, cand_mismatch, gold_mismatch, examples = 0, 0, 0, []
+        for key, state in sorted(self.facts.items()):
+            problems = []
+            if state.langs != set(langs):
+                missing_lang += 1
+                problems.append(f"languages {sorted(state.langs)} instead of {sorted(langs)}")
+            if state.candidates_differ:
+                cand_mismatch += 1
+                problems.append("candidate QIDs differ between languages")
+            if state.golds_differ:
+                gold_mismatch += 1
+                problems.append("gold QIDs differ between languages")
+            if problems and len(examples) < self.max_examples:
+                examples.append(f"{key}: {'; '.join(problems)}")
+        return {"groups": len(self.facts), "missing_language": missing_lang, "candidate_mismatch": cand_mismatch,
+                "gold_mismatch": gold_mismatch, "examples": examples}
+
+    def gold(self) -> dict[str, Any]:
+        return {"gold_outside": self.gold_outside, "prompts_without_gold": self.prompts_without_gold,
+                "examples": self.gold_examples}
+
+    def leakage(self, langs: Sequence[str]) -> dict[str, Any]:
+        per_lang: dict[str, list[int]] = defaultdict(lambda: [0, 0])  # language -> [leaking units, units]
+        for (_, lang), leak in self.leak_units.items():
+            per_lang[lang][0] += leak
+            per_lang[lang][1] += 1
+        leak_by_lang = {}
+        for lang in langs:
+            n, units = per_lang.get(lang, (0, 0))
+            leak_by_lang[lang] = {"n": n, "units": units, "share": n / units if units else 0.0}
+        n_leak = sum(self.leak_units.values())
+        units = len(self.leak_units)
+        return {"n": n_leak, "units": units, "share": n_leak / units if units else 0.0,
+                "by_lang": leak_by_lang, "examples": self.leak_examples}
 
 
-def _leakage_profile(bench: Benchmark, prompts: Sequence[Prompt], langs: Sequence[str],
-                     max_examples: int) -> dict[str, Any]:
-    """Subjects whose label contains the answer, per (fact, language)."""
-    leak_units: dict[tuple[str, str], bool] = {}
-    leak_examples = []
-    for p in prompts:
-        key = (p.fact_id, p.lang)
-        if leak_units.get(key):
-            continue
-        leak = leaks(bench, p)
-        leak_units[key] = leak
-        if leak and len(leak_examples) < max_examples:
-            leak_examples.append(f"{p.lang}: subject '{p.subject_label}' contains the answer "
-                                 f"({', '.join(bench.label(q, [p.lang]) for q in p.gold_qids)})")
-    leak_by_lang = {}
-    for lang in langs:
-        units = [v for (_, lang_), v in leak_units.items() if lang_ == lang]
-        leak_by_lang[lang] = {"n": sum(units), "units": len(units), "share": sum(units) / len(units) if units else 0.0}
-    n_leak = sum(leak_units.values())
-    return {"n": n_leak, "units": len(leak_units), "share": n_leak / len(leak_units) if leak_units else 0.0,
-            "by_lang": leak_by_lang, "examples": leak_examples}
-
-
-def _predicate_profile(bench: Benchmark, prompts: Sequence[Prompt],
+def _predicate_profile(bench: Benchmark, n_candidates: Mapping[str, Sequence[int]],
                        facts: Mapping[str, tuple[str, str, tuple[str, ...]]]) -> dict[str, Any]:
     """Per predicate and culture: facts, entropy, the majority class, candidates, imbalance."""
     by_pc: dict[tuple[str, str], list[tuple[str, ...]]] = defaultdict(list)
@@ -131,9 +171,6 @@ def _predicate_profile(bench: Benchmark, prompts: Sequence[Prompt],
         by_pc[(pred, culture)].append(objs)
     predicates = sorted({k[0] for k in by_pc})
     cultures = bench.cultures
-    n_candidates: dict[str, list[int]] = defaultdict(list)
-    for p in prompts:
-        n_candidates[p.predicate].append(len(p.candidate_qids))
     per_predicate: dict[str, Any] = {}
     for pred in predicates:
         all_objs = [objs for (p_, _), lst in by_pc.items() if p_ == pred for objs in lst]
@@ -143,7 +180,7 @@ def _predicate_profile(bench: Benchmark, prompts: Sequence[Prompt],
             "entropy": {c: M.predicate_entropy(by_pc[(pred, c)]) for c in cultures if by_pc.get((pred, c))},
             "majority": {"qid": qid, "label": bench.label(qid), "p@1": acc, "tied": M.majority_ties(all_objs),
                          "by_culture": {}},
-            "mean_candidates": sum(n_candidates[pred]) / len(n_candidates[pred]),
+            "mean_candidates": n_candidates[pred][0] / n_candidates[pred][1],  # [candidates summed, prompts]
         }
         for c in cultures:
             if by_pc.get((pred, c)):

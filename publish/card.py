@@ -95,7 +95,7 @@ def card_yaml(src: ReleaseInput, configs: Sequence[ConfigEntry], *, license_id: 
               default_config: str) -> str:
     from huggingface_hub import DatasetCardData
 
-    kinds = {p.kind for p in src.prompts}
+    kinds = set(src.digest.kinds)
     tasks = sorted({"fill-mask" if k == "cloze" else "question-answering" for k in kinds}) or ["fill-mask"]
     all_rows = sum(c.rows for c in configs if c.lang is None)
     yaml_configs = []
@@ -171,13 +171,11 @@ def card_body(src: ReleaseInput, configs: Sequence[ConfigEntry], *, repo: str, v
                        f"{p.entropy_bits:.3f}", f"{p.majority_share:.3f}") for p in pstats]
 
     lang_rows = []
+    digest = src.digest  # one streaming pass over the prompts gathered what the tables count
     for lang in src.languages:
-        rows = [p for p in src.prompts if p.lang == lang]
-        templates: dict[str, str] = {}
-        for p in rows:
-            templates[p.template_id] = p.template_status
+        templates = digest.lang_templates.get(lang, {})
         status = Counter(templates.values())
-        lang_rows.append((lang, len(rows), len({p.fact_id for p in rows}), len(templates),
+        lang_rows.append((lang, digest.lang_rows.get(lang, 0), digest.lang_facts.get(lang, 0), len(templates),
                           ", ".join(f"{k}: {v}" for k, v in sorted(status.items())) or "—"))
 
     locality = locality_rows(src)
@@ -199,7 +197,7 @@ def card_body(src: ReleaseInput, configs: Sequence[ConfigEntry], *, repo: str, v
                                     "none": "not available"}[src.templates_origin]),
     ]
 
-    example = next((p for p in src.prompts if p.lang == "en"), src.prompts[0] if src.prompts else None)
+    example = digest.example
     values = {
         "pretty_name": pretty_name,
         "repo": repo,
@@ -218,7 +216,7 @@ def card_body(src: ReleaseInput, configs: Sequence[ConfigEntry], *, repo: str, v
         if locality else "Not recorded for this benchmark (imported, or curated before knowledge locality).",
         "popularity_source": prov.popularity_source,
         "popularity_table": _table(("quantile", "facts", "popularity from", "popularity to"), popularity_rows(src))
-        if any(p.popularity_quantile for p in src.prompts) else "Not recorded for this benchmark.",
+        if digest.popularity else "Not recorded for this benchmark.",
         "limitations": "\n".join(f"- {x}" for x in limitations(src, pstats)),
         "citation": citation(repo, version, pretty_name, prov, target),
         "dlama_citation": DLAMA_BIBTEX,
@@ -233,32 +231,32 @@ def locality_rows(src: ReleaseInput) -> list[tuple[str, int, int, int, int]]:
     no prompt records knowledge locality."""
     from factatlas.records import wikipedia_site
 
-    if not any(p.article_langs for p in src.prompts):
+    if not src.digest.any_locality:
         return []
     out = []
     for lang in src.languages:
         site = wikipedia_site(lang)
-        facts = {p.fact_id: p for p in src.prompts if p.lang == lang}.values()
-        recorded = [p for p in facts if p.article_langs]
-        out.append((lang, len(facts), sum(site in p.article_langs for p in recorded),
-                    sum(bool(p.home_langs) and site not in p.article_langs for p in recorded),
+        facts = src.digest.locality.get(lang, {}).values()  # (article_langs, home_langs) of each fact's last row
+        recorded = [(article, home) for article, home in facts if article]
+        out.append((lang, len(facts), sum(site in article for article, _ in recorded),
+                    sum(bool(home) and site not in article for article, home in recorded),
                     len(facts) - len(recorded)))
     return out
 
 
 def popularity_rows(src: ReleaseInput) -> list[tuple[int, int, str, str]]:
     """Per popularity quantile (``factatlas.popbuckets``): facts and the range of their popularity."""
-    facts = {p.fact_id: p for p in src.prompts if p.popularity_quantile}.values()
+    facts = src.digest.popularity.values()  # (quantile, popularity) of each fact's last row with a quantile
     out = []
-    for q in sorted({p.popularity_quantile for p in facts}):
-        values = [p.popularity for p in facts if p.popularity_quantile == q]
+    for q in sorted({quantile for quantile, _ in facts}):
+        values = [popularity for quantile, popularity in facts if quantile == q]
         out.append((q, len(values), f"{min(values):g}", f"{max(values):g}"))
     return out
 
 
 def _summary(src: ReleaseInput, cultures: Sequence[str]) -> str:
     n_facts = len(src.facts)
-    n_prompts = len(src.prompts)
+    n_prompts = src.digest.n_prompts
     return (f"{n_facts} facts about {' and '.join(cultures) or 'the cultures below'}, "
             f"{len(src.languages)} language(s) ({', '.join(src.languages)}), {n_prompts} prompts "
             f"(multi-parallel: the same facts and candidate answers in every language, each language asked "
@@ -303,8 +301,7 @@ def limitations(src: ReleaseInput, pstats: Sequence[PredicateStats]) -> list[str
         if hi and lo / hi < 0.8:
             out.append(f"The cultures are unbalanced: {', '.join(f'{c}: {n}' for c, n in sorted(per_culture.items()))} "
                        "facts; compare per-culture scores, not pooled ones.")
-    templates: dict[tuple[str, str], str] = {(p.lang, p.template_id): p.template_status
-                                             for p in src.prompts}
+    templates = dict(src.digest.templates)  # (language, template id) -> status
     drafts = sorted({lang for (lang, _), s in templates.items() if s != "reviewed"})
     if drafts:
         n = sum(1 for s in templates.values() if s != "reviewed")

@@ -31,7 +31,7 @@ import pyarrow.parquet as pq
 
 from factatlas.atomic import dumps_json, write_bytes
 from factatlas.errors import ConfigError
-from factatlas.records import PAIR_NAME_RE, Prompt
+from factatlas.records import PAIR_NAME_RE
 from factatlas.release_input import ReleaseInput
 from factatlas.rundir import PENDING_ENTRY
 from factatlas.tables import PROMPTS_SCHEMA, prompt_to_row
@@ -46,7 +46,7 @@ from .card import (
     license_for,
     render_card,
 )
-from .diff import ALL_CONFIG, ReleaseDiff, changelog, changelog_section, diff_snapshots, snapshot_from_files
+from .diff import ReleaseDiff, changelog, changelog_section, diff_snapshots, snapshot_from_files
 from .versions import Version
 
 REPO_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,95}/[A-Za-z0-9][A-Za-z0-9_.-]{0,95}$")
@@ -84,7 +84,11 @@ def check_repo_id(repo: str) -> str:
 
 
 def parquet_bytes(rows: Sequence[Mapping[str, Any]], schema: pa.Schema) -> bytes:
-    table = pa.Table.from_pylist(list(rows), schema=schema) if rows else schema.empty_table()
+    return parquet_table_bytes(pa.Table.from_pylist(list(rows), schema=schema) if rows else schema.empty_table())
+
+
+def parquet_table_bytes(table: pa.Table) -> bytes:
+    """One parquet file (one row group below 2^20 rows) of ``table``: the same bytes whatever its chunking."""
     sink = io.BytesIO()
     pq.write_table(table, sink, compression="zstd", store_schema=True)
     return sink.getvalue()
@@ -106,49 +110,71 @@ def config_name_problem(name: str) -> str | None:
 def check_config_names(src: ReleaseInput) -> None:
     """Refuse, before anything is rendered or written, a benchmark whose configs ``load_dataset`` would refuse
     (a benchmark built from a run that recorded its pair as a file path: 'my/pair.yaml.en')."""
-    for pair, lang in sorted({(row.pair, row.lang) for row in src.prompts}):
+    for pair, lang in src.digest.pairs:
         problem = config_name_problem(f"{pair}.{lang}")
         if problem:
             raise ConfigError(f"{problem}: the benchmark's pair is '{pair}'. Rebuild it (`factatlas build RUN "
                               "--langs ...`; a pair given as a file is named by its `name:`) and publish again")
 
 
-def plan_configs(src: ReleaseInput) -> dict[str, tuple[str | None, list[Prompt]]]:
-    """config name -> (language or None for all, rows sorted by prompt_id)."""
+def plan_configs(src: ReleaseInput) -> dict[str, tuple[str | None, dict[str, int]]]:
+    """config name -> (language or None for all, split -> rows), per-language configs sorted, then ``all``."""
     check_config_names(src)
-    by_config: dict[str, list[Prompt]] = defaultdict(list)
-    lang_of: dict[str, str | None] = {ALL_CONFIG: None}
-    for row in src.prompts:
-        if not SPLIT_RE.match(row.split):
-            raise ConfigError(f"prompt {row.prompt_id}: split '{row.split}' is not a valid split name "
-                              "(letters, digits, '_'); fix the benchmark's splits and rebuild.")
-        name = f"{row.pair}.{row.lang}"
-        by_config[name].append(row)
-        lang_of[name] = row.lang
-        by_config[ALL_CONFIG].append(row)
-    return {name: (lang_of[name], by_config[name]) for name in [*sorted(set(by_config) - {ALL_CONFIG}),
-                                                                 ALL_CONFIG] if by_config[name]}
+    if src.digest.bad_split is not None:
+        prompt_id, split = src.digest.bad_split
+        raise ConfigError(f"prompt {prompt_id}: split '{split}' is not a valid split name "
+                          "(letters, digits, '_'); fix the benchmark's splits and rebuild.")
+    return {name: (lang, dict(splits)) for name, (lang, splits) in src.digest.configs.items()}
+
+
+class _Shards:
+    """One split of one config, written shard by shard: rows come in prompt_id order and at most one shard
+    (``max_rows``, as Arrow columns) is held before it is written."""
+
+    def __init__(self, files: dict[str, bytes], config: str, split: str, rows: int, max_rows: int) -> None:
+        self.files, self.prefix, self.max_rows = files, f"data/{config}/{split}", max_rows
+        self.total = max(1, -(-rows // max_rows))
+        self.pending: list[pa.Table] = []
+        self.held = 0
+        self.paths: list[str] = []
+
+    def add(self, rows: list[dict[str, Any]]) -> None:
+        self.pending.append(pa.Table.from_pylist(rows, schema=PROMPTS_SCHEMA))
+        self.held += len(rows)
+        while self.held >= self.max_rows and len(self.paths) < self.total - 1:
+            self.flush(self.max_rows)
+
+    def flush(self, rows: int | None = None) -> None:
+        table = pa.concat_tables(self.pending) if self.pending else PROMPTS_SCHEMA.empty_table()
+        rows = self.held if rows is None else rows
+        path = f"{self.prefix}-{len(self.paths):05d}-of-{self.total:05d}.parquet"
+        self.files[path] = parquet_table_bytes(table.slice(0, rows))
+        self.paths.append(path)
+        rest = table.slice(rows)
+        self.pending, self.held = ([rest] if rest.num_rows else []), rest.num_rows
 
 
 def render_data(src: ReleaseInput, max_shard_rows: int) -> tuple[dict[str, bytes], tuple[ConfigEntry, ...]]:
+    """The data files, config by config: each walk of the prompts decodes that config's rows a row group at a
+    time and holds at most one shard per split before writing it, so memory follows the shard size, not the
+    benchmark's. The bytes are those of writing each shard's rows at once."""
     files: dict[str, bytes] = {}
     configs = []
-    for name, (lang, rows) in plan_configs(src).items():
-        per_split: dict[str, list[Prompt]] = defaultdict(list)
-        for r in rows:
-            per_split[r.split].append(r)
-        splits = []
-        for split in sorted(per_split, key=_split_key):
-            split_rows = sorted(per_split[split], key=lambda r: r.prompt_id)
-            n = max(1, -(-len(split_rows) // max_shard_rows))
-            paths = []
-            for i in range(n):
-                path = f"data/{name}/{split}-{i:05d}-of-{n:05d}.parquet"
-                files[path] = parquet_bytes([prompt_to_row(p) for p in split_rows[i * max_shard_rows:(i + 1) * max_shard_rows]],
-                                            PROMPTS_SCHEMA)
-                paths.append(path)
-            splits.append((split, tuple(paths), len(split_rows)))
-        configs.append(ConfigEntry(name, lang, tuple(splits)))
+    for name, (lang, counts) in plan_configs(src).items():
+        order = sorted(counts, key=_split_key)
+        shards = {split: _Shards(files, name, split, counts[split], max_shard_rows) for split in order}
+        keep = None if lang is None else (lambda _pid, row_lang, lang=lang: row_lang == lang)
+        for batch in src.prompts.batches(keep):
+            by_split: dict[str, list[dict[str, Any]]] = defaultdict(list)
+            for p in batch:
+                if lang is None or f"{p.pair}.{p.lang}" == name:
+                    by_split[p.split].append(prompt_to_row(p))
+            for split, rows in by_split.items():
+                shards[split].add(rows)
+        for split in order:
+            shards[split].flush()
+        configs.append(ConfigEntry(name, lang, tuple((split, tuple(shards[split].paths), counts[split])
+                                                     for split in order)))
     return files, tuple(configs)
 
 
@@ -166,7 +192,7 @@ def render_release(src: ReleaseInput, opts: ReleaseOptions,
                    previous: Mapping[str, bytes] | None = None) -> Release:
     """Render every file of the release. ``previous``: the files of the version this one follows."""
     check_repo_id(opts.repo)
-    if not src.prompts:
+    if not src.digest.n_prompts:
         raise ConfigError("the benchmark has no prompts: nothing to release. Check `factatlas build` output.")
     files, configs = render_data(src, opts.max_shard_rows)
     files.update({f"benchmark/{name}": data for name, data in src.side_files.items()})
@@ -186,7 +212,7 @@ def render_release(src: ReleaseInput, opts: ReleaseOptions,
     if previous is not None:
         diff = diff_snapshots(snapshot_from_files(previous), snapshot_from_files(files))
         diff = _with_versions(diff, _version_of(previous), version)
-    first = (f"{len(src.facts)} facts, {len(src.prompts)} prompts in {len(src.languages)} language(s) "
+    first = (f"{len(src.facts)} facts, {src.digest.n_prompts} prompts in {len(src.languages)} language(s) "
              f"({', '.join(src.languages)}); configs: {', '.join(c.name for c in configs)}.")
     previous_log = previous.get("CHANGELOG.md", b"").decode("utf-8") if previous else None
     files["CHANGELOG.md"] = changelog(changelog_section(version, diff, first), previous_log).encode("utf-8")
@@ -221,7 +247,7 @@ def release_manifest(src: ReleaseInput, opts: ReleaseOptions, configs: Sequence[
         "license": license_id,
         "benchmark": {k: src.meta.get(k) for k in ("name", "pair", "cultures", "languages", "candidate_mode", "k",
                                                    "schema_version")},
-        "counts": {"facts": len(src.facts), "prompts": len(src.prompts), "entities": len(src.entities)},
+        "counts": {"facts": len(src.facts), "prompts": src.digest.n_prompts, "entities": len(src.entities)},
         "provenance": src.provenance.as_dict(),
         "templates_origin": src.templates_origin,
         "default_config": default,

@@ -47,7 +47,7 @@ def write_model_analyses(run: Path, model_dir: Path, rankc_weighting: str = "sof
 
     bench = open_benchmark(run, bench)
     taught = trained_on(model_dir) if trained is RECORDED else trained
-    choice = choose_splits(HELD_OUT, [p.split for p in bench.prompts], {model_dir.name: taught})
+    choice = choose_splits(HELD_OUT, list(bench.splits), {model_dir.name: taught})  # the split column alone
     model = select(read_model_results(run, model_dir, bench), choice)
     meta = benchmark_meta(run)
     labels, _ = country_labels(meta)
@@ -56,11 +56,12 @@ def write_model_analyses(run: Path, model_dir: Path, rankc_weighting: str = "sof
     owners = object_cultures(bench.facts_by_id.values())  # every fact, whatever split is analysed
     sections = [*dlama_sections({model.model: model.results}, out_dir, owners=owners, country_label=labels,
                                 scope=scope),
-                *crosslingual_sections([model], language_texts(bench.prompts), out_dir, rankc_weighting,
+                *crosslingual_sections([model], language_texts(p for batch in bench.iter_prompts() for p in batch),
+                                       out_dir, rankc_weighting,
                                        scope=scope),
                 *xfactr_sections([model], out_dir, scope=scope),
                 *error_sections({model.model: model.results}, benchmark_context(bench), out_dir,
-                                prompts=bench.prompts_by_id, scope=scope),
+                                prompts=bench.prompts_with_ids({r.prompt_id for r in model.results}), scope=scope),
                 *locality_sections({model.model: model.results}, bench.facts_by_id.values(), out_dir),
                 *popularity_sections({model.model: model.results}, bench.facts_by_id.values(), out_dir)]
     subtitle = (f"run {run.name} · model {model.model} · {scope} ({choice.why}) · benchmark {meta.get('name')} "

@@ -128,13 +128,13 @@ class CachedTokenizer:
 
 def open_benchmark(run: Path, bench: Benchmark | None = None) -> Benchmark:
     """The benchmark in ``run`` (a run, benchmark or release folder) through the core's one reader, its
-    prompts and facts read now (they are shared by every model). ``bench``: that benchmark already open
-    (the report's), so its prompts are not read a second time."""
+    facts read now (they are shared by every model; each model's join reads the prompts it ranked).
+    ``bench``: that benchmark already open (the report's)."""
     from factatlas.benchmark import Benchmark, BenchmarkError
 
     try:
         bench = bench if bench is not None else Benchmark.open(run)
-        _ = (bench.prompts_by_id, bench.facts_by_id)  # read once, here, where a damaged file is named
+        _ = (bench.prompt_count, bench.facts_by_id)  # read once, here, where a damaged file is named
     except BenchmarkError as e:
         raise AnalysisError(str(e)) from e
     return bench
@@ -143,6 +143,7 @@ def open_benchmark(run: Path, bench: Benchmark | None = None) -> Benchmark:
 def read_model_results(run: Path, model_dir: Path, bench: Benchmark | None = None, *,
                        with_tokenizer: bool = True) -> ModelResults:
     """The one adapter: ``model_dir/rankings.parquet`` (the typed reader) joined with the benchmark."""
+    from factatlas.benchmark import BenchmarkError
     from factatlas.tables import read_probe_results
 
     path = model_dir / "rankings.parquet"
@@ -150,7 +151,12 @@ def read_model_results(run: Path, model_dir: Path, bench: Benchmark | None = Non
         raise AnalysisError(f"{path}: missing; probe the model first (`factatlas probe RUN --model ...`)")
     bench = bench or open_benchmark(run)
     tokenize, note = model_tokenizer(model_dir) if with_tokenizer else (None, "tokenizer not requested")
-    joined = join_results(model_dir.name, read_probe_results(path), bench.prompts_by_id, bench.facts_by_id, tokenize)
+    rows = read_probe_results(path)
+    try:  # only the ranked prompts are decoded (one language's run reads that language's rows)
+        prompts = bench.prompts_with_ids({r.prompt_id for r in rows})
+    except BenchmarkError as e:
+        raise AnalysisError(str(e)) from e
+    joined = join_results(model_dir.name, rows, prompts, bench.facts_by_id, tokenize)
     return ModelResults(joined.model, joined.results, joined.skipped, note, tokenize)
 
 
