@@ -30,7 +30,7 @@ import shutil
 import sys
 import tempfile
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -281,6 +281,34 @@ def replace_folder(target: Path, keep: Sequence[str] = ()) -> Iterator[Path]:
         swap_in(staging, target, keep)
     finally:
         discard(staging)
+
+
+def carry_over(source: Path, staging: Path, leave: Collection[str] = ()) -> None:
+    """Fill the staging folder of ``replace_folder(source)`` with what ``source`` holds, but for the top-level
+    entries named in ``leave`` (what the writer makes anew): files as hard links (no copy of the data, the
+    bytes stay the same), copied where the file system refuses a link. A writer that replaces some files of a
+    folder (the report beside a probe's rankings) so swaps the whole folder in one step."""
+    for entry in sorted(source.iterdir()):
+        if entry.name in leave or entry.name.startswith(TMP_PREFIX):
+            continue
+        dest = staging / entry.name
+        with writing(dest, f"carry {entry.name} over into the new {source.name}/"):
+            if entry.is_dir() and not entry.is_symlink():
+                shutil.copytree(entry, dest, symlinks=True, copy_function=_link_or_copy)
+            else:
+                _link_or_copy(entry, dest)
+
+
+def _link_or_copy(src: str | Path, dest: str | Path) -> None:
+    if Path(src).is_symlink():
+        os.symlink(os.readlink(src), dest)
+        return
+    try:
+        os.link(src, dest)
+    except OSError as e:
+        if e.errno not in (errno.EXDEV, errno.EPERM, errno.ENOTSUP, errno.EMLINK, errno.EACCES):
+            raise
+        shutil.copy2(src, dest)
 
 
 @dataclass(frozen=True)
