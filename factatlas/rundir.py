@@ -259,6 +259,15 @@ def check_replaceable(target: Path, action: str = "") -> None:
             os.unlink(probe)
 
 
+def check_own_output(folder: Path, marker: str, option: str) -> None:
+    """Refuse, before any work, to replace a folder this command did not write: one that holds files but not
+    ``marker`` (the file the command always writes there). A command that writes its outputs as one folder
+    (``replace_folder``) would otherwise delete whatever a user kept in the folder given with ``option``."""
+    if folder.is_dir() and any(folder.iterdir()) and not (folder / marker).is_file():
+        raise FactatlasError(f"{folder}: holds files this command did not write (it has no {marker}), and the "
+                             f"command replaces its output folder whole; give {option} a new or empty folder")
+
+
 @contextmanager
 def replace_folder(target: Path, keep: Sequence[str] = ()) -> Iterator[Path]:
     """Yield an empty staging folder beside ``target``; when the block ends without an error it replaces
