@@ -59,14 +59,16 @@ def xfakt_context(
                           f"{', '.join(sorted(bench.languages))}")
     folder = out_dir or run_dir / "xfakt_context" / Path(model.rstrip("/")).name
     check_own_output(folder, "summary.json", "--out")
-    _check_writable(folder)  # refused before the model loads, not after the work
-    scorer, rule, model_name = _ranking_scorer(_built_tiny(model, run_dir), scoring, flags)
-    cells, summary = _run_modes(bench, scorer, model_name, chosen, contexts, wanted, levels)
-    summary = {"model": model, "scoring": rule, **summary}
-    # cells.csv and summary.json together, or the old folder as it was; holding the run's lock, so that
-    # another writer's clean-up never takes the staging folder
-    with RunDir(run_dir).lock(), replace_folder(folder) as staging:
-        _write_outputs(staging, cells, summary, levels, level_sources, resource_grouping)
+    local = _built_tiny(model, run_dir)
+    # a writer of the run from here on, as probe is: the lock (and a disk that refuses it) before the model
+    # loads; cells.csv and summary.json then replace the old folder together, or it stays as it was
+    with RunDir(run_dir).lock():
+        _check_writable(folder)  # refused before the model loads, not after the work
+        scorer, rule, model_name = _ranking_scorer(local, scoring, flags)
+        cells, summary = _run_modes(bench, scorer, model_name, chosen, contexts, wanted, levels)
+        summary = {"model": model, "scoring": rule, **summary}
+        with replace_folder(folder) as staging:
+            _write_outputs(staging, cells, summary, levels, level_sources, resource_grouping)
     _print_cells(folder, cells, summary)
 
 
@@ -90,8 +92,8 @@ def _built_tiny(model: str, run_dir: Path) -> str:
 
 
 def _check_writable(folder: Path) -> None:
-    """What ``replace_folder(folder)`` needs, tried for real: its parent takes a new folder, and the old
-    folder's files can be deleted."""
+    """What ``replace_folder(folder)`` needs, tried for real, leaving nothing: its nearest existing parent takes
+    a new folder, and the old folder's files can be deleted."""
     import os
     import tempfile
 
@@ -99,9 +101,9 @@ def _check_writable(folder: Path) -> None:
     from factatlas.errors import writing
     from factatlas.rundir import check_replaceable
 
-    with writing(folder.parent, "make a folder in it"):
-        folder.parent.mkdir(parents=True, exist_ok=True)
-        fd, probe = tempfile.mkstemp(prefix=f"{TMP_PREFIX}probe-", dir=folder.parent)
+    existing = next(p for p in folder.parents if p.is_dir())  # made only when the outputs are written
+    with writing(existing, "make a folder in it"):
+        fd, probe = tempfile.mkstemp(prefix=f"{TMP_PREFIX}probe-", dir=existing)
         os.close(fd)
         os.unlink(probe)
     check_replaceable(folder)
