@@ -391,9 +391,10 @@ class RunDir:
         if self.manifest_path.exists():
             manifest = read_json(self.manifest_path, "move it away and run the run's stages again (each "
                                  "writes its entry)")
-            if not isinstance(manifest, dict) or not isinstance(manifest.get("stages", {}), dict):
+            stages = manifest.get("stages", {}) if isinstance(manifest, dict) else None
+            if not isinstance(stages, dict) or not all(isinstance(e, dict) for e in stages.values()):
                 raise FactatlasError(f"{self.manifest_path}: not a factatlas run manifest (an object with a "
-                                     "'stages' object); move it away and run the run's stages again")
+                                     "'stages' object of entries); move it away and run the run's stages again")
         for path in self._pending_entries():
             pending = json.loads(path.read_text("utf-8"))
             manifest.setdefault("stages", {})[pending["stage"]] = pending["entry"]

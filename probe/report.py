@@ -437,15 +437,13 @@ def trained_splits(folder: Path) -> list[str] | None:
     """The splits the model of ``folder`` was trained on, as its probe.json records them (the tiny model's
     recipe, or ``trained_on_splits`` written for any model); None when nothing is recorded."""
 
-    from factatlas.atomic import read_json
     from factatlas.errors import FactatlasError
-    from factatlas.probe.model_folder import recorded_training_splits
+    from factatlas.probe.model_folder import read_probe_info, recorded_training_splits
 
     path = folder / "probe.json"
-    if not path.is_file():
+    info = read_probe_info(folder)
+    if info is None:
         return None
-    info = read_json(path, f"probe again (`factatlas probe {folder.parent.parent} --model ... --out-name "
-                           f"{folder.name}`), or pass --trained-on SPLIT")
     try:
         splits = recorded_training_splits(info)
         valid = splits is None or all(isinstance(s, str) for s in splits)
