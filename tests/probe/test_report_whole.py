@@ -115,3 +115,20 @@ def test_a_kill_between_two_files_of_the_report_leaves_the_old_report_whole(repo
     assert res.returncode == 0, res.stderr
     assert comparable(tree(run)) == comparable(clean)
     assert leftovers(run) == []
+
+
+@pytest.mark.slow  # a child process per signal (~2 s each)
+@pytest.mark.parametrize(("signal_name", "code"), [("TERM", 143), ("INT", 130)])
+def test_sigterm_or_ctrl_c_mid_report_is_one_line_and_leaves_the_old_report_and_no_lock(reported, tmp_path,
+                                                                                        signal_name, code):
+    base, _ = reported
+    run = tmp_path / "arab-west"
+    shutil.copytree(base, run)
+    before = tree(run)
+    with ForkServer(("factatlas.app.cli", "factatlas.probe.report", "matplotlib.pyplot")) as children:
+        res = children.factatlas(*args(run), env={CRASH_ENV: "report:plots-written", "FACTATLAS_CRASH_SIGNAL": signal_name})
+    assert res.returncode == code, res.stderr
+    assert "Traceback" not in res.stderr
+    assert res.stderr.strip().splitlines()[-1].startswith(f"error: stopped by SIG{signal_name}"), res.stderr
+    assert [line for line in res.stderr.splitlines() if line.startswith("error: ")] == [res.stderr.strip().splitlines()[-1]]
+    assert tree(run) == before and leftovers(run) == []  # staging discarded, the lock let go, on the way out
