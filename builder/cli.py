@@ -185,6 +185,11 @@ def validate_command(
     recordable = where is not None and where.release is None
     checked = make_record(directory) if recordable else None  # the files as the check reads them
     violations = check_directory(run)  # found as Benchmark.open finds it (a release's prompts are its shards)
+    if checked is not None and make_record(directory) != checked:
+        # a build swapped build/ in while the check read it: what it read may mix two benchmarks, so its
+        # verdict (a violation as much as a pass) is about neither
+        raise FactatlasError(f"{directory}: its files changed while they were checked (another process wrote the "
+                             f"benchmark); run `factatlas validate-benchmark {run}` again once it has finished")
     if violations:
         err.print(f"[red]{directory}: {len(violations)} violation(s) of the benchmark invariant:[/red]")
         err.print(format_violations(violations, limit=200), highlight=False, markup=False)

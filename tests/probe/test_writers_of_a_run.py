@@ -135,3 +135,26 @@ def test_xfakt_context_finds_the_tiny_model_probe_built(run_dir, tiny_bert_dir):
     summary = json.loads((run_dir / "xfakt_context" / "tiny" / "summary.json").read_text("utf-8"))
     assert summary["model"] == "tiny" and summary["modes"]["recall"]["prompts"] > 0
     assert leftovers(run_dir) == []
+
+
+def test_validate_benchmark_says_so_when_a_writer_changed_the_files_it_read(tmp_path, monkeypatch):
+    """A build swapping build/ in while validate-benchmark read it gave a false violation (the old benchmark.json
+    with the new candidates); a check that read two benchmarks has no verdict."""
+    import factatlas.validation as V
+
+    build = write_run(tmp_path / "arab-west") / "build"
+    real = V.check_directory
+
+    def check_while_a_writer_writes(path):
+        found = real(path)
+        meta = json.loads((build / "benchmark.json").read_text("utf-8"))
+        (build / "benchmark.json").write_text(json.dumps({**meta, "seed": 7}), "utf-8")  # the other process
+        return found
+
+    monkeypatch.setattr(V, "check_directory", check_while_a_writer_writes)
+    (build / V.RECORD_NAME).unlink(missing_ok=True)
+    res = factatlas("validate-benchmark", build)
+    assert res.returncode == 2 and error_lines(res.stderr) == [
+        f"error: {build}: its files changed while they were checked (another process wrote the benchmark); run "
+        f"`factatlas validate-benchmark {build}` again once it has finished"]
+    assert not (build / V.RECORD_NAME).exists()
