@@ -61,6 +61,7 @@ def reported(tmp_path_factory) -> tuple[Path, dict[str, str]]:
     return base, tree(clean)
 
 
+@pytest.mark.slow  # three reports (module fixture included, ~5 s)
 def test_the_report_replaces_its_folder_of_analyses_whole_and_keeps_the_probes_files(reported, tmp_path):
     base, _ = reported
     run = tmp_path / "arab-west"

@@ -40,6 +40,7 @@ def error_lines(stderr: str) -> list[str]:
     return [line for line in stderr.splitlines() if line.startswith("error: ")]
 
 
+@pytest.mark.slow  # a whole compare (~3 s)
 def test_bootstrap_is_one_rule_for_report_and_compare(scripted_run, tmp_path):  # noqa: F811
     report_run = write_run(tmp_path / "r" / "arab-west")
     refused = [factatlas("report", report_run, "--bootstrap", "-5"),
@@ -54,6 +55,7 @@ def test_bootstrap_is_one_rule_for_report_and_compare(scripted_run, tmp_path):  
     assert "No interval (--bootstrap 0)." in (tmp_path / "c" / "compare.md").read_text("utf-8")
 
 
+@pytest.mark.slow  # two whole compares (~5 s)
 def test_compare_replaces_its_folder_whole_and_never_a_folder_of_other_files(scripted_run, tmp_path):  # noqa: F811
     mine = tmp_path / "notes"
     mine.mkdir()
