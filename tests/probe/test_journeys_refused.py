@@ -39,7 +39,7 @@ def test_shots_from_a_split_the_benchmark_lacks_are_refused_before_the_model_is_
 
 @pytest.mark.parametrize(("args", "said"), [
     (["--trained-on", "dev"], "error: --trained-on dev: the benchmark has no such split (it has test, train)"),
-    (["--bootstrap", "-5"], "error: --bootstrap -5: the number of resamples must be 0 (no intervals) or more"),
+    (["--bootstrap", "-5"], "error: --bootstrap -5: must be at least 0"),
     (["--rankc-weighting", "norm3"], "error: unknown RankC weighting 'norm3'."),
     (["--associate", "xx=arab"], "error: --associate xx=...: the benchmark has no language 'xx' (it has "),
     (["--associate", "fr=arab+arb"], "error: --associate fr=arab+arb: the benchmark has no culture 'arb' (it has "
