@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 
 import typer
@@ -171,7 +172,8 @@ def validate_command(
     from factatlas.benchmark import BenchmarkError, locate
     from factatlas.console import err, out
     from factatlas.invariants import format_violations
-    from factatlas.validation import check_directory, write_record
+    from factatlas.rundir import LockHeld, RunDir
+    from factatlas.validation import check_directory, make_record, write_record
 
     if not run.is_dir():
         raise ConfigError(f"{run}: no such benchmark or run directory")
@@ -180,16 +182,29 @@ def validate_command(
     except BenchmarkError:  # not recognisable as a benchmark: list what is missing
         where = None
     directory = where.benchmark if where is not None else run
+    recordable = where is not None and where.release is None
+    checked = make_record(directory) if recordable else None  # the files as the check reads them
     violations = check_directory(run)  # found as Benchmark.open finds it (a release's prompts are its shards)
+    if checked is not None and make_record(directory) != checked:
+        # a build swapped build/ in while the check read it: what it read may mix two benchmarks, so its
+        # verdict (a violation as much as a pass) is about neither
+        raise FactatlasError(f"{directory}: its files changed while they were checked (another process wrote the "
+                             f"benchmark); run `factatlas validate-benchmark {run}` again once it has finished")
     if violations:
         err.print(f"[red]{directory}: {len(violations)} violation(s) of the benchmark invariant:[/red]")
         err.print(format_violations(violations, limit=200), highlight=False, markup=False)
         raise typer.Exit(1)
     out.print(f"{directory}: valid benchmark (every language has the same facts and candidates, each with its own "
               "templates)", soft_wrap=True)
-    if where is not None and where.release is None:
-        try:  # probe and report trust it while every checked file keeps its hash
-            write_record(directory)
+    if recordable:
+        # probe and report trust it while every checked file keeps its hash: written holding the run's lock
+        # (no build swaps build/ meanwhile) and only for the files that were checked
+        try:
+            with RunDir(where.run).lock() if where.run is not None else contextlib.nullcontext():
+                write_record(directory, checked)
+        except LockHeld as e:
+            err.print(f"note: {directory}: the validation record was not written: {e}", highlight=False,
+                      markup=False, soft_wrap=True)
         except (OSError, FactatlasError) as e:
             err.print(f"note: {directory}: the validation record was not written ({e}); probe and "
                       "report will check every row again", highlight=False, markup=False, soft_wrap=True)

@@ -102,6 +102,7 @@ def discard(path: Path) -> None:
 
 
 CRASH_ENV = "FACTATLAS_CRASH_AT"  # test hook: SIGKILL this process at the named point (see crash_point)
+CRASH_SIGNAL_ENV = "FACTATLAS_CRASH_SIGNAL"  # test hook: another signal than SIGKILL there (TERM, INT)
 
 
 def crash_point(name: str) -> None:
@@ -109,7 +110,7 @@ def crash_point(name: str) -> None:
     processes at the moments that matter (between two files, between two renames) instead of guessing
     them with timers. A no-op otherwise. (Here, below rundir, so that both can call it.)"""
     if os.environ.get(CRASH_ENV) == name:
-        os.kill(os.getpid(), signal.SIGKILL)
+        os.kill(os.getpid(), getattr(signal, f"SIG{os.environ.get(CRASH_SIGNAL_ENV, 'KILL')}"))
 
 
 _crash_point = crash_point

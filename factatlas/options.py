@@ -62,6 +62,16 @@ def number(*, at_least: float | None = None, above: float | None = None, at_most
     return check
 
 
+DEFAULT_BOOTSTRAP = 1000
+
+
+def bootstrap_option(of: str) -> Any:
+    """``--bootstrap N``, one rule for every command that draws intervals (report, compare): N resamples for
+    ``of``, 0 for no intervals; a negative N refused while parsing."""
+    return typer.Option(DEFAULT_BOOTSTRAP, "--bootstrap", help=f"Bootstrap resamples for {of} (0: no intervals).",
+                        callback=number(at_least=0))
+
+
 def share() -> Callback:
     """A share of a whole: a finite number from 0 to 1 (0.75, not 75)."""
     return number(at_least=0, at_most=1, unit="a share from 0 to 1, e.g. 0.75")

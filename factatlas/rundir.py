@@ -30,7 +30,7 @@ import shutil
 import sys
 import tempfile
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -259,6 +259,15 @@ def check_replaceable(target: Path, action: str = "") -> None:
             os.unlink(probe)
 
 
+def check_own_output(folder: Path, marker: str, option: str) -> None:
+    """Refuse, before any work, to replace a folder this command did not write: one that holds files but not
+    ``marker`` (the file the command always writes there). A command that writes its outputs as one folder
+    (``replace_folder``) would otherwise delete whatever a user kept in the folder given with ``option``."""
+    if folder.is_dir() and any(folder.iterdir()) and not (folder / marker).is_file():
+        raise FactatlasError(f"{folder}: holds files this command did not write (it has no {marker}), and the "
+                             f"command replaces its output folder whole; give {option} a new or empty folder")
+
+
 @contextmanager
 def replace_folder(target: Path, keep: Sequence[str] = ()) -> Iterator[Path]:
     """Yield an empty staging folder beside ``target``; when the block ends without an error it replaces
@@ -281,6 +290,34 @@ def replace_folder(target: Path, keep: Sequence[str] = ()) -> Iterator[Path]:
         swap_in(staging, target, keep)
     finally:
         discard(staging)
+
+
+def carry_over(source: Path, staging: Path, leave: Collection[str] = ()) -> None:
+    """Fill the staging folder of ``replace_folder(source)`` with what ``source`` holds, but for the top-level
+    entries named in ``leave`` (what the writer makes anew): files as hard links (no copy of the data, the
+    bytes stay the same), copied where the file system refuses a link. A writer that replaces some files of a
+    folder (the report beside a probe's rankings) so swaps the whole folder in one step."""
+    for entry in sorted(source.iterdir()):
+        if entry.name in leave or entry.name.startswith(TMP_PREFIX):
+            continue
+        dest = staging / entry.name
+        with writing(dest, f"carry {entry.name} over into the new {source.name}/"):
+            if entry.is_dir() and not entry.is_symlink():
+                shutil.copytree(entry, dest, symlinks=True, copy_function=_link_or_copy)
+            else:
+                _link_or_copy(entry, dest)
+
+
+def _link_or_copy(src: str | Path, dest: str | Path) -> None:
+    if Path(src).is_symlink():
+        os.symlink(os.readlink(src), dest)
+        return
+    try:
+        os.link(src, dest)
+    except OSError as e:
+        if e.errno not in (errno.EXDEV, errno.EPERM, errno.ENOTSUP, errno.EMLINK, errno.EACCES):
+            raise
+        shutil.copy2(src, dest)
 
 
 @dataclass(frozen=True)
@@ -354,9 +391,10 @@ class RunDir:
         if self.manifest_path.exists():
             manifest = read_json(self.manifest_path, "move it away and run the run's stages again (each "
                                  "writes its entry)")
-            if not isinstance(manifest, dict) or not isinstance(manifest.get("stages", {}), dict):
+            stages = manifest.get("stages", {}) if isinstance(manifest, dict) else None
+            if not isinstance(stages, dict) or not all(isinstance(e, dict) for e in stages.values()):
                 raise FactatlasError(f"{self.manifest_path}: not a factatlas run manifest (an object with a "
-                                     "'stages' object); move it away and run the run's stages again")
+                                     "'stages' object of entries); move it away and run the run's stages again")
         for path in self._pending_entries():
             pending = json.loads(path.read_text("utf-8"))
             manifest.setdefault("stages", {})[pending["stage"]] = pending["entry"]

@@ -245,12 +245,20 @@ def make_record(folder: Path) -> dict[str, Any]:
             "files": {name: file_digest(folder / name) for name in CHECKED_FILES}}
 
 
-def write_record(folder: str | os.PathLike) -> Path:
-    """Record that the benchmark in ``folder`` (a benchmark directory) passed every rule, as it is now."""
+def write_record(folder: str | os.PathLike, checked: Mapping[str, Any] | None = None) -> Path:
+    """Record that the benchmark in ``folder`` (a benchmark directory) passed every rule, as it is now.
+    ``checked``: the record made before the check ran (``make_record``); it is written only while the files
+    are still those, so a writer that replaced them during the check never gets its files recorded as
+    checked (a FactatlasError says so)."""
     from factatlas.atomic import write_json
+    from factatlas.errors import FactatlasError
 
     folder = Path(folder)
-    write_json(folder / RECORD_NAME, make_record(folder))
+    record = make_record(folder)
+    if checked is not None and record != checked:
+        raise FactatlasError(f"{folder}: its files changed while they were checked (another process wrote the "
+                             "benchmark); run `factatlas validate-benchmark` again once it has finished")
+    write_json(folder / RECORD_NAME, record)
     return folder / RECORD_NAME
 
 

@@ -69,7 +69,33 @@ def compose(text: str, shown: str) -> yaml.Node | None:
         root = _compose_exact(text, shown)
     if root is not None:
         check_expansion(root, shown)
+        check_unique_keys(root, shown)
     return root
+
+
+def check_unique_keys(root: yaml.Node, shown: str) -> None:
+    """Refuse a mapping that names a key twice: YAML loaders keep the last value and drop the first without a
+    word (a culture file pasted twice, a template id given twice), so the error points at the second."""
+    seen_nodes: set[int] = set()
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if id(node) in seen_nodes:  # an alias: walked once
+            continue
+        seen_nodes.add(id(node))
+        if isinstance(node, yaml.MappingNode):
+            first: dict[str, yaml.Node] = {}
+            for k_node, v_node in node.value:
+                if isinstance(k_node, yaml.ScalarNode) and k_node.tag != "tag:yaml.org,2002:merge":
+                    if k_node.value in first:
+                        line, col = position(first[k_node.value])
+                        raise ConfigError(f"duplicate key {k_node.value!r} (first at line {line}, column {col}); "
+                                          "YAML would keep only the last one: remove or rename one of them", shown,
+                                          *position(k_node))
+                    first[k_node.value] = k_node
+                stack.append(v_node)
+        elif isinstance(node, yaml.SequenceNode):
+            stack.extend(node.value)
 
 
 def source_of(node: yaml.Node, text: str) -> str:

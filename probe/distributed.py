@@ -231,15 +231,33 @@ def _probe_with_ray(run: str | Path, config: Any, spec, benchmark, run_dir: Path
     options = config.engine.options
     name = f"probe/{job.out_name}"
     run_folder = RunDir(run_dir)
-    with run_folder.replace_stage(name) as staging:
-        done = _run_actors(run, config, job, staging, run_dir)
-        rankings, template_rows, info = _merge(staging, options.ray_shards, len(done), run_dir / name)
-        info["counts"] = {**info["counts"], "ray/shards": options.ray_shards, "ray/actors": options.ray_actors}
-        info["config"] = {**info["config"], "engine": config.engine.to_json()}
-        fill_model_folder(run_folder, staging, name, rankings, template_rows, info, benchmark)
+    made = [f for f in (run_dir / "probe", run_dir / "probe" / "_ray") if not f.exists()]
+    try:
+        with run_folder.replace_stage(name) as staging:
+            done = _run_actors(run, config, job, staging, run_dir)
+            rankings, template_rows, info = _merge(staging, options.ray_shards, len(done), run_dir / name)
+            info["counts"] = {**info["counts"], "ray/shards": options.ray_shards, "ray/actors": options.ray_actors}
+            info["config"] = {**info["config"], "engine": config.engine.to_json()}
+            fill_model_folder(run_folder, staging, name, rankings, template_rows, info, benchmark)
+    except BaseException:
+        _remove_made(made)
+        raise
     return ProbeOutcome(run_dir / name, run_dir / name / "rankings.parquet",
                         run_dir / name / "rankings_template_only.parquet" if template_rows is not None else None,
                         run_dir / name / "metrics.json", dict(info["counts"]))
+
+
+def _remove_made(made: list[Path]) -> None:
+    """After a failed Ray probe: Ray's HOME folder when this run made it, then probe/ when this run made it
+    and nothing else is in it (a refused start-up leaves the run as it was)."""
+    import shutil
+
+    for folder in reversed(made):
+        if folder.name == "_ray":
+            shutil.rmtree(folder, ignore_errors=True)
+        elif folder.is_dir() and not any(folder.iterdir()):
+            with contextlib.suppress(OSError):
+                folder.rmdir()
 
 
 def _run_actors(run: str | Path, config: Any, job: RayJob, staging: Path, run_dir: Path) -> list:

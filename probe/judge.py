@@ -294,13 +294,13 @@ def answer_aliases(by_lang: Mapping[str, Mapping[str, set[str]]], folder) -> Lan
     """The matcher's aliases for a model folder: the languages its probe accepted (the rule spec probe.json
     records, ``answer_langs``, X-FACTR §3.4), so strict and lenient matching here agree with its
     ``correct_at_1``. A folder without probe.json matches in every language."""
-    import json
     from pathlib import Path
 
+    from factatlas.probe.model_folder import read_probe_info
     from factatlas.probe.rule import recorded_rule
 
-    info = Path(folder) / "probe.json"
-    mode = recorded_rule(json.loads(info.read_text("utf-8")), str(info)).answer_langs if info.is_file() else "any"
+    info = read_probe_info(Path(folder))
+    mode = recorded_rule(info, str(Path(folder) / "probe.json")).answer_langs if info is not None else "any"
     return LanguageAliases(by_lang, mode)
 
 

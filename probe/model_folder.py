@@ -203,6 +203,21 @@ def write_metrics(out_dir: Path, rankings: Sequence[ProbeResult], template_rows:
     return path
 
 
+def read_probe_info(folder: Path) -> dict[str, Any] | None:
+    """``folder/probe.json`` as the object probe wrote, None when there is none; cut short, not JSON or not an
+    object: an error naming it and the fix (every reader of probe.json comes here)."""
+    from factatlas.atomic import read_json
+
+    path = Path(folder) / "probe.json"
+    if not path.is_file():
+        return None
+    fix = f"probe the model again (`factatlas probe RUN --model ... --out-name {Path(folder).name}`)"
+    info = read_json(path, fix)
+    if not isinstance(info, dict):
+        raise ModelFolderError(f"{path}: expected a JSON object, found {type(info).__name__}; {fix}")
+    return info
+
+
 def recorded_training_splits(info: Mapping[str, Any]) -> list[str] | None:
     """The splits a probe.json says its model was trained on (the tiny model's recipe, or
     ``trained_on_splits`` written for any model); None when it records none."""

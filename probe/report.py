@@ -295,6 +295,12 @@ def embed_png(path: Path) -> str:
 
 # ---- plots --------------------------------------------------------------------------------------
 
+# every file and folder the report makes in a model folder: a new report replaces all of them at once (one
+# that the new report does not make, e.g. xfakt.png without --associate, goes with the old report)
+PLOT_FILES = ("p_at_1.png", "rankc.png", "coverlap.png", "baselines.png", "entropy.png", "balance.png",
+              "language_bias.png", "xfakt.png")
+REPORT_OUTPUTS = frozenset({*PLOT_FILES, "report.html", "verdict.json", "analyses"})
+
 def make_plots(metrics: Mapping[str, Any], out_dir: Path, predicate_label: Callable[[str], str] = lambda p: p
                ) -> dict[str, str]:
     """Every figure of the report, as PNG files in ``out_dir``; returns key -> file name."""
@@ -306,6 +312,8 @@ def make_plots(metrics: Mapping[str, Any], out_dir: Path, predicate_label: Calla
     out: dict[str, str] = {}
 
     def put(key: str, path: Path) -> None:
+        if path.name not in PLOT_FILES:  # the swap of the report's files leaves the old ones beside it
+            raise ValueError(f"{path.name}: a plot the report makes must be listed in PLOT_FILES")
         out[key] = path.name
 
     bp = metrics["by_predicate"]
@@ -429,15 +437,13 @@ def trained_splits(folder: Path) -> list[str] | None:
     """The splits the model of ``folder`` was trained on, as its probe.json records them (the tiny model's
     recipe, or ``trained_on_splits`` written for any model); None when nothing is recorded."""
 
-    from factatlas.atomic import read_json
     from factatlas.errors import FactatlasError
-    from factatlas.probe.model_folder import recorded_training_splits
+    from factatlas.probe.model_folder import read_probe_info, recorded_training_splits
 
     path = folder / "probe.json"
-    if not path.is_file():
+    info = read_probe_info(folder)
+    if info is None:
         return None
-    info = read_json(path, f"probe again (`factatlas probe {folder.parent.parent} --model ... --out-name "
-                           f"{folder.name}`), or pass --trained-on SPLIT")
     try:
         splits = recorded_training_splits(info)
         valid = splits is None or all(isinstance(s, str) for s in splits)
@@ -501,6 +507,7 @@ def write_report(run: str | os.PathLike, model: str | None = None, config: Any =
     write ``report.html``, ``verdict.json`` and the PNGs into ``<run>/probe/<model>/``. ``benchmark``: the
     run's benchmark (``factatlas.benchmark.Benchmark``), already open."""
     from factatlas.atomic import write_json, write_text
+    from factatlas.probe.analysis.hook import FOLDER as ANALYSES
     from factatlas.probe.analysis.hook import with_analyses
     from factatlas.probe.evaluate import (
         VALIDATION_BOOTSTRAP,
@@ -509,7 +516,7 @@ def write_report(run: str | os.PathLike, model: str | None = None, config: Any =
         load_benchmark,
         metrics_inputs,
     )
-    from factatlas.rundir import RunDir, check_replaceable
+    from factatlas.rundir import RunDir, carry_over, check_replaceable, crash_point, replace_folder
     from factatlas.tables import read_probe_results
 
     # the page shows intervals in every table, as the verdict needs them
@@ -544,15 +551,23 @@ def write_report(run: str | os.PathLike, model: str | None = None, config: Any =
             judged = judge_summary_of(folder) if open_answers(metrics) else None
             if judged is not None:
                 v = Verdict((*v.checks, check_judge(judged, metrics["validation"]["splits"])))
-            with section("report/plots"):
-                plots = make_plots(metrics, folder, plabel)
-            images = {key: embed_png(folder / name) for key, name in plots.items()}
-            page = render_html(ReportInput(metrics, v, images, lambda q: bench.label(q), plabel, run.name,
-                                           extra_sections=judge_sections(folder)))
-            with section("report/analyses"):
-                page = with_analyses(page, run, folder, metrics["config"]["rankc_weighting"], splits, bench)
-            write_text(folder / "report.html", page)
-            write_json(folder / "verdict.json", v.to_json())
+            extra = judge_sections(folder)
+            # the report's files are one output: written into a copy of the folder (its other files as hard
+            # links) that replaces it whole, so a full disk or a kill between two files leaves the old report
+            with replace_folder(folder) as staging:
+                carry_over(folder, staging, leave=REPORT_OUTPUTS)
+                with section("report/plots"):
+                    plots = make_plots(metrics, staging, plabel)
+                crash_point("report:plots-written")
+                images = {key: embed_png(staging / name) for key, name in plots.items()}
+                page = render_html(ReportInput(metrics, v, images, lambda q: bench.label(q), plabel, run.name,
+                                               extra_sections=extra))
+                with section("report/analyses"):
+                    page = with_analyses(page, run, folder, metrics["config"]["rankc_weighting"], splits, bench,
+                                         out_dir=staging / ANALYSES)
+                write_text(staging / "report.html", page)
+                crash_point("report:page-written")
+                write_json(staging / "verdict.json", v.to_json())
             results.append(ReportResult(folder.name, folder / "report.html", v, tuple(folder / p for p in plots.values()),
                                         source))
     return results

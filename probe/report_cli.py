@@ -7,6 +7,7 @@ from pathlib import Path
 import typer
 
 from factatlas.errors import ConfigError
+from factatlas.options import bootstrap_option
 
 
 def parse_associations(values: list[str] | None) -> dict[str, tuple[str, ...]]:
@@ -42,7 +43,7 @@ def register(app: typer.Typer) -> None:
         model: str | None = typer.Option(None, "--model", help="Model slug under probe/ (default: every model)."),
         associate: list[str] | None = typer.Option(
             None, "--associate", help="Language=culture for X-FaKT (repeatable), overrides the default mapping."),
-        bootstrap: int = typer.Option(1000, "--bootstrap", help="Bootstrap resamples for the P@1 intervals (0: off)."),
+        bootstrap: int = bootstrap_option("the P@1 intervals"),
         rankc_weighting: str = typer.Option("softmax", "--rankc-weighting", help="softmax | norm1 | norm2."),
         strict: bool = typer.Option(False, "--strict", help="Exit with status 1 when a report's verdict is FAIL."),
         trained_on: list[str] | None = typer.Option(

@@ -15,7 +15,9 @@ from factatlas.probe.settings import LANGS
 
 def xfakt_context(
     run: Path = typer.Argument(..., metavar="RUN", help="Run directory (holding build/) or a benchmark directory."),
-    model: str = typer.Option(..., "--model", "-m", help="Local folder or Hub id of a ranking model."),
+    model: str = typer.Option(..., "--model", "-m", help="Local folder or Hub id of a ranking model, or a tiny model "
+                                                         "that `factatlas probe` built in this run (tiny | tiny-bert "
+                                                         "| tiny-gpt2 | tiny-t5 | tiny-chat)."),
     modes: str = typer.Option("recall,counterfactual", "--modes", help="recall and/or counterfactual."),
     scoring: str | None = typer.Option(None, "--scoring", "-s", help="A ranking rule (default: the family's)."),
     context_langs: str | None = typer.Option(None, "--context-langs", help="Context languages (default: all)."),
@@ -33,9 +35,10 @@ def xfakt_context(
 
     Example: factatlas xfakt-context runs/arab-west --model bert-base-multilingual-cased
     """
+    from factatlas.errors import ConfigError
     from factatlas.probe import xfakt_context as X
-    from factatlas.probe.selection import open_benchmark
-    from factatlas.rundir import replace_folder
+    from factatlas.probe.selection import check_langs, open_benchmark
+    from factatlas.rundir import RunDir, check_own_output, replace_folder
     from factatlas.validation import require_valid
 
     require_valid(run)
@@ -45,21 +48,52 @@ def xfakt_context(
     _check_choice(resource_grouping, "--resource-grouping", X.RESOURCE_GROUPINGS)
     levels, level_sources = X.resource_levels(resource_grouping, _resource_overrides(resource, X.RESOURCE_LEVELS))
     bench, run_dir = open_benchmark(run)
-    folder = out_dir or run_dir / "xfakt_context" / Path(model.rstrip("/")).name
-    _check_writable(folder)  # refused before the model loads, not after the work
-    scorer, rule, model_name = _ranking_scorer(model, scoring, flags)
+    # every check that needs only the command line and the benchmark, before the model loads
     wanted = list(LANGS.validate(flags["langs"]) or ()) or None if flags.get("langs") else None  # questions
-    contexts = [x.strip() for x in context_langs.split(",")] if context_langs else None
-    cells, summary = _run_modes(bench, scorer, model_name, chosen, contexts, wanted, levels)
-    summary = {"model": model, "scoring": rule, **summary}
-    with replace_folder(folder) as staging:  # cells.csv and summary.json together, or the old folder as it was
-        _write_outputs(staging, cells, summary, levels, level_sources, resource_grouping)
+    contexts = [x.strip() for x in context_langs.split(",") if x.strip()] if context_langs else None
+    if wanted:
+        check_langs(wanted, bench.languages)
+    missing = [lang for lang in contexts or () if lang not in bench.languages]
+    if missing:
+        raise ConfigError(f"--context-langs: {', '.join(missing)} not in the benchmark; it has "
+                          f"{', '.join(sorted(bench.languages))}")
+    folder = out_dir or run_dir / "xfakt_context" / Path(model.rstrip("/")).name
+    check_own_output(folder, "summary.json", "--out")
+    local = _built_tiny(model, run_dir)
+    # a writer of the run from here on, as probe is: the lock (and a disk that refuses it) before the model
+    # loads; cells.csv and summary.json then replace the old folder together, or it stays as it was
+    with RunDir(run_dir).lock():
+        _check_writable(folder)  # refused before the model loads, not after the work
+        scorer, rule, model_name = _ranking_scorer(local, scoring, flags)
+        cells, summary = _run_modes(bench, scorer, model_name, chosen, contexts, wanted, levels)
+        summary = {"model": model, "scoring": rule, **summary}
+        with replace_folder(folder) as staging:
+            _write_outputs(staging, cells, summary, levels, level_sources, resource_grouping)
     _print_cells(folder, cells, summary)
 
 
+def _built_tiny(model: str, run_dir: Path) -> str:
+    """A tiny model's name (``tiny-bert``, ...) as the folder `factatlas probe` built it in, in this run; the
+    context tasks never build one (nor ask the Hub for a model of that name)."""
+    from factatlas.errors import ConfigError
+    from factatlas.probe.backends import TINY_ALIASES, is_tiny
+
+    if not is_tiny(model):
+        return model
+    if model not in TINY_ALIASES:
+        raise ConfigError(f"--model {model}: unknown tiny model; available: {', '.join(sorted(TINY_ALIASES))}")
+    name = "tiny-chat" if model == "tiny-chat" else f"tiny-{TINY_ALIASES[model]}"
+    folder = run_dir / "probe" / "_models" / name
+    if not (folder / "config.json").is_file():
+        raise ConfigError(f"--model {model}: {folder} holds no tiny model; xfakt-context uses the one `factatlas "
+                          f"probe` builds: run `factatlas probe {run_dir} --model {model}` first (or pass a local "
+                          "folder or Hub id)")
+    return str(folder)
+
+
 def _check_writable(folder: Path) -> None:
-    """What ``replace_folder(folder)`` needs, tried for real: its parent takes a new folder, and the old
-    folder's files can be deleted."""
+    """What ``replace_folder(folder)`` needs, tried for real, leaving nothing: its nearest existing parent takes
+    a new folder, and the old folder's files can be deleted."""
     import os
     import tempfile
 
@@ -67,9 +101,9 @@ def _check_writable(folder: Path) -> None:
     from factatlas.errors import writing
     from factatlas.rundir import check_replaceable
 
-    with writing(folder.parent, "make a folder in it"):
-        folder.parent.mkdir(parents=True, exist_ok=True)
-        fd, probe = tempfile.mkstemp(prefix=f"{TMP_PREFIX}probe-", dir=folder.parent)
+    existing = next(p for p in folder.parents if p.is_dir())  # made only when the outputs are written
+    with writing(existing, "make a folder in it"):
+        fd, probe = tempfile.mkstemp(prefix=f"{TMP_PREFIX}probe-", dir=existing)
         os.close(fd)
         os.unlink(probe)
     check_replaceable(folder)

@@ -105,12 +105,41 @@ def widen_when_piped(environ: MutableMapping[str, str] = os.environ, stdout: Tex
     return True
 
 
+class Stopped(BaseException):
+    """SIGINT (Ctrl-C) or SIGTERM: raised where the process is, so that every ``finally`` and ``with`` on the
+    way out runs (a staging folder discarded, the run lock let go) before the one line below."""
+
+    def __init__(self, signum: int):
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _stop(signum: int, frame: object) -> None:
+    import signal
+
+    signal.signal(signum, signal.SIG_DFL)  # a second Ctrl-C or SIGTERM while cleaning up ends it at once
+    raise Stopped(signum)
+
+
 def main() -> None:
+    import signal
+
     from factatlas.collector import tune_for_pipeline
 
     widen_when_piped()
     tune_for_pipeline()
-    run_command()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, _stop)
+    try:
+        run_command()
+    except Stopped as e:
+        from factatlas.console import err
+
+        name = signal.Signals(e.signum).name
+        err.print(f"[red]error:[/red] stopped by {name}{' (Ctrl-C)' if e.signum == signal.SIGINT else ''}: what this "
+                  "command had not finished was discarded and its earlier outputs are as they were; run it again "
+                  "to finish", highlight=False, soft_wrap=True)
+        sys.exit(128 + e.signum)
 
 
 def unrouted_failure(error: Exception) -> FactatlasError:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from factatlas.options import existing
+from factatlas.options import bootstrap_option, existing
 
 
 def register(app: typer.Typer) -> None:
@@ -14,7 +14,8 @@ def register(app: typer.Typer) -> None:
 
 
 def compare(
-    run: Path = typer.Argument(..., metavar="RUN", help="Run directory holding build/ and probe/<model>/rankings.parquet."),
+    run: Path = typer.Argument(..., metavar="RUN", help="Run directory holding build/ and probe/<model>/rankings.parquet.",
+                               callback=existing("folder", "a run directory")),
     models: str | None = typer.Option(None, "--models", help="Comma-separated model slugs under probe/ or folders "
                                                              "holding rankings.parquet (default: every model)."),
     out: Path | None = typer.Option(None, "--out", help="Output folder (default: RUN/compare)."),
@@ -23,7 +24,7 @@ def compare(
     split: str = typer.Option("held-out", "--split", help="held-out (default: the splits the report's headline "
                                                           "uses, i.e. not trained on per probe.json, else test) | "
                                                           "all | split names joined by commas."),
-    bootstrap: int = typer.Option(1000, "--bootstrap", help="Bootstrap resamples for the gap's interval."),
+    bootstrap: int = bootstrap_option("the gap's and the transfer scores' intervals"),
     seed: int = typer.Option(0, "--seed", help="Seed of the bootstrap."),
     mcnemar: str = typer.Option("exact", "--mcnemar", help="exact (binomial) | corrected (chi-square with "
                                                            "continuity correction)."),
@@ -47,11 +48,15 @@ def compare(
         raise ConfigError("--mcnemar: " + unknown("McNemar method", mcnemar, C.MCNEMAR_METHODS))
     if rankc_weighting not in RANKC_WEIGHTINGS:
         raise ConfigError("--rankc-weighting: " + unknown("RankC weighting", rankc_weighting, RANKC_WEIGHTINGS))
-    if bootstrap < 1:
-        raise ConfigError(f"--bootstrap: need at least 1 resample, got {bootstrap}")
+    from factatlas.rundir import RunDir, check_own_output
+
     names = [m.strip() for m in models.split(",") if m.strip()] if models else None
-    write_comparison(run, names, out=out, western=western, split=split, bootstrap=bootstrap, seed=seed,
-                     mcnemar=mcnemar, rankc_weighting=rankc_weighting, equivalences=equivalences)
+    check_own_output(out or run / "compare", "compare.md", "--out")
+    # one writer of the run: a probe swapping a model folder in, or another compare, waits for this one (the
+    # page is written whole, into a staging folder that the lock holder's clean-up must not see half done)
+    with RunDir(run).lock():
+        write_comparison(run, names, out=out, western=western, split=split, bootstrap=bootstrap, seed=seed,
+                         mcnemar=mcnemar, rankc_weighting=rankc_weighting, equivalences=equivalences)
 
 
 def write_comparison(run: Path, names: list[str] | None, *, out: Path | None, western: str | None, split: str,
@@ -83,6 +88,7 @@ def write_comparison(run: Path, names: list[str] | None, *, out: Path | None, we
         xfactr_sections,
     )
     from factatlas.probe.analysis.splits import choose_splits, select, trained_on
+    from factatlas.rundir import replace_folder
 
     dirs = resolve_model_dirs(run, names)
     meta = benchmark_meta(run)
@@ -104,20 +110,23 @@ def write_comparison(run: Path, names: list[str] | None, *, out: Path | None, we
                       highlight=False)
     scope = choice.label
     owners = object_cultures(bench.facts_by_id.values())  # every fact, whatever split is analysed
-    sections = [*compare_sections(by_model, options, out_dir, scope=scope),
-                *dlama_sections(by_model, out_dir, owners=owners, country_label=labels, equivalences=table,
-                                equivalences_source=str(equivalences or ""), scope=scope),
-                *crosslingual_sections(loaded, language_texts(bench.prompts), out_dir, rankc_weighting,
-                                       scope=scope),
-                *xfactr_sections(loaded, out_dir, scope=scope),
-                *error_sections(by_model, benchmark_context(bench), out_dir, prompts=bench.prompts_by_id,
-                                scope=scope),
-                *scale_sections(loaded, dirs, out_dir, rankc_weighting),
-                *locality_sections(by_model, bench.facts_by_id.values(), out_dir, n_boot=bootstrap, seed=seed),
-                *popularity_sections(by_model, bench.facts_by_id.values(), out_dir)]
-    subtitle = (f"run {run.name} · {choice.label} ({choice.why}) · benchmark {meta.get('name')} ({meta.get('pair')}) · models "
-                f"{', '.join(by_model)} · languages {', '.join(meta.get('languages') or [])}")
-    written = write_page(out_dir, "compare", "factatlas model comparison", subtitle, sections)
+    # the page, its tables and plots together, or the old ones as they were
+    with replace_folder(out_dir) as staging:
+        sections = [*compare_sections(by_model, options, staging, scope=scope),
+                    *dlama_sections(by_model, staging, owners=owners, country_label=labels, equivalences=table,
+                                    equivalences_source=str(equivalences or ""), scope=scope),
+                    *crosslingual_sections(loaded, language_texts(bench.prompts), staging, rankc_weighting,
+                                           scope=scope),
+                    *xfactr_sections(loaded, staging, scope=scope),
+                    *error_sections(by_model, benchmark_context(bench), staging, prompts=bench.prompts_by_id,
+                                    scope=scope),
+                    *scale_sections(loaded, dirs, staging, rankc_weighting),
+                    *locality_sections(by_model, bench.facts_by_id.values(), staging, n_boot=bootstrap, seed=seed),
+                    *popularity_sections(by_model, bench.facts_by_id.values(), staging)]
+        subtitle = (f"run {run.name} · {choice.label} ({choice.why}) · benchmark {meta.get('name')} ({meta.get('pair')}) · models "
+                    f"{', '.join(by_model)} · languages {', '.join(meta.get('languages') or [])}")
+        staged = write_page(staging, "compare", "factatlas model comparison", subtitle, sections)
+    written = [out_dir / p.relative_to(staging) for p in staged]
     for path in written[:2]:
         console.print(str(path), highlight=False, soft_wrap=True)
     console.print(f"{len(written) - 2} CSV tables in {out_dir}", highlight=False)

@@ -60,8 +60,8 @@ class Gap:
     western: float  # macro P@1 on the Western culture's facts
     non_western: float  # macro P@1 on every other culture's facts, pooled per predicate
     gap: float  # western - non_western
-    ci_low: float
-    ci_high: float
+    ci_low: float | None  # None: no interval (--bootstrap 0)
+    ci_high: float | None
     n_western_facts: int
     n_non_western_facts: int
     n_boot: int
@@ -74,10 +74,10 @@ def culture_gap(model: str, results: Sequence[ScoredPrompt], western: str, *, n_
 
     Facts are resampled with replacement within each (side, predicate) stratum, so every predicate stays
     in every resample and the macro means stay defined; the seed makes the interval reproducible.
-    None when one side has no facts.
+    None when one side has no facts. ``n_boot`` 0: no interval (``ci_low``/``ci_high`` None).
     """
-    if n_boot < 1 or not 0 < confidence < 1:
-        raise ValueError(f"need n_boot >= 1 and 0 < confidence < 1, got {n_boot}, {confidence}")
+    if n_boot < 0 or not 0 < confidence < 1:
+        raise ValueError(f"need n_boot >= 0 and 0 < confidence < 1, got {n_boot}, {confidence}")
     strata: dict[tuple[bool, str], list[float]] = {}
     sides = {True: [r for r in results if r.culture == western], False: [r for r in results if r.culture != western]}
     for is_west, side in sides.items():
@@ -95,7 +95,7 @@ def culture_gap(model: str, results: Sequence[ScoredPrompt], western: str, *, n_
         return (M.macro_statistic(sums[west_rows], sizes[west_rows])
                 - M.macro_statistic(sums[~west_rows], sizes[~west_rows]))
 
-    lo, hi = M.stratified_bootstrap([strata[k] for k in keys], gap, n_boot, confidence, seed)
+    lo, hi = M.stratified_bootstrap([strata[k] for k in keys], gap, n_boot, confidence, seed) if n_boot else (None, None)
     w, n = accuracy(sides[True]).macro, accuracy(sides[False]).macro
     return Gap(model, w, n, w - n, lo, hi, sum(len(strata[k]) for k in west_keys),
                sum(len(strata[k]) for k in non_keys), n_boot, confidence)

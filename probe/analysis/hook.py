@@ -21,10 +21,12 @@ RECORDED = object()  # the training splits probe.json records (the report passes
 
 
 def write_model_analyses(run: Path, model_dir: Path, rankc_weighting: str = "softmax",
-                         trained: Sequence[str] | None | object = RECORDED, bench: Benchmark | None = None) -> Path:
+                         trained: Sequence[str] | None | object = RECORDED, bench: Benchmark | None = None,
+                         out_dir: Path | None = None) -> Path:
     """``model_dir/analyses/analyses.html`` (+ CSVs and PNGs) on the report's held-out split; returns the
     page's path. ``trained``: the splits the model was trained on (default: what probe.json records).
-    ``bench``: the run's benchmark when the caller has it open already (the report), else it is read."""
+    ``bench``: the run's benchmark when the caller has it open already (the report), else it is read.
+    ``out_dir``: where the page goes instead of ``model_dir/analyses`` (the report's staging folder)."""
     from factatlas.probe.analysis.dlama import object_cultures
     from factatlas.probe.analysis.errors import benchmark_context
     from factatlas.probe.analysis.page import write_page
@@ -51,7 +53,7 @@ def write_model_analyses(run: Path, model_dir: Path, rankc_weighting: str = "sof
     model = select(read_model_results(run, model_dir, bench), choice)
     meta = benchmark_meta(run)
     labels, _ = country_labels(meta)
-    out_dir = model_dir / FOLDER
+    out_dir = model_dir / FOLDER if out_dir is None else out_dir
     scope = choice.label
     owners = object_cultures(bench.facts_by_id.values())  # every fact, whatever split is analysed
     sections = [*dlama_sections({model.model: model.results}, out_dir, owners=owners, country_label=labels,
@@ -70,11 +72,12 @@ def write_model_analyses(run: Path, model_dir: Path, rankc_weighting: str = "sof
 
 
 def with_analyses(page: str, run: Path, model_dir: Path, rankc_weighting: str = "softmax",
-                  trained: Sequence[str] | None | object = RECORDED, bench: Benchmark | None = None) -> str:
+                  trained: Sequence[str] | None | object = RECORDED, bench: Benchmark | None = None,
+                  out_dir: Path | None = None) -> str:
     """Write the model's analysis page and add a section linking to it at the end of ``page``; when the
     analyses cannot be computed, the section says why instead."""
     try:
-        path = write_model_analyses(Path(run), Path(model_dir), rankc_weighting, trained, bench)
+        path = write_model_analyses(Path(run), Path(model_dir), rankc_weighting, trained, bench, out_dir)
         body = (f'<p><a href="{FOLDER}/{html.escape(path.name)}">Analyses</a>: P@1 per country, before vs after '
                 "augmentation, wrong answers from the other culture (DLAMA); RankC per language pair against "
                 "family, script and subword overlap (BMLAMA); single- vs multi-token answers, facts recalled "

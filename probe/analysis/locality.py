@@ -98,7 +98,7 @@ def transfer_scores(model: str, scored: Sequence[ScoredPrompt], where: Mapping[s
             rows = [s for f in known for s in by_fact_lang[(f, target)]]
             summary = ScoreTable.of(rows, correct=lambda s: s.correct).summarize(
                 bootstrap=n_boot, confidence=confidence, seed=seed, averages=("micro",))
-            lo, hi = summary["ci"]["p@1_micro"]
+            lo, hi = summary.get("ci", {}).get("p@1_micro", (None, None))  # none with --bootstrap 0
             out.append(Transfer(model, source, target, len(eligible), len(known), summary["p@1_micro"], lo, hi))
     return out
 

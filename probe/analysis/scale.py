@@ -23,10 +23,11 @@ from factatlas.probe.evaluate import DEFAULT_LANGUAGE_CULTURES
 
 def model_folder(model_dir: Path) -> Path | None:
     """The checkpoint folder a probe used (probe.json: the tiny model's path or the model), if local."""
-    info_path = model_dir / "probe.json"
-    if not info_path.is_file():
+    from factatlas.probe.model_folder import read_probe_info
+
+    info = read_probe_info(model_dir)
+    if info is None:
         return None
-    info = read_json(info_path, f"probe the model again (`factatlas probe RUN --out-name {model_dir.name} ...`)")
     source = (info.get("tiny_model") or {}).get("path") or info.get("model") or ""
     return Path(source) if source and Path(source).is_dir() else None
 

@@ -25,6 +25,12 @@ class CompareOptions:
     mcnemar: C.McNemarMethod = "exact"
 
 
+def _interval(n_boot: int, seed: int, how: str) -> str:
+    """How a section's intervals were drawn, or that there are none (``--bootstrap 0``)."""
+    return (f"Interval: percentile bootstrap ({n_boot} resamples, seed {seed}), {how}." if n_boot
+            else "No interval (--bootstrap 0).")
+
+
 def _scoped(text: str, scope: str) -> str:
     """A table caption or figure title naming the data it reads (e.g. "split test")."""
     return f"{text} ({scope})" if scope else text
@@ -59,10 +65,11 @@ def compare_sections(by_model: Mapping[str, Sequence[ScoredPrompt]], options: Co
                                                  f"'{options.western}' or none of another culture"))
     gap_plots: tuple[str, ...] = ()
     if gaps:
-        gap_plots = (AP.intervals([g.model for g in gaps], [g.gap for g in gaps], [g.ci_low for g in gaps],
-                                  [g.ci_high for g in gaps],
-                                  _scoped(f"Macro P@1 {options.western} − non-{options.western}, "
-                                          f"{options.confidence:.0%} bootstrap CI", scope),
+        drawn = f"{options.confidence:.0%} bootstrap CI" if options.n_boot else "no interval (--bootstrap 0)"
+        gap_plots = (AP.intervals([g.model for g in gaps], [g.gap for g in gaps],
+                                  [g.gap if g.ci_low is None else g.ci_low for g in gaps],
+                                  [g.gap if g.ci_high is None else g.ci_high for g in gaps],
+                                  _scoped(f"Macro P@1 {options.western} − non-{options.western}, {drawn}", scope),
                                   out_dir / "compare_gap.png", xlabel="P@1 gap").name,)
     gap_table = Table("culture_gap", ("model", "P@1 western (macro)", "P@1 non-western (macro)", "gap", "CI low",
                                       "CI high", "western facts", "non-western facts", "resamples"),
@@ -71,8 +78,8 @@ def compare_sections(by_model: Mapping[str, Sequence[ScoredPrompt]], options: Co
     gap = Section(
         "Western vs non-Western gap", "DLAMA (Keleg & Magdy 2023), Western vs non-Western P@1",
         f"gap = macro P@1 on '{options.western}' facts − macro P@1 on all other cultures' facts (pooled per "
-        f"predicate). Interval: percentile bootstrap ({options.n_boot} resamples, seed {options.seed}), facts "
-        "resampled within each side × predicate.", (gap_table,), gap_plots, tuple(missing))
+        f"predicate). {_interval(options.n_boot, options.seed, 'facts resampled within each side × predicate')}",
+        (gap_table,), gap_plots, tuple(missing))
 
     tests = C.paired_tests(by_model, options.mcnemar)
     method = ("exact two-sided binomial test on the discordant prompts" if options.mcnemar == "exact" else
@@ -407,8 +414,7 @@ def locality_sections(by_model: Mapping[str, Sequence[ScoredPrompt]], facts: Ite
         "Local view: prompts whose subject has an article in the culture's Wikipedia edition(s) but none in the "
         "probe language's. Transfer (source → target): facts with the article in the source's edition and none "
         "in the target's; of those known in the source (every source prompt right), the micro P@1 of their "
-        f"target prompts. Interval: percentile bootstrap ({n_boot} resamples, seed {seed}), facts resampled "
-        "within predicates.",
+        f"target prompts. {_interval(n_boot, seed, 'facts resampled within predicates')}",
         (Table("local_view", ("model", "language", "local prompts", "local facts", "P@1 local (micro)",
                               "P@1 local (macro)", "prompts with article", "facts with article",
                               "P@1 with article (micro)", "P@1 with article (macro)", "prompts without locality"),

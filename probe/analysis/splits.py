@@ -31,13 +31,9 @@ class SplitChoice:
 
 def trained_on(model_dir: Path) -> list[str] | None:
     """The splits ``model_dir/probe.json`` records its model was trained on; None when it records none."""
-    from factatlas.atomic import read_json
-    from factatlas.probe.runner import recorded_training_splits
+    from factatlas.probe.report import trained_splits
 
-    path = model_dir / "probe.json"
-    return (recorded_training_splits(read_json(path, f"probe the model again (`factatlas probe RUN --out-name "
-                                                      f"{model_dir.name} ...`)"))
-            if path.is_file() else None)
+    return trained_splits(model_dir)
 
 
 def choose_splits(option: str, present: Sequence[str], trained: Mapping[str, list[str] | None]) -> SplitChoice:

@@ -167,7 +167,13 @@ def test_cli_write_failures_leave_the_earlier_outputs_whole(tmp_path, run_dir, t
 
     args = ("--model", tiny_bert_dir, "--modes", "recall", "--device", "cpu")
     assert factatlas("xfakt-context", run_dir, *args).returncode == 0
-    with small_filesystem(tmp_path / "fs", run_dir, free_kb=0) as run:
+    with small_filesystem(tmp_path / "full", run_dir, free_kb=0) as run:  # no room for the run's lock file
+        done = factatlas("xfakt-context", run, *args)
+        assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr  # before the model ran
+        assert done.stderr.startswith(f"error: {run}: cannot write the lock file .factatlas.lock into it (No "
+                                      "space left on device)"), done.stderr
+        assert [p for p in run.rglob(f"{TMP_PREFIX}*")] == [] and not (run / ".factatlas.lock").exists()
+    with small_filesystem(tmp_path / "fs", run_dir, free_kb=4) as run:  # room for the lock file only
         out = run / "xfakt_context" / tiny_bert_dir.name
         before = {p.name: p.read_bytes() for p in out.iterdir()}
         done = factatlas("xfakt-context", run, *args, "--resource", "fr=low")
