@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.langs import SHIPPED_LANGS  # every templates/lang/*.yaml
+from tests.worker_cache import shared_build
 
 SHIPPED_PAIRS = ("arab-west", "asia-west", "south-america-west")  # curate/pairs.yaml
 
@@ -24,18 +25,21 @@ def _cli_in_process(*args: str) -> None:
     assert done.exit_code == 0, f"factatlas {' '.join(args)} failed:\n{done.output[-3000:]}"
 
 
+def _build_shipped(root: Path) -> Path:
+    langs = ",".join(SHIPPED_LANGS)
+    for pair in SHIPPED_PAIRS:
+        _cli_in_process("curate", str(root / pair), "--pair", pair, "--langs", langs)
+        _cli_in_process("build", str(root / pair), "--langs", langs)
+    return root
+
+
 @pytest.fixture(scope="session")
 def shipped_builds(tmp_path_factory) -> dict[str, Path]:
-    """pair -> run directory with curate/ and build/ of the embedded sample in every shipped language."""
-    root = tmp_path_factory.mktemp("shipped")
-    langs = ",".join(SHIPPED_LANGS)
-    runs = {}
-    for pair in SHIPPED_PAIRS:
-        run = root / pair
-        _cli_in_process("curate", str(run), "--pair", pair, "--langs", langs)
-        _cli_in_process("build", str(run), "--langs", langs)
-        runs[pair] = run
-    return runs
+    """pair -> run directory with curate/ and build/ of the embedded sample in every shipped language, built
+    once per test session for every worker (tests only read it: each language's checks, the ledger and the
+    population counters share it; built per worker it cost three builds of 25 languages a session)."""
+    root = shared_build(tmp_path_factory, "shipped-builds", _build_shipped)
+    return {pair: root / pair for pair in SHIPPED_PAIRS}
 
 
 # The fast subset: the place contexts, where the Romance, German and Russian prepositions and articles are
@@ -53,38 +57,46 @@ def _subset_build(root: Path, pair: str, predicates: tuple[str, ...], langs: tup
 
 @pytest.fixture(scope="session")
 def place_build(tmp_path_factory) -> Path:
-    """arab-west, the place predicates only, curated and built in every shipped language."""
-    return _subset_build(tmp_path_factory.mktemp("places"), "arab-west", PLACE_PREDICATES, SHIPPED_LANGS)
+    """arab-west, the place predicates only, curated and built in every shipped language (once a session)."""
+    return shared_build(tmp_path_factory, "place-build",
+                        lambda root: _subset_build(root, "arab-west", PLACE_PREDICATES, SHIPPED_LANGS))
 
 
 @pytest.fixture(scope="session")
 def genre_build(tmp_path_factory) -> Path:
     """arab-west, genres (P136) in ru and de: where the ru accusative of feminine genres is decided."""
-    return _subset_build(tmp_path_factory.mktemp("genres"), "arab-west", ("P136",), ("ru", "de"))
+    return shared_build(tmp_path_factory, "genre-build",
+                        lambda root: _subset_build(root, "arab-west", ("P136",), ("ru", "de")))
 
 
 class SampleRenders:
-    """The embedded sample of a pair curated once in every shipped language, and each language rendered
-    once, when a check first asks for it: the gold-surface and answer-word checks read the same renders
-    (a language's renders read only its own labels and templates; the facts do not depend on the languages)."""
+    """The embedded sample of each pair as ``shipped_builds`` curated it (every shipped language), each language
+    rendered once, when a check first asks for it: the gold-surface and answer-word checks read the same renders
+    (a language's renders read only its own labels and templates; the facts do not depend on the languages).
+    The facts and entities are read back from the shared build's curate/ folder rather than curated again in
+    every worker."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, shipped: dict[str, Path]) -> None:
         from factatlas.templates.library import load_library
 
-        self.root = root
+        self.shipped = shipped
         self.library = load_library(SHIPPED_LANGS)
         self._curated: dict[str, tuple] = {}
         self._rows: dict[tuple[str, str], list[dict]] = {}
 
     def curated(self, pair: str):
-        """(run directory, curation result, the renderer that rendered its rows: its decisions are the audit)."""
+        """(run directory, its curated facts and entities, a fresh renderer of them: its decisions are the
+        audit)."""
         if pair not in self._curated:
-            from factatlas.curate.engine import CurationConfig, curate
+            from types import SimpleNamespace
+
+            from factatlas.tables import read_entities, read_facts
             from factatlas.templates.render import Renderer
 
-            run = self.root / pair
-            result = curate(CurationConfig(pair=pair, langs=SHIPPED_LANGS), run)
-            self._curated[pair] = (run, result, Renderer(result.entities))
+            run = self.shipped[pair]
+            entities = read_entities(run / "curate")
+            result = SimpleNamespace(facts=read_facts(run / "curate" / "facts.parquet"), entities=entities)
+            self._curated[pair] = (run, result, Renderer(entities))
         return self._curated[pair]
 
     def rows(self, pair: str, langs: tuple[str, ...]) -> list[dict]:
@@ -100,5 +112,5 @@ class SampleRenders:
 
 
 @pytest.fixture(scope="session")
-def sample_renders(tmp_path_factory) -> SampleRenders:
-    return SampleRenders(tmp_path_factory.mktemp("sample-renders"))
+def sample_renders(shipped_builds) -> SampleRenders:
+    return SampleRenders(shipped_builds)

@@ -21,12 +21,14 @@ pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
-def rendered(tmp_path_factory):
-    assert set(LANGS) <= set(available_languages())
-    from factatlas.curate.engine import CurationConfig, curate
+def rendered(tmp_path_factory, shipped_builds):
+    """The session's curation of arab-west in every shipped language (shipped_builds), rendered here into a
+    copy of its curate/ folder: render writes render/ beside it."""
+    import shutil
 
+    assert set(LANGS) <= set(available_languages())
     run = tmp_path_factory.mktemp("sample") / "arab-west"
-    curate(CurationConfig(pair="arab-west", langs=LANGS), run)
+    shutil.copytree(shipped_builds["arab-west"] / "curate", run / "curate")
     report = render_run(run, LANGS, load_library(LANGS))
     rows = {r["prompt_id"]: r for r in read_rows(run / "render" / "prompts.parquet", PROMPTS_SCHEMA)}
     return report, rows, read_drops(run / "render" / "dropped.parquet")
