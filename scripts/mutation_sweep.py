@@ -518,7 +518,7 @@ IGNORED = shutil.ignore_patterns(".git", "runs", "__pycache__", ".pytest_cache",
 @dataclass(frozen=True)
 class Outcome:
     mutant: Mutant
-    status: str  # killed | survived | error
+    status: str  # killed | survived | timeout | error
     seconds: float
     detail: str
 
@@ -532,7 +532,8 @@ RUNNING: set[subprocess.Popen] = set()  # the pytest processes of the sweep's th
 
 
 def _pytest(copy: Path, tests: Sequence[str], timeout: float) -> tuple[str, str]:
-    """(killed | survived | error, detail) of one pytest process over ``tests`` in ``copy``."""
+    """(killed | survived | timeout | error, detail) of one pytest process over ``tests`` in ``copy``. A run past
+    ``timeout`` is no kill: nothing failed, the mutant is untested (a loaded box, or slow tests named first)."""
     env = {**os.environ, "PYTHONPATH": str(copy), "PYTHONDONTWRITEBYTECODE": "1"}
     # one process: -x stops at the first failure, where starting xdist's workers would cost more than most
     # killed mutants take (about 5x on the 2-core box)
@@ -544,7 +545,7 @@ def _pytest(copy: Path, tests: Sequence[str], timeout: float) -> tuple[str, str]
     except subprocess.TimeoutExpired:
         child.kill()
         child.communicate()
-        return "killed", f"tests ran past {timeout:.0f} s"
+        return "timeout", f"tests ran past {timeout:.0f} s: untested, rerun it with a larger --timeout"
     finally:
         RUNNING.discard(child)
     done = subprocess.CompletedProcess(cmd, child.returncode, stdout, stderr)
@@ -645,10 +646,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     outcomes = list(sweep(mutants, args.timeout, args.jobs))
     for o in outcomes:
         print(f"{o.status}\t{o.mutant.name}\t{o.detail}")
-    counts = {s: sum(o.status == s for o in outcomes) for s in ("killed", "survived", "error")}
+    counts = {s: sum(o.status == s for o in outcomes) for s in ("killed", "survived", "timeout", "error")}
     print(f"{len(outcomes)} mutants: {counts['killed']} killed, {counts['survived']} survived, "
-          f"{counts['error']} could not be applied or run")
-    return 0 if counts["survived"] == counts["error"] == 0 else 1
+          f"{counts['timeout']} ran past --timeout (untested), {counts['error']} could not be applied or run")
+    return 0 if counts["survived"] == counts["timeout"] == counts["error"] == 0 else 1
 
 
 if __name__ == "__main__":

@@ -40,3 +40,10 @@ def test_every_mutant_applies_compiles_and_names_tests_that_exist():
     families = {m.name.split(":")[0] for m in mutants}
     assert families >= {"invariant", "aggregate", "verdict", "analysis", "gate", "choice", "edge", "emptied", "subject",
                         "life", "matcher", "taxonomy"}
+
+
+def test_tests_that_run_past_the_timeout_leave_the_mutant_untested_not_killed(tmp_path):
+    """A run cut by --timeout failed nothing: counted as a kill it hid mutants that a loaded box never tested."""
+    (tmp_path / "test_slow.py").write_text("import time\n\ndef test_waits():\n    time.sleep(60)\n", "utf-8")
+    status, detail = _sweep()._pytest(tmp_path, ["test_slow.py"], timeout=2)
+    assert status == "timeout" and "untested" in detail
