@@ -158,11 +158,21 @@ def unrouted_failure(error: Exception) -> FactatlasError:
     return WriteFailed(path, "write it", error)
 
 
+def check_environment(environ: Mapping[str, str] = os.environ) -> None:
+    """Settings read from the environment deep inside a command, refused before any work: a bad
+    FACTATLAS_TORCH_THREADS was found only when the first model had loaded (about 30 s in)."""
+    from factatlas.probe.threads import ENV, decide_threads
+
+    if environ.get(ENV, "").strip():
+        decide_threads(0, "cpu", environ[ENV])
+
+
 def run_command(args: list[str] | None = None) -> None:
     """The command line without `main`'s process-wide settings: errors become `error: ...`, exit 2. The
     tests run commands through it in their own process (tests/clirun.py)."""
     try:
         try:
+            check_environment()
             app(args=args, prog_name="factatlas")
         except FactatlasError:
             raise

@@ -87,3 +87,14 @@ def test_context_restores_after_an_error():
         assert torch.get_num_threads() == 2
     finally:
         torch.set_num_threads(before)
+
+
+@pytest.mark.parametrize("value", ["abc", "0", "-2"])
+def test_a_bad_thread_count_is_refused_before_any_work(value, tmp_path):
+    """Before the check at start-up, `probe` loaded (or trained) its model first and refused ~30 s later."""
+    from tests.clirun import factatlas
+
+    done = factatlas("probe", tmp_path / "nothing", "--model", "tiny", env={ENV: value})
+    assert done.returncode == 2 and done.stderr.strip() == (
+        f"error: {ENV}={value!r}: expected a positive number of threads"), done.stderr
+    assert not (tmp_path / "nothing").exists()
