@@ -350,6 +350,9 @@ def _judge_locked(bench, run_dir: Path, model: str | None, config: JudgeConfig,
                              f"{bench.path}/prompts.parquet lacks (first: {foreign[0]}); the rankings were made "
                              f"on another build: probe again (`factatlas probe {run_dir} --model ...`)")
     by_lang = alias_index_by_lang(bench.prompts, bench)
+    # each folder's probe.json (its answer languages) read before the judge model loads: a damaged one is
+    # refused at once, not after the load (36 s for a small model on CPU)
+    aliases_of = {folder: answer_aliases(by_lang, folder) for folder, _rows in todo}
     counts: Counter = Counter()
     lm = None
     if backend is None:
@@ -361,8 +364,7 @@ def _judge_locked(bench, run_dir: Path, model: str | None, config: JudgeConfig,
             folder_counts: Counter = Counter()
             with progress() as bar:
                 task = bar.add_task(f"judge {folder.name}", total=sum(1 for r in rows if first_line(r.prediction)))
-                aliases = answer_aliases(by_lang, folder)
-                judged = judge_answers(backend, rows, prompts, aliases, config.judge, folder_counts,
+                judged = judge_answers(backend, rows, prompts, aliases_of[folder], config.judge, folder_counts,
                                        progress=lambda n, task=task: bar.advance(task, n))
             path = write_judgements(folder / "judgements.parquet", judged)
             summary = judge_summary(judged)

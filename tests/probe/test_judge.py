@@ -268,3 +268,25 @@ def test_judge_and_report_wait_for_no_one_while_another_process_writes_the_run(t
         holder.wait()
     (outcome,) = judge_run(run, "m", JudgeConfig("substr"), backend=SubstringJudge())
     assert outcome.judgements_path.is_file() and outcome.summary["rows"] == 6
+
+
+def test_a_damaged_probe_json_is_refused_before_the_judge_model_loads(tmp_path, capitals_rows, monkeypatch):
+    """Each folder's probe.json (its answer languages) is read before the judge model is made: a damaged one
+    was refused only after the load (36 s for a small model on CPU)."""
+    import factatlas.probe.judge as judge
+    from factatlas.errors import FactatlasError
+    from factatlas.tables import write_probe_results
+
+    run = tmp_path / "run"
+    write_benchmark(run / "build", capitals_rows)
+    folder = run / "probe" / "m"
+    folder.mkdir(parents=True)
+    write_probe_results(folder / "rankings.parquet", _answered(capitals_rows)[1])
+    (folder / "probe.json").write_text("[1]", "utf-8")
+
+    def loads_a_model(*_args, **_kwargs):
+        raise AssertionError("the judge model was made before probe.json was read")
+
+    monkeypatch.setattr(judge, "make_judge_backend", loads_a_model)
+    with pytest.raises(FactatlasError, match=r"probe\.json: expected a JSON object, found list"):
+        judge.judge_run(run, "m", judge.JudgeConfig("substr"))
