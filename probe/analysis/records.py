@@ -82,13 +82,14 @@ def resolve_model_dirs(run: Path, models: Sequence[str] | None) -> list[Path]:
 def model_tokenizer(model_dir: Path) -> tuple[Tokenize | None, str]:
     """The model's tokenizer when it is on this machine (probe.json names it); else None and why."""
     info_path = model_dir / "probe.json"
+    shown = f"probe/{model_dir.name}/probe.json"  # the pages are shared: the run's own path, not this machine's
     if not info_path.exists():
-        return None, f"{info_path}: missing, so the model's tokenizer is unknown"
+        return None, f"{shown}: missing, so the model's tokenizer is unknown"
     try:
         info = json.loads(info_path.read_text("utf-8"))
         source = (info.get("tiny_model") or {}).get("path") or info.get("model") or ""
     except (ValueError, AttributeError) as e:  # a cut or edited probe.json costs the subword counts only
-        return None, f"{info_path}: unreadable ({type(e).__name__}), so the model's tokenizer is unknown"
+        return None, f"{shown}: unreadable ({type(e).__name__}), so the model's tokenizer is unknown"
     if not isinstance(source, str) or not source or not Path(source).is_dir():
         return None, (f"tokenizer of '{source}' is not a local folder; subword counts need the tokenizer "
                       "on this machine (no download is attempted)")

@@ -89,3 +89,16 @@ def test_the_model_tokenizer_gives_the_tokenizers_own_ids(tiny_bert_dir, tmp_pat
 def test_correlation_needs_three_pairs():
     c = X.pearson("x", [0.0, 1.0], [0.2, 0.4])
     assert (c.r, c.reason) == (None, "2 language pairs; a correlation needs 3 or more")
+
+
+def test_why_the_tokenizer_is_unknown_names_the_run_relative_file(tmp_path):
+    """analyses.md and analyses.html are shared pages: they name probe/<model>/probe.json, never this machine's
+    path to the run (two copies of a run gave different bytes)."""
+    from factatlas.probe.analysis.records import model_tokenizer
+
+    folder = tmp_path / "run" / "probe" / "m"
+    folder.mkdir(parents=True)
+    assert model_tokenizer(folder) == (None, "probe/m/probe.json: missing, so the model's tokenizer is unknown")
+    (folder / "probe.json").write_text("[1]", "utf-8")
+    assert model_tokenizer(folder) == (None, "probe/m/probe.json: unreadable (AttributeError), so the model's "
+                                             "tokenizer is unknown")
