@@ -56,7 +56,8 @@ def main(argv=None) -> int:
     ap.add_argument("--repeats", type=int, default=5)
     args = ap.parse_args(argv)
     from factatlas.probe.evaluate import VALIDATION_BOOTSTRAP, MetricsConfig, load_benchmark
-    from factatlas.probe.report import model_dirs, trained_splits
+    from factatlas.probe.model_folder import trained_splits
+    from factatlas.probe.report import model_dirs
 
     if not (args.run / "build" / "benchmark.json").is_file():
         print(f"{args.run}: no probed run here; run `factatlas quickstart` (it writes runs/quickstart) or pass "

@@ -223,3 +223,21 @@ def recorded_training_splits(info: Mapping[str, Any]) -> list[str] | None:
     ``trained_on_splits`` written for any model); None when it records none."""
     recorded = info.get("trained_on_splits", (info.get("tiny_model") or {}).get("trained_on_splits"))
     return None if recorded is None else list(recorded)
+
+
+def trained_splits(folder: Path) -> list[str] | None:
+    """The splits the model of ``folder`` was trained on, as its probe.json records them (the tiny model's
+    recipe, or ``trained_on_splits`` written for any model); None when nothing is recorded."""
+    path = folder / "probe.json"
+    info = read_probe_info(folder)
+    if info is None:
+        return None
+    try:
+        splits = recorded_training_splits(info)
+        valid = splits is None or all(isinstance(s, str) for s in splits)
+    except (AttributeError, TypeError):  # not a mapping, or not a list, where one belongs
+        valid = False
+    if not valid:
+        raise FactatlasError(f"{path}: the training splits it records are not a list of split names; probe the "
+                             "model again, or pass --trained-on SPLIT")
+    return splits

@@ -433,28 +433,6 @@ def check_recorded(run: Any, folder: Path) -> None:
                           "agree, then report")
 
 
-def trained_splits(folder: Path) -> list[str] | None:
-    """The splits the model of ``folder`` was trained on, as its probe.json records them (the tiny model's
-    recipe, or ``trained_on_splits`` written for any model); None when nothing is recorded."""
-
-    from factatlas.errors import FactatlasError
-    from factatlas.probe.model_folder import read_probe_info, recorded_training_splits
-
-    path = folder / "probe.json"
-    info = read_probe_info(folder)
-    if info is None:
-        return None
-    try:
-        splits = recorded_training_splits(info)
-        valid = splits is None or all(isinstance(s, str) for s in splits)
-    except (AttributeError, TypeError):  # not a mapping, or not a list, where one belongs
-        valid = False
-    if not valid:
-        raise FactatlasError(f"{path}: the training splits it records are not a list of split names; probe the "
-                             "model again, or pass --trained-on SPLIT")
-    return splits
-
-
 def judge_summary_of(folder: Path) -> Mapping[str, Any] | None:
     """judge_summary of ``folder/judgements.parquet`` when it is there and of the current rankings."""
     from factatlas.probe.judge import check_current, judge_summary, read_judgements
@@ -516,6 +494,7 @@ def write_report(run: str | os.PathLike, model: str | None = None, config: Any =
         load_benchmark,
         metrics_inputs,
     )
+    from factatlas.probe.model_folder import trained_splits
     from factatlas.rundir import RunDir, carry_over, check_replaceable, crash_point, replace_folder
     from factatlas.tables import read_probe_results
 

@@ -31,7 +31,7 @@ class SplitChoice:
 
 def trained_on(model_dir: Path) -> list[str] | None:
     """The splits ``model_dir/probe.json`` records its model was trained on; None when it records none."""
-    from factatlas.probe.report import trained_splits
+    from factatlas.probe.model_folder import trained_splits
 
     return trained_splits(model_dir)
 
