@@ -36,48 +36,6 @@ def _identity(**_options) -> InflectionBackend:  # options are the UniMorph back
     return IdentityBackend()
 
 
-@inflection_backend("pymorphy3")
-def _russian(**_options) -> InflectionBackend:  # options are the UniMorph backend's
-    from factatlas.templates.backend_ru import RussianBackend
-
-    return RussianBackend()
-
-
-@inflection_backend("pymorphy3-uk")
-def _ukrainian(**_options) -> InflectionBackend:  # options are the UniMorph backend's
-    from factatlas.templates.backend_uk import UkrainianBackend
-
-    return UkrainianBackend()
-
-
-@inflection_backend("korean")
-def _korean(**_options) -> InflectionBackend:  # options are the UniMorph backend's
-    from factatlas.templates.backend_ko import KoreanBackend
-
-    return KoreanBackend()
-
-
-@inflection_backend("rules")
-def _rules(**_options) -> InflectionBackend:  # options are the UniMorph backend's
-    from factatlas.templates.backend_rules import RulesBackend
-
-    return RulesBackend()
-
-
-@inflection_backend("greek")
-def _greek(**_options) -> InflectionBackend:  # options are the UniMorph backend's
-    from factatlas.templates.backend_el import GreekBackend
-
-    return GreekBackend()
-
-
-@inflection_backend("hebrew")
-def _hebrew(**_options) -> InflectionBackend:  # options are the UniMorph backend's
-    from factatlas.templates.backend_he import HebrewBackend
-
-    return HebrewBackend()
-
-
 @inflection_backend("unimorph")
 def _unimorph(**options) -> InflectionBackend:
     from factatlas.templates.backend_unimorph import UnimorphBackend
@@ -85,18 +43,30 @@ def _unimorph(**options) -> InflectionBackend:
     return UnimorphBackend(**options)
 
 
-@inflection_backend("turkish")
-def _turkish(**_options) -> InflectionBackend:  # options are the UniMorph backend's
-    from factatlas.templates.backend_tr import TurkishBackend
+# backend name -> (module of factatlas.templates, class): built without options (the options a language may
+# give are the UniMorph backend's), the module imported when a language first uses the backend
+LAZY_BACKENDS = {
+    "pymorphy3": ("backend_ru", "RussianBackend"),
+    "pymorphy3-uk": ("backend_uk", "UkrainianBackend"),
+    "korean": ("backend_ko", "KoreanBackend"),
+    "rules": ("backend_rules", "RulesBackend"),
+    "greek": ("backend_el", "GreekBackend"),
+    "hebrew": ("backend_he", "HebrewBackend"),
+    "turkish": ("backend_tr", "TurkishBackend"),
+    "hungarian": ("backend_hu", "HungarianBackend"),
+}
 
-    return TurkishBackend()
+
+def _lazy_factory(module: str, cls: str) -> Callable[..., InflectionBackend]:
+    def make(**_options) -> InflectionBackend:
+        import importlib
+
+        return getattr(importlib.import_module(f"factatlas.templates.{module}"), cls)()
+    return make
 
 
-@inflection_backend("hungarian")
-def _hungarian(**_options) -> InflectionBackend:  # options are the UniMorph backend's
-    from factatlas.templates.backend_hu import HungarianBackend
-
-    return HungarianBackend()
+for _name, (_module, _cls) in LAZY_BACKENDS.items():
+    inflection_backend(_name)(_lazy_factory(_module, _cls))
 
 
 BACKEND_NAMES = tuple(BACKENDS)
