@@ -137,8 +137,8 @@ def test_the_report_reuses_the_probes_metrics_only_while_their_inputs_hold(split
     assert (folder / "report.html").is_file() and (folder / "analyses" / "analyses.html").is_file()
     # the whole page once; the figures and analyses (90 % of a report's time) are drawn after the metrics and
     # the verdict are decided, and nothing below reads them
-    monkeypatch.setattr(R, "make_plots", lambda *_args: {})
-    monkeypatch.setattr(hook, "with_analyses", lambda page, *_args: page)
+    monkeypatch.setattr(R, "make_plots", lambda *_args, **_kwargs: {})
+    monkeypatch.setattr(hook, "with_analyses", lambda page, *_args, **_kwargs: page)
     reused = (folder / "verdict.json").read_bytes()
     written = (folder / "metrics.json").read_text("utf-8")
     (folder / "metrics.json").unlink()
