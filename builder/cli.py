@@ -162,6 +162,17 @@ def _languages_by_coverage(langs: list[str], ids: list[str] | None, templates_di
     return kept
 
 
+def _record_or_none(directory: Path) -> dict | None:
+    """The validation record of the files as they are; None when one is missing or unreadable (the check
+    names it as a violation, and a benchmark with a missing file has nothing to record)."""
+    from factatlas.validation import make_record
+
+    try:
+        return make_record(directory)
+    except OSError:
+        return None
+
+
 def validate_command(
     run: Path = typer.Argument(..., metavar="RUN", help="Run directory holding build/, or a benchmark directory."),
 ) -> None:
@@ -173,7 +184,7 @@ def validate_command(
     from factatlas.console import err, out
     from factatlas.invariants import format_violations
     from factatlas.rundir import LockHeld, RunDir
-    from factatlas.validation import check_directory, make_record, write_record
+    from factatlas.validation import check_directory, write_record
 
     if not run.is_dir():
         raise ConfigError(f"{run}: no such benchmark or run directory")
@@ -183,9 +194,9 @@ def validate_command(
         where = None
     directory = where.benchmark if where is not None else run
     recordable = where is not None and where.release is None
-    checked = make_record(directory) if recordable else None  # the files as the check reads them
+    checked = _record_or_none(directory) if recordable else None  # the files as the check reads them
     violations = check_directory(run)  # found as Benchmark.open finds it (a release's prompts are its shards)
-    if checked is not None and make_record(directory) != checked:
+    if checked is not None and _record_or_none(directory) != checked:
         # a build swapped build/ in while the check read it: what it read may mix two benchmarks, so its
         # verdict (a violation as much as a pass) is about neither
         raise FactatlasError(f"{directory}: its files changed while they were checked (another process wrote the "

@@ -104,3 +104,14 @@ def test_validate_benchmark_records_a_clean_benchmark_and_never_a_rejected_one(b
     res = clirun.factatlas("validate-benchmark", bench)
     assert res.returncode == 1 and "[gold-not-in-candidates]" in res.stderr
     assert not (bench / validation.RECORD_NAME).exists()
+
+
+@pytest.mark.parametrize("name", sorted(validation.CHECKED_FILES))
+def test_validate_benchmark_names_a_missing_file_and_records_nothing(bench, name):
+    """A file the record hashes, missing: the check names it (exit 1); hashing it for the record was a
+    FileNotFoundError traceback (found by the damaged-inputs property test)."""
+    (bench / validation.RECORD_NAME).unlink()
+    (bench / name).unlink()
+    res = clirun.factatlas("validate-benchmark", bench)
+    assert res.returncode == 1 and "[file-missing]" in res.stderr and name in res.stderr, res.stderr
+    assert not (bench / validation.RECORD_NAME).exists()
