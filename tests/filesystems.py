@@ -178,3 +178,19 @@ def modes_enforced() -> Iterator[None]:
     finally:
         data[0].effective = saved
         libc.capset(ctypes.byref(header), data)
+
+
+def tree(root: Path) -> dict[str, str]:
+    """Every file below ``root`` (relative path) -> its sha256: a folder's bytes, to compare before and after."""
+    import hashlib
+
+    return {p.relative_to(root).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def leftovers(root: Path) -> list[str]:
+    """Temporary files or folders of ours, and the lock file: none may outlive a command."""
+    from factatlas.rundir import LOCK_NAME, TMP_PREFIX
+
+    return sorted(p.relative_to(root).as_posix() for p in root.rglob("*")
+                  if p.name.startswith(TMP_PREFIX) or p.name == LOCK_NAME)

@@ -29,6 +29,7 @@ from factatlas.atomic import TMP_PREFIX
 from factatlas.rundir import CRASH_ENV, RunDir
 from tests.children import ForkServer
 from tests.clirun import factatlas
+from tests.filesystems import tree
 
 SAMPLE_RUN = "arab-west"  # the folder name: benchmark.json records it, so copies keep it
 # what the killed build, render and probe children import at start-up (tests/children.py)
@@ -57,11 +58,6 @@ def children() -> Iterator[ForkServer]:
 def killed_at(children: ForkServer, point: str, *args: object) -> subprocess.CompletedProcess:
     """`factatlas ARGS` in a real child process, which FACTATLAS_CRASH_AT kills (SIGKILL) at ``point``."""
     return children.factatlas(*args, env={CRASH_ENV: point})
-
-
-def tree(root: Path) -> dict[str, str]:
-    return {p.relative_to(root).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(root.rglob("*")) if p.is_file()}
 
 
 def ours(root: Path) -> list[str]:

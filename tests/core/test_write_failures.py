@@ -19,24 +19,13 @@ from pathlib import Path
 
 import pytest
 
-from factatlas.atomic import TMP_PREFIX, append_line, write_bytes
+from factatlas.atomic import append_line, write_bytes
 from factatlas.errors import WriteFailed
 from factatlas.rundir import LOCK_NAME, RunDir
 from tests.clirun import factatlas
-from tests.filesystems import grow, modes_enforced, over_quota, read_only, small_filesystem
+from tests.filesystems import grow, leftovers, modes_enforced, over_quota, read_only, small_filesystem, tree
 
 SAMPLE_RUN = "arab-west"
-
-
-def tree(root: Path) -> dict[str, str]:
-    return {p.relative_to(root).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(root.rglob("*")) if p.is_file()}
-
-
-def leftovers(root: Path) -> list[str]:
-    """Temporary files or folders of ours, and the lock file: none may outlive a command."""
-    return sorted(p.relative_to(root).as_posix() for p in root.rglob("*")
-                  if p.name.startswith(TMP_PREFIX) or p.name == LOCK_NAME)
 
 
 # the commands of the family, on the run below; RUN and TARGET are filled in per case

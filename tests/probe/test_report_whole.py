@@ -7,7 +7,6 @@ kills (FACTATLAS_CRASH_AT in a child process), never mocks.
 
 from __future__ import annotations
 
-import hashlib
 import shutil
 from pathlib import Path
 
@@ -17,21 +16,11 @@ from factatlas.atomic import TMP_PREFIX
 from factatlas.rundir import CRASH_ENV, LOCK_NAME
 from tests.children import ForkServer
 from tests.clirun import factatlas
-from tests.filesystems import grow, small_filesystem
+from tests.filesystems import grow, leftovers, small_filesystem, tree
 from tests.probe.test_report_fixtures import write_run
 
 MODEL = "synth-model"
 REPORT = ("report", "RUN", "--model", MODEL, "--bootstrap", "0", "--associate", "en=arab")
-
-
-def tree(root: Path) -> dict[str, str]:
-    return {p.relative_to(root).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(root.rglob("*")) if p.is_file()}
-
-
-def leftovers(root: Path) -> list[str]:
-    return sorted(p.relative_to(root).as_posix() for p in root.rglob("*")
-                  if p.name.startswith(TMP_PREFIX) or p.name == LOCK_NAME)
 
 
 def comparable(files: dict[str, str]) -> dict[str, str]:

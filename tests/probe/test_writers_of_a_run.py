@@ -10,13 +10,11 @@ import shutil
 import subprocess
 import sys
 import textwrap
-from pathlib import Path
 
 import pytest
 
-from factatlas.atomic import TMP_PREFIX
-from factatlas.rundir import LOCK_NAME
 from tests.clirun import factatlas
+from tests.filesystems import leftovers
 from tests.probe.test_analysis_cli import _csv, scripted_run  # noqa: F401  (the module fixture)
 from tests.probe.test_report_fixtures import write_run
 
@@ -28,11 +26,6 @@ HOLDER = textwrap.dedent("""
         print("locked", flush=True)
         time.sleep(120)
 """)
-
-
-def leftovers(root: Path) -> list[str]:
-    return sorted(p.relative_to(root).as_posix() for p in root.rglob("*")
-                  if p.name.startswith(TMP_PREFIX) or p.name == LOCK_NAME)
 
 
 def error_lines(stderr: str) -> list[str]:
