@@ -36,7 +36,7 @@ AGGREGATE_TESTS = ("tests/probe/test_aggregate.py", "tests/probe/test_metrics.py
                    "tests/probe/test_analysis_dlama.py", "tests/probe/test_edges_and_filters.py")
 VERDICT_TESTS = ("tests/probe/test_report.py", "tests/probe/test_validation.py",
                  "tests/probe/test_metrics_evaluate.py")
-VERDICT_RULE_TESTS = ("tests/probe/test_report.py::test_verdict_rules_on_metrics",
+VERDICT_RULE_TESTS = ("tests/probe/test_verdict_coverage.py", "tests/probe/test_report.py::test_verdict_rules_on_metrics",
                       "tests/probe/test_report.py::test_verdict_thresholds_at_their_edges")
 
 
