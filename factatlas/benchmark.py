@@ -355,6 +355,10 @@ class Benchmark:
         except (BenchmarkError, UnreadableTable):  # already name the file and the fix
             raise
         except (ValueError, OSError, KeyError, pa.ArrowException) as e:
+            if what == "prompts":  # name the file itself: a release's shards, or the one prompts.parquet
+                names = [f.relative_to(self.path).as_posix() if f.is_relative_to(self.path) else str(f)
+                         for f in self.location.prompt_files]
+                what = names[0] if len(names) == 1 else f"its prompt shards ({', '.join(names)})"
             raise BenchmarkError(f"{self.path}: cannot read {what}: {e}; rebuild it with this version.") from e
 
 

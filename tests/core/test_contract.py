@@ -69,6 +69,22 @@ def test_missing_artifacts_are_named(tmp_path):
     assert locate(run).benchmark == run / "build"
 
 
+def test_a_cut_prompts_file_is_named(tmp_path):
+    """Every reader of the prompts names the file it could not read (was the folder and "prompts", which the
+    damaged-inputs property test drew for compare)."""
+    run = make_benchmark(tmp_path / "run")
+    path = run / "build" / "prompts.parquet"
+    path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
+    bench = Benchmark.open(run)
+    from factatlas.tables import UnreadableTable
+
+    for read in (lambda: bench.prompt_count, lambda: bench.kind_counts, lambda: list(bench.iter_prompts())):
+        with pytest.raises((BenchmarkError, UnreadableTable)) as e:
+            read()
+        assert str(e.value).startswith((f"{run / 'build'}: cannot read prompts.parquet: ",
+                                        f"{run / 'build' / 'prompts.parquet'}: not a readable parquet file")), e.value
+
+
 def test_prompt_records_round_trip_rows(tmp_path):
     import pyarrow.parquet as pq
 
