@@ -171,3 +171,41 @@ def pytest_collection_modifyitems(items):
     for item in items:
         if item.get_closest_marker("servers") is not None:
             item.add_marker(pytest.mark.slow)
+
+
+# Where the suite's CPU goes: with FACTATLAS_TEST_CPU_LOG=PREFIX each worker appends, per test phase, the
+# CPU seconds of its own process and of the children it reaped (servers, commands, fine-tunes), and the
+# wall seconds, to PREFIX.<worker>; `python3 benchmarks/suite_cpu.py PREFIX` sums them by test and file.
+# Wall time under xdist mixes in the other workers' load; CPU seconds do not.
+_CPU_LOG = os.environ.get("FACTATLAS_TEST_CPU_LOG")
+
+
+if _CPU_LOG:
+    import resource
+    import time
+
+    def _cpu_now() -> tuple[float, float, float]:
+        own = resource.getrusage(resource.RUSAGE_SELF)
+        kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+        return own.ru_utime + own.ru_stime, kids.ru_utime + kids.ru_stime, time.perf_counter()
+
+    def _logged_phase(item, phase: str):
+        before = _cpu_now()
+        outcome = yield
+        after = _cpu_now()
+        worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+        with open(f"{_CPU_LOG}.{worker}", "a", encoding="utf-8") as log:
+            log.write("\t".join((item.nodeid, phase, *(f"{b - a:.3f}" for a, b in zip(before, after, strict=True)))) + "\n")
+        return outcome
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_setup(item):
+        yield from _logged_phase(item, "setup")
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_call(item):
+        yield from _logged_phase(item, "call")
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_teardown(item):
+        yield from _logged_phase(item, "teardown")
