@@ -19,9 +19,9 @@ def main() -> None:
     args = parser.parse_args()
     by_file: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0, 0.0])
     by_test: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0, 0.0])
-    paths = sorted(glob.glob(f"{args.prefix}.*"))
+    paths = sorted(glob.glob(f"{args.prefix}.gw*") + glob.glob(f"{args.prefix}.main"))  # xdist workers, or -n 0
     if not paths:
-        raise SystemExit(f"error: no log at {args.prefix}.*: run the suite with FACTATLAS_TEST_CPU_LOG={args.prefix}")
+        raise SystemExit(f"error: no log at {args.prefix}.gw* or {args.prefix}.main: run the suite with FACTATLAS_TEST_CPU_LOG={args.prefix}")
     for path in paths:
         with open(path, encoding="utf-8") as log:
             for line in log:

@@ -96,12 +96,16 @@ def _child(request: dict) -> None:
 
     code = 1
     try:
-        stdin = os.open(os.devnull, os.O_RDONLY)
-        stdout = os.open(request["stdout"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-        stderr = os.open(request["stderr"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        if "fds" in request:  # a command's own stdin, stdout and stderr, passed over the socket
+            stdin, stdout, stderr = request["fds"]
+        else:
+            stdin = os.open(os.devnull, os.O_RDONLY)
+            stdout = os.open(request["stdout"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+            stderr = os.open(request["stderr"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
         for fd, target in ((stdin, 0), (stdout, 1), (stderr, 2)):
             os.dup2(fd, target)
-            os.close(fd)
+            if fd > 2:
+                os.close(fd)
         os.environ.clear()
         os.environ.update(request["env"])
         os.chdir(request["cwd"])
@@ -170,5 +174,129 @@ def serve(preload: Sequence[str]) -> None:
     os._exit(0)  # nothing to finalise: skips the preloaded modules' teardown at exit
 
 
+SHIM = """#!{python} -S
+# `factatlas ARGS` for a page run as written: a real process, forked by the zygote listening at SOCKET with
+# this process's stdin, stdout, stderr, environment and folder; exits with its status.
+import json, os, socket, sys
+body = json.dumps({{"args": sys.argv[1:], "env": dict(os.environ), "cwd": os.getcwd()}}).encode()
+with socket.socket(socket.AF_UNIX) as zygote:
+    zygote.connect({socket!r})
+    socket.send_fds(zygote, [len(body).to_bytes(8, "big")], [0, 1, 2])
+    zygote.sendall(body)
+    reply = b""
+    while chunk := zygote.recv(64):
+        reply += chunk
+code = int(reply or b"1")
+sys.exit(code if code >= 0 else 128 - code)  # killed by a signal: the shell's 128 + N
+"""
+
+
+class CommandServer:
+    """``with CommandServer(preload) as commands:`` a folder ``commands.bin`` holding a ``factatlas`` executable
+    to put first on a shell's PATH: each ``factatlas ARGS`` the shell runs is a real process forked from a
+    zygote that imported ``preload`` once (as `ForkServer`), with the shell's stdin, stdout, stderr (passed
+    over a UNIX socket, so output interleaves with the shell's own as written), environment and folder.
+    The commands run one at a time, in the order the shell asks; a command whose caller goes away is
+    killed."""
+
+    def __init__(self, preload: Iterable[str] = ("factatlas.app.cli",), env: Mapping[str, str] | None = None):
+        self.preload = tuple(preload)
+        self.env = dict(os.environ if env is None else env)
+        self._folder = tempfile.TemporaryDirectory(prefix="fa-cmd-")  # short: a socket path has <= 107 bytes
+        self.bin = Path(self._folder.name) / "bin"
+        self._zygote: subprocess.Popen | None = None
+
+    def __enter__(self) -> CommandServer:
+        sock = str(Path(self._folder.name) / "zygote.sock")
+        self.bin.mkdir()
+        shim = self.bin / "factatlas"
+        shim.write_text(SHIM.format(python=sys.executable, socket=sock), "utf-8")
+        shim.chmod(0o755)
+        env = {**self.env, "PYTHONPATH": os.pathsep.join(filter(None, (str(REPO), self.env.get("PYTHONPATH"))))}
+        self._zygote = subprocess.Popen([sys.executable, "-m", "tests.children", "--socket", sock, *self.preload],
+                                        cwd=REPO, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        ready = self._zygote.stdout.readline()
+        if ready.strip() != "ready":
+            raise RuntimeError(f"the command server did not start (exit {self._zygote.wait()}): {ready!r}")
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self._zygote is not None:
+            self._zygote.stdin.close()
+            try:
+                self._zygote.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self._zygote.kill()
+                self._zygote.wait()
+            self._zygote.stdout.close()
+        self._folder.cleanup()
+
+
+def _serve_one(listener, conn) -> None:
+    """One shim's command: fork it with the shim's descriptors, wait, send back its exit status."""
+    import select
+    import signal
+    import socket
+
+    header, fds, _, _ = socket.recv_fds(conn, 8, 3)
+    size = int.from_bytes(header, "big")
+    body = b""
+    while len(body) < size:
+        chunk = conn.recv(size - len(body))
+        if not chunk:
+            break
+        body += chunk
+    request = {**json.loads(body), "fds": fds}
+    sys.stderr.flush()
+    pid = os.fork()
+    if pid == 0:
+        listener.close()
+        conn.close()
+        _child(request)
+    for fd in fds:
+        os.close(fd)
+    while True:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            conn.sendall(str(os.waitstatus_to_exitcode(status)).encode())
+            return
+        readable, _, _ = select.select([conn], [], [], 0.01)
+        if readable and not conn.recv(1):  # the shim is gone (its shell was stopped): so is its command
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            return
+
+
+def serve_socket(preload: Sequence[str], path: str) -> None:
+    """The zygote of `CommandServer`: import ``preload``, then serve the shims' connections at ``path`` until
+    stdin ends."""
+    import importlib
+    import select
+    import socket
+
+    replies = os.fdopen(os.dup(1), "w")
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 1)
+    os.close(devnull)
+    for name in preload:
+        importlib.import_module(name)
+    listener = socket.socket(socket.AF_UNIX)
+    listener.bind(path)
+    listener.listen(8)
+    print("ready", file=replies, flush=True)
+    while True:
+        readable, _, _ = select.select([sys.stdin, listener], [], [])
+        if sys.stdin in readable and not sys.stdin.readline():
+            break
+        if listener in readable:
+            conn, _ = listener.accept()
+            with conn:
+                _serve_one(listener, conn)
+    os._exit(0)
+
+
 if __name__ == "__main__":
-    serve(sys.argv[1:])
+    if sys.argv[1:2] == ["--socket"]:
+        serve_socket(sys.argv[3:], sys.argv[2])
+    else:
+        serve(sys.argv[1:])

@@ -13,10 +13,14 @@ from pathlib import Path
 
 import pytest
 
+from tests.children import CommandServer
+
 REPO = Path(__file__).resolve().parents[2]
 PAGE = REPO / "docs" / "probe.md"
 
 pytestmark = pytest.mark.slow
+
+PRELOAD = ("factatlas.app.cli", "torch", "transformers", "factatlas.probe.runner", "matplotlib.pyplot")
 
 
 def test_the_offline_blocks_of_the_probe_page_run_as_written(tmp_path):
@@ -27,10 +31,13 @@ def test_the_offline_blocks_of_the_probe_page_run_as_written(tmp_path):
     work = tmp_path / "work"
     work.mkdir()
     before = sorted(p.name for p in REPO.iterdir())
-    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
-           "PROBE_DOCS_DIR": str(work), "HF_HUB_OFFLINE": "1"}
-    proc = subprocess.run(["bash", "-c", "set -euo pipefail\n" + "\n".join(blocks)], cwd=REPO,
-                          capture_output=True, text=True, env=env, timeout=900)
+    env = {**os.environ, "PROBE_DOCS_DIR": str(work), "HF_HUB_OFFLINE": "1"}
+    # each `factatlas` of the page is a real process, forked from one that imported torch once (nine commands
+    # would import it nine times: 4-5 CPU-s each)
+    with CommandServer(PRELOAD, env=env) as commands:
+        env["PATH"] = os.pathsep.join((str(commands.bin), str(Path(sys.executable).parent), env.get("PATH", "")))
+        proc = subprocess.run(["bash", "-c", "set -euo pipefail\n" + "\n".join(blocks)], cwd=REPO,
+                              capture_output=True, text=True, env=env, timeout=900)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     assert sorted(p.name for p in REPO.iterdir()) == before  # nothing written into the clone
     probe = work / "runs/capitals/probe"
