@@ -166,11 +166,23 @@ def pytest_xdist_auto_num_workers(config) -> int:
     return cores + 1
 
 
+def file_order(path: Path = REPO / "tests" / "file_order.txt") -> dict[str, int]:
+    """Test file (relative to the checkout) -> its place in tests/file_order.txt, longest first."""
+    lines = path.read_text("utf-8").splitlines() if path.is_file() else []
+    names = [line.split("\t")[0] for line in lines if line and not line.startswith("#")]
+    return {name: rank for rank, name in enumerate(names)}
+
+
 def pytest_collection_modifyitems(items):
-    """A test that starts real servers or engines is slow too: the quick tier is -m "not slow" (README)."""
+    """A test that starts real servers or engines is slow too: the quick tier is -m "not slow" (README).
+    The longest files go first (tests/file_order.txt; pyproject's --no-loadscope-reorder keeps xdist from
+    putting files of one or two tests, the docs runs and the Ray test among them, last)."""
     for item in items:
         if item.get_closest_marker("servers") is not None:
             item.add_marker(pytest.mark.slow)
+    rank = file_order()
+    place = {id(item): i for i, item in enumerate(items)}
+    items.sort(key=lambda item: (rank.get(item.nodeid.split("::")[0], len(rank)), place[id(item)]))
 
 
 # Where the suite's CPU goes: with FACTATLAS_TEST_CPU_LOG=PREFIX each worker appends, per test phase, the
