@@ -523,6 +523,8 @@ def main(argv=None) -> int:
     ap.add_argument("--server-pid", type=int, help=argparse.SUPPRESS)
     ap.add_argument("--workdir", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
+    if str(ROOT) not in sys.path:  # run as a script from anywhere: this tree's factatlas, not an installed one
+        sys.path.insert(0, str(ROOT))
     if args.child:
         print(json.dumps(run_scale(args.child, Path(args.workdir), args.url, args.server_pid)))
         return 0
