@@ -467,9 +467,14 @@ def kind_exponents(side: str, a: dict, b: dict, replayed: dict | None) -> list[s
         median = exp(statistics.median(ra["cpu_s"]), statistics.median(rb["cpu_s"]))
         ca, cb = replayed["control"][sa]["cpu_s"], replayed["control"][sb]["cpu_s"]
         fixed = exp(min(corrected(ra["cpu_s"], ca)), min(corrected(rb["cpu_s"], cb)))
+        # per round, the kind's growth over the control's (whose answer does not grow): what the store's size
+        # does to every lookup (an engine's storage) taken out, what is left is the query's own growth
+        per_round = [e for x, y, cx, cy in zip(ra["cpu_s"], rb["cpu_s"], ca, cb, strict=True)
+                     if (e := exp(cy / cx, y / x)) is not None]
+        over_control = statistics.median(per_round) if per_round else None
         print(f"{line}; replayed x{ra['repeats']}/x{rb['repeats']}, {len(ra['cpu_s'])} rounds: CPU "
               f"{min(ra['cpu_s']):7.4f} -> {min(rb['cpu_s']):8.4f} s (exp {_fmt(cpu)}; median round {_fmt(median)}; "
-              f"control-corrected {_fmt(fixed)}), wall {min(ra['wall_s']):7.4f} -> {min(rb['wall_s']):8.4f} s "
+              f"control-corrected {_fmt(fixed)}; over the control {_fmt(over_control)}), wall {min(ra['wall_s']):7.4f} -> {min(rb['wall_s']):8.4f} s "
               f"(exp {_fmt(wall)})")
         if cpu is not None and cpu > KIND_LIMIT:
             above.append(f"{kind} ({cpu:.2f})")
@@ -517,6 +522,8 @@ def main(argv=None) -> int:
                          "(0: no replay, for a run that measures memory only)")
     ap.add_argument("--no-matmul", action="store_true",
                     help="skip the matmul probe of benchmarks/quickstart_time.py (it needs torch)")
+    ap.add_argument("--reprint", type=Path, metavar="FILE.json",
+                    help="print the measurements a run saved with --json again (no run)")
     ap.add_argument("--child", type=int, help=argparse.SUPPRESS)
     ap.add_argument("--replay", type=Path, help=argparse.SUPPRESS)
     ap.add_argument("--url", help=argparse.SUPPRESS)
@@ -531,6 +538,8 @@ def main(argv=None) -> int:
     if args.replay:
         print(json.dumps(run_replay(args.replay, args.rounds)))
         return 0
+    if args.reprint:
+        return reprint(args.reprint)
     scales = sorted({int(x) for x in args.scales.split(",")})
     engines = [e.strip() for e in args.engines.split(",") if e.strip()]
     if args.endpoint_server and "oxigraph" not in engines:
@@ -599,26 +608,7 @@ def main(argv=None) -> int:
             results[-1]["replayed"] = replayed
         print(f"[{side}] original facts ({len(base['shared_facts'])}) and entities "
               f"({len(base['shared_entities'])}) identical at every scale")
-        # over HTTP the work is split: client CPU (parsing answers, the steps) + server CPU (the queries); CPU
-        # rather than wall time, which on a shared box follows the load
-        key = "curate_s" if side == "embedded" else "total_cpu_s"
-        pairs = list(zip(results, results[1:], strict=False))
-        if len(results) > 2:
-            pairs.append((base, results[-1]))
-        for a, b in pairs:
-            print(f"[{side}] exponent {a['scale']}x -> {b['scale']}x: curate CPU vs rows "
-                  f"{_fmt(growth_exponent(a[key], b[key], a['rows'], b['rows']))} (rows {a['rows']:,} -> "
-                  f"{b['rows']:,}), vs facts {_fmt(growth_exponent(a[key], b[key], a['facts'], b['facts']))} (facts "
-                  f"{a['facts']} -> {b['facts']}), vs store size {exponent(a, b, key):.2f}; requests vs facts "
-                  f"{_fmt(exponent_vs_facts(a, b, 'requests'))}; describe query {exponent(a, b, 'describe_s'):.2f}")
-            worst = kind_exponents(side, a, b, replayed if (a, b) == (base, results[-1]) else None)
-            if (a, b) != (base, results[-1]):
-                # a 3x step turns a 10 % timing error into +-0.09 of exponent, the whole span into +-0.03
-                print(f"[{side}] (a step of {b['scale'] // a['scale']}x: printed, judged only over the whole span)")
-            elif worst:
-                print(f"[{side}] query kinds above {KIND_LIMIT} ({a['scale']}x -> {b['scale']}x): {', '.join(worst)}")
-            else:
-                print(f"[{side}] every query kind at most {KIND_LIMIT} ({a['scale']}x -> {b['scale']}x)")
+        report(side, results, replayed)
     summary(everything)
     print(f"\nthe whole run: {time.perf_counter() - started:.0f} s wall; load average at the end "
           f"{' '.join(f'{x:.1f}' for x in os.getloadavg())}")
@@ -627,6 +617,45 @@ def main(argv=None) -> int:
             for r in results:
                 r.pop("shared_facts"), r.pop("shared_entities")
         args.json.write_text(json.dumps(everything, indent=1))
+    return 0
+
+
+def report(side: str, results: list[dict], replayed: dict | None) -> None:
+    """The exponents of one engine: the whole curation per step and over the whole span, each kind's."""
+    base = results[0]
+    # over HTTP the work is split: client CPU (parsing answers, the steps) + server CPU (the queries); CPU
+    # rather than wall time, which on a shared box follows the load
+    key = "curate_s" if side == "embedded" else "total_cpu_s"
+    pairs = list(zip(results, results[1:], strict=False))
+    if len(results) > 2:
+        pairs.append((base, results[-1]))
+    for a, b in pairs:
+        print(f"[{side}] exponent {a['scale']}x -> {b['scale']}x: curate CPU vs rows "
+              f"{_fmt(growth_exponent(a[key], b[key], a['rows'], b['rows']))} (rows {a['rows']:,} -> "
+              f"{b['rows']:,}), vs facts {_fmt(growth_exponent(a[key], b[key], a['facts'], b['facts']))} (facts "
+              f"{a['facts']} -> {b['facts']}), vs store size {exponent(a, b, key):.2f}; requests vs facts "
+              f"{_fmt(exponent_vs_facts(a, b, 'requests'))}; describe query {exponent(a, b, 'describe_s'):.2f}")
+        worst = kind_exponents(side, a, b, replayed if (a, b) == (base, results[-1]) else None)
+        if (a, b) != (base, results[-1]):
+            # a 3x step turns a 10 % timing error into +-0.09 of exponent, the whole span into +-0.03
+            print(f"[{side}] (a step of {b['scale'] // a['scale']}x: printed, judged only over the whole span)")
+        elif worst:
+            print(f"[{side}] query kinds above {KIND_LIMIT} ({a['scale']}x -> {b['scale']}x): {', '.join(worst)}")
+        else:
+            print(f"[{side}] every query kind at most {KIND_LIMIT} ({a['scale']}x -> {b['scale']}x)")
+
+
+def reprint(path: Path) -> int:
+    """The closing lines of a run again, from the measurements it saved with ``--json``."""
+    everything = json.loads(path.read_text(encoding="utf-8"))
+    for side, results in everything.items():
+        replayed = results[-1].get("replayed")
+        for r in results:
+            print_scale(side, r)
+        if replayed:
+            print(control_line(side, replayed, results[0]["describe_rows"]))
+        report(side, results, replayed)
+    summary(everything)
     return 0
 
 
