@@ -17,6 +17,14 @@ is printed, the facts and entities about original subjects must be identical at 
     python benchmarks/curate_scaling.py --endpoint-server   # also over HTTP against `oxigraph serve`
     python benchmarks/curate_scaling.py --scales 1,10,100 --engines oxigraph,virtuoso --json scale.json
 
+Each query kind is then replayed in another process against the smallest and the largest scale at once
+(both stores loaded, or both servers left running): ``--rounds`` rounds, the two scales' turns interleaved
+(1x, 30x, then 30x, 1x, ...) so that a change of the box's load hits both ends alike, and in every round a
+control query (the describe of 200 fixed entities: the same answer at every scale) timed at each scale.
+It prints, per kind, the least round's CPU (this process's plus the server's, from /proc) and wall time,
+the median round, and the least after taking each round's load out by the control; and the control's
+drift over the replay. Kinds are judged on the least round's CPU over the whole span.
+
 Over HTTP (``--engines oxigraph,virtuoso``: the engines of ``factatlas.curate.localengines`` on 127.0.0.1,
 loaded with each scale's store) it also reports, per curation stage, the wall time, the requests sent and
 the peak resident memory of the client and of the server (VmHWM, reset at each stage), and the exponents
@@ -35,6 +43,7 @@ import os
 import re
 import resource
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -230,42 +239,96 @@ def cost_by_kind(queries_jsonl: Path, costs: dict[str, tuple[float, int]]) -> tu
 
 
 REPLAY_MIN_S = 0.5  # a kind's replay is repeated until one round takes this long: a shorter one is noise
+CONTROL_MIN_S = 0.5  # the control query is repeated until it takes this long, in every round at every scale
 
 
-def replay(endpoint, texts: dict[str, list], server_pid: int | None, rounds: int) -> dict[str, dict]:
-    """kind -> the least CPU seconds (this process + the server) that sending all its queries again took,
-    over ``rounds`` rounds, and the repeats per round. On a shared box one pass is at the mercy of the load,
-    the minimum of a few is what the query costs. A kind whose queries take under ``REPLAY_MIN_S`` is sent
-    that many times over in each round (its cost is the round's time divided by the repeats), so that a
-    kind of a few milliseconds is judged on half a second of work, not on clock ticks. The minimum of each
-    round's total, not a sum of per-query minima: the server's CPU is read in clock ticks (10 ms)."""
+def timed_pass(endpoint, queries: list, server_pid: int | None, repeats: int) -> tuple[float, float]:
+    """(CPU seconds of this process + the server's, wall seconds) of sending ``queries`` ``repeats`` times,
+    divided by the repeats."""
+    c0, w0 = time.process_time(), time.perf_counter()
+    s0 = cpu_s(server_pid) if server_pid else 0.0
+    for _ in range(repeats):
+        for query in queries:
+            endpoint.stream(query, _discard)
+    cpu = time.process_time() - c0 + (cpu_s(server_pid) - s0 if server_pid else 0.0)
+    return cpu / repeats, (time.perf_counter() - w0) / repeats
 
-    def one_round(queries: list, repeats: int) -> float:
-        c0, s0 = time.process_time(), cpu_s(server_pid) if server_pid else 0.0
-        for _ in range(repeats):
-            for query in queries:
-                endpoint.stream(query, _discard)
-        return time.process_time() - c0 + (cpu_s(server_pid) - s0 if server_pid else 0.0)
 
-    out = {}
-    for kind, queries in texts.items():
-        first = one_round(queries, 1)
-        repeats = 1 if first >= REPLAY_MIN_S else min(200, math.ceil(REPLAY_MIN_S / max(first, 0.002)))
-        totals = [first] if repeats == 1 else []
-        totals += [one_round(queries, repeats) for _ in range(rounds - len(totals))]
-        out[kind] = {"cpu_s": min(totals) / repeats, "repeats": repeats}
+def repeats_for(first_s: float, least_s: float) -> int:
+    return 1 if first_s >= least_s else min(200, math.ceil(least_s / max(first_s, 0.002)))
+
+
+def replay(sides: list[dict], texts: dict[int, dict[str, list]], control: str, rounds: int) -> dict:
+    """Each kind's queries sent again at every scale of ``sides`` (each {"scale", "endpoint", "pid"}), the
+    scales' rounds interleaved (1x, 30x, then 30x, 1x, ...) so that a change of the box's load during the
+    replay hits both ends alike, and the control query (a describe of fixed entities: the same answer at
+    every scale) timed at each scale in every round. A kind whose queries take under ``REPLAY_MIN_S`` at a
+    scale is sent that many times over (its cost: the round's time divided by the repeats), so a kind of a
+    few milliseconds is judged on half a second of work. Returns, per kind and scale, the CPU and wall
+    seconds of every round and the repeats, and the control's per round and scale. CPU is this process's
+    plus the server's (read from /proc in clock ticks: hence whole rounds, not per-query minima)."""
+    kinds = sorted({k for per in texts.values() for k in per})
+    out: dict = {"kinds": {k: {} for k in kinds}, "control": {}}
+    repeats: dict[tuple[str, int], int] = {}
+    for side in sides:  # the calibration pass, not counted
+        scale = side["scale"]
+        first = timed_pass(side["endpoint"], [control], side["pid"], 1)[0]
+        repeats[("control", scale)] = repeats_for(first, CONTROL_MIN_S)
+        for kind in kinds:
+            queries = texts[scale].get(kind, [])
+            if queries:
+                first = timed_pass(side["endpoint"], queries, side["pid"], 1)[0]
+                repeats[(kind, scale)] = repeats_for(first, REPLAY_MIN_S)
+    for r in range(rounds):
+        order = sides if r % 2 == 0 else sides[::-1]
+        for side in order:
+            scale = side["scale"]
+            cpu, wall = timed_pass(side["endpoint"], [control], side["pid"], repeats[("control", scale)])
+            entry = out["control"].setdefault(str(scale), {"cpu_s": [], "wall_s": [], "repeats": repeats[("control", scale)]})
+            entry["cpu_s"].append(cpu)
+            entry["wall_s"].append(wall)
+        for kind in kinds:
+            for side in order:
+                scale, queries = side["scale"], texts[side["scale"]].get(kind, [])
+                if not queries:
+                    continue
+                cpu, wall = timed_pass(side["endpoint"], queries, side["pid"], repeats[(kind, scale)])
+                entry = out["kinds"][kind].setdefault(str(scale), {"cpu_s": [], "wall_s": [], "repeats": repeats[(kind, scale)]})
+                entry["cpu_s"].append(cpu)
+                entry["wall_s"].append(wall)
     return out
+
+
+def run_replay(spec_path: Path, rounds: int) -> dict:
+    """The replay child: the stores (embedded) or the running servers of the scales in ``spec_path``, each
+    kind's queries as the curations sent them, the rounds interleaved (``replay``)."""
+    from factatlas.curate import sparql
+    from factatlas.curate.endpoints import EmbeddedEndpoint, HttpSparqlEndpoint, load_store
+    from factatlas.http import HttpPolicy
+
+    spec = json.loads(spec_path.read_text(encoding="utf-8"))
+    sides, texts = [], {}
+    for item in spec["sides"]:
+        if item["url"] is None:
+            sample = Path(item["sample"])
+            endpoint = EmbeddedEndpoint(sample, store=load_store(sample))
+        else:
+            endpoint = HttpSparqlEndpoint(item["url"], policy=HttpPolicy(timeout_s=600))
+        sides.append({"scale": item["scale"], "endpoint": endpoint, "pid": item["pid"]})
+        texts[item["scale"]] = json.loads(Path(item["texts"]).read_text(encoding="utf-8"))
+    control = sparql.describe_query(spec["control_entities"], LANGS)
+    result = replay(sides, texts, control, rounds)
+    result["loadavg"] = os.getloadavg()
+    return result
 
 
 def _discard(_row: dict) -> None:
     pass
 
 
-def run_scale(scale: int, workdir: Path, endpoint_url: str | None, server_pid: int | None = None,
-              rounds: int = 3) -> dict:
-    """One scale in this process: generate, load, curate, time one describe query, replay each kind."""
-    import gc
-
+def run_scale(scale: int, workdir: Path, endpoint_url: str | None, server_pid: int | None = None) -> dict:
+    """One scale in this process: generate, load, curate, time one describe query; each kind's query texts
+    are left in ``texts<scale>.json`` for the replay (``run_replay``, another process)."""
     from factatlas.curate import sparql
     from factatlas.curate.endpoints import EmbeddedEndpoint, load_store, run_on_store
     from factatlas.curate.engine import CurationConfig, curate
@@ -307,10 +370,7 @@ def run_scale(scale: int, workdir: Path, endpoint_url: str | None, server_pid: i
     counts = {"facts": len(result.facts), "entities": len(result.entities), "drops": len(result.drops),
               "requests": result.queries["sent"], "by_kind": result.queries["by_kind"]}
     kinds, texts = cost_by_kind(workdir / f"run{scale}" / "curate" / "queries.jsonl", timed.costs)
-    del result
-    gc.collect()  # the replay times the queries, not the collection of the curation's leftovers
-    for kind, timed_ in (replay(endpoint, texts, server_pid, rounds) if rounds else {}).items():
-        kinds[kind]["replayed_cpu_s"], kinds[kind]["replay_repeats"] = timed_["cpu_s"], timed_["repeats"]
+    (workdir / f"texts{scale}.json").write_text(json.dumps(texts), encoding="utf-8")
     query = sparql.describe_query(entities, LANGS)
     times = []
     clock = time.process_time if endpoint_url is None else time.perf_counter  # a server's work is wall time
@@ -322,7 +382,7 @@ def run_scale(scale: int, workdir: Path, endpoint_url: str | None, server_pid: i
             **counts, "describe_s": min(times), "describe_rows": len(rows), "peak_mb": peak_mb,
             "store_mb": store_mb, "stages": clock_.stages, "server_cpu_s": server_cpu,
             "total_cpu_s": curate_s + server_cpu, "kinds": kinds,
-            "rows": sum(k["rows"] for k in kinds.values()), "loadavg": os.getloadavg()[0],
+            "rows": sum(k["rows"] for k in kinds.values()), "loadavg": os.getloadavg()[0], "control_entities": entities,
             "shared_facts": facts, "shared_entities": ents}
 
 
@@ -371,31 +431,72 @@ def _fmt(e: float | None) -> str:
     return "  n/a" if e is None else f"{e:5.2f}"
 
 
-def kind_exponents(side: str, a: dict, b: dict) -> list[str]:
-    """Print each query kind's cost at both scales and its exponent against the rows it returned and
-    against the facts curated, for the curation's own pass and for the replay (the least of a few rounds);
-    return the kinds whose replayed cost grows faster than ``KIND_LIMIT`` with their rows. Every kind whose
-    rows grow is judged on its replay (a cheap kind's replay is repeated to half a second); one pass in the
-    run is printed, and not even printed when it is under ``MIN_KIND_S``."""
+def corrected(kind_s: list[float], control_s: list[float]) -> list[float]:
+    """Each round's cost with the load of that round taken out: times (the control's least / the control's
+    cost in the same round, at the same scale). The control's answer is fixed, so what moves it between
+    rounds is the box, not the query."""
+    least = min(control_s)
+    return [k * least / c for k, c in zip(kind_s, control_s, strict=True)]
+
+
+def kind_exponents(side: str, a: dict, b: dict, replayed: dict | None) -> list[str]:
+    """Print each query kind's cost at both scales and its exponent against the rows it returned: one pass
+    in the curation, and the interleaved replay (``replay``): least of the rounds in CPU (client + server,
+    judged) and in wall time, the median round, and the least after the control's correction (``corrected``).
+    Return the kinds whose replayed CPU grows faster than ``KIND_LIMIT`` with their rows."""
     above = []
+    sa, sb = str(a["scale"]), str(b["scale"])
     for kind in sorted(set(a["kinds"]) | set(b["kinds"])):
         ka, kb = a["kinds"].get(kind), b["kinds"].get(kind)
         if not ka or not kb:
             print(f"[{side}]   kind {kind:<15} sent at one scale only")
             continue
         run_rows = growth_exponent(ka["cpu_s"], kb["cpu_s"], ka["rows"], kb["rows"])
-        run_facts = growth_exponent(ka["cpu_s"], kb["cpu_s"], a["facts"], b["facts"])
-        ra, rb = ka.get("replayed_cpu_s", 0.0), kb.get("replayed_cpu_s", 0.0)
-        rep_rows = growth_exponent(ra, rb, ka["rows"], kb["rows"], 0.0)
-        rep_facts = growth_exponent(ra, rb, a["facts"], b["facts"], 0.0)
-        repeats = f" (x{ka.get('replay_repeats', 1)}/x{kb.get('replay_repeats', 1)})"
-        print(f"[{side}]   kind {kind:<15} {ka['queries']:>4} -> {kb['queries']:>4} queries, {ka['rows']:>9,} -> "
-              f"{kb['rows']:>9,} rows; CPU in the run {ka['cpu_s']:7.3f} -> {kb['cpu_s']:8.3f} s, replayed{repeats} "
-              f"{ra:7.4f} -> {rb:8.4f} s; exponent vs rows {_fmt(rep_rows)} replayed, {_fmt(run_rows)} in the run; "
-              f"vs facts {_fmt(rep_facts)} replayed, {_fmt(run_facts)} in the run")
-        if rep_rows is not None and rep_rows > KIND_LIMIT:
-            above.append(f"{kind} ({rep_rows:.2f})")
+        line = (f"[{side}]   kind {kind:<12} {ka['queries']:>4} -> {kb['queries']:>4} queries, {ka['rows']:>9,} -> "
+                f"{kb['rows']:>9,} rows; in the run {ka['cpu_s']:7.3f} -> {kb['cpu_s']:8.3f} s CPU (exp {_fmt(run_rows)})")
+        ra, rb = ((replayed or {}).get("kinds", {}).get(kind, {}).get(x) for x in (sa, sb))
+        if not ra or not rb:
+            print(line)
+            continue
+
+        def exp(cost_a: float, cost_b: float, rows_a: int = ka["rows"], rows_b: int = kb["rows"]) -> float | None:
+            return growth_exponent(cost_a, cost_b, rows_a, rows_b, 0.0)
+
+        cpu = exp(min(ra["cpu_s"]), min(rb["cpu_s"]))
+        wall = exp(min(ra["wall_s"]), min(rb["wall_s"]))
+        median = exp(statistics.median(ra["cpu_s"]), statistics.median(rb["cpu_s"]))
+        ca, cb = replayed["control"][sa]["cpu_s"], replayed["control"][sb]["cpu_s"]
+        fixed = exp(min(corrected(ra["cpu_s"], ca)), min(corrected(rb["cpu_s"], cb)))
+        # per round, the kind's growth over the control's (whose answer does not grow): what the store's size
+        # does to every lookup (an engine's storage) taken out, what is left is the query's own growth
+        per_round = [e for x, y, cx, cy in zip(ra["cpu_s"], rb["cpu_s"], ca, cb, strict=True)
+                     if (e := exp(cy / cx, y / x)) is not None]
+        over_control = statistics.median(per_round) if per_round else None
+        print(f"{line}; replayed x{ra['repeats']}/x{rb['repeats']}, {len(ra['cpu_s'])} rounds: CPU "
+              f"{min(ra['cpu_s']):7.4f} -> {min(rb['cpu_s']):8.4f} s (exp {_fmt(cpu)}; median round {_fmt(median)}; "
+              f"control-corrected {_fmt(fixed)}; over the control {_fmt(over_control)}), wall {min(ra['wall_s']):7.4f} -> {min(rb['wall_s']):8.4f} s "
+              f"(exp {_fmt(wall)})")
+        if cpu is not None and cpu > KIND_LIMIT:
+            above.append(f"{kind} ({cpu:.2f})")
     return above
+
+
+def control_line(side: str, replayed: dict, control_rows: int) -> str:
+    """The control query per round at each scale (ms of CPU, then wall), its drift over the replay (the last
+    round over the first: the load's change) and its cost at the largest scale over the smallest in the
+    same round (what the store's size does to a query whose answer does not change)."""
+    parts, scales = [], sorted(replayed["control"], key=int)
+    for scale in scales:
+        c = replayed["control"][scale]
+        parts.append(f"{scale}x CPU {' '.join(f'{x * 1000:.1f}' for x in c['cpu_s'])} ms, wall "
+                     f"{' '.join(f'{x * 1000:.1f}' for x in c['wall_s'])} ms, drift x{c['cpu_s'][-1] / c['cpu_s'][0]:.2f} "
+                     f"CPU x{c['wall_s'][-1] / c['wall_s'][0]:.2f} wall")
+    lo, hi = (replayed["control"][x] for x in (scales[0], scales[-1]))
+    same_round = [b / a for a, b in zip(lo["cpu_s"], hi["cpu_s"], strict=True)]
+    return (f"[{side}] control (describe {DESCRIBE_ENTITIES} fixed entities, {control_rows} rows at every scale), per "
+            f"round: {'; '.join(parts)}; {scales[-1]}x / {scales[0]}x in the same round: "
+            f"{' '.join(f'x{x:.2f}' for x in same_round)} CPU; load average at the replay's end "
+            f"{' '.join(f'{x:.1f}' for x in replayed['loadavg'])}")
 
 
 def _engine(name: str, sample: Path, workdir: Path, virtuoso_buffers: int):
@@ -419,14 +520,26 @@ def main(argv=None) -> int:
     ap.add_argument("--rounds", type=int, default=3,
                     help="rounds of the replay: each kind's queries sent again this many times, the least kept "
                          "(0: no replay, for a run that measures memory only)")
+    ap.add_argument("--no-matmul", action="store_true",
+                    help="skip the matmul probe of benchmarks/quickstart_time.py (it needs torch)")
+    ap.add_argument("--reprint", type=Path, metavar="FILE.json",
+                    help="print the measurements a run saved with --json again (no run)")
     ap.add_argument("--child", type=int, help=argparse.SUPPRESS)
+    ap.add_argument("--replay", type=Path, help=argparse.SUPPRESS)
     ap.add_argument("--url", help=argparse.SUPPRESS)
     ap.add_argument("--server-pid", type=int, help=argparse.SUPPRESS)
     ap.add_argument("--workdir", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
+    if str(ROOT) not in sys.path:  # run as a script from anywhere: this tree's factatlas, not an installed one
+        sys.path.insert(0, str(ROOT))
     if args.child:
-        print(json.dumps(run_scale(args.child, Path(args.workdir), args.url, args.server_pid, args.rounds)))
+        print(json.dumps(run_scale(args.child, Path(args.workdir), args.url, args.server_pid)))
         return 0
+    if args.replay:
+        print(json.dumps(run_replay(args.replay, args.rounds)))
+        return 0
+    if args.reprint:
+        return reprint(args.reprint)
     scales = sorted({int(x) for x in args.scales.split(",")})
     engines = [e.strip() for e in args.engines.split(",") if e.strip()]
     if args.endpoint_server and "oxigraph" not in engines:
@@ -438,44 +551,49 @@ def main(argv=None) -> int:
         return 2
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     ok, everything = True, {}
-    print(f"machine: {os.cpu_count()} CPUs, load average {' '.join(f'{x:.1f}' for x in os.getloadavg())} at start "
-          "(a shared box: timings move with the load)", flush=True)
+    started = time.perf_counter()
+    print(f"machine: {os.cpu_count()} CPUs ({cpu_model()}), load average "
+          f"{' '.join(f'{x:.1f}' for x in os.getloadavg())} at start (a shared box: timings move with the load)"
+          f"{'' if args.no_matmul else f'; matmul {matmul_gflops():.1f} GFLOP/s fp32 on one thread'}", flush=True)
     for side in engines:
         results = []
-        for scale in scales:
-            with tempfile.TemporaryDirectory(prefix=f"factatlas-scale{scale}-") as tmp:
-                url = pid = None
-                server, running = None, None
-                cmd = [sys.executable, __file__, "--child", str(scale), "--workdir", tmp, "--rounds", str(args.rounds)]
-                if side != "embedded":
+        with tempfile.TemporaryDirectory(prefix=f"factatlas-scale-{side}-") as tmp, contextlib.ExitStack() as kept:
+            ends: dict[int, dict] = {}  # the smallest and largest scales, kept for the interleaved replay
+            for scale in scales:
+                with contextlib.ExitStack() as server:
+                    url = pid = running = None
+                    cmd = [sys.executable, __file__, "--child", str(scale), "--workdir", tmp]
                     sample = write_sample(scale, Path(tmp) / f"x{scale}")
-                    server = _engine(side, sample, Path(tmp), args.virtuoso_buffers)
-                    running = server.__enter__()
-                    url, pid = running.url, running.pid
-                    cmd += ["--url", url, "--server-pid", str(pid)]
-                try:
-                    out = subprocess.run(cmd, check=True, capture_output=True, text=True, env=env)
-                finally:
-                    if server is not None:
-                        server.__exit__(None, None, None)
-            r = json.loads(out.stdout.strip().splitlines()[-1])
-            if running is not None:
-                r["load_s"], r["server_triples"] = running.load_s, running.triples
-            results.append(r)
-            load = f"load {r['load_s']:6.1f} s {'CPU' if side == 'embedded' else 'wall (start + load)'}"
-            held = f" (the store alone {r['store_mb']:,.0f} MB)" if side == "embedded" else ""
-            print(f"[{side}] {scale:>4}x: {r['triples']:>9,} triples; {load}; curate {r['curate_s']:7.2f} s client CPU "
-                  f"+ {r['server_cpu_s']:.2f} s server CPU "
-                  f"({r['curate_wall_s']:.1f} s wall), {r['facts']} facts, {r['entities']} entities, "
-                  f"{r['requests']} requests, {r['rows']:,} rows; describe 200 entities {r['describe_s'] * 1000:7.1f} ms "
-                  f"({r['describe_rows']} rows); client peak RSS {r['peak_mb']:,.0f} MB{held}; load average "
-                  f"{r['loadavg']:.1f}", flush=True)
-            for st in r["stages"]:
-                server = (f"; server {st['server_cpu_s']:7.2f} s CPU, peak {st['server_peak_mb']:,.0f} MB"
-                          if st["server_peak_mb"] else "")
-                print(f"[{side}] {scale:>4}x   {st['stage']:<13} {st['wall_s']:8.2f} s wall, {st['requests']:>4} "
-                      f"requests; client {st['client_cpu_s']:6.2f} s CPU, peak {st['client_peak_mb']:,.0f} MB{server}",
-                      flush=True)
+                    if side != "embedded":
+                        running = server.enter_context(_engine(side, sample, Path(tmp) / f"x{scale}",
+                                                               args.virtuoso_buffers))
+                        url, pid = running.url, running.pid
+                        cmd += ["--url", url, "--server-pid", str(pid)]
+                    out = subprocess.run(cmd, capture_output=True, text=True, env=env)
+                    if out.returncode != 0:
+                        print(f"[{side}] {scale}x: the curation child exited {out.returncode}:\n{out.stderr[-3000:]}",
+                              file=sys.stderr)
+                        return 1
+                    if args.rounds and scale in (scales[0], scales[-1]):
+                        ends[scale] = {"scale": scale, "url": url, "pid": pid, "sample": str(sample),
+                                       "texts": str(Path(tmp) / f"texts{scale}.json")}
+                        kept.enter_context(server.pop_all())  # the server stays up until the replay is done
+                r = json.loads(out.stdout.strip().splitlines()[-1])
+                if running is not None:
+                    r["load_s"], r["server_triples"] = running.load_s, running.triples
+                results.append(r)
+                print_scale(side, r)
+            replayed = None
+            if args.rounds and len(ends) > 1:
+                spec = Path(tmp) / "replay.json"
+                spec.write_text(json.dumps({"sides": [ends[x] for x in sorted(ends)],
+                                            "control_entities": results[0]["control_entities"]}), encoding="utf-8")
+                out = subprocess.run([sys.executable, __file__, "--replay", str(spec), "--rounds", str(args.rounds)],
+                                     capture_output=True, text=True, env=env)
+                if out.returncode != 0:
+                    print(f"[{side}] the replay exited {out.returncode}:\n{out.stderr[-3000:]}", file=sys.stderr)
+                    return 1
+                replayed = json.loads(out.stdout.strip().splitlines()[-1])
         everything[side] = results
         base = results[0]
         for r in results[1:]:
@@ -485,35 +603,92 @@ def main(argv=None) -> int:
                 ok = False
         if not ok:
             return 1
+        if replayed:
+            print(control_line(side, replayed, base["describe_rows"]))
+            results[-1]["replayed"] = replayed
         print(f"[{side}] original facts ({len(base['shared_facts'])}) and entities "
               f"({len(base['shared_entities'])}) identical at every scale")
-        # over HTTP the work is split: client CPU (parsing answers, the steps) + server CPU (the queries); CPU
-        # rather than wall time, which on a shared box follows the load
-        key = "curate_s" if side == "embedded" else "total_cpu_s"
-        pairs = list(zip(results, results[1:], strict=False))
-        if len(results) > 2:
-            pairs.append((base, results[-1]))
-        for a, b in pairs:
-            print(f"[{side}] exponent {a['scale']}x -> {b['scale']}x: curate CPU vs rows "
-                  f"{_fmt(growth_exponent(a[key], b[key], a['rows'], b['rows']))} (rows {a['rows']:,} -> "
-                  f"{b['rows']:,}), vs facts {_fmt(growth_exponent(a[key], b[key], a['facts'], b['facts']))} (facts "
-                  f"{a['facts']} -> {b['facts']}), vs store size {exponent(a, b, key):.2f}; requests vs facts "
-                  f"{_fmt(exponent_vs_facts(a, b, 'requests'))}; describe query {exponent(a, b, 'describe_s'):.2f}")
-            worst = kind_exponents(side, a, b)
-            if (a, b) != (base, results[-1]):
-                # a 3x step turns a 10 % timing error into +-0.09 of exponent, the whole span into +-0.03
-                print(f"[{side}] (a step of {b['scale'] // a['scale']}x: printed, judged only over the whole span)")
-            elif worst:
-                print(f"[{side}] query kinds above {KIND_LIMIT} ({a['scale']}x -> {b['scale']}x): {', '.join(worst)}")
-            else:
-                print(f"[{side}] every query kind at most {KIND_LIMIT} ({a['scale']}x -> {b['scale']}x)")
+        report(side, results, replayed)
     summary(everything)
+    print(f"\nthe whole run: {time.perf_counter() - started:.0f} s wall; load average at the end "
+          f"{' '.join(f'{x:.1f}' for x in os.getloadavg())}")
     if args.json:
         for results in everything.values():
             for r in results:
                 r.pop("shared_facts"), r.pop("shared_entities")
         args.json.write_text(json.dumps(everything, indent=1))
     return 0
+
+
+def report(side: str, results: list[dict], replayed: dict | None) -> None:
+    """The exponents of one engine: the whole curation per step and over the whole span, each kind's."""
+    base = results[0]
+    # over HTTP the work is split: client CPU (parsing answers, the steps) + server CPU (the queries); CPU
+    # rather than wall time, which on a shared box follows the load
+    key = "curate_s" if side == "embedded" else "total_cpu_s"
+    pairs = list(zip(results, results[1:], strict=False))
+    if len(results) > 2:
+        pairs.append((base, results[-1]))
+    for a, b in pairs:
+        print(f"[{side}] exponent {a['scale']}x -> {b['scale']}x: curate CPU vs rows "
+              f"{_fmt(growth_exponent(a[key], b[key], a['rows'], b['rows']))} (rows {a['rows']:,} -> "
+              f"{b['rows']:,}), vs facts {_fmt(growth_exponent(a[key], b[key], a['facts'], b['facts']))} (facts "
+              f"{a['facts']} -> {b['facts']}), vs store size {exponent(a, b, key):.2f}; requests vs facts "
+              f"{_fmt(exponent_vs_facts(a, b, 'requests'))}; describe query {exponent(a, b, 'describe_s'):.2f}")
+        worst = kind_exponents(side, a, b, replayed if (a, b) == (base, results[-1]) else None)
+        if (a, b) != (base, results[-1]):
+            # a 3x step turns a 10 % timing error into +-0.09 of exponent, the whole span into +-0.03
+            print(f"[{side}] (a step of {b['scale'] // a['scale']}x: printed, judged only over the whole span)")
+        elif worst:
+            print(f"[{side}] query kinds above {KIND_LIMIT} ({a['scale']}x -> {b['scale']}x): {', '.join(worst)}")
+        else:
+            print(f"[{side}] every query kind at most {KIND_LIMIT} ({a['scale']}x -> {b['scale']}x)")
+
+
+def reprint(path: Path) -> int:
+    """The closing lines of a run again, from the measurements it saved with ``--json``."""
+    everything = json.loads(path.read_text(encoding="utf-8"))
+    for side, results in everything.items():
+        replayed = results[-1].get("replayed")
+        for r in results:
+            print_scale(side, r)
+        if replayed:
+            print(control_line(side, replayed, results[0]["describe_rows"]))
+        report(side, results, replayed)
+    summary(everything)
+    return 0
+
+
+def print_scale(side: str, r: dict) -> None:
+    """One scale's curation: its size, CPU, rows and peak memory, then each stage's."""
+    load = f"load {r['load_s']:6.1f} s {'CPU' if side == 'embedded' else 'wall (start + load)'}"
+    held = f" (the store alone {r['store_mb']:,.0f} MB)" if side == "embedded" else ""
+    print(f"[{side}] {r['scale']:>4}x: {r['triples']:>9,} triples; {load}; curate {r['curate_s']:7.2f} s client CPU "
+          f"+ {r['server_cpu_s']:.2f} s server CPU ({r['curate_wall_s']:.1f} s wall), {r['facts']} facts, "
+          f"{r['entities']} entities, {r['requests']} requests, {r['rows']:,} rows; describe 200 entities "
+          f"{r['describe_s'] * 1000:7.1f} ms ({r['describe_rows']} rows); client peak RSS {r['peak_mb']:,.0f} MB{held}; "
+          f"load average {r['loadavg']:.1f}", flush=True)
+    for st in r["stages"]:
+        server = (f"; server {st['server_cpu_s']:7.2f} s CPU, peak {st['server_peak_mb']:,.0f} MB"
+                  if st["server_peak_mb"] else "")
+        print(f"[{side}] {r['scale']:>4}x   {st['stage']:<13} {st['wall_s']:8.2f} s wall, {st['requests']:>4} "
+              f"requests; client {st['client_cpu_s']:6.2f} s CPU, peak {st['client_peak_mb']:,.0f} MB{server}",
+              flush=True)
+
+
+def cpu_model() -> str:
+    for line in Path("/proc/cpuinfo").read_text().splitlines():
+        if line.startswith("model name"):
+            return line.split(":", 1)[1].strip()
+    return "unknown CPU"
+
+
+def matmul_gflops() -> float:
+    """benchmarks/quickstart_time.py's probe: one fp32 2048-cubed product on one thread, best of 5."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from quickstart_time import matmul_rate
+
+    return matmul_rate(sys.executable)
 
 
 def summary(everything: dict[str, list[dict]]) -> None:

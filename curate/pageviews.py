@@ -15,7 +15,6 @@ own User-Agent and no Retry-After), so neither can go through ``factatlas.http``
 from __future__ import annotations
 
 import calendar
-import csv
 import json
 import random
 import re
@@ -25,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote
 
-from factatlas.curate.popularity import read_redirects, table_scores
+from factatlas.curate.popularity import IndexedTable
 from factatlas.errors import ConfigError, FactatlasError
 from factatlas.http import (
     HttpPolicy,
@@ -157,30 +156,15 @@ class WikimediaPageviews:
         return out
 
 
-class PageViewTable:
+class PageViewTable(IndexedTable):
     """Mean monthly views from a ``site<TAB>title<TAB>monthly_views`` table (or the sample's
-    ``synthetic_monthly_views``); redirects followed as in ``PageLengthTable``."""
+    ``synthetic_monthly_views``), indexed and redirects followed as in ``PageLengthTable``."""
 
     def __init__(self, path: str | Path = SAMPLE_PAGE_VIEWS, redirects: str | Path | None = None):
-        self.path = Path(path)
-        if not self.path.exists():
-            raise ConfigError(f"page-view table not found at {self.path}; it ships with the embedded sample "
+        path = Path(path)
+        if not path.exists():
+            raise ConfigError(f"page-view table not found at {path}; it ships with the embedded sample "
                               "(curate/sample/page_views.tsv)")
-        self.redirects = read_redirects(redirects or self.path.with_name("redirects.tsv"))
-        self.table: dict[tuple[str, str], float] = {}
-        with open(self.path, encoding="utf-8", newline="") as f:
-            reader = csv.DictReader(f, delimiter="\t", quoting=csv.QUOTE_NONE)
-            fields = set(reader.fieldnames or ())
-            column = next((c for c in ("monthly_views", SYNTHETIC_COLUMN) if c in fields), None)
-            if not {"site", "title"} <= fields or column is None:
-                raise ConfigError(f"{self.path}:1: expected the header 'site<TAB>title<TAB>monthly_views'")
-            for n, row in enumerate(reader, start=2):
-                try:
-                    self.table[(row["site"], row["title"])] = float(row[column])
-                except (TypeError, ValueError) as e:
-                    raise ConfigError(f"{self.path}:{n}: {column} {row.get(column)!r} is not a number") from e
-        self.synthetic = column == SYNTHETIC_COLUMN
+        super().__init__(path, ("monthly_views", SYNTHETIC_COLUMN), "site<TAB>title<TAB>monthly_views", redirects)
+        self.synthetic = self.column == SYNTHETIC_COLUMN
         self.name = "pageviews:sample-synthetic" if self.synthetic else "pageviews:table"
-
-    def scores(self, site_titles: Mapping[str, Collection[str]]) -> dict[tuple[str, str], float]:
-        return table_scores(self.table, self.redirects, site_titles)

@@ -71,7 +71,7 @@ def test_popularity_follows_the_sample_redirects(sample_run):
     assert redirects, "the sample ships redirects to exercise"
     table = PageLengthTable()
     for (site, source), target in redirects.items():
-        assert table.scores({site: [source]}) == {(site, source): table.table[(site, target)]}
+        assert table.scores({site: [source]}) == {(site, source): dict(table.rows())[(site, target)]}
 
 
 @pytest.mark.slow
@@ -84,7 +84,7 @@ def test_live_style_lengths_through_the_mediawiki_stand_in_equal_the_table(sampl
 
     _, run = sample_run
     table = PageLengthTable()
-    app = MediaWikiApp({k: int(v) for k, v in table.table.items()}, table.redirects)
+    app = MediaWikiApp({k: int(v) for k, v in table.rows()}, dict(table.redirects()))
     with serve(app) as url:
         client = MediaWikiClient("factatlas-tests/1.0 (tests@example.org)", api_url=url + "/{site}/w/api.php",
                                  rest_url=url + "/{site}/w/rest.php", sleeper=Recorder())

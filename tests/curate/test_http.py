@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 import time
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
@@ -159,7 +160,8 @@ def test_a_connection_reset_names_the_reset_not_the_timeout(fixture_store):
             with pytest.raises(QueryTimeout) as caught:
                 endpoint.select("SELECT * WHERE { ?s ?p ?o } LIMIT 1")
     message = str(caught.value)
-    assert "connection reset by the server after 0.2 s" in message
+    # the proxy resets after 0.2 s; a loaded box reads 0.3 s or so, far from the 65 s deadline either way
+    assert re.search(r"connection reset by the server after 0\.[2-9] s", message), message
     assert "within 65" not in message
 
 
