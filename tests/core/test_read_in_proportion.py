@@ -292,3 +292,10 @@ def test_publish_holds_one_row_group_of_a_shard(built, grouped, monkeypatch):
         assert groups[-1] and all(g == 5 for g in groups[-1][:-1]) and 0 < groups[-1][-1] <= 5
     # the same rows batched by one big row group: the same bytes
     assert R.render_data(read_release_input(built), 12)[0] == files
+    # and the content of shards of one row group each (the layout up to ec070aa): the same rows, paths, configs
+    monkeypatch.setattr(R, "ROW_GROUP_ROWS", 100)
+    whole, whole_configs = R.render_data(read_release_input(grouped), 12)
+    assert whole_configs == configs and sorted(whole) == sorted(files)
+    for path, data in files.items():
+        one = pq.ParquetFile(io.BytesIO(whole[path]))
+        assert one.num_row_groups == 1 and one.read().equals(pq.read_table(io.BytesIO(data)))
