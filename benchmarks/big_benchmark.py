@@ -45,6 +45,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 SUBJECT_STRIDE = 10**9  # copy c's subject Qn is Q(c * 10^9 + n): above every Wikidata QID in use
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(1, str(ROOT))  # this tree's factatlas (the script imports it to read the build), not an installed one
 from quickstart_time import MATMUL_CODE  # noqa: E402  (the one matmul probe of the benchmarks)
 
 ROWS_PER_GROUP = 2048  # the one writer's row groups (builder/benchmark.py PROMPT_ROWS_PER_GROUP)

@@ -7,7 +7,7 @@ publishes must not change because a dependency changed its defaults.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -141,7 +141,11 @@ def write_table(path: str | os.PathLike, rows: Sequence[Mapping[str, Any]], sche
     rows = list(rows)
     if sort_by:
         rows.sort(key=lambda r: tuple(r[k] for k in sort_by))
-    table = pa.Table.from_pylist(rows, schema=schema) if rows else schema.empty_table()
+    return write_arrow_table(path, pa.Table.from_pylist(rows, schema=schema) if rows else schema.empty_table())
+
+
+def write_arrow_table(path: str | os.PathLike, table: pa.Table) -> Path:
+    """``table`` written atomically as parquet (one row group below 2^20 rows)."""
     path = Path(path)
     with atomic_path(path) as tmp:
         pq.write_table(table, tmp, compression="zstd", write_statistics=False, store_schema=True)
@@ -369,8 +373,22 @@ def probe_result_from_row(r: Mapping[str, Any]) -> ProbeResult:
                        bool(r["correct_at_1"]), r["prediction"] or "", r.get("conversation"))
 
 
+PROBE_WRITE_BATCH = 4096  # rankings rows made dicts at a time by ``write_probe_results``
+
+
 def write_probe_results(path: str | os.PathLike, results: Iterable[ProbeResult]) -> Path:
-    return write_table(path, [probe_result_to_row(r) for r in results], RANKINGS_SCHEMA, sort_by=("prompt_id",))
+    """Rankings sorted by prompt_id, made Arrow columns ``PROBE_WRITE_BATCH`` rows at a time: the rows are never
+    all dicts at once (a dict row with its Python floats is several times the record's Arrow size). The
+    batches are joined into one contiguous table before the write: the bytes are those of writing every row
+    at once (the scores column, once its dictionary overflows, is paged by the chunks it is given)."""
+    ordered = sorted(results, key=lambda r: r.prompt_id)
+    chunks = [pa.Table.from_pylist([probe_result_to_row(r) for r in ordered[i:i + PROBE_WRITE_BATCH]],
+                                   schema=RANKINGS_SCHEMA)
+              for i in range(0, len(ordered), PROBE_WRITE_BATCH)]
+    del ordered
+    table = pa.concat_tables(chunks).combine_chunks() if chunks else RANKINGS_SCHEMA.empty_table()
+    del chunks
+    return write_arrow_table(path, table)
 
 
 PROBE_RESULT_BATCH = 4096  # rankings rows made dicts at a time by ``read_probe_results``
@@ -378,26 +396,48 @@ SHARED_RESULT_COLUMNS = ("model", "scoring", "lang", "template_id", "culture", "
 
 
 def read_probe_results(path: str | os.PathLike) -> list[ProbeResult]:
-    """A rankings file as records, ``PROBE_RESULT_BATCH`` rows at a time (the rows are never all dicts at once).
-    Candidate QIDs and the short columns share one string object per distinct value: a ranking repeats the
-    prompt's candidates, so a million rows of 40 candidates hold each QID once, not 40 million times."""
+    """A rankings file as records (``iter_probe_results``: the rows are never all dicts at once)."""
+    return list(iter_probe_results(path))
+
+
+def iter_probe_results(path: str | os.PathLike) -> Iterator[ProbeResult]:
+    """A rankings file's records, made ``PROBE_RESULT_BATCH`` rows at a time. Candidate QIDs and the short
+    columns share one string object per distinct value: a ranking repeats the prompt's candidates, so a
+    million rows of 40 candidates hold each QID once, not 40 million times."""
     found = read_parquet_schema(path)
     if not found.equals(RANKINGS_SCHEMA, check_metadata=False):
         raise schema_mismatch(path, RANKINGS_SCHEMA, found)
     shared: dict[str, str] = {}
-    out = []
     try:
         for batch in pq.ParquetFile(path).iter_batches(batch_size=PROBE_RESULT_BATCH):
+            made = []
             for r in batch.to_pylist():
                 r["ranked_qids"] = [shared.setdefault(q, q) for q in r["ranked_qids"]]
                 for key in SHARED_RESULT_COLUMNS:
                     r[key] = shared.setdefault(r[key], r[key])
-                out.append(probe_result_from_row(r))
+                made.append(probe_result_from_row(r))
+            yield from made
     except pa.ArrowException as e:
         if isinstance(e, FileNotFoundError):
             raise
         raise unreadable(path, e) from None
-    return out
+
+
+class ProbeResultsFile:
+    """A rankings file read as the metrics need it: its prompt ids (one column), then its records streamed a
+    batch at a time each time it is iterated (``iter_probe_results``), so a reader need not hold them all."""
+
+    def __init__(self, path: str | os.PathLike) -> None:
+        self.path = Path(path)
+        found = read_parquet_schema(self.path)  # a damaged or foreign file is refused here, before any work
+        if not found.equals(RANKINGS_SCHEMA, check_metadata=False):
+            raise schema_mismatch(self.path, RANKINGS_SCHEMA, found)
+
+    def __iter__(self) -> Iterator[ProbeResult]:
+        return iter_probe_results(self.path)
+
+    def prompt_ids(self) -> set[str]:
+        return set(read_parquet(self.path, ["prompt_id"]).column("prompt_id").to_pylist())
 
 
 def candidate_sets_from_rows(rows: Iterable[Mapping[str, Any]]) -> list[CandidateSet]:

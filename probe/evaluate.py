@@ -30,7 +30,7 @@ from factatlas.probe.heldout import VALIDATION_BOOTSTRAP, held_out_splits, valid
 from factatlas.probe.metrics_config import DEFAULT_LANGUAGE_CULTURES, MetricsConfig, MetricsError  # noqa: F401
 from factatlas.probe.profile import dataset_profile, leaks  # noqa: F401
 from factatlas.records import ProbeResult, ScoredPrompt
-from factatlas.tables import probe_result_from_row
+from factatlas.tables import ProbeResultsFile, probe_result_from_row
 
 SCHEMA_VERSION = 1
 
@@ -114,9 +114,33 @@ def as_probe_result(row: ProbeResult | Mapping[str, Any]) -> ProbeResult:
     return row if isinstance(row, ProbeResult) else probe_result_from_row(row)
 
 
-def _single(rows: Sequence[ProbeResult], key: str) -> str | None:
-    values = sorted({getattr(r, key) for r in rows if getattr(r, key)})
-    return values[0] if len(values) == 1 else (", ".join(values) if values else None)
+def _single(values: set[str]) -> str | None:
+    ordered = sorted(v for v in values if v)
+    return ordered[0] if len(ordered) == 1 else (", ".join(ordered) if ordered else None)
+
+
+Rows = Iterable[ProbeResult | Mapping[str, Any]]
+
+
+def _joined(rankings_rows: Rows, bench: Benchmark, seen: Mapping[str, set[str]] | None = None):
+    """The rankings joined with the prompts they rank. A ``ProbeResultsFile`` is read twice, its prompt ids
+    (one column) and then its records a batch at a time into the join, so its records are never all held
+    (only the joined ``ScoredPrompt`` records are); ``seen`` collects each row's model and scoring."""
+    if isinstance(rankings_rows, ProbeResultsFile):
+        ids, rows = rankings_rows.prompt_ids(), rankings_rows
+    else:
+        rows = [as_probe_result(r) for r in rankings_rows]
+        ids = {r.prompt_id for r in rows}
+
+    def noted(rows: Iterable[ProbeResult | Mapping[str, Any]]):
+        for r in map(as_probe_result, rows):
+            if seen is not None:
+                seen["model"].add(r.model)
+                seen["scoring"].add(r.scoring)
+            yield r
+
+    # only the ranked prompts are decoded (one language's run reads that language's rows)
+    return join(noted(rows), bench.prompts_with_ids(ids), kinds_in_benchmark=bench.kind_counts)
 
 
 def compute_metrics(rankings_rows: Iterable[ProbeResult | Mapping[str, Any]], benchmark_dir: str | os.PathLike | Any,
@@ -133,17 +157,17 @@ def compute_metrics(rankings_rows: Iterable[ProbeResult | Mapping[str, Any]], be
     """
     config = config or MetricsConfig()
     bench = load_benchmark(benchmark_dir)
-    rows = [as_probe_result(r) for r in rankings_rows]
-    # only the ranked prompts are decoded (one language's run reads that language's rows)
-    joined = join(rows, bench.prompts_with_ids({r.prompt_id for r in rows}), kinds_in_benchmark=bench.kind_counts)
-    outcomes, coverage = list(joined.scored), dict(joined.counts)
+    seen: dict[str, set[str]] = {"model": set(), "scoring": set()}
+    joined = _joined(rankings_rows, bench, seen)
+    outcomes, coverage = joined.scored, dict(joined.counts)
+    del joined
     if not outcomes:
-        raise MetricsError(f"none of the {len(rows)} rankings rows matches a prompt of the benchmark "
+        raise MetricsError(f"none of the {coverage['rows']} rankings rows matches a prompt of the benchmark "
                            f"({coverage}); were they produced on this benchmark?")
     result: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,
-        "model": _single(rows, "model"),
-        "scoring": _single(rows, "scoring"),
+        "model": _single(seen["model"]),
+        "scoring": _single(seen["scoring"]),
         "benchmark": {k: bench.meta.get(k) for k in ("name", "pair", "cultures", "languages", "candidate_mode", "k")},
         "tie_policy": TIE_POLICY,
         "config": config.to_json(),
@@ -159,10 +183,9 @@ def compute_metrics(rankings_rows: Iterable[ProbeResult | Mapping[str, Any]], be
     }
     t_outcomes = None
     if template_only_rows is not None:
-        t_rows = [as_probe_result(r) for r in template_only_rows]
-        t_joined = join(t_rows, bench.prompts_with_ids({r.prompt_id for r in t_rows}),
-                        kinds_in_benchmark=bench.kind_counts)
-        t_outcomes, t_coverage = list(t_joined.scored), dict(t_joined.counts)
+        t_joined = _joined(template_only_rows, bench)
+        t_outcomes, t_coverage = t_joined.scored, dict(t_joined.counts)
+        del t_joined
         plain = MetricsConfig(ks=config.ks, rankc_weighting=config.rankc_weighting)
         result["template_only"] = {
             "coverage": t_coverage,

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -16,7 +16,7 @@ from factatlas.benchmark import Benchmark
 from factatlas.errors import FactatlasError
 from factatlas.records import ProbeResult
 from factatlas.stopwatch import section
-from factatlas.tables import read_probe_results, write_probe_results
+from factatlas.tables import ProbeResultsFile, read_probe_results, write_probe_results
 
 
 @dataclass
@@ -97,16 +97,27 @@ def write_model_folder(run_dir: Path, slug: str, rankings: Sequence[ProbeResult]
 def fill_model_folder(run, staging: Path, name: str, rankings: Sequence[ProbeResult],
                       template_rows: Sequence[ProbeResult] | None, info: Mapping[str, Any],
                       benchmark: Benchmark) -> None:
-    """The files of a model folder, written into its staging folder, and the folder's manifest entry."""
+    """The files of a model folder, written into its staging folder, and the folder's manifest entry.
+
+    The rows are handed over: a list given is emptied once written, and the metrics read the written files a
+    batch at a time (``ProbeResultsFile``), so a probe holds the metrics' joined records without its rows
+    beside them (at a million prompts, two rankings a prompt, about 1.7 KB each)."""
     from factatlas.rundir import crash_point
 
     written = [write_probe_results(staging / "rankings.parquet", rankings)]
     crash_point("probe:rankings-written")
-    if template_rows is not None:
+    has_template = template_rows is not None
+    if has_template:
         written.append(write_probe_results(staging / "rankings_template_only.parquet", template_rows))
+    for rows in (rankings, template_rows):
+        if isinstance(rows, list):
+            rows.clear()
+    del rankings, template_rows
     write_json(staging / "probe.json", info)
     with section("probe/metrics"):
-        written.append(write_metrics(staging, rankings, template_rows, benchmark, recorded_training_splits(info)))
+        written.append(write_metrics(staging, ProbeResultsFile(staging / "rankings.parquet"),
+                                     ProbeResultsFile(staging / "rankings_template_only.parquet") if has_template
+                                     else None, benchmark, recorded_training_splits(info)))
     crash_point("probe:metrics-written")
     run.stage_entry(staging, name, config=dict(info["config"]), counts=info["counts"],
                     outputs=written, extra={"model": info["model"], "scoring": info["scoring"]})
@@ -186,7 +197,7 @@ def merge_shards(out_dir: Path, count: int) -> tuple[list[ProbeResult], list[Pro
     return rankings, template_rows
 
 
-def write_metrics(out_dir: Path, rankings: Sequence[ProbeResult], template_rows: Sequence[ProbeResult] | None,
+def write_metrics(out_dir: Path, rankings: Iterable[ProbeResult], template_rows: Iterable[ProbeResult] | None,
                   bench: Benchmark, trained_on: Sequence[str] | None = None) -> Path:
     """metrics.json: the full metrics of factatlas.probe.evaluate (which reads RANKINGS_SCHEMA rows) with
     the report's configuration (intervals everywhere) and the model's training splits left out of the

@@ -496,7 +496,7 @@ def write_report(run: str | os.PathLike, model: str | None = None, config: Any =
     )
     from factatlas.probe.model_folder import trained_splits
     from factatlas.rundir import RunDir, carry_over, check_replaceable, crash_point, replace_folder
-    from factatlas.tables import read_probe_results
+    from factatlas.tables import ProbeResultsFile
 
     # the page shows intervals in every table, as the verdict needs them
     config = config if config is not None else MetricsConfig(bootstrap=VALIDATION_BOOTSTRAP)
@@ -522,8 +522,9 @@ def write_report(run: str | os.PathLike, model: str | None = None, config: Any =
                 inputs = metrics_inputs(folder / "rankings.parquet", t_path, run / "build", splits)
                 metrics, source = probe_metrics(folder, config, inputs)
                 if metrics is None:
-                    metrics = compute_metrics(read_probe_results(folder / "rankings.parquet"), bench, config,
-                                              template_only_rows=read_probe_results(t_path) if t_path else None,
+                    # streamed: the rankings' records are never all held, only the joined ones
+                    metrics = compute_metrics(ProbeResultsFile(folder / "rankings.parquet"), bench, config,
+                                              template_only_rows=ProbeResultsFile(t_path) if t_path else None,
                                               trained_on=splits)
                     metrics["inputs"] = inputs
             v = verdict(metrics)

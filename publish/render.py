@@ -88,7 +88,7 @@ def parquet_bytes(rows: Sequence[Mapping[str, Any]], schema: pa.Schema) -> bytes
 
 
 def parquet_table_bytes(table: pa.Table) -> bytes:
-    """One parquet file (one row group below 2^20 rows) of ``table``: the same bytes whatever its chunking."""
+    """One parquet file (one row group below 2^20 rows) of ``table``."""
     sink = io.BytesIO()
     pq.write_table(table, sink, compression="zstd", store_schema=True)
     return sink.getvalue()
@@ -127,9 +127,18 @@ def plan_configs(src: ReleaseInput) -> dict[str, tuple[str | None, dict[str, int
     return {name: (lang, dict(splits)) for name, (lang, splits) in src.digest.configs.items()}
 
 
+# Rows per parquet row group in a data shard: a shard (``max_shard_rows``) is written a row group at a time, so
+# the renderer holds one row group as Arrow columns, not the shard (about 1.3 KB a row). Readers page by row
+# group too (the Hub's dataset viewer, ``datasets`` streaming).
+ROW_GROUP_ROWS = 10_000
+
+
 class _Shards:
-    """One split of one config, written shard by shard: rows come in prompt_id order and at most one shard
-    (``max_rows``, as Arrow columns) is held before it is written."""
+    """One split of one config, written shard by shard and each shard row group by row group: rows come in
+    prompt_id order and at most one row group (``ROW_GROUP_ROWS``, as Arrow columns) is held before it is
+    written into its shard's compressed bytes. Shards and row groups depend on the rows alone (every
+    ``max_rows`` rows a shard, the last one takes the rest; every ``ROW_GROUP_ROWS`` of a shard a row group,
+    its last shorter), never on how the benchmark's row groups batched them."""
 
     def __init__(self, files: dict[str, bytes], config: str, split: str, rows: int, max_rows: int) -> None:
         self.files, self.prefix, self.max_rows = files, f"data/{config}/{split}", max_rows
@@ -137,21 +146,52 @@ class _Shards:
         self.pending: list[pa.Table] = []
         self.held = 0
         self.paths: list[str] = []
+        self.sink: io.BytesIO | None = None
+        self.writer: pq.ParquetWriter | None = None
+        self.in_shard = 0  # rows written into the open shard
 
     def add(self, rows: list[dict[str, Any]]) -> None:
         self.pending.append(pa.Table.from_pylist(rows, schema=PROMPTS_SCHEMA))
         self.held += len(rows)
-        while self.held >= self.max_rows and len(self.paths) < self.total - 1:
-            self.flush(self.max_rows)
+        while self.held >= self._next_group():
+            self._write_group(self._next_group())
 
-    def flush(self, rows: int | None = None) -> None:
-        table = pa.concat_tables(self.pending) if self.pending else PROMPTS_SCHEMA.empty_table()
-        rows = self.held if rows is None else rows
-        path = f"{self.prefix}-{len(self.paths):05d}-of-{self.total:05d}.parquet"
-        self.files[path] = parquet_table_bytes(table.slice(0, rows))
-        self.paths.append(path)
+    def _last_shard(self) -> bool:
+        return len(self.paths) == self.total - 1
+
+    def _next_group(self) -> int:
+        """Rows of the next row group: ``ROW_GROUP_ROWS``, or what the shard has room for (the last has no bound)."""
+        return ROW_GROUP_ROWS if self._last_shard() else min(ROW_GROUP_ROWS, self.max_rows - self.in_shard)
+
+    def _write_group(self, rows: int) -> None:
+        table = pa.concat_tables(self.pending)
+        if self.writer is None:
+            self.sink = io.BytesIO()
+            self.writer = pq.ParquetWriter(self.sink, PROMPTS_SCHEMA, compression="zstd", store_schema=True)
+        # contiguous: a column whose dictionary overflows is paged by the chunks it is given, and the chunks
+        # are the benchmark's batches; the bytes depend on the rows alone
+        self.writer.write_table(table.slice(0, rows).combine_chunks(), row_group_size=rows)
+        self.in_shard += rows
         rest = table.slice(rows)
         self.pending, self.held = ([rest] if rest.num_rows else []), rest.num_rows
+        if not self._last_shard() and self.in_shard == self.max_rows:
+            self._close_shard()
+
+    def _close_shard(self) -> None:
+        path = f"{self.prefix}-{len(self.paths):05d}-of-{self.total:05d}.parquet"
+        if self.writer is None:  # a split without rows: an empty file of the schema
+            self.files[path] = parquet_table_bytes(PROMPTS_SCHEMA.empty_table())
+        else:
+            self.writer.close()
+            self.files[path] = self.sink.getvalue()
+        self.paths.append(path)
+        self.writer, self.sink, self.in_shard = None, None, 0
+
+    def flush(self) -> None:
+        """The rows left, in row groups, and the last shard closed."""
+        while self.held:
+            self._write_group(min(self.held, ROW_GROUP_ROWS))
+        self._close_shard()
 
 
 def render_data(src: ReleaseInput, max_shard_rows: int) -> tuple[dict[str, bytes], tuple[ConfigEntry, ...]]:

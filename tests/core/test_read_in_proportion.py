@@ -133,3 +133,169 @@ def test_probe_of_one_language_decodes_that_language_for_scoring_and_metrics(bui
     assert coverage["benchmark_prompts"] == rows_of(built)
     kinds = pq.read_table(built / "build" / "prompts.parquet", columns=["kind"]).column("kind").to_pylist()
     assert coverage["eligible_prompts"] == kinds.count("cloze") > coverage["used"]
+
+
+# ---- rows held at once: the rankings (writer, metrics, probe, report) and the release's shards ----------
+
+def live_results() -> int:
+    """ProbeResult records alive in this process."""
+    from factatlas.records import ProbeResult
+
+    return sum(type(o) is ProbeResult for o in gc.get_objects())
+
+
+@pytest.fixture
+def joins(monkeypatch):
+    """The rankings records alive while the metrics' join reads them, sampled every few rows (the reader makes
+    them ``PROBE_RESULT_BATCH`` = 2 at a time here), less those alive before the command; one entry a join."""
+    from factatlas import tables as T
+    from factatlas.probe import evaluate as E
+
+    monkeypatch.setattr(T, "PROBE_RESULT_BATCH", 2)
+    seen = {"before": live_results(), "held": [], "rows": []}
+    join = E.join
+
+    def sampled(rankings, *args, **kwargs):
+        held, rows = [0], [0]
+
+        def watched():
+            for i, r in enumerate(rankings):
+                if i % 2 == 1:
+                    held[0] = max(held[0], live_results() - seen["before"])
+                rows[0] += 1
+                yield r
+
+        out = join(watched(), *args, **kwargs)
+        seen["held"].append(held[0])
+        seen["rows"].append(rows[0])
+        return out
+
+    monkeypatch.setattr(E, "join", sampled)
+    return seen
+
+
+@pytest.mark.slow
+def test_probe_and_report_never_hold_every_ranking_for_the_metrics(built, tiny_model, joins):
+    """The probe hands its rows over once written and both commands' metrics stream the written files:
+    the rankings records alive during the join are a batch or two, not the run's (seen red with the probe
+    computing its metrics from its lists, and with the report reading the files whole)."""
+    res = factatlas("probe", built, "--model", tiny_model, "--out-name", "held")
+    assert res.returncode == 0, res.stdout + res.stderr
+    probe_rows = list(joins["rows"])
+    assert len(probe_rows) == 2 and min(probe_rows) >= 10  # the rankings and the template-only baseline
+    assert max(joins["held"]) <= 2 * 2 + 1
+    joins["held"].clear()
+    joins["rows"].clear()
+    res = factatlas("report", built, "--model", "held", "--bootstrap", "10")
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert joins["rows"] == probe_rows
+    assert max(joins["held"]) <= 2 * 2 + 1
+
+
+def ranking(pid: str, n: int, seed: int):
+    import random
+
+    from factatlas.records import ProbeResult
+
+    rng = random.Random(seed)
+    return ProbeResult("m", "mlm", pid, "F1", "en", "t1", "US", "P19", tuple(f"Q{i}" for i in range(n)),
+                       tuple(rng.random() for _ in range(n)), bool(seed % 2))
+
+
+def test_rankings_writer_makes_dicts_a_batch_at_a_time_with_the_bytes_of_one_write(monkeypatch, tmp_path):
+    """At most ``PROBE_WRITE_BATCH`` rows become dicts before they are Arrow columns (seen red with the one
+    list of every row's dict), and the file is byte for byte the one write of every row, sorted. (The joining
+    of the chunks before the write is not seen red here: a probe's 8,064 rows in chunks of 4,096 changed the
+    scores column's pages without it; small tables did not.)"""
+    import pyarrow as pa
+
+    from factatlas import tables as T
+
+    class Counted:
+        def __getattr__(self, name):
+            return getattr(pa, name)
+
+        class Table:
+            @staticmethod
+            def from_pylist(rows, schema=None):
+                made.append(len(rows))
+                return pa.Table.from_pylist(rows, schema=schema)
+
+            empty_table = pa.Table.from_pylist
+
+    made: list[int] = []
+    rows = [ranking(f"p{i:02d}", 2_000, i) for i in (6, 3, 0, 5, 1, 4, 2)]
+    whole = T.write_table(tmp_path / "whole.parquet", [T.probe_result_to_row(r) for r in rows], T.RANKINGS_SCHEMA,
+                          sort_by=("prompt_id",))
+    monkeypatch.setattr(T, "PROBE_WRITE_BATCH", 2)
+    monkeypatch.setattr(T, "pa", Counted())
+    batched = T.write_probe_results(tmp_path / "batched.parquet", rows)
+    assert made == [2, 2, 2, 1]
+    assert batched.read_bytes() == whole.read_bytes()
+    assert [r.prompt_id for r in T.read_probe_results(batched)] == [f"p{i:02d}" for i in range(7)]
+
+
+def test_metrics_of_a_rankings_file_equal_those_of_its_records(built, tmp_path):
+    """The streamed reading (prompt ids, then records a batch at a time) gives exactly the metrics of the
+    records in memory, and names its rows in the error when none matches."""
+    from factatlas.benchmark import Benchmark
+    from factatlas.probe.evaluate import MetricsConfig, MetricsError, compute_metrics
+    from factatlas.records import ProbeResult
+    from factatlas.tables import ProbeResultsFile, write_probe_results
+
+    bench = Benchmark.open(built / "build")
+    rows = [ProbeResult("m", "mlm", p.prompt_id, p.fact_id, p.lang, p.template_id, p.culture, p.predicate,
+                        tuple(reversed(p.candidate_qids)) if i % 3 else p.candidate_qids,
+                        tuple(float(-k) for k in range(len(p.candidate_qids))), False)
+            for i, p in enumerate(p for batch in bench.iter_prompts() for p in batch if p.kind == "cloze")]
+    path = write_probe_results(tmp_path / "rankings.parquet", rows)
+    config = MetricsConfig(bootstrap=20)
+    in_memory = compute_metrics(rows, bench, config, template_only_rows=rows[::2])
+    streamed = compute_metrics(ProbeResultsFile(path), bench, config,
+                               template_only_rows=ProbeResultsFile(write_probe_results(tmp_path / "t.parquet", rows[::2])))
+    assert streamed == in_memory
+    assert streamed["coverage"]["rows"] == len(rows)
+    foreign = write_probe_results(tmp_path / "foreign.parquet", [ranking("nowhere", 3, 1)])
+    with pytest.raises(MetricsError, match="none of the 1 rankings rows"):
+        compute_metrics(ProbeResultsFile(foreign), bench, config)
+
+
+def test_publish_holds_one_row_group_of_a_shard(built, grouped, monkeypatch):
+    """A shard is written a row group at a time: the rows held as Arrow columns never reach a shard's (seen
+    red with the shard held whole), the row groups are every ``ROW_GROUP_ROWS`` rows of a shard, and the files
+    do not depend on how the benchmark's row groups batched the rows."""
+    import io
+
+    from factatlas.publish import render as R
+    from factatlas.release_input import read_release_input
+
+    monkeypatch.setattr(R, "ROW_GROUP_ROWS", 5)
+    held: list[int] = []
+    add = R._Shards.add
+
+    def watched(self, rows):
+        add(self, rows)
+        held.append(self.held)
+
+    monkeypatch.setattr(R._Shards, "add", watched)
+    files, configs = R.render_data(read_release_input(grouped), 12)
+    assert held and max(held) < 5
+    all_config = next(c for c in configs if c.lang is None)
+    assert sum(n for _, _, n in all_config.splits) == rows_of(grouped)
+    for _split, paths, n in all_config.splits:
+        groups = []
+        for path in paths:
+            meta = pq.ParquetFile(io.BytesIO(files[path])).metadata
+            groups.append([meta.row_group(g).num_rows for g in range(meta.num_row_groups)])
+        assert sum(map(sum, groups)) == n
+        assert all(shard == [5, 5, 2] for shard in groups[:-1])  # 12 rows a shard, row groups of 5
+        assert groups[-1] and all(g == 5 for g in groups[-1][:-1]) and 0 < groups[-1][-1] <= 5
+    # the same rows batched by one big row group: the same bytes
+    assert R.render_data(read_release_input(built), 12)[0] == files
+    # and the content of shards of one row group each (the layout up to ec070aa): the same rows, paths, configs
+    monkeypatch.setattr(R, "ROW_GROUP_ROWS", 100)
+    whole, whole_configs = R.render_data(read_release_input(grouped), 12)
+    assert whole_configs == configs and sorted(whole) == sorted(files)
+    for path, data in files.items():
+        one = pq.ParquetFile(io.BytesIO(whole[path]))
+        assert one.num_row_groups == 1 and one.read().equals(pq.read_table(io.BytesIO(data)))
