@@ -96,8 +96,12 @@ def test_ray_that_cannot_start_is_one_error_line_and_leaves_nothing(tmp_path, ca
 
     run = tmp_path / "run"
     write_benchmark(run / "build", capitals_rows)
-    deep = Path("/tmp") / ("fa-long-" + "d" * 88)
-    deep.mkdir(exist_ok=True)
+    # a folder of its own (two test runs on one machine once shared a fixed one), as long as before: Ray's
+    # socket paths under it pass 107 bytes
+    import tempfile
+
+    deep = Path(tempfile.mkdtemp(prefix="fa-long-" + "d" * 80, dir="/tmp"))
+    assert len(str(deep)) >= len("/tmp/fa-long-") + 88
     try:
         env = {**os.environ, "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1", "TMPDIR": str(deep)}
         done = subprocess.run([sys.executable, "-m", "factatlas", "probe", str(run), "--model", str(tiny_gpt2_dir),
