@@ -98,6 +98,10 @@ def load_language(code: str, choose: Chooser | None = None) -> SlavicLanguage:
 
 @cache
 def analyzer(code: str):
+    """pymorphy3's analyzer of ``code``'s dictionary. Its dictionaries share one tag class, and each load
+    resets the grammemes that class knows to its own: ``"alt" in tag`` raises for a Ukrainian tag once the
+    Russian dictionary was loaded after it. So a tag's grammemes are asked through ``tag.grammemes``, a
+    plain set that never raises."""
     import pymorphy3
 
     return pymorphy3.MorphAnalyzer(lang=code)
@@ -201,7 +205,7 @@ class _Phrase:
     def inflect_word(self, word: str, parse, word_kind: str) -> str | None:
         """The word in the requested case (indeclinables as they are); None when pymorphy3 cannot."""
         lang = self.lang
-        if "Fixd" in parse.tag:
+        if "Fixd" in parse.tag.grammemes:
             return word
         if not lang.predictor and not is_dictionary(parse):
             self.guessed.append(word)
@@ -355,13 +359,13 @@ def find_head(code: str, parses: list) -> int | None:
 def only_plural_reading(parses) -> bool:
     """True when every nominative noun reading of a word is a plural of a singular noun (not Pltm)."""
     nouns = [p for p in parses if p.tag.POS == "NOUN" and p.tag.case == "nomn"]
-    return bool(nouns) and all(p.tag.number == "plur" and "Pltm" not in p.tag for p in nouns)
+    return bool(nouns) and all(p.tag.number == "plur" and "Pltm" not in p.tag.grammemes for p in nouns)
 
 
 def accusative_animacy(head) -> str | None:
     """The animacy a modifier's accusative must show for ``head`` (a pymorphy3 parse): only masculine
     singular and plural heads distinguish it; a feminine or neuter head has one accusative."""
-    if head.tag.number == "plur" or "Pltm" in head.tag or head.tag.gender == "masc":
+    if head.tag.number == "plur" or "Pltm" in head.tag.grammemes or head.tag.gender == "masc":
         return head.tag.animacy
     return None
 
@@ -478,7 +482,7 @@ def lexicon_agreement(lang: SlavicLanguage, label: str) -> Agreement | None:
     noun = nominative(parses[head], ("NOUN",)) if head is not None else None
     if noun is None or not is_dictionary(noun):
         return None
-    if noun.tag.number == "plur" or "Pltm" in noun.tag:
+    if noun.tag.number == "plur" or "Pltm" in noun.tag.grammemes:
         return Agreement(Gender.UNKNOWN, "pl", source)
     gender = {"masc": Gender.MASCULINE, "femn": Gender.FEMININE, "neut": Gender.NEUTER}.get(noun.tag.gender or "")
     if gender is None or "Ms-f" in noun.tag.grammemes:
@@ -492,7 +496,7 @@ def indeclinable_name(lang: SlavicLanguage, label: str) -> bool:
     if " " in label or not lang.letters.search(label) or label[-1:].lower() not in lang.indeclinable_endings:
         return False
     parses = parse_word(lang.code, label)
-    return any("Fixd" in p.tag and p.tag.number != "plur" for p in parses) or not any(
+    return any("Fixd" in p.tag.grammemes and p.tag.number != "plur" for p in parses) or not any(
         is_dictionary(p) for p in parses)
 
 

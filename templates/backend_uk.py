@@ -48,10 +48,10 @@ def choose_form(parse, grammemes: frozenset, kind: str):
     lexemes = [parse.lexeme] + [p.lexeme for p in slavic.parse_word("uk", parse.normal_form)
                                 if p.normal_form == parse.normal_form and p.tag.POS == parse.tag.POS
                                 and p.tag.gender == parse.tag.gender and slavic.is_dictionary(p)
-                                and "Fixd" not in p.tag]
+                                and "Fixd" not in p.tag.grammemes]
     same = [f for lexeme in lexemes for f in lexeme
             if f.tag.case == first.tag.case and f.tag.number == first.tag.number
-            and f.tag.gender == first.tag.gender and "alt" not in f.tag]
+            and f.tag.gender == first.tag.gender and "alt" not in f.tag.grammemes]
     words = list(dict.fromkeys(f.word for f in same))
     if len(words) < 2:
         return first

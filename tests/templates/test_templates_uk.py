@@ -262,3 +262,25 @@ def test_the_present_has_no_gender_so_a_living_person_of_any_gender_takes_it():
         assert renderer.render_prompt(lib.get("uk", "P1303/q1"), "Q1").text == plays
     renderer = Renderer({"Q1": replace(smith, life=Life.ALIVE)})
     assert renderer.render_prompt(lib.get("uk", "P27/2"), "Q1").text == "Сем Сміт має громадянство [Y]."
+
+
+@pytest.mark.parametrize("last", ["ru", "uk"])
+def test_ukrainian_and_russian_forms_hold_whichever_dictionary_was_loaded_last(last):
+    """pymorphy3 gives both dictionaries one tag class, and each load resets the grammemes it knows to that
+    dictionary's: with Russian loaded after Ukrainian, `"alt" in tag` raised ValueError for every Ukrainian
+    form (a build of uk and ru in one process, or a test order, decided it). The backends ask a tag's
+    grammeme set, which never raises."""
+    import pymorphy3
+
+    from factatlas.templates import backend_slavic, backend_uk
+
+    backend_slavic.analyzer("uk"), backend_slavic.analyzer("ru")  # the backends' own, loaded first
+    pymorphy3.MorphAnalyzer(lang=last)  # the shared tag class now knows only this dictionary's grammemes
+    for cached in (backend_uk.inflect_ukrainian, backend_slavic.parse_word):
+        cached.cache_clear()  # forms made before the loads would hide what the loads did
+    assert _form("Каїр", GEN, CITY) == ("Каїра", "exact")
+    assert _form("Гамбург", LOC, CITY) == ("Гамбурзі", "exact")
+    assert _form("Об'єднані Арабські Емірати", LOC, COUNTRY)[0] == "Об'єднаних Арабських Еміратах"
+    russian = make_backend("pymorphy3")
+    assert russian.inflect("Москва", "ru", GEN, CITY).form == "Москвы"
+    assert russian.inflect("Нидерланды", "ru", LOC, COUNTRY).form == "Нидерландах"
