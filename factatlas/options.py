@@ -72,6 +72,14 @@ def bootstrap_option(of: str) -> Any:
                         callback=number(at_least=0))
 
 
+def plots_option() -> Any:
+    """``--plots/--no-plots``, one rule for every command that draws figures (report, compare): with
+    ``--no-plots`` the pages, tables and verdict are written as always, without PNG figures."""
+    return typer.Option(True, "--plots/--no-plots", help="Draw the PNG figures (default). --no-plots: the same "
+                        "pages, tables and verdict without figures (each figure costs 0.2-0.4 CPU-s; sweeps and "
+                        "CI jobs read verdict.json and the tables).")
+
+
 def share() -> Callback:
     """A share of a whole: a finite number from 0 to 1 (0.75, not 75)."""
     return number(at_least=0, at_most=1, unit="a share from 0 to 1, e.g. 0.75")

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from factatlas.errors import FactatlasError
+from factatlas.probe.figures import Figure, draw, figure
 from factatlas.probe.verdict import (  # noqa: F401  (the verdict rules, re-exported for the page and callers)
     FAIL,
     INFO,
@@ -301,67 +302,61 @@ PLOT_FILES = ("p_at_1.png", "rankc.png", "coverlap.png", "baselines.png", "entro
               "language_bias.png", "xfakt.png")
 REPORT_OUTPUTS = frozenset({*PLOT_FILES, "report.html", "verdict.json", "analyses"})
 
-def make_plots(metrics: Mapping[str, Any], out_dir: Path, predicate_label: Callable[[str], str] = lambda p: p
-               ) -> dict[str, str]:
-    """Every figure of the report, as PNG files in ``out_dir``; returns key -> file name."""
-    from factatlas.probe import plots as P
 
+def report_figures(metrics: Mapping[str, Any], predicate_label: Callable[[str], str] = lambda p: p
+                   ) -> dict[str, Figure]:
+    """Every figure of the report, key -> the figure (``probe.figures.draw`` makes the PNG files)."""
     ds = metrics["dataset"]
     langs, cultures = ds["languages"], ds["cultures"]
     preds = sorted(ds["predicates"], key=id_order)  # P103 before P1303, as people count
-    out: dict[str, str] = {}
+    pred_labels = [predicate_label(p) for p in preds]
+    out: dict[str, Figure] = {}
 
-    def put(key: str, path: Path) -> None:
-        if path.name not in PLOT_FILES:  # the swap of the report's files leaves the old ones beside it
-            raise ValueError(f"{path.name}: a plot the report makes must be listed in PLOT_FILES")
-        out[key] = path.name
+    def put(key: str, plot: str, name: str, *args: Any, **options: Any) -> None:
+        if name not in PLOT_FILES:  # the swap of the report's files leaves the old ones beside it
+            raise ValueError(f"{name}: a plot the report makes must be listed in PLOT_FILES")
+        out[key] = figure(plot, name, *args, **options)
 
     bp = metrics["by_predicate"]
     cols = [f"{lang}·{c}" for lang in langs for c in cultures]
     values = [[bp.get(p, {}).get("by_lang_culture", {}).get(lang, {}).get(c, {}).get("p@1")
                for lang in langs for c in cultures] for p in preds]
-    put("p_at_1", P.heatmap(values, [predicate_label(p) for p in preds], cols, "P@1 by predicate, language · culture",
-                            out_dir / "p_at_1.png", colorbar_label="P@1"))
+    put("p_at_1", "heatmap", "p_at_1.png", values, pred_labels, cols, "P@1 by predicate, language · culture",
+        colorbar_label="P@1")
     cl = metrics["cross_lingual"]
     if len(cl["languages"]) >= 2:
         ls = cl["languages"]
-        put("rankc", P.heatmap([[cl["rankc"]["matrix"][a][b] for b in ls] for a in ls], ls, ls,
-                               f"RankC between languages ({cl['rankc']['weighting']})", out_dir / "rankc.png",
-                               cmap="magma", colorbar_label="RankC"))
-        put("coverlap", P.heatmap([[cl["coverlap"]["matrix"][a][b] for b in ls] for a in ls], ls, ls,
-                                  "COverlap between languages", out_dir / "coverlap.png", cmap="magma",
-                                  colorbar_label="COverlap"))
+        put("rankc", "heatmap", "rankc.png", [[cl["rankc"]["matrix"][a][b] for b in ls] for a in ls], ls, ls,
+            f"RankC between languages ({cl['rankc']['weighting']})", cmap="magma", colorbar_label="RankC")
+        put("coverlap", "heatmap", "coverlap.png", [[cl["coverlap"]["matrix"][a][b] for b in ls] for a in ls], ls,
+            ls, "COverlap between languages", cmap="magma", colorbar_label="COverlap")
     series: dict[str, list[float | None]] = {
         "model": [bp.get(p, {}).get("all", {}).get("p@1") for p in preds]}
     if metrics.get("template_only"):
         series[_baseline_name(metrics)] = [metrics["template_only"]["by_predicate"].get(p, {}).get("p@1") for p in preds]
     series["majority class"] = [ds["predicates"][p]["majority"]["p@1"] for p in preds]
     series["chance"] = [bp.get(p, {}).get("all", {}).get("chance@1") for p in preds]
-    put("baselines", P.grouped_bars([predicate_label(p) for p in preds], series, "P@1: model vs baselines",
-                                    out_dir / "baselines.png", ylabel="P@1"))
-    put("entropy", P.grouped_bars([predicate_label(p) for p in preds],
-                                  {c: [ds["predicates"][p]["entropy"].get(c) for p in preds] for c in cultures},
-                                  "DLAMA entropy per predicate and culture", out_dir / "entropy.png",
-                                  ylabel="bits", ylim=None))
-    put("balance", P.grouped_bars([predicate_label(p) for p in preds],
-                                  {c: [ds["predicates"][p]["facts"].get(c, 0) for p in preds] for c in cultures},
-                                  "Facts per culture", out_dir / "balance.png", ylabel="facts", ylim=None,
-                                  value_fmt="{:.0f}"))
+    put("baselines", "grouped_bars", "baselines.png", pred_labels, series, "P@1: model vs baselines", ylabel="P@1")
+    put("entropy", "grouped_bars", "entropy.png", pred_labels,
+        {c: [ds["predicates"][p]["entropy"].get(c) for p in preds] for c in cultures},
+        "DLAMA entropy per predicate and culture", ylabel="bits", ylim=None)
+    put("balance", "grouped_bars", "balance.png", pred_labels,
+        {c: [ds["predicates"][p]["facts"].get(c, 0) for p in preds] for c in cultures},
+        "Facts per culture", ylabel="facts", ylim=None, value_fmt="{:.0f}")
     bias = metrics["predictions"]["language_bias"]
     bl = [lang for lang in langs if lang in bias]
     if bl:
-        put("language_bias", P.heatmap(
+        put("language_bias", "heatmap", "language_bias.png",
             [[(bias[lang]["by_predicate"].get(p) or {}).get("top_share") for p in preds] for lang in bl],
-            bl, [predicate_label(p) for p in preds], "Share of the most frequent prediction (language bias)",
-            out_dir / "language_bias.png", cmap="cividis", colorbar_label="top-1 share"))
+            bl, pred_labels, "Share of the most frequent prediction (language bias)", cmap="cividis",
+            colorbar_label="top-1 share")
     xf = metrics["xfakt"]
     if xf["available"]:
         groups = ["all", *xf["by_lang"]]
         stats = [xf["overall"], *xf["by_lang"].values()]
-        put("xfakt", P.grouped_bars(groups, {"associative error": [s["mu_assoc"] for s in stats],
-                                             "non-associative error": [s["mu_non"] for s in stats]},
-                                    "Error rate: associative vs non-associative", out_dir / "xfakt.png",
-                                    ylabel="error rate"))
+        put("xfakt", "grouped_bars", "xfakt.png", groups, {"associative error": [s["mu_assoc"] for s in stats],
+                                                          "non-associative error": [s["mu_non"] for s in stats]},
+            "Error rate: associative vs non-associative", ylabel="error rate")
     return out
 
 
@@ -480,10 +475,12 @@ def judge_sections(folder: Path) -> tuple[ExtraSection, ...]:
 
 
 def write_report(run: str | os.PathLike, model: str | None = None, config: Any = None,
-                 trained_on: Sequence[str] | None = None, benchmark: Any = None) -> list[ReportResult]:
-    """Compute the metrics (with the template-only baseline when present), the verdict and the plots, and
+                 trained_on: Sequence[str] | None = None, benchmark: Any = None, plots: bool = True
+                 ) -> list[ReportResult]:
+    """Compute the metrics (with the template-only baseline when present), the verdict and the figures, and
     write ``report.html``, ``verdict.json`` and the PNGs into ``<run>/probe/<model>/``. ``benchmark``: the
-    run's benchmark (``factatlas.benchmark.Benchmark``), already open."""
+    run's benchmark (``factatlas.benchmark.Benchmark``), already open. ``plots=False`` (``--no-plots``): the
+    same page, verdict and analyses without figures."""
     from factatlas.atomic import write_json, write_text
     from factatlas.probe.analysis.hook import FOLDER as ANALYSES
     from factatlas.probe.analysis.hook import with_analyses
@@ -536,18 +533,19 @@ def write_report(run: str | os.PathLike, model: str | None = None, config: Any =
             # links) that replaces it whole, so a full disk or a kill between two files leaves the old report
             with replace_folder(folder) as staging:
                 carry_over(folder, staging, leave=REPORT_OUTPUTS)
+                figures = report_figures(metrics, plabel) if plots else {}
                 with section("report/plots"):
-                    plots = make_plots(metrics, staging, plabel)
+                    draw(figures.values(), staging)
                 crash_point("report:plots-written")
-                images = {key: embed_png(staging / name) for key, name in plots.items()}
+                images = {key: embed_png(staging / f.name) for key, f in figures.items()}
                 page = render_html(ReportInput(metrics, v, images, lambda q: bench.label(q), plabel, run.name,
                                                extra_sections=extra))
                 with section("report/analyses"):
                     page = with_analyses(page, run, folder, metrics["config"]["rankc_weighting"], splits, bench,
-                                         out_dir=staging / ANALYSES)
+                                         out_dir=staging / ANALYSES, plots=plots)
                 write_text(staging / "report.html", page)
                 crash_point("report:page-written")
                 write_json(staging / "verdict.json", v.to_json())
-            results.append(ReportResult(folder.name, folder / "report.html", v, tuple(folder / p for p in plots.values()),
+            results.append(ReportResult(folder.name, folder / "report.html", v, tuple(folder / f.name for f in figures.values()),
                                         source))
     return results

@@ -7,7 +7,7 @@ from pathlib import Path
 import typer
 
 from factatlas.errors import ConfigError
-from factatlas.options import bootstrap_option
+from factatlas.options import bootstrap_option, plots_option
 
 
 def parse_associations(values: list[str] | None) -> dict[str, tuple[str, ...]]:
@@ -49,6 +49,7 @@ def register(app: typer.Typer) -> None:
         trained_on: list[str] | None = typer.Option(
             None, "--trained-on", help="A split the model was trained or tuned on (repeatable); the verdict uses "
             "the other splits. Default: what probe.json records, else the test split."),
+        plots: bool = plots_option(),
     ) -> None:
         """Validate a probed benchmark: metrics, plots, PASS/FAIL verdict -> probe/<model>/report.html.
 
@@ -69,7 +70,7 @@ def register(app: typer.Typer) -> None:
         if trained_on:
             check_trained_on(trained_on, bench.splits)
         require_valid(run)  # never report on a benchmark that `validate-benchmark` rejects
-        results = write_report(run, model, config, trained_on=trained_on or None, benchmark=bench)
+        results = write_report(run, model, config, trained_on=trained_on or None, benchmark=bench, plots=plots)
         for r in results:
             status = "PASS" if r.verdict.passed else "FAIL"
             colour = "green" if r.verdict.passed else "red"

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from factatlas.options import bootstrap_option, existing
+from factatlas.options import bootstrap_option, existing, plots_option
 
 
 def register(app: typer.Typer) -> None:
@@ -33,11 +33,12 @@ def compare(
                                                                            "answer (e.g. Islam / Muslim), reported "
                                                                            "beside the strict P@1.",
                                              callback=existing("file", "a YAML file of QID groups (see docs/metrics.md)")),
+    plots: bool = plots_option(),
 ) -> None:
     """Compare models on the same benchmark: P@1 tables, the culture gap with a CI, McNemar's test.
 
     Reads the held-out split by default, so its P@1 is the report's headline; every table and figure names
-    the split. Writes compare.md, compare.html, one CSV per table and PNG plots. Example:
+    the split. Writes compare.md, compare.html, one CSV per table and PNG figures (none with --no-plots). Example:
     factatlas compare runs/arab-west --models tiny-bert,tiny-gpt2
     """
     from factatlas.errors import ConfigError, unknown
@@ -56,14 +57,15 @@ def compare(
     # page is written whole, into a staging folder that the lock holder's clean-up must not see half done)
     with RunDir(run).lock():
         write_comparison(run, names, out=out, western=western, split=split, bootstrap=bootstrap, seed=seed,
-                         mcnemar=mcnemar, rankc_weighting=rankc_weighting, equivalences=equivalences)
+                         mcnemar=mcnemar, rankc_weighting=rankc_weighting, equivalences=equivalences, plots=plots)
 
 
 def write_comparison(run: Path, names: list[str] | None, *, out: Path | None, western: str | None, split: str,
                      bootstrap: int, seed: int, mcnemar: str, rankc_weighting: str,
-                     equivalences: Path | None) -> list[Path]:
+                     equivalences: Path | None, plots: bool = True) -> list[Path]:
     """``factatlas compare`` once its options are checked: the models' results on the chosen split, every
-    analysis section, the page and its tables (the paths written, the pages first)."""
+    analysis section, the page, its tables and (``plots``) its figures (the paths written, the pages first,
+    then the CSVs)."""
     from factatlas.console import out as console
     from factatlas.probe.analysis.dlama import load_equivalences, object_cultures
     from factatlas.probe.analysis.errors import benchmark_context
@@ -112,20 +114,20 @@ def write_comparison(run: Path, names: list[str] | None, *, out: Path | None, we
     owners = object_cultures(bench.facts_by_id.values())  # every fact, whatever split is analysed
     # the page, its tables and plots together, or the old ones as they were
     with replace_folder(out_dir) as staging:
-        sections = [*compare_sections(by_model, options, staging, scope=scope),
-                    *dlama_sections(by_model, staging, owners=owners, country_label=labels, equivalences=table,
+        sections = [*compare_sections(by_model, options, scope=scope),
+                    *dlama_sections(by_model, owners=owners, country_label=labels, equivalences=table,
                                     equivalences_source=str(equivalences or ""), scope=scope),
-                    *crosslingual_sections(loaded, language_texts(bench.prompts), staging, rankc_weighting,
+                    *crosslingual_sections(loaded, language_texts(bench.prompts), rankc_weighting,
                                            scope=scope),
-                    *xfactr_sections(loaded, staging, scope=scope),
-                    *error_sections(by_model, benchmark_context(bench), staging, prompts=bench.prompts_by_id,
+                    *xfactr_sections(loaded, scope=scope),
+                    *error_sections(by_model, benchmark_context(bench), prompts=bench.prompts_by_id,
                                     scope=scope),
-                    *scale_sections(loaded, dirs, staging, rankc_weighting),
-                    *locality_sections(by_model, bench.facts_by_id.values(), staging, n_boot=bootstrap, seed=seed),
-                    *popularity_sections(by_model, bench.facts_by_id.values(), staging)]
+                    *scale_sections(loaded, dirs, rankc_weighting),
+                    *locality_sections(by_model, bench.facts_by_id.values(), n_boot=bootstrap, seed=seed),
+                    *popularity_sections(by_model, bench.facts_by_id.values())]
         subtitle = (f"run {run.name} · {choice.label} ({choice.why}) · benchmark {meta.get('name')} ({meta.get('pair')}) · models "
                     f"{', '.join(by_model)} · languages {', '.join(meta.get('languages') or [])}")
-        staged = write_page(staging, "compare", "factatlas model comparison", subtitle, sections)
+        staged = write_page(staging, "compare", "factatlas model comparison", subtitle, sections, plots=plots)
     written = [out_dir / p.relative_to(staging) for p in staged]
     for path in written[:2]:
         console.print(str(path), highlight=False, soft_wrap=True)

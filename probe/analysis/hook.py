@@ -22,8 +22,8 @@ RECORDED = object()  # the training splits probe.json records (the report passes
 
 def write_model_analyses(run: Path, model_dir: Path, rankc_weighting: str = "softmax",
                          trained: Sequence[str] | None | object = RECORDED, bench: Benchmark | None = None,
-                         out_dir: Path | None = None) -> Path:
-    """``model_dir/analyses/analyses.html`` (+ CSVs and PNGs) on the report's held-out split; returns the
+                         out_dir: Path | None = None, plots: bool = True) -> Path:
+    """``model_dir/analyses/analyses.html`` (+ CSVs and, with ``plots``, PNGs) on the report's held-out split; returns the
     page's path. ``trained``: the splits the model was trained on (default: what probe.json records).
     ``bench``: the run's benchmark when the caller has it open already (the report), else it is read.
     ``out_dir``: where the page goes instead of ``model_dir/analyses`` (the report's staging folder)."""
@@ -56,28 +56,28 @@ def write_model_analyses(run: Path, model_dir: Path, rankc_weighting: str = "sof
     out_dir = model_dir / FOLDER if out_dir is None else out_dir
     scope = choice.label
     owners = object_cultures(bench.facts_by_id.values())  # every fact, whatever split is analysed
-    sections = [*dlama_sections({model.model: model.results}, out_dir, owners=owners, country_label=labels,
+    sections = [*dlama_sections({model.model: model.results}, owners=owners, country_label=labels,
                                 scope=scope),
                 *crosslingual_sections([model], language_texts(p for batch in bench.iter_prompts() for p in batch),
-                                       out_dir, rankc_weighting,
+                                       rankc_weighting,
                                        scope=scope),
-                *xfactr_sections([model], out_dir, scope=scope),
-                *error_sections({model.model: model.results}, benchmark_context(bench), out_dir,
+                *xfactr_sections([model], scope=scope),
+                *error_sections({model.model: model.results}, benchmark_context(bench),
                                 prompts=bench.prompts_with_ids({r.prompt_id for r in model.results}), scope=scope),
-                *locality_sections({model.model: model.results}, bench.facts_by_id.values(), out_dir),
-                *popularity_sections({model.model: model.results}, bench.facts_by_id.values(), out_dir)]
+                *locality_sections({model.model: model.results}, bench.facts_by_id.values()),
+                *popularity_sections({model.model: model.results}, bench.facts_by_id.values())]
     subtitle = (f"run {run.name} · model {model.model} · {scope} ({choice.why}) · benchmark {meta.get('name')} "
                 f"({meta.get('pair')})")
-    return write_page(out_dir, "analyses", f"factatlas analyses — {model.model}", subtitle, sections)[1]
+    return write_page(out_dir, "analyses", f"factatlas analyses — {model.model}", subtitle, sections, plots=plots)[1]
 
 
 def with_analyses(page: str, run: Path, model_dir: Path, rankc_weighting: str = "softmax",
                   trained: Sequence[str] | None | object = RECORDED, bench: Benchmark | None = None,
-                  out_dir: Path | None = None) -> str:
+                  out_dir: Path | None = None, plots: bool = True) -> str:
     """Write the model's analysis page and add a section linking to it at the end of ``page``; when the
     analyses cannot be computed, the section says why instead."""
     try:
-        path = write_model_analyses(Path(run), Path(model_dir), rankc_weighting, trained, bench, out_dir)
+        path = write_model_analyses(Path(run), Path(model_dir), rankc_weighting, trained, bench, out_dir, plots)
         body = (f'<p><a href="{FOLDER}/{html.escape(path.name)}">Analyses</a>: P@1 per country, before vs after '
                 "augmentation, wrong answers from the other culture (DLAMA); RankC per language pair against "
                 "family, script and subword overlap (BMLAMA); single- vs multi-token answers, facts recalled "

@@ -1,4 +1,4 @@
-"""Sections of analysis output -> markdown, CSV files and one HTML page (PNG plots beside it).
+"""Sections of analysis output -> markdown, CSV files and one HTML page (PNG figures beside it).
 
 Pure rendering plus one writer at the edge; numbers are kept raw in the sections, printed with three
 decimals in markdown/HTML and at full precision in CSV, so the files are byte-identical for the same input.
@@ -11,9 +11,11 @@ import html
 import io
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from importlib import resources
 from pathlib import Path
+
+from factatlas.probe.figures import Figure, draw
 
 Cell = str | int | float | None
 
@@ -42,7 +44,7 @@ class Section:
     follows: str  # the paper (and table/figure) the analysis reproduces
     note: str = ""
     tables: tuple[Table, ...] = ()
-    plots: tuple[str, ...] = ()  # PNG file names beside the page
+    plots: tuple[Figure, ...] = ()  # drawn as PNG files beside the page
     unavailable: tuple[str, ...] = field(default_factory=tuple)  # why a part could not be computed
 
 
@@ -85,7 +87,7 @@ def markdown(title: str, subtitle: str, sections: Sequence[Section]) -> str:
             if t.left_off:
                 out.append(f"\n{t.left_off} rows not shown here: `{t.name}.csv` has them all")
             out.append("")
-        out += [f"![{p}]({p})" for p in s.plots]
+        out += [f"![{p.name}]({p.name})" for p in s.plots]
         if s.plots:
             out.append("")
     return "\n".join(out)
@@ -107,14 +109,29 @@ def html_page(title: str, subtitle: str, sections: Sequence[Section]) -> str:
     return template.render(title=title, subtitle=subtitle, sections=sections, css=css)
 
 
-def write_page(out_dir: Path, stem: str, title: str, subtitle: str, sections: Sequence[Section]) -> list[Path]:
-    """``<stem>.md``, ``<stem>.html`` and one CSV per table into ``out_dir`` (atomic writes)."""
+NO_PLOTS = "figures not drawn (--no-plots)"
+
+
+def write_page(out_dir: Path, stem: str, title: str, subtitle: str, sections: Sequence[Section], *,
+               plots: bool = True) -> list[Path]:
+    """``<stem>.md``, ``<stem>.html``, one CSV per table and each section's figures as PNG files into
+    ``out_dir`` (atomic writes). ``plots=False``: no figure is drawn and the pages show none (the subtitle
+    says so)."""
     from factatlas.atomic import write_text
 
     names = [t.name for s in sections for t in s.tables]
     if len(set(names)) != len(names):
         raise ValueError(f"two tables share a CSV name on one page: {sorted(names)}")
+    figures = [f.name for s in sections for f in s.plots]
+    if len(set(figures)) != len(figures):
+        raise ValueError(f"two figures share a file name on one page: {sorted(figures)}")
     out_dir.mkdir(parents=True, exist_ok=True)
+    if plots:
+        for s in sections:
+            draw(s.plots, out_dir)
+    else:
+        sections = [replace(s, plots=()) for s in sections]
+        subtitle = f"{subtitle} · {NO_PLOTS}"
     written = []
     for s in sections:
         for t in s.tables:

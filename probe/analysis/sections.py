@@ -1,4 +1,4 @@
-"""Analyses -> page sections (tables + plots). Plot files are written into ``out_dir`` here."""
+"""Analyses -> page sections (tables + figures as records: probe/figures.py draws them with the page)."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from factatlas.probe.analysis import dlama as D
 from factatlas.probe.analysis import xfactr_views as V
 from factatlas.probe.analysis.page import Section, Table
 from factatlas.probe.analysis.records import ModelResults
+from factatlas.probe.figures import Figure, figure
 from factatlas.records import Fact, ScoredPrompt
 
 
@@ -37,10 +38,7 @@ def _scoped(text: str, scope: str) -> str:
 
 
 def compare_sections(by_model: Mapping[str, Sequence[ScoredPrompt]], options: CompareOptions,
-                     out_dir: Path, *, scope: str = "") -> list[Section]:
-    from factatlas.probe import plots as P
-    from factatlas.probe.analysis import plots as AP
-
+                     *, scope: str = "") -> list[Section]:
     cells = C.accuracy_table(by_model)
     rows = tuple((c.model, c.culture, c.lang, c.acc.n_facts, c.acc.n_prompts, c.acc.micro, c.acc.macro)
                  for c in cells)
@@ -49,8 +47,8 @@ def compare_sections(by_model: Mapping[str, Sequence[ScoredPrompt]], options: Co
     cultures = sorted({c.culture for c in cells if c.culture != C.ALL})
     series = {m: [next((c.acc.macro for c in cells if c.model == m and c.culture == cu and c.lang == C.ALL), None)
                   for cu in cultures] for m in by_model}
-    plots = [P.grouped_bars(cultures, series, _scoped("Macro P@1 per culture and model", scope), out_dir / "compare_p_at_1.png",
-                            ylabel="macro P@1").name]
+    plots = [figure("grouped_bars", "compare_p_at_1.png", cultures, series,
+                    _scoped("Macro P@1 per culture and model", scope), ylabel="macro P@1")]
     accuracy = Section(
         "P@1 across models", "DLAMA (Keleg & Magdy 2023) Table 3 (macro over predicates); BMLAMA (Qi et al. 2023) "
         "reports micro",
@@ -63,14 +61,14 @@ def compare_sections(by_model: Mapping[str, Sequence[ScoredPrompt]], options: Co
                           seed=options.seed)
         (gaps.append(g) if g else missing.append(f"{model}: no facts of the Western culture "
                                                  f"'{options.western}' or none of another culture"))
-    gap_plots: tuple[str, ...] = ()
+    gap_plots: tuple[Figure, ...] = ()
     if gaps:
         drawn = f"{options.confidence:.0%} bootstrap CI" if options.n_boot else "no interval (--bootstrap 0)"
-        gap_plots = (AP.intervals([g.model for g in gaps], [g.gap for g in gaps],
-                                  [g.gap if g.ci_low is None else g.ci_low for g in gaps],
-                                  [g.gap if g.ci_high is None else g.ci_high for g in gaps],
-                                  _scoped(f"Macro P@1 {options.western} − non-{options.western}, {drawn}", scope),
-                                  out_dir / "compare_gap.png", xlabel="P@1 gap").name,)
+        gap_plots = (figure("intervals", "compare_gap.png", [g.model for g in gaps], [g.gap for g in gaps],
+                            [g.gap if g.ci_low is None else g.ci_low for g in gaps],
+                            [g.gap if g.ci_high is None else g.ci_high for g in gaps],
+                            _scoped(f"Macro P@1 {options.western} − non-{options.western}, {drawn}", scope),
+                            xlabel="P@1 gap"),)
     gap_table = Table("culture_gap", ("model", "P@1 western (macro)", "P@1 non-western (macro)", "gap", "CI low",
                                       "CI high", "western facts", "non-western facts", "resamples"),
                       tuple((g.model, g.western, g.non_western, g.gap, g.ci_low, g.ci_high, g.n_western_facts,
@@ -103,13 +101,11 @@ def _slug(text: str) -> str:
     return "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in text)
 
 
-def dlama_sections(by_model: Mapping[str, Sequence[ScoredPrompt]], out_dir: Path, *,
+def dlama_sections(by_model: Mapping[str, Sequence[ScoredPrompt]], *,
                    owners: Mapping[tuple[str, str], frozenset[str]],
                    country_label: Mapping[str, str] | None = None,
                    equivalences: D.Equivalences | None = None, equivalences_source: str = "",
                    scope: str = "") -> list[Section]:
-    from factatlas.probe import plots as P
-
     names = country_label or {}
     rows, no_country = [], []
     for model, results in by_model.items():
@@ -125,9 +121,8 @@ def dlama_sections(by_model: Mapping[str, Sequence[ScoredPrompt]], out_dir: Path
                            key=lambda q: (-max(r[5] for r in rows if r[1] == culture and r[2] == q), q))
         series = {m: [next((r[6] for r in rows if r[0] == m and r[1] == culture and r[2] == q and r[4] == "all"), None)
                       for q in countries] for m in by_model}
-        plots.append(P.grouped_bars([f"{names.get(q, q)}" for q in countries], series,
-                                    _scoped(f"P@1 (micro) per country: {culture}", scope), out_dir / f"country_{_slug(culture)}.png",
-                                    ylabel="P@1").name)
+        plots.append(figure("grouped_bars", f"country_{_slug(culture)}.png", [f"{names.get(q, q)}" for q in countries],
+                            series, _scoped(f"P@1 (micro) per country: {culture}", scope), ylabel="P@1"))
     country = Section(
         "P@1 per country", "DLAMA (Keleg & Magdy 2023), per-country analysis",
         "A fact counts for every country it was curated for. Sorted by culture and country QID; the plot orders "
@@ -142,10 +137,10 @@ def dlama_sections(by_model: Mapping[str, Sequence[ScoredPrompt]], out_dir: Path
         aug_rows += [(model, e.predicate, e.n_facts, e.n_augmented_facts, e.direct_only, e.all_valid,
                       e.all_valid - e.direct_only) for e in effects]
         preds = [e.predicate for e in effects]
-        aug_plots.append(P.grouped_bars(preds, {"direct objects only": [e.direct_only for e in effects],
-                                                "all valid objects": [e.all_valid for e in effects]},
-                                        _scoped(f"{model}: P@1 before vs after augmentation", scope),
-                                        out_dir / f"augmentation_{_slug(model)}.png", ylabel="P@1").name)
+        aug_plots.append(figure("grouped_bars", f"augmentation_{_slug(model)}.png", preds,
+                                {"direct objects only": [e.direct_only for e in effects],
+                                 "all valid objects": [e.all_valid for e in effects]},
+                                _scoped(f"{model}: P@1 before vs after augmentation", scope), ylabel="P@1"))
     augmentation = Section(
         "Before vs after augmentation", "DLAMA (Keleg & Magdy 2023), appendix: P@1 with direct objects vs all valid "
         "objects", "Per predicate: micro P@1 over facts; 'all': macro over predicates. Valid objects added by "
@@ -182,11 +177,8 @@ def dlama_sections(by_model: Mapping[str, Sequence[ScoredPrompt]], out_dir: Path
     return sections
 
 
-def crosslingual_sections(models: Sequence[ModelResults], texts: Mapping[str, Sequence[str]], out_dir: Path,
+def crosslingual_sections(models: Sequence[ModelResults], texts: Mapping[str, Sequence[str]],
                           weighting: str = "softmax", *, scope: str = "") -> list[Section]:
-    from factatlas.probe import plots as P
-    from factatlas.probe.analysis import plots as AP
-
     pair_rows, corr_rows, plots, notes = [], [], [], []
     for m in models:
         if not any(r.order for r in m.results):  # open answers carry no ranking (order is empty)
@@ -224,20 +216,19 @@ def crosslingual_sections(models: Sequence[ModelResults], texts: Mapping[str, Se
             continue
         value = {(p.lang_a, p.lang_b): p.rankc for p in pairs} | {(p.lang_b, p.lang_a): p.rankc for p in pairs}
         matrix = [[1.0 if a == b else value.get((a, b)) for b in langs] for a in langs]
-        plots.append(P.heatmap(matrix, langs, langs, _scoped(f"{m.model}: RankC ({weighting})", scope),
-                               out_dir / f"rankc_{_slug(m.model)}.png", cmap="magma", colorbar_label="RankC").name)
+        plots.append(figure("heatmap", f"rankc_{_slug(m.model)}.png", matrix, langs, langs,
+                            _scoped(f"{m.model}: RankC ({weighting})", scope), cmap="magma", colorbar_label="RankC"))
         scored = [p for p in pairs if p.rankc is not None and p.coverlap is not None]
         if len(scored) >= 2:
-            plots.append(AP.scatter([p.coverlap for p in scored], [p.rankc for p in scored],
-                                    [f"{p.lang_a}-{p.lang_b}" for p in scored], _scoped(f"{m.model}: RankC vs COverlap", scope),
-                                    out_dir / f"rankc_coverlap_{_slug(m.model)}.png", xlabel="COverlap",
-                                    ylabel="RankC").name)
+            plots.append(figure("scatter", f"rankc_coverlap_{_slug(m.model)}.png", [p.coverlap for p in scored],
+                                [p.rankc for p in scored], [f"{p.lang_a}-{p.lang_b}" for p in scored],
+                                _scoped(f"{m.model}: RankC vs COverlap", scope), xlabel="COverlap", ylabel="RankC"))
         if overlap and len(pairs) >= 2:
             ok = [p for p in pairs if p.rankc is not None]
-            plots.append(AP.scatter([overlap[(p.lang_a, p.lang_b)] for p in ok], [p.rankc for p in ok],
-                                    [f"{p.lang_a}-{p.lang_b}" for p in ok], _scoped(f"{m.model}: RankC vs subword overlap", scope),
-                                    out_dir / f"rankc_vocab_{_slug(m.model)}.png",
-                                    xlabel="subword vocabulary overlap (Jaccard)", ylabel="RankC").name)
+            plots.append(figure("scatter", f"rankc_vocab_{_slug(m.model)}.png",
+                                [overlap[(p.lang_a, p.lang_b)] for p in ok], [p.rankc for p in ok],
+                                [f"{p.lang_a}-{p.lang_b}" for p in ok], _scoped(f"{m.model}: RankC vs subword overlap", scope),
+                                xlabel="subword vocabulary overlap (Jaccard)", ylabel="RankC"))
     pair_rows.sort(key=lambda r: (r[0], -(r[4] if r[4] is not None else -1.0), r[1], r[2]))
     return [Section(
         "Cross-lingual consistency: RankC by language pair",
@@ -258,9 +249,7 @@ def crosslingual_sections(models: Sequence[ModelResults], texts: Mapping[str, Se
         tuple(plots), tuple(notes))]
 
 
-def xfactr_sections(models: Sequence[ModelResults], out_dir: Path, *, scope: str = "") -> list[Section]:
-    from factatlas.probe import plots as P
-
+def xfactr_sections(models: Sequence[ModelResults], *, scope: str = "") -> list[Section]:
     split_rows, notes = [], []
     histograms = {}
     for m in models:
@@ -276,14 +265,13 @@ def xfactr_sections(models: Sequence[ModelResults], out_dir: Path, *, scope: str
                          "out of the histogram")
     hist_rows = tuple((model, k, n, n / sum(h.counts) if sum(h.counts) else None)
                       for model, h in histograms.items() for k, n in enumerate(h.counts))
-    plots: tuple[str, ...] = ()
+    plots: tuple[Figure, ...] = ()
     if histograms:
         width = max(len(h.counts) for h in histograms.values())
-        plots = (P.grouped_bars([str(k) for k in range(width)],
-                                {model: [h.counts[k] if k < len(h.counts) else None for k in range(width)]
-                                 for model, h in histograms.items()},
-                                _scoped("Facts recalled in k languages", scope), out_dir / "recall_histogram.png", ylabel="facts",
-                                ylim=None, value_fmt="{:.0f}").name,)
+        plots = (figure("grouped_bars", "recall_histogram.png", [str(k) for k in range(width)],
+                        {model: [h.counts[k] if k < len(h.counts) else None for k in range(width)]
+                         for model, h in histograms.items()},
+                        _scoped("Facts recalled in k languages", scope), ylabel="facts", ylim=None, value_fmt="{:.0f}"),)
     split_plots = []
     for m in models:
         rows = [r for r in split_rows if r[0] == m.model]
@@ -291,8 +279,8 @@ def xfactr_sections(models: Sequence[ModelResults], out_dir: Path, *, scope: str
         if rows:
             series = {kind: [next((r[5] for r in rows if r[1] == lang and r[2] == kind), None) for lang in langs]
                       for kind in (V.SINGLE, V.MULTI)}
-            split_plots.append(P.grouped_bars(langs, series, _scoped(f"{m.model}: P@1 by gold length", scope),
-                                              out_dir / f"gold_length_{_slug(m.model)}.png", ylabel="P@1 micro").name)
+            split_plots.append(figure("grouped_bars", f"gold_length_{_slug(m.model)}.png", langs, series,
+                                      _scoped(f"{m.model}: P@1 by gold length", scope), ylabel="P@1 micro"))
     return [Section(
         "Single- vs multi-token answers; facts recalled across languages",
         "X-FACTR (Jiang et al. 2020): accuracy on single- vs multi-token answers; per-fact recall across languages",
@@ -306,13 +294,12 @@ def xfactr_sections(models: Sequence[ModelResults], out_dir: Path, *, scope: str
         (*split_plots, *plots), tuple(notes))]
 
 
-def error_sections(by_model: Mapping[str, Sequence[ScoredPrompt]], ctx, out_dir: Path, *,
+def error_sections(by_model: Mapping[str, Sequence[ScoredPrompt]], ctx, *,
                    prompts: Mapping[str, object] | None = None, scope: str = "",
                    examples: int = 3) -> list[Section]:
     """X-FACTR's error taxonomy (with DLAMA's other-culture answers) per model, predicate and language; one
     row per wrong answer with its category and evidence (``wrong_answers.csv``), and ``examples`` of each
     category per model on the page."""
-    from factatlas.probe import plots as P
     from factatlas.probe.analysis import errors as E
 
     rows, series, answers, shown = [], {}, [], []
@@ -328,8 +315,8 @@ def error_sections(by_model: Mapping[str, Sequence[ScoredPrompt]], ctx, out_dir:
             shown += [w.row() for w in wrong if w.category == kind][:examples]
     plots = ()
     if series:
-        plots = (P.grouped_bars(list(E.CATEGORIES), series, _scoped("Wrong answers by kind (share of wrong)", scope),
-                                out_dir / "error_taxonomy.png", ylabel="share of wrong answers").name,)
+        plots = (figure("grouped_bars", "error_taxonomy.png", list(E.CATEGORIES), series,
+                        _scoped("Wrong answers by kind (share of wrong)", scope), ylabel="share of wrong answers"),)
     notes = () if ctx.classes else ("the benchmark records no entity classes: every type is 'type unknown'",)
     return [Section(
         "Kinds of wrong answers", "X-FACTR (Jiang et al. 2020) §5 Table 2; other-culture answers from DLAMA "
@@ -351,10 +338,9 @@ def error_sections(by_model: Mapping[str, Sequence[ScoredPrompt]], ctx, out_dir:
         plots, notes)]
 
 
-def scale_sections(models: Sequence[ModelResults], model_dirs: Sequence[Path], out_dir: Path,
+def scale_sections(models: Sequence[ModelResults], model_dirs: Sequence[Path],
                    weighting: str = "softmax") -> list[Section]:
     """P@1 and mean RankC against parameter count, per model family."""
-    from factatlas.probe.analysis import plots as AP
     from factatlas.probe.analysis import scale as S
 
     points, notes = S.scale_points(models, model_dirs, weighting)
@@ -364,10 +350,9 @@ def scale_sections(models: Sequence[ModelResults], model_dirs: Sequence[Path], o
         for metric, label in (("p_at_1_macro", "P@1 (macro)"), ("mean_rankc", "mean RankC"), ("xfakt", "X-FaKT")):
             ok = [p for p in fam if getattr(p, metric) is not None]
             if len(ok) >= 2:
-                plots.append(AP.scatter([p.parameters for p in ok], [getattr(p, metric) for p in ok],
-                                        [p.model for p in ok], f"{family}: {label} vs parameters",
-                                        out_dir / f"scale_{_slug(family)}_{metric}.png", xlabel="parameters",
-                                        ylabel=label).name)
+                plots.append(figure("scatter", f"scale_{_slug(family)}_{metric}.png", [p.parameters for p in ok],
+                                    [getattr(p, metric) for p in ok], [p.model for p in ok],
+                                    f"{family}: {label} vs parameters", xlabel="parameters", ylabel=label))
     rows = tuple((p.family, p.model, p.parameters, p.p_at_1_micro, p.p_at_1_macro, p.mean_rankc, p.xfakt)
                  for p in points)
     return [Section(
@@ -380,11 +365,10 @@ def scale_sections(models: Sequence[ModelResults], model_dirs: Sequence[Path], o
                "P@1 and RankC by model size"),), tuple(plots), tuple(notes))]
 
 
-def locality_sections(by_model: Mapping[str, Sequence[ScoredPrompt]], facts: Iterable[Fact], out_dir: Path, *,
+def locality_sections(by_model: Mapping[str, Sequence[ScoredPrompt]], facts: Iterable[Fact], *,
                       n_boot: int = 1000, confidence: float = 0.95, seed: int = 0) -> list[Section]:
     """Knowledge locality: P@1 on the local view per language, and the transfer score per language pair
     (``factatlas.probe.analysis.locality``) with a heat map per model."""
-    from factatlas.probe import plots as P
     from factatlas.probe.analysis import locality as L
 
     where = L.localities(facts)
@@ -404,8 +388,8 @@ def locality_sections(by_model: Mapping[str, Sequence[ScoredPrompt]], facts: Ite
                  for t in transfers]
         langs, matrix = L.transfer_matrix(transfers)
         if any(v is not None for row in matrix for v in row):
-            plots.append(P.heatmap(matrix, langs, langs, f"{model}: transfer, row → column",
-                                   out_dir / f"transfer_{_slug(model)}.png", colorbar_label="transfer").name)
+            plots.append(figure("heatmap", f"transfer_{_slug(model)}.png", matrix, langs, langs,
+                                f"{model}: transfer, row → column", colorbar_label="transfer"))
         else:
             notes.append(f"{model}: no language pair has a fact known in a source language with the article and "
                          "missing in the target's")
@@ -428,12 +412,10 @@ def _acc_cells(acc: Accuracy | None) -> tuple:
     return (None, None, None, None) if acc is None else (acc.n_prompts, acc.n_facts, acc.micro, acc.macro)
 
 
-def popularity_sections(by_model: Mapping[str, Sequence[ScoredPrompt]], facts: Iterable[Fact], out_dir: Path
-                        ) -> list[Section]:
+def popularity_sections(by_model: Mapping[str, Sequence[ScoredPrompt]], facts: Iterable[Fact]) -> list[Section]:
     """Accuracy vs popularity: P@1 per popularity bucket and Spearman's rho per model, culture, language
     (``factatlas.probe.analysis.popularity``), with a plot of P@1 per quantile per model."""
     from factatlas.popbuckets import QUANTILES, log_bin_label
-    from factatlas.probe import plots as P
     from factatlas.probe.analysis import popularity as Pop
 
     buckets, popularity = Pop.fact_buckets(facts)
@@ -451,9 +433,8 @@ def popularity_sections(by_model: Mapping[str, Sequence[ScoredPrompt]], facts: I
             continue
         series = {lang: [next((c.acc.micro for c in mine if c.lang == lang and c.bucket == b), None)
                          for b in quantiles] for lang in langs}
-        plots.append(P.grouped_bars([f"Q{b}" for b in quantiles], series,
-                                    f"{model}: P@1 by popularity quartile (Q1 least popular)",
-                                    out_dir / f"popularity_{_slug(model)}.png", ylabel="P@1 micro").name)
+        plots.append(figure("grouped_bars", f"popularity_{_slug(model)}.png", [f"Q{b}" for b in quantiles], series,
+                            f"{model}: P@1 by popularity quartile (Q1 least popular)", ylabel="P@1 micro"))
     if popularity and len(set(popularity.values())) < 2:
         notes.append("every fact has the same popularity (an import without a popularity signal?): buckets and "
                      "correlations say nothing")

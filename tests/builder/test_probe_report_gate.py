@@ -46,7 +46,7 @@ def test_report_exits_non_zero_on_a_rejected_benchmark(tmp_path):
     run = write_run(tmp_path / "run")
     rows = read_rows(run / "build" / "prompts.parquet", PROMPTS_SCHEMA)
     write_table(run / "build" / "prompts.parquet", rows + [rows[0]], PROMPTS_SCHEMA)  # a duplicated row
-    res = factatlas("report", run, "--bootstrap", "0")
+    res = factatlas("report", run, "--bootstrap", "0", "--no-plots")
     assert res.returncode == 2, res.stdout + res.stderr
     assert f"[duplicate-prompt] {rows[0]['prompt_id']}: prompt id appears more than once" in res.stderr
     assert not list((run / "probe").glob("*/report.html"))
@@ -55,7 +55,7 @@ def test_report_exits_non_zero_on_a_rejected_benchmark(tmp_path):
 @pytest.mark.slow
 def test_report_passes_the_gate_on_a_valid_benchmark(tmp_path):
     run = write_run(tmp_path / "run")
-    res = factatlas("report", run, "--bootstrap", "0")
+    res = factatlas("report", run, "--bootstrap", "0", "--no-plots")
     assert res.returncode == 0, res.stdout + res.stderr
     assert list((run / "probe").glob("*/report.html"))
 

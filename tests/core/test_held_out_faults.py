@@ -57,7 +57,7 @@ def test_a_probe_json_that_is_not_an_object_is_one_line_naming_it(tmp_path, comm
 def test_a_manifest_whose_stage_entry_is_not_an_object_is_refused(tmp_path):
     run = write_run(tmp_path / "arab-west")
     (run / "manifest.json").write_text(json.dumps({"run": run.name, "stages": {"probe/synth-model": "x"}}), "utf-8")
-    res = factatlas("report", run, "--bootstrap", "0")
+    res = factatlas("report", run, "--bootstrap", "0", "--no-plots")
     assert res.returncode == 2
     assert error_lines(res.stderr) == [
         f"error: {run}/manifest.json: not a factatlas run manifest (an object with a 'stages' object of entries); "

@@ -186,7 +186,7 @@ def test_probe_and_report_never_hold_every_ranking_for_the_metrics(built, tiny_m
     assert max(joins["held"]) <= 2 * 2 + 1
     joins["held"].clear()
     joins["rows"].clear()
-    res = factatlas("report", built, "--model", "held", "--bootstrap", "10")
+    res = factatlas("report", built, "--model", "held", "--bootstrap", "10", "--no-plots")
     assert res.returncode == 0, res.stdout + res.stderr
     assert joins["rows"] == probe_rows
     assert max(joins["held"]) <= 2 * 2 + 1

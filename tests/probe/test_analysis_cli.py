@@ -77,12 +77,20 @@ def test_compare_tables_on_a_scripted_run(scripted_run, tmp_path):
         ("1.0", "1.0", "48")
     assert (pairs["arab-expert"]["same family"], pairs["arab-expert"]["same genus"]) == ("1", "0")
     assert (tmp_path / "a" / "compare.html").read_text("utf-8").count("<section>") >= 6
-    # same inputs, same bytes
+    # same inputs, same bytes; --no-plots: the same tables and pages, without a figure
     res = CliRunner().invoke(app, ["compare", str(scripted_run), "--out", str(tmp_path / "b"), "--bootstrap", "200",
-                                   "--split", "all"])
+                                   "--split", "all", "--no-plots"])
     assert res.exit_code == 0, res.output
-    for f in sorted((tmp_path / "a").iterdir()):
-        assert f.read_bytes() == (tmp_path / "b" / f.name).read_bytes(), f.name
+    drawn = sorted(f.name for f in (tmp_path / "a").iterdir())
+    assert sorted(f.name for f in (tmp_path / "b").iterdir()) == [n for n in drawn if not n.endswith(".png")]
+    assert sum(n.endswith(".png") for n in drawn) >= 5
+    for name in drawn:
+        if name.endswith(".csv"):
+            assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes(), name
+    for page in ("compare.html", "compare.md"):
+        bare = (tmp_path / "b" / page).read_text("utf-8")
+        assert "figures not drawn (--no-plots)" in bare and "<img" not in bare and "](" not in bare
+        assert bare.count("<section>") == (tmp_path / "a" / page).read_text("utf-8").count("<section>")
 
 
 def test_compare_names_an_unknown_model(scripted_run, tmp_path):
@@ -150,7 +158,7 @@ def test_compare_reads_the_reports_held_out_split(tmp_path):
     (folder / "probe.json").write_text(json.dumps({"trained_on_splits": ["train"]}), "utf-8")
     headline = compute_metrics(rankings, run / "build", trained_on=["train"])["validation"]["model"]
 
-    res = CliRunner().invoke(app, ["compare", str(run), "--out", str(tmp_path / "held"), "--bootstrap", "20"])
+    res = CliRunner().invoke(app, ["compare", str(run), "--out", str(tmp_path / "held"), "--bootstrap", "20", "--no-plots"])
     assert res.exit_code == 0, res.output
     cell = {(r["culture"], r["language"]): r for r in _csv(tmp_path / "held" / "p_at_1.csv")}[("all", "all")]
     assert float(cell["P@1 macro"]) == pytest.approx(headline["macro"])
@@ -162,7 +170,7 @@ def test_compare_reads_the_reports_held_out_split(tmp_path):
     assert "P@1 per country (split test)" in page
 
     res = CliRunner().invoke(app, ["compare", str(run), "--split", "all", "--out", str(tmp_path / "all"),
-                                   "--bootstrap", "20"])
+                                   "--bootstrap", "20", "--no-plots"])
     assert res.exit_code == 0, res.output
     every = {(r["culture"], r["language"]): r for r in _csv(tmp_path / "all" / "p_at_1.csv")}[("all", "all")]
     assert int(every["facts"]) == 24 and float(every["P@1 macro"]) > headline["macro"] + 0.1
@@ -182,7 +190,7 @@ def test_compare_says_rankc_is_na_for_open_answers(scripted_run, tmp_path):
     for a in answers:
         a["ranked_qids"] = a["ranked_qids"][:1]
     write_table(run / "probe" / "talker" / "rankings.parquet", answers, RANKINGS_SCHEMA, sort_by=("prompt_id",))
-    res = CliRunner().invoke(app, ["compare", str(run), "--out", str(tmp_path / "c"), "--bootstrap", "20"])
+    res = CliRunner().invoke(app, ["compare", str(run), "--out", str(tmp_path / "c"), "--bootstrap", "20", "--no-plots"])
     assert res.exit_code == 0, res.output
     assert {r["model"] for r in _csv(tmp_path / "c" / "rankc_pairs.csv")} == {"arab-expert", "west-expert"}
     assert {r["model"] for r in _csv(tmp_path / "c" / "rankc_correlations.csv")} == {"arab-expert", "west-expert"}

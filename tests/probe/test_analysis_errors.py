@@ -172,7 +172,7 @@ def test_context_from_facts():
 def test_compare_writes_the_taxonomy(scripted_run, tmp_path):  # noqa: F811
     # --split all: the counts below are over every split (compare reads the held-out split by default)
     res = CliRunner().invoke(app, ["compare", str(scripted_run), "--models", "arab-expert,west-expert",
-                                   "--split", "all", "--out", str(tmp_path), "--bootstrap", "20"])
+                                   "--split", "all", "--out", str(tmp_path), "--bootstrap", "20", "--no-plots"])
     assert res.exit_code == 0, res.output
     with (tmp_path / "error_taxonomy.csv").open(encoding="utf-8") as f:
         rows = {(r["model"], r["predicate"], r["language"]): r for r in csv.DictReader(f)}
@@ -189,7 +189,7 @@ def test_compare_on_the_held_out_split_owns_answers_by_every_fact(scripted_run, 
     """The default (held-out) split holds the test facts only; Cairo's fact (Egypt) is a train fact. Its
     answer to a Western test fact is still the other culture's, and each wrong answer has its row."""
     res = CliRunner().invoke(app, ["compare", str(scripted_run), "--models", "arab-expert,west-expert",
-                                   "--out", str(tmp_path), "--bootstrap", "20"])
+                                   "--out", str(tmp_path), "--bootstrap", "20", "--no-plots"])
     assert res.exit_code == 0, res.output
     with (tmp_path / "error_taxonomy.csv").open(encoding="utf-8") as f:
         rows = {(r["model"], r["predicate"], r["language"]): r for r in csv.DictReader(f)}

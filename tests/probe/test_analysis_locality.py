@@ -97,7 +97,7 @@ def test_no_curated_locality_makes_the_section_say_why(tmp_path):
     from factatlas.probe.analysis.sections import locality_sections
 
     bare = [Fact(f.id, f.predicate, f.subject, f.objects, f.culture, (), 1.0, 1) for f in facts()]
-    (section,) = locality_sections({"m": scored()}, bare, tmp_path, n_boot=10)
+    (section,) = locality_sections({"m": scored()}, bare, n_boot=10)
     assert section.unavailable and "article_langs" in section.unavailable[0]
 
 

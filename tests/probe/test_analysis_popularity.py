@@ -71,11 +71,14 @@ def test_bucket_table_hand_checked():
 
 
 def test_section_writes_a_plot_and_tables(tmp_path):
+    from factatlas.probe.analysis.page import write_page
     from factatlas.probe.analysis.sections import popularity_sections
 
-    (section,) = popularity_sections({"m": scored()}, FACTS, tmp_path)
+    (section,) = popularity_sections({"m": scored()}, FACTS)
     assert [t.name for t in section.tables] == ["popularity_buckets", "popularity_spearman"]
-    assert section.plots == ("popularity_m.png",) and (tmp_path / "popularity_m.png").is_file()
+    assert [f.name for f in section.plots] == ["popularity_m.png"] and list(tmp_path.iterdir()) == []
+    write_page(tmp_path, "p", "t", "s", [section])
+    assert (tmp_path / "popularity_m.png").read_bytes().startswith(b"\x89PNG")
 
 
 @pytest.mark.parametrize("xs, ys", [

@@ -79,7 +79,7 @@ def test_dlama_all_rows_are_macro_over_predicates():
 def test_compare_p_at_1_table_columns(tmp_path):
     from factatlas.probe.analysis.sections import CompareOptions, compare_sections
 
-    sections = compare_sections({"A": _a()}, CompareOptions(n_boot=10), tmp_path)
+    sections = compare_sections({"A": _a()}, CompareOptions(n_boot=10))
     row = _row(_table(sections, "p_at_1"), model="A", culture="all", language="all")
     assert (row["facts"], row["prompts"]) == (7, 14)
     assert (row["P@1 micro"], row["P@1 macro"]) == (pytest.approx(MICRO), pytest.approx(MACRO))
@@ -90,7 +90,7 @@ def test_per_country_table_columns(tmp_path):
     from factatlas.probe.analysis.sections import dlama_sections
 
     results = [replace(r, countries=("Q30",)) for r in _a()]
-    sections = dlama_sections({"A": results}, tmp_path, owners={})
+    sections = dlama_sections({"A": results}, owners={})
     table = next(t for s in sections for t in s.tables if "P@1 micro" in t.head and "country" in t.head)
     row = _row(table, model="A", culture="west", language="all")
     # west: f1 1, f2 .5, f7 1 (P1), f3 0 (P2): micro 2.5/4; macro (5/6 + 0) / 2
@@ -102,7 +102,7 @@ def test_gold_length_table_columns(tmp_path):
     from factatlas.probe.analysis.sections import xfactr_sections
 
     results = tuple(replace(r, gold_subwords=1) for r in _a())
-    sections = xfactr_sections([ModelResults("A", results)], tmp_path)
+    sections = xfactr_sections([ModelResults("A", results)])
     row = _row(_table(sections, "gold_length"), model="A", language="all")
     assert (row["facts"], row["P@1 micro"], row["P@1 macro"]) == (7, pytest.approx(MICRO), pytest.approx(MACRO))
 
@@ -118,7 +118,7 @@ def test_scale_table_columns(tmp_path):
     (folder / "config.json").write_text(json.dumps({"model_type": "bert"}), "utf-8")
     run.mkdir(parents=True)
     (run / "probe.json").write_text(json.dumps({"model": str(folder)}), "utf-8")
-    sections = scale_sections([ModelResults("A", tuple(_a()))], [run], tmp_path)
+    sections = scale_sections([ModelResults("A", tuple(_a()))], [run])
     row = _row(_table(sections, "model_scale"), model="A")
     assert (row["parameters"], row["P@1 micro"], row["P@1 macro"]) == (12, pytest.approx(MICRO),
                                                                          pytest.approx(MACRO))
@@ -133,7 +133,7 @@ def test_local_view_table_columns(tmp_path):
     from factatlas.probe.analysis.sections import locality_sections
 
     facts = [_fact(f, p, c, articles=("ar",), home=("ar",)) for (f, c, p) in MODEL_A]
-    (section,) = locality_sections({"A": _a()}, facts, tmp_path, n_boot=10)
+    (section,) = locality_sections({"A": _a()}, facts, n_boot=10)
     row = _row(_table([section], "local_view"), model="A", language="en")
     # en: f1 1, f2 1, f4 0, f7 1 (P1), f3 0, f5 0, f6 1 (P2): micro 4/7, macro (3/4 + 1/3) / 2
     assert row["local facts"] == 7
@@ -146,7 +146,7 @@ def test_popularity_table_columns(tmp_path):
     from factatlas.probe.analysis.sections import popularity_sections
 
     facts = [_fact(f, p, c) for (f, c, p) in MODEL_A]
-    (section,) = popularity_sections({"A": _a()}, facts, tmp_path)
+    (section,) = popularity_sections({"A": _a()}, facts)
     row = _row(_table([section], "popularity_buckets"), model="A", culture="all", language="all",
                **{"bucket kind": "log10"})
     assert (row["facts"], row["P@1 micro"], row["P@1 macro"]) == (7, pytest.approx(MICRO), pytest.approx(MACRO))

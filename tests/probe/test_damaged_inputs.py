@@ -180,8 +180,8 @@ def argv(command: str, run: Path, tmp: Path, chat_model: Path) -> list:
     return {
         "probe": ["probe", run, "--model", run / "probe" / "_models" / "tiny-bert", "--out-name", "again",
                   "--device", "cpu", "--no-template-only"],
-        "report": ["report", run, "--model", "bert", "--bootstrap", "0"],
-        "compare": ["compare", run, "--models", "bert", "--bootstrap", "5", "--out", tmp / "compare"],
+        "report": ["report", run, "--model", "bert", "--bootstrap", "0", "--no-plots"],
+        "compare": ["compare", run, "--models", "bert", "--bootstrap", "5", "--out", tmp / "compare", "--no-plots"],
         "judge": ["judge", run, "--model", "gen", "--judge", chat_model, "--device", "cpu"],
         "export": ["export", "lm-eval", run, tmp / "harness"],
         "publish": ["publish", run, "--repo", "org/x", "--version", "1.0.0", "--target", f"git:{tmp}/t.git",

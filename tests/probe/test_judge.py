@@ -178,7 +178,7 @@ def test_cli_judge_with_a_tiny_chat_model_end_to_end(tmp_path, capitals_rows, ti
     assert f"accuracy  judge {summary['accuracy']['judge']:.3f}" in judged.output
     meta_path = run / "build" / "benchmark.json"  # the report names predicates by their display labels
     meta_path.write_text(json.dumps({**json.loads(meta_path.read_text()), "predicate_labels": {"P36": "capital"}}))
-    report = cli.invoke(app, ["report", str(run), "--model", "c", "--bootstrap", "0"])
+    report = cli.invoke(app, ["report", str(run), "--model", "c", "--bootstrap", "0", "--no-plots"])
     assert report.exit_code == 0, report.output
     page = (folder / "report.html").read_text()
     assert "LLM-as-judge" in page and f"{summary['unparsable']} replies did not parse" in page

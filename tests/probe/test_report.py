@@ -81,10 +81,49 @@ def test_report_is_byte_stable(passing_run):
     assert before == after
 
 
+def test_no_plots_gives_the_same_verdict_tables_and_pages_without_a_figure(passing_run, tmp_path):
+    import shutil
+
+    from factatlas.probe.analysis.page import NO_PLOTS
+
+    root, results = passing_run
+    drawn_folder = results[0].html.parent
+    copy_root = tmp_path / root.name
+    shutil.copytree(root, copy_root)
+
+    def files(folder):
+        return {p.relative_to(folder).as_posix(): p.read_bytes() for p in folder.rglob("*") if p.is_file()}
+
+    drawn = files(drawn_folder)
+    (res,) = R.write_report(copy_root, "synth-model", MetricsConfig(bootstrap=100), plots=False)
+    bare = files(res.html.parent)
+    assert res.plots == () and sum(name.endswith(".png") for name in drawn) >= 9
+    assert sorted(bare) == sorted(name for name in drawn if not name.endswith(".png"))
+    pages = {"report.html", "analyses/analyses.html", "analyses/analyses.md"}
+    assert {name: bare[name] for name in bare if name not in pages} == \
+        {name: drawn[name] for name in bare if name not in pages}  # verdict, metrics, every CSV: byte-equal
+    for name in pages:
+        text = bare[name].decode("utf-8")
+        assert "<img" not in text and "![" not in text and ("<img" in drawn[name].decode() or "![" in drawn[name].decode())
+    assert "figures not drawn (--no-plots)" in bare["report.html"].decode()
+    assert NO_PLOTS in bare["analyses/analyses.html"].decode()
+
+
+def test_a_figure_names_a_known_plot_and_a_page_holds_one_figure_per_file(tmp_path):
+    from factatlas.probe.analysis.page import Section, write_page
+    from factatlas.probe.figures import figure
+
+    with pytest.raises(ValueError, match="unknown plot 'pie'; expected one of heatmap, grouped_bars"):
+        figure("pie", "x.png", [1])
+    twice = figure("grouped_bars", "x.png", ["a"], {"m": [0.5]}, "t")
+    with pytest.raises(ValueError, match="two figures share a file name"):
+        write_page(tmp_path, "p", "t", "s", [Section("a", "f", plots=(twice,)), Section("b", "f", plots=(twice,))])
+
+
 @pytest.mark.slow
 def test_leaking_benchmark_fails_with_that_reason(tmp_path):
     root = write_run(tmp_path / "leaky", leaky=True)
-    (res,) = R.write_report(root, None, MetricsConfig())
+    (res,) = R.write_report(root, None, MetricsConfig(), plots=False)
     assert not res.verdict.passed
     assert [r.split(":")[0] for r in res.verdict.reasons] == ["leakage"]
     # 4 of 30 (fact, language) units leak in each language: 13.3% > 5%
@@ -95,7 +134,7 @@ def test_leaking_benchmark_fails_with_that_reason(tmp_path):
 @pytest.mark.slow
 def test_template_only_baseline_as_good_as_the_model_fails(tmp_path):
     root = write_run(tmp_path / "giveaway", template_only="same")
-    (res,) = R.write_report(root, None, MetricsConfig())
+    (res,) = R.write_report(root, None, MetricsConfig(), plots=False)
     assert [r.split(":")[0] for r in res.verdict.reasons] == ["template-only baseline"]
     assert "gap +0.0 points" in res.verdict.reasons[0]
 
@@ -103,7 +142,7 @@ def test_template_only_baseline_as_good_as_the_model_fails(tmp_path):
 @pytest.mark.slow
 def test_missing_template_only_baseline_fails(tmp_path):
     root = write_run(tmp_path / "nobaseline", template_only=None)
-    (res,) = R.write_report(root, None, MetricsConfig())
+    (res,) = R.write_report(root, None, MetricsConfig(), plots=False)
     assert not res.verdict.passed
     assert "rankings_template_only.parquet" in res.verdict.reasons[0]
     assert "not run" in res.html.read_text("utf-8")
@@ -247,13 +286,13 @@ def test_report_command(passing_run, tmp_path):
 
     root = write_run(tmp_path / "cli-run", template_only="same")
     runner = CliRunner()
-    res = runner.invoke(app, ["report", str(root), "--model", "synth-model", "--bootstrap", "0",
+    res = runner.invoke(app, ["report", str(root), "--model", "synth-model", "--bootstrap", "0", "--no-plots",
                               "--associate", "en=arab"])
     assert res.exit_code == 0, res.output
     assert re.search(r"FAIL synth-model: .*report\.html", res.output)
     assert "template-only baseline" in res.output
     assert "en → arab" in (root / "probe" / "synth-model" / "report.html").read_text("utf-8")
-    assert runner.invoke(app, ["report", str(root), "--strict", "--bootstrap", "0"]).exit_code == 1
+    assert runner.invoke(app, ["report", str(root), "--strict", "--bootstrap", "0", "--no-plots"]).exit_code == 1
     bad = runner.invoke(app, ["report", str(root), "--model", "synth-modl"])
     assert isinstance(bad.exception, FactatlasError)
     assert "Did you mean 'synth-model'?" in str(bad.exception)
@@ -301,7 +340,7 @@ def test_open_answer_rules_get_their_own_baseline_and_no_ranking_metrics(tmp_pat
         for r in rows:
             r.update(scoring="generative", ranked_qids=r["ranked_qids"][:1], scores=[0.0], prediction="an answer")
         write_table(folder / name, rows, RANKINGS_SCHEMA, sort_by=("prompt_id",))
-    (res,) = R.write_report(root, None, MetricsConfig(bootstrap=100))
+    (res,) = R.write_report(root, None, MetricsConfig(bootstrap=100), plots=False)
     checks = {c.name: c for c in res.verdict.checks}
     assert res.verdict.passed, res.verdict.reasons
     assert "template-only baseline" not in checks and checks["question-only baseline"].status == R.PASS
@@ -317,7 +356,7 @@ def test_open_answer_rules_get_their_own_baseline_and_no_ranking_metrics(tmp_pat
     assert (overall["p@5"], overall["p@10"], overall["mrr"], overall["mrr_micro"]) == (None, None, None, None)
 
     (folder / "rankings_template_only.parquet").unlink()
-    (res,) = R.write_report(root, None, MetricsConfig(bootstrap=100))
+    (res,) = R.write_report(root, None, MetricsConfig(bootstrap=100), plots=False)
     assert [r.split(":")[0] for r in res.verdict.reasons] == ["question-only baseline"]
     assert "--model synth-model --scoring generative" in res.verdict.reasons[0]
 

@@ -80,7 +80,7 @@ def test_a_rule_registered_here_runs_through_probe_probe_json_and_report(length_
         p = prompts[row["prompt_id"]]
         assert list(row["ranked_qids"]) == _expected_order(p["candidate_qids"], p["candidate_forms"], "longest")
         assert row["scoring"] == "length" and row["correct_at_1"] == (row["ranked_qids"][0] in p["gold_qids"])
-    reported = factatlas("report", run_dir, "--model", "toy", "--bootstrap", "50")
+    reported = factatlas("report", run_dir, "--model", "toy", "--bootstrap", "50", "--no-plots")
     assert reported.returncode == 0, reported.stderr
     assert (folder / "report.html").is_file()
     metrics = json.loads((folder / "metrics.json").read_text("utf-8"))
@@ -136,6 +136,6 @@ def test_a_model_folder_written_by_main_is_judged_and_reported(run_dir):
         outcome.judgements_path)}
     assert len(judged) == len(rows) == 96
     assert all(judged[r["prompt_id"]].strict == r["correct_at_1"] for r in rows)  # the probe's own matcher
-    reported = factatlas("report", run_dir, "--model", "old-xfactr", "--bootstrap", "20")
+    reported = factatlas("report", run_dir, "--model", "old-xfactr", "--bootstrap", "20", "--no-plots")
     assert reported.returncode == 0, reported.stderr
     assert (folder / "report.html").is_file()

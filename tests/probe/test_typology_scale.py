@@ -59,7 +59,7 @@ def test_typology_through_the_installed_factatlas_command(scripted_run, tmp_path
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, (str(repo), os.environ.get("PYTHONPATH"))))}
     out = tmp_path / "compare"
     proc = subprocess.run([str(command), "compare", str(scripted_run), "--models", "arab-expert,west-expert",
-                           "--split", "all", "--out", str(out), "--bootstrap", "20"],
+                           "--split", "all", "--out", str(out), "--bootstrap", "20", "--no-plots"],
                           capture_output=True, text=True, env=env, cwd=tmp_path, timeout=600)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
     with (out / "rankc_pairs.csv").open(encoding="utf-8") as f:

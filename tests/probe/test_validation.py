@@ -53,7 +53,7 @@ def _probed_run(root, rows):
 def test_the_report_reads_the_training_split_from_probe_json(split_bench, tmp_path):
     _path, rows = split_bench
     run, folder = _probed_run(tmp_path, rows)
-    (res,) = R.write_report(run, None, CONFIG)
+    (res,) = R.write_report(run, None, CONFIG, plots=False)
     failing = {c.name: c for c in res.verdict.checks if c.status == R.FAIL}
     assert set(failing) == {"template-only baseline", "majority-class baseline"}
     assert "held-out split test" in failing["majority-class baseline"].details[0]
@@ -105,7 +105,7 @@ def test_report_command_takes_the_training_split(split_bench, tmp_path):
     @app.callback()
     def main() -> None: ...
 
-    res = CliRunner().invoke(app, ["report", str(run), "--bootstrap", "200", "--trained-on", "dev"])
+    res = CliRunner().invoke(app, ["report", str(run), "--bootstrap", "200", "--trained-on", "dev", "--no-plots"])
     assert res.exit_code == 0, res.output
     metrics_split = json.loads((folder / "verdict.json").read_text("utf-8"))
     majority = next(c for c in metrics_split["checks"] if c["name"] == "majority-class baseline")
@@ -137,7 +137,7 @@ def test_the_report_reuses_the_probes_metrics_only_while_their_inputs_hold(split
     assert (folder / "report.html").is_file() and (folder / "analyses" / "analyses.html").is_file()
     # the whole page once; the figures and analyses (90 % of a report's time) are drawn after the metrics and
     # the verdict are decided, and nothing below reads them
-    monkeypatch.setattr(R, "make_plots", lambda *_args, **_kwargs: {})
+    monkeypatch.setattr(R, "report_figures", lambda *_args, **_kwargs: {})
     monkeypatch.setattr(hook, "with_analyses", lambda page, *_args, **_kwargs: page)
     reused = (folder / "verdict.json").read_bytes()
     written = (folder / "metrics.json").read_text("utf-8")

@@ -41,7 +41,7 @@ def test_bootstrap_is_one_rule_for_report_and_compare(scripted_run, tmp_path):  
     assert [r.returncode for r in refused] == [2, 2]
     assert [error_lines(r.stderr) for r in refused] == [["error: --bootstrap -5: must be at least 0"]] * 2
     assert not (tmp_path / "x").exists() and leftovers(report_run) == []
-    res = factatlas("compare", scripted_run, "--bootstrap", "0", "--split", "all", "--out", tmp_path / "c")
+    res = factatlas("compare", scripted_run, "--bootstrap", "0", "--split", "all", "--out", tmp_path / "c", "--no-plots")
     assert res.returncode == 0, res.stderr
     gaps = {r["model"]: r for r in _csv(tmp_path / "c" / "culture_gap.csv")}
     assert (gaps["west-expert"]["gap"], gaps["west-expert"]["CI low"], gaps["west-expert"]["resamples"]) == ("1.0", "", "0")
@@ -59,9 +59,9 @@ def test_compare_replaces_its_folder_whole_and_never_a_folder_of_other_files(scr
         "replaces its output folder whole; give --out a new or empty folder"]
     assert [p.name for p in mine.iterdir()] == ["thesis.tex"]
     out = tmp_path / "cmp"
-    assert factatlas("compare", scripted_run, "--bootstrap", "10", "--out", out).returncode == 0
+    assert factatlas("compare", scripted_run, "--bootstrap", "10", "--out", out, "--no-plots").returncode == 0
     (out / "a-table-of-an-older-version.csv").write_text("stale\n")
-    assert factatlas("compare", scripted_run, "--bootstrap", "10", "--out", out).returncode == 0
+    assert factatlas("compare", scripted_run, "--bootstrap", "10", "--out", out, "--no-plots").returncode == 0
     assert not (out / "a-table-of-an-older-version.csv").exists()  # the old page's files went with it
     assert leftovers(scripted_run) == [] and leftovers(out) == []
 
