@@ -31,6 +31,30 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 
 
+def start_zygote(args: list[str], env: Mapping[str, str], what: str) -> subprocess.Popen:
+    """``python3 -m tests.children ARGS`` (the zygote, this checkout on its path), once it says it is ready."""
+    env = {**env, "PYTHONPATH": os.pathsep.join(filter(None, (str(REPO), env.get("PYTHONPATH"))))}
+    zygote = subprocess.Popen([sys.executable, "-m", "tests.children", *args], cwd=REPO, env=env,
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    ready = zygote.stdout.readline()
+    if ready.strip() != "ready":
+        raise RuntimeError(f"{what} did not start (exit {zygote.wait()}): {ready!r}")
+    return zygote
+
+
+def stop_zygote(zygote: subprocess.Popen | None) -> None:
+    """End the zygote: its loop ends at the end of its input (killed if it does not within 30 s)."""
+    if zygote is None:
+        return
+    zygote.stdin.close()
+    try:
+        zygote.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        zygote.kill()
+        zygote.wait()
+    zygote.stdout.close()
+
+
 class ForkServer:
     """``with ForkServer(preload) as children: children.factatlas(*args, env=...)``: each call a new child
     process forked from a zygote that imported ``preload`` once."""
@@ -42,23 +66,11 @@ class ForkServer:
         self._calls = 0
 
     def __enter__(self) -> ForkServer:
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, (str(REPO), os.environ.get("PYTHONPATH"))))}
-        self._zygote = subprocess.Popen([sys.executable, "-m", "tests.children", *self.preload], cwd=REPO, env=env,
-                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-        ready = self._zygote.stdout.readline()
-        if ready.strip() != "ready":
-            raise RuntimeError(f"the fork server did not start (exit {self._zygote.wait()}): {ready!r}")
+        self._zygote = start_zygote(list(self.preload), os.environ, "the fork server")
         return self
 
     def __exit__(self, *exc) -> None:
-        if self._zygote is not None:
-            self._zygote.stdin.close()  # the zygote's loop ends at end of input
-            try:
-                self._zygote.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                self._zygote.kill()
-                self._zygote.wait()
-            self._zygote.stdout.close()
+        stop_zygote(self._zygote)
         self._files.cleanup()
 
     def factatlas(self, *args: object, env: Mapping[str, str | None] | None = None, cwd: str | Path | None = None,
@@ -212,23 +224,11 @@ class CommandServer:
         shim = self.bin / "factatlas"
         shim.write_text(SHIM.format(python=sys.executable, socket=sock), "utf-8")
         shim.chmod(0o755)
-        env = {**self.env, "PYTHONPATH": os.pathsep.join(filter(None, (str(REPO), self.env.get("PYTHONPATH"))))}
-        self._zygote = subprocess.Popen([sys.executable, "-m", "tests.children", "--socket", sock, *self.preload],
-                                        cwd=REPO, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-        ready = self._zygote.stdout.readline()
-        if ready.strip() != "ready":
-            raise RuntimeError(f"the command server did not start (exit {self._zygote.wait()}): {ready!r}")
+        self._zygote = start_zygote(["--socket", sock, *self.preload], self.env, "the command server")
         return self
 
     def __exit__(self, *exc) -> None:
-        if self._zygote is not None:
-            self._zygote.stdin.close()
-            try:
-                self._zygote.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                self._zygote.kill()
-                self._zygote.wait()
-            self._zygote.stdout.close()
+        stop_zygote(self._zygote)
         self._folder.cleanup()
 
 
