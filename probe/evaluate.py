@@ -225,7 +225,8 @@ METRICS_CODE = ("factatlas.probe.evaluate", "factatlas.probe.aggregate", "factat
 def metrics_inputs(rankings: str | os.PathLike, template_only: str | os.PathLike | None,
                    benchmark_dir: str | os.PathLike, trained_on: Sequence[str] | None) -> dict[str, Any]:
     """What a metrics.json is computed from, as content hashes: the rankings, the template-only rankings,
-    the files of the benchmark directory (the one holding benchmark.json), the code of ``METRICS_CODE``
+    the files of the benchmark directory (the one holding benchmark.json; not validate-benchmark's record,
+    validated.json), the code of ``METRICS_CODE``
     and the versions of the numerical libraries it calls (the bootstrap draws from NumPy's generator), and
     the training splits the verdict leaves out. ``factatlas report`` reuses the probe's metrics.json only when these and the configuration
     are unchanged, so a reused file is the one a fresh computation would write."""
@@ -233,9 +234,10 @@ def metrics_inputs(rankings: str | os.PathLike, template_only: str | os.PathLike
     import importlib
 
     from factatlas.rundir import installed_version, sha256_file
+    from factatlas.validation import RECORD_NAME  # a validate run's record, not a table the metrics read
 
     files = hashlib.sha256()
-    for path in sorted(p for p in Path(benchmark_dir).iterdir() if p.is_file()):
+    for path in sorted(p for p in Path(benchmark_dir).iterdir() if p.is_file() and p.name != RECORD_NAME):
         files.update(f"{path.name}\0{sha256_file(path)}\n".encode())
     code = hashlib.sha256()
     for name in METRICS_CODE:

@@ -214,6 +214,26 @@ def test_metrics_inputs_follow_the_numerical_libraries(split_bench, tmp_path, mo
     assert {k: v for k, v in after.items() if k != "code"} == {k: v for k, v in before.items() if k != "code"}
 
 
+def test_validating_the_benchmark_leaves_the_metrics_inputs_as_they_were(split_bench, tmp_path):
+    """validate-benchmark's record beside the tables (validated.json) is not an input of the metrics: a probe's
+    metrics.json stays reusable after a validation; a changed table still changes the hash."""
+    from factatlas.probe.evaluate import metrics_inputs
+    from tests.clirun import factatlas
+
+    _path, rows = split_bench
+    run, folder = _probed_run(tmp_path, rows)
+
+    def inputs():
+        return metrics_inputs(folder / "rankings.parquet", None, run / "build", ["dev"])
+
+    (run / "build" / "validated.json").unlink(missing_ok=True)
+    before = inputs()
+    assert factatlas("validate-benchmark", run).returncode == 0
+    assert (run / "build" / "validated.json").is_file() and inputs() == before
+    (run / "build" / "stats.json").write_text("{}", "utf-8")
+    assert inputs()["benchmark_files"] != before["benchmark_files"]
+
+
 def test_a_model_trained_on_every_split_has_nothing_to_validate_with(split_bench):
     """Trained on dev and test: no held-out prompt is left, and the majority rule fails saying so."""
     path, rows = split_bench
