@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+PLOTS = ("heatmap", "grouped_bars", "scatter", "intervals")
+
 
 @dataclass(frozen=True)
 class Figure:
@@ -29,8 +31,6 @@ def figure(plot: str, name: str, *args: Any, **options: Any) -> Figure:
         raise ValueError(f"figure {name}: unknown plot {plot!r}; expected one of {', '.join(PLOTS)}")
     return Figure(plot, name, args, tuple(options.items()))
 
-
-PLOTS = ("heatmap", "grouped_bars", "scatter", "intervals")
 
 
 def plotters() -> dict[str, Callable[..., Path]]:

@@ -49,14 +49,22 @@ class QuickstartResult:
 
 
 def prepare_run_dir(run: Path) -> None:
-    """Start from an empty run directory; only ever delete one that quickstart itself created."""
+    """Start from an empty run directory; only ever delete one that quickstart itself created, and only when
+    every folder of it can be deleted (tried first: a delete in place emptied a previous run's writable
+    folders before it failed on a read-only one)."""
+    from factatlas.errors import writing
+    from factatlas.rundir import check_replaceable
+
     if run.exists() and any(run.iterdir()):
         if not (run / QUICKSTART_MARKER).exists():
             raise ConfigError(f"{run}: exists and was not made by `factatlas quickstart`; "
                               f"give another RUN folder or remove it yourself")
-        shutil.rmtree(run)
-    run.mkdir(parents=True, exist_ok=True)
-    (run / QUICKSTART_MARKER).write_text("made by factatlas quickstart; safe to delete\n", "utf-8")
+        check_replaceable(run)
+        with writing(run, "delete the previous quickstart run"):
+            shutil.rmtree(run)
+    with writing(run, "create the run folder"):
+        run.mkdir(parents=True, exist_ok=True)
+        (run / QUICKSTART_MARKER).write_text("made by factatlas quickstart; safe to delete\n", "utf-8")
 
 
 def p_at_1_by_split(run: Path, probe_dir: Path, bench: Any = None) -> dict[str, tuple[float, float, int]]:

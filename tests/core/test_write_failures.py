@@ -203,6 +203,40 @@ def test_a_read_only_folder_is_one_error_line_and_changes_nothing(tmp_path, base
     assert outputs(run) == clean_outputs[name]
 
 
+def test_quickstart_into_a_folder_it_may_not_write_is_one_error_line_and_leaves_the_previous_run(tmp_path):
+    """quickstart made its run folder and deleted its previous run outside the write layer: a read-only parent
+    gave "cannot open it", and a delete in place could empty a previous run's writable subfolders before it
+    failed. Every folder of the previous run is now tried before any is deleted."""
+    parent = tmp_path / "shared"
+    parent.mkdir()
+    os.chmod(parent, 0o555)
+    try:
+        with modes_enforced():
+            res = factatlas("quickstart", parent / "q", "--skip-probe")
+    finally:
+        os.chmod(parent, 0o755)
+    assert res.returncode == 2
+    assert_one_error_line(res.stderr, f"{parent / 'q'}: cannot create the run folder (Permission denied)",
+                          f"you may not write in {parent}")
+    assert list(parent.iterdir()) == []
+
+    previous = tmp_path / "runs" / "quickstart"
+    (previous / "curate").mkdir(parents=True)
+    (previous / ".factatlas-quickstart").write_text("made by factatlas quickstart; safe to delete\n")
+    (previous / "curate" / "facts.parquet").write_bytes(b"the previous run's facts")
+    before = tree(previous)
+    os.chmod(previous, 0o555)
+    try:
+        with modes_enforced():
+            res = factatlas("quickstart", previous, "--skip-probe")
+    finally:
+        os.chmod(previous, 0o755)
+    assert res.returncode == 2
+    assert_one_error_line(res.stderr, f"{previous}: cannot replace quickstart/, which needs to delete what "
+                                      f"{previous} holds (Permission denied)")
+    assert tree(previous) == before and leftovers(previous.parent) == []
+
+
 def test_a_read_only_stage_folder_is_refused_before_the_work(tmp_path):
     """build over a read-only build/ wrote a whole new build into .factatlas-tmp-build-N/, then a traceback,
     and left the staging folder: the folder is now tried first, and the refusal names it."""
