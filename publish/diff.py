@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import json
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from factatlas.errors import ConfigError
+from factatlas.errors import ConfigError, FactatlasError
 
 from .card import split_card
 from .source import facts_from_bytes, labels_from_bytes, table_from_bytes
@@ -50,6 +51,7 @@ class PromptInfo:
     candidates: str
 
 
+T = TypeVar("T")
 _SEP, _SEP2 = "\x1f", "\x1e"  # ASCII unit / record separators never occur in labels
 
 
@@ -84,22 +86,47 @@ class Snapshot:
     split_salt: str | None = None  # benchmark.json splits.salt (None: built before salted splits)
 
 
-def snapshot_from_files(files: Mapping[str, bytes]) -> Snapshot:
-    """Read a rendered release (path in repo -> bytes)."""
+def _decoded(where: str, path: str, decode: Callable[[bytes], T], data: bytes) -> T:
+    """``decode(data)``, or one error naming the release and its file when the file is damaged (cut, not
+    parquet, not JSON or YAML, not UTF-8): a diff of a damaged release was a traceback from Arrow or json."""
+    import yaml
+
+    try:
+        return decode(data)
+    except FactatlasError:
+        raise
+    except (pa.ArrowException, OSError, ValueError, yaml.YAMLError) as e:  # JSON and UTF-8 errors are ValueErrors
+        first = (str(e).strip().splitlines() or [""])[0][:200]
+        raise ConfigError(f"{where}: {path} is damaged ({type(e).__name__}: {first}); fetch or publish that "
+                          "release again") from None
+
+
+def _json_object(data: bytes) -> dict:
+    value = json.loads(data)
+    if not isinstance(value, dict):
+        raise ValueError(f"expected a JSON object, found {type(value).__name__}")
+    return value
+
+
+def snapshot_from_files(files: Mapping[str, bytes], where: str = "release") -> Snapshot:
+    """Read a rendered release (path in repo -> bytes); ``where`` names it in errors (its reference)."""
     def need(path: str) -> bytes:
         if path not in files:
-            raise ConfigError(f"release lacks {path}: not a factatlas release (or one rendered by an older "
+            raise ConfigError(f"{where} lacks {path}: not a factatlas release (or one rendered by an older "
                               "version); diff needs releases rendered by `factatlas publish`")
         return files[path]
 
+    def read(path: str, decode: Callable[[bytes], T]) -> T:
+        return _decoded(where, path, decode, need(path))
+
     facts = {f.id: FactInfo(f.predicate, f.culture, f.subject, frozenset(f.object_qids))
-             for f in facts_from_bytes(need("benchmark/facts.parquet"))}
-    labels = labels_from_bytes(need("benchmark/labels.parquet"))
-    meta = json.loads(need("benchmark/benchmark.json"))
+             for f in read("benchmark/facts.parquet", facts_from_bytes)}
+    labels = read("benchmark/labels.parquet", labels_from_bytes)
+    meta = read("benchmark/benchmark.json", _json_object)
     data_paths = sorted(p for p in files if p.startswith(f"data/{ALL_CONFIG}/") and p.endswith(".parquet"))
     if not data_paths:
-        raise ConfigError(f"release lacks data/{ALL_CONFIG}/*.parquet; was it rendered by `factatlas publish`?")
-    tables = [table_from_bytes(files[p]) for p in data_paths]
+        raise ConfigError(f"{where} lacks data/{ALL_CONFIG}/*.parquet; was it rendered by `factatlas publish`?")
+    tables = [read(p, table_from_bytes) for p in data_paths]
     schema = tables[0].schema.remove_metadata()
     prompts = {}
     for t in tables:
@@ -107,9 +134,9 @@ def snapshot_from_files(files: Mapping[str, bytes]) -> Snapshot:
         for pid, fid, lang, tid, text, split, gold, forms, cands in zip(*(cols[c] for c in PROMPT_COLUMNS),
                                                                         strict=True):
             prompts[pid] = PromptInfo(fid, lang, tid, text or "", split or "", gold or "", forms or "", cands or "")
-    card_meta, _ = split_card(files.get("README.md", b"").decode("utf-8"))
+    card_meta, _ = _decoded(where, "README.md", lambda b: split_card(b.decode("utf-8")), files.get("README.md", b""))
     configs = frozenset(c["config_name"] for c in card_meta.get("configs") or ())
-    manifest = json.loads(files["manifest.json"]) if "manifest.json" in files else {}
+    manifest = read("manifest.json", _json_object) if "manifest.json" in files else {}
     languages = tuple(meta.get("languages") or sorted({p.lang for p in prompts.values()}))
     return Snapshot(facts, labels, prompts, languages, configs, schema.to_string(show_schema_metadata=False),
                     meta.get("schema_version"), manifest.get("version"), (meta.get("splits") or {}).get("salt"))

@@ -250,7 +250,7 @@ def render_release(src: ReleaseInput, opts: ReleaseOptions,
 
     diff = None
     if previous is not None:
-        diff = diff_snapshots(snapshot_from_files(previous), snapshot_from_files(files))
+        diff = diff_snapshots(snapshot_from_files(previous, "the previous release"), snapshot_from_files(files))
         diff = _with_versions(diff, _version_of(previous), version)
     first = (f"{len(src.facts)} facts, {src.digest.n_prompts} prompts in {len(src.languages)} language(s) "
              f"({', '.join(src.languages)}); configs: {', '.join(c.name for c in configs)}.")

@@ -162,7 +162,7 @@ def load_any(ref: str) -> dict[str, bytes]:
 
 def diff_refs(old: str, new: str) -> ReleaseDiff:
     a, b = load_any(old), load_any(new)
-    d = diff_snapshots(snapshot_from_files(a), snapshot_from_files(b))
+    d = diff_snapshots(snapshot_from_files(a, old), snapshot_from_files(b, new))
     va, vb = _version_in(a), _version_in(b)
     preview = Version(0, 0, 0)  # what load_any stamps on a benchmark rendered for comparison
     return replace(d, old_version=str(va) if va and va != preview else old,

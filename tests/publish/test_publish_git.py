@@ -119,6 +119,32 @@ def test_diff_command_between_git_tags(published):
     assert "| fr | 6 | 0 | 0 | 6 | 0 | 0 |" in result.output
 
 
+@pytest.mark.parametrize("damaged, damage, what", [
+    ("data/all/test-00000-of-00001.parquet", "cut", "ArrowInvalid"),
+    ("benchmark/facts.parquet", "cut", "ArrowInvalid"),
+    ("benchmark/labels.parquet", "not parquet", "ArrowInvalid"),
+    ("benchmark/benchmark.json", "cut", "JSONDecodeError"),
+    ("manifest.json", "a list", "ValueError: expected a JSON object, found list"),
+])
+def test_a_damaged_release_file_is_one_error_line_naming_the_release_and_the_file(published, tmp_path, damaged,
+                                                                                   damage, what):
+    """diff of a release with a damaged file was a traceback from Arrow or json."""
+    from tests.clirun import factatlas
+
+    good = published.plan1.release_dir
+    bad = tmp_path / "damaged"
+    shutil.copytree(good, bad)
+    data = (bad / damaged).read_bytes()
+    (bad / damaged).write_bytes({"cut": data[:len(data) // 2], "not parquet": b"PAR1 but not parquet",
+                                 "a list": b"[1]"}[damage])
+    for args in ((good, bad), (bad, good)):
+        res = factatlas("diff", *args)
+        assert res.returncode == 2 and "Traceback" not in res.stderr, res.stderr
+        (line,) = [x for x in res.stderr.splitlines() if x.startswith("error: ")]
+        assert line.startswith(f"error: {bad}: {damaged} is damaged ({what}") and line.endswith(
+            "; fetch or publish that release again"), line
+
+
 def test_load_dataset_reads_both_rendered_folders(published, tmp_path):
     datasets = pytest.importorskip("datasets")
     p = published
