@@ -203,6 +203,7 @@ def test_a_read_only_folder_is_one_error_line_and_changes_nothing(tmp_path, base
     assert outputs(run) == clean_outputs[name]
 
 
+@pytest.mark.slow  # two quickstart starts (~1 s)
 def test_quickstart_into_a_folder_it_may_not_write_is_one_error_line_and_leaves_the_previous_run(tmp_path):
     """quickstart made its run folder and deleted its previous run outside the write layer: a read-only parent
     gave "cannot open it", and a delete in place could empty a previous run's writable subfolders before it
