@@ -639,6 +639,9 @@ def report(side: str, results: list[dict], replayed: dict | None) -> None:
         if (a, b) != (base, results[-1]):
             # a 3x step turns a 10 % timing error into +-0.09 of exponent, the whole span into +-0.03
             print(f"[{side}] (a step of {b['scale'] // a['scale']}x: printed, judged only over the whole span)")
+        elif not (replayed or {}).get("kinds"):
+            # kinds are judged on the replay only: one pass in the curation is too noisy to name a kind
+            print(f"[{side}] query kinds not judged ({a['scale']}x -> {b['scale']}x): no replay (--rounds 0)")
         elif worst:
             print(f"[{side}] query kinds above {KIND_LIMIT} ({a['scale']}x -> {b['scale']}x): {', '.join(worst)}")
         else:

@@ -49,3 +49,18 @@ def test_the_control_takes_each_rounds_load_out(scaling):
     # the second round ran on a box twice as busy: the control says so, and the kind's cost is scaled back
     assert scaling.corrected([1.0, 2.2], [0.1, 0.2]) == pytest.approx([1.0, 1.1])
     assert scaling.growth_exponent(1.0, 30.0, 100, 3000, 0.0) == pytest.approx(1.0)
+
+
+def test_without_a_replay_no_kind_is_judged(scaling, capsys):
+    """--rounds 0 (a run for memory only) printed "every query kind at most 1.1" beside single-pass exponents
+    of 1.18-1.25: kinds are judged on the replay, so without one the line says they were not judged."""
+    def result(scale: int, cpu: float) -> dict:
+        return {"scale": scale, "total_cpu_s": cpu, "rows": 1000 * scale, "facts": 100 * scale,
+                "requests": 10 * scale, "describe_s": 0.1,
+                "kinds": {"augment": {"queries": 2 * scale, "rows": 100 * scale, "cpu_s": 0.1 * scale ** 1.25}}}
+
+    scaling.report("oxigraph", [result(1, 1.0), result(100, 200.0)], None)
+    out = capsys.readouterr().out
+    assert "kind augment" in out and "(exp  1.25)" in out
+    assert "[oxigraph] query kinds not judged (1x -> 100x): no replay (--rounds 0)" in out
+    assert "at most" not in out and "above" not in out
