@@ -243,9 +243,9 @@ def analysis_mutants() -> list[Mutant]:
         ("wrong entity and wrong type swapped", err, "    if shared:\n        return Verdict(WRONG_ENTITY",
          "    if not shared:\n        return Verdict(WRONG_ENTITY", ERRORS_TESTS),
         ("compare owns answers by the analysed prompts' facts", cli,
-         "*error_sections(by_model, benchmark_context(bench), staging,",
+         "*error_sections(by_model, benchmark_context(bench), prompts=",
          "*error_sections(by_model, __import__('factatlas.probe.analysis.errors', fromlist=['E'])"
-         f".context_from_facts({analysed}, {{}}), staging,", ("tests/probe/test_analysis_errors.py",)),
+         f".context_from_facts({analysed}, {{}}), prompts=", ("tests/probe/test_analysis_errors.py",)),
         ("compare's DLAMA table owns answers by the analysed prompts' facts", cli,
          "owners = object_cultures(bench.facts_by_id.values())", f"owners = object_cultures({analysed})",
          ("tests/probe/test_analysis_errors.py",)),
