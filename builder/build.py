@@ -35,6 +35,7 @@ from factatlas.builder.benchmark import (
 from factatlas.builder.candidates import (
     CANDIDATE_MODES,
     SUBJECT_CANDIDATE,
+    CandidateForms,
     SubjectExclusion,
     collision_report,
     pool_collisions,
@@ -57,6 +58,7 @@ from factatlas.builder.splits import (
 )
 from factatlas.builder.stats import WESTERN_CULTURE, compute_stats
 from factatlas.errors import ConfigError, unknown
+from factatlas.forms import normalise_form
 from factatlas.popbuckets import popularity_buckets
 from factatlas.records import (
     Drop,
@@ -250,17 +252,19 @@ def _make_prompts(kept: Sequence[Fact], pools: Mapping[str, tuple[str, ...]], go
     langs = spec.languages
     buckets = popularity_buckets(kept)
     prompts: list[Prompt] = []
-    shared_forms: dict[tuple[str, str, str], tuple[str, ...]] = {}  # predicate mode: one tuple per (lang, template)
+    fillers = CandidateForms(forms, entities)  # predicate mode: one tuple per (lang, template, subject key)
     exclusion = SubjectExclusion(spec.subject_candidate)
+    predicate_wide = spec.candidate_mode == "predicate"
     for f in kept:
         pool = pools[f.predicate]
         exclude = (f.subject,) if spec.subject_candidate == "excluded" and f.subject not in golds[f.id] else ()
-        if spec.candidate_mode == "predicate":
+        if predicate_wide:
             cands = exclusion.apply(f, pool, golds[f.id])
         else:
             cands = sampled_candidates(f.id, golds[f.id], pool, spec.k or 10, spec.seed, exclude=exclude)
             exclusion.note(f, pool, golds[f.id])
         gold = golds[f.id]
+        skey = subject_key(entities, f.subject)
         for lang in langs:
             subject_label = entities[f.subject].labels[lang]
             for t in fact_templates[f.id][lang]:
@@ -270,14 +274,10 @@ def _make_prompts(kept: Sequence[Fact], pools: Mapping[str, tuple[str, ...]], go
                     kind=t.kind, text=text, answer_start=answer_start(text, t.kind), pair=spec.pair,
                     culture=f.culture, predicate=f.predicate, split=assignment[f.id],
                     subject_qid=f.subject, subject_label=subject_label, gold_qids=tuple(gold),
-                    gold_forms=tuple(tuple(forms[(lang, t.id, q, answer_variant(entities, q, f.subject))])
-                                     for q in gold),
+                    gold_forms=fillers.golds(lang, t.id, gold, skey),
                     candidate_qids=cands,
-                    candidate_forms=_candidate_forms(forms, shared_forms, lang, t.id, f.predicate, cands,
-                                                     spec.candidate_mode == "predicate",
-                                                     lambda q, s=f.subject: answer_variant(entities, q, s),
-                                                     (subject_key(entities, f.subject),
-                                                      f.subject if len(cands) < len(pool) else "")),
+                    candidate_forms=(fillers.predicate_wide(lang, t.id, f.predicate, pool, cands, f.subject, skey)
+                                     if predicate_wide else fillers.sampled(lang, t.id, cands, skey)),
                     template_status=status[(lang, t.id)],
                     article_langs=tuple(f.article_langs), home_langs=tuple(f.home_langs),
                     popularity=f.popularity, popularity_quantile=buckets[f.id].quantile,
@@ -474,19 +474,6 @@ def _per_lang(counter: Mapping[tuple[str, str], int] | None, langs: Sequence[str
     return {lang: {kind: n for (lg, kind), n in sorted(counter.items()) if lg == lang} for lang in langs}
 
 
-def _candidate_forms(forms: Mapping[tuple[str, str, str, str], tuple[str, ...]],
-                     shared: dict[tuple[str, str, str, str], tuple[str, ...]], lang: str, tid: str, predicate: str,
-                     cands: Sequence[str], predicate_wide: bool, variant: Any, subject_key: Any) -> tuple[str, ...]:
-    """The filler of each candidate in the subject's variant (``variant(q)``); predicate-wide sets
-    share one tuple per (lang, template, subject key), the key naming the subject where it was removed."""
-    if predicate_wide:
-        key = (lang, tid, predicate, subject_key)
-        if key not in shared:
-            shared[key] = tuple(forms[(lang, tid, q, variant(q))][0] for q in cands)
-        return shared[key]
-    return tuple(forms[(lang, tid, q, variant(q))][0] for q in cands)
-
-
 def _pools(facts: Sequence[Fact], golds: Mapping[str, Sequence[str]]) -> dict[str, tuple[str, ...]]:
     pools: dict[str, set[str]] = defaultdict(set)
     for f in facts:
@@ -517,10 +504,18 @@ def ambiguous_prompts(prompts: Sequence[Prompt], langs: Sequence[str]) -> dict[s
     for p in prompts:
         key = (id(p.candidate_qids), id(p.candidate_forms))
         if key not in cache:
-            pairs = zip(p.candidate_qids, p.candidate_forms, strict=True)
-            cache[key] = bool(surface_collisions(p.lang, p.prompt_id, pairs))
+            cache[key] = _shares_a_surface(p)
         out[p.lang] += cache[key]
     return out
+
+
+def _shares_a_surface(p: Prompt) -> bool:
+    """Whether two distinct candidates of ``p`` have one surface form (``surface_collisions``); most lists have
+    as many distinct forms as candidates, which settles it without grouping them."""
+    n = len(p.candidate_forms)
+    if n == len(p.candidate_qids) and len(set(map(normalise_form, p.candidate_forms))) == n:
+        return False
+    return bool(surface_collisions(p.lang, p.prompt_id, zip(p.candidate_qids, p.candidate_forms, strict=True)))
 
 
 def drop_counts(drops: Sequence[Drop]) -> dict[str, int]:

@@ -47,10 +47,13 @@ class LibrarySource:
 
     def __init__(self, library: Any, entities: Mapping[str, Entity]):
         from factatlas.templates import Renderer, RenderFailure
+        from factatlas.templates.render_cache import SlotForms
 
         self._failure_type = RenderFailure
         self.library = library
-        self.renderer = Renderer(entities)
+        # one source per build: its renderer keeps the build's slot forms (a subject is filled alike in
+        # every template of its predicate, an object in every template), dropped with the source
+        self.renderer = Renderer(entities, slot_forms=SlotForms())
         self.inflections: Counter[tuple[str, str]] = Counter()  # (lang, exact|guessed|none) per answer form
         # (lang, label source) per answer form of a gendered object: P2521, P3321, label, label:<fallback>
         self.gendered: Counter[tuple[str, str]] = Counter()

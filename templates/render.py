@@ -44,14 +44,8 @@ from factatlas.templates.morphology import (
     InflectionResult,
     language_registry,
 )
-from factatlas.templates.predicates import PREDICATES
-from factatlas.templates.slot_context import (
-    before_punctuation,
-    choose_option,
-    last_sound,
-    opens_sentence,
-    text_before,
-)
+from factatlas.templates.render_cache import SlotForms, TemplatePlan, plan_template
+from factatlas.templates.slot_context import before_punctuation, choose_option, last_sound
 from factatlas.templates.syntax import Group, ParsedTemplate, Slot, TemplateSyntaxError, Text, parse
 
 # Stable failure reasons (counted in render reports and build drops).
@@ -90,11 +84,17 @@ class RenderedAnswer:
 
 
 class Renderer:
-    """Renders templates for entities; caches parses, gender decisions and inflections."""
+    """Renders templates for entities; caches parses, gender decisions and inflections. ``slot_forms``: the
+    forms of one build, kept across templates (``render_cache.SlotForms``; decisions are then counted once
+    per distinct form)."""
+
+    PLANS = 8192  # templates planned (a library holds a few thousand); past it the plans start again
 
     def __init__(self, entities: Mapping[str, Entity], backends: Mapping[str, InflectionBackend] | None = None,
-                 allow_guessed: bool = True, unimorph_cache: str | None = None):
+                 allow_guessed: bool = True, unimorph_cache: str | None = None, slot_forms: SlotForms | None = None):
         self.entities = entities
+        self.slot_forms = slot_forms
+        self._plans: dict[tuple[str, str], TemplatePlan] = {}
         self.allow_guessed = allow_guessed
         self._backends: dict[str, InflectionBackend] = dict(backends or {})
         self._unimorph_cache = unimorph_cache
@@ -157,6 +157,20 @@ class Renderer:
         ``features``; ``answer``: the form competes with other candidates, so it must stay distinct;
         ``before``: the text written before the slot (None: it changes with the subject), which a
         preposition's form may depend on (uk «у»/«в»)."""
+        memo = self.slot_forms
+        if memo is None:
+            return self._fill(entity, lang, features, slot_type, sentence_initial, label, answer, before)
+        # everything _fill reads: of ``before`` only its last sound, and that only for a preposition
+        key = (entity.qid, lang, features, slot_type, sentence_initial, label, answer,
+               last_sound(before) if features.preposition else "")
+        found = memo.get(key)
+        if found is None:
+            found = self._fill(entity, lang, features, slot_type, sentence_initial, label, answer, before)
+            memo.put(key, found)
+        return found
+
+    def _fill(self, entity: Entity, lang: str, features: Features, slot_type: str, sentence_initial: bool,
+              label: str | None, answer: bool, before: str | None) -> InflectionResult | RenderFailure:
         label = label or entity.labels.get(lang)
         if not label:
             return RenderFailure("no-label", f"{entity.qid} has no {lang} label")
@@ -261,19 +275,19 @@ class Renderer:
     # ---- the contract ----
 
     def render_prompt(self, template: Template, subject_qid: str) -> RenderedPrompt | RenderFailure:
-        parsed = self._parse(template)
-        if isinstance(parsed, RenderFailure):
-            return parsed
+        plan = self._plan(template)
+        if isinstance(plan, RenderFailure):
+            return plan
+        parsed = plan.parsed
         subject = self.entities.get(subject_qid)
         if subject is None:
             return RenderFailure("unknown-entity", f"subject {subject_qid} is not among the entities")
         if not subject.labels.get(template.lang):
             return RenderFailure("no-label", f"{subject_qid} has no {template.lang} label")
-        slots = PREDICATES.get(template.predicate)
-        xtype = slots.subject_type if slots else ""
+        xtype = plan.subject_type
         out: list[str] = []
         statuses: list[str] = []
-        span = parsed.answer_span()
+        span = plan.span
         for i, node in enumerate(parsed.nodes):
             if span is not None and span[0] <= i <= span[1]:
                 if i == span[0]:  # the answer with the words that agree with it: one filler per candidate
@@ -282,8 +296,8 @@ class Renderer:
             if isinstance(node, Text):
                 out.append(node.value)
             elif isinstance(node, Slot):
-                res = self.fill(subject, template.lang, node.features, xtype, opens_sentence(parsed.nodes, i),
-                                before="".join(out))
+                res = self.fill(subject, template.lang, node.features, xtype, plan.opens[i],
+                                before="".join(out) if node.features.preposition else "")
                 if isinstance(res, RenderFailure):
                     return res
                 out.append(res.form)
@@ -313,9 +327,9 @@ class Renderer:
 
     def render_answer(self, template: Template, object_qid: str, subject_qid: str | None = None
                       ) -> RenderedAnswer | RenderFailure:
-        parsed = self._parse(template)
-        if isinstance(parsed, RenderFailure):
-            return parsed
+        plan = self._plan(template)
+        if isinstance(plan, RenderFailure):
+            return plan
         obj = self.entities.get(object_qid)
         if obj is None:
             return RenderFailure("unknown-entity", f"object {object_qid} is not among the entities")
@@ -331,19 +345,16 @@ class Renderer:
             filler_label = label
         if obj.female_labels or obj.male_labels:
             self.decisions[(template.lang, "gendered-label", label_source, object_qid)] += 1
-        slots = PREDICATES.get(template.predicate)
-        ytype = slots.object_type if slots else ""
+        ytype = plan.object_type
         features, initial = Features(), False
-        span = parsed.answer_span()
-        nodes = parsed.nodes[span[0]:span[1] + 1] if span is not None else ()
-        slot = next((n for n in nodes if isinstance(n, Slot)), None)
-        span_initial = span is not None and opens_sentence(parsed.nodes, span[0])
+        span, nodes, slot = plan.span, plan.answer_nodes, plan.answer_slot
+        span_initial = span is not None and plan.opens[span[0]]
         if slot is not None:
             features, initial = slot.features, span_initial and nodes[0] is slot
         if span is not None:
-            filler_label = self._without_repeated_head(template.lang, parsed.nodes[:span[0]], obj,
-                                                       filler_label or label, parsed.nodes[span[1] + 1:])
-        before = text_before(parsed.nodes[:span[0]]) if span is not None else ""
+            filler_label = self._without_repeated_head(template.lang, plan.lead, obj, filler_label or label,
+                                                       plan.after)
+        before = plan.before
         res = self.fill(obj, template.lang, features, ytype, initial, filler_label, answer=True, before=before)
         if isinstance(res, RenderFailure):
             return res
@@ -356,7 +367,7 @@ class Renderer:
                 filler = filler[:1].upper() + filler[1:]
         status = res.status
         if span is not None and len(nodes) == 1:
-            oblique = self._oblique(template.lang, parsed.nodes[span[1] + 1:], obj, filler)
+            oblique = self._oblique(template.lang, plan.after, obj, filler)
             if oblique is not None:
                 filler, how = oblique
                 if how.startswith("rule:"):
@@ -505,6 +516,20 @@ class Renderer:
                 continue
             out.append(res.form)
         return out
+
+    def _plan(self, template: Template) -> TemplatePlan | RenderFailure:
+        """The template's plan (a pure function of its text and predicate), made once per renderer; a template
+        that does not parse is a failure naming its place, every time."""
+        key = (template.text, template.predicate)
+        plan = self._plans.get(key)
+        if plan is None:
+            parsed = self._parse(template)
+            if isinstance(parsed, RenderFailure):
+                return parsed
+            if len(self._plans) >= self.PLANS:
+                self._plans.clear()
+            plan = self._plans[key] = plan_template(parsed, template.predicate)
+        return plan
 
     def _parse(self, template: Template) -> ParsedTemplate | RenderFailure:
         try:

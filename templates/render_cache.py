@@ -1,0 +1,78 @@
+"""What the renderer works out once instead of on every call (``templates/render.py``).
+
+- ``TemplatePlan``: what rendering reads of a template and never of an entity (its parse, the answer span,
+  which nodes open a sentence, the slot types, the text around the answer), made once per template text
+  and predicate by ``plan_template``: a pure function of them, so every renderer may keep its plans.
+- ``SlotForms``: the forms one build's renderer made, per (entity, language, features, slot type,
+  sentence start, label, answer, sound before the slot): everything ``Renderer.fill`` reads. A subject is
+  filled in every template of its predicate and an object in every template and for every alias, mostly
+  with the same features; the build hands its renderer one ``SlotForms`` and drops it with the build.
+  A renderer given one counts each decision (``Renderer.decisions``) once per distinct slot form, not once
+  per call, so the audit and the filler ledger, which read those counts, render without one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable
+from dataclasses import dataclass
+from typing import Any
+
+from factatlas.templates.predicates import PREDICATES
+from factatlas.templates.slot_context import opens_sentence, text_before
+from factatlas.templates.syntax import ParsedTemplate, Slot
+
+
+@dataclass(frozen=True, slots=True)
+class TemplatePlan:
+    parsed: ParsedTemplate
+    span: tuple[int, int] | None  # ParsedTemplate.answer_span()
+    opens: tuple[bool, ...]  # per node: it opens the text or follows a sentence end (opens_sentence)
+    subject_type: str  # the predicate's slot types ("" when the registry does not know it)
+    object_type: str
+    answer_nodes: tuple  # the span's nodes: [Y] and the {Y: ...} groups joined to it
+    answer_slot: Slot | None  # the [Y] slot among them
+    lead: tuple  # the nodes before the span
+    after: tuple  # the nodes after it
+    before: str | None  # text_before(lead): what a preposition's form may depend on
+
+
+def plan_template(parsed: ParsedTemplate, predicate: str) -> TemplatePlan:
+    nodes = parsed.nodes
+    span = parsed.answer_span()
+    slots = PREDICATES.get(predicate)
+    answer = nodes[span[0]:span[1] + 1] if span is not None else ()
+    lead = nodes[:span[0]] if span is not None else ()
+    return TemplatePlan(
+        parsed, span, tuple(opens_sentence(nodes, i) for i in range(len(nodes))),
+        slots.subject_type if slots else "", slots.object_type if slots else "",
+        answer, next((n for n in answer if isinstance(n, Slot)), None), lead,
+        nodes[span[1] + 1:] if span is not None else (), text_before(lead) if span is not None else "")
+
+
+class SlotForms:
+    """A bounded memo of ``Renderer.fill`` for one build: at ``limit`` entries it starts again empty (a form
+    is then made again, never a different one). ``hits`` and ``misses`` say what it saved."""
+
+    def __init__(self, limit: int = 200_000) -> None:
+        if limit < 1:
+            raise ValueError(f"SlotForms limit must be >= 1, got {limit}")
+        self.limit = limit
+        self._forms: dict[Hashable, Any] = {}
+        self.hits = 0
+        self.misses = 0
+
+    def __len__(self) -> int:
+        return len(self._forms)
+
+    def get(self, key: Hashable) -> Any | None:
+        found = self._forms.get(key)
+        if found is None:
+            self.misses += 1
+        else:
+            self.hits += 1
+        return found
+
+    def put(self, key: Hashable, value: Any) -> None:
+        if len(self._forms) >= self.limit:
+            self._forms.clear()
+        self._forms[key] = value
