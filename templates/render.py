@@ -99,6 +99,8 @@ class Renderer:
         self._backends: dict[str, InflectionBackend] = dict(backends or {})
         self._unimorph_cache = unimorph_cache
         self._agreements: dict[tuple[str, str, str], Agreement] = {}
+        # (qid, lang, slot type) -> the agreement of the entity's written label (no decision is counted there)
+        self._written_agreements: dict[tuple[str, str, str], Agreement] = {}
         self._inflections: dict[tuple, InflectionResult | None] = {}
         self._types: dict[tuple[str, str], str] = {}
         # (lang, what, how, detail) -> times: every surface decision that is not a plain lookup, for the
@@ -123,8 +125,16 @@ class Renderer:
         """Gender/number of ``label`` (default: the entity's label), cached per entity and label; the
         entity's lexicon entry decides first (people keep their P21)."""
         if label is None:  # the label as it is written in a sentence: no disambiguator, the lexicon's short name
+            own = self.entities.get(entity.qid) is entity  # an entity of this renderer: its written label is known
+            written = self._written_agreements.get((entity.qid, lang, slot_type)) if own else None
+            if written is not None:
+                return written
             entry = self.entry(entity, lang)
             label = entry.short if entry is not None and entry.short else clean_label(entity.labels.get(lang, ""))
+            found = self.agreement(entity, lang, slot_type, label)
+            if own:
+                self._written_agreements[(entity.qid, lang, slot_type)] = found
+            return found
         key = (entity.qid, lang, slot_type, label)
         found = self._agreements.get(key)
         if found is None:
@@ -307,7 +317,7 @@ class Renderer:
                     return RenderFailure("template-error", f"{template.where(node.start)}: agreement with the "
                                                           "answer slot Y away from [Y] leaks the answer; put "
                                                           "it next to [Y] or agree with X")
-                form = choose_option(node, self.agreement(subject, template.lang, xtype), subject.life)
+                form = plan.choose(i, self.agreement(subject, template.lang, xtype), subject.life)
                 if form is None:
                     ag = self.agreement(subject, template.lang, xtype)
                     return RenderFailure("no-agreement-form",

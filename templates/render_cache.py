@@ -14,11 +14,13 @@
 from __future__ import annotations
 
 from collections.abc import Hashable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
+from factatlas.records import Life
+from factatlas.templates.morphology import Agreement
 from factatlas.templates.predicates import PREDICATES
-from factatlas.templates.slot_context import opens_sentence, text_before
+from factatlas.templates.slot_context import choose_option, opens_sentence, text_before
 from factatlas.templates.syntax import ParsedTemplate, Slot
 
 
@@ -34,6 +36,16 @@ class TemplatePlan:
     lead: tuple  # the nodes before the span
     after: tuple  # the nodes after it
     before: str | None  # text_before(lead): what a preposition's form may depend on
+    # (node index, agreement, life) -> choose_option of the group there: a few per template and subject kind
+    choices: dict[tuple[int, Agreement, Life], str | None] = field(default_factory=dict, compare=False)
+
+    def choose(self, index: int, agreement: Agreement, life: Life) -> str | None:
+        """``choose_option`` of the group at node ``index`` (a pure function of the three), made once."""
+        key = (index, agreement, life)
+        if key in self.choices:
+            return self.choices[key]
+        form = self.choices[key] = choose_option(self.parsed.nodes[index], agreement, life)
+        return form
 
 
 def plan_template(parsed: ParsedTemplate, predicate: str) -> TemplatePlan:
