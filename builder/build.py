@@ -263,8 +263,11 @@ def _make_prompts(kept: Sequence[Fact], pools: Mapping[str, tuple[str, ...]], go
         else:
             cands = sampled_candidates(f.id, golds[f.id], pool, spec.k or 10, spec.seed, exclude=exclude)
             exclusion.note(f, pool, golds[f.id])
-        gold = golds[f.id]
+        gold = tuple(golds[f.id])
         skey = subject_key(entities, f.subject)
+        # what every prompt of the fact repeats, made once (equal values: the rows are the same)
+        split, bucket, article_langs, home_langs = assignment[f.id], buckets[f.id], tuple(f.article_langs), \
+            tuple(f.home_langs)
         for lang in langs:
             subject_label = entities[f.subject].labels[lang]
             for t in fact_templates[f.id][lang]:
@@ -272,16 +275,14 @@ def _make_prompts(kept: Sequence[Fact], pools: Mapping[str, tuple[str, ...]], go
                 prompts.append(Prompt(
                     prompt_id=prompt_id(f.id, lang, t.id), fact_id=f.id, lang=lang, template_id=t.id,
                     kind=t.kind, text=text, answer_start=answer_start(text, t.kind), pair=spec.pair,
-                    culture=f.culture, predicate=f.predicate, split=assignment[f.id],
-                    subject_qid=f.subject, subject_label=subject_label, gold_qids=tuple(gold),
+                    culture=f.culture, predicate=f.predicate, split=split,
+                    subject_qid=f.subject, subject_label=subject_label, gold_qids=gold,
                     gold_forms=fillers.golds(lang, t.id, gold, skey),
                     candidate_qids=cands,
                     candidate_forms=(fillers.predicate_wide(lang, t.id, f.predicate, pool, cands, f.subject, skey)
                                      if predicate_wide else fillers.sampled(lang, t.id, cands, skey)),
-                    template_status=status[(lang, t.id)],
-                    article_langs=tuple(f.article_langs), home_langs=tuple(f.home_langs),
-                    popularity=f.popularity, popularity_quantile=buckets[f.id].quantile,
-                    popularity_log10=buckets[f.id].log10,
+                    template_status=status[(lang, t.id)], article_langs=article_langs, home_langs=home_langs,
+                    popularity=f.popularity, popularity_quantile=bucket.quantile, popularity_log10=bucket.log10,
                 ))
     return prompts, exclusion.report()
 

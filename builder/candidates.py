@@ -197,7 +197,11 @@ class CandidateForms:
         return subject_key if qid in self.gendered else ""
 
     def golds(self, lang: str, tid: str, golds: Sequence[str], subject_key: str) -> tuple[tuple[str, ...], ...]:
-        return tuple(tuple(self.forms[(lang, tid, q, self.variant(q, subject_key))]) for q in golds)
+        forms, gendered = self.forms, self.gendered
+        if len(golds) == 1:
+            q = golds[0]
+            return (tuple(forms[(lang, tid, q, subject_key if q in gendered else "")]),)
+        return tuple(tuple(forms[(lang, tid, q, subject_key if q in gendered else "")]) for q in golds)
 
     def sampled(self, lang: str, tid: str, cands: Sequence[str], subject_key: str) -> tuple[str, ...]:
         forms, gendered = self.forms, self.gendered

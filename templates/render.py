@@ -297,15 +297,12 @@ class Renderer:
         xtype = plan.subject_type
         out: list[str] = []
         statuses: list[str] = []
-        span = plan.span
-        for i, node in enumerate(parsed.nodes):
-            if span is not None and span[0] <= i <= span[1]:
-                if i == span[0]:  # the answer with the words that agree with it: one filler per candidate
-                    out.append(ANSWER_MARKER)
-                continue
-            if isinstance(node, Text):
+        for i, node, what in plan.prompt_nodes:  # the answer's nodes are one marker there
+            if what is Text:
                 out.append(node.value)
-            elif isinstance(node, Slot):
+            elif what is None:  # the answer with the words that agree with it: one filler per candidate
+                out.append(ANSWER_MARKER)
+            elif what is Slot:
                 res = self.fill(subject, template.lang, node.features, xtype, plan.opens[i],
                                 before="".join(out) if node.features.preposition else "")
                 if isinstance(res, RenderFailure):

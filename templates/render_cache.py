@@ -36,6 +36,9 @@ class TemplatePlan:
     lead: tuple  # the nodes before the span
     after: tuple  # the nodes after it
     before: str | None  # text_before(lead): what a preposition's form may depend on
+    # (index, node, Text | Slot | Group) of each node a prompt writes; the answer's nodes are one
+    # (span start, None, None): the answer marker
+    prompt_nodes: tuple[tuple[int, Any, Any], ...] = ()
     # (node index, agreement, life) -> choose_option of the group there: a few per template and subject kind
     choices: dict[tuple[int, Agreement, Life], str | None] = field(default_factory=dict, compare=False)
 
@@ -58,7 +61,19 @@ def plan_template(parsed: ParsedTemplate, predicate: str) -> TemplatePlan:
         parsed, span, tuple(opens_sentence(nodes, i) for i in range(len(nodes))),
         slots.subject_type if slots else "", slots.object_type if slots else "",
         answer, next((n for n in answer if isinstance(n, Slot)), None), lead,
-        nodes[span[1] + 1:] if span is not None else (), text_before(lead) if span is not None else "")
+        nodes[span[1] + 1:] if span is not None else (), text_before(lead) if span is not None else "",
+        _prompt_nodes(nodes, span))
+
+
+def _prompt_nodes(nodes: tuple, span: tuple[int, int] | None) -> tuple[tuple[int, Any, Any], ...]:
+    out = []
+    for i, node in enumerate(nodes):
+        if span is not None and span[0] <= i <= span[1]:
+            if i == span[0]:
+                out.append((i, None, None))
+            continue
+        out.append((i, node, type(node)))
+    return tuple(out)
 
 
 class SlotForms:
