@@ -95,6 +95,7 @@ class Renderer:
         self.entities = entities
         self.slot_forms = slot_forms
         self._plans: dict[tuple[str, str], TemplatePlan] = {}
+        self._cleaned: dict[str, str] = {}  # label -> clean_label(label)
         self.allow_guessed = allow_guessed
         self._backends: dict[str, InflectionBackend] = dict(backends or {})
         self._unimorph_cache = unimorph_cache
@@ -130,7 +131,7 @@ class Renderer:
             if written is not None:
                 return written
             entry = self.entry(entity, lang)
-            label = entry.short if entry is not None and entry.short else clean_label(entity.labels.get(lang, ""))
+            label = entry.short if entry is not None and entry.short else self._clean(entity.labels.get(lang, ""))
             found = self.agreement(entity, lang, slot_type, label)
             if own:
                 self._written_agreements[(entity.qid, lang, slot_type)] = found
@@ -243,7 +244,7 @@ class Renderer:
             # «Каир (мухафаза)» -> «Каир», «Bara la Australia» -> «Australia»: the lexicon's short name
             self.decisions[(lang, "label", entry.how + ":short", f"{entity.qid} {label} -> {entry.short}")] += 1
             label = entry.short
-        cleaned = clean_label(label)
+        cleaned = self._clean(label)
         if cleaned != label:
             other = self._label_owner(lang, cleaned, entity.qid) if answer else None
             if other is None:
@@ -344,6 +345,25 @@ class Renderer:
         if not label:
             return RenderFailure("no-label", f"{object_qid} has no {template.lang} label")
         subject = self.entities.get(subject_qid) if subject_qid else None
+        memo = self.slot_forms
+        if memo is None:
+            return self._render_answer(template, plan, obj, label, subject)
+        # all an answer reads: the object, the subject's gender where the object's label has gendered forms
+        # (gendered_label), and the template's answer as the plan writes it (answer_context); a failure names
+        # its template, so only answers are kept
+        key = ("answer", template.lang, plan.answer_context, object_qid,
+               (subject.gender if subject is not None else None) if obj.female_labels or obj.male_labels else "")
+        found = memo.get(key)
+        if found is None:
+            found = self._render_answer(template, plan, obj, label, subject)
+            if isinstance(found, RenderFailure):
+                return found
+            memo.put(key, found)
+        return found
+
+    def _render_answer(self, template: Template, plan: TemplatePlan, obj: Entity, label: str,
+                       subject: Entity | None) -> RenderedAnswer | RenderFailure:
+        object_qid = obj.qid
         filler_label, label_source = gendered_label(obj, template.lang, subject)
         entry = self.entry(obj, template.lang)
         if entry is not None and entry.short and filler_label != label and entry.about(label):
@@ -384,7 +404,7 @@ class Renderer:
         if _SURVIVORS.search(filler):
             return RenderFailure("placeholder-survived", f"answer form {filler!r} holds a bracket")
         aliases = obj.aliases.get(template.lang, ())
-        forms = tuple(dict.fromkeys(f for f in (filler, res.form, clean_label(filler_label or label), clean_label(label),
+        forms = tuple(dict.fromkeys(f for f in (filler, res.form, self._clean(filler_label or label), self._clean(label),
                                                 *self._inflected_aliases(obj, template.lang, features, ytype,
                                                                          initial, aliases),
                                                 *aliases) if f))
@@ -447,12 +467,14 @@ class Renderer:
         महाद्वीप» -> «ऑस्ट्रेलिया» (not «ऑस्ट्रेलिया महाद्वीप महाद्वीप में»)."""
         spec = language_registry().get(lang)
         heads = spec.options.get("template_heads") if spec else None
-        entry = self.entry(obj, lang, label) if heads else None
+        if not heads:
+            return label
+        entry = self.entry(obj, lang, label)
         # the lexicon's short name is what would be written: hi «बर्बर भाषाएँ» -> «अमाज़ीग़ भाषा» -> «अमाज़ीग़»
         written = entry.short if entry is not None and entry.short and label == obj.labels.get(lang) else label
         if heads and heads.get("glued"):
             return self._without_glued_head(lang, heads, before, obj, written, label)
-        words = clean_label(written).split()
+        words = self._clean(written).split()
         if not heads or len(words) < 2:
             return label
         at = 0 if heads.get("at") == "first" else -1
@@ -473,7 +495,7 @@ class Renderer:
         that writes the head glued before the answer («เจ้าของภาษา[Y]») takes the label without it
         («เจ้าของภาษาอาหรับ», never «เจ้าของภาษาภาษาอาหรับ»); an answer after a space keeps its head."""
         lead = before[-1].value if before and isinstance(before[-1], Text) else ""
-        name = clean_label(written)
+        name = self._clean(written)
         head = next((h for h in heads.get("nouns", ()) if lead.endswith(h) and name.startswith(h)
                      and len(name) > len(h) and not name[len(h)].isspace()), None)
         if head is None:
@@ -523,6 +545,15 @@ class Renderer:
                 continue
             out.append(res.form)
         return out
+
+    def _clean(self, label: str) -> str:
+        """``clean_label(label)``, kept per label (an object's label is cleaned for every template it fills)."""
+        cleaned = self._cleaned.get(label)
+        if cleaned is None:
+            if len(self._cleaned) >= self.PLANS * 32:
+                self._cleaned.clear()
+            cleaned = self._cleaned[label] = clean_label(label)
+        return cleaned
 
     def _plan(self, template: Template) -> TemplatePlan | RenderFailure:
         """The template's plan (a pure function of its text and predicate), made once per renderer; a template

@@ -21,7 +21,7 @@ from factatlas.records import Life
 from factatlas.templates.morphology import Agreement
 from factatlas.templates.predicates import PREDICATES
 from factatlas.templates.slot_context import choose_option, opens_sentence, text_before
-from factatlas.templates.syntax import ParsedTemplate, Slot
+from factatlas.templates.syntax import ParsedTemplate, Slot, Text
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,6 +39,10 @@ class TemplatePlan:
     # (index, node, Text | Slot | Group) of each node a prompt writes; the answer's nodes are one
     # (span start, None, None): the answer marker
     prompt_nodes: tuple[tuple[int, Any, Any], ...] = ()
+    # everything an answer's form reads of the template, without offsets: its nodes, the node before and
+    # the nodes after them, the text before, whether it opens a sentence, the object's type; templates with
+    # one context give an object one answer (a string: its hash is computed once)
+    answer_context: str = ""
     # (node index, agreement, life) -> choose_option of the group there: a few per template and subject kind
     choices: dict[tuple[int, Agreement, Life], str | None] = field(default_factory=dict, compare=False)
 
@@ -62,7 +66,24 @@ def plan_template(parsed: ParsedTemplate, predicate: str) -> TemplatePlan:
         slots.subject_type if slots else "", slots.object_type if slots else "",
         answer, next((n for n in answer if isinstance(n, Slot)), None), lead,
         nodes[span[1] + 1:] if span is not None else (), text_before(lead) if span is not None else "",
-        _prompt_nodes(nodes, span))
+        _prompt_nodes(nodes, span), _answer_context(nodes, span, slots.object_type if slots else ""))
+
+
+def _written(node: Any) -> tuple:
+    """A node as rendering reads it: what it says, not where."""
+    if isinstance(node, Text):
+        return ("text", node.value)
+    if isinstance(node, Slot):
+        return ("slot", node.name, node.features)
+    return ("group", node.slot, tuple((o.value, o.form) for o in node.options))
+
+
+def _answer_context(nodes: tuple, span: tuple[int, int] | None, object_type: str) -> str:
+    if span is None:
+        return repr((None, object_type))
+    return repr((tuple(_written(n) for n in nodes[span[0]:span[1] + 1]), tuple(_written(n) for n in nodes[:span[0]][-1:]),
+                 tuple(_written(n) for n in nodes[span[1] + 1:]), text_before(nodes[:span[0]]),
+                 opens_sentence(nodes, span[0]), object_type))
 
 
 def _prompt_nodes(nodes: tuple, span: tuple[int, int] | None) -> tuple[tuple[int, Any, Any], ...]:

@@ -14,7 +14,7 @@ from factatlas.templates.library import LanguageFile, Library, Template, load_li
 from factatlas.templates.morphology import Features
 from factatlas.templates.render import RenderedAnswer, RenderedPrompt, Renderer
 from factatlas.templates.render_cache import SlotForms
-from tests.templates.templates_fixtures import CITY, ENTITIES, HUMAN, entity
+from tests.templates.templates_fixtures import CITY, ENTITIES, HUMAN, OCCUPATION, entity
 
 CAIRO = entity("Q85", {"uk": "Каїр", "ru": "Каир", "en": "Cairo"}, (CITY,))
 LOC_V = Features(case="loc", preposition="в")
@@ -98,6 +98,30 @@ def test_the_agreement_of_a_written_label_is_kept_per_slot_type():
     renderer = Renderer({nile.qid: nile})
     assert renderer.agreement(nile, "ru", "place").gender is Gender.MASCULINE
     assert renderer.agreement(nile, "ru", "person").gender is Gender.UNKNOWN  # a name of unknown gender
+
+
+def test_an_answer_is_kept_per_language_subject_gender_sentence_start_and_the_words_after_it():
+    """Answers are kept across templates whose answer reads alike; one that reads otherwise gets its own."""
+    actor = entity("Q33999", {"en": "actor", "es": "actor"}, (OCCUPATION,), female={"en": "actress", "es": "actriz"})
+    woman = entity("Q80440", {"en": "Anna Akhmatova", "es": "Anna Ajmátova"}, (HUMAN,), Gender.FEMININE)
+    man = entity("Q7200", {"en": "Alexander Pushkin", "es": "Aleksandr Pushkin"}, (HUMAN,), Gender.MASCULINE)
+    lisbon = entity("Q274118", {"hi": "लिस्बन ज़िला"}, (CITY,))
+    renderer = Renderer({e.qid: e for e in (actor, woman, man, lisbon)}, slot_forms=SlotForms())
+
+    def filler(lang: str, tid: str, text: str, obj: str, subject: str) -> str:
+        template = replace(_template(tid, text), lang=lang)
+        answer = renderer.render_answer(template, obj, subject)
+        assert isinstance(answer, RenderedAnswer), answer
+        return answer.forms[0]
+
+    assert filler("en", "P106/1", "[X] works as [Y].", actor.qid, woman.qid) == "actress"
+    assert filler("en", "P106/2", "[X] is an [Y].", actor.qid, woman.qid) == "actress"  # the kept answer
+    assert filler("en", "P106/1", "[X] works as [Y].", actor.qid, man.qid) == "actor"  # the subject's gender
+    assert filler("es", "P106/1", "[X] works as [Y].", actor.qid, woman.qid) == "actriz"  # the language
+    assert filler("en", "P106/3", "[Y]: that is what [X] does.", actor.qid, man.qid) == "Actor"  # a sentence start
+    # one text before the answer, a postposition after it or not: «लिस्बन ज़िले में», «लिस्बन ज़िला है»
+    assert filler("hi", "P19/1", "[X] का जन्मस्थान [Y] में है।", lisbon.qid, man.qid) == "लिस्बन ज़िले"
+    assert filler("hi", "P19/2", "[X] का जन्मस्थान [Y] है।", lisbon.qid, man.qid) == "लिस्बन ज़िला"
 
 
 def _file(lang: str, *templates: Template) -> LanguageFile:
