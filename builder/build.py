@@ -347,8 +347,9 @@ def _render_prompts(alive: Sequence[Fact], templates: Mapping[str, Sequence[Temp
     for f in alive:
         per_lang: dict[str, list[TemplateInfo]] = {lang: [] for lang in spec.languages}
         for t in templates[f.predicate]:
+            having = offered[(f.predicate, t.id)]
             for lang in spec.languages:
-                if lang not in offered[(f.predicate, t.id)]:
+                if lang not in having:
                     continue
                 r = source.render_prompt(lang, t.id, f.subject)
                 if isinstance(r, RenderFailure):

@@ -326,7 +326,10 @@ class Renderer:
                     # an empty option leaves no space before the punctuation: hu «… az arab nyelv.», not «… nyelv .»
                     out[-1] = out[-1].rstrip(" ")
                 out.append(form)
-        text = _SPACES.sub(" ", "".join(out)).strip()
+        text = "".join(out)
+        if "  " in text or "\t" in text:  # what _SPACES can match: two spaces or tabs in a row
+            text = _SPACES.sub(" ", text)
+        text = text.strip()
         check = _check_text(text, template.kind)
         if check is not None:
             return check
