@@ -559,8 +559,7 @@ class Renderer:
         return cleaned
 
     def _plan(self, template: Template) -> TemplatePlan | RenderFailure:
-        """The template's plan (a pure function of its text and predicate), made once per renderer; a template
-        that does not parse is a failure naming its place, every time."""
+        """The template's plan (of its text and predicate), made once; a parse failure names its place each time."""
         key = (template.text, template.predicate)
         plan = self._plans.get(key)
         if plan is None:
