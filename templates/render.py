@@ -169,7 +169,7 @@ class Renderer:
         ``before``: the text written before the slot (None: it changes with the subject), which a
         preposition's form may depend on (uk «у»/«в»)."""
         memo = self.slot_forms
-        if memo is None:
+        if memo is None or self.entities.get(entity.qid) is not entity:  # kept for this renderer's entities
             return self._fill(entity, lang, features, slot_type, sentence_initial, label, answer, before)
         # everything _fill reads: of ``before`` only its last sound, and that only for a preposition
         key = (entity.qid, lang, features, slot_type, sentence_initial, label, answer,

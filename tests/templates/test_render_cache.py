@@ -33,6 +33,10 @@ def test_slot_forms_keep_each_language_and_the_sound_before_a_preposition_apart(
     # the same slot again: the kept form, whatever the text before ends the same way
     assert renderer.fill(CAIRO, "uk", LOC_V, "place", before="він помер").form == "у Каїрі"
     assert memo.hits == 1
+    # an entity that is not the renderer's own, under the same QID: made, never read from the memo
+    other = entity("Q85", {"uk": "Ель-Кагіра"}, (CITY,))
+    assert renderer.fill(other, "uk", Features(), "place").form == "Ель-Кагіра"
+    assert (memo.hits, len(memo)) == (1, 4)
 
 
 def test_slot_forms_start_again_at_their_limit_and_still_give_the_right_form():
