@@ -18,6 +18,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from operator import attrgetter
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +33,6 @@ from factatlas.tables import (
     FACTS_SCHEMA,
     PROMPTS_SCHEMA,
     check_fields,
-    prompt_rows,
     write_drops,
     write_entities,
     write_facts,
@@ -65,12 +65,22 @@ def prompts_table(rows: Sequence[Mapping[str, Any]]) -> pa.Table:
     """Rows -> PROMPTS_SCHEMA table, column by column; shared candidate lists are converted once. Each row
     holds exactly the fields of ``records.Prompt`` (the schema is derived from it)."""
     check_fields(rows, PROMPTS_SCHEMA, "prompts.parquet", exact=True)
+    return _columns_table({name: [r[name] for r in rows] for name in PROMPTS_SCHEMA.names})
+
+
+def prompt_records_table(prompts: Sequence[Prompt]) -> pa.Table:
+    """Prompt records -> the table ``prompts_table`` makes of their rows (``tables.prompt_to_row``: each
+    field under its name), read a column at a time from the records without a row dict per prompt."""
+    return _columns_table({name: list(map(attrgetter(name), prompts)) for name in PROMPTS_SCHEMA.names})
+
+
+def _columns_table(columns: Mapping[str, list[Any]]) -> pa.Table:
     arrays = []
     for f in PROMPTS_SCHEMA:
         if f.name in SHARED_LIST_COLUMNS:
-            arrays.append(_list_column([r[f.name] for r in rows]))
+            arrays.append(_list_column(columns[f.name]))
         else:
-            arrays.append(pa.array([r[f.name] for r in rows], type=f.type))
+            arrays.append(pa.array(columns[f.name], type=f.type))
     return pa.Table.from_arrays(arrays, schema=PROMPTS_SCHEMA)
 
 
@@ -132,7 +142,7 @@ def write_benchmark(out_dir: str | os.PathLike, content: BenchmarkContent, *, ch
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    _write_prompts(out / "prompts.parquet", prompt_rows(content.prompts))
+    _write_prompts(out / "prompts.parquet", content.prompts)
     crash_point("benchmark:prompts-written")
     write_facts(out / "facts.parquet", content.facts)
     write_entities(out, sorted(content.entities, key=lambda e: e.qid))
@@ -151,15 +161,15 @@ def write_benchmark(out_dir: str | os.PathLike, content: BenchmarkContent, *, ch
 PROMPT_ROWS_PER_GROUP = 2048  # bounds memory: predicate-wide rows carry thousands of candidates each
 
 
-def _write_prompts(path: Path, rows: Sequence[Mapping[str, Any]]) -> None:
+def _write_prompts(path: Path, prompts: Sequence[Prompt]) -> None:
     import pyarrow.parquet as pq
 
     from factatlas.atomic import atomic_path
 
     with atomic_path(path) as tmp, pq.ParquetWriter(tmp, PROMPTS_SCHEMA, compression="zstd",
                                                      write_statistics=False, store_schema=True) as writer:
-        for start in range(0, max(len(rows), 1), PROMPT_ROWS_PER_GROUP):
-            writer.write_table(prompts_table(rows[start:start + PROMPT_ROWS_PER_GROUP]))
+        for start in range(0, max(len(prompts), 1), PROMPT_ROWS_PER_GROUP):
+            writer.write_table(prompt_records_table(prompts[start:start + PROMPT_ROWS_PER_GROUP]))
 
 
 def referenced_qids(prompts: Sequence[Prompt], facts: Sequence[Fact]) -> set[str]:

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from factatlas.builder.benchmark import (
@@ -35,6 +35,7 @@ from factatlas.builder.benchmark import (
 from factatlas.builder.candidates import (
     CANDIDATE_MODES,
     SUBJECT_CANDIDATE,
+    CandidateForms,
     SubjectExclusion,
     collision_report,
     pool_collisions,
@@ -57,6 +58,7 @@ from factatlas.builder.splits import (
 )
 from factatlas.builder.stats import WESTERN_CULTURE, compute_stats
 from factatlas.errors import ConfigError, unknown
+from factatlas.forms import normalise_form
 from factatlas.popbuckets import popularity_buckets
 from factatlas.records import (
     Drop,
@@ -239,6 +241,13 @@ def build_benchmark(facts: Sequence[Fact], entities: Mapping[str, Entity], sourc
 
 
 FactTemplates = dict[str, dict[str, list[TemplateInfo]]]  # fact id -> language -> its templates there
+# records.Prompt's fields in order: _make_prompts passes them by position
+PROMPT_FIELDS = ("prompt_id", "fact_id", "lang", "template_id", "kind", "text", "answer_start", "pair", "culture",
+                 "predicate", "split", "subject_qid", "subject_label", "gold_qids", "gold_forms", "candidate_qids",
+                 "candidate_forms", "template_status", "article_langs", "home_langs", "popularity",
+                 "popularity_quantile", "popularity_log10")
+if tuple(f.name for f in fields(Prompt)) != PROMPT_FIELDS:
+    raise ImportError("records.Prompt's fields changed: update PROMPT_FIELDS and _make_prompts' call in build.py")
 
 
 def _make_prompts(kept: Sequence[Fact], pools: Mapping[str, tuple[str, ...]], golds: Mapping[str, Sequence[str]],
@@ -250,39 +259,33 @@ def _make_prompts(kept: Sequence[Fact], pools: Mapping[str, tuple[str, ...]], go
     langs = spec.languages
     buckets = popularity_buckets(kept)
     prompts: list[Prompt] = []
-    shared_forms: dict[tuple[str, str, str], tuple[str, ...]] = {}  # predicate mode: one tuple per (lang, template)
+    fillers = CandidateForms(forms, entities)  # predicate mode: one tuple per (lang, template, subject key)
     exclusion = SubjectExclusion(spec.subject_candidate)
+    predicate_wide = spec.candidate_mode == "predicate"
     for f in kept:
         pool = pools[f.predicate]
         exclude = (f.subject,) if spec.subject_candidate == "excluded" and f.subject not in golds[f.id] else ()
-        if spec.candidate_mode == "predicate":
+        if predicate_wide:
             cands = exclusion.apply(f, pool, golds[f.id])
         else:
             cands = sampled_candidates(f.id, golds[f.id], pool, spec.k or 10, spec.seed, exclude=exclude)
             exclusion.note(f, pool, golds[f.id])
-        gold = golds[f.id]
+        gold = tuple(golds[f.id])
+        skey = subject_key(entities, f.subject)
+        # what every prompt of the fact repeats, made once (equal values: the rows are the same)
+        split, bucket, article_langs, home_langs = assignment[f.id], buckets[f.id], tuple(f.article_langs), \
+            tuple(f.home_langs)
         for lang in langs:
             subject_label = entities[f.subject].labels[lang]
             for t in fact_templates[f.id][lang]:
                 text = final_text(texts[(f.id, lang, t.id)], t.kind, spec.hygiene)
-                prompts.append(Prompt(
-                    prompt_id=prompt_id(f.id, lang, t.id), fact_id=f.id, lang=lang, template_id=t.id,
-                    kind=t.kind, text=text, answer_start=answer_start(text, t.kind), pair=spec.pair,
-                    culture=f.culture, predicate=f.predicate, split=assignment[f.id],
-                    subject_qid=f.subject, subject_label=subject_label, gold_qids=tuple(gold),
-                    gold_forms=tuple(tuple(forms[(lang, t.id, q, answer_variant(entities, q, f.subject))])
-                                     for q in gold),
-                    candidate_qids=cands,
-                    candidate_forms=_candidate_forms(forms, shared_forms, lang, t.id, f.predicate, cands,
-                                                     spec.candidate_mode == "predicate",
-                                                     lambda q, s=f.subject: answer_variant(entities, q, s),
-                                                     (subject_key(entities, f.subject),
-                                                      f.subject if len(cands) < len(pool) else "")),
-                    template_status=status[(lang, t.id)],
-                    article_langs=tuple(f.article_langs), home_langs=tuple(f.home_langs),
-                    popularity=f.popularity, popularity_quantile=buckets[f.id].quantile,
-                    popularity_log10=buckets[f.id].log10,
-                ))
+                prompts.append(Prompt(  # by position, in PROMPT_FIELDS' order (a keyword call costs a fifth more)
+                    prompt_id(f.id, lang, t.id), f.id, lang, t.id, t.kind, text, answer_start(text, t.kind),
+                    spec.pair, f.culture, f.predicate, split, f.subject, subject_label, gold,
+                    fillers.golds(lang, t.id, gold, skey), cands,
+                    fillers.predicate_wide(lang, t.id, f.predicate, pool, cands, f.subject, skey)
+                    if predicate_wide else fillers.sampled(lang, t.id, cands, skey),
+                    status[(lang, t.id)], article_langs, home_langs, f.popularity, bucket.quantile, bucket.log10))
     return prompts, exclusion.report()
 
 
@@ -346,8 +349,9 @@ def _render_prompts(alive: Sequence[Fact], templates: Mapping[str, Sequence[Temp
     for f in alive:
         per_lang: dict[str, list[TemplateInfo]] = {lang: [] for lang in spec.languages}
         for t in templates[f.predicate]:
+            having = offered[(f.predicate, t.id)]
             for lang in spec.languages:
-                if lang not in offered[(f.predicate, t.id)]:
+                if lang not in having:
                     continue
                 r = source.render_prompt(lang, t.id, f.subject)
                 if isinstance(r, RenderFailure):
@@ -387,6 +391,7 @@ def _render_answers(facts: Sequence[Fact], fact_templates: FactTemplates, entiti
         objects_of[f.predicate].update(f.object_qids)
         subjects_of[f.predicate].setdefault(subject_key(entities, f.subject), f.subject)
     failed: dict[tuple[str, str, str], dict[str, RenderFailure]] = defaultdict(dict)  # (pred, lang, tid) -> q -> why
+    in_order = {key: sorted(tids, key=_template_sort_key) for key, tids in used.items()}  # once, not per object
     for pred in sorted(objects_of):
         for q in sorted(objects_of[pred], key=qid_sort_key):
             lacking = [lang for lang in langs if not (entities.get(q) and entities[q].labels.get(lang))]
@@ -396,7 +401,7 @@ def _render_answers(facts: Sequence[Fact], fact_templates: FactTemplates, entiti
                 continue
             variants = {answer_variant(entities, q, subject): subject for subject in subjects_of[pred].values()}
             for lang in langs:
-                tids = sorted(used[(pred, lang)], key=_template_sort_key)
+                tids = in_order.get((pred, lang), [])
                 for tid in tids:
                     for variant, subject in sorted(variants.items()):
                         r = source.render_answer(lang, tid, q, subject)
@@ -474,19 +479,6 @@ def _per_lang(counter: Mapping[tuple[str, str], int] | None, langs: Sequence[str
     return {lang: {kind: n for (lg, kind), n in sorted(counter.items()) if lg == lang} for lang in langs}
 
 
-def _candidate_forms(forms: Mapping[tuple[str, str, str, str], tuple[str, ...]],
-                     shared: dict[tuple[str, str, str, str], tuple[str, ...]], lang: str, tid: str, predicate: str,
-                     cands: Sequence[str], predicate_wide: bool, variant: Any, subject_key: Any) -> tuple[str, ...]:
-    """The filler of each candidate in the subject's variant (``variant(q)``); predicate-wide sets
-    share one tuple per (lang, template, subject key), the key naming the subject where it was removed."""
-    if predicate_wide:
-        key = (lang, tid, predicate, subject_key)
-        if key not in shared:
-            shared[key] = tuple(forms[(lang, tid, q, variant(q))][0] for q in cands)
-        return shared[key]
-    return tuple(forms[(lang, tid, q, variant(q))][0] for q in cands)
-
-
 def _pools(facts: Sequence[Fact], golds: Mapping[str, Sequence[str]]) -> dict[str, tuple[str, ...]]:
     pools: dict[str, set[str]] = defaultdict(set)
     for f in facts:
@@ -517,10 +509,18 @@ def ambiguous_prompts(prompts: Sequence[Prompt], langs: Sequence[str]) -> dict[s
     for p in prompts:
         key = (id(p.candidate_qids), id(p.candidate_forms))
         if key not in cache:
-            pairs = zip(p.candidate_qids, p.candidate_forms, strict=True)
-            cache[key] = bool(surface_collisions(p.lang, p.prompt_id, pairs))
+            cache[key] = _shares_a_surface(p)
         out[p.lang] += cache[key]
     return out
+
+
+def _shares_a_surface(p: Prompt) -> bool:
+    """Whether two distinct candidates of ``p`` have one surface form (``surface_collisions``); most lists have
+    as many distinct forms as candidates, which settles it without grouping them."""
+    n = len(p.candidate_forms)
+    if n == len(p.candidate_qids) and len(set(map(normalise_form, p.candidate_forms))) == n:
+        return False
+    return bool(surface_collisions(p.lang, p.prompt_id, zip(p.candidate_qids, p.candidate_forms, strict=True)))
 
 
 def drop_counts(drops: Sequence[Drop]) -> dict[str, int]:

@@ -24,6 +24,7 @@ import random
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from factatlas.forms import normalise_form
 from factatlas.records import Fact
@@ -173,3 +174,63 @@ def collision_report(collisions: Mapping[str, Sequence[SurfaceCollision]], examp
                "examples": [{"scope": c.scope, "form": c.form, "qids": list(c.qids)} for c in found[:examples]]}
         for lang, found in sorted(collisions.items())
     }
+
+
+class CandidateForms:
+    """One build's fillers of each prompt's golds and candidates, read from its answer forms
+    (``forms[(lang, template id, qid, variant)]``: the filler first). A form depends on the subject only
+    through the variant (``sources.answer_variant``): the subject's key for an object with gendered labels,
+    "" for any other, so the objects with gendered labels are found once instead of per candidate.
+
+    Predicate-wide lists share their fillers: the whole pool's once per (language, template, subject key),
+    and a list less its subject takes that tuple less the subject's filler (one tuple per subject), so
+    each filler is looked up once per pool rather than once per prompt."""
+
+    def __init__(self, forms: Mapping[tuple[str, str, str, str], tuple[str, ...]], entities: Mapping[str, Any]):
+        self.forms = forms
+        self.gendered = frozenset(q for q, e in entities.items() if e.female_labels or e.male_labels)
+        self._pool_forms: dict[tuple[str, str, str, str], tuple[str, ...]] = {}
+        self._shared: dict[tuple[str, str, str, str, str], tuple[str, ...]] = {}
+        self._positions: dict[int, tuple[tuple[str, ...], dict[str, int]]] = {}
+
+    def variant(self, qid: str, subject_key: str) -> str:
+        return subject_key if qid in self.gendered else ""
+
+    def golds(self, lang: str, tid: str, golds: Sequence[str], subject_key: str) -> tuple[tuple[str, ...], ...]:
+        forms, gendered = self.forms, self.gendered
+        if len(golds) == 1:
+            q = golds[0]
+            return (tuple(forms[(lang, tid, q, subject_key if q in gendered else "")]),)
+        return tuple(tuple(forms[(lang, tid, q, subject_key if q in gendered else "")]) for q in golds)
+
+    def sampled(self, lang: str, tid: str, cands: Sequence[str], subject_key: str) -> tuple[str, ...]:
+        forms, gendered = self.forms, self.gendered
+        return tuple(forms[(lang, tid, q, subject_key if q in gendered else "")][0] for q in cands)
+
+    def predicate_wide(self, lang: str, tid: str, predicate: str, pool: tuple[str, ...], cands: tuple[str, ...],
+                       subject: str, subject_key: str) -> tuple[str, ...]:
+        """The fillers of ``cands``: ``pool`` itself, or ``pool`` less ``subject``; one tuple per (language,
+        template, subject key, removed subject)."""
+        removed = subject if len(cands) < len(pool) else ""
+        key = (lang, tid, predicate, subject_key, removed)
+        found = self._shared.get(key)
+        if found is not None:
+            return found
+        whole = self._pool_forms.get(key[:4])
+        if whole is None:
+            whole = self._pool_forms[key[:4]] = self.sampled(lang, tid, pool, subject_key)
+        at = self._position(pool).get(removed, -1) if removed else -1
+        if not removed:
+            found = whole if cands == pool else self.sampled(lang, tid, cands, subject_key)
+        elif at >= 0 and len(cands) == len(pool) - 1 and cands[at:] == pool[at + 1:] and cands[:at] == pool[:at]:
+            found = whole[:at] + whole[at + 1:]
+        else:  # not the pool less its subject: every filler looked up
+            found = self.sampled(lang, tid, cands, subject_key)
+        self._shared[key] = found
+        return found
+
+    def _position(self, pool: tuple[str, ...]) -> dict[str, int]:
+        known = self._positions.get(id(pool))
+        if known is None or known[0] is not pool:
+            known = self._positions[id(pool)] = (pool, {q: i for i, q in enumerate(pool)})
+        return known[1]

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
@@ -44,6 +44,10 @@ def available_languages(root: str | os.PathLike | None = None) -> tuple[str, ...
 @dataclass(frozen=True)
 class Library:
     files: dict[str, LanguageFile]
+    # lang -> (the file's templates, id -> its first template): ``get`` looks a template up instead of scanning
+    # the file (the build asks 200,000 times); rebuilt when a language's templates tuple is not the one indexed
+    _by_id: dict[str, tuple[tuple[Template, ...], dict[str, Template]]] = field(
+        default_factory=dict, init=False, repr=False, compare=False)
 
     @property
     def languages(self) -> tuple[str, ...]:
@@ -61,10 +65,14 @@ class Library:
                      if (predicate is None or t.predicate == predicate) and (kind is None or t.kind == kind))
 
     def get(self, lang: str, template_id: str) -> Template | None:
-        for t in self.file(lang).templates:
-            if t.id == template_id:
-                return t
-        return None
+        templates = self.file(lang).templates
+        indexed = self._by_id.get(lang)
+        if indexed is None or indexed[0] is not templates:
+            by_id: dict[str, Template] = {}
+            for t in templates:
+                by_id.setdefault(t.id, t)
+            indexed = self._by_id[lang] = (templates, by_id)
+        return indexed[1].get(template_id)
 
     def predicates(self, lang: str) -> tuple[str, ...]:
         return tuple(sorted({t.predicate for t in self.file(lang).templates}, key=lambda p: int(p[1:] or 0)

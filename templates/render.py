@@ -44,14 +44,8 @@ from factatlas.templates.morphology import (
     InflectionResult,
     language_registry,
 )
-from factatlas.templates.predicates import PREDICATES
-from factatlas.templates.slot_context import (
-    before_punctuation,
-    choose_option,
-    last_sound,
-    opens_sentence,
-    text_before,
-)
+from factatlas.templates.render_cache import SlotForms, TemplatePlan, plan_template
+from factatlas.templates.slot_context import before_punctuation, choose_option, last_sound
 from factatlas.templates.syntax import Group, ParsedTemplate, Slot, TemplateSyntaxError, Text, parse
 
 # Stable failure reasons (counted in render reports and build drops).
@@ -90,15 +84,24 @@ class RenderedAnswer:
 
 
 class Renderer:
-    """Renders templates for entities; caches parses, gender decisions and inflections."""
+    """Renders templates for entities; caches parses, gender decisions and inflections. ``slot_forms``: the
+    forms of one build, kept across templates (``render_cache.SlotForms``; decisions are then counted once
+    per distinct form)."""
+
+    PLANS = 8192  # templates planned (a library holds a few thousand); past it the plans start again
 
     def __init__(self, entities: Mapping[str, Entity], backends: Mapping[str, InflectionBackend] | None = None,
-                 allow_guessed: bool = True, unimorph_cache: str | None = None):
+                 allow_guessed: bool = True, unimorph_cache: str | None = None, slot_forms: SlotForms | None = None):
         self.entities = entities
+        self.slot_forms = slot_forms
+        self._plans: dict[tuple[str, str], TemplatePlan] = {}
+        self._cleaned: dict[str, str] = {}  # label -> clean_label(label)
         self.allow_guessed = allow_guessed
         self._backends: dict[str, InflectionBackend] = dict(backends or {})
         self._unimorph_cache = unimorph_cache
         self._agreements: dict[tuple[str, str, str], Agreement] = {}
+        # (qid, lang, slot type) -> the agreement of the entity's written label (no decision is counted there)
+        self._written_agreements: dict[tuple[str, str, str], Agreement] = {}
         self._inflections: dict[tuple, InflectionResult | None] = {}
         self._types: dict[tuple[str, str], str] = {}
         # (lang, what, how, detail) -> times: every surface decision that is not a plain lookup, for the
@@ -123,8 +126,16 @@ class Renderer:
         """Gender/number of ``label`` (default: the entity's label), cached per entity and label; the
         entity's lexicon entry decides first (people keep their P21)."""
         if label is None:  # the label as it is written in a sentence: no disambiguator, the lexicon's short name
+            own = self.entities.get(entity.qid) is entity  # an entity of this renderer: its written label is known
+            written = self._written_agreements.get((entity.qid, lang, slot_type)) if own else None
+            if written is not None:
+                return written
             entry = self.entry(entity, lang)
-            label = entry.short if entry is not None and entry.short else clean_label(entity.labels.get(lang, ""))
+            label = entry.short if entry is not None and entry.short else self._clean(entity.labels.get(lang, ""))
+            found = self.agreement(entity, lang, slot_type, label)
+            if own:
+                self._written_agreements[(entity.qid, lang, slot_type)] = found
+            return found
         key = (entity.qid, lang, slot_type, label)
         found = self._agreements.get(key)
         if found is None:
@@ -157,6 +168,20 @@ class Renderer:
         ``features``; ``answer``: the form competes with other candidates, so it must stay distinct;
         ``before``: the text written before the slot (None: it changes with the subject), which a
         preposition's form may depend on (uk «у»/«в»)."""
+        memo = self.slot_forms
+        if memo is None or self.entities.get(entity.qid) is not entity:  # kept for this renderer's entities
+            return self._fill(entity, lang, features, slot_type, sentence_initial, label, answer, before)
+        # everything _fill reads: of ``before`` only its last sound, and that only for a preposition
+        key = (entity.qid, lang, features, slot_type, sentence_initial, label, answer,
+               last_sound(before) if features.preposition else "")
+        found = memo.get(key)
+        if found is None:
+            found = self._fill(entity, lang, features, slot_type, sentence_initial, label, answer, before)
+            memo.put(key, found)
+        return found
+
+    def _fill(self, entity: Entity, lang: str, features: Features, slot_type: str, sentence_initial: bool,
+              label: str | None, answer: bool, before: str | None) -> InflectionResult | RenderFailure:
         label = label or entity.labels.get(lang)
         if not label:
             return RenderFailure("no-label", f"{entity.qid} has no {lang} label")
@@ -219,7 +244,7 @@ class Renderer:
             # «Каир (мухафаза)» -> «Каир», «Bara la Australia» -> «Australia»: the lexicon's short name
             self.decisions[(lang, "label", entry.how + ":short", f"{entity.qid} {label} -> {entry.short}")] += 1
             label = entry.short
-        cleaned = clean_label(label)
+        cleaned = self._clean(label)
         if cleaned != label:
             other = self._label_owner(lang, cleaned, entity.qid) if answer else None
             if other is None:
@@ -261,29 +286,26 @@ class Renderer:
     # ---- the contract ----
 
     def render_prompt(self, template: Template, subject_qid: str) -> RenderedPrompt | RenderFailure:
-        parsed = self._parse(template)
-        if isinstance(parsed, RenderFailure):
-            return parsed
+        plan = self._plan(template)
+        if isinstance(plan, RenderFailure):
+            return plan
+        parsed = plan.parsed
         subject = self.entities.get(subject_qid)
         if subject is None:
             return RenderFailure("unknown-entity", f"subject {subject_qid} is not among the entities")
         if not subject.labels.get(template.lang):
             return RenderFailure("no-label", f"{subject_qid} has no {template.lang} label")
-        slots = PREDICATES.get(template.predicate)
-        xtype = slots.subject_type if slots else ""
+        xtype = plan.subject_type
         out: list[str] = []
         statuses: list[str] = []
-        span = parsed.answer_span()
-        for i, node in enumerate(parsed.nodes):
-            if span is not None and span[0] <= i <= span[1]:
-                if i == span[0]:  # the answer with the words that agree with it: one filler per candidate
-                    out.append(ANSWER_MARKER)
-                continue
-            if isinstance(node, Text):
+        for i, node, what in plan.prompt_nodes:  # the answer's nodes are one marker there
+            if what is Text:
                 out.append(node.value)
-            elif isinstance(node, Slot):
-                res = self.fill(subject, template.lang, node.features, xtype, opens_sentence(parsed.nodes, i),
-                                before="".join(out))
+            elif what is None:  # the answer with the words that agree with it: one filler per candidate
+                out.append(ANSWER_MARKER)
+            elif what is Slot:
+                res = self.fill(subject, template.lang, node.features, xtype, plan.opens[i],
+                                before="".join(out) if node.features.preposition else "")
                 if isinstance(res, RenderFailure):
                     return res
                 out.append(res.form)
@@ -293,7 +315,7 @@ class Renderer:
                     return RenderFailure("template-error", f"{template.where(node.start)}: agreement with the "
                                                           "answer slot Y away from [Y] leaks the answer; put "
                                                           "it next to [Y] or agree with X")
-                form = choose_option(node, self.agreement(subject, template.lang, xtype), subject.life)
+                form = plan.choose(i, self.agreement(subject, template.lang, xtype), subject.life)
                 if form is None:
                     ag = self.agreement(subject, template.lang, xtype)
                     return RenderFailure("no-agreement-form",
@@ -304,7 +326,10 @@ class Renderer:
                     # an empty option leaves no space before the punctuation: hu «… az arab nyelv.», not «… nyelv .»
                     out[-1] = out[-1].rstrip(" ")
                 out.append(form)
-        text = _SPACES.sub(" ", "".join(out)).strip()
+        text = "".join(out)
+        if "  " in text or "\t" in text:  # what _SPACES can match: two spaces or tabs in a row
+            text = _SPACES.sub(" ", text)
+        text = text.strip()
         check = _check_text(text, template.kind)
         if check is not None:
             return check
@@ -313,9 +338,9 @@ class Renderer:
 
     def render_answer(self, template: Template, object_qid: str, subject_qid: str | None = None
                       ) -> RenderedAnswer | RenderFailure:
-        parsed = self._parse(template)
-        if isinstance(parsed, RenderFailure):
-            return parsed
+        plan = self._plan(template)
+        if isinstance(plan, RenderFailure):
+            return plan
         obj = self.entities.get(object_qid)
         if obj is None:
             return RenderFailure("unknown-entity", f"object {object_qid} is not among the entities")
@@ -323,6 +348,25 @@ class Renderer:
         if not label:
             return RenderFailure("no-label", f"{object_qid} has no {template.lang} label")
         subject = self.entities.get(subject_qid) if subject_qid else None
+        memo = self.slot_forms
+        if memo is None:
+            return self._render_answer(template, plan, obj, label, subject)
+        # all an answer reads: the object, the subject's gender where the object's label has gendered forms
+        # (gendered_label), and the template's answer as the plan writes it (answer_context); a failure names
+        # its template, so only answers are kept
+        key = ("answer", template.lang, plan.answer_context, object_qid,
+               (subject.gender if subject is not None else None) if obj.female_labels or obj.male_labels else "")
+        found = memo.get(key)
+        if found is None:
+            found = self._render_answer(template, plan, obj, label, subject)
+            if isinstance(found, RenderFailure):
+                return found
+            memo.put(key, found)
+        return found
+
+    def _render_answer(self, template: Template, plan: TemplatePlan, obj: Entity, label: str,
+                       subject: Entity | None) -> RenderedAnswer | RenderFailure:
+        object_qid = obj.qid
         filler_label, label_source = gendered_label(obj, template.lang, subject)
         entry = self.entry(obj, template.lang)
         if entry is not None and entry.short and filler_label != label and entry.about(label):
@@ -331,19 +375,16 @@ class Renderer:
             filler_label = label
         if obj.female_labels or obj.male_labels:
             self.decisions[(template.lang, "gendered-label", label_source, object_qid)] += 1
-        slots = PREDICATES.get(template.predicate)
-        ytype = slots.object_type if slots else ""
+        ytype = plan.object_type
         features, initial = Features(), False
-        span = parsed.answer_span()
-        nodes = parsed.nodes[span[0]:span[1] + 1] if span is not None else ()
-        slot = next((n for n in nodes if isinstance(n, Slot)), None)
-        span_initial = span is not None and opens_sentence(parsed.nodes, span[0])
+        span, nodes, slot = plan.span, plan.answer_nodes, plan.answer_slot
+        span_initial = span is not None and plan.opens[span[0]]
         if slot is not None:
             features, initial = slot.features, span_initial and nodes[0] is slot
         if span is not None:
-            filler_label = self._without_repeated_head(template.lang, parsed.nodes[:span[0]], obj,
-                                                       filler_label or label, parsed.nodes[span[1] + 1:])
-        before = text_before(parsed.nodes[:span[0]]) if span is not None else ""
+            filler_label = self._without_repeated_head(template.lang, plan.lead, obj, filler_label or label,
+                                                       plan.after)
+        before = plan.before
         res = self.fill(obj, template.lang, features, ytype, initial, filler_label, answer=True, before=before)
         if isinstance(res, RenderFailure):
             return res
@@ -356,7 +397,7 @@ class Renderer:
                 filler = filler[:1].upper() + filler[1:]
         status = res.status
         if span is not None and len(nodes) == 1:
-            oblique = self._oblique(template.lang, parsed.nodes[span[1] + 1:], obj, filler)
+            oblique = self._oblique(template.lang, plan.after, obj, filler)
             if oblique is not None:
                 filler, how = oblique
                 if how.startswith("rule:"):
@@ -366,7 +407,7 @@ class Renderer:
         if _SURVIVORS.search(filler):
             return RenderFailure("placeholder-survived", f"answer form {filler!r} holds a bracket")
         aliases = obj.aliases.get(template.lang, ())
-        forms = tuple(dict.fromkeys(f for f in (filler, res.form, clean_label(filler_label or label), clean_label(label),
+        forms = tuple(dict.fromkeys(f for f in (filler, res.form, self._clean(filler_label or label), self._clean(label),
                                                 *self._inflected_aliases(obj, template.lang, features, ytype,
                                                                          initial, aliases),
                                                 *aliases) if f))
@@ -429,12 +470,14 @@ class Renderer:
         महाद्वीप» -> «ऑस्ट्रेलिया» (not «ऑस्ट्रेलिया महाद्वीप महाद्वीप में»)."""
         spec = language_registry().get(lang)
         heads = spec.options.get("template_heads") if spec else None
-        entry = self.entry(obj, lang, label) if heads else None
+        if not heads:
+            return label
+        entry = self.entry(obj, lang, label)
         # the lexicon's short name is what would be written: hi «बर्बर भाषाएँ» -> «अमाज़ीग़ भाषा» -> «अमाज़ीग़»
         written = entry.short if entry is not None and entry.short and label == obj.labels.get(lang) else label
         if heads and heads.get("glued"):
             return self._without_glued_head(lang, heads, before, obj, written, label)
-        words = clean_label(written).split()
+        words = self._clean(written).split()
         if not heads or len(words) < 2:
             return label
         at = 0 if heads.get("at") == "first" else -1
@@ -455,7 +498,7 @@ class Renderer:
         that writes the head glued before the answer («เจ้าของภาษา[Y]») takes the label without it
         («เจ้าของภาษาอาหรับ», never «เจ้าของภาษาภาษาอาหรับ»); an answer after a space keeps its head."""
         lead = before[-1].value if before and isinstance(before[-1], Text) else ""
-        name = clean_label(written)
+        name = self._clean(written)
         head = next((h for h in heads.get("nouns", ()) if lead.endswith(h) and name.startswith(h)
                      and len(name) > len(h) and not name[len(h)].isspace()), None)
         if head is None:
@@ -505,6 +548,28 @@ class Renderer:
                 continue
             out.append(res.form)
         return out
+
+    def _clean(self, label: str) -> str:
+        """``clean_label(label)``, kept per label (an object's label is cleaned for every template it fills)."""
+        cleaned = self._cleaned.get(label)
+        if cleaned is None:
+            if len(self._cleaned) >= self.PLANS * 32:
+                self._cleaned.clear()
+            cleaned = self._cleaned[label] = clean_label(label)
+        return cleaned
+
+    def _plan(self, template: Template) -> TemplatePlan | RenderFailure:
+        """The template's plan (of its text and predicate), made once; a parse failure names its place each time."""
+        key = (template.text, template.predicate)
+        plan = self._plans.get(key)
+        if plan is None:
+            parsed = self._parse(template)
+            if isinstance(parsed, RenderFailure):
+                return parsed
+            if len(self._plans) >= self.PLANS:
+                self._plans.clear()
+            plan = self._plans[key] = plan_template(parsed, template.predicate)
+        return plan
 
     def _parse(self, template: Template) -> ParsedTemplate | RenderFailure:
         try:
