@@ -373,27 +373,30 @@ def probe_result_from_row(r: Mapping[str, Any]) -> ProbeResult:
                        bool(r["correct_at_1"]), r["prediction"] or "", r.get("conversation"))
 
 
-PROBE_WRITE_BATCH = 4096  # rankings rows made dicts at a time by ``write_probe_results``
+def _result_columns(rows: Sequence[ProbeResult]) -> list[pa.Array]:
+    """RANKINGS_SCHEMA columns of ``rows``, each built whole from the records (the values of
+    ``probe_result_to_row``, the one row form): no row becomes a dict, no column is held twice."""
+    values = {"model": lambda r: r.model, "scoring": lambda r: r.scoring, "prompt_id": lambda r: r.prompt_id,
+              "fact_id": lambda r: r.fact_id, "lang": lambda r: r.lang, "template_id": lambda r: r.template_id,
+              "culture": lambda r: r.culture, "predicate": lambda r: r.predicate,
+              "ranked_qids": lambda r: r.ranked_qids, "scores": lambda r: [float(s) for s in r.scores],
+              "correct_at_1": lambda r: bool(r.correct_at_1), "prediction": lambda r: r.prediction,
+              "conversation": lambda r: r.conversation}
+    if set(values) != set(RANKINGS_SCHEMA.names):
+        raise AssertionError("the rankings columns and RANKINGS_SCHEMA disagree")
+    return [pa.array([values[f.name](r) for r in rows], type=f.type) for f in RANKINGS_SCHEMA]
 
 
 def write_probe_results(path: str | os.PathLike, results: Iterable[ProbeResult]) -> Path:
-    """Rankings sorted by prompt_id, made Arrow columns ``PROBE_WRITE_BATCH`` rows at a time: the rows are never
-    all dicts at once (a dict row with its Python floats is several times the record's Arrow size). The
-    batches are joined into one contiguous table before the write: the bytes are those of writing every row
-    at once (the scores column, once its dictionary overflows, is paged by the chunks it is given)."""
+    """Rankings sorted by prompt_id, written as one contiguous table made a column at a time from the records:
+    the rows never become dicts (a dict row with its Python floats is several times the record's Arrow size)
+    and the table is held once (joining batches held it twice: the probe's peak at 20 copies of the
+    quickstart). The bytes are those of writing every row at once."""
     ordered = sorted(results, key=lambda r: r.prompt_id)
-    chunks = [pa.Table.from_pylist([probe_result_to_row(r) for r in ordered[i:i + PROBE_WRITE_BATCH]],
-                                   schema=RANKINGS_SCHEMA)
-              for i in range(0, len(ordered), PROBE_WRITE_BATCH)]
-    del ordered
-    if not chunks:
+    if not ordered:
         return write_arrow_table(path, RANKINGS_SCHEMA.empty_table())
-    # joined a column at a time, each column's batches let go once joined: the table is held about once, not
-    # twice (batches + joined copy, the probe's peak at a million prompts); the same contiguous columns as
-    # ``concat_tables(chunks).combine_chunks()``, so the same bytes
-    pieces = {name: [a for c in chunks for a in c.column(name).chunks] for name in RANKINGS_SCHEMA.names}
-    del chunks
-    columns = [pa.concat_arrays(pieces.pop(name)) for name in RANKINGS_SCHEMA.names]
+    columns = _result_columns(ordered)
+    del ordered
     return write_arrow_table(path, pa.table(columns, schema=RANKINGS_SCHEMA))
 
 
