@@ -263,6 +263,23 @@ def test_metrics_of_a_rankings_file_equal_those_of_its_records(built, tmp_path):
         compute_metrics(ProbeResultsFile(foreign), bench, config)
 
 
+def test_prompt_records_share_their_repeated_strings_within_a_row_group(built):
+    """A fact's prompts are adjacent in prompt_id order and the short columns have a handful of values: one
+    string object per distinct value of a row group (seen red with every row's own strings), the records
+    equal to the rows."""
+    from factatlas.benchmark import Benchmark
+    from factatlas.tables import prompt_from_row
+
+    bench = Benchmark.open(built / "build")
+    batches = list(bench.iter_prompts())
+    for batch in batches:
+        for name in B.SHARED_STRING_COLUMNS:
+            values = [getattr(p, name) for p in batch]
+            assert len({id(v) for v in values}) == len(set(values)), name
+    rows = pq.read_table(built / "build" / "prompts.parquet").to_pylist()
+    assert [p for batch in batches for p in batch] == [prompt_from_row(r) for r in rows]
+
+
 def cloze_rankings(bench):
     """A ranking of every cloze prompt (reversed candidates for two in three, so some are right)."""
     from factatlas.records import ProbeResult
