@@ -373,30 +373,38 @@ def probe_result_from_row(r: Mapping[str, Any]) -> ProbeResult:
                        bool(r["correct_at_1"]), r["prediction"] or "", r.get("conversation"))
 
 
-def _result_columns(rows: Sequence[ProbeResult]) -> list[pa.Array]:
-    """RANKINGS_SCHEMA columns of ``rows``, each built whole from the records (the values of
-    ``probe_result_to_row``, the one row form): no row becomes a dict, no column is held twice."""
-    values = {"model": lambda r: r.model, "scoring": lambda r: r.scoring, "prompt_id": lambda r: r.prompt_id,
-              "fact_id": lambda r: r.fact_id, "lang": lambda r: r.lang, "template_id": lambda r: r.template_id,
-              "culture": lambda r: r.culture, "predicate": lambda r: r.predicate,
-              "ranked_qids": lambda r: r.ranked_qids, "scores": lambda r: [float(s) for s in r.scores],
-              "correct_at_1": lambda r: bool(r.correct_at_1), "prediction": lambda r: r.prediction,
-              "conversation": lambda r: r.conversation}
-    if set(values) != set(RANKINGS_SCHEMA.names):
-        raise AssertionError("the rankings columns and RANKINGS_SCHEMA disagree")
-    return [pa.array([values[f.name](r) for r in rows], type=f.type) for f in RANKINGS_SCHEMA]
+PROBE_WRITE_BATCH = 4096  # rankings rows made Arrow arrays at a time by ``write_probe_results``
+
+# RANKINGS_SCHEMA column -> its value in a record (the values of ``probe_result_to_row``, the one row form)
+RESULT_VALUES = {"model": lambda r: r.model, "scoring": lambda r: r.scoring, "prompt_id": lambda r: r.prompt_id,
+                 "fact_id": lambda r: r.fact_id, "lang": lambda r: r.lang, "template_id": lambda r: r.template_id,
+                 "culture": lambda r: r.culture, "predicate": lambda r: r.predicate,
+                 "ranked_qids": lambda r: r.ranked_qids, "scores": lambda r: [float(s) for s in r.scores],
+                 "correct_at_1": lambda r: bool(r.correct_at_1), "prediction": lambda r: r.prediction,
+                 "conversation": lambda r: r.conversation}
 
 
 def write_probe_results(path: str | os.PathLike, results: Iterable[ProbeResult]) -> Path:
-    """Rankings sorted by prompt_id, written as one contiguous table made a column at a time from the records:
-    the rows never become dicts (a dict row with its Python floats is several times the record's Arrow size)
-    and the table is held once (joining batches held it twice: the probe's peak at 20 copies of the
-    quickstart). The bytes are those of writing every row at once."""
-    ordered = sorted(results, key=lambda r: r.prompt_id)
-    if not ordered:
+    """Rankings sorted by prompt_id as one contiguous table. The rows are read ``PROBE_WRITE_BATCH`` at a time
+    (by index: a sequence that makes its records when read, the probe's ``RankedRows``, never has them all)
+    into Arrow arrays, never dicts (a dict row with its Python floats is several times the record's Arrow
+    size); each column's arrays are joined and let go in turn, so the table is held about once. The bytes
+    are those of writing every row at once."""
+    if set(RESULT_VALUES) != set(RANKINGS_SCHEMA.names):
+        raise AssertionError("RESULT_VALUES and RANKINGS_SCHEMA name different columns")
+    rows = results if isinstance(results, Sequence) else list(results)
+    ids = rows.prompt_ids() if hasattr(rows, "prompt_ids") else [r.prompt_id for r in rows]
+    order = sorted(range(len(rows)), key=ids.__getitem__)  # stable: sorting the records by prompt_id
+    del ids
+    if not order:
         return write_arrow_table(path, RANKINGS_SCHEMA.empty_table())
-    columns = _result_columns(ordered)
-    del ordered
+    pieces: dict[str, list[pa.Array]] = {name: [] for name in RANKINGS_SCHEMA.names}
+    for start in range(0, len(order), PROBE_WRITE_BATCH):
+        batch = [rows[i] for i in order[start:start + PROBE_WRITE_BATCH]]
+        for f in RANKINGS_SCHEMA:
+            pieces[f.name].append(pa.array([RESULT_VALUES[f.name](r) for r in batch], type=f.type))
+    del order, batch
+    columns = [pa.concat_arrays(pieces.pop(name)) for name in RANKINGS_SCHEMA.names]
     return write_arrow_table(path, pa.table(columns, schema=RANKINGS_SCHEMA))
 
 

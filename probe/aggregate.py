@@ -73,8 +73,7 @@ def join(rankings: Iterable[ProbeResult], prompts: Mapping[str, Prompt], *, mode
     seen: set[str] = set()
     out: list[ScoredPrompt] = []
     interned: dict[tuple[str, ...], tuple[str, ...]] = {}  # one tuple per candidate list: less memory
-    # one (golds, countries, golds missing from facts) per fact and gold list: a fact's prompts share them
-    golds_of: dict[tuple[str, tuple[str, ...]], tuple[tuple[GoldObject, ...], tuple[str, ...], int]] = {}
+    golds_of: dict[tuple[str, tuple[str, ...]], FactGolds] = {}  # a fact's prompts share theirs
     places: dict[tuple[str, ...], dict[str, int]] = {}  # candidate -> index, once per candidate list
     kinds: set[str] = set()  # prompt kinds the scoring rule used (cloze rules skip question prompts)
     for row in rankings:
@@ -112,12 +111,8 @@ def join(rankings: Iterable[ProbeResult], prompts: Mapping[str, Prompt], *, mode
                 counts["top_ties"] += 1
         if bool(row.correct_at_1) != (rank == 1):
             counts["correct_at_1_mismatch"] += 1
-        key = (prompt.fact_id, prompt.gold_qids)
-        made = golds_of.get(key)
-        if made is None:
-            made = golds_of[key] = _gold_objects(prompt, facts)
-        gold_objects, countries, missing = made
-        if facts is not None:
+        gold_objects, countries, missing = _shared_golds(golds_of, prompt, facts)
+        if missing:  # only with facts
             counts["gold_not_in_facts"] += missing
         n_gold = sum(map(golds.__contains__, candidates))
         out.append(ScoredPrompt(
@@ -138,8 +133,20 @@ def join(rankings: Iterable[ProbeResult], prompts: Mapping[str, Prompt], *, mode
     return Joined(tuple(out), counts)
 
 
-def _gold_objects(prompt: Prompt, facts: Mapping[str, Fact] | None
-                  ) -> tuple[tuple[GoldObject, ...], tuple[str, ...], int]:
+FactGolds = tuple[tuple[GoldObject, ...], tuple[str, ...], int]  # golds, the fact's countries, golds it lacks
+
+
+def _shared_golds(cache: dict[tuple[str, tuple[str, ...]], FactGolds], prompt: Prompt,
+                  facts: Mapping[str, Fact] | None) -> FactGolds:
+    """``_gold_objects`` once per fact and gold list (one tuple of golds shared by the fact's prompts)."""
+    key = (prompt.fact_id, prompt.gold_qids)
+    made = cache.get(key)
+    if made is None:
+        made = cache[key] = _gold_objects(prompt, facts)
+    return made
+
+
+def _gold_objects(prompt: Prompt, facts: Mapping[str, Fact] | None) -> FactGolds:
     """The prompt's golds with their provenance, the fact's countries, and how many golds the fact lacks."""
     if facts is None:
         return tuple(GoldObject(q) for q in prompt.gold_qids), (), 0

@@ -110,8 +110,9 @@ def fill_model_folder(run, staging: Path, name: str, rankings: Sequence[ProbeRes
     if has_template:
         written.append(write_probe_results(staging / "rankings_template_only.parquet", template_rows))
     for rows in (rankings, template_rows):
-        if isinstance(rows, list):
-            rows.clear()
+        clear = getattr(rows, "clear", None)  # a list, or the probe's RankedRows
+        if callable(clear):
+            clear()
     del rankings, template_rows
     write_json(staging / "probe.json", info)
     with section("probe/metrics"):

@@ -361,6 +361,62 @@ def test_the_analyses_join_the_rankings_a_batch_at_a_time(built, tmp_path, monke
     assert got.results == expected.results and got.skipped == expected.skipped
 
 
+class HashScorer:
+    """Scores a candidate by a hash of (text, form), with ties (one score in five is 0.0)."""
+
+    scoring = "fake"
+
+    def score(self, queries):
+        import zlib
+
+        return [[0.0 if zlib.crc32(f"{q.text}|{f}".encode()) % 5 == 0 else -(zlib.crc32(f"{q.text}|{f}".encode()) % 97)
+                 for f in q.forms] for q in queries]
+
+
+def test_the_probe_holds_its_rankings_as_columns_and_writes_them_a_batch_of_records_at_a_time(built, monkeypatch,
+                                                                                             tmp_path):
+    """``ranked_rows`` (the probe's scoring) keeps no ``ProbeResult`` alive, only columns (seen red with the
+    list of records of cac2a06's ``rank_prompts``); its rows are the records ``ranking_row`` makes from
+    ``rank_candidates`` (ties included), and the writer reads them ``PROBE_WRITE_BATCH`` at a time into the
+    bytes of the records' one write."""
+    from factatlas import tables as T
+    from factatlas.benchmark import Benchmark
+    from factatlas.probe.protocol import rank_candidates
+    from factatlas.probe.ranking import ranked_rows, ranking_row
+
+    bench = Benchmark.open(built / "build")
+    prompts = [p for batch in bench.iter_prompts() for p in batch if p.kind == "cloze"][::-1]
+    texts = [p.text for p in prompts]
+    texts[1] = texts[0]  # two prompts sharing a query
+    before = live_results()
+    rows = ranked_rows(HashScorer(), prompts, texts, "m", chunk=3)
+    assert live_results() - before == 0 and len(rows) == len(prompts) >= 10
+    scores = HashScorer().score([type("Q", (), {"text": t, "forms": p.candidate_forms})() for p, t in
+                                 zip(prompts, texts, strict=True)])
+    expected = []
+    for p, s in zip(prompts, scores, strict=True):
+        ranked, ordered = rank_candidates(p.candidate_qids, s)
+        expected.append(ranking_row(p, "m", "fake", ranked, ordered, bool(ranked) and ranked[0] in set(p.gold_qids)))
+    assert list(rows) == expected and rows[-1] == expected[-1] and rows[2:4] == expected[2:4]
+    assert any(r.correct_at_1 for r in expected) and any(len(set(r.scores)) < len(r.scores) for r in expected)
+
+    class Watched(list):
+        """The rows as the writer reads them, counting the records alive at each read."""
+
+        def __getitem__(self, i):
+            held[0] = max(held[0], live_results() - held[1])
+            return rows[i]
+
+        def prompt_ids(self):
+            return rows.prompt_ids()
+
+    held = [0, live_results()]  # the most alive at a read, less those alive before (``expected``'s)
+    monkeypatch.setattr(T, "PROBE_WRITE_BATCH", 2)
+    written = T.write_probe_results(tmp_path / "rows.parquet", Watched(range(len(rows))))
+    assert held[0] <= 2 + 1
+    assert written.read_bytes() == T.write_probe_results(tmp_path / "records.parquet", expected).read_bytes()
+
+
 def test_publish_holds_one_row_group_of_a_shard(built, grouped, monkeypatch):
     """A shard is written a row group at a time: the rows held as Arrow columns never reach a shard's (seen
     red with the shard held whole), the row groups are every ``ROW_GROUP_ROWS`` rows of a shard, and the files
