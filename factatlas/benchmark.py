@@ -466,6 +466,11 @@ def read_fact_keys(paths: Sequence[str | os.PathLike]) -> dict[str, FactKey]:
 
 # list<string> columns read as tuples, identical lists of a group sharing one tuple (golds repeat per fact)
 TUPLE_COLUMNS = ("gold_qids", "article_langs", "home_langs")
+# columns whose values repeat from row to row (a fact's prompts are adjacent in prompt_id order; the rest has a
+# handful of values): one string object per distinct value of a batch, not one per row (at 107,520 prompts of
+# one language, about 0.5 KB a record; the records are equal either way)
+SHARED_STRING_COLUMNS = ("fact_id", "lang", "template_id", "kind", "pair", "culture", "predicate", "split",
+                         "subject_qid", "subject_label", "template_status")
 DEFAULTS = {"popularity": 0.0, "popularity_quantile": 0, "popularity_log10": -1}
 
 
@@ -474,6 +479,7 @@ def decode_prompts(table, interned: dict[tuple[str, ...], tuple[str, ...]]) -> l
     from factatlas.tables import PROMPTS_SCHEMA
 
     columns = []
+    strings: dict[str, str] = {}
     for name in PROMPTS_SCHEMA.names:
         column = table.column(name)
         if name in SHARED_LIST_COLUMNS:
@@ -482,7 +488,11 @@ def decode_prompts(table, interned: dict[tuple[str, ...], tuple[str, ...]]) -> l
             seen: dict[tuple[str, ...], tuple[str, ...]] = {}
             columns.append([seen.setdefault(t, t) for t in (tuple(v) if v else () for v in column.to_pylist())])
         elif name == "gold_forms":
-            columns.append([tuple(tuple(f) for f in v) if v else () for v in column.to_pylist()])
+            forms: dict[tuple[tuple[str, ...], ...], tuple[tuple[str, ...], ...]] = {}
+            columns.append([forms.setdefault(t, t) for t in
+                            (tuple(tuple(f) for f in v) if v else () for v in column.to_pylist())])
+        elif name in SHARED_STRING_COLUMNS:
+            columns.append([strings.setdefault(v, v) for v in column.to_pylist()])
         elif name in DEFAULTS:
             default = DEFAULTS[name]
             columns.append([default if v is None else v for v in column.to_pylist()])

@@ -373,22 +373,39 @@ def probe_result_from_row(r: Mapping[str, Any]) -> ProbeResult:
                        bool(r["correct_at_1"]), r["prediction"] or "", r.get("conversation"))
 
 
-PROBE_WRITE_BATCH = 4096  # rankings rows made dicts at a time by ``write_probe_results``
+PROBE_WRITE_BATCH = 4096  # rankings rows made Arrow arrays at a time by ``write_probe_results``
+
+# RANKINGS_SCHEMA column -> its value in a record (the values of ``probe_result_to_row``, the one row form)
+RESULT_VALUES = {"model": lambda r: r.model, "scoring": lambda r: r.scoring, "prompt_id": lambda r: r.prompt_id,
+                 "fact_id": lambda r: r.fact_id, "lang": lambda r: r.lang, "template_id": lambda r: r.template_id,
+                 "culture": lambda r: r.culture, "predicate": lambda r: r.predicate,
+                 "ranked_qids": lambda r: r.ranked_qids, "scores": lambda r: [float(s) for s in r.scores],
+                 "correct_at_1": lambda r: bool(r.correct_at_1), "prediction": lambda r: r.prediction,
+                 "conversation": lambda r: r.conversation}
 
 
 def write_probe_results(path: str | os.PathLike, results: Iterable[ProbeResult]) -> Path:
-    """Rankings sorted by prompt_id, made Arrow columns ``PROBE_WRITE_BATCH`` rows at a time: the rows are never
-    all dicts at once (a dict row with its Python floats is several times the record's Arrow size). The
-    batches are joined into one contiguous table before the write: the bytes are those of writing every row
-    at once (the scores column, once its dictionary overflows, is paged by the chunks it is given)."""
-    ordered = sorted(results, key=lambda r: r.prompt_id)
-    chunks = [pa.Table.from_pylist([probe_result_to_row(r) for r in ordered[i:i + PROBE_WRITE_BATCH]],
-                                   schema=RANKINGS_SCHEMA)
-              for i in range(0, len(ordered), PROBE_WRITE_BATCH)]
-    del ordered
-    table = pa.concat_tables(chunks).combine_chunks() if chunks else RANKINGS_SCHEMA.empty_table()
-    del chunks
-    return write_arrow_table(path, table)
+    """Rankings sorted by prompt_id as one contiguous table. The rows are read ``PROBE_WRITE_BATCH`` at a time
+    (by index: a sequence that makes its records when read, the probe's ``RankedRows``, never has them all)
+    into Arrow arrays, never dicts (a dict row with its Python floats is several times the record's Arrow
+    size); each column's arrays are joined and let go in turn, so the table is held about once. The bytes
+    are those of writing every row at once."""
+    if set(RESULT_VALUES) != set(RANKINGS_SCHEMA.names):
+        raise AssertionError("RESULT_VALUES and RANKINGS_SCHEMA name different columns")
+    rows = results if isinstance(results, Sequence) else list(results)
+    ids = rows.prompt_ids() if hasattr(rows, "prompt_ids") else [r.prompt_id for r in rows]
+    order = sorted(range(len(rows)), key=ids.__getitem__)  # stable: sorting the records by prompt_id
+    del ids
+    if not order:
+        return write_arrow_table(path, RANKINGS_SCHEMA.empty_table())
+    pieces: dict[str, list[pa.Array]] = {name: [] for name in RANKINGS_SCHEMA.names}
+    for start in range(0, len(order), PROBE_WRITE_BATCH):
+        batch = [rows[i] for i in order[start:start + PROBE_WRITE_BATCH]]
+        for f in RANKINGS_SCHEMA:
+            pieces[f.name].append(pa.array([RESULT_VALUES[f.name](r) for r in batch], type=f.type))
+    del order, batch
+    columns = [pa.concat_arrays(pieces.pop(name)) for name in RANKINGS_SCHEMA.names]
+    return write_arrow_table(path, pa.table(columns, schema=RANKINGS_SCHEMA))
 
 
 PROBE_RESULT_BATCH = 4096  # rankings rows made dicts at a time by ``read_probe_results``

@@ -19,8 +19,8 @@ bootstrap resamples facts within each predicate (``factatlas.probe.metrics.boots
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from itertools import repeat
 from typing import Any
 
@@ -73,6 +73,7 @@ def join(rankings: Iterable[ProbeResult], prompts: Mapping[str, Prompt], *, mode
     seen: set[str] = set()
     out: list[ScoredPrompt] = []
     interned: dict[tuple[str, ...], tuple[str, ...]] = {}  # one tuple per candidate list: less memory
+    golds_of: dict[tuple[str, tuple[str, ...]], FactGolds] = {}  # a fact's prompts share theirs
     places: dict[tuple[str, ...], dict[str, int]] = {}  # candidate -> index, once per candidate list
     kinds: set[str] = set()  # prompt kinds the scoring rule used (cloze rules skip question prompts)
     for row in rankings:
@@ -110,7 +111,9 @@ def join(rankings: Iterable[ProbeResult], prompts: Mapping[str, Prompt], *, mode
                 counts["top_ties"] += 1
         if bool(row.correct_at_1) != (rank == 1):
             counts["correct_at_1_mismatch"] += 1
-        gold_objects, countries = _gold_objects(prompt, facts, counts)
+        gold_objects, countries, missing = _shared_golds(golds_of, prompt, facts)
+        if missing:  # only with facts
+            counts["gold_not_in_facts"] += missing
         n_gold = sum(map(golds.__contains__, candidates))
         out.append(ScoredPrompt(
             model if model is not None else row.model, pid, prompt.fact_id, prompt.lang, prompt.template_id,
@@ -130,18 +133,47 @@ def join(rankings: Iterable[ProbeResult], prompts: Mapping[str, Prompt], *, mode
     return Joined(tuple(out), counts)
 
 
-def _gold_objects(prompt: Prompt, facts: Mapping[str, Fact] | None, counts: dict[str, Any]
-                  ) -> tuple[tuple[GoldObject, ...], tuple[str, ...]]:
+FactGolds = tuple[tuple[GoldObject, ...], tuple[str, ...], int]  # golds, the fact's countries, golds it lacks
+
+
+def _shared_golds(cache: dict[tuple[str, tuple[str, ...]], FactGolds], prompt: Prompt,
+                  facts: Mapping[str, Fact] | None) -> FactGolds:
+    """``_gold_objects`` once per fact and gold list (one tuple of golds shared by the fact's prompts)."""
+    key = (prompt.fact_id, prompt.gold_qids)
+    made = cache.get(key)
+    if made is None:
+        made = cache[key] = _gold_objects(prompt, facts)
+    return made
+
+
+def _gold_objects(prompt: Prompt, facts: Mapping[str, Fact] | None) -> FactGolds:
+    """The prompt's golds with their provenance, the fact's countries, and how many golds the fact lacks."""
     if facts is None:
-        return tuple(GoldObject(q) for q in prompt.gold_qids), ()
+        return tuple(GoldObject(q) for q in prompt.gold_qids), (), 0
     fact = facts.get(prompt.fact_id)
     provenance = {o.qid: o.provenance.value for o in fact.objects} if fact is not None else {}
-    golds = []
-    for q in prompt.gold_qids:
-        if q not in provenance:
-            counts["gold_not_in_facts"] += 1
-        golds.append(GoldObject(q, provenance.get(q, Provenance.DIRECT.value)))
-    return tuple(golds), (fact.countries if fact is not None else ())
+    golds = tuple(GoldObject(q, provenance.get(q, Provenance.DIRECT.value)) for q in prompt.gold_qids)
+    missing = sum(q not in provenance for q in prompt.gold_qids)
+    return golds, (fact.countries if fact is not None else ()), missing
+
+
+def join_prompts(bench: Any, ids: Collection[str]) -> dict[str, Prompt]:
+    """prompt_id -> the ranked prompt (``ids``) as ``join`` reads it, decoded a row group at a time
+    (``Benchmark.iter_prompts``): what the join never reads (the text, the candidate forms, every gold form but
+    the inflected one the subword count measures) is left out and candidate lists are shared across row
+    groups, so a run's prompts cost a fraction of their records while the join holds them (the report's
+    analyses and metrics, the probe's metrics). A benchmark read whole already lends its records."""
+    if "prompts" in vars(bench):
+        return bench.prompts_with_ids(ids)
+    wanted = ids if isinstance(ids, (set, frozenset, dict)) else set(ids)
+    lists: dict[tuple[str, ...], tuple[str, ...]] = {}
+    out: dict[str, Prompt] = {}
+    for batch in bench.iter_prompts(lambda pid, _lang: pid in wanted):
+        for p in batch:
+            out[p.prompt_id] = replace(p, text="", candidate_forms=(),
+                                       candidate_qids=lists.setdefault(p.candidate_qids, p.candidate_qids),
+                                       gold_forms=tuple(f[:1] for f in p.gold_forms))
+    return out
 
 
 def _gold_subwords(prompt: Prompt, golds: Sequence[GoldObject], tokenize: Tokenize | None) -> int | None:

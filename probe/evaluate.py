@@ -19,7 +19,7 @@ import numpy as np
 
 from factatlas.benchmark import Benchmark, BenchmarkError
 from factatlas.probe import metrics as M
-from factatlas.probe.aggregate import ScoreTable, group, group_index, join
+from factatlas.probe.aggregate import ScoreTable, group, group_index, join, join_prompts
 
 # The sections by job: cross-lingual consistency, paraphrases, X-FaKT and predictions; the dataset profile;
 # the held-out comparison the verdict reads (re-exported: callers import them from here).
@@ -140,7 +140,7 @@ def _joined(rankings_rows: Rows, bench: Benchmark, seen: Mapping[str, set[str]] 
             yield r
 
     # only the ranked prompts are decoded (one language's run reads that language's rows)
-    return join(noted(rows), bench.prompts_with_ids(ids), kinds_in_benchmark=bench.kind_counts)
+    return join(noted(rows), join_prompts(bench, ids), kinds_in_benchmark=bench.kind_counts)
 
 
 def compute_metrics(rankings_rows: Iterable[ProbeResult | Mapping[str, Any]], benchmark_dir: str | os.PathLike | Any,

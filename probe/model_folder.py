@@ -99,9 +99,9 @@ def fill_model_folder(run, staging: Path, name: str, rankings: Sequence[ProbeRes
                       benchmark: Benchmark) -> None:
     """The files of a model folder, written into its staging folder, and the folder's manifest entry.
 
-    The rows are handed over: a list given is emptied once written, and the metrics read the written files a
-    batch at a time (``ProbeResultsFile``), so a probe holds the metrics' joined records without its rows
-    beside them (at a million prompts, two rankings a prompt, about 1.7 KB each)."""
+    The rows are handed over: a list (or the probe's ``RankedRows``) given is emptied once written, and the
+    metrics read the written files a batch at a time (``ProbeResultsFile``), so a probe holds the metrics'
+    joined records without its rows beside them."""
     from factatlas.rundir import crash_point
 
     written = [write_probe_results(staging / "rankings.parquet", rankings)]
@@ -110,8 +110,9 @@ def fill_model_folder(run, staging: Path, name: str, rankings: Sequence[ProbeRes
     if has_template:
         written.append(write_probe_results(staging / "rankings_template_only.parquet", template_rows))
     for rows in (rankings, template_rows):
-        if isinstance(rows, list):
-            rows.clear()
+        clear = getattr(rows, "clear", None)  # a list, or the probe's RankedRows
+        if callable(clear):
+            clear()
     del rankings, template_rows
     write_json(staging / "probe.json", info)
     with section("probe/metrics"):

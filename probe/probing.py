@@ -15,7 +15,7 @@ from typing import Any
 from factatlas.benchmark import Benchmark
 from factatlas.probe.backends import Opened, OpenRequest
 from factatlas.probe.model_folder import ProbeOutcome, file_shard, write_model_folder
-from factatlas.probe.ranking import rank_prompts
+from factatlas.probe.ranking import ranked_rows
 from factatlas.probe.rule import AnswerJob, RuleSpec, default_rules, rule_for_family
 from factatlas.probe.selection import open_benchmark, select_prompts
 from factatlas.probe.settings import ProbeConfig
@@ -154,7 +154,7 @@ def _scored(job: ProbeJob, prompts: Sequence[Prompt], texts: Sequence[str], tick
     """Rows of ``prompts`` read as ``texts``: ranked (closed-set rules) or answered and matched by the rule."""
     rule, scorer, name = job.spec.rule, job.opened.scorer, job.opened.model_name
     if not rule.open_answer:
-        return rank_prompts(scorer, prompts, texts, name, progress=tick, counts=counts)
+        return ranked_rows(scorer, prompts, texts, name, progress=tick, counts=counts)  # type: ignore[return-value]
     asked = [dataclasses.replace(r, text=t) for r, t in zip(prompts, texts, strict=True)] if baseline else prompts
     answer_job = AnswerJob(name, job.spec, _aliases(job), job.benchmark.prompts,
                            None if baseline else counts, tick)

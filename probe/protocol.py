@@ -82,7 +82,12 @@ def check_scoring_for_family(name: str, family: str) -> Rule:
 
 def rank_candidates(qids: Sequence[str], scores: Sequence[float]) -> tuple[tuple[str, ...], tuple[float, ...]]:
     """Tie policy: score descending; equal scores keep candidate order (stable sort by position)."""
+    order = candidate_order(qids, scores)
+    return tuple(qids[i] for i in order), tuple(float(scores[i]) for i in order)
+
+
+def candidate_order(qids: Sequence[str], scores: Sequence[float]) -> list[int]:
+    """The positions of ``rank_candidates``'s ranking: score descending, ties in candidate order."""
     if len(qids) != len(scores):
         raise ValueError(f"{len(qids)} candidates but {len(scores)} scores")
-    order = sorted(range(len(qids)), key=lambda i: -scores[i])  # sorted() is stable
-    return tuple(qids[i] for i in order), tuple(float(scores[i]) for i in order)
+    return sorted(range(len(qids)), key=lambda i: -scores[i])  # sorted() is stable

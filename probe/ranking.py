@@ -3,11 +3,13 @@ query checked against the model's context before the first forward pass, rows in
 
 from __future__ import annotations
 
+from array import array
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from typing import overload
 
 from factatlas.probe.batching import greedy_batches
-from factatlas.probe.protocol import ClozeQuery, rank_candidates
+from factatlas.probe.protocol import ClozeQuery, candidate_order
 from factatlas.records import ProbeResult, Prompt
 
 
@@ -18,10 +20,94 @@ def ranking_row(prompt: Prompt, model: str, scoring: str, ranked: Sequence[str],
                        bool(correct), prediction)
 
 
+class RankedRows(Sequence[ProbeResult]):
+    """A run's rankings held as columns, each row made a ``ProbeResult`` when read (equal to ``ranking_row``'s).
+
+    A record with its ranked QIDs and its scores as a tuple of Python floats is about 1.6 KB at 35
+    candidates; here a row is its six key strings (shared with the prompt), its candidate list (shared), its
+    query, its ranking as candidate positions (4 bytes each) and a flag, and each distinct query's scores
+    are 8 bytes a candidate, once: the rows a probe holds until they are written cost a fraction of their
+    records (``write_probe_results`` reads them a batch at a time)."""
+
+    def __init__(self, model: str, scoring: str) -> None:
+        self.model, self.scoring = model, scoring
+        self._keys: tuple[list[str], ...] = tuple([] for _ in range(6))  # prompt, fact, lang, template, culture, predicate
+        self._candidates: list[tuple[str, ...]] = []
+        self._query = array("q")
+        self._order = array("i")
+        self._start = array("q", [0])
+        self._correct = bytearray()
+        self._scores = array("d")  # every distinct query's scores, one after the other
+        self._score_start = array("q", [0])
+
+    @property
+    def queries(self) -> int:
+        return len(self._score_start) - 1
+
+    def add_scores(self, scores: Sequence[float]) -> int:
+        """One distinct query's scores (candidate order); returns its index."""
+        self._scores.extend(float(s) for s in scores)
+        self._score_start.append(len(self._scores))
+        return self.queries - 1
+
+    def query_scores(self, query: int) -> Sequence[float]:
+        return self._scores[self._score_start[query]:self._score_start[query + 1]]
+
+    def add(self, prompt: Prompt, query: int) -> None:
+        """The row of ``prompt`` ranked by the scores of ``query`` (``rank_candidates``'s tie policy)."""
+        order = candidate_order(prompt.candidate_qids, self.query_scores(query))
+        for column, value in zip(self._keys, (prompt.prompt_id, prompt.fact_id, prompt.lang, prompt.template_id,
+                                              prompt.culture, prompt.predicate), strict=True):
+            column.append(value)
+        self._candidates.append(prompt.candidate_qids)
+        self._query.append(query)
+        self._order.extend(order)
+        self._start.append(len(self._order))
+        self._correct.append(bool(order) and prompt.candidate_qids[order[0]] in set(prompt.gold_qids))
+
+    def __len__(self) -> int:
+        return len(self._candidates)
+
+    @overload
+    def __getitem__(self, i: int) -> ProbeResult: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> list[ProbeResult]: ...
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        if i < 0:
+            i += len(self)
+        if not 0 <= i < len(self):
+            raise IndexError(i)
+        candidates, base = self._candidates[i], self._score_start[self._query[i]]
+        order = self._order[self._start[i]:self._start[i + 1]]
+        return ProbeResult(self.model, self.scoring, *(column[i] for column in self._keys),
+                           tuple(candidates[j] for j in order), tuple(self._scores[base + j] for j in order),
+                           bool(self._correct[i]))
+
+    def __iter__(self) -> Iterator[ProbeResult]:
+        return (self[i] for i in range(len(self)))
+
+    def prompt_ids(self) -> list[str]:
+        return self._keys[0]
+
+    def clear(self) -> None:
+        self.__init__(self.model, self.scoring)  # type: ignore[misc]
+
+
 def rank_prompts(scorer, prompts: Sequence[Prompt], texts: Sequence[str], model: str,
                  chunk: int = 2048, progress: Callable[[int], None] | None = None,
                  counts: Counter | None = None, chunk_candidates: int = 65536) -> list[ProbeResult]:
-    """Closed-set ranking of cloze prompts (``texts[i]`` replaces ``prompts[i].text``).
+    """``ranked_rows`` as a list of records."""
+    return list(ranked_rows(scorer, prompts, texts, model, chunk, progress, counts, chunk_candidates))
+
+
+def ranked_rows(scorer, prompts: Sequence[Prompt], texts: Sequence[str], model: str,
+                chunk: int = 2048, progress: Callable[[int], None] | None = None,
+                counts: Counter | None = None, chunk_candidates: int = 65536) -> RankedRows:
+    """Closed-set ranking of cloze prompts (``texts[i]`` replaces ``prompts[i].text``), held as ``RankedRows``.
 
     The scorer gets the queries in chunks of at most ``chunk`` queries and ``chunk_candidates`` candidates:
     large enough that the in-context tokenization and the pass planning share work across many prompts,
@@ -53,19 +139,19 @@ def rank_prompts(scorer, prompts: Sequence[Prompt], texts: Sequence[str], model:
         check_queries(scorer, unique)
     # progress counts prompts: a chunk of distinct queries stands for every prompt whose first copy is in it
     represented = Counter(query_of)
-    scores: list[Sequence[float]] = []
+    out = RankedRows(model, scorer.scoring)
+    # each chunk's scores are stored compactly as they come (``parts`` cut the queries in order)
     for part in parts:
-        if slots is None:
-            scores.extend(scorer.score([unique[i] for i in part]))
-        else:
-            scores.extend(scorer.score_slots([slots[i] for i in part]))
+        scored = scorer.score([unique[i] for i in part]) if slots is None else \
+            scorer.score_slots([slots[i] for i in part])
+        for scores in scored:
+            out.add_scores(scores)
         if progress:
             progress(sum(represented[i] for i in part))
-    out = []
+    if out.queries != len(unique):
+        raise ValueError(f"the scorer returned scores for {out.queries} of {len(unique)} queries")
     for p, index in zip(prompts, query_of, strict=True):
-        ranked, ordered = rank_candidates(p.candidate_qids, scores[index])
-        gold = set(p.gold_qids)
-        out.append(ranking_row(p, model, scorer.scoring, ranked, ordered, bool(ranked) and ranked[0] in gold))
+        out.add(p, index)
     return out
 
 

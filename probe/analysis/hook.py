@@ -63,7 +63,9 @@ def write_model_analyses(run: Path, model_dir: Path, rankc_weighting: str = "sof
                                        scope=scope),
                 *xfactr_sections([model], scope=scope),
                 *error_sections({model.model: model.results}, benchmark_context(bench),
-                                prompts=bench.prompts_with_ids({r.prompt_id for r in model.results}), scope=scope),
+                                # a wrong answer's text and form (a right one has no row): those prompts only
+                                prompts=bench.prompts_with_ids({r.prompt_id for r in model.results if not r.correct}),
+                                scope=scope),
                 *locality_sections({model.model: model.results}, bench.facts_by_id.values()),
                 *popularity_sections({model.model: model.results}, bench.facts_by_id.values())]
     subtitle = (f"run {run.name} · model {model.model} · {scope} ({choice.why}) · benchmark {meta.get('name')} "

@@ -145,19 +145,23 @@ def read_model_results(run: Path, model_dir: Path, bench: Benchmark | None = Non
                        with_tokenizer: bool = True) -> ModelResults:
     """The one adapter: ``model_dir/rankings.parquet`` (the typed reader) joined with the benchmark."""
     from factatlas.benchmark import BenchmarkError
-    from factatlas.tables import read_probe_results
+    from factatlas.probe.aggregate import join_prompts
+    from factatlas.tables import ProbeResultsFile
 
     path = model_dir / "rankings.parquet"
     if not path.is_file():
         raise AnalysisError(f"{path}: missing; probe the model first (`factatlas probe RUN --model ...`)")
     bench = bench or open_benchmark(run)
     tokenize, note = model_tokenizer(model_dir) if with_tokenizer else (None, "tokenizer not requested")
-    rows = read_probe_results(path)
-    try:  # only the ranked prompts are decoded (one language's run reads that language's rows)
-        prompts = bench.prompts_with_ids({r.prompt_id for r in rows})
+    # the rankings stream into the join a batch at a time (their scores are never all held), against the
+    # ranked prompts as the join reads them (one language's run decodes that language's rows)
+    rows = ProbeResultsFile(path)
+    try:
+        prompts = join_prompts(bench, rows.prompt_ids())
     except BenchmarkError as e:
         raise AnalysisError(str(e)) from e
     joined = join_results(model_dir.name, rows, prompts, bench.facts_by_id, tokenize)
+    del prompts
     return ModelResults(joined.model, joined.results, joined.skipped, note, tokenize)
 
 

@@ -202,11 +202,10 @@ def ranking(pid: str, n: int, seed: int):
                        tuple(rng.random() for _ in range(n)), bool(seed % 2))
 
 
-def test_rankings_writer_makes_dicts_a_batch_at_a_time_with_the_bytes_of_one_write(monkeypatch, tmp_path):
-    """At most ``PROBE_WRITE_BATCH`` rows become dicts before they are Arrow columns (seen red with the one
-    list of every row's dict), and the file is byte for byte the one write of every row, sorted. (The joining
-    of the chunks before the write is not seen red here: a probe's 8,064 rows in chunks of 4,096 changed the
-    scores column's pages without it; small tables did not.)"""
+def test_rankings_writer_makes_no_dict_and_no_second_table_with_the_bytes_of_one_write(monkeypatch, tmp_path):
+    """The writer builds each column whole from the records: no row becomes a dict and no batch table is made
+    to be joined (batches + their joined copy held the table twice; seen red with the writer of e529784,
+    dicts 4,096 rows at a time), and the file is byte for byte the one write of every row, sorted."""
     import pyarrow as pa
 
     from factatlas import tables as T
@@ -215,22 +214,26 @@ def test_rankings_writer_makes_dicts_a_batch_at_a_time_with_the_bytes_of_one_wri
         def __getattr__(self, name):
             return getattr(pa, name)
 
+        def concat_tables(self, tables, **kwargs):
+            made.append(("concat_tables", len(tables)))
+            return pa.concat_tables(tables, **kwargs)
+
         class Table:
             @staticmethod
             def from_pylist(rows, schema=None):
-                made.append(len(rows))
+                made.append(("from_pylist", len(rows)))
                 return pa.Table.from_pylist(rows, schema=schema)
 
             empty_table = pa.Table.from_pylist
 
-    made: list[int] = []
+    made: list[tuple[str, int]] = []
     rows = [ranking(f"p{i:02d}", 2_000, i) for i in (6, 3, 0, 5, 1, 4, 2)]
     whole = T.write_table(tmp_path / "whole.parquet", [T.probe_result_to_row(r) for r in rows], T.RANKINGS_SCHEMA,
                           sort_by=("prompt_id",))
-    monkeypatch.setattr(T, "PROBE_WRITE_BATCH", 2)
     monkeypatch.setattr(T, "pa", Counted())
+    monkeypatch.setattr(T, "probe_result_to_row", lambda r: made.append(("dict", 1)))
     batched = T.write_probe_results(tmp_path / "batched.parquet", rows)
-    assert made == [2, 2, 2, 1]
+    assert made == []
     assert batched.read_bytes() == whole.read_bytes()
     assert [r.prompt_id for r in T.read_probe_results(batched)] == [f"p{i:02d}" for i in range(7)]
 
@@ -258,6 +261,160 @@ def test_metrics_of_a_rankings_file_equal_those_of_its_records(built, tmp_path):
     foreign = write_probe_results(tmp_path / "foreign.parquet", [ranking("nowhere", 3, 1)])
     with pytest.raises(MetricsError, match="none of the 1 rankings rows"):
         compute_metrics(ProbeResultsFile(foreign), bench, config)
+
+
+def test_prompt_records_share_their_repeated_strings_within_a_row_group(built):
+    """A fact's prompts are adjacent in prompt_id order and the short columns have a handful of values: one
+    string object per distinct value of a row group (seen red with every row's own strings), the records
+    equal to the rows."""
+    from factatlas.benchmark import Benchmark
+    from factatlas.tables import prompt_from_row
+
+    bench = Benchmark.open(built / "build")
+    batches = list(bench.iter_prompts())
+    for batch in batches:
+        for name in B.SHARED_STRING_COLUMNS:
+            values = [getattr(p, name) for p in batch]
+            assert len({id(v) for v in values}) == len(set(values)), name
+    rows = pq.read_table(built / "build" / "prompts.parquet").to_pylist()
+    assert [p for batch in batches for p in batch] == [prompt_from_row(r) for r in rows]
+
+
+def cloze_rankings(bench):
+    """A ranking of every cloze prompt (reversed candidates for two in three, so some are right)."""
+    from factatlas.records import ProbeResult
+
+    return [ProbeResult("m", "mlm", p.prompt_id, p.fact_id, p.lang, p.template_id, p.culture, p.predicate,
+                        tuple(reversed(p.candidate_qids)) if i % 3 else p.candidate_qids,
+                        tuple(float(-k) for k in range(len(p.candidate_qids))), False)
+            for i, p in enumerate(p for batch in bench.iter_prompts() for p in batch if p.kind == "cloze")]
+
+
+def test_the_join_of_the_ranked_prompts_as_it_reads_them_equals_the_join_of_their_records(built):
+    """``join_prompts`` leaves out what the join never reads (text, candidate forms, all but the first gold
+    form): the join's records and counts are those of the full records, the subword counts and the rows it
+    refuses included (seen red with the gold forms left out too: every gold_subwords became None)."""
+    from factatlas.benchmark import Benchmark
+    from factatlas.probe.aggregate import join, join_prompts
+
+    bench = Benchmark.open(built / "build")
+    rows = cloze_rankings(bench)
+    bad = rows[1]  # ranks one candidate short: foreign candidates
+    rows[1] = type(bad)(*[getattr(bad, f) for f in bad.__slots__][:8], bad.ranked_qids[:-1], bad.scores[:-1], False)
+    rows += [rows[0], ranking("nowhere", 3, 1)]  # a duplicate and an unknown prompt
+    ids = {r.prompt_id for r in rows}
+    slim = join_prompts(bench, ids)
+    full = bench.prompts_with_ids(ids)
+    assert slim.keys() == full.keys() and len(slim) == len(rows) - 2
+    assert all(p.text == "" and p.candidate_forms == () for p in slim.values())
+
+    def tokenize(text):
+        return text.split()
+
+    a = join(rows, slim, model="m", facts=bench.facts_by_id, tokenize=tokenize)
+    b = join(rows, full, model="m", facts=bench.facts_by_id, tokenize=tokenize)
+    assert a.scored == b.scored and a.counts == b.counts
+    assert (a.counts["unknown_prompt"], a.counts["duplicate_prompt"], a.counts["foreign_candidates"]) == (1, 1, 1)
+    assert any(s.gold_subwords for s in a.scored)
+
+
+def test_the_analyses_join_the_rankings_a_batch_at_a_time(built, tmp_path, monkeypatch):
+    """The analyses' adapter (``read_model_results``) streams the rankings into the join: the rankings records
+    alive during the join are a batch or two (``PROBE_RESULT_BATCH`` = 2 here), and no prompt is alive as its
+    full record; its results are those of the records read whole (seen red with the adapter of cac2a06, which
+    read every ranking and every ranked prompt's record before the join)."""
+    from factatlas import tables as T
+    from factatlas.benchmark import Benchmark
+    from factatlas.probe.analysis import records as R
+
+    bench = Benchmark.open(built / "build")
+    rows = cloze_rankings(bench)
+    model_dir = tmp_path / "m"
+    model_dir.mkdir()
+    T.write_probe_results(model_dir / "rankings.parquet", rows)
+    expected = R.join_results("m", rows, bench.prompts_with_ids({r.prompt_id for r in rows}), bench.facts_by_id)
+    del rows
+
+    def full_prompts() -> int:
+        return sum(type(o) is Prompt and bool(o.text) for o in gc.get_objects())
+
+    monkeypatch.setattr(T, "PROBE_RESULT_BATCH", 2)
+    seen = {"results": live_results(), "prompts": full_prompts(), "held": 0, "full": 0, "rows": 0}
+    join = R.join
+
+    def sampled(rankings, *args, **kwargs):
+        def watched():
+            for i, r in enumerate(rankings):
+                if i % 2 == 1:
+                    seen["held"] = max(seen["held"], live_results() - seen["results"])
+                    seen["full"] = max(seen["full"], full_prompts() - seen["prompts"])
+                seen["rows"] += 1
+                yield r
+
+        return join(watched(), *args, **kwargs)
+
+    monkeypatch.setattr(R, "join", sampled)
+    got = R.read_model_results(built, model_dir, Benchmark.open(built / "build"), with_tokenizer=False)
+    assert seen["rows"] == len(expected.results) >= 10
+    assert seen["held"] <= 2 * 2 + 1
+    assert seen["full"] == 0
+    assert got.results == expected.results and got.skipped == expected.skipped
+
+
+class HashScorer:
+    """Scores a candidate by a hash of (text, form), with ties (one score in five is 0.0)."""
+
+    scoring = "fake"
+
+    def score(self, queries):
+        import zlib
+
+        return [[0.0 if zlib.crc32(f"{q.text}|{f}".encode()) % 5 == 0 else -(zlib.crc32(f"{q.text}|{f}".encode()) % 97)
+                 for f in q.forms] for q in queries]
+
+
+def test_the_probe_holds_its_rankings_as_columns_and_writes_them_a_batch_of_records_at_a_time(built, monkeypatch,
+                                                                                             tmp_path):
+    """``ranked_rows`` (the probe's scoring) keeps no ``ProbeResult`` alive, only columns (seen red with the
+    list of records of cac2a06's ``rank_prompts``); its rows are the records ``ranking_row`` makes from
+    ``rank_candidates`` (ties included), and the writer reads them ``PROBE_WRITE_BATCH`` at a time into the
+    bytes of the records' one write."""
+    from factatlas import tables as T
+    from factatlas.benchmark import Benchmark
+    from factatlas.probe.protocol import rank_candidates
+    from factatlas.probe.ranking import ranked_rows, ranking_row
+
+    bench = Benchmark.open(built / "build")
+    prompts = [p for batch in bench.iter_prompts() for p in batch if p.kind == "cloze"][::-1]
+    texts = [p.text for p in prompts]
+    texts[1] = texts[0]  # two prompts sharing a query
+    before = live_results()
+    rows = ranked_rows(HashScorer(), prompts, texts, "m", chunk=3)
+    assert live_results() - before == 0 and len(rows) == len(prompts) >= 10
+    scores = HashScorer().score([type("Q", (), {"text": t, "forms": p.candidate_forms})() for p, t in
+                                 zip(prompts, texts, strict=True)])
+    expected = []
+    for p, s in zip(prompts, scores, strict=True):
+        ranked, ordered = rank_candidates(p.candidate_qids, s)
+        expected.append(ranking_row(p, "m", "fake", ranked, ordered, bool(ranked) and ranked[0] in set(p.gold_qids)))
+    assert list(rows) == expected and rows[-1] == expected[-1] and rows[2:4] == expected[2:4]
+    assert any(r.correct_at_1 for r in expected) and any(len(set(r.scores)) < len(r.scores) for r in expected)
+
+    class Watched(list):
+        """The rows as the writer reads them, counting the records alive at each read."""
+
+        def __getitem__(self, i):
+            held[0] = max(held[0], live_results() - held[1])
+            return rows[i]
+
+        def prompt_ids(self):
+            return rows.prompt_ids()
+
+    held = [0, live_results()]  # the most alive at a read, less those alive before (``expected``'s)
+    monkeypatch.setattr(T, "PROBE_WRITE_BATCH", 2)
+    written = T.write_probe_results(tmp_path / "rows.parquet", Watched(range(len(rows))))
+    assert held[0] <= 2 + 1
+    assert written.read_bytes() == T.write_probe_results(tmp_path / "records.parquet", expected).read_bytes()
 
 
 def test_publish_holds_one_row_group_of_a_shard(built, grouped, monkeypatch):
