@@ -28,19 +28,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(1, str(ROOT))
-from quickstart_time import MATMUL_CODE  # noqa: E402  (the one matmul probe of the benchmarks)
-
-# Forks the command and reports its CPU (user + system, from wait4): the child's own, not this script's.
-LAUNCHER = """
-import os, sys
-pid = os.fork()
-if pid == 0:
-    os.execv(sys.executable, [sys.executable, "-m", "factatlas", *sys.argv[2:]])
-_, status, usage = os.wait4(pid, 0)
-with open(sys.argv[1], "w") as f:
-    f.write(f"{usage.ru_utime + usage.ru_stime} {usage.ru_maxrss}")
-sys.exit(os.waitstatus_to_exitcode(status))
-"""
+from big_benchmark import LAUNCHER, matmul_rate  # noqa: E402  (the launcher: the command's peak RSS and CPU)
 
 
 def run_child(argv: list[str], tree: Path) -> tuple[float, float]:
@@ -53,7 +41,7 @@ def run_child(argv: list[str], tree: Path) -> tuple[float, float]:
             log.seek(0)
             raise SystemExit(f"error: factatlas {' '.join(argv)} ({tree}) exited {proc.returncode}:\n"
                              + log.read().decode("utf-8", "replace")[-2000:])
-        cpu, peak_kb = usage.read().split()
+        peak_kb, cpu = usage.read().split()
     return float(cpu), int(peak_kb) / 1024
 
 
@@ -61,14 +49,6 @@ def digests(folder: Path) -> dict[str, str]:
     """relative path -> sha256 of every file under ``folder``."""
     return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
             for p in sorted(folder.rglob("*")) if p.is_file()}
-
-
-def matmul_rate() -> float:
-    try:
-        out = subprocess.run([sys.executable, "-c", MATMUL_CODE], capture_output=True, text=True, check=True)
-    except (subprocess.CalledProcessError, OSError):
-        return float("nan")
-    return float(out.stdout.strip())
 
 
 def load() -> str:
