@@ -132,14 +132,7 @@ class PageLengthTable(IndexedTable):
 
 def read_redirects(path: str | Path) -> dict[tuple[str, str], str]:
     """``site<TAB>from<TAB>to`` rows -> {(site, from): to}; a missing file means no redirects."""
-    path = Path(path)
-    if not path.exists():
-        return {}
-    with open(path, encoding="utf-8", newline="") as f:
-        reader = csv.DictReader(f, delimiter="\t", quoting=csv.QUOTE_NONE)
-        if reader.fieldnames is None or not {"site", "from", "to"} <= set(reader.fieldnames):
-            raise ConfigError(f"{path}:1: expected the header 'site<TAB>from<TAB>to'")
-        return {(r["site"], r["from"]): r["to"] for r in reader}
+    return {(site, src): dst for site, src, dst in _redirect_rows(Path(path))}
 
 
 def _redirect_rows(path: Path) -> Iterator[tuple[str, str, str]]:

@@ -58,3 +58,19 @@ def test_a_bad_row_is_refused_when_the_table_opens_with_its_line(tmp_path):
         PageLengthTable(bad)
     with pytest.raises(ConfigError, match="page-length table not found at"):
         PageLengthTable(tmp_path / "missing.tsv")
+
+
+def test_a_redirects_file_without_its_header_is_refused_by_the_table_and_the_reader(tmp_path):
+    from factatlas.curate.popularity import read_redirects
+
+    table = tmp_path / "lengths.tsv"
+    table.write_text("site\ttitle\tlength\nen\tCairo\t12\n", "utf-8")
+    redirects = tmp_path / "redirects.tsv"
+    redirects.write_text("site\tsource\ttarget\nen\tCairo City\tCairo\n", "utf-8")
+    for read in (lambda: PageLengthTable(table), lambda: read_redirects(redirects)):
+        with pytest.raises(ConfigError, match=r"redirects.tsv:1: expected the header 'site<TAB>from<TAB>to'"):
+            read()
+    redirects.write_text("site\tfrom\tto\nen\tCairo City\tCairo\n", "utf-8")
+    assert read_redirects(redirects) == {("en", "Cairo City"): "Cairo"}
+    assert PageLengthTable(table).scores({"en": ["Cairo City"]}) == {("en", "Cairo City"): 12.0}
+    assert read_redirects(tmp_path / "none.tsv") == {}
