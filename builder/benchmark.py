@@ -32,7 +32,6 @@ from factatlas.tables import (
     DROPS_SCHEMA,
     FACTS_SCHEMA,
     PROMPTS_SCHEMA,
-    check_fields,
     write_drops,
     write_entities,
     write_facts,
@@ -53,7 +52,7 @@ class BenchmarkContent:
     """Everything a benchmark directory holds, in memory, before it is written."""
 
     meta: dict[str, Any]
-    prompts: list[Prompt]  # written as rows by ``factatlas.tables.prompt_to_row`` (the one conversion)
+    prompts: list[Prompt]  # written a column at a time from the records (``prompts_table``)
     facts: list[Fact]
     entities: list[Entity]
     candidates: list[dict[str, Any]]
@@ -61,20 +60,11 @@ class BenchmarkContent:
     stats: dict[str, Any]
 
 
-def prompts_table(rows: Sequence[Mapping[str, Any]]) -> pa.Table:
-    """Rows -> PROMPTS_SCHEMA table, column by column; shared candidate lists are converted once. Each row
-    holds exactly the fields of ``records.Prompt`` (the schema is derived from it)."""
-    check_fields(rows, PROMPTS_SCHEMA, "prompts.parquet", exact=True)
-    return _columns_table({name: [r[name] for r in rows] for name in PROMPTS_SCHEMA.names})
-
-
-def prompt_records_table(prompts: Sequence[Prompt]) -> pa.Table:
-    """Prompt records -> the table ``prompts_table`` makes of their rows (``tables.prompt_to_row``: each
-    field under its name), read a column at a time from the records without a row dict per prompt."""
-    return _columns_table({name: list(map(attrgetter(name), prompts)) for name in PROMPTS_SCHEMA.names})
-
-
-def _columns_table(columns: Mapping[str, list[Any]]) -> pa.Table:
+def prompts_table(prompts: Sequence[Prompt]) -> pa.Table:
+    """Prompt records -> PROMPTS_SCHEMA table (the schema is derived from ``records.Prompt``: each field under
+    its name, as ``tables.prompt_to_row`` writes it), read a column at a time from the records without a row
+    dict per prompt; shared candidate lists are converted once."""
+    columns = {name: list(map(attrgetter(name), prompts)) for name in PROMPTS_SCHEMA.names}
     arrays = []
     for f in PROMPTS_SCHEMA:
         if f.name in SHARED_LIST_COLUMNS:
@@ -169,7 +159,7 @@ def _write_prompts(path: Path, prompts: Sequence[Prompt]) -> None:
     with atomic_path(path) as tmp, pq.ParquetWriter(tmp, PROMPTS_SCHEMA, compression="zstd",
                                                      write_statistics=False, store_schema=True) as writer:
         for start in range(0, max(len(prompts), 1), PROMPT_ROWS_PER_GROUP):
-            writer.write_table(prompt_records_table(prompts[start:start + PROMPT_ROWS_PER_GROUP]))
+            writer.write_table(prompts_table(prompts[start:start + PROMPT_ROWS_PER_GROUP]))
 
 
 def referenced_qids(prompts: Sequence[Prompt], facts: Sequence[Fact]) -> set[str]:

@@ -152,20 +152,6 @@ def write_arrow_table(path: str | os.PathLike, table: pa.Table) -> Path:
     return path
 
 
-def check_fields(rows: Iterable[Mapping[str, Any]], schema: pa.Schema, what: str, *, exact: bool = False) -> None:
-    """Every row holds every column of ``schema`` (Arrow would write a missing one as null), and with
-    ``exact`` nothing else (a field the schema lacks would be dropped): checked when written."""
-    names = set(schema.names)
-    for i, r in enumerate(rows):
-        keys = r.keys()
-        if keys == names:
-            continue
-        missing, extra = sorted(names - keys), sorted(keys - names) if exact else []
-        if missing or extra:
-            raise ValueError(f"{what}: row {i} does not match its schema: missing {missing}, unknown {extra}; "
-                             "rows are built from the record the schema is derived from (factatlas.records)")
-
-
 class UnreadableTable(FactatlasError):
     """A parquet file exists but cannot be read (truncated, corrupted, not parquet)."""
 
