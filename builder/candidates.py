@@ -28,6 +28,7 @@ from typing import Any
 
 from factatlas.forms import normalise_form
 from factatlas.records import Fact
+from factatlas.templates.variants import has_gendered_labels
 
 CANDIDATE_MODES = ("predicate", "sampled")
 SUBJECT_CANDIDATE = ("excluded", "kept")  # the subject among its own candidates: removed / as published
@@ -188,13 +189,10 @@ class CandidateForms:
 
     def __init__(self, forms: Mapping[tuple[str, str, str, str], tuple[str, ...]], entities: Mapping[str, Any]):
         self.forms = forms
-        self.gendered = frozenset(q for q, e in entities.items() if e.female_labels or e.male_labels)
+        self.gendered = frozenset(q for q, e in entities.items() if has_gendered_labels(e))  # answer_variant's rule
         self._pool_forms: dict[tuple[str, str, str, str], tuple[str, ...]] = {}
         self._shared: dict[tuple[str, str, str, str, str], tuple[str, ...]] = {}
         self._positions: dict[int, tuple[tuple[str, ...], dict[str, int]]] = {}
-
-    def variant(self, qid: str, subject_key: str) -> str:
-        return subject_key if qid in self.gendered else ""
 
     def golds(self, lang: str, tid: str, golds: Sequence[str], subject_key: str) -> tuple[tuple[str, ...], ...]:
         forms, gendered = self.forms, self.gendered

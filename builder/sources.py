@@ -54,7 +54,6 @@ class LibrarySource:
         # one source per build: its renderer keeps the build's slot forms (a subject is filled alike in
         # every template of its predicate, an object in every template), dropped with the source
         self.renderer = Renderer(entities, slot_forms=SlotForms())
-        self._templates: dict[tuple[str, str], Any] = {}  # (lang, template id) -> the library's template
         self.inflections: Counter[tuple[str, str]] = Counter()  # (lang, exact|guessed|none) per answer form
         # (lang, label source) per answer form of a gendered object: P2521, P3321, label, label:<fallback>
         self.gendered: Counter[tuple[str, str]] = Counter()
@@ -63,12 +62,9 @@ class LibrarySource:
         return tuple(TemplateInfo(t.id, t.kind, t.status) for t in self.library.templates(lang, predicate))
 
     def _template(self, lang: str, template_id: str):
-        t = self._templates.get((lang, template_id))
+        t = self.library.get(lang, template_id)  # indexed by the library (``Library.get``)
         if t is None:
-            t = self.library.get(lang, template_id)
-            if t is None:
-                raise KeyError(f"template {template_id} not in the {lang} library")
-            self._templates[(lang, template_id)] = t
+            raise KeyError(f"template {template_id} not in the {lang} library")
         return t
 
     def render_prompt(self, lang: str, template_id: str, subject_qid: str) -> str | RenderFailure:

@@ -10,6 +10,11 @@ from collections.abc import Mapping
 from factatlas.records import Entity
 
 
+def has_gendered_labels(entity: Entity) -> bool:
+    """Whether the entity's label has gendered forms (P2521/P3321), so its answer form follows the subject."""
+    return bool(entity.female_labels or entity.male_labels)
+
+
 def answer_variant(entities: Mapping[str, Entity], object_qid: str, subject_qid: str) -> str:
     """What of the subject an object's answer form depends on: "" for most objects; the subject's
     gender for objects whose label has gendered forms (P2521/P3321: «actor» / «actriz»).
@@ -18,7 +23,7 @@ def answer_variant(entities: Mapping[str, Entity], object_qid: str, subject_qid:
     candidate filler agree with its subject while the cost grows with the variants, not the subjects.
     """
     obj = entities.get(object_qid)
-    if obj is None or not (obj.female_labels or obj.male_labels):
+    if obj is None or not has_gendered_labels(obj):
         return ""
     return subject_key(entities, subject_qid)
 
