@@ -346,11 +346,18 @@ def prompt_rows(prompts: Iterable[Prompt]) -> list[dict[str, Any]]:
     return [prompt_to_row(p) for p in prompts]
 
 
+# RANKINGS_SCHEMA column -> its value in a record: the one row form of a ranking (``probe_result_to_row``, and
+# the writer, which makes Arrow arrays of it without a dict per row)
+RESULT_VALUES = {"model": lambda r: r.model, "scoring": lambda r: r.scoring, "prompt_id": lambda r: r.prompt_id,
+                 "fact_id": lambda r: r.fact_id, "lang": lambda r: r.lang, "template_id": lambda r: r.template_id,
+                 "culture": lambda r: r.culture, "predicate": lambda r: r.predicate,
+                 "ranked_qids": lambda r: list(r.ranked_qids), "scores": lambda r: [float(s) for s in r.scores],
+                 "correct_at_1": lambda r: bool(r.correct_at_1), "prediction": lambda r: r.prediction,
+                 "conversation": lambda r: r.conversation}
+
+
 def probe_result_to_row(r: ProbeResult) -> dict[str, Any]:
-    return {"model": r.model, "scoring": r.scoring, "prompt_id": r.prompt_id, "fact_id": r.fact_id,
-            "lang": r.lang, "template_id": r.template_id, "culture": r.culture, "predicate": r.predicate,
-            "ranked_qids": list(r.ranked_qids), "scores": [float(s) for s in r.scores],
-            "correct_at_1": bool(r.correct_at_1), "prediction": r.prediction, "conversation": r.conversation}
+    return {name: value(r) for name, value in RESULT_VALUES.items()}
 
 
 def probe_result_from_row(r: Mapping[str, Any]) -> ProbeResult:
@@ -361,13 +368,6 @@ def probe_result_from_row(r: Mapping[str, Any]) -> ProbeResult:
 
 PROBE_WRITE_BATCH = 4096  # rankings rows made Arrow arrays at a time by ``write_probe_results``
 
-# RANKINGS_SCHEMA column -> its value in a record (the values of ``probe_result_to_row``, the one row form)
-RESULT_VALUES = {"model": lambda r: r.model, "scoring": lambda r: r.scoring, "prompt_id": lambda r: r.prompt_id,
-                 "fact_id": lambda r: r.fact_id, "lang": lambda r: r.lang, "template_id": lambda r: r.template_id,
-                 "culture": lambda r: r.culture, "predicate": lambda r: r.predicate,
-                 "ranked_qids": lambda r: r.ranked_qids, "scores": lambda r: [float(s) for s in r.scores],
-                 "correct_at_1": lambda r: bool(r.correct_at_1), "prediction": lambda r: r.prediction,
-                 "conversation": lambda r: r.conversation}
 
 
 def write_probe_results(path: str | os.PathLike, results: Iterable[ProbeResult]) -> Path:
@@ -376,8 +376,6 @@ def write_probe_results(path: str | os.PathLike, results: Iterable[ProbeResult])
     into Arrow arrays, never dicts (a dict row with its Python floats is several times the record's Arrow
     size); each column's arrays are joined and let go in turn, so the table is held about once. The bytes
     are those of writing every row at once."""
-    if set(RESULT_VALUES) != set(RANKINGS_SCHEMA.names):
-        raise AssertionError("RESULT_VALUES and RANKINGS_SCHEMA name different columns")
     rows = results if isinstance(results, Sequence) else list(results)
     ids = rows.prompt_ids() if hasattr(rows, "prompt_ids") else [r.prompt_id for r in rows]
     order = sorted(range(len(rows)), key=ids.__getitem__)  # stable: sorting the records by prompt_id

@@ -54,10 +54,10 @@ def test_table_schemas_are_derived_from_their_records():
     import pyarrow as pa
 
     from factatlas.records import ProbeResult, Prompt
-    from factatlas.tables import PROMPTS_SCHEMA, RANKINGS_SCHEMA, schema_of
+    from factatlas.tables import PROMPTS_SCHEMA, RANKINGS_SCHEMA, RESULT_VALUES, schema_of
 
     assert PROMPTS_SCHEMA.names == [f.name for f in dataclasses.fields(Prompt)]
-    assert RANKINGS_SCHEMA.names == [f.name for f in dataclasses.fields(ProbeResult)]
+    assert RANKINGS_SCHEMA.names == [f.name for f in dataclasses.fields(ProbeResult)] == list(RESULT_VALUES)
     assert PROMPTS_SCHEMA.field("answer_start").type == pa.int32()
     assert PROMPTS_SCHEMA.field("gold_forms").type == pa.list_(pa.list_(pa.string()))
 
