@@ -122,7 +122,7 @@ def select_work(selected: Sequence[Prompt], rule, counts: Counter) -> list[Promp
 
 
 def score(job: ProbeJob, work: Sequence[Prompt], counts: Counter
-          ) -> tuple[list[ProbeResult], list[ProbeResult] | None]:
+          ) -> tuple[Sequence[ProbeResult], Sequence[ProbeResult] | None]:
     """The rankings of ``work`` and, unless turned off, of the template-only (question-only) baseline."""
     from factatlas.console import progress
 
@@ -150,11 +150,11 @@ def score(job: ProbeJob, work: Sequence[Prompt], counts: Counter
 
 
 def _scored(job: ProbeJob, prompts: Sequence[Prompt], texts: Sequence[str], tick: Callable[[int], None],
-            counts: Counter, baseline: bool = False) -> list[ProbeResult]:
+            counts: Counter, baseline: bool = False) -> Sequence[ProbeResult]:
     """Rows of ``prompts`` read as ``texts``: ranked (closed-set rules) or answered and matched by the rule."""
     rule, scorer, name = job.spec.rule, job.opened.scorer, job.opened.model_name
     if not rule.open_answer:
-        return ranked_rows(scorer, prompts, texts, name, progress=tick, counts=counts)  # type: ignore[return-value]
+        return ranked_rows(scorer, prompts, texts, name, progress=tick, counts=counts)
     asked = [dataclasses.replace(r, text=t) for r, t in zip(prompts, texts, strict=True)] if baseline else prompts
     answer_job = AnswerJob(name, job.spec, _aliases(job), job.benchmark.prompts,
                            None if baseline else counts, tick)
