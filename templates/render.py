@@ -88,7 +88,7 @@ class Renderer:
     forms of one build, kept across templates (``render_cache.SlotForms``; decisions are then counted once
     per distinct form)."""
 
-    PLANS = 8192  # templates planned (a library holds a few thousand); past it the plans start again
+    PLANS, LABELS = 8192, 262_144  # templates planned, labels cleaned (then they start again: bounded memory)
 
     def __init__(self, entities: Mapping[str, Entity], backends: Mapping[str, InflectionBackend] | None = None,
                  allow_guessed: bool = True, unimorph_cache: str | None = None, slot_forms: SlotForms | None = None):
@@ -553,7 +553,7 @@ class Renderer:
         """``clean_label(label)``, kept per label (an object's label is cleaned for every template it fills)."""
         cleaned = self._cleaned.get(label)
         if cleaned is None:
-            if len(self._cleaned) >= self.PLANS * 32:
+            if len(self._cleaned) >= self.LABELS:
                 self._cleaned.clear()
             cleaned = self._cleaned[label] = clean_label(label)
         return cleaned
