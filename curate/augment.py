@@ -10,11 +10,31 @@ are.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 
 import networkx as nx
 
 from factatlas.records import id_order
+
+
+def closure_edges(starts: Iterable[str],
+                  parent_edges: Callable[[Sequence[str]], Iterable[tuple[str, str]]]) -> list[tuple[str, str]]:
+    """Every (sub, super) edge on the chains above ``starts``: the edges out of the starts, then out of each
+    super not yet seen, one hop at a time until none is new (cycles end there). ``parent_edges(items)`` gives
+    the edges out of ``items`` (one batched query per hop); the result is the edge set that
+    ``?start wdt:P279* ?sub . ?sub wdt:P279 ?super`` answers, in the order found."""
+    seen = dict.fromkeys(starts)
+    frontier = list(seen)
+    edges: list[tuple[str, str]] = []
+    while frontier:
+        found: list[str] = []
+        for sub, sup in parent_edges(frontier):
+            edges.append((sub, sup))
+            if sup not in seen:
+                seen[sup] = None
+                found.append(sup)
+        frontier = sorted(found, key=id_order)
+    return edges
 
 
 def build_graph(edges: Iterable[tuple[str, str]]) -> nx.DiGraph:

@@ -7,8 +7,9 @@ Steps 1 and 2, which see every candidate of a culture's countries, are ``factatl
 4. labels (``label_and_type_check``): labels + aliases in every requested language, P31 classes, P21
    and sitelinks in one batched pass; objects not of the object type, facts whose subject lacks a
    label, and objects lacking one, are dropped with that reason.
-5. augmentation (``augment_objects``): P279 superclasses (one closure query per batch of the object pool) and P131 containing
-   areas for places (stopping before countries); every object keeps its provenance.
+5. augmentation (``augment_objects``): P279 superclasses and P131 containing areas for places (stopping
+   before countries), their chains walked one hop at a time (one query per batch of each hop's new items);
+   every object keeps its provenance.
 
 and what every step shares: the checks before the steps, the cultures, ``Knowledge`` (entities and classes
 learned by batched queries) and the facts' assembly.
@@ -25,7 +26,7 @@ from datetime import date
 from typing import TYPE_CHECKING, Any
 
 from factatlas.curate import sparql
-from factatlas.curate.augment import build_graph, containing_areas, superclasses
+from factatlas.curate.augment import build_graph, closure_edges, containing_areas, superclasses
 from factatlas.curate.cache import QueryRunner
 from factatlas.curate.config import (
     CultureConfig,
@@ -426,10 +427,11 @@ def augment_objects(specs: Mapping[str, PredicateSpec], valid: Mapping[tuple[str
             pools[mode].update(o for objs in per_subject.values() for o in objs)
     graphs = {}
     for mode, build in (("superclass", sparql.superclass_edges_query), ("admin", sparql.admin_edges_query)):
-        pool = sorted(pools[mode], key=id_order)
-        rows = runner.select_batched(f"augment:{mode}", pool, build, config.batch_size) if pool else []
-        edges = [(a, b) for r in rows if (a := sparql.qid_of(r, "sub")) and (b := sparql.qid_of(r, "super"))]
-        graphs[mode] = build_graph(edges)
+        def parent_edges(items: Sequence[str], mode=mode, build=build) -> list[tuple[str, str]]:
+            rows = runner.select_batched(f"augment:{mode}", items, build, config.batch_size)
+            return [(a, b) for r in rows if (a := sparql.qid_of(r, "sub")) and (b := sparql.qid_of(r, "super"))]
+
+        graphs[mode] = build_graph(closure_edges(sorted(pools[mode], key=id_order), parent_edges))
     know.describe(n for g in graphs.values() for n in g.nodes)
 
     culture_countries = {q for c in cultures.values() for q in c.country_qids}

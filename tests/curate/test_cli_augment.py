@@ -8,7 +8,7 @@ import sys
 from typer.testing import CliRunner
 
 from factatlas.app.cli import app
-from factatlas.curate.augment import build_graph, containing_areas, superclasses
+from factatlas.curate.augment import build_graph, closure_edges, containing_areas, superclasses
 
 runner = CliRunner()
 
@@ -71,3 +71,50 @@ def test_superclasses_are_the_whole_chain_in_qid_order():
     g = build_graph([("Q177220", "Q639669"), ("Q639669", "Q483501"), ("Q483501", "Q215627")])
     assert superclasses(g, "Q177220") == ["Q215627", "Q483501", "Q639669"]
     assert superclasses(g, "Q215627") == []
+
+
+def test_the_closure_walk_asks_each_item_once_and_ends_on_cycles():
+    # a diamond (1 -> 2, 3 -> 4), a cycle (4 -> 5 -> 4), a start that is another start's super (2), and a
+    # chain nobody starts on (9 -> 10)
+    parents = {"Q1": ["Q2", "Q3"], "Q2": ["Q4"], "Q3": ["Q4"], "Q4": ["Q5"], "Q5": ["Q4"], "Q9": ["Q10"]}
+    asked: list[list[str]] = []
+
+    def parent_edges(items):
+        asked.append(list(items))
+        return [(a, b) for a in items for b in parents.get(a, [])]
+
+    edges = closure_edges(["Q2", "Q1", "Q7"], parent_edges)
+    assert sorted(edges) == [("Q1", "Q2"), ("Q1", "Q3"), ("Q2", "Q4"), ("Q3", "Q4"), ("Q4", "Q5"), ("Q5", "Q4")]
+    assert asked == [["Q2", "Q1", "Q7"], ["Q3", "Q4"], ["Q5"]]  # hop by hop, each item asked once
+    assert closure_edges([], parent_edges) == [] and len(asked) == 3
+
+
+def test_the_closure_walk_answers_what_the_path_query_answers_on_the_sample():
+    """The walk's edges against ``?start wdt:P279* ?sub . ?sub wdt:P279 ?super`` (the form step 5 sent until
+    29 Nov 2026) evaluated by the store itself, from every item at the foot of a P279 or P131 chain in the
+    sample."""
+    import pytest
+
+    from factatlas.curate import sparql
+    from factatlas.curate.endpoints import SAMPLE_PATH, load_store, run_on_store
+
+    if not SAMPLE_PATH.exists():
+        pytest.skip("the embedded Wikidata sample is not built")
+    store = load_store(SAMPLE_PATH)
+
+    def edges_of(rows):
+        return {(sparql.qid_of(r, "sub"), sparql.qid_of(r, "super")) for r in rows}
+
+    for prop, build in (("P279", sparql.superclass_edges_query), ("P131", sparql.admin_edges_query)):
+        # the chains' lowest items: the walk has to climb from them, hop by hop
+        starts = sorted({sparql.qid_of(r, "s") for r in run_on_store(store, sparql.PREFIXES + (
+            f"SELECT DISTINCT ?s WHERE {{ ?s wdt:{prop} ?o . FILTER NOT EXISTS {{ ?x wdt:{prop} ?s }} }}"))})
+        path = sparql.PREFIXES + ("SELECT DISTINCT ?sub ?super WHERE {\n"
+                                  f"  {sparql.values('start', [sparql.qid(x) for x in starts])}\n"
+                                  f"  ?start wdt:{prop}* ?sub .\n  ?sub wdt:{prop} ?super .\n}}\n")
+        want = edges_of(run_on_store(store, path))
+        for batch in (200, 7):
+            walked = closure_edges(starts, lambda items, b=batch, build=build: [
+                e for i in range(0, len(items), b) for e in edges_of(run_on_store(store, build(items[i:i + b])))])
+            assert len(walked) == len(set(walked)) and set(walked) == want, (prop, batch)
+        assert len(want) > 30 and not {sub for sub, _ in want} <= set(starts), prop  # chains worth walking

@@ -194,8 +194,9 @@ def test_builders_are_engine_neutral_and_anchored():
     # the class-reach closure ends in a variable joined with a triple, as Virtuoso requires
     assert "?class wdt:P279* ?mid .\n  ?mid wdt:P279 ?root ." in queries[3] and "VALUES ?root" in queries[3]
     assert "?class wdt:P279* ?root" not in queries[3]
-    assert "VALUES ?start { wd:Q177220 }" in queries[6] and "?start wdt:P279* ?sub" in queries[6]
-    assert "VALUES ?start { wd:Q85 }" in queries[7] and "?start wdt:P131* ?sub" in queries[7]
+    # the augmentation asks one hop at a time: no path at all
+    assert "VALUES ?sub { wd:Q177220 }\n  ?sub wdt:P279 ?super ." in queries[6] and "*" not in queries[6]
+    assert "VALUES ?sub { wd:Q85 }\n  ?sub wdt:P131 ?super ." in queries[7] and "*" not in queries[7]
 
 
 def test_class_reach_adds_the_zero_step_and_keeps_classes_without_roots():
