@@ -88,7 +88,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.rounds < 1:
         ap.error("--rounds must be >= 1")
     signal.signal(signal.SIGTERM, lambda signum, _frame: sys.exit(128 + signum))
-    work = Path(tempfile.mkdtemp(prefix="ray-engine-", dir="/tmp"))  # short: Ray's socket paths live under it
+    work = Path(tempfile.mkdtemp(prefix="ray-engine-"))
     worktree = work / "ref"
     try:
         subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", str(worktree), args.against],
@@ -111,7 +111,7 @@ def main(argv: list[str] | None = None) -> int:
         for round_ in range(args.rounds):
             order = list(sides.items()) if round_ % 2 == 0 else list(sides.items())[::-1]
             for name, tree in order:
-                tmp = Path(tempfile.mkdtemp(prefix="t-", dir=work))
+                tmp = Path(tempfile.mkdtemp(prefix="fr-", dir="/tmp"))  # short: Ray's socket paths live under it
                 seconds, took = run_side([*common, "--engine", "ray", "--ray-cpus", "2", "--ray-actors", "2",
                                           "--ray-shards", "4", "--out-name", "ray"], tree, tmp)
                 if rankings(run / "probe" / "ray") != single:
