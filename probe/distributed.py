@@ -1,8 +1,8 @@
-"""``--engine ray``: a probe as a Ray Data pipeline, one model replica per actor (per GPU when there are GPUs).
+"""``--engine ray``: a probe over a pool of Ray actors, one model replica per actor (per GPU when there are GPUs).
 
-The prompts are split by today's stable ``shard_of`` into ``shards`` parts; a dataset of shard indices is
-mapped (``map_batches``, batch size 1) over an actor pool; each actor loads the model once and runs the
-ordinary single-process probe on its shards with ``--shard i/n``, writing
+The prompts are split by today's stable ``shard_of`` into ``shards`` parts; the shard indices are handed to
+a pool of plain Ray actors (``ray.util.ActorPool``), each index to the next actor that is free; each actor
+loads the model once and runs the ordinary single-process probe on its shards with ``--shard i/n``, writing
 ``rankings.shard-i-of-n.parquet`` into the staging folder of the model folder (the driver holds the run
 lock). The driver then merges them with the same ``merge_shards`` as manual sharding, removes the shard
 files, writes probe.json and metrics.json and swaps the folder in whole: the rankings and the folder's shape
@@ -87,7 +87,7 @@ def start_ray(address: str | None, num_cpus: int | None, work: Path) -> str | No
     try:
         import ray
     except ImportError as e:
-        raise ConfigError("--engine ray needs Ray Data: pip install 'factatlas[ray]' (ray[data])") from e
+        raise ConfigError("--engine ray needs Ray: pip install 'factatlas[ray]'") from e
     if ray.is_initialized():
         return None
     if address:
@@ -162,19 +162,17 @@ class ShardWorker:
                         device_map=local.device_map)
         self.lm = replace(lm, name=model_name)
 
-    def __call__(self, batch: dict) -> dict:
+    def probe(self, index: int) -> tuple[int, int]:
+        """Shard ``index``: its rankings written into the staging folder; (index, prompts scored)."""
         from factatlas.probe.probing import probe_here
 
-        done = []
-        for index in batch["shard"]:
-            config = replace(self.config, shard=(int(index), self.shards))
-            outcome = probe_here(self.run, config, lm=self.lm, merge=False)
-            done.append(int(outcome.counts.get("prompts/scored", 0)))
-        return {"shard": list(batch["shard"]), "scored": done}
+        config = replace(self.config, shard=(index, self.shards))
+        outcome = probe_here(self.run, config, lm=self.lm, merge=False)
+        return index, int(outcome.counts.get("prompts/scored", 0))
 
 
 def probe_with_ray(run: str | Path, config: Any):
-    """The Ray Data pipeline; returns the runner's ProbeOutcome for the merged result. Holds the run lock
+    """The probe over Ray actors; returns the runner's ProbeOutcome for the merged result. Holds the run lock
     throughout; the actors write their shards into the staging folder of the model folder, which the driver
     merges there (shard files removed) and swaps in whole: the same folder a single process writes."""
     from factatlas.rundir import RunDir
@@ -261,23 +259,25 @@ def _remove_made(made: list[Path]) -> None:
 
 
 def _run_actors(run: str | Path, config: Any, job: RayJob, staging: Path, run_dir: Path) -> list:
-    """Start (or join) Ray, map the shards over the actor pool, and end a local instance whatever happens."""
+    """Start (or join) Ray, hand the shards to a pool of actors as they free up, and end a local instance
+    whatever happens. Plain actors (``ray.util.ActorPool``), not a Ray Data pipeline: the same one model
+    load per actor, without Ray Data's executor and its start-up (a minute of a two-core machine)."""
     options = config.engine.options
     temp_dir = start_ray(options.ray_address, options.ray_cpus, run_dir / "probe" / "_ray")
     try:
-        import ray.data
+        import ray
         import torch
+        from ray.util import ActorPool
 
         device = config.backend.options.device
         gpus = 1 if (device in ("auto", "cuda") and torch.cuda.is_available()) else 0
         worker_config = replace(job.worker_config, shard_dir=str(staging))
         shards = options.ray_shards
-        ds = ray.data.from_items([{"shard": i} for i in range(shards)], override_num_blocks=shards)
-        ds = ds.map_batches(ShardWorker, batch_size=1, num_gpus=gpus, num_cpus=0 if gpus else 0.5,
-                            compute=ray.data.ActorPoolStrategy(size=options.ray_actors),
-                            fn_constructor_kwargs={"run": str(run), "config": worker_config, "path": job.path,
-                                                   "model_name": job.model_name, "shards": shards})
-        return ds.take_all()
+        actor = ray.remote(num_gpus=gpus, num_cpus=0 if gpus else 0.5)(ShardWorker)
+        actors = [actor.remote(run=str(run), config=worker_config, path=job.path, model_name=job.model_name,
+                               shards=shards) for _ in range(min(options.ray_actors, shards))]
+        pool = ActorPool(actors)
+        return list(pool.map_unordered(lambda worker, index: worker.probe.remote(index), range(shards)))
     finally:
         stop_ray(temp_dir)
 

@@ -1,5 +1,5 @@
 """How a probe is spread over processes, registered like the scoring rules: ``local`` (this process, or one
-``--shard i/n`` of it; ``probe/probing.py``) and ``ray`` (a Ray Data pipeline over an actor pool,
+``--shard i/n`` of it; ``probe/probing.py``) and ``ray`` (a pool of Ray actors, one model replica each,
 ``probe/distributed.py``). An engine owns its typed options and runs a whole probe of a run directory."""
 
 from __future__ import annotations
@@ -54,7 +54,7 @@ class RayOptions(Options):
 # the engines' code is named, not imported: a command line lists them without loading what they run
 register_engine(Engine("local", "this process (or one --shard i/n of the run)", NoOptions,
                        "factatlas.probe.probing:run_local"))
-register_engine(Engine("ray", "a Ray Data pipeline, one model replica per actor/GPU (extra 'ray')", RayOptions,
+register_engine(Engine("ray", "a pool of Ray actors, one model replica per actor/GPU (extra 'ray')", RayOptions,
                        "factatlas.probe.distributed:run_ray"))
 
 

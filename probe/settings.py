@@ -39,7 +39,7 @@ OUT_NAME = Option("--out-name", None, "Folder name under probe/ (default: model 
                   "rule is not the family's default).", parse=parse_out_name)
 BACKEND = Option("--backend", "local", "local (transformers here) | openai (an OpenAI-compatible server: vLLM, "
                  "llama.cpp, TGI, ...).")
-ENGINE = Option("--engine", "local", "local | ray (a Ray Data pipeline, one model replica per actor/GPU; extra "
+ENGINE = Option("--engine", "local", "local | ray (a pool of Ray actors, one model replica per actor/GPU; extra "
                 "'ray').")
 RUN_OPTIONS = (SCORING, LANGS, SHARD, TEMPLATE_ONLY, TINY_STEPS, OUT_NAME, BACKEND, ENGINE)
 

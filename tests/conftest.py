@@ -186,9 +186,12 @@ def pytest_collection_modifyitems(items):
 
 
 # Where the suite's CPU goes: with FACTATLAS_TEST_CPU_LOG=PREFIX each worker appends, per test phase, the
-# CPU seconds of its own process and of the children it reaped (servers, commands, fine-tunes), and the
-# wall seconds, to PREFIX.<worker>; `python3 benchmarks/suite_cpu.py PREFIX` sums them by test and file.
-# Wall time under xdist mixes in the other workers' load; CPU seconds do not.
+# CPU seconds of its own process and of its children (servers, commands, fine-tunes), and the wall seconds,
+# to PREFIX.<worker>; `python3 benchmarks/suite_cpu.py PREFIX` sums them by test and file. A child counts
+# in the phase that spent its CPU: the reaped ones (getrusage) plus those still running (their CPU and that
+# of the children they reaped, from psutil). Counting reaped children alone put the whole life of a
+# module's zygote or server into the teardown that ended it (test_stage_safety's fork server: 28.7 CPU-s
+# in a 0.1 s teardown). Wall time under xdist mixes in the other workers' load; CPU seconds do not.
 _CPU_LOG = os.environ.get("FACTATLAS_TEST_CPU_LOG")
 
 
@@ -196,10 +199,22 @@ if _CPU_LOG:
     import resource
     import time
 
+    import psutil  # installed with the test extra (ray brings it)
+
+    def _running_children_cpu() -> float:
+        total = 0.0
+        for child in psutil.Process().children(recursive=True):
+            try:
+                t = child.cpu_times()
+            except (psutil.NoSuchProcess, psutil.AccessDenied):  # ended meanwhile: counted once reaped
+                continue
+            total += t.user + t.system + t.children_user + t.children_system
+        return total
+
     def _cpu_now() -> tuple[float, float, float]:
         own = resource.getrusage(resource.RUSAGE_SELF)
         kids = resource.getrusage(resource.RUSAGE_CHILDREN)
-        return own.ru_utime + own.ru_stime, kids.ru_utime + kids.ru_stime, time.perf_counter()
+        return own.ru_utime + own.ru_stime, kids.ru_utime + kids.ru_stime + _running_children_cpu(), time.perf_counter()
 
     def _logged_phase(item, phase: str):
         before = _cpu_now()

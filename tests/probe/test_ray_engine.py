@@ -94,7 +94,7 @@ def test_connect_parser_sees_off_machine_addresses():
 @pytest.mark.slow
 @pytest.mark.servers
 def test_ray_engine_equals_single_process_and_stays_on_loopback(tmp_path, capitals_rows, tiny_gpt2_dir):
-    pytest.importorskip("ray.data")
+    pytest.importorskip("ray")
     strace = shutil.which("strace")
     if strace is None:
         pytest.skip("strace is needed to verify Ray stays on loopback (apt-get install strace)")
