@@ -133,7 +133,7 @@ def stop_ray(temp_dir: str | None) -> list[int]:
         if ray.is_initialized():
             ray.shutdown()
         return []
-    import psutil  # a dependency of ray
+    import psutil  # ray vendors it (ray/thirdparty_files) and puts it on its path at import
 
     ours = psutil.Process().children(recursive=True)  # gcs, raylet, workers: all started by this driver
     ray.shutdown()

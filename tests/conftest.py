@@ -199,7 +199,7 @@ if _CPU_LOG:
     import resource
     import time
 
-    import psutil  # installed with the test extra (ray brings it)
+    import psutil  # installed with the test extra (accelerate and peft require it)
 
     def _running_children_cpu() -> float:
         total = 0.0
