@@ -441,6 +441,18 @@ def _linear_into(decoder, buffer):
     return LinearInto()
 
 
+@dataclass(frozen=True)
+class PreparedPasses:
+    """One chunk's host work for ``MaskedLMScorer.run``: its planned batches, per batch the (distinct,
+    inverse) index arrays of its (token, position) pairs or None, per candidate its token count (global
+    candidate order) and per query its number of candidates."""
+
+    batches: tuple[PlannedBatch, ...]
+    shared: tuple[tuple[np.ndarray, np.ndarray] | None, ...]
+    token_counts: tuple[int, ...]
+    candidates: tuple[int, ...]
+
+
 AVERAGES = ("logprob", "prob")
 
 
@@ -498,52 +510,72 @@ class MaskedLMScorer:
         return slot_needs(slots, [q.text for q in queries], len(wrap.head), len(wrap.tail))
 
     def score(self, queries: Sequence[ClozeQuery]) -> list[tuple[float, ...]]:
+        return self.run(self.prepare(queries))
+
+    def score_slots(self, slots: Sequence[SlotTokens]) -> list[tuple[float, ...]]:
+        return self.run(self.prepare_slots(slots))
+
+    def prepare(self, queries: Sequence[ClozeQuery]) -> PreparedPasses:
+        """The host step of ``score``: the queries tokenized in context, checked against the model's context
+        (``ContextTooLong`` before any forward pass) and planned (``prepare_slots``)."""
         from factatlas.probe.context import CANDIDATE_FIX, model_limit, refuse_overlong
 
         slots = tokenize_slots(self.lm.tokenizer, queries)
         refuse_overlong(self.context_needs(queries, slots), model_limit(self.lm), self.lm.name, CANDIDATE_FIX)
-        return self.score_slots(slots)
+        return self.prepare_slots(slots)
 
-    def score_slots(self, slots: Sequence[SlotTokens]) -> list[tuple[float, ...]]:
-        with torch_threads(self.lm.model, self.lm.device):
-            return self._score_slots(slots)
-
-    def _score_slots(self, slots: Sequence[SlotTokens]) -> list[tuple[float, ...]]:
-        import numpy as np
-        import torch
-
+    def prepare_slots(self, slots: Sequence[SlotTokens]) -> PreparedPasses:
+        """Everything ``run`` needs that calls no model: the passes planned and batched as host arrays, and
+        each batch's distinct (token, position) pairs where the first layer shares its projections. Pure
+        (no model state is read or written), so ``ranking.ranked_rows`` runs it on a second thread."""
         tok = self.lm.tokenizer
         wrap = special_wrap(tok)
         plan = plan_passes(slots, self.mode, tok.mask_token_id, wrap.head, wrap.tail)
+        batches = tuple(plan.batches(self.batch_tokens))
+        shared = []
+        for b in batches:
+            pairs = None
+            if self._first is not None:
+                distinct, inverse = b.distinct_positions()
+                if len(distinct) <= FIRST_LAYER_SHARE * b.ids.size:
+                    pairs = distinct, inverse
+            shared.append(pairs)
+        return PreparedPasses(batches, tuple(shared), tuple(plan.token_counts), tuple(len(s.candidates) for s in slots))
+
+    def run(self, prepared: PreparedPasses) -> list[tuple[float, ...]]:
+        """The model step of ``score``: the prepared batches through the model, one score per candidate."""
+        with torch_threads(self.lm.model, self.lm.device):
+            return self._run(prepared)
+
+    def _run(self, prepared: PreparedPasses) -> list[tuple[float, ...]]:
+        import numpy as np
+        import torch
+
         device = self.lm.device
-        sums = torch.zeros(len(plan.token_counts), dtype=torch.float64, device=device)
+        sums = torch.zeros(len(prepared.token_counts), dtype=torch.float64, device=device)
         pending = PendingReads()
         if self._into is not None:
             weight = getattr(*self._into).weight
             self._buffer = torch.empty((self._head_rows, weight.shape[0]), dtype=weight.dtype, device=weight.device)
         with torch.inference_mode():
             # Passes of one length batch together: no padding, so no attention mask and no wasted rows.
-            for b in plan.batches(self.batch_tokens):
+            for b, pairs in zip(prepared.batches, prepared.shared, strict=True):
                 ids, rows, within, cols = (long_tensor(x, device) for x in (b.ids, b.rows, b.within, b.cols))
-                shared = None
-                if self._first is not None:
-                    distinct, inverse = b.distinct_positions()
-                    if len(distinct) <= FIRST_LAYER_SHARE * b.ids.size:
-                        shared = long_tensor(distinct, device), long_tensor(inverse, device)
+                shared = None if pairs is None else tuple(long_tensor(x, device) for x in pairs)
                 pending.add(self._read_states(ids, rows, within, cols, b.most, shared), b.at, b.tokens, b.cands)
                 for chunk in pending.ready(self._head_rows):
                     self._add_log_probs(*chunk, sums)
             for chunk in pending.ready(None):
                 self._add_log_probs(*chunk, sums)
         self._buffer = None
-        counts = np.array(plan.token_counts, dtype=np.float64)
+        counts = np.array(prepared.token_counts, dtype=np.float64)
         with np.errstate(divide="ignore", invalid="ignore"):
             means = np.where(counts > 0, sums.cpu().numpy() / counts, float("-inf")).tolist()
         out: list[tuple[float, ...]] = []
         g = 0
-        for slot in slots:
-            out.append(tuple(means[g:g + len(slot.candidates)]))
-            g += len(slot.candidates)
+        for n in prepared.candidates:
+            out.append(tuple(means[g:g + n]))
+            g += n
         return out
 
     def _add_log_probs(self, states, at, tokens, cands, sums) -> None:

@@ -1,0 +1,53 @@
+"""A one-deep pipeline: item k+1's host work runs on a second thread while item k's model work runs here.
+
+The ranking cuts a run's queries into chunks, and each chunk's scoring is a host step (tokenizing, the
+plan of passes and batches as arrays) and a model step (the forward passes). Done one after the other,
+the device waits while the host plans; here the next chunk is prepared while this one runs. Torch
+releases the GIL inside its kernels and the fast tokenizers and numpy mostly do too, so on a CPU with
+torch on one thread the host work takes the free core, and on an accelerator it hides behind the
+device's queue.
+
+At most two items' prepared work is alive at once (the one running and the one being prepared), an
+error raised while preparing surfaces in the caller as that same exception when its item is reached,
+and the model step always runs on the calling thread (torch's thread settings are the caller's)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import TypeVar
+
+Item = TypeVar("Item")
+Prepared = TypeVar("Prepared")
+Result = TypeVar("Result")
+
+
+def pipelined(items: Sequence[Item], prepare: Callable[[Item], Prepared], run: Callable[[Prepared], Result],
+              prefetch: bool = True) -> Iterator[tuple[Item, Result]]:
+    """``(item, run(prepare(item)))`` for every item in order; with ``prefetch``, ``prepare`` of the next
+    item runs on one background thread while ``run`` of this one runs on the caller's. Results are the
+    same either way (the two steps see the same inputs in the same order); only when they run differs.
+
+    The first item is prepared on the caller's thread (nothing runs yet to hide it behind), so an error
+    preparing it, the usual place for a refusal, is raised before any ``run``."""
+    if not prefetch or len(items) < 2:
+        for item in items:
+            yield item, run(prepare(item))
+        return
+    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="factatlas-prepare")
+    upcoming: Future | None = None
+    try:
+        ready = prepare(items[0])
+        for k, item in enumerate(items):
+            upcoming = pool.submit(prepare, items[k + 1]) if k + 1 < len(items) else None
+            result = run(ready)
+            ready = None  # this item's prepared work is let go before the next one's is taken
+            yield item, result
+            if upcoming is not None:
+                ready = upcoming.result()  # the preparing thread's exception, raised here as it was raised there
+                upcoming = None
+    finally:
+        if upcoming is not None:
+            upcoming.cancel()
+        # waits for a preparation already under way (at most one item's), so no thread outlives the call
+        pool.shutdown(wait=True, cancel_futures=True)
