@@ -237,3 +237,41 @@ def test_no_forward_pass_runs_before_the_context_refusal(random_model, capitals_
         assert forwards  # the hook does see this model's forward passes
     finally:
         hook.remove()
+
+
+@pytest.mark.slow
+def test_the_speed_benchmark_checks_every_score_before_it_prints_a_ratio(capsys, monkeypatch):
+    from tests.probe.test_mlm import _benchmark_script
+
+    bench = _benchmark_script("prefetch_speed", monkeypatch)
+    assert bench.main(TINY_BENCHMARK) == 0
+    out = capsys.readouterr().out
+    assert "in 3 chunks" in out and "check: 60 rankings and every score identical" in out
+    assert "host share" in out and out.count("RATIO wall off/on") == 1
+
+
+TINY_BENCHMARK = ["--prompts", "60", "--candidates", "6", "--chunk", "20", "--layers", "1", "--vocab", "600",
+                  "--tokenizer-vocab", "300", "--repeats", "1", "--no-matmul"]
+
+
+@pytest.mark.slow
+def test_the_speed_benchmark_prints_no_time_when_a_score_differs(capsys, monkeypatch):
+    """A pipeline that changed one score in its last bit: the benchmark says how many rankings differ, exits
+    1, and prints no time and no ratio."""
+    import factatlas.probe.ranking as ranking
+    from tests.probe.test_mlm import _benchmark_script
+
+    bench = _benchmark_script("prefetch_speed", monkeypatch)
+    own = ranking.pipelined
+
+    def nudged(items, prepare, run, prefetch=True):
+        for item, scores in own(items, prepare, run, prefetch):
+            if prefetch:
+                scores = [tuple(s + 1e-12 if q == 0 else s for q, s in enumerate(row)) for row in scores]
+            yield item, scores
+
+    monkeypatch.setattr(ranking, "pipelined", nudged)
+    assert bench.main(TINY_BENCHMARK) == 1
+    out = capsys.readouterr().out
+    assert "error: 60 of 60 rankings differ between --no-prefetch and --prefetch" in out
+    assert "RATIO" not in out and "wall" not in out
