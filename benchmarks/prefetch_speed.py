@@ -12,6 +12,7 @@ with the machine, its load before and after, and its one-thread fp32 matmul rate
 (``big_benchmark.matmul_rate``), since the box is shared.
 
     python benchmarks/prefetch_speed.py                                  # small masked shape on CPU
+    python benchmarks/prefetch_speed.py --tiny --mode pll                # the quickstart's tiny BERT shape
     python benchmarks/prefetch_speed.py --preset mbert --prompts 1200 --repeats 2
     python benchmarks/prefetch_speed.py --device cuda --dtype bf16 --preset mbert --prompts 12000
 """
@@ -104,20 +105,26 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--candidates", type=int, default=20)
     ap.add_argument("--chunk", type=int, default=2048, help="queries per chunk (the probe's default)")
     ap.add_argument("--chunk-candidates", type=int, default=65536, help="candidates per chunk (the probe's default)")
-    ap.add_argument("--layers", type=int, help="override the preset's number of layers")
-    ap.add_argument("--vocab", type=int, help="override the preset's vocabulary size")
+    for name in ("layers", "hidden", "heads", "intermediate", "vocab"):
+        ap.add_argument(f"--{name}", type=int, help=f"override the preset's {name}")
+    ap.add_argument("--tiny", action="store_true", help="the quickstart's tiny BERT shape: 2 layers, hidden 64, "
+                    "2 heads, intermediate 128, vocab 4,000 (masked presets)")
     ap.add_argument("--tokenizer-vocab", type=int, default=1000)
     ap.add_argument("--batch-tokens", type=int, default=8192)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--threads", type=int, default=0, help="torch threads (0: the project's rule)")
     ap.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
     ap.add_argument("--dtype", choices=("fp32", "bf16", "fp16"), default="fp32")
+    ap.add_argument("--switch-intervals", type=float, nargs="*", default=[],
+                    help="also time the pipeline with each of these interpreter switch intervals (seconds; "
+                         "pipeline.SWITCH_INTERVAL, the pipeline's own is timed as 'on')")
     ap.add_argument("--no-matmul", action="store_true", help="skip the one-thread matmul probe")
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args(argv)
 
     import torch
 
+    from factatlas.probe import pipeline
     from factatlas.probe.batching import greedy_batches
     from factatlas.probe.ranking import ranked_rows
     from factatlas.probe.threads import model_threads
@@ -125,9 +132,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"machine: {os.cpu_count()} cores; load {load()}"
           + ("" if args.no_matmul else f"; one-thread fp32 matmul {matmul_rate():.1f} GFLOP/s"), flush=True)
     sizes = PRESETS[args.preset]
-    if args.layers or args.vocab:
-        sizes = type(sizes)(**{**vars(sizes), **({"layers": args.layers} if args.layers else {}),
-                               **({"vocab": args.vocab} if args.vocab else {})})
+    if args.tiny:
+        sizes = type(sizes)(layers=2, hidden=64, heads=2, intermediate=128, vocab=4000)
+    sizes = type(sizes)(**{k: getattr(args, k) or v for k, v in vars(sizes).items()})
     queries, corpus = make_queries(args.prompts, args.candidates, args.seed)
     builder = build_causal if args.preset in CAUSAL_PRESETS else build_seq2seq if args.preset in SEQ2SEQ_PRESETS \
         else build_model
@@ -175,19 +182,27 @@ def main(argv: list[str] | None = None) -> int:
         def clock() -> float:
             torch.cuda.synchronize()
             return time.perf_counter()
-    wall: dict[str, list[float]] = {"off": [], "on": []}
-    cpu: dict[str, list[float]] = {"off": [], "on": []}
+    own = pipeline.SWITCH_INTERVAL
+    sides = {"off": (False, own), "on": (True, own), **{f"on, switch {x * 1e3:g} ms": (True, x)
+                                                         for x in args.switch_intervals}}
+    wall: dict[str, list[float]] = {side: [] for side in sides}
+    cpu: dict[str, list[float]] = {side: [] for side in sides}
     for round_ in range(args.repeats):
-        for side in (("off", "on") if round_ % 2 == 0 else ("on", "off")):
+        for side in (list(sides) if round_ % 2 == 0 else list(sides)[::-1]):
+            prefetch, pipeline.SWITCH_INTERVAL = sides[side]
             w0, c0 = clock(), time.process_time()
-            ranked(side == "on")
+            ranked(prefetch)
             wall[side].append(clock() - w0)
             cpu[side].append(time.process_time() - c0)
-    for side, label in (("off", "--no-prefetch"), ("on", "--prefetch")):
-        print(f"{label:>14}: wall {stats(wall[side])}; CPU {stats(cpu[side])}")
-    print(f"RATIO wall off/on {min(wall['off']) / min(wall['on']):.3f} (min), "
-          f"{statistics.median(wall['off']) / statistics.median(wall['on']):.3f} (median); "
-          f"CPU off/on {min(cpu['off']) / min(cpu['on']):.3f} (min)")
+    pipeline.SWITCH_INTERVAL = own
+    shown = own * 1e3 if own is not None else None
+    for side in sides:
+        label = {"off": "--no-prefetch", "on": f"--prefetch ({'switch ' + format(shown, 'g') + ' ms' if own else 'interpreter switch'})"}.get(side, side)
+        print(f"{label:>28}: wall {stats(wall[side])}; CPU {stats(cpu[side])}")
+    for side in list(sides)[1:]:
+        print(f"RATIO wall off/{side} {min(wall['off']) / min(wall[side]):.3f} (min), "
+              f"{statistics.median(wall['off']) / statistics.median(wall[side]):.3f} (median); "
+              f"CPU off/{side} {min(cpu['off']) / min(cpu[side]):.3f} (min)")
     print(f"after: load {load()}" + ("" if args.no_matmul else f"; one-thread fp32 matmul {matmul_rate():.1f} GFLOP/s"))
     return 0
 

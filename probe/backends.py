@@ -31,7 +31,7 @@ class LocalOptions(Options):
     dtype: str = DTYPE.field()
     device_map: str | None = DEVICE_MAP.field()
     family: str | None = FAMILY.field()
-    prefetch: bool = PREFETCH.field()
+    prefetch: bool | None = PREFETCH.field()  # None: on for an accelerator (ranking.prefetching)
 
 
 @dataclass(frozen=True)

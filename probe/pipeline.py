@@ -13,9 +13,16 @@ and the model step always runs on the calling thread (torch's thread settings ar
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TypeVar
+
+# The interpreter's switch interval while a chunk is prepared beside a running one (None: left as it is, 5 ms
+# by default). Torch releases the GIL in every operation and takes it back after; while the preparing
+# thread runs Python (the pass planner's loops) the model's thread then waits up to the whole interval for
+# it, once per operation: with a tiny model's short kernels, the convoy cost more than the overlap saved.
+SWITCH_INTERVAL: float | None = 0.0005
 
 Item = TypeVar("Item")
 Prepared = TypeVar("Prepared")
@@ -36,6 +43,9 @@ def pipelined(items: Sequence[Item], prepare: Callable[[Item], Prepared], run: C
         return
     pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="factatlas-prepare")
     upcoming: Future | None = None
+    switch = sys.getswitchinterval()
+    if SWITCH_INTERVAL is not None:
+        sys.setswitchinterval(SWITCH_INTERVAL)
     try:
         ready = prepare(items[0])
         for k, item in enumerate(items):
@@ -51,3 +61,4 @@ def pipelined(items: Sequence[Item], prepare: Callable[[Item], Prepared], run: C
             upcoming.cancel()
         # waits for a preparation already under way (at most one item's), so no thread outlives the call
         pool.shutdown(wait=True, cancel_futures=True)
+        sys.setswitchinterval(switch)

@@ -10,7 +10,6 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import overload
 
 from factatlas.probe.batching import greedy_batches
-from factatlas.probe.options import PREFETCH
 from factatlas.probe.pipeline import pipelined
 from factatlas.probe.protocol import ClozeQuery, candidate_order
 from factatlas.records import ProbeResult, Prompt
@@ -103,7 +102,7 @@ class RankedRows(Sequence[ProbeResult]):
 def rank_prompts(scorer, prompts: Sequence[Prompt], texts: Sequence[str], model: str,
                  chunk: int = 2048, progress: Callable[[int], None] | None = None,
                  counts: Counter | None = None, chunk_candidates: int = 65536,
-                 prefetch: bool = PREFETCH.default) -> list[ProbeResult]:
+                 prefetch: bool | None = None) -> list[ProbeResult]:
     """``ranked_rows`` as a list of records."""
     return list(ranked_rows(scorer, prompts, texts, model, chunk, progress, counts, chunk_candidates, prefetch))
 
@@ -111,15 +110,16 @@ def rank_prompts(scorer, prompts: Sequence[Prompt], texts: Sequence[str], model:
 def ranked_rows(scorer, prompts: Sequence[Prompt], texts: Sequence[str], model: str,
                 chunk: int = 2048, progress: Callable[[int], None] | None = None,
                 counts: Counter | None = None, chunk_candidates: int = 65536,
-                prefetch: bool = PREFETCH.default) -> RankedRows:
+                prefetch: bool | None = None) -> RankedRows:
     """Closed-set ranking of cloze prompts (``texts[i]`` replaces ``prompts[i].text``), held as ``RankedRows``.
 
     The scorer gets the queries in chunks of at most ``chunk`` queries and ``chunk_candidates`` candidates:
     large enough that the in-context tokenization and the pass planning share work across many prompts,
     small enough that a chunk's plan of passes stays a few hundred MB on benchmarks with thousands of
-    candidates per prompt. With ``prefetch`` and a scorer split into a host step and a model step
-    (``prepare``/``prepare_slots`` and ``run``), chunk k+1 is tokenized and planned on a second thread while
-    chunk k runs (``pipeline.pipelined``); the scores are the same either way.
+    candidates per prompt. With ``prefetch`` (None: ``prefetching``'s default) and a scorer split into a
+    host step and a model step (``prepare``/``prepare_slots`` and ``run``), chunk k+1 is tokenized and
+    planned on a second thread while chunk k runs (``pipeline.pipelined``); the scores are the same either
+    way.
 
     Identical queries (same text, same candidate forms in the same order) are scored once and share their
     scores: the template-only baseline puts one placeholder in place of every subject, so its 8,049
@@ -149,7 +149,7 @@ def ranked_rows(scorer, prompts: Sequence[Prompt], texts: Sequence[str], model: 
     represented = Counter(query_of)
     out = RankedRows(model, scorer.scoring)
     # each chunk's scores are stored compactly as they come (``parts`` cut the queries in order)
-    for part, scored in pipelined(parts, prepare, run, prefetch and split):
+    for part, scored in pipelined(parts, prepare, run, split and prefetching(scorer, prefetch)):
         for scores in scored:
             out.add_scores(scores)
         if progress:
@@ -159,6 +159,18 @@ def ranked_rows(scorer, prompts: Sequence[Prompt], texts: Sequence[str], model: 
     for p, index in zip(prompts, query_of, strict=True):
         out.add(p, index)
     return out
+
+
+def prefetching(scorer, prefetch: bool | None = None) -> bool:
+    """Whether the ranking prepares the next chunk while this one runs: ``prefetch`` when given, else on for
+    a model on an accelerator, where the device waits while the host plans (issue 41: the scorers reached
+    0.29-0.73 of their limit on a GPU), and off on CPU, where ``benchmarks/prefetch_speed.py`` measured no
+    gain: the host step is 1.6 % of a small masked model's ranking, and at the tiny model's shape the
+    pipeline's thread and torch's contend for the GIL (docs/benchmarks.md)."""
+    if prefetch is not None:
+        return prefetch
+    device = str(getattr(getattr(scorer, "lm", None), "device", "cpu"))
+    return not device.startswith("cpu")
 
 
 def _steps(scorer, unique: Sequence[ClozeQuery], slots: Sequence | None) -> tuple[Callable, Callable, bool]:

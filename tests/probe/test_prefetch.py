@@ -5,13 +5,14 @@ surfaces as that error; the context refusal still comes before any forward pass.
 
 from __future__ import annotations
 
+import sys
 import threading
 from dataclasses import replace
 
 import pytest
 
 from factatlas.probe.context import ContextTooLong
-from factatlas.probe.pipeline import pipelined
+from factatlas.probe.pipeline import SWITCH_INTERVAL, pipelined
 from factatlas.probe.ranking import rank_prompts
 from tests.probe.probe_capitals import cloze_rows, prompts_of
 from tests.probe.test_no_host_waits import _model
@@ -25,6 +26,8 @@ def test_the_next_item_is_prepared_while_this_one_runs_and_results_keep_their_or
     """run(k) waits until prepare(k+1) has started on another thread: only a pipeline gets past it."""
     started = {k: threading.Event() for k in range(5)}
     threads: dict[int, str] = {}
+    intervals: list[float] = []
+    before = sys.getswitchinterval()
 
     def prepare(k):
         threads[k] = threading.current_thread().name
@@ -33,6 +36,7 @@ def test_the_next_item_is_prepared_while_this_one_runs_and_results_keep_their_or
 
     def run(prepared):
         k = prepared // 10
+        intervals.append(sys.getswitchinterval())
         if k + 1 in started:
             assert started[k + 1].wait(timeout=10), f"item {k + 1} was not prepared while item {k} ran"
         return prepared + 1
@@ -41,6 +45,8 @@ def test_the_next_item_is_prepared_while_this_one_runs_and_results_keep_their_or
     assert threads[0] == threading.current_thread().name  # nothing to hide the first one behind
     assert all(threads[k].startswith(PREPARING) for k in range(1, 5))
     assert not [t for t in threading.enumerate() if t.name.startswith(PREPARING)]
+    # the GIL handed back sooner while the two threads run (pipeline.SWITCH_INTERVAL), the interpreter's after
+    assert intervals == [pytest.approx(SWITCH_INTERVAL)] * 5 and sys.getswitchinterval() == before
 
 
 def test_without_prefetch_everything_runs_in_order_on_the_callers_thread():
@@ -106,6 +112,32 @@ def test_an_error_running_an_item_leaves_no_preparing_thread_behind():
     with pytest.raises(RuntimeError, match="out of memory"):
         list(pipelined(range(5), lambda k: k, run))
     assert not [t for t in threading.enumerate() if t.name.startswith(PREPARING)]
+
+
+# ---- the default and the flag ---------------------------------------------------------------------
+
+def test_the_pipeline_is_on_for_an_accelerator_and_off_on_cpu_unless_told():
+    from types import SimpleNamespace
+
+    from factatlas.probe.ranking import prefetching
+
+    def on(device):
+        return SimpleNamespace(lm=SimpleNamespace(device=device))
+
+    assert [prefetching(on(d)) for d in ("cpu", "cuda", "cuda:1", "mps")] == [False, True, True, True]
+    assert prefetching(on("cpu"), True) is True and prefetching(on("cuda"), False) is False
+    assert prefetching(SimpleNamespace(score=None)) is False  # a scorer without a local model (a server's)
+
+
+def test_the_flag_reaches_the_local_backends_options():
+    from factatlas.errors import ConfigError
+    from factatlas.probe.settings import ProbeConfig
+
+    assert ProbeConfig.from_flags("tiny").backend.options.prefetch is None
+    assert ProbeConfig.from_flags("tiny", prefetch=False).backend.options.prefetch is False
+    assert ProbeConfig.from_flags("tiny", prefetch=True).backend.options.to_json()["prefetch"] is True
+    with pytest.raises(ConfigError):
+        ProbeConfig.from_flags("tiny", backend="openai", prefetch=True)  # a server's backend has no such option
 
 
 # ---- the scorers: the same bytes with and without the pipeline ----------------------------------------
