@@ -51,5 +51,5 @@ run llama-1b-64k 90 --preset llama-1b --prompts 1000 --batch-tokens 65536 --repe
 run t5-base 110 --preset t5-small --layers 12 --hidden 768 --heads 12 --intermediate 3072 --prompts 2000 --repeats 2 --skip-baselines
 # the ranking with and without preparing the next chunk on a second thread (probe/pipeline.py): scores
 # checked equal, wall ratio off/on, the host share; 12,000 prompts of 20 candidates are 6 chunks. Also timed
-# with the interpreter's 5 ms switch interval (the pipeline sets 0.5 ms while its thread runs).
-SCRIPT=prefetch_speed.py run prefetch 80 --preset mbert --prompts 12000 --repeats 3 --switch-intervals 0.005 --no-matmul
+# with a 0.5 ms switch interval while the pipeline's thread runs (pipeline.SWITCH_INTERVAL; 5 ms by default).
+SCRIPT=prefetch_speed.py run prefetch 80 --preset mbert --prompts 12000 --repeats 3 --switch-intervals 0.0005 --no-matmul

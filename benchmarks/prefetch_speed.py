@@ -116,8 +116,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
     ap.add_argument("--dtype", choices=("fp32", "bf16", "fp16"), default="fp32")
     ap.add_argument("--switch-intervals", type=float, nargs="*", default=[],
-                    help="also time the pipeline with each of these interpreter switch intervals (seconds; "
-                         "pipeline.SWITCH_INTERVAL, the pipeline's own is timed as 'on')")
+                    help="also time the pipeline with each of these interpreter switch intervals while its "
+                         "thread runs (seconds; pipeline.SWITCH_INTERVAL; the pipeline's own is timed as 'on')")
     ap.add_argument("--no-matmul", action="store_true", help="skip the one-thread matmul probe")
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args(argv)
@@ -195,9 +195,9 @@ def main(argv: list[str] | None = None) -> int:
             wall[side].append(clock() - w0)
             cpu[side].append(time.process_time() - c0)
     pipeline.SWITCH_INTERVAL = own
-    shown = own * 1e3 if own is not None else None
+    own_label = "--prefetch" if own is None else f"--prefetch (switch {own * 1e3:g} ms)"
     for side in sides:
-        label = {"off": "--no-prefetch", "on": f"--prefetch ({'switch ' + format(shown, 'g') + ' ms' if own else 'interpreter switch'})"}.get(side, side)
+        label = {"off": "--no-prefetch", "on": own_label}.get(side, side)
         print(f"{label:>28}: wall {stats(wall[side])}; CPU {stats(cpu[side])}")
     for side in list(sides)[1:]:
         print(f"RATIO wall off/{side} {min(wall['off']) / min(wall[side]):.3f} (min), "

@@ -3,9 +3,9 @@
 The ranking cuts a run's queries into chunks, and each chunk's scoring is a host step (tokenizing, the
 plan of passes and batches as arrays) and a model step (the forward passes). Done one after the other,
 the device waits while the host plans; here the next chunk is prepared while this one runs. Torch
-releases the GIL inside its kernels and the fast tokenizers and numpy mostly do too, so on a CPU with
-torch on one thread the host work takes the free core, and on an accelerator it hides behind the
-device's queue.
+releases the GIL inside its kernels and the fast tokenizers and numpy mostly do too, so the host work
+can take a free core while the model runs; on an accelerator it can hide behind the device's queue.
+The pass planner itself is Python, so the two threads share the GIL while it runs (``SWITCH_INTERVAL``).
 
 At most two items' prepared work is alive at once (the one running and the one being prepared), an
 error raised while preparing surfaces in the caller as that same exception when its item is reached,
@@ -19,10 +19,12 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TypeVar
 
 # The interpreter's switch interval while a chunk is prepared beside a running one (None: left as it is, 5 ms
-# by default). Torch releases the GIL in every operation and takes it back after; while the preparing
-# thread runs Python (the pass planner's loops) the model's thread then waits up to the whole interval for
-# it, once per operation: with a tiny model's short kernels, the convoy cost more than the overlap saved.
-SWITCH_INTERVAL: float | None = 0.0005
+# by default). Torch gives up the GIL in every operation and takes it back after; while the preparing
+# thread runs Python (the pass planner's loops) the model's thread may wait up to the whole interval, once
+# per operation. On the shared 2-core box (load 6-8) the tiny BERT shape measured 0.70x and 1.14x (min
+# wall, off/on) at 5 ms in two runs and 1.15x and 1.16x at 0.5 ms: noise, no case for changing a
+# process-wide setting; ``benchmarks/gpu.sh`` times 0.5 ms beside it on a GPU, where the host thread matters.
+SWITCH_INTERVAL: float | None = None
 
 Item = TypeVar("Item")
 Prepared = TypeVar("Prepared")

@@ -11,8 +11,9 @@ from dataclasses import replace
 
 import pytest
 
+from factatlas.probe import pipeline
 from factatlas.probe.context import ContextTooLong
-from factatlas.probe.pipeline import SWITCH_INTERVAL, pipelined
+from factatlas.probe.pipeline import pipelined
 from factatlas.probe.ranking import rank_prompts
 from tests.probe.probe_capitals import cloze_rows, prompts_of
 from tests.probe.test_no_host_waits import _model
@@ -22,12 +23,13 @@ PREPARING = "factatlas-prepare"
 # ---- the pipeline alone ----------------------------------------------------------------------------
 
 
-def test_the_next_item_is_prepared_while_this_one_runs_and_results_keep_their_order():
+def test_the_next_item_is_prepared_while_this_one_runs_and_results_keep_their_order(monkeypatch):
     """run(k) waits until prepare(k+1) has started on another thread: only a pipeline gets past it."""
     started = {k: threading.Event() for k in range(5)}
     threads: dict[int, str] = {}
     intervals: list[float] = []
     before = sys.getswitchinterval()
+    monkeypatch.setattr(pipeline, "SWITCH_INTERVAL", before / 10)
 
     def prepare(k):
         threads[k] = threading.current_thread().name
@@ -45,8 +47,8 @@ def test_the_next_item_is_prepared_while_this_one_runs_and_results_keep_their_or
     assert threads[0] == threading.current_thread().name  # nothing to hide the first one behind
     assert all(threads[k].startswith(PREPARING) for k in range(1, 5))
     assert not [t for t in threading.enumerate() if t.name.startswith(PREPARING)]
-    # the GIL handed back sooner while the two threads run (pipeline.SWITCH_INTERVAL), the interpreter's after
-    assert intervals == [pytest.approx(SWITCH_INTERVAL)] * 5 and sys.getswitchinterval() == before
+    # a switch interval asked for (pipeline.SWITCH_INTERVAL) holds while the two threads run, the interpreter's after
+    assert intervals == [pytest.approx(before / 10)] * 5 and sys.getswitchinterval() == before
 
 
 def test_without_prefetch_everything_runs_in_order_on_the_callers_thread():
