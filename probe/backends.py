@@ -16,7 +16,7 @@ from typing import Any, ClassVar
 
 from factatlas.errors import ConfigError
 from factatlas.probe.openai_backend import OpenAIOptions
-from factatlas.probe.options import BATCH_TOKENS, DEVICE, DEVICE_MAP, DTYPE, FAMILY, Options
+from factatlas.probe.options import BATCH_TOKENS, DEVICE, DEVICE_MAP, DTYPE, FAMILY, PREFETCH, Options
 from factatlas.probe.rule import RULES, RuleSpec
 from factatlas.records import Prompt
 from factatlas.registry import Registry, Spec
@@ -31,6 +31,7 @@ class LocalOptions(Options):
     dtype: str = DTYPE.field()
     device_map: str | None = DEVICE_MAP.field()
     family: str | None = FAMILY.field()
+    prefetch: bool | None = PREFETCH.field()  # None: on for an accelerator (ranking.prefetching)
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,7 @@ own special tokens (what ``model(ids, labels=ids).loss`` computes in its code).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from factatlas.probe.batching import greedy_batches, long_tensor, on_device, pad_right
 from factatlas.probe.causal_cache import _cached_sums, cache_argument
@@ -78,6 +79,15 @@ def context_start(tokenizer, prefix: Sequence[int]) -> list[int]:
     return ids
 
 
+@dataclass(frozen=True)
+class Continuations:
+    """A chunk's host work for ``CausalLMScorer.run``: per prompt, the ids before the slot and the token
+    sequences scored after them."""
+
+    contexts: list[list[int]]
+    continuations: list[list[tuple[int, ...]]]
+
+
 class CausalLMScorer:
     def __init__(self, lm: LoadedModel, reduce: str = "mean", include_remainder: bool = False,
                  batch_tokens: int = 8192, packed: bool | None = None, head_chunk: int | None = None):
@@ -105,11 +115,22 @@ class CausalLMScorer:
         return needs
 
     def score(self, queries: Sequence[ClozeQuery]) -> list[tuple[float, ...]]:
+        return self.run(self.prepare(queries))
+
+    def prepare(self, queries: Sequence[ClozeQuery]) -> Continuations:
+        """The host step of ``score``: the queries tokenized in context, checked against the model's context
+        (``ContextTooLong`` before any forward pass), and their contexts and continuations."""
         from factatlas.probe.context import CANDIDATE_FIX, model_limit, refuse_overlong
 
         slots = tokenize_slots(self.lm.tokenizer, queries)
         refuse_overlong(self.context_needs(queries, slots), model_limit(self.lm), self.lm.name, CANDIDATE_FIX)
-        return self.score_slots(slots)
+        return self.prepare_slots(slots)
+
+    def prepare_slots(self, slots: Sequence[SlotTokens]) -> Continuations:
+        """Per prompt its context ids and the continuations scored after them; no model call. The packed
+        rows' arrays are made batch by batch inside ``run``: each holds a [rows, width, width] mask, too
+        much to hold a whole chunk's of while another chunk runs."""
+        return Continuations(*self.contexts_and_continuations(slots))
 
     def _continuation(self, slot: SlotTokens, ci: int) -> tuple[int, ...]:
         return slot.candidates[ci] + (slot.suffix if self.include_remainder else ())
@@ -120,7 +141,11 @@ class CausalLMScorer:
         return contexts, [[self._continuation(s, ci) for ci in range(len(s.candidates))] for s in slots]
 
     def score_slots(self, slots: Sequence[SlotTokens]) -> list[tuple[float, ...]]:
-        contexts, conts = self.contexts_and_continuations(slots)
+        return self.run(self.prepare_slots(slots))
+
+    def run(self, prepared: Continuations) -> list[tuple[float, ...]]:
+        """The model step: every continuation's log-probability sum, reduced per the rule."""
+        contexts, conts = prepared.contexts, prepared.continuations
         with torch_threads(self.lm.model, self.lm.device):
             totals, _ = continuation_sums(self.lm, contexts, conts, self.batch_tokens, self._keep,
                                           packed=self.packed, head_chunk=self.head_chunk)
@@ -146,6 +171,18 @@ def continuation_sums(lm: LoadedModel, contexts: Sequence[Sequence[int]], conts:
     if packed:
         return _packed_sums(lm, contexts, conts, batch_tokens, keep, with_context, head_chunk)
     return _cached_sums(lm, contexts, conts, batch_tokens, keep, with_context)
+
+
+@dataclass(frozen=True)
+class Sentences:
+    """A chunk's host work for ``SentenceLegacyScorer.run``: per query its filled sentences' ids, the
+    (query, prefix length) of those whose sentences share a prefix, the queries whose sentences share
+    none, and the shared ones cut into context and continuations."""
+
+    per_query: list[list[list[int]]]
+    shared: list[tuple[int, int]]
+    whole: list[int]
+    split: Continuations
 
 
 class SentenceLegacyScorer:
@@ -183,23 +220,34 @@ class SentenceLegacyScorer:
         """The filled sentences of a prompt share their first tokens (the template before the slot): that
         prefix runs once per prompt, its own tokens' log-probs are read from that pass, and the candidates
         continue from its KV cache. Same sum, same count of predicted tokens as the whole-sentence loss."""
+        return self.run(self.prepare(queries))
+
+    def prepare(self, queries: Sequence[ClozeQuery]) -> Sentences:
+        """The host step of ``score``: the filled sentences tokenized, checked against the model's context
+        (``ContextTooLong`` before any forward pass) and split at their shared prefixes; no model call."""
         from factatlas.probe.context import CANDIDATE_FIX, model_limit, refuse_overlong
 
         per_query = self.sentences(queries)
         refuse_overlong(self.context_needs(queries, per_query), model_limit(self.lm), self.lm.name, CANDIDATE_FIX)
-        scores = [[float("-inf")] * len(ss) for ss in per_query]
         shared, whole = shared_prefixes(per_query)
+        return Sentences(per_query, shared, [qi for qi, _ in whole],
+                         Continuations([per_query[qi][0][:cut] for qi, cut in shared],
+                                       [[x[cut:] for x in per_query[qi]] for qi, cut in shared]))
+
+    def run(self, prepared: Sentences) -> list[tuple[float, ...]]:
+        """The model step: each sentence's mean log-probability, from its shared prefix's pass and its
+        continuation, or whole."""
+        per_query, shared = prepared.per_query, prepared.shared
+        scores = [[float("-inf")] * len(ss) for ss in per_query]
         with torch_threads(self.lm.model, self.lm.device):
             if shared:
-                contexts = [per_query[qi][0][:cut] for qi, cut in shared]
-                conts = [[x[cut:] for x in per_query[qi]] for qi, cut in shared]
-                totals, inner = continuation_sums(self.lm, contexts, conts, self.batch_tokens, self._keep,
-                                                  with_context=True, packed=self.packed,
-                                                  head_chunk=self.head_chunk)
+                totals, inner = continuation_sums(self.lm, prepared.split.contexts, prepared.split.continuations,
+                                                  self.batch_tokens, self._keep, with_context=True,
+                                                  packed=self.packed, head_chunk=self.head_chunk)
                 for k, (qi, _) in enumerate(shared):
                     for ci, x in enumerate(per_query[qi]):
                         scores[qi][ci] = (inner[k] + totals[k][ci]) / (len(x) - 1)
-            self._whole_sentences(per_query, [qi for qi, _ in whole], scores)
+            self._whole_sentences(per_query, prepared.whole, scores)
         return [tuple(s) for s in scores]
 
     def _whole_sentences(self, per_query: list[list[list[int]]], which: Sequence[int],

@@ -1,12 +1,9 @@
 """Masked-LM candidate scoring: independent masks (mLAMA) and left-to-right / PLL (BMLAMA).
 
-Both rules reduce to *passes*: an input with the slot replaced by ``k`` positions, some filled with a
-candidate's first tokens, the rest masked, and a list of targets ``(position, token, candidate)`` read
-from that pass. Passes are deduplicated (independent: one per prompt and mask count some candidate
-needs; left-to-right: one per node of the trie of candidate prefixes, grouped by length; identical inputs
-of different prompts once), sorted by
-length, batched under a token budget, and only the target positions go through the LM head; the
-log-normaliser (logsumexp) and the gather run on the device, and only one float per candidate comes back.
+Both rules reduce to *passes* (planned on the host in ``probe/mlm_plan.py``): an input with the slot
+replaced by ``k`` positions, some filled with a candidate's first tokens, the rest masked, and the targets
+read from it. Only the target positions go through the LM head; the log-normaliser (logsumexp) and the
+gather run on the device, and only one float per candidate comes back.
 """
 
 from __future__ import annotations
@@ -14,186 +11,25 @@ from __future__ import annotations
 import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
-from factatlas.probe.batching import long_tensor, token_budget_batches
+from factatlas.probe.batching import long_tensor
+from factatlas.probe.mlm_plan import (
+    MODES,
+    PassPlan,
+    PlannedBatch,
+    PreparedPasses,
+    distinct_positions,
+    plan_passes,
+)
 from factatlas.probe.models import LoadedModel
 from factatlas.probe.normaliser import target_log_probs
 from factatlas.probe.protocol import ClozeQuery
 from factatlas.probe.slots import SlotTokens, special_wrap, tokenize_slots
 from factatlas.probe.threads import torch_threads
 
-if TYPE_CHECKING:
-    import numpy as np
-
-MODES = ("independent", "pll")
-
-
-@dataclass(frozen=True)
-class PlannedBatch:
-    """One forward batch of equally long passes and what to read from it, as host arrays.
-
-    ``rows``/``within``/``cols``: per read, its row, its index among the reads of that row and its column;
-    ``most``: the largest number of reads in one row. ``at``/``tokens``/``cands``: per target, the read
-    it takes its log-probability from, the token and the global candidate index it adds to."""
-
-    ids: np.ndarray  # int64 [rows, length]
-    rows: np.ndarray
-    within: np.ndarray
-    cols: np.ndarray
-    most: int
-    at: np.ndarray
-    tokens: np.ndarray
-    cands: np.ndarray
-
-    def distinct_positions(self) -> tuple[np.ndarray, np.ndarray]:
-        return distinct_positions(self.ids)
-
-
-def distinct_positions(ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """For equally long rows of token ids: the flat index of the first occurrence of each distinct (token,
-    column) pair, and per flat position the number of its pair. What the first layer's projections need,
-    since a position's embedding depends on its token and column alone."""
-    import numpy as np
-
-    width = ids.shape[1]
-    key = (ids * width + np.arange(width)).ravel()
-    _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
-    return first, inverse.reshape(-1)
-
-
-@dataclass(frozen=True)
-class PassPlan:
-    """The passes a rule needs and, as flat arrays, the reads and targets they serve.
-
-    Reads are numbered in order of first use; ``read_pass``/``read_col`` give each read's pass and
-    column. Targets (one per candidate token scored) give their read, token and global
-    candidate index. ``token_counts``: per global candidate index, its number of tokens."""
-
-    ids: list[tuple[int, ...]]
-    read_pass: np.ndarray
-    read_col: np.ndarray
-    target_read: np.ndarray
-    target_token: np.ndarray
-    target_cand: np.ndarray
-    token_counts: list[int]
-
-    def positions(self, p: int) -> list[int]:
-        """Columns read from pass ``p``, in order of first use."""
-        return self.read_col[self.read_pass == p].tolist()
-
-    def targets(self, p: int) -> list[tuple[int, int, int]]:
-        """(column, token, candidate) of every target read from pass ``p``."""
-        mine = self.read_pass[self.target_read] == p
-        return list(zip(self.read_col[self.target_read[mine]].tolist(), self.target_token[mine].tolist(),
-                        self.target_cand[mine].tolist(), strict=True))
-
-    def batches(self, budget: int) -> list[PlannedBatch]:
-        """The passes in batches of one length under ``budget`` tokens (``token_budget_batches``), each
-        with its reads and targets. The passes are renumbered in batch order once, so that every batch's
-        reads and targets are slices of sorted arrays: no per-pass or per-target work on the host here."""
-        import numpy as np
-
-        groups = token_budget_batches([len(i) for i in self.ids], budget, same_length=True)
-        order = np.fromiter((i for g in groups for i in g), dtype=np.int64, count=len(self.ids))
-        rank = np.empty_like(order)
-        rank[order] = np.arange(len(order))
-        # reads sorted by their pass's rank (stable: a pass keeps its reads' order), targets by their read
-        by_rank = np.argsort(rank[self.read_pass], kind="stable")
-        read_rank = rank[self.read_pass][by_rank]
-        cols = self.read_col[by_rank]
-        new_read = np.empty_like(by_rank)
-        new_read[by_rank] = np.arange(len(by_rank))
-        target_read = new_read[self.target_read]
-        t_order = np.argsort(target_read, kind="stable")
-        target_read, tokens, cands = target_read[t_order], self.target_token[t_order], self.target_cand[t_order]
-        within = np.arange(len(read_rank)) - np.searchsorted(read_rank, read_rank, side="left")
-        first_pass = np.cumsum([0] + [len(g) for g in groups])
-        read_edges = np.searchsorted(read_rank, first_pass, side="left")
-        target_edges = np.searchsorted(target_read, read_edges, side="left")
-        out = []
-        for b, group in enumerate(groups):
-            r0, r1 = read_edges[b], read_edges[b + 1]
-            t0, t1 = target_edges[b], target_edges[b + 1]
-            out.append(PlannedBatch(
-                np.array([self.ids[i] for i in group], dtype=np.int64), read_rank[r0:r1] - first_pass[b],
-                within[r0:r1], cols[r0:r1], int(within[r0:r1].max(initial=-1)) + 1,
-                target_read[t0:t1] - r0, tokens[t0:t1], cands[t0:t1]))
-        return out
-
-
-def plan_passes(slots: Sequence[SlotTokens], mode: str, mask_id: int, head: Sequence[int],
-                tail: Sequence[int]) -> PassPlan:
-    """The passes a rule needs for these prompts, with their reads and targets.
-
-    Candidates are numbered globally in query order. Independent: one pass per (prompt, mask count
-    present among its candidates). Left-to-right: one pass per distinct (mask count, filled prefix),
-    i.e. per trie node, so candidates sharing first tokens share passes.
-    """
-    import numpy as np
-
-    if mode not in MODES:
-        raise ValueError(f"unknown masked-LM mode '{mode}'; expected one of {MODES}")
-    token_counts: list[int] = []
-    ids_list: list[tuple[int, ...]] = []
-    # Keyed by the input ids over all prompts: prompts with the same text (BMLAMA-17 has 4,620 distinct
-    # texts in 6,792 prompts) share their passes too, not only candidates of one prompt.
-    by_ids: dict[tuple[int, ...], int] = {}
-    read_of: dict[tuple[int, int], int] = {}  # (pass, column) -> read
-    read_pass: list[int] = []
-    read_col: list[int] = []
-    t_read: list[int] = []
-    t_token: list[int] = []
-    t_cand: list[int] = []
-
-    def pass_reads(ids: tuple[int, ...], cols: range) -> list[int]:
-        p = by_ids.get(ids)
-        if p is None:
-            p = by_ids[ids] = len(ids_list)
-            ids_list.append(ids)
-        reads = []
-        for c in cols:
-            r = read_of.get((p, c))
-            if r is None:
-                r = read_of[(p, c)] = len(read_pass)
-                read_pass.append(p)
-                read_col.append(c)
-            reads.append(r)
-        return reads
-
-    offset = 0
-    for slot in slots:
-        start = len(head) + len(slot.prefix)
-        before, after = (*head, *slot.prefix), (*slot.suffix, *tail)
-        # per candidate: the reads its tokens are scored at, found once per mask count / trie node
-        known: dict[tuple[int, tuple[int, ...]], list[int]] = {}
-        for ci, cand in enumerate(slot.candidates):
-            k = len(cand)
-            token_counts.append(k)
-            if mode == "independent":
-                reads = known.get((k, ()))
-                if reads is None:
-                    reads = known[(k, ())] = pass_reads((*before, *([mask_id] * k), *after), range(start, start + k))
-            else:
-                reads = []
-                for j in range(k):
-                    key = (k, cand[:j])
-                    r = known.get(key)
-                    if r is None:
-                        r = known[key] = pass_reads((*before, *cand[:j], *([mask_id] * (k - j)), *after),
-                                                    range(start + j, start + j + 1))
-                    reads.extend(r)
-            t_read.extend(reads)
-            t_token.extend(cand)
-            t_cand.extend([offset + ci] * k)
-        offset += len(slot.candidates)
-
-    def array(values: list[int]):
-        return np.array(values, dtype=np.int64)
-
-    return PassPlan(ids_list, array(read_pass), array(read_col), array(t_read), array(t_token), array(t_cand),
-                    token_counts)
-
+# the host step's pieces, importable from here as before
+__all__ = ["AVERAGES", "HEAD_ROWS", "MODES", "MaskedLMScorer", "PassPlan", "PendingReads", "PlannedBatch",
+           "PreparedPasses", "distinct_positions", "plan_passes"]
 
 def lm_head_split(model):
     """(encoder, head) when the MLM is ``base model + one head module``, so the vocabulary projection
@@ -498,52 +334,72 @@ class MaskedLMScorer:
         return slot_needs(slots, [q.text for q in queries], len(wrap.head), len(wrap.tail))
 
     def score(self, queries: Sequence[ClozeQuery]) -> list[tuple[float, ...]]:
+        return self.run(self.prepare(queries))
+
+    def score_slots(self, slots: Sequence[SlotTokens]) -> list[tuple[float, ...]]:
+        return self.run(self.prepare_slots(slots))
+
+    def prepare(self, queries: Sequence[ClozeQuery]) -> PreparedPasses:
+        """The host step of ``score``: the queries tokenized in context, checked against the model's context
+        (``ContextTooLong`` before any forward pass) and planned (``prepare_slots``)."""
         from factatlas.probe.context import CANDIDATE_FIX, model_limit, refuse_overlong
 
         slots = tokenize_slots(self.lm.tokenizer, queries)
         refuse_overlong(self.context_needs(queries, slots), model_limit(self.lm), self.lm.name, CANDIDATE_FIX)
-        return self.score_slots(slots)
+        return self.prepare_slots(slots)
 
-    def score_slots(self, slots: Sequence[SlotTokens]) -> list[tuple[float, ...]]:
-        with torch_threads(self.lm.model, self.lm.device):
-            return self._score_slots(slots)
-
-    def _score_slots(self, slots: Sequence[SlotTokens]) -> list[tuple[float, ...]]:
-        import numpy as np
-        import torch
-
+    def prepare_slots(self, slots: Sequence[SlotTokens]) -> PreparedPasses:
+        """Everything ``run`` needs that calls no model: the passes planned and batched as host arrays, and
+        each batch's distinct (token, position) pairs where the first layer shares its projections. Pure
+        (no model state is read or written), so ``ranking.ranked_rows`` runs it on a second thread."""
         tok = self.lm.tokenizer
         wrap = special_wrap(tok)
         plan = plan_passes(slots, self.mode, tok.mask_token_id, wrap.head, wrap.tail)
+        batches = tuple(plan.batches(self.batch_tokens))
+        shared = []
+        for b in batches:
+            pairs = None
+            if self._first is not None:
+                distinct, inverse = b.distinct_positions()
+                if len(distinct) <= FIRST_LAYER_SHARE * b.ids.size:
+                    pairs = distinct, inverse
+            shared.append(pairs)
+        return PreparedPasses(batches, tuple(shared), tuple(plan.token_counts), tuple(len(s.candidates) for s in slots))
+
+    def run(self, prepared: PreparedPasses) -> list[tuple[float, ...]]:
+        """The model step of ``score``: the prepared batches through the model, one score per candidate."""
+        with torch_threads(self.lm.model, self.lm.device):
+            return self._run(prepared)
+
+    def _run(self, prepared: PreparedPasses) -> list[tuple[float, ...]]:
+        import numpy as np
+        import torch
+
         device = self.lm.device
-        sums = torch.zeros(len(plan.token_counts), dtype=torch.float64, device=device)
+        sums = torch.zeros(len(prepared.token_counts), dtype=torch.float64, device=device)
         pending = PendingReads()
         if self._into is not None:
             weight = getattr(*self._into).weight
             self._buffer = torch.empty((self._head_rows, weight.shape[0]), dtype=weight.dtype, device=weight.device)
         with torch.inference_mode():
             # Passes of one length batch together: no padding, so no attention mask and no wasted rows.
-            for b in plan.batches(self.batch_tokens):
+            for b, pairs in zip(prepared.batches, prepared.shared, strict=True):
                 ids, rows, within, cols = (long_tensor(x, device) for x in (b.ids, b.rows, b.within, b.cols))
-                shared = None
-                if self._first is not None:
-                    distinct, inverse = b.distinct_positions()
-                    if len(distinct) <= FIRST_LAYER_SHARE * b.ids.size:
-                        shared = long_tensor(distinct, device), long_tensor(inverse, device)
+                shared = None if pairs is None else tuple(long_tensor(x, device) for x in pairs)
                 pending.add(self._read_states(ids, rows, within, cols, b.most, shared), b.at, b.tokens, b.cands)
                 for chunk in pending.ready(self._head_rows):
                     self._add_log_probs(*chunk, sums)
             for chunk in pending.ready(None):
                 self._add_log_probs(*chunk, sums)
         self._buffer = None
-        counts = np.array(plan.token_counts, dtype=np.float64)
+        counts = np.array(prepared.token_counts, dtype=np.float64)
         with np.errstate(divide="ignore", invalid="ignore"):
             means = np.where(counts > 0, sums.cpu().numpy() / counts, float("-inf")).tolist()
         out: list[tuple[float, ...]] = []
         g = 0
-        for slot in slots:
-            out.append(tuple(means[g:g + len(slot.candidates)]))
-            g += len(slot.candidates)
+        for n in prepared.candidates:
+            out.append(tuple(means[g:g + n]))
+            g += n
         return out
 
     def _add_log_probs(self, states, at, tokens, cands, sums) -> None:

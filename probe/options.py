@@ -168,6 +168,10 @@ ANSWER_LANGS = Option("--answer-langs", "any", "open answers (generative, chat, 
 MAX_NEW_TOKENS = Option("--max-new-tokens", 16, "generative, chat: answer length limit in tokens.", cli_type=int,
                         minimum=1)
 BATCH_TOKENS = Option("--batch-tokens", 8192, "Token budget per forward pass.", cli_type=int, minimum=1)
+PREFETCH = Option("--prefetch/--no-prefetch", None, "Ranking rules: tokenize and plan the next chunk of prompts "
+                  "on a second thread while the model scores this one; the scores are the same either way "
+                  "(default: on for a model on an accelerator, off on CPU, where benchmarks/prefetch_speed.py "
+                  "measured no gain).", cli_type=bool)
 DEVICE = Option("--device", "auto", "auto | cpu | cuda.", choices=DEVICES)
 DTYPE = Option("--dtype", "auto", "auto (bf16/fp16 on GPU, fp32 on CPU) | fp32 | bf16 | fp16.", choices=DTYPES)
 FAMILY = Option("--family", None, "Override detection: mlm | causal | seq2seq.", choices=FAMILIES)

@@ -154,7 +154,9 @@ def _scored(job: ProbeJob, prompts: Sequence[Prompt], texts: Sequence[str], tick
     """Rows of ``prompts`` read as ``texts``: ranked (closed-set rules) or answered and matched by the rule."""
     rule, scorer, name = job.spec.rule, job.opened.scorer, job.opened.model_name
     if not rule.open_answer:
-        return ranked_rows(scorer, prompts, texts, name, progress=tick, counts=counts)
+        # a backend without the option (a server's) has no host step to run ahead
+        prefetch = getattr(job.config.backend.options, "prefetch", None)
+        return ranked_rows(scorer, prompts, texts, name, progress=tick, counts=counts, prefetch=prefetch)
     asked = [dataclasses.replace(r, text=t) for r, t in zip(prompts, texts, strict=True)] if baseline else prompts
     answer_job = AnswerJob(name, job.spec, _aliases(job), job.benchmark.prompts,
                            None if baseline else counts, tick)

@@ -1,5 +1,6 @@
 """Closed-set ranking of cloze prompts: identical queries scored once, chunked for the scorer, every
-query checked against the model's context before the first forward pass, rows in the rankings schema."""
+query checked against the model's context before the first forward pass, the next chunk prepared while
+this one runs, rows in the rankings schema."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import overload
 
 from factatlas.probe.batching import greedy_batches
+from factatlas.probe.pipeline import pipelined
 from factatlas.probe.protocol import ClozeQuery, candidate_order
 from factatlas.records import ProbeResult, Prompt
 
@@ -99,20 +101,25 @@ class RankedRows(Sequence[ProbeResult]):
 
 def rank_prompts(scorer, prompts: Sequence[Prompt], texts: Sequence[str], model: str,
                  chunk: int = 2048, progress: Callable[[int], None] | None = None,
-                 counts: Counter | None = None, chunk_candidates: int = 65536) -> list[ProbeResult]:
+                 counts: Counter | None = None, chunk_candidates: int = 65536,
+                 prefetch: bool | None = None) -> list[ProbeResult]:
     """``ranked_rows`` as a list of records."""
-    return list(ranked_rows(scorer, prompts, texts, model, chunk, progress, counts, chunk_candidates))
+    return list(ranked_rows(scorer, prompts, texts, model, chunk, progress, counts, chunk_candidates, prefetch))
 
 
 def ranked_rows(scorer, prompts: Sequence[Prompt], texts: Sequence[str], model: str,
                 chunk: int = 2048, progress: Callable[[int], None] | None = None,
-                counts: Counter | None = None, chunk_candidates: int = 65536) -> RankedRows:
+                counts: Counter | None = None, chunk_candidates: int = 65536,
+                prefetch: bool | None = None) -> RankedRows:
     """Closed-set ranking of cloze prompts (``texts[i]`` replaces ``prompts[i].text``), held as ``RankedRows``.
 
     The scorer gets the queries in chunks of at most ``chunk`` queries and ``chunk_candidates`` candidates:
     large enough that the in-context tokenization and the pass planning share work across many prompts,
     small enough that a chunk's plan of passes stays a few hundred MB on benchmarks with thousands of
-    candidates per prompt.
+    candidates per prompt. With ``prefetch`` (None: ``prefetching``'s default) and a scorer split into a
+    host step and a model step (``prepare``/``prepare_slots`` and ``run``), chunk k+1 is tokenized and
+    planned on a second thread while chunk k runs (``pipeline.pipelined``); the scores are the same either
+    way.
 
     Identical queries (same text, same candidate forms in the same order) are scored once and share their
     scores: the template-only baseline puts one placeholder in place of every subject, so its 8,049
@@ -137,13 +144,12 @@ def ranked_rows(scorer, prompts: Sequence[Prompt], texts: Sequence[str], model: 
         from factatlas.probe.context import check_queries
 
         check_queries(scorer, unique)
+    prepare, run, split = _steps(scorer, unique, slots)
     # progress counts prompts: a chunk of distinct queries stands for every prompt whose first copy is in it
     represented = Counter(query_of)
     out = RankedRows(model, scorer.scoring)
     # each chunk's scores are stored compactly as they come (``parts`` cut the queries in order)
-    for part in parts:
-        scored = scorer.score([unique[i] for i in part]) if slots is None else \
-            scorer.score_slots([slots[i] for i in part])
+    for part, scored in pipelined(parts, prepare, run, split and prefetching(scorer, prefetch)):
         for scores in scored:
             out.add_scores(scores)
         if progress:
@@ -153,6 +159,31 @@ def ranked_rows(scorer, prompts: Sequence[Prompt], texts: Sequence[str], model: 
     for p, index in zip(prompts, query_of, strict=True):
         out.add(p, index)
     return out
+
+
+def prefetching(scorer, prefetch: bool | None = None) -> bool:
+    """Whether the ranking prepares the next chunk while this one runs: ``prefetch`` when given, else on for
+    a model on an accelerator, where the device waits while the host plans (issue 41: the scorers reached
+    0.29-0.73 of their limit on a GPU), and off on CPU, where ``benchmarks/prefetch_speed.py`` measured no
+    gain: the host step is 1.6 % of a small masked model's ranking, and at the tiny model's shape the
+    pipeline's thread and torch's contend for the GIL (docs/benchmarks.md)."""
+    if prefetch is not None:
+        return prefetch
+    device = str(getattr(getattr(scorer, "lm", None), "device", "cpu"))
+    return not device.startswith("cpu")
+
+
+def _steps(scorer, unique: Sequence[ClozeQuery], slots: Sequence | None) -> tuple[Callable, Callable, bool]:
+    """(prepare, run, split) of a chunk (its query indices) for this scorer: its own host and model steps
+    when it has them (split True), else its ``score``/``score_slots`` as the model step after a host step
+    that only gathers the chunk's queries (split False: nothing to run ahead)."""
+    if slots is not None:
+        if hasattr(scorer, "prepare_slots") and hasattr(scorer, "run"):
+            return (lambda part: scorer.prepare_slots([slots[i] for i in part])), scorer.run, True
+        return (lambda part: [slots[i] for i in part]), scorer.score_slots, False
+    if hasattr(scorer, "prepare") and hasattr(scorer, "run"):
+        return (lambda part: scorer.prepare([unique[i] for i in part])), scorer.run, True
+    return (lambda part: [unique[i] for i in part]), scorer.score, False
 
 
 def _slots_once(scorer, unique: Sequence[ClozeQuery], parts: Sequence[Sequence[int]]) -> list | None:

@@ -160,6 +160,16 @@ def sentinel_ids(tokenizer) -> tuple[int, int]:
     return ids[0], ids[1]
 
 
+@dataclass(frozen=True)
+class Seq2SeqPlan:
+    """A chunk's host work for ``Seq2SeqScorer.run``: its batches, per candidate its target's length (global
+    candidate order), per prompt its number of candidates."""
+
+    batches: tuple[Seq2SeqBatch, ...]
+    lengths: tuple[int, ...]
+    candidates: tuple[int, ...]
+
+
 class Seq2SeqScorer:
     scoring = "seq2seq"
 
@@ -193,11 +203,25 @@ class Seq2SeqScorer:
         return needs
 
     def score(self, queries: Sequence[ClozeQuery]) -> list[tuple[float, ...]]:
+        return self.run(self.prepare(queries))
+
+    def score_slots(self, slots: Sequence[SlotTokens]) -> list[tuple[float, ...]]:
+        return self.run(self.prepare_slots(slots))
+
+    def prepare(self, queries: Sequence[ClozeQuery]) -> Seq2SeqPlan:
+        """The host step of ``score``: the queries tokenized in context, checked against the model's context
+        (``ContextTooLong`` before any forward pass) and planned (``prepare_slots``)."""
         from factatlas.probe.context import CANDIDATE_FIX, model_limit, refuse_overlong
 
         slots = tokenize_slots(self.lm.tokenizer, queries)
         refuse_overlong(self.context_needs(queries, slots), model_limit(self.lm), self.lm.name, CANDIDATE_FIX)
-        return self.score_slots(slots)
+        return self.prepare_slots(slots)
+
+    def prepare_slots(self, slots: Sequence[SlotTokens]) -> Seq2SeqPlan:
+        """The batches as host tensors (``plan``), each candidate's target length and each prompt's number of
+        candidates; no model call (the model's config and vocabulary size are read, not run)."""
+        return Seq2SeqPlan(tuple(self.plan(slots)), tuple(len(self.target(c)) for s in slots for c in s.candidates),
+                           tuple(len(s.candidates) for s in slots))
 
     def encoder_input(self, slot: SlotTokens) -> list[int]:
         return special_wrap(self.lm.tokenizer).wrap([*slot.prefix, self.s0, *slot.suffix])
@@ -235,7 +259,9 @@ class Seq2SeqScorer:
                                      read.sum(axis=1))))
         return out
 
-    def score_slots(self, slots: Sequence[SlotTokens]) -> list[tuple[float, ...]]:
+    def run(self, prepared: Seq2SeqPlan) -> list[tuple[float, ...]]:
+        """The model step: the planned batches through the encoder and decoder, one mean log-probability per
+        candidate."""
         import numpy as np
         import torch
 
@@ -244,7 +270,7 @@ class Seq2SeqScorer:
         from factatlas.probe.normaliser import fused_normaliser, target_log_probs
 
         model, device = self.lm.model, self.lm.device
-        lengths = [len(self.target(c)) for s in slots for c in s.candidates]
+        lengths = prepared.lengths
         sums = torch.zeros(len(lengths), dtype=torch.float64, device=device)
         split = None if self.full_logits else decoder_split(self.lm)
         fused = fused_normaliser(device)
@@ -252,7 +278,7 @@ class Seq2SeqScorer:
         additive = self.additive_masks and takes_additive_masks(self.lm)
         dtype = next(model.parameters()).dtype
         with torch.inference_mode():
-            for b in self.plan(slots):
+            for b in prepared.batches:
                 ids = on_device(b.ids, device)
                 mask = on_device(additive_mask(b.mask, dtype) if additive else b.mask, device)
                 states = encoder(input_ids=ids, attention_mask=mask).last_hidden_state
@@ -285,8 +311,7 @@ class Seq2SeqScorer:
                 sums.index_add_(0, long_tensor(b.read_cells, device), picked.to(device).double())
         flat = sums.cpu().tolist()
         scores, base = [], 0
-        for s in slots:
-            n = len(s.candidates)
+        for n in prepared.candidates:
             scores.append(tuple(total / length for total, length in zip(flat[base: base + n], lengths[base: base + n],
                                                                        strict=True)))
             base += n
