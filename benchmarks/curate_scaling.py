@@ -238,8 +238,9 @@ def cost_by_kind(queries_jsonl: Path, costs: dict[str, tuple[float, int]]) -> tu
     return out, texts
 
 
-REPLAY_MIN_S = 0.5  # a kind's replay is repeated until one round takes this long: a shorter one is noise
-CONTROL_MIN_S = 0.5  # the control query is repeated until it takes this long, in every round at every scale
+REPLAY_MIN_S = 1.5  # a kind's replay is repeated until one round takes this long: a shorter one is noise (at 0.5 s
+# the objects kind of one embedded 3x -> 30x run read 1.12 on its least round and 1.03 in the next run)
+CONTROL_MIN_S = 1.5  # the control query is repeated until it takes this long, in every round at every scale
 
 
 def timed_pass(endpoint, queries: list, server_pid: int | None, repeats: int) -> tuple[float, float]:
