@@ -235,6 +235,19 @@ def run_child(argv: list[str], tree: Path, cwd: Path) -> Measure:
     return Measure(int(peak_kb) / 1024, float(cpu), wall, proc.returncode, tail)
 
 
+def run_launched(launcher: str, argv: list[str], tree: Path, cwd: Path, env: dict[str, str]) -> list[str]:
+    """The fields ``launcher`` (run as ``python -c LAUNCHER USAGE_FILE *argv``) wrote to its usage file, for
+    ``factatlas *argv`` from ``tree``; exits with the command's last output when it fails."""
+    with tempfile.TemporaryFile() as log, tempfile.NamedTemporaryFile("r") as usage:
+        proc = subprocess.run([sys.executable, "-c", launcher, usage.name, *argv], cwd=cwd, env=env,
+                              stdout=log, stderr=log)
+        if proc.returncode != 0:
+            log.seek(0)
+            raise SystemExit(f"error: factatlas {' '.join(argv)} ({tree}) exited {proc.returncode}:\n"
+                             + log.read().decode("utf-8", "replace")[-2000:])
+        return usage.read().split()
+
+
 def selected_rows(bench: Path, langs: tuple[str, ...] | None, shard: tuple[int, int] | None) -> int:
     """Rows a --langs/--shard selection keeps (the stable shard rule of the probe, re-stated here so the
     count does not depend on either tree)."""

@@ -28,20 +28,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(1, str(ROOT))
-from big_benchmark import LAUNCHER, matmul_rate  # noqa: E402  (the launcher: the command's peak RSS and CPU)
+from big_benchmark import LAUNCHER, matmul_rate, run_launched  # noqa: E402  (the launcher: the command's peak RSS and CPU)
 
 
 def run_child(argv: list[str], tree: Path) -> tuple[float, float]:
     """(CPU seconds, peak MB) of ``factatlas *argv`` run with ``tree`` first on the path; exits on failure."""
-    env = dict(os.environ, PYTHONPATH=str(tree))
-    with tempfile.TemporaryFile() as log, tempfile.NamedTemporaryFile("r") as usage:
-        proc = subprocess.run([sys.executable, "-c", LAUNCHER, usage.name, *argv], cwd=tree, env=env,
-                              stdout=log, stderr=log)
-        if proc.returncode != 0:
-            log.seek(0)
-            raise SystemExit(f"error: factatlas {' '.join(argv)} ({tree}) exited {proc.returncode}:\n"
-                             + log.read().decode("utf-8", "replace")[-2000:])
-        peak_kb, cpu = usage.read().split()
+    peak_kb, cpu = run_launched(LAUNCHER, argv, tree, tree, dict(os.environ, PYTHONPATH=str(tree)))
     return float(cpu), int(peak_kb) / 1024
 
 

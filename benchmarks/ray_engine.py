@@ -28,6 +28,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from big_benchmark import run_launched  # noqa: E402  (a launcher's usage fields, or the command's error)
 
 # the launcher: child subreaper, runs factatlas, then reaps every descendant; writes "CPU-s wall-s"
 LAUNCHER = """
@@ -55,14 +57,7 @@ sys.exit(code)
 def run_side(argv: list[str], tree: Path, tmp: Path) -> tuple[float, float]:
     """(CPU seconds of all processes, wall seconds of the driver) of ``factatlas *argv`` from ``tree``."""
     env = dict(os.environ, PYTHONPATH=str(tree), HF_HUB_OFFLINE="1", OMP_NUM_THREADS="1", TMPDIR=str(tmp))
-    with tempfile.TemporaryFile() as log, tempfile.NamedTemporaryFile("r") as usage:
-        proc = subprocess.run([sys.executable, "-c", LAUNCHER, usage.name, *argv], cwd=tree, env=env,
-                              stdout=log, stderr=log)
-        if proc.returncode != 0:
-            log.seek(0)
-            raise SystemExit(f"error: factatlas {' '.join(argv)} ({tree}) exited {proc.returncode}:\n"
-                             + log.read().decode("utf-8", "replace")[-2000:])
-        cpu, wall = usage.read().split()
+    cpu, wall = run_launched(LAUNCHER, argv, tree, tree, env)
     return float(cpu), float(wall)
 
 
