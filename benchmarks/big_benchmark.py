@@ -235,6 +235,18 @@ def run_child(argv: list[str], tree: Path, cwd: Path) -> Measure:
     return Measure(int(peak_kb) / 1024, float(cpu), wall, proc.returncode, tail)
 
 
+def add_ref_tree(ref: str, tree: Path) -> Path:
+    """``ref`` checked out at ``tree`` as a detached git worktree of this repository (``remove_ref_tree``
+    takes it away)."""
+    subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", str(tree), ref], check=True,
+                   capture_output=True)
+    return tree
+
+
+def remove_ref_tree(tree: Path) -> None:
+    subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(tree)], capture_output=True)
+
+
 def run_launched(launcher: str, argv: list[str], tree: Path, cwd: Path, env: dict[str, str]) -> list[str]:
     """The fields ``launcher`` (run as ``python -c LAUNCHER USAGE_FILE *argv``) wrote to its usage file, for
     ``factatlas *argv`` from ``tree``; exits with the command's last output when it fails."""

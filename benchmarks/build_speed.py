@@ -20,7 +20,6 @@ import os
 import shutil
 import signal
 import statistics
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -28,7 +27,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(1, str(ROOT))
-from big_benchmark import LAUNCHER, matmul_rate, run_launched  # noqa: E402  (the launcher: the command's peak RSS and CPU)
+from big_benchmark import LAUNCHER, add_ref_tree, matmul_rate, remove_ref_tree, run_launched  # noqa: E402  (the launcher: the command's peak RSS and CPU)
 
 
 def run_child(argv: list[str], tree: Path) -> tuple[float, float]:
@@ -64,8 +63,7 @@ def main(argv: list[str] | None = None) -> int:
     work = Path(tempfile.mkdtemp(prefix="build-speed-"))
     worktree = work / "ref"
     try:
-        subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", str(worktree), args.against],
-                       check=True, capture_output=True)
+        add_ref_tree(args.against, worktree)
         sides = {args.against: worktree, "this tree": ROOT}
         print(f"machine: {os.cpu_count()} cores; load {load()}; one-thread fp32 matmul {matmul_rate():.1f} GFLOP/s")
         cpu: dict[tuple[str, str], list[float]] = {}
@@ -106,7 +104,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"after: load {load()}; one-thread fp32 matmul {matmul_rate():.1f} GFLOP/s")
         return 0
     finally:
-        subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(worktree)], capture_output=True)
+        remove_ref_tree(worktree)
         shutil.rmtree(work, ignore_errors=True)
 
 

@@ -21,7 +21,6 @@ import os
 import shutil
 import signal
 import statistics
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -29,7 +28,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from big_benchmark import run_launched  # noqa: E402  (a launcher's usage fields, or the command's error)
+from big_benchmark import add_ref_tree, remove_ref_tree, run_launched  # noqa: E402  (a launcher's usage fields, or the command's error)
 
 # the launcher: child subreaper, runs factatlas, then reaps every descendant; writes "CPU-s wall-s"
 LAUNCHER = """
@@ -86,8 +85,7 @@ def main(argv: list[str] | None = None) -> int:
     work = Path(tempfile.mkdtemp(prefix="ray-engine-"))
     worktree = work / "ref"
     try:
-        subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", str(worktree), args.against],
-                       check=True, capture_output=True)
+        add_ref_tree(args.against, worktree)
         from factatlas.probe.tiny import make_tiny_model, tokenizer_texts, true_fact_examples
 
         rows = capital_prompt_rows()
@@ -126,7 +124,7 @@ def main(argv: list[str] | None = None) -> int:
               f"{statistics.median(wall[old]) / statistics.median(wall[new]):.2f}x")
         return 0
     finally:
-        subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(worktree)], capture_output=True)
+        remove_ref_tree(worktree)
         shutil.rmtree(work, ignore_errors=True)
 
 
