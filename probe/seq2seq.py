@@ -262,6 +262,12 @@ class Seq2SeqScorer:
     def run(self, prepared: Seq2SeqPlan) -> list[tuple[float, ...]]:
         """The model step: the planned batches through the encoder and decoder, one mean log-probability per
         candidate."""
+        from factatlas.probe.threads import torch_threads
+
+        with torch_threads(self.lm.model, self.lm.device):  # the one thread rule, as the other scorers
+            return self._run(prepared)
+
+    def _run(self, prepared: Seq2SeqPlan) -> list[tuple[float, ...]]:
         import numpy as np
         import torch
 

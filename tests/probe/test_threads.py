@@ -11,6 +11,7 @@ from factatlas.probe.causal import CausalLMScorer, SentenceLegacyScorer
 from factatlas.probe.mlm import MaskedLMScorer
 from factatlas.probe.models import wrap_model
 from factatlas.probe.protocol import ClozeQuery
+from factatlas.probe.seq2seq import Seq2SeqScorer
 from factatlas.probe.threads import ENV, SMALL_MODEL_PARAMS, decide_threads, torch_threads
 from factatlas.probe.tiny import train_tokenizer
 
@@ -43,9 +44,18 @@ def _gpt2():
     return wrap_model(transformers.GPT2LMHeadModel(config), tok, family="causal")
 
 
+def _t5():
+    tok = train_tokenizer(TEXTS, "t5", vocab_size=120)
+    config = transformers.T5Config(vocab_size=len(tok), d_model=16, d_kv=8, d_ff=32, num_layers=2, num_heads=2,
+                                   pad_token_id=tok.pad_token_id, eos_token_id=tok.eos_token_id,
+                                   decoder_start_token_id=tok.pad_token_id)
+    return wrap_model(transformers.T5ForConditionalGeneration(config).eval(), tok, family="seq2seq")
+
+
 def _threads_seen(lm, scorer) -> list[int]:
     seen: list[int] = []
-    base = getattr(lm.model, lm.model.base_model_prefix)  # every path runs it (a split head skips the top forward)
+    # every path runs it (a split head skips the top forward)
+    base = lm.model.get_encoder() if lm.family == "seq2seq" else getattr(lm.model, lm.model.base_model_prefix)
     hook = base.register_forward_pre_hook(lambda *_: seen.append(torch.get_num_threads()))
     try:
         scorer.score([QUERY])
@@ -54,14 +64,15 @@ def _threads_seen(lm, scorer) -> list[int]:
     return seen
 
 
-@pytest.mark.parametrize("make", ["mlm-independent", "mlm-pll", "causal-mean", "causal-sentence-legacy"])
+@pytest.mark.parametrize("make", ["mlm-independent", "mlm-pll", "causal-mean", "causal-sentence-legacy", "seq2seq"])
 def test_every_scorer_runs_small_models_on_one_thread_and_restores(make, monkeypatch):
     monkeypatch.delenv(ENV, raising=False)
-    lm = _bert() if make.startswith("mlm") else _gpt2()
+    lm = _bert() if make.startswith("mlm") else _t5() if make == "seq2seq" else _gpt2()
     scorer = {"mlm-independent": lambda: MaskedLMScorer(lm, "independent", split_head=False),
               "mlm-pll": lambda: MaskedLMScorer(lm, "pll", split_head=False),
               "causal-mean": lambda: CausalLMScorer(lm, "mean"),
-              "causal-sentence-legacy": lambda: SentenceLegacyScorer(lm)}[make]()
+              "causal-sentence-legacy": lambda: SentenceLegacyScorer(lm),
+              "seq2seq": lambda: Seq2SeqScorer(lm)}[make]()
     before = torch.get_num_threads()
     torch.set_num_threads(2)
     try:
