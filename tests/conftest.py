@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.checkout_watch import CheckoutWatch
+
 REPO = Path(__file__).resolve().parent.parent
 
 
@@ -82,7 +84,8 @@ def _block_non_loopback_sockets():
 # A test writes into its own tmp_path, never into the clone: a file left in the checkout is a side effect
 # the next run (or another worker's test that lists the checkout) trips over. Tools that keep a cache in
 # the current folder keep it elsewhere here; every test then checks that the checkout's files are as they
-# were (new, removed or rewritten files; bytecode, git's and pytest's own folders aside).
+# were (new, removed or rewritten files; bytecode, git's and pytest's own folders aside). The checkout is
+# listed again only after inotify saw a change (tests/checkout_watch.py).
 _EXEMPT_NAMES = frozenset({".git", "__pycache__", ".pytest_cache"})
 _CACHES = Path(os.environ.get("TMPDIR", "/tmp"))
 os.environ.setdefault("RUFF_CACHE_DIR", str(_CACHES / "factatlas-tests-ruff-cache"))
@@ -105,39 +108,17 @@ def _hypothesis_examples_outside_the_checkout() -> None:
 _hypothesis_examples_outside_the_checkout()
 
 
-def checkout_state(root: Path = REPO) -> dict[str, tuple[bool, int, int]]:
-    """Every path below ``root`` (relative) -> (is a folder, mtime ns, size), bytecode, .git and pytest's
-    cache aside. About 1 ms for this checkout."""
-    state: dict[str, tuple[bool, int, int]] = {}
-    prefix = len(str(root)) + 1
-    stack = [str(root)]
-    while stack:
-        with os.scandir(stack.pop()) as entries:
-            for entry in entries:
-                if entry.name in _EXEMPT_NAMES:
-                    continue
-                is_dir = entry.is_dir(follow_symlinks=False)
-                if is_dir:
-                    stack.append(entry.path)
-                    state[entry.path[prefix:]] = (True, 0, 0)  # a folder's own times move with its bytecode
-                else:
-                    st = entry.stat(follow_symlinks=False)
-                    state[entry.path[prefix:]] = (False, st.st_mtime_ns, st.st_size)
-    return state
-
-
-def checkout_changes(before: dict, after: dict) -> list[str]:
-    new = [f"new {p}" for p in sorted(after.keys() - before.keys())]
-    gone = [f"removed {p}" for p in sorted(before.keys() - after.keys())]
-    changed = [f"rewritten {p}" for p in sorted(before.keys() & after.keys()) if before[p] != after[p]]
-    return new + gone + changed
+_CHECKOUT: list[CheckoutWatch] = []  # this process's watch of the checkout, made at its first test
 
 
 @pytest.fixture(autouse=True)
 def _no_writes_into_the_checkout():
-    before = checkout_state()
+    if not _CHECKOUT:
+        _CHECKOUT.append(CheckoutWatch(REPO, _EXEMPT_NAMES))
+    watch = _CHECKOUT[0]
+    watch.check()  # a change made between two tests (a module fixture's teardown) is not this test's
     yield
-    changes = checkout_changes(before, checkout_state())
+    changes = watch.check()
     if changes:
         pytest.fail("the checkout changed while this test ran (a test writes only under its tmp_path; under "
                     "xdist another worker's test may be the writer, the paths say which): "

@@ -33,6 +33,14 @@ def args(run: Path) -> list[str]:
 
 
 @pytest.fixture(scope="module")
+def children():
+    """The module's killed and signalled reports fork from one zygote that imported the report once (four
+    zygotes before: 3-4 CPU-s each)."""
+    with ForkServer(("factatlas.app.cli", "factatlas.probe.report", "matplotlib.pyplot")) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
 def reported(tmp_path_factory) -> tuple[Path, dict[str, str]]:
     """A run reported once without --associate (the 'old report': no xfakt.png), and what a clean report
     with --associate writes (the reference for the rerun)."""
@@ -88,13 +96,12 @@ def test_a_disk_full_after_the_first_plot_leaves_the_old_report_whole(reported, 
 
 @pytest.mark.slow  # a child process per kill point (~2 s each)
 @pytest.mark.parametrize("point", ["report:plots-written", "report:page-written"])
-def test_a_kill_between_two_files_of_the_report_leaves_the_old_report_whole(reported, tmp_path, point):
+def test_a_kill_between_two_files_of_the_report_leaves_the_old_report_whole(reported, tmp_path, point, children):
     base, clean = reported
     run = tmp_path / "arab-west"
     shutil.copytree(base, run)
     before = tree(run)
-    with ForkServer(("factatlas.app.cli", "factatlas.probe.report", "matplotlib.pyplot")) as children:
-        res = children.factatlas(*args(run), env={CRASH_ENV: point})
+    res = children.factatlas(*args(run), env={CRASH_ENV: point})
     assert res.returncode == -9, res.stderr
     after = tree(run)
     staged = [k for k in after if f"/{TMP_PREFIX}" in f"/{k}"]
@@ -110,13 +117,12 @@ def test_a_kill_between_two_files_of_the_report_leaves_the_old_report_whole(repo
 @pytest.mark.slow  # a child process per signal (~2 s each)
 @pytest.mark.parametrize(("signal_name", "code"), [("TERM", 143), ("INT", 130)])
 def test_sigterm_or_ctrl_c_mid_report_is_one_line_and_leaves_the_old_report_and_no_lock(reported, tmp_path,
-                                                                                        signal_name, code):
+                                                                                        signal_name, code, children):
     base, _ = reported
     run = tmp_path / "arab-west"
     shutil.copytree(base, run)
     before = tree(run)
-    with ForkServer(("factatlas.app.cli", "factatlas.probe.report", "matplotlib.pyplot")) as children:
-        res = children.factatlas(*args(run), env={CRASH_ENV: "report:plots-written", "FACTATLAS_CRASH_SIGNAL": signal_name})
+    res = children.factatlas(*args(run), env={CRASH_ENV: "report:plots-written", "FACTATLAS_CRASH_SIGNAL": signal_name})
     assert res.returncode == code, res.stderr
     assert "Traceback" not in res.stderr
     assert res.stderr.strip().splitlines()[-1].startswith(f"error: stopped by SIG{signal_name}"), res.stderr

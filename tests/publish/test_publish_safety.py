@@ -4,11 +4,11 @@ publishers are real processes; the other publishes run in this process (tests/cl
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
 import sys
 import textwrap
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -17,6 +17,7 @@ from factatlas.atomic import TMP_PREFIX
 from factatlas.errors import ConfigError
 from factatlas.publish.publishers import GitPublisher
 from factatlas.publish.versions import Version, moves_default_branch
+from tests.children import ForkServer
 from tests.clirun import factatlas
 from tests.publish.publish_fixtures import make_benchmark
 
@@ -27,15 +28,22 @@ def git(*args, cwd=None) -> str:
     return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, text=True).stdout.strip()
 
 
-def publish_cli(run: Path, target: Path, version: str, crash_at: str | None = None) -> subprocess.CompletedProcess:
-    """In this process; with crash_at in a child process, which FACTATLAS_CRASH_AT kills at that point."""
+@pytest.fixture(scope="module")
+def children() -> Iterator[ForkServer]:
+    """The killed publishes fork from one zygote that imported the CLI and the publisher once."""
+    with ForkServer(("factatlas.app.cli", "factatlas.publish.publishers")) as server:
+        yield server
+
+
+def publish_cli(run: Path, target: Path, version: str, crash_at: str | None = None,
+                children: ForkServer | None = None) -> subprocess.CompletedProcess:
+    """In this process; with crash_at in a child process forked from ``children``, which FACTATLAS_CRASH_AT
+    kills at that point."""
+    args = ("publish", run, "--repo", REPO, "--version", version, "--target", f"git:{target}")
     if not crash_at:
-        return factatlas("publish", run, "--repo", REPO, "--version", version, "--target", f"git:{target}")
-    env = {k: v for k, v in os.environ.items() if k != "FACTATLAS_CRASH_AT"}
-    env["FACTATLAS_CRASH_AT"] = crash_at
-    return subprocess.run([sys.executable, "-m", "factatlas", "publish", str(run), "--repo", REPO, "--version",
-                           version, "--target", f"git:{target}"], capture_output=True, text=True, env=env,
-                          timeout=300)
+        return factatlas(*args)
+    assert children is not None, "a killed publish is a child process of the module's fork server"
+    return children.factatlas(*args, env={"FACTATLAS_CRASH_AT": crash_at})
 
 
 def commit_of(target: Path, ref: str) -> str:
@@ -43,10 +51,10 @@ def commit_of(target: Path, ref: str) -> str:
 
 
 @pytest.mark.slow
-def test_a_publish_killed_while_creating_the_target_leaves_nothing_a_later_publish_rejects(tmp_path):
+def test_a_publish_killed_while_creating_the_target_leaves_nothing_a_later_publish_rejects(tmp_path, children):
     run = make_benchmark(tmp_path / "run")
     target = tmp_path / "releases" / "atlas.git"
-    killed = publish_cli(run, target, "1.0.0", crash_at="publish:target-initialised")
+    killed = publish_cli(run, target, "1.0.0", crash_at="publish:target-initialised", children=children)
     assert killed.returncode == -signal.SIGKILL
     assert not target.exists()  # the half-made repository lives only under a name no publish reads
     assert [p.name for p in target.parent.glob(f"{TMP_PREFIX}atlas.git-*")]
@@ -176,7 +184,7 @@ def test_two_concurrent_publishes_of_one_version_give_one_release_and_a_named_lo
 @pytest.mark.slow
 @pytest.mark.parametrize("point, survivor", [("stage:complete", "old"), ("swap:exchanged", "new"),
                                              ("manifest:written", "new")])
-def test_a_killed_publish_leaves_release_and_its_manifest_entry_agreeing(tmp_path, point, survivor):
+def test_a_killed_publish_leaves_release_and_its_manifest_entry_agreeing(tmp_path, point, survivor, children):
     """Issue 42: the run's release/ and the manifest's publish entry move together (staged, swapped in with
     the entry once the target holds the release): after a kill both describe the old release or both the
     new one."""
@@ -203,7 +211,7 @@ def test_a_killed_publish_leaves_release_and_its_manifest_entry_agreeing(tmp_pat
     old = release_state(raw=True)
     assert old[0] == f"git:{first}"
     old_files = files(run / "release")
-    killed = publish_cli(run, second, "2.0.0", crash_at=point)
+    killed = publish_cli(run, second, "2.0.0", crash_at=point, children=children)
     assert killed.returncode == -signal.SIGKILL, killed.stderr[-2000:]
     assert git("tag", cwd=second) == "v2.0.0"  # the target got the release before the folder moved
     now = release_state(raw=False)

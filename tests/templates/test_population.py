@@ -169,3 +169,17 @@ def test_the_present_of_vi_th_ne_is_counted_for_the_dead_and_their_past_is_not(l
     found = pop.present_of_dead(rows, entities, {lang: pop.present_forms()[lang]})
     assert [(h.where, h.found) for h in found.get(lang, [])] == [("text", pop.present_forms()[lang].search(counted)[0])]
     assert pop.present_forms()[lang].search(not_counted) is None
+
+
+def test_equal_candidate_lists_are_read_as_one_list_and_every_list_as_written():
+    import pyarrow as pa
+
+    lists = [["a", "b"], [], [""], ["a", "b"], ["a b"], ["a", "b", ""], ["a", "b"], [""]]
+    column = pa.chunked_array([pa.array(lists[:3], pa.list_(pa.string())), pa.array(lists[3:], pa.list_(pa.string()))])
+    read = pop._shared_lists(column)
+    assert read == lists
+    assert read[0] is read[3] is read[6] and read[2] is read[7] and read[1] is not read[2]
+    # an item holding the separator, or a null list: each row its own list, as written
+    for odd in ([["a\x1fb", "c"], ["a", "b\x1fc"], ["a\x1fb", "c"]], [["a"], None, ["a"]]):
+        read = pop._shared_lists(pa.chunked_array([pa.array(odd, pa.list_(pa.string()))]))
+        assert read == odd and read[0] is not read[2]
