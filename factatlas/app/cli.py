@@ -128,8 +128,7 @@ def main() -> None:
 
     widen_when_piped()
     tune_for_pipeline()
-    for signum in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(signum, _stop)
+    previous = {signum: signal.signal(signum, _stop) for signum in (signal.SIGINT, signal.SIGTERM)}
     try:
         run_command()
     except Stopped as e:
@@ -140,6 +139,12 @@ def main() -> None:
                   "command had not finished was discarded and its earlier outputs are as they were; run it again "
                   "to finish", highlight=False, soft_wrap=True)
         sys.exit(128 + e.signum)
+    finally:
+        # main() called inside another program (a notebook, a test worker) gives its Ctrl-C back: a later
+        # SIGINT there must not raise our Stopped far from any command
+        for signum, handler in previous.items():
+            if handler is not None:  # None: a handler installed outside Python, which cannot be put back
+                signal.signal(signum, handler)
 
 
 def unrouted_failure(error: Exception) -> FactatlasError:

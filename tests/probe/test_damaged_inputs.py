@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import signal
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -45,12 +46,15 @@ def run_main(args: list[str], capsys, monkeypatch) -> Outcome:
     monkeypatch.setattr(sys, "argv", ["factatlas", *map(str, args)])
     capsys.readouterr()
     code, crashed = 0, None
+    handlers = signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)
     try:
         cli.main()
     except SystemExit as e:
         code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
     except BaseException as e:  # noqa: BLE001 - the assertion names it
         code, crashed = -1, e
+    # main() inside another program gives back its Ctrl-C (else the worker's next SIGINT raises Stopped)
+    assert (signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)) == handlers
     captured = capsys.readouterr()
     return Outcome(code, captured.out, captured.err, crashed)
 
