@@ -29,6 +29,7 @@ from factatlas.probe.heldout import VALIDATION_BOOTSTRAP, held_out_splits, valid
 # the configuration of the metrics and its errors (re-exported: callers import them from here)
 from factatlas.probe.metrics_config import DEFAULT_LANGUAGE_CULTURES, MetricsConfig, MetricsError  # noqa: F401
 from factatlas.probe.profile import dataset_profile, leaks  # noqa: F401
+from factatlas.probe.scored import ScoredColumns
 from factatlas.records import ProbeResult, ScoredPrompt
 from factatlas.tables import ProbeResultsFile, probe_result_from_row
 
@@ -76,6 +77,7 @@ def summarize(outcomes: Sequence[ScoredPrompt], config: MetricsConfig) -> dict[s
 
 
 def summaries(outcomes: Sequence[ScoredPrompt], config: MetricsConfig) -> dict[str, Any]:
+    outcomes = ScoredColumns.of(outcomes)
     cols = ScoreTable.of(outcomes, config.ks)
     by_lang_culture: dict[str, dict[str, Any]] = defaultdict(dict)
     for (lang, culture), idx in group_index(outcomes, "lang", "culture").items():
@@ -91,10 +93,11 @@ def summaries(outcomes: Sequence[ScoredPrompt], config: MetricsConfig) -> dict[s
 def by_predicate(outcomes: Sequence[ScoredPrompt], config: MetricsConfig) -> dict[str, Any]:
     """The P@1 table: per predicate, overall, per language, culture, language x culture (no bootstrap)."""
     plain = MetricsConfig(ks=config.ks, rankc_weighting=config.rankc_weighting)
+    outcomes = ScoredColumns.of(outcomes)
     cols = ScoreTable.of(outcomes, config.ks)
     out: dict[str, Any] = {}
     for (pred,), idx in group_index(outcomes, "predicate").items():
-        sub = [outcomes[i] for i in idx]
+        sub = outcomes.take(idx)
         lang_culture: dict[str, dict[str, Any]] = defaultdict(dict)
         for (lang, culture), j in group_index(sub, "lang", "culture").items():
             lang_culture[lang][culture] = _summarize(cols, idx[j], plain)

@@ -16,6 +16,7 @@ import numpy as np
 
 from factatlas.popbuckets import PopularityBucket, popularity_buckets
 from factatlas.probe.aggregate import Accuracy, ScoreTable, accuracy
+from factatlas.probe.scored import ScoredColumns, filtered, grouped
 from factatlas.records import Fact, ScoredPrompt
 
 ALL = "all"
@@ -80,12 +81,14 @@ def spearman(xs: Sequence[float], ys: Sequence[float]) -> tuple[float | None, fl
     return rho, float(2 * stdtr(dof, -abs(t)))
 
 
-def _selections(scored: Sequence[ScoredPrompt]) -> Iterable[tuple[str, str, list[ScoredPrompt]]]:
-    cultures = sorted({s.culture for s in scored})
-    langs = sorted({s.lang for s in scored})
+def _selections(scored: Sequence[ScoredPrompt]) -> Iterable[tuple[str, str, Sequence[ScoredPrompt]]]:
+    scored = ScoredColumns.of(scored)
+    cultures = sorted(c for (c,) in scored.group_rows("culture"))
+    langs = sorted(lang for (lang,) in scored.group_rows("lang"))
     for culture in [*cultures, ALL]:
         for lang in [*langs, ALL]:
-            sel = [s for s in scored if culture in (ALL, s.culture) and lang in (ALL, s.lang)]
+            sel = filtered(scored, lambda s, culture=culture, lang=lang: culture in (ALL, s.culture)
+                           and lang in (ALL, s.lang))
             if sel:
                 yield culture, lang, sel
 
@@ -95,11 +98,9 @@ def bucket_table(by_model: Mapping[str, Sequence[ScoredPrompt]], buckets: Mappin
     """P@1 per model x culture x language x bucket (both kinds); facts without a bucket are left out."""
     out = []
     for model, scored in by_model.items():
-        for culture, lang, sel in _selections([s for s in scored if s.fact_id in buckets]):
+        for culture, lang, sel in _selections(filtered(scored, lambda s: s.fact_id in buckets)):
             for kind in KINDS:
-                groups: dict[int, list[ScoredPrompt]] = {}
-                for s in sel:
-                    groups.setdefault(getattr(buckets[s.fact_id], kind), []).append(s)
+                groups = grouped(sel, lambda s, kind=kind: (getattr(buckets[s.fact_id], kind),))
                 for b in sorted(groups):
                     out.append(BucketCell(model, culture, lang, kind, b, accuracy(groups[b])))
     return out
@@ -110,7 +111,7 @@ def correlations(by_model: Mapping[str, Sequence[ScoredPrompt]], popularity: Map
     """Spearman's rho between popularity and fact P@1 per model x culture x language."""
     out = []
     for model, scored in by_model.items():
-        for culture, lang, sel in _selections([s for s in scored if s.fact_id in popularity]):
+        for culture, lang, sel in _selections(filtered(scored, lambda s: s.fact_id in popularity)):
             values = fact_values(sel)
             ids = sorted(values)
             rho, p = spearman([popularity[f] for f in ids], [values[f] for f in ids])

@@ -30,7 +30,7 @@ class ModelResults:
     """All scored prompts of one model on one benchmark, with every row not used counted by reason."""
 
     model: str
-    results: tuple[ScoredPrompt, ...]
+    results: Sequence[ScoredPrompt]  # ScoredColumns from the join: records made on read
     skipped: Mapping[str, int] = field(default_factory=dict)
     tokenizer_note: str = ""  # why gold_subwords is missing, when it is
     tokenize: Callable[[str], Sequence[int]] | None = None  # the model's tokenizer, when it is local
@@ -48,7 +48,7 @@ def join_results(model: str, rankings: Iterable[ProbeResult], prompts: Mapping[s
     the model's tokenizer; results in prompt_id order, skipped rows by reason."""
     joined = join(rankings, prompts, model=model, facts=facts, tokenize=tokenize)
     skipped = {reason: joined.counts[key] for key, reason in SKIP_REASONS.items() if joined.counts.get(key)}
-    return ModelResults(model, tuple(sorted(joined.scored, key=lambda r: r.prompt_id)), dict(sorted(skipped.items())))
+    return ModelResults(model, joined.scored.sorted_by("prompt_id"), dict(sorted(skipped.items())))
 
 
 # ---- the adapter: a run's files -> ModelResults --------------------------------------------------

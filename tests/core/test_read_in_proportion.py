@@ -456,3 +456,59 @@ def test_publish_holds_one_row_group_of_a_shard(built, grouped, monkeypatch):
     for path, data in files.items():
         one = pq.ParquetFile(io.BytesIO(whole[path]))
         assert one.num_row_groups == 1 and one.read().equals(pq.read_table(io.BytesIO(data)))
+
+
+# ---- the scored prompts as columns: the metrics and the analyses hold no record per prompt ----------------
+
+@pytest.fixture
+def scored_records(monkeypatch):
+    """``ScoredPrompt`` records made and alive (most at once) while the fixture holds; a record is made on
+    read from the columns (``factatlas.probe.scored``), two rows at a time here (``CHUNK`` = 2)."""
+    from factatlas.probe import scored as S
+    from factatlas.records import ScoredPrompt
+
+    seen = {"made": 0, "live": 0, "peak": 0}
+    init = ScoredPrompt.__init__
+
+    def counted(self, *args, **kwargs):
+        init(self, *args, **kwargs)
+        seen["made"] += 1
+        seen["live"] += 1
+        seen["peak"] = max(seen["peak"], seen["live"])
+
+    def finalized(self):
+        seen["live"] -= 1
+
+    monkeypatch.setattr(ScoredPrompt, "__init__", counted)
+    monkeypatch.setattr(ScoredPrompt, "__del__", finalized, raising=False)
+    monkeypatch.setattr(S, "CHUNK", 2)
+    return seen
+
+
+@pytest.mark.slow
+def test_the_metrics_and_the_analyses_hold_no_scored_record_per_prompt(built, tmp_path, scored_records):
+    """The join writes columns (``ScoredColumns``) and every section reads them or a record at a time: the
+    ``ScoredPrompt`` records alive at once while metrics.json and every analysis of ``compare`` are computed
+    are a chunk or two (2 rows here), never a run's (seen red, 12 alive, with the join returning its
+    records as a tuple, and with the analyses' adapter holding them as a tuple)."""
+    from factatlas import tables as T
+    from factatlas.benchmark import Benchmark
+    from factatlas.probe.evaluate import compute_metrics
+
+    bench = Benchmark.open(built / "build")
+    rows = cloze_rankings(bench)
+    model_dir = tmp_path / "m"
+    model_dir.mkdir()
+    T.write_probe_results(model_dir / "rankings.parquet", rows)
+    n = len(rows)
+    del rows
+    gc.collect()
+    metrics = compute_metrics(T.ProbeResultsFile(model_dir / "rankings.parquet"), bench)
+    assert metrics["coverage"]["used"] == n >= 10
+    assert scored_records["peak"] <= 2 * 2, scored_records  # a chunk or two at most; the run has n
+    scored_records.update(peak=0, made=0)
+    res = factatlas("compare", built, "--models", model_dir, "--out", tmp_path / "compare", "--bootstrap", "10",
+                    "--no-plots", "--split", "all")
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert scored_records["made"] >= n  # the sections read records (made on read)
+    assert scored_records["peak"] <= 2 * 2, scored_records
