@@ -53,7 +53,7 @@ def judged_by_prober(row: ProbeResult) -> bool:
     return rule is not None and rule.kind == "generate"
 
 
-def join(rankings: Iterable[ProbeResult], prompts: Mapping[str, Prompt], *, model: str | None = None,
+def join(rankings: Iterable[ProbeResult], prompts: Mapping[str, Prompt] | PromptStream, *, model: str | None = None,
          facts: Mapping[str, Fact] | None = None, tokenize: Tokenize | None = None,
          kinds_in_benchmark: Mapping[str, int] | None = None) -> Joined:
     """Rankings ⋈ prompts (by prompt_id) -> ScoredPrompt records; every row not used is counted.
@@ -65,12 +65,17 @@ def join(rankings: Iterable[ProbeResult], prompts: Mapping[str, Prompt], *, mode
     get their provenance and the fact its countries (a gold the fact does not list is counted in
     ``gold_not_in_facts`` and kept as direct); with ``tokenize`` the direct gold's slot form is measured.
     ``kinds_in_benchmark`` (prompt kind -> rows, ``Benchmark.kind_counts``): the benchmark's prompts that the
-    coverage counts, when ``prompts`` holds only the ranked ones; default: ``prompts`` is the benchmark.
+    coverage counts, when ``prompts`` holds only the ranked ones (always with a ``PromptStream``); default:
+    ``prompts`` is the benchmark.
     """
     counts: dict[str, Any] = dict.fromkeys(JOIN_COUNTS, 0)
     if facts is not None:
         counts["gold_not_in_facts"] = 0
-    seen: set[str] = set()
+    # prompt ids joined so far: while the rankings come in ascending order (as the probe writes them) the
+    # last one is enough; the first row out of order makes the set, from the columns written so far
+    seen: set[str] | None = None
+    last: str | None = None
+    refused: list[str] = []  # ids seen but not joined (foreign candidates), for that set
     out = ScoredBuilder()
     interned: dict[tuple[str, ...], tuple[str, ...]] = {}  # one tuple per candidate list: less memory
     golds_of: dict[tuple[str, tuple[str, ...]], FactGolds] = {}  # a fact's prompts share theirs
@@ -83,10 +88,14 @@ def join(rankings: Iterable[ProbeResult], prompts: Mapping[str, Prompt], *, mode
         if prompt is None:
             counts["unknown_prompt"] += 1
             continue
-        if pid in seen:
-            counts["duplicate_prompt"] += 1
-            continue
-        seen.add(pid)
+        if seen is None and last is not None and pid <= last:
+            seen = {*out.prompt_ids(), *refused}
+        if seen is not None:
+            if pid in seen:
+                counts["duplicate_prompt"] += 1
+                continue
+            seen.add(pid)
+        last = pid
         kinds.add(prompt.kind)
         golds = frozenset(prompt.gold_qids)
         candidates = interned.setdefault(prompt.candidate_qids, prompt.candidate_qids)
@@ -100,11 +109,13 @@ def join(rankings: Iterable[ProbeResult], prompts: Mapping[str, Prompt], *, mode
             counts["generative"] += 1
             if ranked and -1 in order:
                 counts["foreign_candidates"] += 1
+                refused.append(pid)
                 continue
             rank = 1 if row.correct_at_1 else None
         else:
             if len(ranked) != len(candidates) or len(set(order)) != len(order) or -1 in order:
                 counts["foreign_candidates"] += 1
+                refused.append(pid)
                 continue
             rank = M.gold_rank(ranked, golds)
             if len(row.scores) > 1 and row.scores[0] == row.scores[1]:
@@ -156,6 +167,38 @@ def _gold_objects(prompt: Prompt, facts: Mapping[str, Fact] | None) -> FactGolds
     golds = tuple(GoldObject(q, provenance.get(q, Provenance.DIRECT.value)) for q in prompt.gold_qids)
     missing = sum(q not in provenance for q in prompt.gold_qids)
     return golds, (fact.countries if fact is not None else ()), missing
+
+
+class PromptStream:
+    """The prompts a join reads, for rankings in ascending prompt_id order (as the probe writes them): decoded
+    a row group at a time (``Benchmark.iter_prompts``, the rankings' languages only) as ``get`` asks for
+    ascending ids, each group let go when the join passes it, so no prompt of the run is held for the join."""
+
+    def __init__(self, bench: Any, langs: Collection[str]) -> None:
+        wanted = frozenset(langs)
+        self._batches = bench.iter_prompts(lambda _pid, lang: lang in wanted)
+        self._batch: dict[str, Prompt] = {}
+        self._last = ""  # the batch's last id: an id at or below it is in this batch or not in the benchmark
+        self._done = False
+
+    def get(self, pid: str, default: Prompt | None = None) -> Prompt | None:
+        while pid not in self._batch and pid > self._last and not self._done:
+            batch = next(self._batches, None)
+            while batch is not None and not batch:  # a row group of other languages
+                batch = next(self._batches, None)
+            if batch is None:
+                self._done, self._batch = True, {}
+            else:
+                self._batch, self._last = {p.prompt_id: p for p in batch}, batch[-1].prompt_id
+        return self._batch.get(pid, default)
+
+
+def ranked_prompts(bench: Any, rankings: Any) -> Mapping[str, Prompt] | PromptStream:
+    """What ``join`` reads the prompts of a rankings file (``ProbeResultsFile``) from: a ``PromptStream`` when
+    its ids ascend (the probe writes them so), else the ranked prompts held by id (``join_prompts``)."""
+    if rankings.in_prompt_order():
+        return PromptStream(bench, rankings.languages())
+    return join_prompts(bench, rankings.prompt_ids())
 
 
 def join_prompts(bench: Any, ids: Collection[str]) -> dict[str, Prompt]:

@@ -19,7 +19,7 @@ import numpy as np
 
 from factatlas.benchmark import Benchmark, BenchmarkError
 from factatlas.probe import metrics as M
-from factatlas.probe.aggregate import ScoreTable, group, group_index, join, join_prompts
+from factatlas.probe.aggregate import ScoreTable, group, group_index, join, join_prompts, ranked_prompts
 
 # The sections by job: cross-lingual consistency, paraphrases, X-FaKT and predictions; the dataset profile;
 # the held-out comparison the verdict reads (re-exported: callers import them from here).
@@ -126,14 +126,14 @@ Rows = Iterable[ProbeResult | Mapping[str, Any]]
 
 
 def _joined(rankings_rows: Rows, bench: Benchmark, seen: Mapping[str, set[str]] | None = None):
-    """The rankings joined with the prompts they rank. A ``ProbeResultsFile`` is read twice, its prompt ids
-    (one column) and then its records a batch at a time into the join, so its records are never all held
-    (only the joined ``ScoredPrompt`` records are); ``seen`` collects each row's model and scoring."""
+    """The rankings joined with the prompts they rank. A ``ProbeResultsFile`` streams its records a batch at a
+    time into the join against the prompts a row group at a time (``aggregate.ranked_prompts``), so neither is
+    held whole; the join keeps columns (``ScoredColumns``). ``seen`` collects each row's model and scoring."""
     if isinstance(rankings_rows, ProbeResultsFile):
-        ids, rows = rankings_rows.prompt_ids(), rankings_rows
+        rows, prompts = rankings_rows, ranked_prompts(bench, rankings_rows)
     else:
         rows = [as_probe_result(r) for r in rankings_rows]
-        ids = {r.prompt_id for r in rows}
+        prompts = join_prompts(bench, {r.prompt_id for r in rows})
 
     def noted(rows: Iterable[ProbeResult | Mapping[str, Any]]):
         for r in map(as_probe_result, rows):
@@ -143,7 +143,7 @@ def _joined(rankings_rows: Rows, bench: Benchmark, seen: Mapping[str, set[str]] 
             yield r
 
     # only the ranked prompts are decoded (one language's run reads that language's rows)
-    return join(noted(rows), join_prompts(bench, ids), kinds_in_benchmark=bench.kind_counts)
+    return join(noted(rows), prompts, kinds_in_benchmark=bench.kind_counts)
 
 
 def compute_metrics(rankings_rows: Iterable[ProbeResult | Mapping[str, Any]], benchmark_dir: str | os.PathLike | Any,

@@ -73,6 +73,12 @@ class ScoredBuilder:
         self._starts.append(len(self._pos))
         self._has_order.append(has_order)
 
+    def prompt_ids(self) -> list[str]:
+        """The prompt ids added so far."""
+        facts, tails = tuple(self._codes["fact_id"]), tuple(self._codes["pid_tail"])
+        return [tails[t] if whole else facts[f] + tails[t]
+                for f, t, whole in zip(self._cols["fact_id"], self._cols["pid_tail"], self._pid_whole, strict=True)]
+
     def finish(self) -> ScoredColumns:
         tables = {name: tuple(codes) for name, codes in self._codes.items()}
         cols = {name: np.frombuffer(col, dtype=np.int32) if len(col) else np.zeros(0, np.int32)

@@ -318,16 +318,18 @@ def test_the_join_of_the_ranked_prompts_as_it_reads_them_equals_the_join_of_thei
     assert any(s.gold_subwords for s in a.scored)
 
 
-def test_the_analyses_join_the_rankings_a_batch_at_a_time(built, tmp_path, monkeypatch):
+def test_the_analyses_join_the_rankings_a_batch_at_a_time(grouped, tmp_path, monkeypatch):
     """The analyses' adapter (``read_model_results``) streams the rankings into the join: the rankings records
-    alive during the join are a batch or two (``PROBE_RESULT_BATCH`` = 2 here), and no prompt is alive as its
-    full record; its results are those of the records read whole (seen red with the adapter of cac2a06, which
-    read every ranking and every ranked prompt's record before the join)."""
+    alive during the join are a batch or two (``PROBE_RESULT_BATCH`` = 2 here), and the prompts alive are a
+    row group or two (``GROUP_ROWS`` = 2 here: the rankings ascend, so the prompts stream beside them); its
+    results are those of the records read whole (seen red with the adapter of cac2a06, which read every
+    ranking and every ranked prompt's record before the join, and with the ranked prompts held by id,
+    ``join_prompts``, in place of the stream: 12 prompts alive)."""
     from factatlas import tables as T
     from factatlas.benchmark import Benchmark
     from factatlas.probe.analysis import records as R
 
-    bench = Benchmark.open(built / "build")
+    bench = Benchmark.open(grouped / "build")
     rows = cloze_rankings(bench)
     model_dir = tmp_path / "m"
     model_dir.mkdir()
@@ -335,11 +337,9 @@ def test_the_analyses_join_the_rankings_a_batch_at_a_time(built, tmp_path, monke
     expected = R.join_results("m", rows, bench.prompts_with_ids({r.prompt_id for r in rows}), bench.facts_by_id)
     del rows
 
-    def full_prompts() -> int:
-        return sum(type(o) is Prompt and bool(o.text) for o in gc.get_objects())
 
     monkeypatch.setattr(T, "PROBE_RESULT_BATCH", 2)
-    seen = {"results": live_results(), "prompts": full_prompts(), "held": 0, "full": 0, "rows": 0}
+    seen = {"results": live_results(), "prompts": live_prompts(), "held": 0, "full": 0, "rows": 0}
     join = R.join
 
     def sampled(rankings, *args, **kwargs):
@@ -347,17 +347,17 @@ def test_the_analyses_join_the_rankings_a_batch_at_a_time(built, tmp_path, monke
             for i, r in enumerate(rankings):
                 if i % 2 == 1:
                     seen["held"] = max(seen["held"], live_results() - seen["results"])
-                    seen["full"] = max(seen["full"], full_prompts() - seen["prompts"])
+                    seen["full"] = max(seen["full"], live_prompts() - seen["prompts"])
                 seen["rows"] += 1
                 yield r
 
         return join(watched(), *args, **kwargs)
 
     monkeypatch.setattr(R, "join", sampled)
-    got = R.read_model_results(built, model_dir, Benchmark.open(built / "build"), with_tokenizer=False)
+    got = R.read_model_results(grouped, model_dir, Benchmark.open(grouped / "build"), with_tokenizer=False)
     assert seen["rows"] == len(expected.results) >= 10
     assert seen["held"] <= 2 * 2 + 1
-    assert seen["full"] == 0
+    assert seen["full"] <= 2 * GROUP_ROWS
     assert got.results == expected.results and got.skipped == expected.skipped
 
 
