@@ -180,8 +180,13 @@ class PromptStream:
         self._batch: dict[str, Prompt] = {}
         self._last = ""  # the batch's last id: an id at or below it is in this batch or not in the benchmark
         self._done = False
+        self._asked = ""
 
     def get(self, pid: str, default: Prompt | None = None) -> Prompt | None:
+        if pid < self._asked:  # a forward-only read: an earlier id would read as missing
+            raise ValueError(f"prompt {pid!r} asked after {self._asked!r}: a PromptStream reads ids in ascending "
+                             "order only; sort the rows by prompt_id first")
+        self._asked = pid
         while pid not in self._batch and pid > self._last and not self._done:
             batch = next(self._batches, None)
             while batch is not None and not batch:  # a row group of other languages

@@ -166,6 +166,14 @@ def read_model_results(run: Path, model_dir: Path, bench: Benchmark | None = Non
     return ModelResults(joined.model, joined.results, joined.skipped, note, tokenize)
 
 
+def stream_prompts(bench: Benchmark, results: Sequence[ScoredPrompt]) -> PromptStream:
+    """The prompts of ``results`` (in prompt_id order, as ``read_model_results`` gives them) read beside them
+    a row group at a time: the wrong answers' texts and forms without holding the prompts."""
+    from factatlas.probe.scored import ScoredColumns
+
+    return PromptStream(bench, {lang for (lang,) in ScoredColumns.of(results).group_rows("lang")})
+
+
 def language_texts(prompts: Iterable[Prompt]) -> dict[str, list[str]]:
     """lang -> the distinct texts of its prompts (answer marker removed) and slot forms, sorted: the text
     whose subwords make up the language's vocabulary in the overlap measure."""
