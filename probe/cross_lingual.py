@@ -57,7 +57,7 @@ def cross_lingual(outcomes: Sequence[ScoredPrompt], langs: Sequence[str], weight
     for lang in langs:
         positions[lang] = {}
         for n, ks in groups.items():
-            order = np.tile(np.arange(n, dtype=np.int64), (len(ks), 1))  # absent or another list: masked below
+            order = np.tile(np.arange(n, dtype=np.int32), (len(ks), 1))  # absent or another list: masked below
             rows = row_of[lang][ks]
             fits = rows >= 0
             fits[fits] = lengths[rows[fits]] == n

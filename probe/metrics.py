@@ -248,7 +248,9 @@ def rankc_from_positions(pos_a: np.ndarray, pos_b: np.ndarray, weighting: Weight
 
 def ranking_positions(order: np.ndarray) -> np.ndarray:
     """Inverse permutations: ``order[q]`` lists candidate numbers best first -> ``pos[q, c]``."""
-    return _inverse(np.asarray(order, dtype=np.int64), list(range(len(order))), "the ranking")
+    order = np.asarray(order)
+    return _inverse(order if order.dtype.kind in "iu" else order.astype(np.int64), list(range(len(order))),
+                    "the ranking")
 
 
 def _positions(rankings_a, rankings_b, idx: list[int], n: int) -> tuple[np.ndarray, np.ndarray]:
@@ -285,7 +287,7 @@ def _as_index_array(rankings: list[Sequence[Hashable]], n: int) -> np.ndarray | 
 def _inverse(order: np.ndarray, idx: list[int], what: str) -> np.ndarray:
     """Inverse permutations row by row; a row that is no permutation (a repeated index) is an error."""
     q, n = order.shape
-    inv = np.full((q, n), -1, dtype=np.int64)
+    inv = np.full((q, n), -1, dtype=np.int16 if n < 2**15 else np.int64)  # positions: 2 bytes while they fit
     inv[np.arange(q)[:, None], order] = np.arange(n)
     bad = np.flatnonzero((inv < 0).any(axis=1))
     if bad.size:

@@ -38,7 +38,7 @@ class ScoredBuilder:
         self._cols: dict[str, array] = {name: array("i") for name in CODED}
         self._rank, self._subwords = array("i"), array("i")
         self._chance = array("d")
-        self._pos, self._starts = array("i"), array("q", [0])
+        self._pos, self._starts = array("B"), array("q", [0])  # 1-byte positions until a list needs more
         self._has_order, self._pid_whole = array("b"), array("b")
 
     def __len__(self) -> int:
@@ -69,7 +69,14 @@ class ScoredBuilder:
         self._rank.append(0 if rank is None else rank)
         self._subwords.append(-1 if gold_subwords is None else gold_subwords)
         self._chance.append(chance)
-        self._pos.extend(positions)
+        start = len(self._pos)
+        try:
+            self._pos.extend(positions)
+        except OverflowError:  # a longer candidate list: wider positions from now on
+            del self._pos[start:]
+            wider = "h" if self._pos.typecode == "B" and max(positions) < 2**15 else "i"
+            self._pos = array(wider, self._pos)
+            self._pos.extend(positions)
         self._starts.append(len(self._pos))
         self._has_order.append(has_order)
 
@@ -83,10 +90,11 @@ class ScoredBuilder:
         tables = {name: tuple(codes) for name, codes in self._codes.items()}
         cols = {name: np.frombuffer(col, dtype=np.int32) if len(col) else np.zeros(0, np.int32)
                 for name, col in self._cols.items()}
-        pos = np.frombuffer(self._pos, dtype=np.int32) if len(self._pos) else np.zeros(0, np.int32)
+        kind = {"B": np.uint8, "h": np.int16, "i": np.int32}[self._pos.typecode]
+        pos = np.frombuffer(self._pos, dtype=kind) if len(self._pos) else np.zeros(0, kind)
         store = _Store(tables, cols, _ints(self._rank), _ints(self._subwords),
                        np.frombuffer(self._chance, dtype=np.float64) if len(self._chance) else np.zeros(0),
-                       pos.astype(np.int16) if len(pos) and pos.max() < 2**15 else pos,
+                       pos,
                        np.frombuffer(self._starts, dtype=np.int64),
                        np.frombuffer(self._has_order, dtype=np.int8).astype(bool),
                        np.frombuffer(self._pid_whole, dtype=np.int8).astype(bool))
@@ -246,7 +254,7 @@ class ScoredColumns(Sequence[ScoredPrompt]):
     def positions(self, idx: np.ndarray, n: int) -> np.ndarray:
         """The ranked positions of the prompts at ``idx``, each ranking ``n`` candidates: (len(idx), n)."""
         starts = self._store.starts[self._rows[idx]]
-        return self._store.pos[starts[:, None] + np.arange(n)].astype(np.int64)
+        return self._store.pos[starts[:, None] + np.arange(n)]
 
     def ranked_positions(self, idx: np.ndarray) -> list[list[int]]:
         """The ranked candidates of the prompts at ``idx`` as positions in their lists, best first."""
