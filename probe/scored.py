@@ -218,6 +218,21 @@ class ScoredColumns(Sequence[ScoredPrompt]):
         """The distinct values of field ``name`` (codes index it); values no row of a view holds included."""
         return self._store.tables[name]
 
+    def holds(self, name: str, keep: Callable[[Any], bool]) -> np.ndarray:
+        """Per prompt: ``keep`` of its value of field ``name``, called once per distinct value."""
+        table = self._store.tables[name]
+        return np.fromiter(map(keep, table), dtype=bool, count=len(table))[self.codes(name)]
+
+    def split_by(self, name: str, key: Callable[[Any], Hashable]) -> dict[Hashable, ScoredColumns]:
+        """``key`` of field ``name``'s value (called once per distinct value) -> the prompts with that key, in
+        their order (a view each; keys in no particular order)."""
+        table = self._store.tables[name]
+        keys = [key(v) for v in table]
+        number = {k: i for i, k in enumerate(dict.fromkeys(keys))}
+        per_prompt = np.array([number[k] for k in keys], dtype=np.int64)[self.codes(name)] if keys else \
+            np.zeros(0, dtype=np.int64)
+        return {k: self.where(per_prompt == i) for k, i in number.items() if (per_prompt == i).any()}
+
     def values(self, name: str) -> list:
         """Field ``name`` per prompt, as Python values (shared objects from the table)."""
         table = self._store.tables[name]

@@ -19,7 +19,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from factatlas.probe.aggregate import Accuracy, ScoreTable, accuracy, group
-from factatlas.probe.scored import filtered
+from factatlas.probe.scored import ScoredColumns, filtered
 from factatlas.records import Fact, ScoredPrompt, wikipedia_site
 
 
@@ -60,7 +60,7 @@ def local_table(by_model: Mapping[str, Sequence[ScoredPrompt]], where: Mapping[s
     out = []
     for model, scored in by_model.items():
         for (lang,), rows in sorted(group(scored, "lang").items()):
-            known = filtered(rows, lambda s: s.fact_id in where)
+            known = rows.where(rows.holds("fact_id", where.__contains__))
             out.append(LocalCell(model, lang, accuracy(local_view(known, where)),
                                  accuracy(filtered(known, lambda s, lang=lang: where[s.fact_id].has_article(lang))),
                                  len(rows) - len(known)))
@@ -82,7 +82,8 @@ class Transfer:
 def transfer_scores(model: str, scored: Sequence[ScoredPrompt], where: Mapping[str, Locality], *,
                     n_boot: int = 1000, confidence: float = 0.95, seed: int = 0) -> list[Transfer]:
     """The transfer score of every ordered pair of the model's languages (module docstring)."""
-    by_fact_lang = group(filtered(scored, lambda s: s.fact_id in where), "fact_id", "lang")
+    scored = ScoredColumns.of(scored)
+    by_fact_lang = group(scored.where(scored.holds("fact_id", where.__contains__)), "fact_id", "lang")
     langs = sorted({lang for _, lang in by_fact_lang})
     facts = sorted({f for f, _ in by_fact_lang})
     out = []

@@ -16,7 +16,7 @@ import numpy as np
 
 from factatlas.popbuckets import PopularityBucket, popularity_buckets
 from factatlas.probe.aggregate import Accuracy, ScoreTable, accuracy
-from factatlas.probe.scored import ScoredColumns, filtered, grouped
+from factatlas.probe.scored import ScoredColumns
 from factatlas.records import Fact, ScoredPrompt
 
 ALL = "all"
@@ -87,8 +87,8 @@ def _selections(scored: Sequence[ScoredPrompt]) -> Iterable[tuple[str, str, Sequ
     langs = sorted(lang for (lang,) in scored.group_rows("lang"))
     for culture in [*cultures, ALL]:
         for lang in [*langs, ALL]:
-            sel = filtered(scored, lambda s, culture=culture, lang=lang: culture in (ALL, s.culture)
-                           and lang in (ALL, s.lang))
+            sel = scored.where(scored.holds("culture", lambda c, culture=culture: culture in (ALL, c))
+                               & scored.holds("lang", lambda x, lang=lang: lang in (ALL, x)))
             if sel:
                 yield culture, lang, sel
 
@@ -98,9 +98,10 @@ def bucket_table(by_model: Mapping[str, Sequence[ScoredPrompt]], buckets: Mappin
     """P@1 per model x culture x language x bucket (both kinds); facts without a bucket are left out."""
     out = []
     for model, scored in by_model.items():
-        for culture, lang, sel in _selections(filtered(scored, lambda s: s.fact_id in buckets)):
+        scored = ScoredColumns.of(scored)
+        for culture, lang, sel in _selections(scored.where(scored.holds("fact_id", buckets.__contains__))):
             for kind in KINDS:
-                groups = grouped(sel, lambda s, kind=kind: (getattr(buckets[s.fact_id], kind),))
+                groups = sel.split_by("fact_id", lambda f, kind=kind: getattr(buckets[f], kind) if f in buckets else None)
                 for b in sorted(groups):
                     out.append(BucketCell(model, culture, lang, kind, b, accuracy(groups[b])))
     return out
@@ -111,7 +112,8 @@ def correlations(by_model: Mapping[str, Sequence[ScoredPrompt]], popularity: Map
     """Spearman's rho between popularity and fact P@1 per model x culture x language."""
     out = []
     for model, scored in by_model.items():
-        for culture, lang, sel in _selections(filtered(scored, lambda s: s.fact_id in popularity)):
+        scored = ScoredColumns.of(scored)
+        for culture, lang, sel in _selections(scored.where(scored.holds("fact_id", popularity.__contains__))):
             values = fact_values(sel)
             ids = sorted(values)
             rho, p = spearman([popularity[f] for f in ids], [values[f] for f in ids])
