@@ -56,7 +56,8 @@ def judged_by_prober(row: ProbeResult) -> bool:
 def join(rankings: Iterable[ProbeResult], prompts: Mapping[str, Prompt] | PromptStream, *, model: str | None = None,
          facts: Mapping[str, Fact] | None = None, tokenize: Tokenize | None = None,
          kinds_in_benchmark: Mapping[str, int] | None = None) -> Joined:
-    """Rankings ⋈ prompts (by prompt_id) -> ScoredPrompt records; every row not used is counted.
+    """Rankings ⋈ prompts (by prompt_id) -> scored prompts as columns (``ScoredColumns``, a sequence of
+    ``ScoredPrompt`` records made on read); every row not used is counted.
 
     A ranking must order exactly the prompt's candidates (else ``foreign_candidates``). Open-answer rows
     (generative QA, X-FACTR) carry the candidates their answer matched, not a ranking: the prober judged
@@ -71,12 +72,8 @@ def join(rankings: Iterable[ProbeResult], prompts: Mapping[str, Prompt] | Prompt
     counts: dict[str, Any] = dict.fromkeys(JOIN_COUNTS, 0)
     if facts is not None:
         counts["gold_not_in_facts"] = 0
-    # prompt ids joined so far: while the rankings come in ascending order (as the probe writes them) the
-    # last one is enough; the first row out of order makes the set, from the columns written so far
-    seen: set[str] | None = None
-    last: str | None = None
-    refused: list[str] = []  # ids seen but not joined (foreign candidates), for that set
     out = ScoredBuilder()
+    seen = _SeenIds(out)
     interned: dict[tuple[str, ...], tuple[str, ...]] = {}  # one tuple per candidate list: less memory
     golds_of: dict[tuple[str, tuple[str, ...]], FactGolds] = {}  # a fact's prompts share theirs
     places: dict[tuple[str, ...], dict[str, int]] = {}  # candidate -> index, once per candidate list
@@ -88,14 +85,9 @@ def join(rankings: Iterable[ProbeResult], prompts: Mapping[str, Prompt] | Prompt
         if prompt is None:
             counts["unknown_prompt"] += 1
             continue
-        if seen is None and last is not None and pid <= last:
-            seen = {*out.prompt_ids(), *refused}
-        if seen is not None:
-            if pid in seen:
-                counts["duplicate_prompt"] += 1
-                continue
-            seen.add(pid)
-        last = pid
+        if seen.repeated(pid):
+            counts["duplicate_prompt"] += 1
+            continue
         kinds.add(prompt.kind)
         golds = frozenset(prompt.gold_qids)
         candidates = interned.setdefault(prompt.candidate_qids, prompt.candidate_qids)
@@ -109,13 +101,13 @@ def join(rankings: Iterable[ProbeResult], prompts: Mapping[str, Prompt] | Prompt
             counts["generative"] += 1
             if ranked and -1 in order:
                 counts["foreign_candidates"] += 1
-                refused.append(pid)
+                seen.refused.append(pid)
                 continue
             rank = 1 if row.correct_at_1 else None
         else:
             if len(ranked) != len(candidates) or len(set(order)) != len(order) or -1 in order:
                 counts["foreign_candidates"] += 1
-                refused.append(pid)
+                seen.refused.append(pid)
                 continue
             rank = M.gold_rank(ranked, golds)
             if len(row.scores) > 1 and row.scores[0] == row.scores[1]:
@@ -133,7 +125,36 @@ def join(rankings: Iterable[ProbeResult], prompts: Mapping[str, Prompt] | Prompt
                 candidates=candidates, countries=countries,
                 gold_subwords=_gold_subwords(prompt, gold_objects, tokenize), subject=prompt.subject_qid,
                 subject_label=prompt.subject_label, prediction=row.prediction or "")
-    counts["used"] = len(out)
+    _coverage(counts, len(out), prompts, kinds, kinds_in_benchmark)
+    return Joined(out.finish(), counts)
+
+
+class _SeenIds:
+    """The prompt ids joined so far: while they ascend (as the probe writes them) the last one is enough; the
+    first id out of order makes the set, from the ids in the columns so far and those refused."""
+
+    def __init__(self, out: ScoredBuilder) -> None:
+        self._out = out
+        self._ids: set[str] | None = None
+        self._last: str | None = None
+        self.refused: list[str] = []  # ids seen but not joined (foreign candidates)
+
+    def repeated(self, pid: str) -> bool:
+        if self._ids is None and self._last is not None and pid <= self._last:
+            self._ids = {*self._out.prompt_ids(), *self.refused}
+        self._last = pid
+        if self._ids is None:
+            return False
+        if pid in self._ids:
+            return True
+        self._ids.add(pid)
+        return False
+
+
+def _coverage(counts: dict[str, Any], used: int, prompts: Any, kinds: set[str],
+              kinds_in_benchmark: Mapping[str, int] | None) -> None:
+    """The join's coverage counts: rows used, the benchmark's prompts and those of the kinds the rule used."""
+    counts["used"] = used
     if kinds_in_benchmark is None:
         counts["benchmark_prompts"] = len(prompts)
         counts["eligible_prompts"] = sum(1 for p in prompts.values() if p.kind in kinds)
@@ -141,8 +162,7 @@ def join(rankings: Iterable[ProbeResult], prompts: Mapping[str, Prompt] | Prompt
         counts["benchmark_prompts"] = sum(kinds_in_benchmark.values())
         counts["eligible_prompts"] = sum(n for kind, n in kinds_in_benchmark.items() if kind in kinds)
     counts["other_kind_prompts"] = counts["benchmark_prompts"] - counts["eligible_prompts"]
-    counts["coverage"] = len(out) / counts["eligible_prompts"] if counts["eligible_prompts"] else 0.0
-    return Joined(out.finish(), counts)
+    counts["coverage"] = used / counts["eligible_prompts"] if counts["eligible_prompts"] else 0.0
 
 
 FactGolds = tuple[tuple[GoldObject, ...], tuple[str, ...], int]  # golds, the fact's countries, golds it lacks

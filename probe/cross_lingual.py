@@ -39,18 +39,7 @@ def cross_lingual(outcomes: Sequence[ScoredPrompt], langs: Sequence[str], weight
     lengths = ranked.lengths()
     last = last_of(key_of, in_langs)  # the last prompt (in the given order) of each query: its size and culture
     size[key_of[last]], culture_code[key_of[last]] = lengths[last], ranked.codes("culture")[last]
-    present, correct, cand, row_of = {}, {}, {}, {}
-    for lang in langs:
-        rows = np.flatnonzero(lang_codes == code_of[lang])
-        rows = rows[last_of(key_of[rows], np.ones(len(rows), dtype=bool))]  # one prompt per query and language
-        present[lang] = np.zeros(n_keys, dtype=bool)
-        present[lang][key_of[rows]] = True
-        correct[lang] = np.zeros(n_keys, dtype=bool)
-        correct[lang][key_of[rows]] = ranked.correct()[rows]
-        cand[lang] = np.full(n_keys, -1, dtype=np.int64)
-        cand[lang][key_of[rows]] = ranked.codes("candidates")[rows]  # equal lists, equal codes
-        row_of[lang] = np.full(n_keys, -1, dtype=np.int64)
-        row_of[lang][key_of[rows]] = rows
+    present, correct, cand, row_of = _by_language(ranked, code_of, key_of, n_keys)
     # candidates numbered by their position in candidate_qids: identical lists -> comparable positions
     groups = {n: np.flatnonzero(size == n) for n in sorted(set(size.tolist())) if n > 0}
     positions: dict[str, dict[int, np.ndarray]] = {}
@@ -106,6 +95,25 @@ def cross_lingual(outcomes: Sequence[ScoredPrompt], langs: Sequence[str], weight
                   "by_culture": {c: {"matrix": m, "mean": off_diagonal_mean(m)} for c, m in by_culture.items()}},
         "coverlap": {"matrix": cover, "mean": off_diagonal_mean(cover)},
     }
+
+
+def _by_language(ranked: ScoredColumns, code_of: Mapping[str, int], key_of: np.ndarray, n_keys: int
+                 ) -> tuple[dict[str, np.ndarray], ...]:
+    """Per language, per query: whether it is ranked there, right, its candidate list's code and its row (the
+    last prompt of the query in that language, as a mapping keeps it)."""
+    present, correct, cand, row_of = {}, {}, {}, {}
+    for lang, code in code_of.items():
+        rows = np.flatnonzero(ranked.codes("lang") == code)
+        rows = rows[last_of(key_of[rows], np.ones(len(rows), dtype=bool))]  # one prompt per query and language
+        present[lang] = np.zeros(n_keys, dtype=bool)
+        present[lang][key_of[rows]] = True
+        correct[lang] = np.zeros(n_keys, dtype=bool)
+        correct[lang][key_of[rows]] = ranked.correct()[rows]
+        cand[lang] = np.full(n_keys, -1, dtype=np.int64)
+        cand[lang][key_of[rows]] = ranked.codes("candidates")[rows]  # equal lists, equal codes
+        row_of[lang] = np.full(n_keys, -1, dtype=np.int64)
+        row_of[lang][key_of[rows]] = rows
+    return present, correct, cand, row_of
 
 
 def pararel_section(outcomes: Sequence[ScoredPrompt]) -> dict[str, Any]:
