@@ -140,6 +140,9 @@ def micro_statistic(sums: np.ndarray, sizes: np.ndarray) -> np.ndarray:
     return sums.sum(axis=0) / sizes.sum()
 
 
+BOOTSTRAP_BLOCK = 1 << 20  # resampled values gathered at a time per stratum (8 MB)
+
+
 def stratified_bootstrap(strata: Sequence[Sequence[float]], statistic: Statistic, n_boot: int = 1000,
                          confidence: float = 0.95, seed: int = 0) -> tuple[float, float]:
     """The one bootstrap interval of the toolkit: each stratum's values resampled with replacement, the
@@ -156,8 +159,14 @@ def stratified_bootstrap(strata: Sequence[Sequence[float]], statistic: Statistic
     rng = np.random.default_rng(seed)
     sums = np.zeros((len(groups), n_boot))
     for g, values in enumerate(groups):
-        draws = rng.integers(0, len(values), size=(n_boot, len(values)))
-        sums[g] = values[draws].sum(axis=1)
+        # 4-byte indexes (the generator draws the same numbers as for 8-byte ones), gathered a block of
+        # resamples at a time: a stratum of n facts holds 4 n_boot n bytes of draws, not 16 (each row's
+        # sum is the same whichever rows are summed with it)
+        draws = rng.integers(0, len(values), size=(n_boot, len(values)),
+                             dtype=np.int32 if len(values) < 2**31 else np.int64)
+        step = max(1, BOOTSTRAP_BLOCK // len(values))
+        for start in range(0, n_boot, step):
+            sums[g, start:start + step] = values[draws[start:start + step]].sum(axis=1)
     sizes = np.array([len(v) for v in groups], dtype=np.float64)[:, None]
     stats = statistic(sums, sizes)
     tail = (1 - confidence) / 2 * 100
