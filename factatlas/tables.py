@@ -440,6 +440,19 @@ class ProbeResultsFile:
     def prompt_ids(self) -> set[str]:
         return set(read_parquet(self.path, ["prompt_id"]).column("prompt_id").to_pylist())
 
+    def in_prompt_order(self) -> bool:
+        """Whether the prompt ids strictly ascend (as the probe writes them; no id twice), read as one column."""
+        import pyarrow.compute as pc
+
+        ids = read_parquet(self.path, ["prompt_id"]).column("prompt_id").combine_chunks()
+        return len(ids) < 2 or pc.all(pc.less(ids.slice(0, len(ids) - 1), ids.slice(1))).as_py()
+
+    def languages(self) -> set[str]:
+        """The languages of the rows (one column)."""
+        import pyarrow.compute as pc
+
+        return set(pc.unique(read_parquet(self.path, ["lang"]).column("lang")).to_pylist())
+
 
 def candidate_sets_from_rows(rows: Iterable[Mapping[str, Any]]) -> list[CandidateSet]:
     """CANDIDATES_SCHEMA rows -> one CandidateSet per (predicate, lang), in row order."""

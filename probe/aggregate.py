@@ -18,7 +18,6 @@ bootstrap resamples facts within each predicate (``factatlas.probe.metrics.boots
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from itertools import repeat
@@ -28,6 +27,7 @@ import numpy as np
 
 from factatlas.probe import metrics as M
 from factatlas.probe.protocol import SCORING_RULES
+from factatlas.probe.scored import ScoredBuilder, ScoredColumns
 from factatlas.records import Fact, GoldObject, ProbeResult, Prompt, Provenance, ScoredPrompt
 
 Tokenize = Callable[[str], Sequence[int]]
@@ -43,7 +43,7 @@ JOIN_COUNTS = ("rows", "unknown_prompt", "duplicate_prompt", "foreign_candidates
 class Joined:
     """Scored prompts in the order of the rankings, and every row not used counted by reason."""
 
-    scored: tuple[ScoredPrompt, ...]
+    scored: ScoredColumns  # a Sequence[ScoredPrompt], records made on read
     counts: Mapping[str, Any]
 
 
@@ -53,10 +53,11 @@ def judged_by_prober(row: ProbeResult) -> bool:
     return rule is not None and rule.kind == "generate"
 
 
-def join(rankings: Iterable[ProbeResult], prompts: Mapping[str, Prompt], *, model: str | None = None,
+def join(rankings: Iterable[ProbeResult], prompts: Mapping[str, Prompt] | PromptStream, *, model: str | None = None,
          facts: Mapping[str, Fact] | None = None, tokenize: Tokenize | None = None,
          kinds_in_benchmark: Mapping[str, int] | None = None) -> Joined:
-    """Rankings ⋈ prompts (by prompt_id) -> ScoredPrompt records; every row not used is counted.
+    """Rankings ⋈ prompts (by prompt_id) -> scored prompts as columns (``ScoredColumns``, a sequence of
+    ``ScoredPrompt`` records made on read); every row not used is counted.
 
     A ranking must order exactly the prompt's candidates (else ``foreign_candidates``). Open-answer rows
     (generative QA, X-FACTR) carry the candidates their answer matched, not a ranking: the prober judged
@@ -65,13 +66,14 @@ def join(rankings: Iterable[ProbeResult], prompts: Mapping[str, Prompt], *, mode
     get their provenance and the fact its countries (a gold the fact does not list is counted in
     ``gold_not_in_facts`` and kept as direct); with ``tokenize`` the direct gold's slot form is measured.
     ``kinds_in_benchmark`` (prompt kind -> rows, ``Benchmark.kind_counts``): the benchmark's prompts that the
-    coverage counts, when ``prompts`` holds only the ranked ones; default: ``prompts`` is the benchmark.
+    coverage counts, when ``prompts`` holds only the ranked ones (always with a ``PromptStream``); default:
+    ``prompts`` is the benchmark.
     """
     counts: dict[str, Any] = dict.fromkeys(JOIN_COUNTS, 0)
     if facts is not None:
         counts["gold_not_in_facts"] = 0
-    seen: set[str] = set()
-    out: list[ScoredPrompt] = []
+    out = ScoredBuilder()
+    seen = _SeenIds(out)
     interned: dict[tuple[str, ...], tuple[str, ...]] = {}  # one tuple per candidate list: less memory
     golds_of: dict[tuple[str, tuple[str, ...]], FactGolds] = {}  # a fact's prompts share theirs
     places: dict[tuple[str, ...], dict[str, int]] = {}  # candidate -> index, once per candidate list
@@ -83,28 +85,29 @@ def join(rankings: Iterable[ProbeResult], prompts: Mapping[str, Prompt], *, mode
         if prompt is None:
             counts["unknown_prompt"] += 1
             continue
-        if pid in seen:
+        if seen.repeated(pid):
             counts["duplicate_prompt"] += 1
             continue
-        seen.add(pid)
         kinds.add(prompt.kind)
         golds = frozenset(prompt.gold_qids)
         candidates = interned.setdefault(prompt.candidate_qids, prompt.candidate_qids)
         ranked = tuple(row.ranked_qids)
-        order: tuple[int, ...] = ()
-        if judged_by_prober(row) or not ranked:
+        place = places.get(candidates)
+        if place is None:
+            place = places[candidates] = {q: i for i, q in enumerate(candidates)}
+        order = tuple(map(place.get, ranked, repeat(-1)))
+        full = not (judged_by_prober(row) or not ranked)
+        if not full:
             counts["generative"] += 1
-            if ranked and not set(ranked) <= set(candidates):
+            if ranked and -1 in order:
                 counts["foreign_candidates"] += 1
+                seen.refused.append(pid)
                 continue
             rank = 1 if row.correct_at_1 else None
         else:
-            place = places.get(candidates)
-            if place is None:
-                place = places[candidates] = {q: i for i, q in enumerate(candidates)}
-            order = tuple(map(place.get, ranked, repeat(-1)))
             if len(ranked) != len(candidates) or len(set(order)) != len(order) or -1 in order:
                 counts["foreign_candidates"] += 1
+                seen.refused.append(pid)
                 continue
             rank = M.gold_rank(ranked, golds)
             if len(row.scores) > 1 and row.scores[0] == row.scores[1]:
@@ -115,13 +118,43 @@ def join(rankings: Iterable[ProbeResult], prompts: Mapping[str, Prompt], *, mode
         if missing:  # only with facts
             counts["gold_not_in_facts"] += missing
         n_gold = sum(map(golds.__contains__, candidates))
-        out.append(ScoredPrompt(
-            model if model is not None else row.model, pid, prompt.fact_id, prompt.lang, prompt.template_id,
-            prompt.culture, prompt.predicate, gold_objects, ranked, rank, prompt.split,
-            n_gold / len(candidates) if candidates else 0.0, candidates, order, countries,
-            _gold_subwords(prompt, gold_objects, tokenize), prompt.subject_qid, prompt.subject_label,
-            row.prediction or ""))
-    counts["used"] = len(out)
+        out.add(model=model if model is not None else row.model, prompt_id=pid, fact_id=prompt.fact_id,
+                lang=prompt.lang, template_id=prompt.template_id, culture=prompt.culture,
+                predicate=prompt.predicate, golds=gold_objects, positions=order, has_order=full, rank=rank,
+                split=prompt.split, chance=n_gold / len(candidates) if candidates else 0.0,
+                candidates=candidates, countries=countries,
+                gold_subwords=_gold_subwords(prompt, gold_objects, tokenize), subject=prompt.subject_qid,
+                subject_label=prompt.subject_label, prediction=row.prediction or "")
+    _coverage(counts, len(out), prompts, kinds, kinds_in_benchmark)
+    return Joined(out.finish(), counts)
+
+
+class _SeenIds:
+    """The prompt ids joined so far: while they ascend (as the probe writes them) the last one is enough; the
+    first id out of order makes the set, from the ids in the columns so far and those refused."""
+
+    def __init__(self, out: ScoredBuilder) -> None:
+        self._out = out
+        self._ids: set[str] | None = None
+        self._last: str | None = None
+        self.refused: list[str] = []  # ids seen but not joined (foreign candidates)
+
+    def repeated(self, pid: str) -> bool:
+        if self._ids is None and self._last is not None and pid <= self._last:
+            self._ids = {*self._out.prompt_ids(), *self.refused}
+        self._last = pid
+        if self._ids is None:
+            return False
+        if pid in self._ids:
+            return True
+        self._ids.add(pid)
+        return False
+
+
+def _coverage(counts: dict[str, Any], used: int, prompts: Any, kinds: set[str],
+              kinds_in_benchmark: Mapping[str, int] | None) -> None:
+    """The join's coverage counts: rows used, the benchmark's prompts and those of the kinds the rule used."""
+    counts["used"] = used
     if kinds_in_benchmark is None:
         counts["benchmark_prompts"] = len(prompts)
         counts["eligible_prompts"] = sum(1 for p in prompts.values() if p.kind in kinds)
@@ -129,8 +162,7 @@ def join(rankings: Iterable[ProbeResult], prompts: Mapping[str, Prompt], *, mode
         counts["benchmark_prompts"] = sum(kinds_in_benchmark.values())
         counts["eligible_prompts"] = sum(n for kind, n in kinds_in_benchmark.items() if kind in kinds)
     counts["other_kind_prompts"] = counts["benchmark_prompts"] - counts["eligible_prompts"]
-    counts["coverage"] = len(out) / counts["eligible_prompts"] if counts["eligible_prompts"] else 0.0
-    return Joined(tuple(out), counts)
+    counts["coverage"] = used / counts["eligible_prompts"] if counts["eligible_prompts"] else 0.0
 
 
 FactGolds = tuple[tuple[GoldObject, ...], tuple[str, ...], int]  # golds, the fact's countries, golds it lacks
@@ -155,6 +187,43 @@ def _gold_objects(prompt: Prompt, facts: Mapping[str, Fact] | None) -> FactGolds
     golds = tuple(GoldObject(q, provenance.get(q, Provenance.DIRECT.value)) for q in prompt.gold_qids)
     missing = sum(q not in provenance for q in prompt.gold_qids)
     return golds, (fact.countries if fact is not None else ()), missing
+
+
+class PromptStream:
+    """The prompts a join reads, for rankings in ascending prompt_id order (as the probe writes them): decoded
+    a row group at a time (``Benchmark.iter_prompts``, the rankings' languages only) as ``get`` asks for
+    ascending ids, each group let go when the join passes it, so no prompt of the run is held for the join."""
+
+    def __init__(self, bench: Any, langs: Collection[str]) -> None:
+        wanted = frozenset(langs)
+        self._batches = bench.iter_prompts(lambda _pid, lang: lang in wanted)
+        self._batch: dict[str, Prompt] = {}
+        self._last = ""  # the batch's last id: an id at or below it is in this batch or not in the benchmark
+        self._done = False
+        self._asked = ""
+
+    def get(self, pid: str, default: Prompt | None = None) -> Prompt | None:
+        if pid < self._asked:  # a forward-only read: an earlier id would read as missing
+            raise ValueError(f"prompt {pid!r} asked after {self._asked!r}: a PromptStream reads ids in ascending "
+                             "order only; sort the rows by prompt_id first")
+        self._asked = pid
+        while pid not in self._batch and pid > self._last and not self._done:
+            batch = next(self._batches, None)
+            while batch is not None and not batch:  # a row group of other languages
+                batch = next(self._batches, None)
+            if batch is None:
+                self._done, self._batch = True, {}
+            else:
+                self._batch, self._last = {p.prompt_id: p for p in batch}, batch[-1].prompt_id
+        return self._batch.get(pid, default)
+
+
+def ranked_prompts(bench: Any, rankings: Any) -> Mapping[str, Prompt] | PromptStream:
+    """What ``join`` reads the prompts of a rankings file (``ProbeResultsFile``) from: a ``PromptStream`` when
+    its ids ascend (the probe writes them so), else the ranked prompts held by id (``join_prompts``)."""
+    if rankings.in_prompt_order():
+        return PromptStream(bench, rankings.languages())
+    return join_prompts(bench, rankings.prompt_ids())
 
 
 def join_prompts(bench: Any, ids: Collection[str]) -> dict[str, Prompt]:
@@ -204,27 +273,32 @@ class ScoreTable:
 
     @classmethod
     def of(cls, scored: Sequence[ScoredPrompt], ks: Sequence[int] = (1,),
-           correct: Callable[[ScoredPrompt], bool] | None = None) -> ScoreTable:
-        """The metrics of ``metric_names(ks)``; with ``correct`` only "p@1", read from that rule instead
-        (the analyses' direct-only and equivalence-lenient P@1)."""
-        if correct is not None:
+           correct: Callable[[ScoredPrompt], bool] | np.ndarray | None = None) -> ScoreTable:
+        """The metrics of ``metric_names(ks)``; with ``correct`` only "p@1", read from that rule (or that
+        array, one bool per prompt) instead (the analyses' direct-only and equivalence-lenient P@1). Reads the columns (``ScoredColumns``;
+        records are put in columns first), facts and predicates numbered in first-seen order."""
+        cols_of = ScoredColumns.of(scored)
+        if isinstance(correct, np.ndarray):
             names: tuple[str, ...] = ("p@1",)
-            cols = [np.array([1.0 if correct(s) else 0.0 for s in scored], dtype=np.float64)]
+            cols = [correct.astype(np.float64)]
+        elif correct is not None:
+            names = ("p@1",)
+            cols = [np.fromiter((1.0 if correct(s) else 0.0 for s in cols_of), dtype=np.float64,
+                                count=len(cols_of))]
         else:
             names = metric_names(ks)
-            ranks = np.array([0 if s.rank is None else s.rank for s in scored], dtype=np.int64)
+            ranks = cols_of.rank().astype(np.int64)
             ranked = ranks > 0
             cols = [(ranked & (ranks <= k)).astype(np.float64) for k in ks]
             cols.append(np.where(ranked, 1.0 / np.maximum(ranks, 1), 0.0))
-            cols.append(np.array([s.chance for s in scored], dtype=np.float64))
-        fact_codes: dict[str, int] = {}
-        pred_codes: dict[str, int] = {}
-        fact = np.array([fact_codes.setdefault(s.fact_id, len(fact_codes)) for s in scored], dtype=np.int64)
-        fact_predicate = np.zeros(len(fact_codes), dtype=np.int64)
-        for s, f in zip(scored, fact, strict=True):
-            fact_predicate[f] = pred_codes.setdefault(s.predicate, len(pred_codes))
-        values = np.stack(cols, axis=1) if len(scored) else np.zeros((0, len(names)))
-        return cls(names, values, fact, fact_predicate, tuple(pred_codes))
+            cols.append(cols_of.chance())
+        fact, _ = first_seen(cols_of.codes("fact_id"))
+        pred, pred_codes = first_seen(cols_of.codes("predicate"))
+        fact_predicate = np.zeros(int(fact.max()) + 1 if len(fact) else 0, dtype=np.int64)
+        fact_predicate[fact] = pred
+        values = np.stack(cols, axis=1) if len(cols_of) else np.zeros((0, len(names)))
+        table = cols_of.table("predicate")
+        return cls(names, values, fact, fact_predicate, tuple(table[c] for c in pred_codes.tolist()))
 
     def fact_means(self, idx: np.ndarray | None = None, metric: str = "p@1") -> tuple[np.ndarray, np.ndarray]:
         """(fact codes, the mean of ``metric`` over each fact's prompts) among the prompts ``idx`` (default:
@@ -283,20 +357,27 @@ def aggregate(scored: Sequence[ScoredPrompt], ks: Sequence[int] = (1,), *, boots
                                                averages=averages)
 
 
+def first_seen(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``codes`` renumbered 0, 1, ... in the order each first appears, and the original code of each number."""
+    if not len(codes):
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    uniq, first, inverse = np.unique(codes, return_index=True, return_inverse=True)
+    order = np.argsort(first, kind="stable")
+    renumber = np.empty(len(uniq), dtype=np.int64)
+    renumber[order] = np.arange(len(uniq))
+    return renumber[inverse.reshape(-1)], uniq[order]
+
+
 def group_index(scored: Sequence[ScoredPrompt], *keys: str) -> dict[tuple, np.ndarray]:
     """(values of ``keys``) -> positions of the scored prompts holding them, keys sorted."""
-    groups: dict[tuple, list[int]] = defaultdict(list)
-    for i, s in enumerate(scored):
-        groups[tuple(getattr(s, k) for k in keys)].append(i)
-    return {k: np.asarray(v, dtype=np.int64) for k, v in sorted(groups.items())}
+    return dict(sorted(ScoredColumns.of(scored).group_rows(*keys).items()))
 
 
-def group(scored: Iterable[ScoredPrompt], *keys: str) -> dict[tuple, list[ScoredPrompt]]:
-    """(values of ``keys``) -> the scored prompts holding them, in their order (keys in first-seen order)."""
-    groups: dict[tuple, list[ScoredPrompt]] = defaultdict(list)
-    for s in scored:
-        groups[tuple(getattr(s, k) for k in keys)].append(s)
-    return groups
+def group(scored: Sequence[ScoredPrompt], *keys: str) -> dict[tuple, ScoredColumns]:
+    """(values of ``keys``) -> the scored prompts holding them (views of the columns), in their order (keys in
+    first-seen order)."""
+    cols = ScoredColumns.of(scored)
+    return {key: cols.take(idx) for key, idx in cols.group_rows(*keys).items()}
 
 
 # ---- P@1 as a record (analyses, verdict) --------------------------------------------------------
@@ -325,8 +406,8 @@ def p_at_1_with_ci(scored: Sequence[ScoredPrompt], n_boot: int, confidence: floa
     if not scored:
         return {"n_prompts": 0, "n_facts": 0, "n_predicates": 0, "macro": None, "micro": None,
                 "ci": {"macro": None, "micro": None}}
-    ordered = sorted(scored, key=lambda s: s.fact_id)
-    s = ScoreTable.of(ordered, correct=lambda r: r.correct).summarize(
+    ordered = ScoredColumns.of(scored).sorted_by("fact_id")
+    s = ScoreTable.of(ordered, correct=ordered.correct()).summarize(
         bootstrap=n_boot, confidence=confidence, seed=seed, averages=("macro", "micro"))
     return {"n_prompts": s["n_prompts"], "n_facts": s["n_facts"], "n_predicates": s["n_predicates"],
             "macro": s["p@1"], "micro": s["p@1_micro"],

@@ -13,49 +13,50 @@ import numpy as np
 
 from factatlas.probe import metrics as M
 from factatlas.probe.aggregate import group
+from factatlas.probe.scored import ScoredColumns, last_of, sort_ranks
 from factatlas.records import ScoredPrompt
 
 
 def cross_lingual(outcomes: Sequence[ScoredPrompt], langs: Sequence[str], weighting: str) -> dict[str, Any]:
     """RankC and COverlap for every language pair, over queries (fact, template) ranked in both with the
     same candidate list. Rankings are turned into position arrays once per language, so each pair costs
-    a few array operations (53 languages: 1,378 pairs)."""
-    ranked = [o for o in outcomes if o.order]  # full rankings only: open answers have no order
-    langs = [lang for lang in langs if any(o.lang == lang for o in ranked)]
-    keys = sorted({(o.fact_id, o.template_id) for o in ranked})
-    key_index = {k: i for i, k in enumerate(keys)}
-    n_keys = len(keys)
+    a few array operations (53 languages: 1,378 pairs). Reads the columns (``ScoredColumns``)."""
+    ranked = ScoredColumns.of(outcomes)
+    ranked = ranked.where(ranked.has_order())  # full rankings only: open answers have no order
+    lang_codes = ranked.codes("lang")
+    lang_table = ranked.table("lang")
+    langs = [lang for lang in langs if lang in {lang_table[c] for c in np.unique(lang_codes).tolist()}]
+    # a query (fact, template) numbered in the order of (fact_id, template_id)
+    fact_rank, template_rank = sort_ranks(ranked.table("fact_id")), sort_ranks(ranked.table("template_id"))
+    query = fact_rank[ranked.codes("fact_id")] * len(template_rank) + template_rank[ranked.codes("template_id")]
+    _, key_of = np.unique(query, return_inverse=True)
+    key_of = key_of.reshape(-1)
+    n_keys = int(key_of.max()) + 1 if len(key_of) else 0
+    code_of = {lang: lang_table.index(lang) for lang in langs}
+    in_langs = np.isin(lang_codes, list(code_of.values()))
     size = np.zeros(n_keys, dtype=np.int64)
-    culture_of = [""] * n_keys
-    cand_ids: dict[tuple[str, ...], int] = {}
-    present = {lang: np.zeros(n_keys, dtype=bool) for lang in langs}
-    correct = {lang: np.zeros(n_keys, dtype=bool) for lang in langs}
-    cand = {lang: np.full(n_keys, -1, dtype=np.int64) for lang in langs}
-    orders: dict[str, dict[int, tuple[str, ...] | tuple[int, ...]]] = {lang: {} for lang in langs}
-    for o in ranked:
-        if o.lang not in present:
-            continue
-        k = key_index[(o.fact_id, o.template_id)]
-        present[o.lang][k] = True
-        correct[o.lang][k] = o.correct
-        cand[o.lang][k] = cand_ids.setdefault(o.candidates, len(cand_ids))
-        orders[o.lang][k] = o.order
-        size[k] = len(o.order)
-        culture_of[k] = o.culture
+    culture_code = np.full(n_keys, -1, dtype=np.int64)
+    lengths = ranked.lengths()
+    last = last_of(key_of, in_langs)  # the last prompt (in the given order) of each query: its size and culture
+    size[key_of[last]], culture_code[key_of[last]] = lengths[last], ranked.codes("culture")[last]
+    present, correct, cand, row_of = _by_language(ranked, code_of, key_of, n_keys)
     # candidates numbered by their position in candidate_qids: identical lists -> comparable positions
     groups = {n: np.flatnonzero(size == n) for n in sorted(set(size.tolist())) if n > 0}
-    def order_of(lang: str, k: int, n: int) -> Sequence[int]:
-        o = orders[lang].get(k)
-        return o if o is not None and len(o) == n else range(n)  # absent or another list: masked below
-
     positions: dict[str, dict[int, np.ndarray]] = {}
     for lang in langs:
         positions[lang] = {}
         for n, ks in groups.items():
-            order = np.array([order_of(lang, k, n) for k in ks.tolist()], dtype=np.int64).reshape(len(ks), n)
+            order = np.tile(np.arange(n, dtype=np.int32), (len(ks), 1))  # absent or another list: masked below
+            rows = row_of[lang][ks]
+            fits = rows >= 0
+            fits[fits] = lengths[rows[fits]] == n
+            order[fits] = ranked.positions(rows[fits], n)
             positions[lang][n] = M.ranking_positions(order)
+    culture_table = ranked.table("culture")
+    culture_of = [culture_table[c] if c >= 0 else "" for c in culture_code.tolist()]
     cultures = sorted(set(culture_of) - {""})
     culture_arr = np.array(culture_of, dtype=object)
+    del culture_of
     rankc: dict[str, dict[str, float | None]] = {a: {} for a in langs}
     by_culture: dict[str, dict[str, dict[str, float | None]]] = {c: {a: {} for a in langs} for c in cultures}
     cover: dict[str, dict[str, float | None]] = {a: {} for a in langs}
@@ -96,36 +97,66 @@ def cross_lingual(outcomes: Sequence[ScoredPrompt], langs: Sequence[str], weight
     }
 
 
+def _by_language(ranked: ScoredColumns, code_of: Mapping[str, int], key_of: np.ndarray, n_keys: int
+                 ) -> tuple[dict[str, np.ndarray], ...]:
+    """Per language, per query: whether it is ranked there, right, its candidate list's code and its row (the
+    last prompt of the query in that language, as a mapping keeps it)."""
+    present, correct, cand, row_of = {}, {}, {}, {}
+    for lang, code in code_of.items():
+        rows = np.flatnonzero(ranked.codes("lang") == code)
+        rows = rows[last_of(key_of[rows], np.ones(len(rows), dtype=bool))]  # one prompt per query and language
+        present[lang] = np.zeros(n_keys, dtype=bool)
+        present[lang][key_of[rows]] = True
+        correct[lang] = np.zeros(n_keys, dtype=bool)
+        correct[lang][key_of[rows]] = ranked.correct()[rows]
+        cand[lang] = np.full(n_keys, -1, dtype=np.int64)
+        cand[lang][key_of[rows]] = ranked.codes("candidates")[rows]  # equal lists, equal codes
+        row_of[lang] = np.full(n_keys, -1, dtype=np.int64)
+        row_of[lang][key_of[rows]] = rows
+    return present, correct, cand, row_of
+
+
 def pararel_section(outcomes: Sequence[ScoredPrompt]) -> dict[str, Any]:
     """Per language and predicate, over facts asked with >= 2 templates; macro over predicates.
 
     Only the templates every language has are used (a language may carry fewer paraphrases): consistency
     falls with the number of paraphrases, so languages are compared on the same ones."""
+    cols = ScoredColumns.of(outcomes)
+    ranked = cols.where(cols.ranked_any())
     langs_of: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
-    for o in outcomes:
-        if o.ranked:
-            langs_of[o.predicate][o.template_id].add(o.lang)
-    every = {o.lang for o in outcomes if o.ranked}
+    for pred, template, lang in ranked.group_rows("predicate", "template_id", "lang"):
+        langs_of[pred][template].add(lang)
+    every = {lang for (lang,) in ranked.group_rows("lang")}
     shared = {pred: {t for t, langs in ts.items() if langs == every} for pred, ts in langs_of.items()}
     not_shared = sorted({t for pred, ts in langs_of.items() for t in ts if t not in shared[pred]})
-    outcomes = [o for o in outcomes if o.template_id in shared.get(o.predicate, ())]
+    keep = np.zeros(len(cols), dtype=bool)
+    for (pred, template), rows in cols.group_rows("predicate", "template_id").items():
+        keep[rows] = template in shared.get(pred, ())
+    outcomes = cols.where(keep)
     templates_per_predicate = shared
     single = sorted(p for p, t in templates_per_predicate.items() if len(t) < 2)
     out: dict[str, Any] = {"skipped_single_template_predicates": single, "by_lang": {},
                            "skipped_facts_single_template": 0, "templates_not_in_every_language": not_shared}
+    fact_rank, template_rank = sort_ranks(cols.table("fact_id")), sort_ranks(cols.table("template_id"))
+    gold_table = cols.table("golds")
     for (lang,), in_lang in sorted(group(outcomes, "lang").items()):
         per_pred: dict[str, Any] = {}
         for (pred,), g in sorted(group(in_lang, "predicate").items()):
             if pred in single:
                 continue
+            g = g.where(g.ranked_any())
+            # facts in fact_id order, a fact's prompts in template_id order (ties as they came)
+            order = np.argsort(fact_rank[g.codes("fact_id")] * len(template_rank)
+                               + template_rank[g.codes("template_id")], kind="stable")
+            facts, tops, golds_of = g.codes("fact_id")[order], g.take(order).tops(), g.codes("golds")[order]
+            starts = np.flatnonzero(np.r_[True, facts[1:] != facts[:-1]]) if len(facts) else facts
             predictions, golds = [], []
-            for (_fid,), fact_prompts in sorted(group((o for o in g if o.ranked), "fact_id").items()):
-                if len(fact_prompts) < 2:
+            for start, end in zip(starts.tolist(), [*starts[1:].tolist(), len(facts)], strict=True):
+                if end - start < 2:
                     out["skipped_facts_single_template"] += 1
                     continue
-                fact_prompts.sort(key=lambda o: o.template_id)
-                predictions.append([o.top for o in fact_prompts])
-                golds.append(fact_prompts[0].gold_qids)
+                predictions.append(tops[start:end])
+                golds.append(frozenset(o.qid for o in gold_table[golds_of[start]]))
             if predictions:
                 per_pred[pred] = {**M.pararel_scores(predictions, golds), "n_facts": len(predictions)}
         if per_pred:
@@ -140,12 +171,10 @@ def pararel_section(outcomes: Sequence[ScoredPrompt]) -> dict[str, Any]:
 
 def _fact_lang_errors(outcomes: Sequence[ScoredPrompt]) -> dict[tuple[str, str], tuple[str, float]]:
     """(fact, lang) -> (culture, error rate over its templates)."""
-    acc: dict[tuple[str, str], list[float]] = defaultdict(list)
-    culture: dict[tuple[str, str], str] = {}
-    for o in outcomes:
-        acc[(o.fact_id, o.lang)].append(0.0 if o.correct else 1.0)
-        culture[(o.fact_id, o.lang)] = o.culture
-    return {k: (culture[k], sum(v) / len(v)) for k, v in acc.items()}
+    cols = ScoredColumns.of(outcomes)
+    wrong, cultures, table = ~cols.correct(), cols.codes("culture"), cols.table("culture")
+    return {key: (table[int(cultures[rows[-1]])], float(wrong[rows].sum()) / len(rows))
+            for key, rows in cols.group_rows("fact_id", "lang").items()}
 
 
 def xfakt_section(outcomes: Sequence[ScoredPrompt], cultures: Sequence[str],
@@ -154,7 +183,7 @@ def xfakt_section(outcomes: Sequence[ScoredPrompt], cultures: Sequence[str],
     """Associative (the fact's culture is the language's) vs non-associative error rates, per (fact, lang);
     also per resource group of the associated languages (X-FaKT Table 3: ``resource`` = language -> level,
     X-FaKT's own groups by default; languages it does not group are listed, never guessed)."""
-    langs = sorted({o.lang for o in outcomes})
+    langs = sorted(lang for (lang,) in ScoredColumns.of(outcomes).group_rows("lang"))
     assoc = {lang: tuple(c for c in association.get(lang, ()) if c in cultures) for lang in langs}
     assoc = {lang: cs for lang, cs in assoc.items() if cs}
     out: dict[str, Any] = {"association": {k: list(v) for k, v in sorted(assoc.items())},
@@ -190,14 +219,15 @@ def xfakt_section(outcomes: Sequence[ScoredPrompt], cultures: Sequence[str],
 def predictions_section(outcomes: Sequence[ScoredPrompt], top: int) -> dict[str, Any]:
     """Most common top-1 predictions (correct / wrong) per predicate, culture and language, and the
     distribution of predictions per language and predicate (language bias)."""
-    ranked = [o for o in outcomes if o.ranked]
+    cols = ScoredColumns.of(outcomes)
+    ranked = cols.where(cols.ranked_any())
     most_common: dict[str, dict[str, dict[str, Any]]] = defaultdict(lambda: defaultdict(dict))
     for (pred, culture, lang), g in sorted(group(ranked, "predicate", "culture", "lang").items()):
-        most_common[pred][culture][lang] = M.most_common_predictions(((o.top, o.correct) for o in g), top)
+        most_common[pred][culture][lang] = M.most_common_predictions(zip(g.tops(), g.correct().tolist(),
+                                                                         strict=True), top)
     bias: dict[str, Any] = {}
     for (lang,), g in sorted(group(ranked, "lang").items()):
-        per_pred = {pred: M.prediction_distribution(o.top for o in pg)
-                    for (pred,), pg in sorted(group(g, "predicate").items())}
+        per_pred = {pred: M.prediction_distribution(pg.tops()) for (pred,), pg in sorted(group(g, "predicate").items())}
         shares = [d["top_share"] for d in per_pred.values() if d["top_share"] is not None]
         bias[lang] = {"by_predicate": per_pred, "mean_top_share": sum(shares) / len(shares) if shares else None}
     return {"most_common": {p: dict(c) for p, c in most_common.items()}, "language_bias": bias}

@@ -19,7 +19,7 @@ import numpy as np
 
 from factatlas.benchmark import Benchmark, BenchmarkError
 from factatlas.probe import metrics as M
-from factatlas.probe.aggregate import ScoreTable, group, group_index, join, join_prompts
+from factatlas.probe.aggregate import ScoreTable, group, group_index, join, join_prompts, ranked_prompts
 
 # The sections by job: cross-lingual consistency, paraphrases, X-FaKT and predictions; the dataset profile;
 # the held-out comparison the verdict reads (re-exported: callers import them from here).
@@ -29,6 +29,7 @@ from factatlas.probe.heldout import VALIDATION_BOOTSTRAP, held_out_splits, valid
 # the configuration of the metrics and its errors (re-exported: callers import them from here)
 from factatlas.probe.metrics_config import DEFAULT_LANGUAGE_CULTURES, MetricsConfig, MetricsError  # noqa: F401
 from factatlas.probe.profile import dataset_profile, leaks  # noqa: F401
+from factatlas.probe.scored import ScoredColumns
 from factatlas.records import ProbeResult, ScoredPrompt
 from factatlas.tables import ProbeResultsFile, probe_result_from_row
 
@@ -76,6 +77,7 @@ def summarize(outcomes: Sequence[ScoredPrompt], config: MetricsConfig) -> dict[s
 
 
 def summaries(outcomes: Sequence[ScoredPrompt], config: MetricsConfig) -> dict[str, Any]:
+    outcomes = ScoredColumns.of(outcomes)
     cols = ScoreTable.of(outcomes, config.ks)
     by_lang_culture: dict[str, dict[str, Any]] = defaultdict(dict)
     for (lang, culture), idx in group_index(outcomes, "lang", "culture").items():
@@ -91,10 +93,11 @@ def summaries(outcomes: Sequence[ScoredPrompt], config: MetricsConfig) -> dict[s
 def by_predicate(outcomes: Sequence[ScoredPrompt], config: MetricsConfig) -> dict[str, Any]:
     """The P@1 table: per predicate, overall, per language, culture, language x culture (no bootstrap)."""
     plain = MetricsConfig(ks=config.ks, rankc_weighting=config.rankc_weighting)
+    outcomes = ScoredColumns.of(outcomes)
     cols = ScoreTable.of(outcomes, config.ks)
     out: dict[str, Any] = {}
     for (pred,), idx in group_index(outcomes, "predicate").items():
-        sub = [outcomes[i] for i in idx]
+        sub = outcomes.take(idx)
         lang_culture: dict[str, dict[str, Any]] = defaultdict(dict)
         for (lang, culture), j in group_index(sub, "lang", "culture").items():
             lang_culture[lang][culture] = _summarize(cols, idx[j], plain)
@@ -123,14 +126,14 @@ Rows = Iterable[ProbeResult | Mapping[str, Any]]
 
 
 def _joined(rankings_rows: Rows, bench: Benchmark, seen: Mapping[str, set[str]] | None = None):
-    """The rankings joined with the prompts they rank. A ``ProbeResultsFile`` is read twice, its prompt ids
-    (one column) and then its records a batch at a time into the join, so its records are never all held
-    (only the joined ``ScoredPrompt`` records are); ``seen`` collects each row's model and scoring."""
+    """The rankings joined with the prompts they rank. A ``ProbeResultsFile`` streams its records a batch at a
+    time into the join against the prompts a row group at a time (``aggregate.ranked_prompts``), so neither is
+    held whole; the join keeps columns (``ScoredColumns``). ``seen`` collects each row's model and scoring."""
     if isinstance(rankings_rows, ProbeResultsFile):
-        ids, rows = rankings_rows.prompt_ids(), rankings_rows
+        rows, prompts = rankings_rows, ranked_prompts(bench, rankings_rows)
     else:
         rows = [as_probe_result(r) for r in rankings_rows]
-        ids = {r.prompt_id for r in rows}
+        prompts = join_prompts(bench, {r.prompt_id for r in rows})
 
     def noted(rows: Iterable[ProbeResult | Mapping[str, Any]]):
         for r in map(as_probe_result, rows):
@@ -140,7 +143,7 @@ def _joined(rankings_rows: Rows, bench: Benchmark, seen: Mapping[str, set[str]] 
             yield r
 
     # only the ranked prompts are decoded (one language's run reads that language's rows)
-    return join(noted(rows), join_prompts(bench, ids), kinds_in_benchmark=bench.kind_counts)
+    return join(noted(rows), prompts, kinds_in_benchmark=bench.kind_counts)
 
 
 def compute_metrics(rankings_rows: Iterable[ProbeResult | Mapping[str, Any]], benchmark_dir: str | os.PathLike | Any,

@@ -4,13 +4,15 @@ baselines on the splits it was not trained on, with intervals. Moved out of ``ev
 
 from __future__ import annotations
 
-import dataclasses
 from collections import defaultdict
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from factatlas.probe import metrics as M
 from factatlas.probe.aggregate import p_at_1_with_ci
+from factatlas.probe.scored import ScoredColumns
 from factatlas.records import ScoredPrompt
 
 if TYPE_CHECKING:
@@ -63,9 +65,12 @@ def validation_section(outcomes: Sequence[ScoredPrompt], template_outcomes: Sequ
     splits, source = held_out_splits(bench, trained_on)
     n_boot = config.bootstrap or VALIDATION_BOOTSTRAP
     ci = (n_boot, config.confidence, config.seed)
-    held = [o for o in outcomes if o.split in splits]
+    cols = ScoredColumns.of(outcomes)
+    split_rows = cols.group_rows("split")
+    held = cols.where(np.isin(cols.codes("split"), [cols.table("split").index(s) for (s,) in split_rows
+                                                    if s in splits]))
     out: dict[str, Any] = {"splits": list(splits), "split_source": source, "bootstrap": n_boot,
-                           "ranked_splits": sorted({o.split for o in outcomes}),
+                           "ranked_splits": sorted(s for (s,) in split_rows),
                            "confidence": config.confidence, "model": p_at_1_with_ci(held, *ci)}
     # majority class: the object valid for most facts of the predicate (whole benchmark), scored on the
     # held-out facts the model was scored on
@@ -73,22 +78,26 @@ def validation_section(outcomes: Sequence[ScoredPrompt], template_outcomes: Sequ
     for predicate, _culture, golds in bench.fact_keys.values():  # each fact once, in prompt_id order
         objects[predicate].append(golds)
     majority = {pred: M.majority_baseline(objs)[0] for pred, objs in objects.items()}
-    guesses = [dataclasses.replace(o, rank=1 if majority[o.predicate] in o.gold_qids else None) for o in held]
-    out["majority"] = p_at_1_with_ci(guesses, *ci)
+    hit = np.zeros(len(held), dtype=bool)
+    for (pred, golds), rows in held.group_rows("predicate", "golds").items():
+        hit[rows] = any(g.qid == majority[pred] for g in golds)
+    out["majority"] = p_at_1_with_ci(held.with_rank(hit.astype(np.int32)), *ci)
     out["template_only"] = None
     if template_outcomes is not None:
-        baseline = {o.prompt_id: o for o in template_outcomes}
-        paired = [o for o in held if o.prompt_id in baseline]
+        baseline_cols = ScoredColumns.of(template_outcomes)
+        baseline = {pid: i for i, pid in enumerate(baseline_cols.prompt_ids())}
+        at = np.array([baseline.get(pid, -1) for pid in held.prompt_ids()], dtype=np.int64)
+        del baseline
+        paired = held.where(at >= 0)
         missing: dict[str, int] = defaultdict(int)
-        for o in held:
-            if o.prompt_id not in baseline:
-                missing[o.lang] += 1
+        for (lang,), rows in held.where(at < 0).group_rows("lang").items():
+            missing[lang] += len(rows)
         out["template_only"] = {
             "n_pairs": len(paired),
             "excluded": {"prompts": sum(missing.values()), "by_lang": dict(sorted(missing.items())),
                          "reason": "the template-only baseline has no ranking for them (its subject could "
                                    "not be replaced by the placeholder; probe.json counts why)"},
             "model": p_at_1_with_ci(paired, *ci),
-            "baseline": p_at_1_with_ci([baseline[o.prompt_id] for o in paired], *ci),
+            "baseline": p_at_1_with_ci(baseline_cols.take(at[at >= 0]), *ci),
         }
     return out

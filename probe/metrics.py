@@ -140,6 +140,9 @@ def micro_statistic(sums: np.ndarray, sizes: np.ndarray) -> np.ndarray:
     return sums.sum(axis=0) / sizes.sum()
 
 
+BOOTSTRAP_BLOCK = 1 << 20  # resampled values gathered at a time per stratum (8 MB)
+
+
 def stratified_bootstrap(strata: Sequence[Sequence[float]], statistic: Statistic, n_boot: int = 1000,
                          confidence: float = 0.95, seed: int = 0) -> tuple[float, float]:
     """The one bootstrap interval of the toolkit: each stratum's values resampled with replacement, the
@@ -156,8 +159,14 @@ def stratified_bootstrap(strata: Sequence[Sequence[float]], statistic: Statistic
     rng = np.random.default_rng(seed)
     sums = np.zeros((len(groups), n_boot))
     for g, values in enumerate(groups):
-        draws = rng.integers(0, len(values), size=(n_boot, len(values)))
-        sums[g] = values[draws].sum(axis=1)
+        # 4-byte indexes (the generator draws the same numbers as for 8-byte ones), gathered a block of
+        # resamples at a time: a stratum of n facts holds 4 n_boot n bytes of draws, not 16 (each row's
+        # sum is the same whichever rows are summed with it)
+        draws = rng.integers(0, len(values), size=(n_boot, len(values)),
+                             dtype=np.int32 if len(values) < 2**31 else np.int64)
+        step = max(1, BOOTSTRAP_BLOCK // len(values))
+        for start in range(0, n_boot, step):
+            sums[g, start:start + step] = values[draws[start:start + step]].sum(axis=1)
     sizes = np.array([len(v) for v in groups], dtype=np.float64)[:, None]
     stats = statistic(sums, sizes)
     tail = (1 - confidence) / 2 * 100
@@ -248,7 +257,9 @@ def rankc_from_positions(pos_a: np.ndarray, pos_b: np.ndarray, weighting: Weight
 
 def ranking_positions(order: np.ndarray) -> np.ndarray:
     """Inverse permutations: ``order[q]`` lists candidate numbers best first -> ``pos[q, c]``."""
-    return _inverse(np.asarray(order, dtype=np.int64), list(range(len(order))), "the ranking")
+    order = np.asarray(order)
+    return _inverse(order if order.dtype.kind in "iu" else order.astype(np.int64), list(range(len(order))),
+                    "the ranking")
 
 
 def _positions(rankings_a, rankings_b, idx: list[int], n: int) -> tuple[np.ndarray, np.ndarray]:
@@ -285,7 +296,7 @@ def _as_index_array(rankings: list[Sequence[Hashable]], n: int) -> np.ndarray | 
 def _inverse(order: np.ndarray, idx: list[int], what: str) -> np.ndarray:
     """Inverse permutations row by row; a row that is no permutation (a repeated index) is an error."""
     q, n = order.shape
-    inv = np.full((q, n), -1, dtype=np.int64)
+    inv = np.full((q, n), -1, dtype=np.int16 if n < 2**15 else np.int64)  # positions: 2 bytes while they fit
     inv[np.arange(q)[:, None], order] = np.arange(n)
     bad = np.flatnonzero((inv < 0).any(axis=1))
     if bad.size:

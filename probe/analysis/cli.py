@@ -77,6 +77,7 @@ def write_comparison(run: Path, names: list[str] | None, *, out: Path | None, we
         open_benchmark,
         read_model_results,
         resolve_model_dirs,
+        stream_prompts,
     )
     from factatlas.probe.analysis.sections import (
         CompareOptions,
@@ -95,7 +96,7 @@ def write_comparison(run: Path, names: list[str] | None, *, out: Path | None, we
     dirs = resolve_model_dirs(run, names)
     meta = benchmark_meta(run)
     bench = open_benchmark(run)
-    choice = choose_splits(split, [p.split for p in bench.prompts], {d.name: trained_on(d) for d in dirs})
+    choice = choose_splits(split, list(bench.splits), {d.name: trained_on(d) for d in dirs})  # the split column
     loaded = [select(read_model_results(run, d, bench), choice) for d in dirs]
     console.print(f"{choice.label}: {choice.why}", highlight=False, soft_wrap=True)
     for m in loaded:
@@ -117,10 +118,11 @@ def write_comparison(run: Path, names: list[str] | None, *, out: Path | None, we
         sections = [*compare_sections(by_model, options, scope=scope),
                     *dlama_sections(by_model, owners=owners, country_label=labels, equivalences=table,
                                     equivalences_source=str(equivalences or ""), scope=scope),
-                    *crosslingual_sections(loaded, language_texts(bench.prompts), rankc_weighting,
+                    *crosslingual_sections(loaded, language_texts(p for batch in bench.iter_prompts() for p in batch),
+                                           rankc_weighting,
                                            scope=scope),
                     *xfactr_sections(loaded, scope=scope),
-                    *error_sections(by_model, benchmark_context(bench), prompts=bench.prompts_by_id,
+                    *error_sections(by_model, benchmark_context(bench), prompts=lambda rs: stream_prompts(bench, rs),
                                     scope=scope),
                     *scale_sections(loaded, dirs, rankc_weighting),
                     *locality_sections(by_model, bench.facts_by_id.values(), n_boot=bootstrap, seed=seed),

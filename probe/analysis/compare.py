@@ -17,6 +17,7 @@ import numpy as np
 
 from factatlas.probe import metrics as M
 from factatlas.probe.aggregate import Accuracy, ScoreTable, accuracy
+from factatlas.probe.scored import ScoredColumns
 from factatlas.records import ScoredPrompt
 
 ALL = "all"
@@ -41,11 +42,12 @@ def accuracy_table(by_model: Mapping[str, Sequence[ScoredPrompt]]) -> list[Accur
     """P@1 per model x culture x language, with "all" rows for each margin; models in the given order."""
     out = []
     for model, results in by_model.items():
-        cultures = sorted({r.culture for r in results})
-        langs = sorted({r.lang for r in results})
+        results = ScoredColumns.of(results)
+        cultures = sorted(c for (c,) in results.group_rows("culture"))
+        langs = sorted(lang for (lang,) in results.group_rows("lang"))
         for culture in [*cultures, ALL]:
             for lang in [*langs, ALL]:
-                sel = [r for r in results if culture in (ALL, r.culture) and lang in (ALL, r.lang)]
+                sel = results.where(_is(results, "culture", culture) & _is(results, "lang", lang))
                 acc = accuracy(sel)
                 if acc is not None:
                     out.append(AccuracyCell(model, culture, lang, acc))
@@ -79,9 +81,11 @@ def culture_gap(model: str, results: Sequence[ScoredPrompt], western: str, *, n_
     if n_boot < 0 or not 0 < confidence < 1:
         raise ValueError(f"need n_boot >= 0 and 0 < confidence < 1, got {n_boot}, {confidence}")
     strata: dict[tuple[bool, str], list[float]] = {}
-    sides = {True: [r for r in results if r.culture == western], False: [r for r in results if r.culture != western]}
+    results = ScoredColumns.of(results)
+    west = _is(results, "culture", western)
+    sides = {True: results.where(west), False: results.where(~west)}
     for is_west, side in sides.items():
-        for pred, values in ScoreTable.of(sorted(side, key=lambda r: r.fact_id)).fact_values().items():
+        for pred, values in ScoreTable.of(side.sorted_by("fact_id")).fact_values().items():
             strata[(is_west, pred)] = values
     keys = sorted(strata)
     west_keys = [k for k in keys if k[0]]
@@ -157,17 +161,30 @@ def paired_tests(by_model: Mapping[str, Sequence[ScoredPrompt]], method: McNemar
     out = []
     for i, ma in enumerate(models):
         for mb in models[i + 1:]:
-            a = {r.prompt_id: r for r in by_model[ma]}
-            b = {r.prompt_id: r for r in by_model[mb]}
+            a, b = _by_prompt(by_model[ma]), _by_prompt(by_model[mb])
             shared = sorted(a.keys() & b.keys())
             unpaired = len(a.keys() ^ b.keys())
-            langs = sorted({a[p].lang for p in shared})
+            langs = sorted({a[p][0] for p in shared})
             for lang in [ALL, *langs]:
-                ids = [p for p in shared if lang in (ALL, a[p].lang)]
+                ids = [p for p in shared if lang in (ALL, a[p][0])]
                 if ids:
-                    out.append(PairedTest(ma, mb, lang, mcnemar([a[p].correct for p in ids],
-                                                                [b[p].correct for p in ids], method), unpaired))
+                    out.append(PairedTest(ma, mb, lang, mcnemar([a[p][1] for p in ids],
+                                                                [b[p][1] for p in ids], method), unpaired))
     return out
+
+
+def _by_prompt(results: Sequence[ScoredPrompt]) -> dict[str, tuple[str, bool]]:
+    """prompt_id -> (language, right at rank 1), read from the columns (the last of a repeated id)."""
+    cols = ScoredColumns.of(results)
+    return dict(zip(cols.prompt_ids(), zip(cols.values("lang"), cols.correct().tolist(), strict=True), strict=True))
+
+
+def _is(results: ScoredColumns, name: str, value: str) -> np.ndarray:
+    """Per prompt: whether field ``name`` is ``value`` (every prompt for the margin ``ALL``)."""
+    if value == ALL:
+        return np.ones(len(results), dtype=bool)
+    table = results.table(name)
+    return results.codes(name) == table.index(value) if value in table else np.zeros(len(results), dtype=bool)
 
 
 def fmt(x: float | None, digits: int = 3) -> str:

@@ -9,12 +9,14 @@ benchmark's candidate order is translation-aligned, so candidate j is the same Q
 from __future__ import annotations
 
 import math
-from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import combinations
 
+import numpy as np
+
 from factatlas.probe import metrics as M
+from factatlas.probe.scored import ScoredColumns, sort_ranks
 from factatlas.records import ScoredPrompt
 
 
@@ -52,38 +54,41 @@ class PairConsistency:
     foreign: int = 0  # queries left out: a ranking that is not a permutation of the benchmark's candidates
 
 
-def _queries(results: Iterable[ScoredPrompt]) -> dict[tuple[str, str], dict[str, ScoredPrompt]]:
-    out: dict[tuple[str, str], dict[str, ScoredPrompt]] = defaultdict(dict)
-    for r in results:
-        if r.ranked:
-            out[(r.fact_id, r.template_id)][r.lang] = r
-    return out
-
-
 def pair_consistency(results: Sequence[ScoredPrompt], weighting: str = "softmax") -> list[PairConsistency]:
-    """RankC and COverlap for every pair of languages (a < b), over the queries ranked in both."""
-    queries = _queries(results)
-    langs = sorted({r.lang for r in results if r.ranked})
+    """RankC and COverlap for every pair of languages (a < b), over the queries (fact, template) ranked in
+    both, in (fact_id, template_id) order; a query whose two rankings are not permutations of the same
+    candidate list is counted in ``foreign``. Reads the columns; a pair's rankings are made as it is scored."""
+    cols = ScoredColumns.of(results)
+    ranked = cols.where(cols.ranked_any())
+    langs = sorted(lang for (lang,) in ranked.group_rows("lang"))
+    if len(langs) < 2:
+        return []
+    fact_rank, template_rank = sort_ranks(ranked.table("fact_id")), sort_ranks(ranked.table("template_id"))
+    _, query = np.unique(fact_rank[ranked.codes("fact_id")] * len(template_rank)
+                         + template_rank[ranked.codes("template_id")], return_inverse=True)
+    query = query.reshape(-1)
+    # the prompt of each query in each language (the last, as a mapping keeps it) and whether its ranking is
+    # a permutation of its candidates
+    row_of = {}
+    for (lang,), rows in ranked.group_rows("lang").items():
+        row_of[lang] = np.full(int(query.max()) + 1, -1, dtype=np.int64)
+        row_of[lang][query[rows]] = rows
+    lists = ranked.codes("candidates")
+    whole = np.fromiter((sorted(r.ranked) == sorted(set(r.candidates)) for r in ranked), dtype=bool, count=len(ranked))
+    correct = ranked.correct()
     out = []
     for a, b in combinations(langs, 2):
-        orders_a, orders_b, correct_a, correct_b = [], [], [], []
-        foreign = 0
-        for by_lang in (queries[k] for k in sorted(queries)):
-            ra, rb = by_lang.get(a), by_lang.get(b)
-            if ra is None or rb is None:
-                continue
-            place = {q: i for i, q in enumerate(ra.candidates)}
-            if ra.candidates != rb.candidates or any(sorted(r.ranked) != sorted(place) for r in (ra, rb)):
-                foreign += 1
-                continue
-            orders_a.append([place[q] for q in ra.ranked])
-            orders_b.append([place[q] for q in rb.ranked])
-            correct_a.append(ra.correct)
-            correct_b.append(rb.correct)
-        if not orders_a:
+        ra, rb = row_of[a], row_of[b]
+        both = (ra >= 0) & (rb >= 0)
+        ra, rb = ra[both], rb[both]
+        ok = (lists[ra] == lists[rb]) & whole[ra] & whole[rb]
+        foreign = int((~ok).sum())
+        ra, rb = ra[ok], rb[ok]
+        if not len(ra):
             out.append(PairConsistency(a, b, 0, None, None, foreign))
             continue
-        cov = M.coverlap(correct_a, correct_b)
+        orders_a, orders_b = ranked.ranked_positions(ra), ranked.ranked_positions(rb)
+        cov = M.coverlap(correct[ra].tolist(), correct[rb].tolist())
         out.append(PairConsistency(a, b, len(orders_a), M.rankc(orders_a, orders_b, weighting),  # type: ignore[arg-type]
                                    None if math.isnan(cov) else cov, foreign))
     return out

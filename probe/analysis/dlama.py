@@ -13,8 +13,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from factatlas.errors import ConfigError
-from factatlas.probe.aggregate import Accuracy, accuracy
+from factatlas.probe.aggregate import Accuracy, accuracy, group
 from factatlas.probe.analysis.records import margin_last, predicate_order
+from factatlas.probe.scored import grouped
 from factatlas.records import Fact, ScoredPrompt
 from factatlas.yamlfile import Located, load_located
 
@@ -31,11 +32,8 @@ class CountryAccuracy:
 def accuracy_by_country(results: Sequence[ScoredPrompt]) -> list[CountryAccuracy]:
     """P@1 over the facts of each (culture, country, language); a fact counts for every country it has.
     Facts without a country are not in any row (the caller counts them)."""
-    groups: dict[tuple[str, str, str], list[ScoredPrompt]] = defaultdict(list)
-    for r in results:
-        for country in dict.fromkeys(r.countries):
-            groups[(r.culture, country, r.lang)].append(r)
-            groups[(r.culture, country, "all")].append(r)
+    groups = grouped(results, lambda r: [key for country in dict.fromkeys(r.countries)
+                                         for key in ((r.culture, country, r.lang), (r.culture, country, "all"))])
     out = []
     for (culture, country, lang), rs in sorted(groups.items(), key=lambda kv: (kv[0][:2], margin_last(kv[0][2]))):
         acc = accuracy(rs)
@@ -58,9 +56,7 @@ class AugmentationEffect:
 def augmentation_effect(results: Sequence[ScoredPrompt]) -> list[AugmentationEffect]:
     """P@1 (micro over facts per predicate, macro over predicates for "all") counting only the direct
     objects vs every valid object (superclass, containing area); DLAMA's appendix table."""
-    by_pred: dict[str, list[ScoredPrompt]] = defaultdict(list)
-    for r in results:
-        by_pred[r.predicate].append(r)
+    by_pred = {pred: rs for (pred,), rs in group(results, "predicate").items()}
     out = []
     for pred, rs in sorted(by_pred.items(), key=lambda kv: predicate_order(kv[0])):
         after = accuracy(rs)
@@ -186,9 +182,7 @@ def equivalence_effect(results: Sequence[ScoredPrompt], table: Equivalences) -> 
     def lenient(r: ScoredPrompt) -> bool:
         return r.correct or (r.top is not None and any(table.same(r.predicate, r.top, g) for g in r.gold_qids))
 
-    by_pred: dict[str, list[ScoredPrompt]] = defaultdict(list)
-    for r in results:
-        by_pred[r.predicate].append(r)
+    by_pred = {pred: rs for (pred,), rs in group(results, "predicate").items()}
     out = []
     for pred, rs in sorted(by_pred.items(), key=lambda kv: predicate_order(kv[0])):
         strict, eq = accuracy(rs), accuracy(rs, lenient)

@@ -30,7 +30,7 @@ Counted per model, predicate and language (with ``all`` margins), over ``ScoredP
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -39,6 +39,7 @@ from factatlas.records import Fact, Prompt, ScoredPrompt
 
 if TYPE_CHECKING:
     from factatlas.benchmark import Benchmark
+    from factatlas.probe.aggregate import PromptStream
 
 EMPTY, SUBJECT, OTHER_CULTURE, RELATED = "unk/empty", "repeats subject", "other culture", "related concept"
 WRONG_TYPE, WRONG_ENTITY, TYPE_UNKNOWN, UNMATCHED = "wrong type", "wrong entity", "type unknown", "unmatched text"
@@ -227,7 +228,12 @@ def wrong_answers(results: Sequence[ScoredPrompt], ctx: ErrorContext,
                   prompts: Mapping[str, Prompt] | None = None) -> list[WrongAnswer]:
     """Every wrong answer with its category and evidence, in the order of ``results``; ``prompts`` (the
     benchmark's, by id) add the prompt's text and the answer's form in it."""
-    out = []
+    return list(iter_wrong_answers(results, ctx, prompts))
+
+
+def iter_wrong_answers(results: Sequence[ScoredPrompt], ctx: ErrorContext,
+                       prompts: Mapping[str, Prompt] | PromptStream | None = None) -> Iterator[WrongAnswer]:
+    """``wrong_answers`` one at a time; ``prompts`` may be a ``PromptStream`` (results in prompt_id order)."""
     for r in results:
         verdict = explain(r, ctx)
         if verdict is None:
@@ -240,8 +246,6 @@ def wrong_answers(results: Sequence[ScoredPrompt], ctx: ErrorContext,
         else:
             text = r.prediction
         golds = tuple(sorted(r.gold_qids))
-        out.append(WrongAnswer(r.model, r.prompt_id, r.split, r.predicate, r.lang, r.culture, r.subject,
-                               r.subject_label, prompt.text if prompt else "", top, ctx.labels.get(top, ""), text,
-                               golds, tuple(ctx.labels.get(g, "") for g in golds), verdict.category,
-                               verdict.evidence))
-    return out
+        yield WrongAnswer(r.model, r.prompt_id, r.split, r.predicate, r.lang, r.culture, r.subject,
+                          r.subject_label, prompt.text if prompt else "", top, ctx.labels.get(top, ""), text,
+                          golds, tuple(ctx.labels.get(g, "") for g in golds), verdict.category, verdict.evidence)

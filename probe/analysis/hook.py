@@ -36,6 +36,7 @@ def write_model_analyses(run: Path, model_dir: Path, rankc_weighting: str = "sof
         language_texts,
         open_benchmark,
         read_model_results,
+        stream_prompts,
     )
     from factatlas.probe.analysis.sections import (
         crosslingual_sections,
@@ -63,8 +64,8 @@ def write_model_analyses(run: Path, model_dir: Path, rankc_weighting: str = "sof
                                        scope=scope),
                 *xfactr_sections([model], scope=scope),
                 *error_sections({model.model: model.results}, benchmark_context(bench),
-                                # a wrong answer's text and form (a right one has no row): those prompts only
-                                prompts=bench.prompts_with_ids({r.prompt_id for r in model.results if not r.correct}),
+                                # a wrong answer's text and form, read beside the results (prompt_id order)
+                                prompts=lambda results: stream_prompts(bench, results),
                                 scope=scope),
                 *locality_sections({model.model: model.results}, bench.facts_by_id.values()),
                 *popularity_sections({model.model: model.results}, bench.facts_by_id.values())]

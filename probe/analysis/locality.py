@@ -19,6 +19,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from factatlas.probe.aggregate import Accuracy, ScoreTable, accuracy, group
+from factatlas.probe.scored import ScoredColumns, filtered
 from factatlas.records import Fact, ScoredPrompt, wikipedia_site
 
 
@@ -40,9 +41,9 @@ def localities(facts: Iterable[Fact]) -> dict[str, Locality]:
     return {f.id: Locality(frozenset(f.article_langs), frozenset(f.home_langs)) for f in facts if f.article_langs}
 
 
-def local_view(scored: Iterable[ScoredPrompt], where: Mapping[str, Locality]) -> list[ScoredPrompt]:
+def local_view(scored: Sequence[ScoredPrompt], where: Mapping[str, Locality]) -> Sequence[ScoredPrompt]:
     """The prompts whose fact is local knowledge away from the prompt's language (``Locality.local_to``)."""
-    return [s for s in scored if (loc := where.get(s.fact_id)) is not None and loc.local_to(s.lang)]
+    return filtered(scored, lambda s: (loc := where.get(s.fact_id)) is not None and loc.local_to(s.lang))
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,9 +60,9 @@ def local_table(by_model: Mapping[str, Sequence[ScoredPrompt]], where: Mapping[s
     out = []
     for model, scored in by_model.items():
         for (lang,), rows in sorted(group(scored, "lang").items()):
-            known = [s for s in rows if s.fact_id in where]
+            known = rows.where(rows.holds("fact_id", where.__contains__))
             out.append(LocalCell(model, lang, accuracy(local_view(known, where)),
-                                 accuracy([s for s in known if where[s.fact_id].has_article(lang)]),
+                                 accuracy(filtered(known, lambda s, lang=lang: where[s.fact_id].has_article(lang))),
                                  len(rows) - len(known)))
     return out
 
@@ -81,7 +82,8 @@ class Transfer:
 def transfer_scores(model: str, scored: Sequence[ScoredPrompt], where: Mapping[str, Locality], *,
                     n_boot: int = 1000, confidence: float = 0.95, seed: int = 0) -> list[Transfer]:
     """The transfer score of every ordered pair of the model's languages (module docstring)."""
-    by_fact_lang = group((s for s in scored if s.fact_id in where), "fact_id", "lang")
+    scored = ScoredColumns.of(scored)
+    by_fact_lang = group(scored.where(scored.holds("fact_id", where.__contains__)), "fact_id", "lang")
     langs = sorted({lang for _, lang in by_fact_lang})
     facts = sorted({f for f, _ in by_fact_lang})
     out = []

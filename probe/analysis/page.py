@@ -10,9 +10,10 @@ import csv
 import html
 import io
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from importlib import resources
+from itertools import islice
 from pathlib import Path
 
 from factatlas.probe.figures import Figure, draw
@@ -24,7 +25,7 @@ Cell = str | int | float | None
 class Table:
     name: str  # CSV file stem, unique on a page
     head: tuple[str, ...]
-    rows: tuple[tuple[Cell, ...], ...]
+    rows: Sequence[tuple[Cell, ...]]  # a tuple, or ``LazyRows`` (made each time they are read)
     caption: str = ""
     page_rows: int | None = None  # rows shown on the page (md, html); None: all. The CSV always has all
 
@@ -56,14 +57,56 @@ def show(v: Cell, digits: int = 3) -> str:
     return str(v)
 
 
+class LazyRows(Sequence[tuple[Cell, ...]]):
+    """A table's rows made each time they are read (``rows()``), ``count`` of them: a table of a row per
+    prompt (every wrong answer) is written to its CSV as it is made, never held."""
+
+    def __init__(self, rows: Callable[[], Iterable[tuple[Cell, ...]]], count: int) -> None:
+        self._rows, self._count = rows, count
+
+    def __len__(self) -> int:
+        return self._count
+
+    def __iter__(self) -> Iterator[tuple[Cell, ...]]:
+        return iter(self._rows())
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return tuple(islice(self, *i.indices(self._count)))
+        if not -self._count <= i < self._count:
+            raise IndexError(i)
+        return next(islice(self, i % self._count, None))
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Sequence) and tuple(self) == tuple(other)
+
+    def __hash__(self) -> int:
+        return id(self)
+
+
+def _csv_cells(row: tuple[Cell, ...]) -> list:
+    return ["" if v is None or (isinstance(v, float) and math.isnan(v)) else repr(v) if isinstance(v, float)
+            else v for v in row]
+
+
 def csv_text(table: Table) -> str:
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(table.head)
     for row in table.rows:
-        w.writerow(["" if v is None or (isinstance(v, float) and math.isnan(v)) else repr(v) if isinstance(v, float)
-                    else v for v in row])
+        w.writerow(_csv_cells(row))
     return buf.getvalue()
+
+
+def write_csv(path: Path, table: Table) -> None:
+    """``csv_text(table)`` written atomically a row at a time (the rows are never held as one text)."""
+    from factatlas.atomic import atomic_path
+
+    with atomic_path(path) as tmp, open(tmp, "w", encoding="utf-8", newline="") as f:
+        w = csv.writer(f, lineterminator="\n")
+        w.writerow(table.head)
+        for row in table.rows:
+            w.writerow(_csv_cells(row))
 
 
 def _md_cell(v: Cell) -> str:
@@ -136,7 +179,7 @@ def write_page(out_dir: Path, stem: str, title: str, subtitle: str, sections: Se
     for s in sections:
         for t in s.tables:
             path = out_dir / f"{t.name}.csv"
-            write_text(path, csv_text(t))
+            write_csv(path, t)
             written.append(path)
     write_text(out_dir / f"{stem}.md", markdown(title, subtitle, sections))
     write_text(out_dir / f"{stem}.html", html_page(title, subtitle, sections))

@@ -16,6 +16,7 @@ import numpy as np
 
 from factatlas.popbuckets import PopularityBucket, popularity_buckets
 from factatlas.probe.aggregate import Accuracy, ScoreTable, accuracy
+from factatlas.probe.scored import ScoredColumns
 from factatlas.records import Fact, ScoredPrompt
 
 ALL = "all"
@@ -80,12 +81,14 @@ def spearman(xs: Sequence[float], ys: Sequence[float]) -> tuple[float | None, fl
     return rho, float(2 * stdtr(dof, -abs(t)))
 
 
-def _selections(scored: Sequence[ScoredPrompt]) -> Iterable[tuple[str, str, list[ScoredPrompt]]]:
-    cultures = sorted({s.culture for s in scored})
-    langs = sorted({s.lang for s in scored})
+def _selections(scored: Sequence[ScoredPrompt]) -> Iterable[tuple[str, str, Sequence[ScoredPrompt]]]:
+    scored = ScoredColumns.of(scored)
+    cultures = sorted(c for (c,) in scored.group_rows("culture"))
+    langs = sorted(lang for (lang,) in scored.group_rows("lang"))
     for culture in [*cultures, ALL]:
         for lang in [*langs, ALL]:
-            sel = [s for s in scored if culture in (ALL, s.culture) and lang in (ALL, s.lang)]
+            sel = scored.where(scored.holds("culture", lambda c, culture=culture: culture in (ALL, c))
+                               & scored.holds("lang", lambda x, lang=lang: lang in (ALL, x)))
             if sel:
                 yield culture, lang, sel
 
@@ -95,11 +98,10 @@ def bucket_table(by_model: Mapping[str, Sequence[ScoredPrompt]], buckets: Mappin
     """P@1 per model x culture x language x bucket (both kinds); facts without a bucket are left out."""
     out = []
     for model, scored in by_model.items():
-        for culture, lang, sel in _selections([s for s in scored if s.fact_id in buckets]):
+        scored = ScoredColumns.of(scored)
+        for culture, lang, sel in _selections(scored.where(scored.holds("fact_id", buckets.__contains__))):
             for kind in KINDS:
-                groups: dict[int, list[ScoredPrompt]] = {}
-                for s in sel:
-                    groups.setdefault(getattr(buckets[s.fact_id], kind), []).append(s)
+                groups = sel.split_by("fact_id", lambda f, kind=kind: getattr(buckets[f], kind) if f in buckets else None)
                 for b in sorted(groups):
                     out.append(BucketCell(model, culture, lang, kind, b, accuracy(groups[b])))
     return out
@@ -110,7 +112,8 @@ def correlations(by_model: Mapping[str, Sequence[ScoredPrompt]], popularity: Map
     """Spearman's rho between popularity and fact P@1 per model x culture x language."""
     out = []
     for model, scored in by_model.items():
-        for culture, lang, sel in _selections([s for s in scored if s.fact_id in popularity]):
+        scored = ScoredColumns.of(scored)
+        for culture, lang, sel in _selections(scored.where(scored.holds("fact_id", popularity.__contains__))):
             values = fact_values(sel)
             ids = sorted(values)
             rho, p = spearman([popularity[f] for f in ids], [values[f] for f in ids])

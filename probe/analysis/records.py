@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from factatlas.errors import FactatlasError
-from factatlas.probe.aggregate import Tokenize, join
+from factatlas.probe.aggregate import PromptStream, Tokenize, join
 from factatlas.records import Fact, ProbeResult, Prompt, ScoredPrompt
 
 if TYPE_CHECKING:
@@ -30,7 +30,7 @@ class ModelResults:
     """All scored prompts of one model on one benchmark, with every row not used counted by reason."""
 
     model: str
-    results: tuple[ScoredPrompt, ...]
+    results: Sequence[ScoredPrompt]  # ScoredColumns from the join: records made on read
     skipped: Mapping[str, int] = field(default_factory=dict)
     tokenizer_note: str = ""  # why gold_subwords is missing, when it is
     tokenize: Callable[[str], Sequence[int]] | None = None  # the model's tokenizer, when it is local
@@ -42,13 +42,15 @@ SKIP_REASONS = {"unknown_prompt": "prompt not in the benchmark", "duplicate_prom
                 "gold_not_in_facts": "gold missing from facts.parquet (kept as direct)"}
 
 
-def join_results(model: str, rankings: Iterable[ProbeResult], prompts: Mapping[str, Prompt],
-                 facts: Mapping[str, Fact], tokenize: Tokenize | None = None) -> ModelResults:
+def join_results(model: str, rankings: Iterable[ProbeResult], prompts: Mapping[str, Prompt] | PromptStream,
+                 facts: Mapping[str, Fact], tokenize: Tokenize | None = None,
+                 kinds_in_benchmark: Mapping[str, int] | None = None) -> ModelResults:
     """The one join (``factatlas.probe.aggregate.join``) with the facts (gold provenance, countries) and
     the model's tokenizer; results in prompt_id order, skipped rows by reason."""
-    joined = join(rankings, prompts, model=model, facts=facts, tokenize=tokenize)
+    joined = join(rankings, prompts, model=model, facts=facts, tokenize=tokenize,
+                  kinds_in_benchmark=kinds_in_benchmark)
     skipped = {reason: joined.counts[key] for key, reason in SKIP_REASONS.items() if joined.counts.get(key)}
-    return ModelResults(model, tuple(sorted(joined.scored, key=lambda r: r.prompt_id)), dict(sorted(skipped.items())))
+    return ModelResults(model, joined.scored.sorted_by("prompt_id"), dict(sorted(skipped.items())))
 
 
 # ---- the adapter: a run's files -> ModelResults --------------------------------------------------
@@ -145,7 +147,7 @@ def read_model_results(run: Path, model_dir: Path, bench: Benchmark | None = Non
                        with_tokenizer: bool = True) -> ModelResults:
     """The one adapter: ``model_dir/rankings.parquet`` (the typed reader) joined with the benchmark."""
     from factatlas.benchmark import BenchmarkError
-    from factatlas.probe.aggregate import join_prompts
+    from factatlas.probe.aggregate import ranked_prompts
     from factatlas.tables import ProbeResultsFile
 
     path = model_dir / "rankings.parquet"
@@ -154,15 +156,22 @@ def read_model_results(run: Path, model_dir: Path, bench: Benchmark | None = Non
     bench = bench or open_benchmark(run)
     tokenize, note = model_tokenizer(model_dir) if with_tokenizer else (None, "tokenizer not requested")
     # the rankings stream into the join a batch at a time (their scores are never all held), against the
-    # ranked prompts as the join reads them (one language's run decodes that language's rows)
+    # ranked prompts a row group at a time (one language's run decodes that language's rows)
     rows = ProbeResultsFile(path)
     try:
-        prompts = join_prompts(bench, rows.prompt_ids())
+        joined = join_results(model_dir.name, rows, ranked_prompts(bench, rows), bench.facts_by_id, tokenize,
+                              bench.kind_counts)
     except BenchmarkError as e:
         raise AnalysisError(str(e)) from e
-    joined = join_results(model_dir.name, rows, prompts, bench.facts_by_id, tokenize)
-    del prompts
     return ModelResults(joined.model, joined.results, joined.skipped, note, tokenize)
+
+
+def stream_prompts(bench: Benchmark, results: Sequence[ScoredPrompt]) -> PromptStream:
+    """The prompts of ``results`` (in prompt_id order, as ``read_model_results`` gives them) read beside them
+    a row group at a time: the wrong answers' texts and forms without holding the prompts."""
+    from factatlas.probe.scored import ScoredColumns
+
+    return PromptStream(bench, {lang for (lang,) in ScoredColumns.of(results).group_rows("lang")})
 
 
 def language_texts(prompts: Iterable[Prompt]) -> dict[str, list[str]]:

@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from factatlas.probe.aggregate import Accuracy
 from factatlas.probe.analysis import compare as C
 from factatlas.probe.analysis import crosslingual as X
 from factatlas.probe.analysis import dlama as D
 from factatlas.probe.analysis import xfactr_views as V
-from factatlas.probe.analysis.page import Section, Table
+from factatlas.probe.analysis.page import LazyRows, Section, Table
 from factatlas.probe.analysis.records import ModelResults
 from factatlas.probe.figures import Figure, figure
 from factatlas.records import Fact, ScoredPrompt
@@ -295,24 +296,40 @@ def xfactr_sections(models: Sequence[ModelResults], *, scope: str = "") -> list[
 
 
 def error_sections(by_model: Mapping[str, Sequence[ScoredPrompt]], ctx, *,
-                   prompts: Mapping[str, object] | None = None, scope: str = "",
-                   examples: int = 3) -> list[Section]:
+                   prompts: Mapping[str, object] | Callable[[Sequence[ScoredPrompt]], Any] | None = None,
+                   scope: str = "", examples: int = 3) -> list[Section]:
     """X-FACTR's error taxonomy (with DLAMA's other-culture answers) per model, predicate and language; one
     row per wrong answer with its category and evidence (``wrong_answers.csv``), and ``examples`` of each
-    category per model on the page."""
+    category per model on the page. ``prompts``: the benchmark's prompts by id, or a function giving a fresh
+    lookup for a model's results each time they are read (a ``PromptStream``): the rows of every wrong
+    answer are then made as the CSV is written (``LazyRows``), never held."""
     from factatlas.probe.analysis import errors as E
 
-    rows, series, answers, shown = [], {}, [], []
+    def lookup(results):
+        return prompts(results) if callable(prompts) else prompts
+
+    rows, series, shown, counts = [], {}, [], []
     for model, results in by_model.items():
         table = E.error_taxonomy(results, ctx)
         rows += [(model, e.predicate, e.lang, e.prompts, e.wrong, *e.by_category) for e in table]
         total = next((e for e in table if e.predicate == "all" and e.lang == "all"), None)
         if total is not None and total.wrong:
             series[model] = [n / total.wrong for n in total.by_category]
-        wrong = E.wrong_answers(results, ctx, prompts)
-        answers += [w.row() for w in wrong]
+        first: dict[str, list[tuple]] = {kind: [] for kind in E.CATEGORIES}
+        n = 0
+        for w in E.iter_wrong_answers(results, ctx, lookup(results)):
+            n += 1
+            if len(first.setdefault(w.category, [])) < examples:
+                first[w.category].append(w.row())
+        counts.append(n)
         for kind in E.CATEGORIES:
-            shown += [w.row() for w in wrong if w.category == kind][:examples]
+            shown += first[kind]
+
+    def every_answer():
+        for results in by_model.values():
+            yield from (w.row() for w in E.iter_wrong_answers(results, ctx, lookup(results)))
+
+    answers = LazyRows(every_answer, sum(counts))
     plots = ()
     if series:
         plots = (figure("grouped_bars", "error_taxonomy.png", list(E.CATEGORIES), series,
@@ -333,7 +350,7 @@ def error_sections(by_model: Mapping[str, Sequence[ScoredPrompt]], ctx, *,
                tuple(rows), _scoped("Wrong answers by kind", scope)),
          Table("wrong_answer_examples", E.WRONG_ANSWER_HEAD, tuple(shown),
                _scoped(f"The first {examples} wrong answers of each kind per model, with their evidence", scope)),
-         Table("wrong_answers", E.WRONG_ANSWER_HEAD, tuple(answers),
+         Table("wrong_answers", E.WRONG_ANSWER_HEAD, answers,
                _scoped(f"Every wrong answer ({len(answers)}), its kind and evidence", scope), page_rows=0)),
         plots, notes)]
 

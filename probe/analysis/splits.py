@@ -13,6 +13,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
 from factatlas.probe.analysis.records import AnalysisError, ModelResults
 
 HELD_OUT = "held-out"
@@ -73,15 +75,18 @@ def choose_splits(option: str, present: Sequence[str], trained: Mapping[str, lis
 
 def select(model: ModelResults, choice: SplitChoice) -> ModelResults:
     """The model's results on the chosen splits only; the rest is counted by split (never silently)."""
+    from factatlas.probe.scored import ScoredColumns
+
     keep = set(choice.splits)
-    kept = []
+    results = ScoredColumns.of(model.results)
+    kept = np.zeros(len(results), dtype=bool)
     left: Counter[str] = Counter()
-    for r in model.results:
-        if r.split in keep:
-            kept.append(r)
+    for (split,), rows in results.group_rows("split").items():
+        if split in keep:
+            kept[rows] = True
         else:
-            left[r.split] += 1
+            left[split] += len(rows)
     skipped = dict(model.skipped)
     for split, n in sorted(left.items()):
         skipped[f"split {split} not analysed ({choice.label} chosen)"] = n
-    return ModelResults(model.model, tuple(kept), skipped, model.tokenizer_note, model.tokenize)
+    return ModelResults(model.model, results.where(kept), skipped, model.tokenizer_note, model.tokenize)

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from factatlas.probe.aggregate import Accuracy, accuracy
 from factatlas.probe.analysis.records import margin_last
+from factatlas.probe.scored import ScoredColumns, grouped
 from factatlas.records import ScoredPrompt
 
 SINGLE, MULTI = "single-token", "multi-token"
@@ -24,15 +25,14 @@ class TokenSplit:
 def by_gold_length(results: Sequence[ScoredPrompt]) -> tuple[list[TokenSplit], int]:
     """P@1 per language for prompts whose gold form is one subword vs several; also the number of prompts
     left out because their gold was not measured (no tokenizer, or no slot form)."""
-    groups: dict[tuple[str, str], list[ScoredPrompt]] = defaultdict(list)
-    unmeasured = 0
-    for r in results:
+    def kinds(r: ScoredPrompt) -> tuple[tuple[str, str], ...]:
         if r.gold_subwords is None:
-            unmeasured += 1
-            continue
+            return ()
         kind = SINGLE if r.gold_subwords == 1 else MULTI
-        groups[(r.lang, kind)].append(r)
-        groups[("all", kind)].append(r)
+        return (r.lang, kind), ("all", kind)
+
+    groups = grouped(results, kinds)
+    unmeasured = int((ScoredColumns.of(results).gold_subwords() < 0).sum())
     out = []
     for (lang, kind), rs in sorted(groups.items(), key=lambda kv: (margin_last(kv[0][0]), kv[0][1] != SINGLE)):
         acc = accuracy(rs)

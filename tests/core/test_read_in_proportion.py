@@ -318,16 +318,18 @@ def test_the_join_of_the_ranked_prompts_as_it_reads_them_equals_the_join_of_thei
     assert any(s.gold_subwords for s in a.scored)
 
 
-def test_the_analyses_join_the_rankings_a_batch_at_a_time(built, tmp_path, monkeypatch):
+def test_the_analyses_join_the_rankings_a_batch_at_a_time(grouped, tmp_path, monkeypatch):
     """The analyses' adapter (``read_model_results``) streams the rankings into the join: the rankings records
-    alive during the join are a batch or two (``PROBE_RESULT_BATCH`` = 2 here), and no prompt is alive as its
-    full record; its results are those of the records read whole (seen red with the adapter of cac2a06, which
-    read every ranking and every ranked prompt's record before the join)."""
+    alive during the join are a batch or two (``PROBE_RESULT_BATCH`` = 2 here), and the prompts alive are a
+    row group or two (``GROUP_ROWS`` = 2 here: the rankings ascend, so the prompts stream beside them); its
+    results are those of the records read whole (seen red with the adapter of cac2a06, which read every
+    ranking and every ranked prompt's record before the join, and with the ranked prompts held by id,
+    ``join_prompts``, in place of the stream: 12 prompts alive)."""
     from factatlas import tables as T
     from factatlas.benchmark import Benchmark
     from factatlas.probe.analysis import records as R
 
-    bench = Benchmark.open(built / "build")
+    bench = Benchmark.open(grouped / "build")
     rows = cloze_rankings(bench)
     model_dir = tmp_path / "m"
     model_dir.mkdir()
@@ -335,11 +337,9 @@ def test_the_analyses_join_the_rankings_a_batch_at_a_time(built, tmp_path, monke
     expected = R.join_results("m", rows, bench.prompts_with_ids({r.prompt_id for r in rows}), bench.facts_by_id)
     del rows
 
-    def full_prompts() -> int:
-        return sum(type(o) is Prompt and bool(o.text) for o in gc.get_objects())
 
     monkeypatch.setattr(T, "PROBE_RESULT_BATCH", 2)
-    seen = {"results": live_results(), "prompts": full_prompts(), "held": 0, "full": 0, "rows": 0}
+    seen = {"results": live_results(), "prompts": live_prompts(), "held": 0, "full": 0, "rows": 0}
     join = R.join
 
     def sampled(rankings, *args, **kwargs):
@@ -347,17 +347,17 @@ def test_the_analyses_join_the_rankings_a_batch_at_a_time(built, tmp_path, monke
             for i, r in enumerate(rankings):
                 if i % 2 == 1:
                     seen["held"] = max(seen["held"], live_results() - seen["results"])
-                    seen["full"] = max(seen["full"], full_prompts() - seen["prompts"])
+                    seen["full"] = max(seen["full"], live_prompts() - seen["prompts"])
                 seen["rows"] += 1
                 yield r
 
         return join(watched(), *args, **kwargs)
 
     monkeypatch.setattr(R, "join", sampled)
-    got = R.read_model_results(built, model_dir, Benchmark.open(built / "build"), with_tokenizer=False)
+    got = R.read_model_results(grouped, model_dir, Benchmark.open(grouped / "build"), with_tokenizer=False)
     assert seen["rows"] == len(expected.results) >= 10
     assert seen["held"] <= 2 * 2 + 1
-    assert seen["full"] == 0
+    assert seen["full"] <= 2 * GROUP_ROWS
     assert got.results == expected.results and got.skipped == expected.skipped
 
 
@@ -456,3 +456,59 @@ def test_publish_holds_one_row_group_of_a_shard(built, grouped, monkeypatch):
     for path, data in files.items():
         one = pq.ParquetFile(io.BytesIO(whole[path]))
         assert one.num_row_groups == 1 and one.read().equals(pq.read_table(io.BytesIO(data)))
+
+
+# ---- the scored prompts as columns: the metrics and the analyses hold no record per prompt ----------------
+
+@pytest.fixture
+def scored_records(monkeypatch):
+    """``ScoredPrompt`` records made and alive (most at once) while the fixture holds; a record is made on
+    read from the columns (``factatlas.probe.scored``), two rows at a time here (``CHUNK`` = 2)."""
+    from factatlas.probe import scored as S
+    from factatlas.records import ScoredPrompt
+
+    seen = {"made": 0, "live": 0, "peak": 0}
+    init = ScoredPrompt.__init__
+
+    def counted(self, *args, **kwargs):
+        init(self, *args, **kwargs)
+        seen["made"] += 1
+        seen["live"] += 1
+        seen["peak"] = max(seen["peak"], seen["live"])
+
+    def finalized(self):
+        seen["live"] -= 1
+
+    monkeypatch.setattr(ScoredPrompt, "__init__", counted)
+    monkeypatch.setattr(ScoredPrompt, "__del__", finalized, raising=False)
+    monkeypatch.setattr(S, "CHUNK", 2)
+    return seen
+
+
+@pytest.mark.slow
+def test_the_metrics_and_the_analyses_hold_no_scored_record_per_prompt(built, tmp_path, scored_records):
+    """The join writes columns (``ScoredColumns``) and every section reads them or a record at a time: the
+    ``ScoredPrompt`` records alive at once while metrics.json and every analysis of ``compare`` are computed
+    are a chunk or two (2 rows here), never a run's (seen red, 12 alive, with the join returning its
+    records as a tuple, and with the analyses' adapter holding them as a tuple)."""
+    from factatlas import tables as T
+    from factatlas.benchmark import Benchmark
+    from factatlas.probe.evaluate import compute_metrics
+
+    bench = Benchmark.open(built / "build")
+    rows = cloze_rankings(bench)
+    model_dir = tmp_path / "m"
+    model_dir.mkdir()
+    T.write_probe_results(model_dir / "rankings.parquet", rows)
+    n = len(rows)
+    del rows
+    gc.collect()
+    metrics = compute_metrics(T.ProbeResultsFile(model_dir / "rankings.parquet"), bench)
+    assert metrics["coverage"]["used"] == n >= 10
+    assert scored_records["peak"] <= 2 * 2, scored_records  # a chunk or two at most; the run has n
+    scored_records.update(peak=0, made=0)
+    res = factatlas("compare", built, "--models", model_dir, "--out", tmp_path / "compare", "--bootstrap", "10",
+                    "--no-plots", "--split", "all")
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert scored_records["made"] >= n  # the sections read records (made on read)
+    assert scored_records["peak"] <= 2 * 2, scored_records

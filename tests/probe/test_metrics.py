@@ -338,3 +338,23 @@ def test_xfakt_ttest_is_scipys_welch_test(seed):
     got = xfakt_ttest(list(a), list(b))
     assert got["t"] == pytest.approx(float(expected.statistic), rel=1e-9)
     assert got["p"] == pytest.approx(float(expected.pvalue), rel=1e-9, abs=1e-15)
+
+
+def test_the_bootstrap_in_blocks_of_4_byte_draws_gives_the_whole_matrix_interval(monkeypatch):
+    """``stratified_bootstrap`` draws 4-byte indexes and sums a block of resamples at a time (its memory is
+    a quarter of the whole int64 draw matrix and its gather): the interval is that of the whole matrix,
+    bit for bit (seen red with each block drawn from a generator of its own)."""
+    def whole(strata, statistic, n_boot, seed):
+        rng = np.random.default_rng(seed)
+        sums = np.array([v[rng.integers(0, len(v), size=(n_boot, len(v)))].sum(axis=1) for v in strata])
+        stats = statistic(sums, np.array([len(v) for v in strata], dtype=np.float64)[:, None])
+        return tuple(float(x) for x in np.percentile(stats, [2.5, 97.5]))
+
+    from factatlas.probe import metrics as M
+
+    rng = np.random.default_rng(1)
+    strata = [rng.random(n) for n in (5, 301, 17, 1200)]
+    monkeypatch.setattr(M, "BOOTSTRAP_BLOCK", 7)  # blocks of one to a few resamples
+    for statistic in (M.macro_statistic, M.micro_statistic):
+        for seed in (0, 3):
+            assert M.stratified_bootstrap(strata, statistic, 300, 0.95, seed) == whole(strata, statistic, 300, seed)
