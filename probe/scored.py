@@ -304,10 +304,7 @@ class ScoredColumns(Sequence[ScoredPrompt]):
             if all(a < b for a, b in zip(ids, ids[1:], strict=False)):
                 return self
             return self.take(sorted(range(len(ids)), key=ids.__getitem__))
-        table = self._store.tables[name]
-        ranks = np.empty(len(table), dtype=np.int64)
-        ranks[sorted(range(len(table)), key=table.__getitem__)] = np.arange(len(table))
-        return self.take(np.argsort(ranks[self.codes(name)], kind="stable"))
+        return self.take(np.argsort(sort_ranks(self._store.tables[name])[self.codes(name)], kind="stable"))
 
     def group_rows(self, *names: str) -> dict[tuple, np.ndarray]:
         """(values of ``names``) -> positions of the prompts holding them, keys in first-seen order,
