@@ -53,6 +53,9 @@ def test_subject_countries_table_errors(tmp_path):
     path.write_text("# subject countries\nQ1\tQ142,Q79\n\nQ2\tFrance\n", "utf-8")
     with pytest.raises(ConfigError, match=r"s\.tsv:4:1: expected SUBJECT_QID<TAB>COUNTRY_QID"):
         read_subject_countries(path)
+    path.write_text("Q1\tQ142\nQ3\t\n", "utf-8")  # a subject with no country
+    with pytest.raises(ConfigError, match=r"s\.tsv:2:1: expected SUBJECT_QID<TAB>COUNTRY_QID"):
+        read_subject_countries(path)
     path.write_text("Q1\tQ142, Q79\n", "utf-8")
     assert read_subject_countries(path) == {"Q1": ("Q142", "Q79")}
 

@@ -93,3 +93,15 @@ def test_bad_options_are_named():
         _build(Hygiene(min_templates=0))
     with pytest.raises(ConfigError, match="'birthplace' is neither a predicate id"):
         _build(Hygiene(single_object=("birthplace",)))
+
+
+def test_min_templates_drops_a_predicate_with_fewer_cloze_templates_naming_the_count():
+    from factatlas.builder.hygiene import screen_facts
+
+    kept, drops = screen_facts(FACTS, {"P19": 2, "P20": 1}, Hygiene(min_templates=2))
+    assert [f.subject for f in kept] == ["Q1", "Q2", "Q3"]
+    assert [(d.item, d.reason, d.detail) for d in drops] == [
+        (fact_id("west", "P20", "Q4"), "too-few-templates",
+         "P20 has 1 cloze template(s) in every language; --min-templates 2")]
+    assert screen_facts(FACTS, {"P19": 2}, Hygiene(min_templates=2))[1] == []  # no template: another step's drop
+    assert screen_facts(FACTS, {"P19": 2, "P20": 1}, Hygiene())[1] == []  # the default keeps every predicate

@@ -121,3 +121,29 @@ def test_the_printed_table_shows_realised_split_shares():
     assert [cell.strip() for cell in west_p19.split("│")[-3:-1]] == ["1 (100.0%)", "0 (0.0%)"]
     caption = " ".join(text.split())  # the caption wraps
     assert "splits realised (target): dev 16.7% (50%), test 83.3% (50%), largest cell deviation 50.0%" in caption
+
+
+def test_realised_shares_are_rounded_to_six_places_and_split_cells_show_their_share():
+    from factatlas.builder.stats import split_cell
+
+    counts = {"west": {"P19": {"dev": 1, "test": 2}}}
+    realised = realised_fractions(counts, {"dev": 0.1, "test": 0.9})
+    assert realised["overall"] == {"dev": 0.333333, "test": 0.666667}
+    assert realised["max_deviation"] == 0.233333
+    assert (split_cell({"dev": 3, "test": 7}, "dev"), split_cell({"dev": 0, "test": 0}, "dev")) == ("3 (30.0%)", "0")
+    assert split_cell({"test": 4}, "dev") == "0 (0.0%)"
+
+
+def test_the_stats_table_shows_a_language_without_facts_in_a_cell_as_zero():
+    from rich.console import Console
+
+    from factatlas.builder.stats import stats_table
+
+    stats = {"facts": 1, "prompts": 2, "western_share": 1.0, "label_coverage_scope": "objects",
+             "label_coverage": {"en": 1.0}, "leakage_rate": {"en": {"rate": 0.0}},
+             "cells": {"west": {"P19": {"facts": {"en": 1}, "entropy_bits": 0.0, "valid_objects_per_fact": 1.0,
+                                        "distinct_objects": 1}}}}
+    console = Console(width=200, record=True, color_system=None)
+    console.print(stats_table(stats, ["ar", "en"]))
+    row = next(line for line in console.export_text().splitlines() if "P19" in line)
+    assert [c.strip() for c in row.split("│")[1:-1]] == ["west", "P19", "0", "1", "0.00", "1.00", "1"]

@@ -49,3 +49,12 @@ def test_a_lopsided_user_pair_is_warned_about_at_curate_and_build(tmp_path):
     assert build.returncode == 0, build.stderr
     assert "balance: comoros 6 (0.8%) · west 763 (99.2%)" in build.stdout
     assert "warning:" not in build.stderr  # raised on purpose
+
+
+def test_a_culture_lists_its_top_countries_by_facts_then_qid_and_counts_the_rest():
+    eight = [_fact("west", f"Q{i}", (f"Q{900 - i}",)) for i in range(8)]  # eight countries, one fact each
+    assert balance_lines(culture_balance(eight, ["west"]))[1] == (
+        "  west by country: Q893 1, Q894 1, Q895 1, Q896 1, Q897 1, Q898 1, Q899 1, Q900 1")  # ties by QID; no "more"
+    nine = eight + [_fact("west", "Q8", ("Q892",)), _fact("west", "Q9", ("Q900",))]
+    assert balance_lines(culture_balance(nine, ["west"]))[1] == (
+        "  west by country: Q900 2, Q892 1, Q893 1, Q894 1, Q895 1, Q896 1, Q897 1, Q898 1, ... 1 more")

@@ -139,6 +139,7 @@ def test_candidate_sets_group_rows_and_ungroup_back():
 def test_one_entropy_keeps_the_published_numbers():
     assert entropy_bits([1, 1]) == 1.0 and entropy_bits([4]) == 0.0 and entropy_bits([]) == 0.0
     assert entropy_bits([1, 1, 2]) == 1.5
+    assert entropy_bits([0, 1, 1, 0.0]) == 1.0  # zero weights are left out, not a math domain error
     # DLAMA: each fact counts once, at its valid object most frequent among the facts
     assert predicate_entropy([("Q1",), ("Q1", "Q2"), ("Q2", "Q1"), ("Q3",)]) == pytest.approx(
         -(0.75 * math.log2(0.75) + 0.25 * math.log2(0.25)))

@@ -15,7 +15,7 @@ def fact(fid: str, predicate: str, popularity: float) -> Fact:
 
 def test_log_bins_follow_powers_of_ten():
     assert [log_bin(x) for x in (0, 0.5, 1, 9.99, 10, 999, 1000, 123456)] == [-1, -1, 0, 0, 1, 2, 3, 5]
-    assert (log_bin_label(-1), log_bin_label(3)) == ("<1", "10^3–10^4")
+    assert (log_bin_label(-1), log_bin_label(0), log_bin_label(3)) == ("<1", "10^0–10^1", "10^3–10^4")
 
 
 def test_quantiles_within_the_predicate_ties_share_a_bucket():
