@@ -88,6 +88,15 @@ def test_a_body_cut_short_is_malformed_at_every_cut(body):
             list(iter_bindings([body[:cut]]))
 
 
+
+def test_empty_objects_and_arrays_are_read_past_exactly():
+    assert list(iter_bindings([b'{"head":{},"results":{"bindings":[]},"x":{}}'])) == []
+    assert list(iter_bindings([b'{"results":{"bindings":[{}]}}'])) == [{}]
+    with pytest.raises(MalformedAnswer, match="has no results.bindings"):
+        list(iter_bindings([b'{"results":{},"head":{"vars":[]}}']))
+    with pytest.raises(MalformedAnswer, match="has no results.bindings"):
+        list(iter_bindings([b'{}']))
+
 def test_rows_come_out_before_the_body_has_ended(body):
     """The guarantee that bounds the client's memory: the first row is handed over while most of a long
     body is still unread (a parser of the whole body reads every chunk first)."""
