@@ -88,3 +88,25 @@ def test_iter_batched_reads_its_items_lazily_and_answers_like_select_batched(fix
     assert read == items[:10]  # one batch read, not the whole list
     rest = list(itertools.chain.from_iterable(stream))
     assert first + rest == runner.select_batched("sitelinks", items, build, 10)
+
+
+def test_equal_popularity_keeps_the_lower_qid_in_numeric_order(tmp_path):
+    """"Ties: lower QID" is numeric: Q9 before Q10, as everywhere else (a text order would keep Q10)."""
+    spill = CandidateSpill(tmp_path / SPILL_NAME)
+    k = spill.add_key(("west", "P36"))
+    subjects = ("Q10", "Q9", "Q100")
+    spill.add_rows(k, [(k, candidates._order(s), s, "Q142") for s in subjects], [], [])
+    spill.set_scores([(k, s, 5.0) for s in subjects])
+    assert [s for s, _, _ in spill.subjects(k)] == ["Q9", "Q10", "Q100"]
+    drops = []
+    kept = candidates._select(spill, k, 1, None, drops)
+    assert [c.qid for c in kept] == ["Q9"]
+    assert [(d.item, d.reason) for d in drops] == [("west:P36:Q10", "max-subjects"), ("west:P36:Q100", "max-subjects")]
+    spill.close()
+
+
+def test_page_view_popularity_reads_the_embedded_table_when_no_endpoint_is_given():
+    from factatlas.curate.pageviews import PageViewTable
+    from factatlas.curate.runtypes import CurationConfig
+
+    assert isinstance(candidates.default_popularity_source(CurationConfig(pair="arab-west", popularity="pageviews")), PageViewTable)
