@@ -50,6 +50,8 @@ SAMPLE = {e.qid: e for e in (
     entity("Q970", {"fr": "Comores", "es": "Comoras", "it": "Comore", "pt": "Comores"}, (COUNTRY,)),
     entity("Q114", {"fr": "Kenya", "es": "Kenia", "it": "Kenya", "pt": "Quênia"}, (COUNTRY,)),
     entity("Q717", {"it": "Venezuela"}, (COUNTRY,)),
+    entity("Q954", {"it": "Zimbabwe", "fr": "Zimbabwe"}, (COUNTRY,)),
+    entity("Q1036", {"it": "Uganda"}, (COUNTRY,)),
     entity("Q398", {"it": "Bahrein", "fr": "Bahreïn"}, (COUNTRY,)),
     entity("Q228", {"it": "Andorra"}, (COUNTRY,)),
     entity("Q238", {"pt": "San Marino", "it": "San Marino"}, (COUNTRY,)),
@@ -164,6 +166,10 @@ CASES = [
     ("it", "P27/1", "Q238", "di San Marino"),
     ("it", "P27/3", "Q970", "delle Comore"),  # «era cittadina delle Comore»
     ("it", "P47/1", "Q114", "il Kenya"),
+    ("it", "P47/1", "Q954", "lo Zimbabwe"),  # lo before z, gli before a plural in s+consonant
+    ("it", "P47/1", "Q30", "gli Stati Uniti d'America"),
+    ("it", "P47/1", "Q1036", "l'Uganda"),
+    ("fr", "P47/1", "Q954", "le Zimbabwe"),  # the Italian rule stays Italian
     ("it", "P17/2", "Q228", "ad Andorra"),
     ("it", "P37/1", "Q25448", "il tamazight"),
     # pt: regions take the article (na Califórnia, no Texas); a kept disambiguator becomes the noun
