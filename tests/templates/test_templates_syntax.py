@@ -135,3 +135,9 @@ def test_joined_values_are_checked(text, message):
     with pytest.raises(TemplateSyntaxError) as err:
         parse(text)
     assert str(err.value).startswith(message)
+
+
+def test_an_unknown_name_in_an_agreement_group_is_pointed_at_past_its_spaces():
+    with pytest.raises(TemplateSyntaxError) as e:
+        parse("Er {  Z: masc=a | other=b} kam.")
+    assert (e.value.offset, e.value.message) == (6, "unknown slot 'Z'")
