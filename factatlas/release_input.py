@@ -21,7 +21,7 @@ from factatlas.atomic import read_json
 from factatlas.benchmark import Benchmark
 from factatlas.errors import ConfigError
 from factatlas.http import redact
-from factatlas.records import Entity, Fact, Prompt
+from factatlas.records import Prompt
 
 # What rendering a release reads; the side tables are read whole, so they must be there.
 REQUIRED_FILES = ("benchmark.json", "prompts.parquet", "facts.parquet", "entities.parquet", "labels.parquet")
@@ -150,13 +150,97 @@ def digest_prompts(batches: Iterable[Sequence[Prompt]], all_config: str) -> Prom
 
 
 @dataclass(frozen=True)
+class FactDigest:
+    """What the card needs of every fact, read from facts.parquet's columns (``read_fact_digest``), never a
+    record per fact: the counts per culture and per country, each (culture, predicate)'s gold QIDs fact by
+    fact in file order (one shared tuple per distinct gold list), its direct answers, the derived objects."""
+
+    count: int
+    per_culture: Mapping[str, int]  # culture -> facts, in order of first appearance
+    countries: Mapping[str, Mapping[str, int]]  # culture -> country QID -> facts matched through it
+    golds: Mapping[tuple[str, str], tuple[tuple[str, ...], ...]]  # (culture, predicate) -> each fact's objects
+    direct: Mapping[tuple[str, str], frozenset[str]]  # (culture, predicate) -> objects stated directly
+    derived_objects: int  # gold objects not stated directly (superclasses, containing areas)
+
+
+FACT_DIGEST_COLUMNS = ("culture", "predicate", "countries", "object_qids", "object_provenance", "object_via")
+
+
+def read_fact_digest(path: str | Path) -> FactDigest:
+    """The ``FactDigest`` of a facts.parquet: its six columns read, then walked 8,192 rows at a time. A fact
+    without direct objects counts all of its objects as direct answers (``predicate_stats`` always did)."""
+    from collections import Counter
+
+    from factatlas.records import Provenance
+    from factatlas.tables import FACTS_SCHEMA, read_parquet, read_parquet_schema, schema_mismatch
+
+    found = read_parquet_schema(path)
+    if not found.equals(FACTS_SCHEMA, check_metadata=False):
+        raise schema_mismatch(path, FACTS_SCHEMA, found)
+    table = read_parquet(path, FACT_DIGEST_COLUMNS)
+    per_culture: Counter[str] = Counter()
+    countries: dict[str, Counter[str]] = {}
+    golds: dict[tuple[str, str], list[tuple[str, ...]]] = {}
+    direct: dict[tuple[str, str], set[str]] = {}
+    shared: dict[tuple[str, ...], tuple[str, ...]] = {}
+    known = {p.value for p in Provenance}
+    derived = 0
+    for batch in table.to_batches(max_chunksize=8192):
+        for culture, predicate, where, qids, provenances, vias in zip(
+                *(batch.column(c).to_pylist() for c in FACT_DIGEST_COLUMNS), strict=True):
+            per_culture[culture] += 1
+            countries.setdefault(culture, Counter()).update(where or ())
+            objects = tuple(qids or ())
+            key = (culture, predicate)
+            golds.setdefault(key, []).append(shared.setdefault(objects, objects))
+            stated = []
+            for qid, provenance, _via in zip(objects, provenances or (), vias or (), strict=True):
+                if provenance not in known:
+                    Provenance(provenance)  # the reader's ValueError, named by Benchmark._read
+                if provenance == Provenance.DIRECT:
+                    stated.append(qid)
+                else:
+                    derived += 1
+            direct.setdefault(key, set()).update(stated or objects)
+    return FactDigest(table.num_rows, per_culture, countries, {k: tuple(v) for k, v in golds.items()},
+                      {k: frozenset(v) for k, v in direct.items()}, derived)
+
+
+def count_entities(bench: Benchmark) -> int:
+    """Distinct QIDs of entities.parquet (what ``Benchmark.entities`` would hold), read from its qid column;
+    labels.parquet is read as far as its qid column too, so a damaged one is named here as before."""
+    import pyarrow.compute as pc
+
+    from factatlas.tables import (
+        ENTITIES_SCHEMA,
+        ENTITIES_SCHEMA_V1,
+        LABELS_SCHEMA,
+        read_parquet,
+        read_parquet_schema,
+        schema_mismatch,
+    )
+
+    def read() -> int:
+        for name, schemas in (("labels.parquet", (LABELS_SCHEMA,)),
+                              ("entities.parquet", (ENTITIES_SCHEMA, ENTITIES_SCHEMA_V1))):
+            path = bench.file(name)
+            found = read_parquet_schema(path)
+            if not any(found.equals(s, check_metadata=False) for s in schemas):
+                raise schema_mismatch(path, schemas[0], found)
+            qids = read_parquet(path, ["qid"]).column("qid")
+        return pc.count_distinct(qids).as_py()
+
+    return bench._read(read, "entities.parquet/labels.parquet")
+
+
+@dataclass(frozen=True)
 class ReleaseInput:
     """A benchmark as a release renders it: its records (from ``Benchmark.open``) and what its run records."""
 
     meta: Mapping[str, Any]  # benchmark.json
     prompts: PromptStream  # in prompt_id order, read a row group at a time when walked
-    facts: tuple[Fact, ...]
-    entities: Mapping[str, Entity]
+    facts: FactDigest  # what the card counts of the facts (facts.parquet's columns, no record per fact)
+    entity_count: int  # distinct QIDs of entities.parquet
     side_files: Mapping[str, bytes]  # file name -> bytes, copied into the release under benchmark/
     templates: Mapping[str, bytes]  # file name -> bytes, copied into the release under templates/
     templates_origin: str  # "benchmark", "run", "library" or "none"
@@ -184,7 +268,9 @@ def read_release_input(path: str | Path, library_templates: LibraryTemplates | N
                 if manifest_path is not None and manifest_path.is_file() else {})
     templates, origin = find_templates(bench.path, bench.run, bench.meta, library_templates)
     return ReleaseInput(
-        meta=bench.meta, prompts=PromptStream(bench), facts=tuple(bench.facts), entities=bench.entities,
+        meta=bench.meta, prompts=PromptStream(bench),
+        facts=bench._read(lambda: read_fact_digest(bench.file("facts.parquet")), "facts.parquet"),
+        entity_count=count_entities(bench),
         side_files=side, templates=templates, templates_origin=origin,
         provenance=provenance_from(bench.meta, manifest, _query_hashes(bench.run)),
         country_labels=recorded_labels(bench.meta, "country_labels", bench.path),

@@ -252,7 +252,7 @@ def render_release(src: ReleaseInput, opts: ReleaseOptions,
     if previous is not None:
         diff = diff_snapshots(snapshot_from_files(previous, "the previous release"), snapshot_from_files(files))
         diff = _with_versions(diff, _version_of(previous), version)
-    first = (f"{len(src.facts)} facts, {src.digest.n_prompts} prompts in {len(src.languages)} language(s) "
+    first = (f"{src.facts.count} facts, {src.digest.n_prompts} prompts in {len(src.languages)} language(s) "
              f"({', '.join(src.languages)}); configs: {', '.join(c.name for c in configs)}.")
     previous_log = previous.get("CHANGELOG.md", b"").decode("utf-8") if previous else None
     files["CHANGELOG.md"] = changelog(changelog_section(version, diff, first), previous_log).encode("utf-8")
@@ -287,7 +287,7 @@ def release_manifest(src: ReleaseInput, opts: ReleaseOptions, configs: Sequence[
         "license": license_id,
         "benchmark": {k: src.meta.get(k) for k in ("name", "pair", "cultures", "languages", "candidate_mode", "k",
                                                    "schema_version")},
-        "counts": {"facts": len(src.facts), "prompts": src.digest.n_prompts, "entities": len(src.entities)},
+        "counts": {"facts": src.facts.count, "prompts": src.digest.n_prompts, "entities": src.entity_count},
         "provenance": src.provenance.as_dict(),
         "templates_origin": src.templates_origin,
         "default_config": default,
