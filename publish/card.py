@@ -218,30 +218,15 @@ def card_body(src: ReleaseInput, configs: Sequence[ConfigEntry], *, repo: str, v
 def locality_rows(src: ReleaseInput) -> list[tuple[str, int, int, int, int]]:
     """Per language: facts, facts whose subject has an article in its Wikipedia edition, facts local to
     the culture's editions (an article there, none in this language's), facts without a record; [] when
-    no prompt records knowledge locality."""
-    from factatlas.records import wikipedia_site
-
+    no prompt records knowledge locality. Each fact counts by its last row in the language (the digest)."""
     if not src.digest.any_locality:
         return []
-    out = []
-    for lang in src.languages:
-        site = wikipedia_site(lang)
-        facts = src.digest.locality.get(lang, {}).values()  # (article_langs, home_langs) of each fact's last row
-        recorded = [(article, home) for article, home in facts if article]
-        out.append((lang, len(facts), sum(site in article for article, _ in recorded),
-                    sum(bool(home) and site not in article for article, home in recorded),
-                    len(facts) - len(recorded)))
-    return out
+    return [(lang, *src.digest.locality.get(lang, (0, 0, 0, 0))) for lang in src.languages]
 
 
 def popularity_rows(src: ReleaseInput) -> list[tuple[int, int, str, str]]:
     """Per popularity quantile (``factatlas.popbuckets``): facts and the range of their popularity."""
-    facts = src.digest.popularity.values()  # (quantile, popularity) of each fact's last row with a quantile
-    out = []
-    for q in sorted({quantile for quantile, _ in facts}):
-        values = [popularity for quantile, popularity in facts if quantile == q]
-        out.append((q, len(values), f"{min(values):g}", f"{max(values):g}"))
-    return out
+    return [(q, facts, f"{least:g}", f"{most:g}") for q, (facts, least, most) in sorted(src.digest.popularity.items())]
 
 
 def _summary(src: ReleaseInput, cultures: Sequence[str]) -> str:

@@ -20,7 +20,6 @@ import hashlib
 import io
 import json
 import re
-from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -34,7 +33,7 @@ from factatlas.errors import ConfigError
 from factatlas.records import PAIR_NAME_RE
 from factatlas.release_input import ReleaseInput
 from factatlas.rundir import PENDING_ENTRY
-from factatlas.tables import PROMPTS_SCHEMA, prompt_to_row
+from factatlas.tables import PROMPTS_SCHEMA
 
 from .card import (
     DLAMA_BIBTEX,
@@ -150,9 +149,9 @@ class _Shards:
         self.writer: pq.ParquetWriter | None = None
         self.in_shard = 0  # rows written into the open shard
 
-    def add(self, rows: list[dict[str, Any]]) -> None:
-        self.pending.append(pa.Table.from_pylist(rows, schema=PROMPTS_SCHEMA))
-        self.held += len(rows)
+    def add(self, rows: pa.Table) -> None:
+        self.pending.append(rows)
+        self.held += rows.num_rows
         while self.held >= self._next_group():
             self._write_group(self._next_group())
 
@@ -195,22 +194,23 @@ class _Shards:
 
 
 def render_data(src: ReleaseInput, max_shard_rows: int) -> tuple[dict[str, bytes], tuple[ConfigEntry, ...]]:
-    """The data files, config by config: each walk of the prompts decodes that config's rows a row group at a
-    time and holds at most one shard per split before writing it, so memory follows the shard size, not the
-    benchmark's. The bytes are those of writing each shard's rows at once."""
+    """The data files, config by config: each walk of the prompts reads that config's rows a row group at a
+    time as Arrow columns (no record, no row: the columns are copied) and holds at most one row group per
+    split before writing it into its shard, so memory follows the row group, not the benchmark. The bytes
+    are those of writing each shard's rows at once."""
+    import pyarrow.compute as pc
+
     files: dict[str, bytes] = {}
     configs = []
     for name, (lang, counts) in plan_configs(src).items():
         order = sorted(counts, key=_split_key)
         shards = {split: _Shards(files, name, split, counts[split], max_shard_rows) for split in order}
-        keep = None if lang is None else (lambda _pid, row_lang, lang=lang: row_lang == lang)
-        for batch in src.prompts.batches(keep):
-            by_split: dict[str, list[dict[str, Any]]] = defaultdict(list)
-            for p in batch:
-                if lang is None or f"{p.pair}.{p.lang}" == name:
-                    by_split[p.split].append(prompt_to_row(p))
-            for split, rows in by_split.items():
-                shards[split].add(rows)
+        for table in src.prompts.tables(lang):
+            if lang is not None:  # this language's rows of this pair (a config is a pair and a language)
+                table = table.filter(pc.equal(table.column("pair"), name[: -len(lang) - 1]))
+            splits = table.column("split")
+            for split in pc.unique(splits).to_pylist():  # in order of first appearance, as the records went
+                shards[split].add(table.filter(pc.equal(splits, split)))
         for split in order:
             shards[split].flush()
         configs.append(ConfigEntry(name, lang, tuple((split, tuple(shards[split].paths), counts[split])
