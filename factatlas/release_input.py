@@ -250,17 +250,19 @@ FACT_DIGEST_COLUMNS = ("culture", "predicate", "countries", "object_qids", "obje
 
 
 def read_fact_digest(path: str | Path) -> FactDigest:
-    """The ``FactDigest`` of a facts.parquet: its six columns read, then walked 8,192 rows at a time. A fact
+    """The ``FactDigest`` of a facts.parquet: its six columns decoded 8,192 rows at a time and walked. A fact
     without direct objects counts all of its objects as direct answers (``predicate_stats`` always did)."""
     from collections import Counter
 
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
     from factatlas.records import Provenance
-    from factatlas.tables import FACTS_SCHEMA, read_parquet, read_parquet_schema, schema_mismatch
+    from factatlas.tables import FACTS_SCHEMA, read_parquet_schema, schema_mismatch, unreadable
 
     found = read_parquet_schema(path)
     if not found.equals(FACTS_SCHEMA, check_metadata=False):
         raise schema_mismatch(path, FACTS_SCHEMA, found)
-    table = read_parquet(path, FACT_DIGEST_COLUMNS)
     per_culture: Counter[str] = Counter()
     countries: dict[str, Counter[str]] = {}
     golds: dict[tuple[str, str], list[tuple[str, ...]]] = {}
@@ -268,7 +270,13 @@ def read_fact_digest(path: str | Path) -> FactDigest:
     shared: dict[tuple[str, ...], tuple[str, ...]] = {}
     known = {p.value for p in Provenance}
     derived = 0
-    for batch in table.to_batches(max_chunksize=8192):
+    def batches():  # 8,192 rows decoded at a time (the file is one row group): the columns are never held whole
+        try:
+            yield from pq.ParquetFile(path).iter_batches(8192, columns=list(FACT_DIGEST_COLUMNS), use_threads=False)
+        except pa.ArrowException as e:
+            raise unreadable(path, e) from None
+
+    for batch in batches():
         for culture, predicate, where, qids, provenances, vias in zip(
                 *(batch.column(c).to_pylist() for c in FACT_DIGEST_COLUMNS), strict=True):
             per_culture[culture] += 1
@@ -285,7 +293,7 @@ def read_fact_digest(path: str | Path) -> FactDigest:
                 else:
                     derived += 1
             direct.setdefault(key, set()).update(stated or objects)
-    return FactDigest(table.num_rows, per_culture, countries, {k: tuple(v) for k, v in golds.items()},
+    return FactDigest(sum(per_culture.values()), per_culture, countries, {k: tuple(v) for k, v in golds.items()},
                       {k: frozenset(v) for k, v in direct.items()}, derived)
 
 

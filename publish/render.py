@@ -177,6 +177,9 @@ class _Shards:
             self._close_shard()
 
     def _close_shard(self) -> None:
+        # the Arrow pool keeps what the shard's row groups freed; given back, the peak is a row group's, not
+        # what the walks so far left behind
+        pa.default_memory_pool().release_unused()
         path = f"{self.prefix}-{len(self.paths):05d}-of-{self.total:05d}.parquet"
         if self.writer is None:  # a split without rows: an empty file of the schema
             self.files[path] = parquet_table_bytes(PROMPTS_SCHEMA.empty_table())
