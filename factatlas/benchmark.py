@@ -480,12 +480,12 @@ def _file_tables(path: str | os.PathLike, lang: str | None) -> Iterator[Any]:
         pf = pq.ParquetFile(path)
         for g in range(pf.num_row_groups):
             if lang is None:
-                table = pf.read_row_group(g)
+                table = pf.read_row_group(g, use_threads=False)
             else:
-                mask = pc.equal(pf.read_row_group(g, columns=["lang"]).column("lang"), lang)
+                mask = pc.equal(pf.read_row_group(g, columns=["lang"], use_threads=False).column("lang"), lang)
                 if not pc.any(mask).as_py():
                     continue
-                table = pf.read_row_group(g).filter(mask)
+                table = pf.read_row_group(g, use_threads=False).filter(mask)
             if table.num_rows:
                 yield as_written(table)
     except pa.ArrowException as e:

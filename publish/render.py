@@ -163,16 +163,25 @@ class _Shards:
         return ROW_GROUP_ROWS if self._last_shard() else min(ROW_GROUP_ROWS, self.max_rows - self.in_shard)
 
     def _write_group(self, rows: int) -> None:
-        table = pa.concat_tables(self.pending)
+        columns = pa.concat_tables(self.pending).columns
+        self.pending = []
         if self.writer is None:
             self.sink = io.BytesIO()
             self.writer = pq.ParquetWriter(self.sink, PROMPTS_SCHEMA, compression="zstd", store_schema=True)
         # contiguous: a column whose dictionary overflows is paged by the chunks it is given, and the chunks
-        # are the benchmark's batches; the bytes depend on the rows alone
-        self.writer.write_table(table.slice(0, rows).combine_chunks(), row_group_size=rows)
+        # are the benchmark's batches; the bytes depend on the rows alone. Made a column at a time, each
+        # column's pending chunks let go once copied: the group is held once, not twice.
+        group, rest = [], []
+        for i, column in enumerate(columns):
+            columns[i] = None
+            group.append(column.slice(0, rows).combine_chunks())
+            rest.append(column.slice(rows))
+            del column
+        self.writer.write_table(pa.Table.from_arrays(group, schema=PROMPTS_SCHEMA), row_group_size=rows)
+        del group
         self.in_shard += rows
-        rest = table.slice(rows)
-        self.pending, self.held = ([rest] if rest.num_rows else []), rest.num_rows
+        left = pa.Table.from_arrays(rest, schema=PROMPTS_SCHEMA)
+        self.pending, self.held = ([left] if left.num_rows else []), left.num_rows
         if not self._last_shard() and self.in_shard == self.max_rows:
             self._close_shard()
 
