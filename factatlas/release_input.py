@@ -57,13 +57,23 @@ class SourceProvenance:
 class PromptStream:
     """The prompts of a release input, read a row group at a time each time they are walked (never held
     whole, never as records): ``tables(lang)`` gives Arrow tables in prompt_id order with the values the
-    records would write (``Benchmark.prompt_tables``), ``len`` the rows from the files' footers."""
+    records would write (``factatlas.prompt_tables``), ``len`` the rows from the files' footers."""
 
     def __init__(self, bench: Benchmark) -> None:
         self._bench = bench
 
     def tables(self, lang: str | None = None) -> Iterator[Any]:
-        return self._bench.prompt_tables(lang)
+        """Arrow tables (``factatlas.prompt_tables``) of the rows of ``lang`` (all when None); a failure
+        names the file, as the benchmark's own readers do."""
+        from factatlas.prompt_tables import iter_prompt_tables
+
+        bench = self._bench
+        tables = bench._read(lambda: iter_prompt_tables(bench.location.prompt_files, lang), "prompts")
+        while True:
+            table = bench._read(lambda: next(tables, None), "prompts")
+            if table is None:
+                return
+            yield table
 
     def __len__(self) -> int:
         return self._bench.prompt_count
@@ -123,6 +133,21 @@ class _PerFact:
         if len(codes) <= slot:
             codes.extend(bytes(slot + 1 - len(codes)))
         codes[slot] = code
+
+    def tallies(self) -> tuple[dict[str, tuple[int, int, int, int]], dict[int, tuple[int, float, float]]]:
+        """``PromptDigest.locality`` and ``PromptDigest.popularity`` of the facts placed."""
+        from collections import Counter
+
+        locality = {}
+        for lang, codes in self.locality.items():
+            tally = Counter(codes)
+            locality[lang] = (len(codes) - tally[0], tally[IN_EDITION], tally[LOCAL], tally[UNRECORDED])
+        popularity: dict[int, tuple[int, float, float]] = {}
+        for quantile, value in zip(self.quantile, self.popularity, strict=True):
+            if quantile:
+                facts, least, most = popularity.get(quantile, (0, value, value))
+                popularity[quantile] = (facts + 1, min(least, value), max(most, value))
+        return locality, popularity
 
 
 def _run_ends(*columns: Any) -> Any:
@@ -202,6 +227,19 @@ def digest_prompts(tables: Iterable[Any], all_config: str) -> PromptDigest:
                 slot = facts.of(fact_id)
                 facts.quantile[slot], facts.popularity[slot] = quantile, popularity
     _give_back_arrow_memory()
+    configs, lang_rows = _configs(counts, all_config)
+    lang_templates: dict[str, dict[str, str]] = {}
+    for (lang, template), status in templates.items():
+        lang_templates.setdefault(lang, {})[template] = status
+    locality, popularity = facts.tallies()
+    return PromptDigest(n, frozenset(kinds), configs, tuple(sorted({(p, lg) for p, lg, _ in counts})), bad_split,
+                        lang_rows, {lang: entry[0] for lang, entry in locality.items()}, lang_templates, templates,
+                        example or first, locality, any_locality, popularity)
+
+
+def _configs(counts: Mapping[tuple[str, str, str], int], all_config: str
+             ) -> tuple[dict[str, tuple[str | None, dict[str, int]]], dict[str, int]]:
+    """(config -> (language, split -> rows), language -> rows) from the rows per (pair, language, split)."""
     configs: dict[str, tuple[str | None, dict[str, int]]] = {}
     everything: dict[str, int] = {}
     lang_rows: dict[str, int] = {}
@@ -213,24 +251,7 @@ def digest_prompts(tables: Iterable[Any], all_config: str) -> PromptDigest:
     if everything:
         configs = {name: configs[name] for name in sorted(configs)}
         configs[all_config] = (None, everything)
-    lang_templates: dict[str, dict[str, str]] = {}
-    for (lang, template), status in templates.items():
-        lang_templates.setdefault(lang, {})[template] = status
-    locality = {}
-    for lang, codes in facts.locality.items():
-        tally = Counter(codes)
-        asked = len(codes) - tally[0]
-        locality[lang] = (asked, tally[IN_EDITION], tally[LOCAL], tally[UNRECORDED])
-    popularity: dict[int, list] = {}
-    for quantile, value in zip(facts.quantile, facts.popularity, strict=True):
-        if quantile:
-            seen = popularity.setdefault(quantile, [0, value, value])
-            seen[0] += 1
-            seen[1], seen[2] = min(seen[1], value), max(seen[2], value)
-    return PromptDigest(n, frozenset(kinds), configs, tuple(sorted({(p, lg) for p, lg, _ in counts})), bad_split,
-                        lang_rows, {lang: entry[0] for lang, entry in locality.items()}, lang_templates, templates,
-                        example or first, locality, any_locality,
-                        {q: (v[0], v[1], v[2]) for q, v in popularity.items()})
+    return configs, lang_rows
 
 
 @dataclass(frozen=True)
