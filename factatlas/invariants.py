@@ -20,7 +20,6 @@ are found by a second pass over the id column (``recount``).
 
 from __future__ import annotations
 
-from array import array
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -172,12 +171,9 @@ class InvariantScan:
         self.presence: list[int] = [0] * side.fact_count  # per fact: language bits | any_bit
         self.unknown: dict[str, int] = {}  # prompted facts absent from the facts table: the same bits
         self.used_templates: dict[str, set[str]] = defaultdict(set)
-        # predicate mode: per predicate, the hashes of the lists whose reading is known (their subject absent
-        # or in the list), and, per (hash as stored, hash with its subject put back) of the others, the
-        # hashes of their subjects (8 bytes each, not a record per subject: which hash counts depends on
-        # whether the subject is among the predicate's candidates, known at the end); the QIDs the lists hold
-        self.per_pred: dict[str, set[int]] = defaultdict(set)
-        self.per_pred_open: dict[str, dict[tuple[int, int], array]] = defaultdict(dict)
+        # predicate mode: per predicate, each distinct list as (hash as stored, hash with its subject put
+        # back, subject) and the QIDs the lists hold; hashes keep this as small as the distinct lists
+        self.per_pred: dict[str, set[tuple[int, int, str]]] = defaultdict(set)
         self.pred_members: dict[str, set[str]] = defaultdict(set)
         self.missing_entities: set[str] = set()
         self.checked_lists: set[tuple[str, ...]] = set()
@@ -310,11 +306,7 @@ class InvariantScan:
             cands = tuple(p.candidate_qids)
             restored = cands if not subject or subject in cands else \
                 tuple(sorted((*cands, subject), key=lambda q: (id_order(q), q)))
-            if restored is cands:
-                self.per_pred[p.predicate].add(hash(cands))
-            else:
-                pending = self.per_pred_open[p.predicate]
-                pending.setdefault((hash(cands), hash(restored)), array("q")).append(hash(subject))
+            self.per_pred[p.predicate].add((hash(cands), hash(restored), subject))
             self.pred_members[p.predicate].update(cands)
 
     def _against_fact(self, b: _FactBlock, p: Prompt) -> None:
@@ -423,17 +415,11 @@ class InvariantScan:
             if lost:
                 out.append(Violation("facts-differ", lang, f"{len(lost)} facts missing in '{lang}', e.g. "
                                                            f"{lost[:3]}"))
-        for pred in sorted(self.per_pred.keys() | self.per_pred_open.keys()):
+        for pred, lists in sorted(self.per_pred.items()):
             # one list per predicate less the fact's subject: each list with its subject put back, where the
-            # subject is one of the predicate's candidates at all (its hash among the candidates' hashes: two
-            # strings of equal 64-bit hash are taken as equal, a chance of about 1e-11 here)
-            sets = set(self.per_pred.get(pred, ()))
-            members = {hash(q) for q in self.pred_members[pred]}
-            for (stored, restored), subjects in self.per_pred_open.get(pred, {}).items():
-                if any(h in members for h in subjects):
-                    sets.add(restored)
-                if any(h not in members for h in subjects):
-                    sets.add(stored)
+            # subject is one of the predicate's candidates at all
+            members = self.pred_members[pred]
+            sets = {restored if subject and subject in members else stored for stored, restored, subject in lists}
             if len(sets) > 1:
                 out.append(Violation("predicate-candidates-differ", pred,
                                      f"candidate_mode 'predicate' but {len(sets)} different candidate lists"
