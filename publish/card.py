@@ -7,7 +7,7 @@ Markdown built from the benchmark's own numbers, so the card can never disagree 
 from __future__ import annotations
 
 import re
-from collections import Counter, defaultdict
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib import resources
@@ -15,7 +15,6 @@ from typing import Any
 
 from factatlas.entropy import predicate_entropy
 from factatlas.records import Prompt
-from factatlas.records import Provenance as ObjectProvenance
 from factatlas.release_input import ReleaseInput
 
 from .source import table_from_bytes
@@ -76,13 +75,9 @@ def majority_share(object_sets: Sequence[Sequence[str]]) -> float:
 def predicate_stats(src: ReleaseInput) -> list[PredicateStats]:
     """Per culture and predicate: DLAMA entropy over every valid object (the one definition that
     stats.json and metrics.json use), distinct direct answers, and the majority baseline."""
-    gold: dict[tuple[str, str], list[tuple[str, ...]]] = defaultdict(list)
-    direct: dict[tuple[str, str], set[str]] = defaultdict(set)
-    for f in src.facts:
-        gold[(f.culture, f.predicate)].append(f.object_qids)
-        direct[(f.culture, f.predicate)].update(f.direct_objects or f.object_qids)
-    return [PredicateStats(key[0], key[1], len(sets), len(direct[key]), round(predicate_entropy(sets), 3),
-                           majority_share(sets)) for key, sets in sorted(gold.items())]
+    facts = src.facts  # each fact's gold QIDs per (culture, predicate), read from the columns
+    return [PredicateStats(key[0], key[1], len(sets), len(facts.direct[key]), round(predicate_entropy(sets), 3),
+                           majority_share(sets)) for key, sets in sorted(facts.golds.items())]
 
 
 def license_for(src: ReleaseInput, override: str | None) -> str:
@@ -145,7 +140,7 @@ def _body_template() -> str:
 def dataset_title(src: ReleaseInput) -> str:
     """The card's default title, from what the benchmark holds (not the run folder's name): its cultures
     and languages, e.g. "factatlas facts: arab vs west (ar, en)". ``--pretty-name`` overrides it."""
-    cultures = list(src.meta.get("cultures") or sorted({f.culture for f in src.facts}))
+    cultures = list(src.meta.get("cultures") or sorted(src.facts.per_culture))
     return f"factatlas facts: {' vs '.join(cultures) or 'benchmark'} ({', '.join(src.languages)})"
 
 
@@ -153,17 +148,12 @@ def card_body(src: ReleaseInput, configs: Sequence[ConfigEntry], *, repo: str, v
               license_id: str, pretty_name: str, default_config: str, target: str = HUB_TARGET) -> str:
     """The Markdown body. Every number comes from ``src``; sections are filled into card_body.md."""
     meta = src.meta
-    cultures = list(meta.get("cultures") or sorted({f.culture for f in src.facts}))
-    facts_per_culture = Counter(f.culture for f in src.facts)
-    countries: dict[str, Counter[str]] = defaultdict(Counter)
-    for f in src.facts:
-        for c in f.countries:
-            countries[f.culture][c] += 1
+    cultures = list(meta.get("cultures") or sorted(src.facts.per_culture))
     culture_rows = []
     for c in cultures:
-        names = ", ".join(f"{src.country_labels.get(q, q)} ({q}): {n}"
-                          for q, n in sorted(countries[c].items(), key=lambda kv: (-kv[1], kv[0])))
-        culture_rows.append((c, facts_per_culture[c], names or "—"))
+        names = ", ".join(f"{src.country_labels.get(q, q)} ({q}): {n}" for q, n in
+                          sorted(src.facts.countries.get(c, {}).items(), key=lambda kv: (-kv[1], kv[0])))
+        culture_rows.append((c, src.facts.per_culture.get(c, 0), names or "—"))
 
     pstats = predicate_stats(src)
     labels = src.predicate_labels
@@ -228,34 +218,19 @@ def card_body(src: ReleaseInput, configs: Sequence[ConfigEntry], *, repo: str, v
 def locality_rows(src: ReleaseInput) -> list[tuple[str, int, int, int, int]]:
     """Per language: facts, facts whose subject has an article in its Wikipedia edition, facts local to
     the culture's editions (an article there, none in this language's), facts without a record; [] when
-    no prompt records knowledge locality."""
-    from factatlas.records import wikipedia_site
-
+    no prompt records knowledge locality. Each fact counts by its last row in the language (the digest)."""
     if not src.digest.any_locality:
         return []
-    out = []
-    for lang in src.languages:
-        site = wikipedia_site(lang)
-        facts = src.digest.locality.get(lang, {}).values()  # (article_langs, home_langs) of each fact's last row
-        recorded = [(article, home) for article, home in facts if article]
-        out.append((lang, len(facts), sum(site in article for article, _ in recorded),
-                    sum(bool(home) and site not in article for article, home in recorded),
-                    len(facts) - len(recorded)))
-    return out
+    return [(lang, *src.digest.locality.get(lang, (0, 0, 0, 0))) for lang in src.languages]
 
 
 def popularity_rows(src: ReleaseInput) -> list[tuple[int, int, str, str]]:
     """Per popularity quantile (``factatlas.popbuckets``): facts and the range of their popularity."""
-    facts = src.digest.popularity.values()  # (quantile, popularity) of each fact's last row with a quantile
-    out = []
-    for q in sorted({quantile for quantile, _ in facts}):
-        values = [popularity for quantile, popularity in facts if quantile == q]
-        out.append((q, len(values), f"{min(values):g}", f"{max(values):g}"))
-    return out
+    return [(q, facts, f"{least:g}", f"{most:g}") for q, (facts, least, most) in sorted(src.digest.popularity.items())]
 
 
 def _summary(src: ReleaseInput, cultures: Sequence[str]) -> str:
-    n_facts = len(src.facts)
+    n_facts = src.facts.count
     n_prompts = src.digest.n_prompts
     return (f"{n_facts} facts about {' and '.join(cultures) or 'the cultures below'}, "
             f"{len(src.languages)} language(s) ({', '.join(src.languages)}), {n_prompts} prompts "
@@ -295,7 +270,7 @@ def limitations(src: ReleaseInput, pstats: Sequence[PredicateStats]) -> list[str
     """Known limitations, stated with this release's own numbers."""
     out = ["Facts come from Wikidata as retrieved at the time above; Wikidata is incomplete and its "
            "coverage differs between cultures, so a missing object is not evidence of a false answer."]
-    per_culture = Counter(f.culture for f in src.facts)
+    per_culture = src.facts.per_culture
     if len(per_culture) > 1:
         lo, hi = min(per_culture.values()), max(per_culture.values())
         if hi and lo / hi < 0.8:
@@ -310,7 +285,7 @@ def limitations(src: ReleaseInput, pstats: Sequence[PredicateStats]) -> list[str
                    "Draft templates: " + "; ".join(
                        f"{lang}: {draft_list(sorted(t for (lg, t), s in templates.items() if lg == lang and s != 'reviewed'), sum(1 for (lg, _) in templates if lg == lang))}"
                        for lang in drafts) + ".")
-    augmented = sum(1 for f in src.facts for o in f.objects if o.provenance is not ObjectProvenance.DIRECT)
+    augmented = src.facts.derived_objects
     if augmented:
         out.append(f"{augmented} gold objects are not stated directly in Wikidata but derived (superclasses "
                    "or containing administrative areas); they widen what counts as correct.")

@@ -20,7 +20,6 @@ import hashlib
 import io
 import json
 import re
-from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -34,7 +33,7 @@ from factatlas.errors import ConfigError
 from factatlas.records import PAIR_NAME_RE
 from factatlas.release_input import ReleaseInput
 from factatlas.rundir import PENDING_ENTRY
-from factatlas.tables import PROMPTS_SCHEMA, prompt_to_row
+from factatlas.tables import PROMPTS_SCHEMA
 
 from .card import (
     DLAMA_BIBTEX,
@@ -150,9 +149,9 @@ class _Shards:
         self.writer: pq.ParquetWriter | None = None
         self.in_shard = 0  # rows written into the open shard
 
-    def add(self, rows: list[dict[str, Any]]) -> None:
-        self.pending.append(pa.Table.from_pylist(rows, schema=PROMPTS_SCHEMA))
-        self.held += len(rows)
+    def add(self, rows: pa.Table) -> None:
+        self.pending.append(rows)
+        self.held += rows.num_rows
         while self.held >= self._next_group():
             self._write_group(self._next_group())
 
@@ -164,20 +163,32 @@ class _Shards:
         return ROW_GROUP_ROWS if self._last_shard() else min(ROW_GROUP_ROWS, self.max_rows - self.in_shard)
 
     def _write_group(self, rows: int) -> None:
-        table = pa.concat_tables(self.pending)
+        columns = pa.concat_tables(self.pending).columns
+        self.pending = []
         if self.writer is None:
             self.sink = io.BytesIO()
             self.writer = pq.ParquetWriter(self.sink, PROMPTS_SCHEMA, compression="zstd", store_schema=True)
         # contiguous: a column whose dictionary overflows is paged by the chunks it is given, and the chunks
-        # are the benchmark's batches; the bytes depend on the rows alone
-        self.writer.write_table(table.slice(0, rows).combine_chunks(), row_group_size=rows)
+        # are the benchmark's batches; the bytes depend on the rows alone. Made a column at a time, each
+        # column's pending chunks let go once copied: the group is held once, not twice.
+        group, rest = [], []
+        for i, column in enumerate(columns):
+            columns[i] = None
+            group.append(column.slice(0, rows).combine_chunks())
+            rest.append(column.slice(rows))
+            del column
+        self.writer.write_table(pa.Table.from_arrays(group, schema=PROMPTS_SCHEMA), row_group_size=rows)
+        del group
         self.in_shard += rows
-        rest = table.slice(rows)
-        self.pending, self.held = ([rest] if rest.num_rows else []), rest.num_rows
+        left = pa.Table.from_arrays(rest, schema=PROMPTS_SCHEMA)
+        self.pending, self.held = ([left] if left.num_rows else []), left.num_rows
         if not self._last_shard() and self.in_shard == self.max_rows:
             self._close_shard()
 
     def _close_shard(self) -> None:
+        # the Arrow pool keeps what the shard's row groups freed; given back, the peak is a row group's, not
+        # what the walks so far left behind
+        pa.default_memory_pool().release_unused()
         path = f"{self.prefix}-{len(self.paths):05d}-of-{self.total:05d}.parquet"
         if self.writer is None:  # a split without rows: an empty file of the schema
             self.files[path] = parquet_table_bytes(PROMPTS_SCHEMA.empty_table())
@@ -195,22 +206,23 @@ class _Shards:
 
 
 def render_data(src: ReleaseInput, max_shard_rows: int) -> tuple[dict[str, bytes], tuple[ConfigEntry, ...]]:
-    """The data files, config by config: each walk of the prompts decodes that config's rows a row group at a
-    time and holds at most one shard per split before writing it, so memory follows the shard size, not the
-    benchmark's. The bytes are those of writing each shard's rows at once."""
+    """The data files, config by config: each walk of the prompts reads that config's rows a row group at a
+    time as Arrow columns (no record, no row: the columns are copied) and holds at most one row group per
+    split before writing it into its shard, so memory follows the row group, not the benchmark. The bytes
+    are those of writing each shard's rows at once."""
+    import pyarrow.compute as pc
+
     files: dict[str, bytes] = {}
     configs = []
     for name, (lang, counts) in plan_configs(src).items():
         order = sorted(counts, key=_split_key)
         shards = {split: _Shards(files, name, split, counts[split], max_shard_rows) for split in order}
-        keep = None if lang is None else (lambda _pid, row_lang, lang=lang: row_lang == lang)
-        for batch in src.prompts.batches(keep):
-            by_split: dict[str, list[dict[str, Any]]] = defaultdict(list)
-            for p in batch:
-                if lang is None or f"{p.pair}.{p.lang}" == name:
-                    by_split[p.split].append(prompt_to_row(p))
-            for split, rows in by_split.items():
-                shards[split].add(rows)
+        for table in src.prompts.tables(lang):
+            if lang is not None:  # this language's rows of this pair (a config is a pair and a language)
+                table = table.filter(pc.equal(table.column("pair"), name[: -len(lang) - 1]))
+            splits = table.column("split")
+            for split in pc.unique(splits).to_pylist():  # in order of first appearance, as the records went
+                shards[split].add(table.filter(pc.equal(splits, split)))
         for split in order:
             shards[split].flush()
         configs.append(ConfigEntry(name, lang, tuple((split, tuple(shards[split].paths), counts[split])
@@ -252,7 +264,7 @@ def render_release(src: ReleaseInput, opts: ReleaseOptions,
     if previous is not None:
         diff = diff_snapshots(snapshot_from_files(previous, "the previous release"), snapshot_from_files(files))
         diff = _with_versions(diff, _version_of(previous), version)
-    first = (f"{len(src.facts)} facts, {src.digest.n_prompts} prompts in {len(src.languages)} language(s) "
+    first = (f"{src.facts.count} facts, {src.digest.n_prompts} prompts in {len(src.languages)} language(s) "
              f"({', '.join(src.languages)}); configs: {', '.join(c.name for c in configs)}.")
     previous_log = previous.get("CHANGELOG.md", b"").decode("utf-8") if previous else None
     files["CHANGELOG.md"] = changelog(changelog_section(version, diff, first), previous_log).encode("utf-8")
@@ -287,7 +299,7 @@ def release_manifest(src: ReleaseInput, opts: ReleaseOptions, configs: Sequence[
         "license": license_id,
         "benchmark": {k: src.meta.get(k) for k in ("name", "pair", "cultures", "languages", "candidate_mode", "k",
                                                    "schema_version")},
-        "counts": {"facts": len(src.facts), "prompts": src.digest.n_prompts, "entities": len(src.entities)},
+        "counts": {"facts": src.facts.count, "prompts": src.digest.n_prompts, "entities": src.entity_count},
         "provenance": src.provenance.as_dict(),
         "templates_origin": src.templates_origin,
         "default_config": default,
