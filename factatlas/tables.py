@@ -367,29 +367,48 @@ def probe_result_from_row(r: Mapping[str, Any]) -> ProbeResult:
 
 
 PROBE_WRITE_BATCH = 4096  # rankings rows made Arrow arrays at a time by ``write_probe_results``
-
+# Rankings rows per parquet row group. A file of at most this many rows is one row group, byte for byte the
+# file one ``pq.write_table`` of every row makes; a longer one is written a row group at a time, so the
+# writer holds one group's Arrow arrays, not the whole table (a million rows were 700 MB of them).
+PROBE_ROW_GROUP = 65536
 
 
 def write_probe_results(path: str | os.PathLike, results: Iterable[ProbeResult]) -> Path:
-    """Rankings sorted by prompt_id as one contiguous table. The rows are read ``PROBE_WRITE_BATCH`` at a time
-    (by index: a sequence that makes its records when read, the probe's ``RankedRows``, never has them all)
-    into Arrow arrays, never dicts (a dict row with its Python floats is several times the record's Arrow
-    size); each column's arrays are joined and let go in turn, so the table is held about once. The bytes
-    are those of writing every row at once."""
+    """Rankings sorted by prompt_id, written atomically in row groups of ``PROBE_ROW_GROUP`` rows. The rows
+    are read by index (a sequence that makes its records when read, the probe's ``RankedRows``, never has
+    them all), ``PROBE_WRITE_BATCH`` at a time, into Arrow arrays, never dicts (a dict row with its Python
+    floats is several times the record's Arrow size); one row group's arrays are joined, written and let go
+    before the next is made. The order is an int array of row indexes (stable: the records sorted by
+    prompt_id)."""
+    import numpy as np
+
     rows = results if isinstance(results, Sequence) else list(results)
     ids = rows.prompt_ids() if hasattr(rows, "prompt_ids") else [r.prompt_id for r in rows]
-    order = sorted(range(len(rows)), key=ids.__getitem__)  # stable: sorting the records by prompt_id
+    order = np.fromiter(sorted(range(len(rows)), key=ids.__getitem__), dtype=np.int64, count=len(rows))
     del ids
-    if not order:
+    if not len(order):
         return write_arrow_table(path, RANKINGS_SCHEMA.empty_table())
+    path = Path(path)
+    with atomic_path(path) as tmp:
+        # the options of ``write_arrow_table``: a file of one row group has its bytes
+        writer = pq.ParquetWriter(tmp, RANKINGS_SCHEMA, compression="zstd", write_statistics=False, store_schema=True)
+        try:
+            for start in range(0, len(order), PROBE_ROW_GROUP):
+                writer.write_table(_results_table(rows, order[start:start + PROBE_ROW_GROUP]))
+        finally:
+            writer.close()
+    return path
+
+
+def _results_table(rows: Sequence[ProbeResult], indexes: Sequence[int]) -> pa.Table:
+    """The rows at ``indexes`` as one RANKINGS_SCHEMA table (one chunk per column): ``PROBE_WRITE_BATCH``
+    records made at a time."""
     pieces: dict[str, list[pa.Array]] = {name: [] for name in RANKINGS_SCHEMA.names}
-    for start in range(0, len(order), PROBE_WRITE_BATCH):
-        batch = [rows[i] for i in order[start:start + PROBE_WRITE_BATCH]]
+    for start in range(0, len(indexes), PROBE_WRITE_BATCH):
+        batch = [rows[int(i)] for i in indexes[start:start + PROBE_WRITE_BATCH]]
         for f in RANKINGS_SCHEMA:
             pieces[f.name].append(pa.array([RESULT_VALUES[f.name](r) for r in batch], type=f.type))
-    del order, batch
-    columns = [pa.concat_arrays(pieces.pop(name)) for name in RANKINGS_SCHEMA.names]
-    return write_arrow_table(path, pa.table(columns, schema=RANKINGS_SCHEMA))
+    return pa.table([pa.concat_arrays(pieces.pop(name)) for name in RANKINGS_SCHEMA.names], schema=RANKINGS_SCHEMA)
 
 
 PROBE_RESULT_BATCH = 4096  # rankings rows made dicts at a time by ``read_probe_results``

@@ -238,6 +238,37 @@ def test_rankings_writer_makes_no_dict_and_no_second_table_with_the_bytes_of_one
     assert [r.prompt_id for r in T.read_probe_results(batched)] == [f"p{i:02d}" for i in range(7)]
 
 
+def test_rankings_longer_than_a_row_group_are_written_a_row_group_at_a_time_and_read_back_equal(monkeypatch,
+                                                                                               tmp_path):
+    """A rankings file of more than ``PROBE_ROW_GROUP`` rows is row groups of that many rows (the last one the
+    rest), each made and written in turn: no table the writer makes holds more than a group (seen red with
+    the writer of 1becc2a, the whole table written once), and it reads back equal, row for row, to the one
+    write of every row sorted by prompt_id."""
+    import pyarrow.parquet as pq
+
+    from factatlas import tables as T
+
+    rows = [ranking(f"p{i:02d}", 30, i) for i in (9, 3, 0, 10, 5, 1, 8, 4, 2, 7, 6)]
+    whole = T.write_table(tmp_path / "whole.parquet", [T.probe_result_to_row(r) for r in rows], T.RANKINGS_SCHEMA,
+                          sort_by=("prompt_id",))
+    monkeypatch.setattr(T, "PROBE_ROW_GROUP", 3)
+    monkeypatch.setattr(T, "PROBE_WRITE_BATCH", 2)
+    tables = []
+    made = T.pa.table
+
+    def watched(*args, **kwargs):
+        tables.append(made(*args, **kwargs))
+        return tables[-1]
+
+    monkeypatch.setattr(T.pa, "table", watched)
+    grouped = T.write_probe_results(tmp_path / "grouped.parquet", rows)
+    meta = pq.ParquetFile(grouped).metadata
+    assert [meta.row_group(g).num_rows for g in range(meta.num_row_groups)] == [3, 3, 3, 2]
+    assert tables and max(t.num_rows for t in tables) <= 3
+    assert pq.read_table(grouped).equals(pq.read_table(whole))
+    assert T.read_probe_results(grouped) == T.read_probe_results(whole) == sorted(rows, key=lambda r: r.prompt_id)
+
+
 def test_metrics_of_a_rankings_file_equal_those_of_its_records(built, tmp_path):
     """The streamed reading (prompt ids, then records a batch at a time) gives exactly the metrics of the
     records in memory, and names its rows in the error when none matches."""
