@@ -5,6 +5,7 @@ template-only baseline) -> the model folder. The engines call it (``local`` dire
 from __future__ import annotations
 
 import dataclasses
+from array import array
 from collections import Counter
 from collections.abc import Callable, Sequence
 from contextlib import nullcontext
@@ -17,7 +18,7 @@ from factatlas.probe.backends import Opened, OpenRequest
 from factatlas.probe.model_folder import ProbeOutcome, file_shard, write_model_folder
 from factatlas.probe.ranking import ranked_rows
 from factatlas.probe.rule import AnswerJob, RuleSpec, default_rules, rule_for_family
-from factatlas.probe.selection import open_benchmark, select_prompts
+from factatlas.probe.selection import open_benchmark, prompt_fields, select_prompts, take_prompts
 from factatlas.probe.settings import ProbeConfig
 from factatlas.probe.template_only import template_only_inputs
 from factatlas.probe.threads import torch_threads
@@ -104,21 +105,29 @@ class ProbeJob:
     run_dir: Path
 
 
-def select_work(selected: Sequence[Prompt], rule, counts: Counter) -> list[Prompt]:
+def select_work(selected: Sequence[Prompt], rule, counts: Counter) -> Sequence[Prompt]:
     """The prompts a rule scores (cloze prompts, or questions — cloze prompts cut at the slot when there are
-    none), counting everything left out."""
+    none), counting everything left out. Read from the selection's columns; the work is a view of it."""
+    cloze, question, without = array("q"), array("q"), set()
+    for i, (kind, candidates) in enumerate(prompt_fields(selected, "kind", "candidate_qids")):
+        if kind == "cloze":
+            cloze.append(i)
+        elif kind == "question":
+            question.append(i)
+        if not candidates:
+            without.add(i)
     if rule.prompts == "cloze":
-        work = [r for r in selected if r.kind == "cloze"]
+        work = cloze
     else:
-        work = [r for r in selected if r.kind == "question"]
+        work = question
         if not work:
-            work = [r for r in selected if r.kind == "cloze"]
+            work = cloze
             counts["generative/cloze-prefix-used"] = len(work)
     counts[f"skipped/kind-not-used-by-{rule.name}"] = len(selected) - len(work)
-    without = sum(1 for r in work if not r.candidate_qids)
-    if without:
-        counts["skipped/no-candidates"] = without
-    return [r for r in work if r.candidate_qids]
+    skipped = sum(1 for i in work if i in without)
+    if skipped:
+        counts["skipped/no-candidates"] = skipped
+    return take_prompts(selected, [i for i in work if i not in without])
 
 
 def score(job: ProbeJob, work: Sequence[Prompt], counts: Counter
@@ -130,7 +139,9 @@ def score(job: ProbeJob, work: Sequence[Prompt], counts: Counter
     with progress() as bar:
         task = bar.add_task(f"{job.slug}: {rule.name}", total=len(work))
         with section("probe/score"):
-            rankings = _scored(job, work, [r.text for r in work], lambda n: bar.advance(task, n), counts)
+            texts = [text for (text,) in prompt_fields(work, "text")]
+            rankings = _scored(job, work, texts, lambda n: bar.advance(task, n), counts)
+            del texts
     counts["prompts/scored"] = len(rankings)
     if not job.config.template_only:
         return rankings, None

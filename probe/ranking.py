@@ -12,6 +12,7 @@ from typing import overload
 from factatlas.probe.batching import greedy_batches
 from factatlas.probe.pipeline import pipelined
 from factatlas.probe.protocol import ClozeQuery, candidate_order
+from factatlas.probe.selection import prompt_fields
 from factatlas.records import ProbeResult, Prompt
 
 
@@ -20,6 +21,10 @@ def ranking_row(prompt: Prompt, model: str, scoring: str, ranked: Sequence[str],
     return ProbeResult(model, scoring, prompt.prompt_id, prompt.fact_id, prompt.lang, prompt.template_id,
                        prompt.culture, prompt.predicate, tuple(ranked), tuple(float(s) for s in scores),
                        bool(correct), prediction)
+
+
+# what a ranking row needs of its prompt (``RankedRows.add``): the six keys, the candidates and the golds
+ROW_FIELDS = ("prompt_id", "fact_id", "lang", "template_id", "culture", "predicate", "candidate_qids", "gold_qids")
 
 
 class RankedRows(Sequence[ProbeResult]):
@@ -55,17 +60,18 @@ class RankedRows(Sequence[ProbeResult]):
     def query_scores(self, query: int) -> Sequence[float]:
         return self._scores[self._score_start[query]:self._score_start[query + 1]]
 
-    def add(self, prompt: Prompt, query: int) -> None:
-        """The row of ``prompt`` ranked by the scores of ``query`` (``rank_candidates``'s tie policy)."""
-        order = candidate_order(prompt.candidate_qids, self.query_scores(query))
-        for column, value in zip(self._keys, (prompt.prompt_id, prompt.fact_id, prompt.lang, prompt.template_id,
-                                              prompt.culture, prompt.predicate), strict=True):
+    def add(self, values: Sequence, query: int) -> None:
+        """The row of a prompt (its ``ROW_FIELDS`` values) ranked by the scores of ``query``
+        (``rank_candidates``'s tie policy)."""
+        *keys, candidates, golds = values
+        order = candidate_order(candidates, self.query_scores(query))
+        for column, value in zip(self._keys, keys, strict=True):
             column.append(value)
-        self._candidates.append(prompt.candidate_qids)
+        self._candidates.append(candidates)
         self._query.append(query)
         self._order.extend(order)
         self._start.append(len(self._order))
-        self._correct.append(bool(order) and prompt.candidate_qids[order[0]] in set(prompt.gold_qids))
+        self._correct.append(bool(order) and candidates[order[0]] in set(golds))
 
     def __len__(self) -> int:
         return len(self._candidates)
@@ -128,12 +134,13 @@ def ranked_rows(scorer, prompts: Sequence[Prompt], texts: Sequence[str], model: 
     first_of: dict[tuple[str, tuple[str, ...]], int] = {}
     unique: list[ClozeQuery] = []
     query_of: list[int] = []
-    for p, t in zip(prompts, texts, strict=True):
-        key = (t, tuple(p.candidate_forms))
+    # the prompts' columns, not their records: a selection (``SelectedPrompts``) makes none
+    for (forms,), t in zip(prompt_fields(prompts, "candidate_forms"), texts, strict=True):
+        key = (t, tuple(forms))
         index = first_of.get(key)
         if index is None:
             index = first_of[key] = len(unique)
-            unique.append(ClozeQuery(t, p.candidate_forms))
+            unique.append(ClozeQuery(t, forms))
         query_of.append(index)
     if counts is not None:
         counts["scored/queries-shared"] += len(prompts) - len(unique)
@@ -156,8 +163,8 @@ def ranked_rows(scorer, prompts: Sequence[Prompt], texts: Sequence[str], model: 
             progress(sum(represented[i] for i in part))
     if out.queries != len(unique):
         raise ValueError(f"the scorer returned scores for {out.queries} of {len(unique)} queries")
-    for p, index in zip(prompts, query_of, strict=True):
-        out.add(p, index)
+    for values, index in zip(prompt_fields(prompts, *ROW_FIELDS), query_of, strict=True):
+        out.add(values, index)
     return out
 
 

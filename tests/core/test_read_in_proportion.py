@@ -448,6 +448,46 @@ def test_the_probe_holds_its_rankings_as_columns_and_writes_them_a_batch_of_reco
     assert written.read_bytes() == T.write_probe_results(tmp_path / "records.parquet", expected).read_bytes()
 
 
+def test_the_probe_s_selection_holds_no_prompt_record_per_selected_row(grouped, reads):
+    """The probe's selection is columns (``SelectedPrompts``): selecting one language, choosing the work,
+    the template-only inputs and ranking both read the columns and make no ``Prompt`` record (seen red,
+    every selected row alive, with the list of records of 1becc2a's ``select_prompts``); the rankings are
+    those of the records; records read from it are made a row group at a time."""
+    from collections import Counter
+    from types import SimpleNamespace
+
+    from factatlas.benchmark import Benchmark
+    from factatlas.probe.probing import select_work
+    from factatlas.probe.ranking import ranked_rows
+    from factatlas.probe.selection import prompt_fields, select_prompts
+    from factatlas.probe.template_only import template_only_inputs
+
+    rule = SimpleNamespace(prompts="cloze", name="fake")
+    before = live_prompts()
+    selected = select_prompts(Benchmark.open(grouped / "build"), ("en",), None)
+    work = select_work(selected, rule, counts := Counter())
+    kept, texts = template_only_inputs(work, Counter())
+    rows = ranked_rows(HashScorer(), work, [t for (t,) in prompt_fields(work, "text")], "m", chunk=3)
+    baseline = ranked_rows(HashScorer(), kept, texts, "m")
+    assert live_prompts() - before == 0 and reads["decoded"] == []
+    assert len(selected) == rows_of(grouped, "en") > 4 * GROUP_ROWS and len(kept) > 2 * GROUP_ROWS
+
+    records = [p for p in Benchmark.open(grouped / "build").prompts if p.lang == "en"]
+    assert selected == records
+    work_records = select_work(records, rule, expected_counts := Counter())
+    assert work == work_records and counts == expected_counts and len(work) < len(selected)
+    kept_records, expected_texts = template_only_inputs(work_records, Counter())
+    assert kept == kept_records and texts == expected_texts
+    assert list(rows) == list(ranked_rows(HashScorer(), work_records, [p.text for p in work_records], "m", chunk=3))
+    assert list(baseline) == list(ranked_rows(HashScorer(), kept_records, expected_texts, "m"))
+    middle = kept_records[len(kept) // 2]
+    del records, work_records, kept_records
+    gc.collect()
+    reads["before"] = live_prompts() - 1
+    assert sum(1 for _ in kept) == len(kept) and kept[len(kept) // 2] == middle
+    assert reads["alive"] <= 2 * GROUP_ROWS
+
+
 def test_publish_holds_one_row_group_of_a_shard(built, grouped, monkeypatch):
     """A shard is written a row group at a time: the rows held as Arrow columns never reach a shard's (seen
     red with the shard held whole), the row groups are every ``ROW_GROUP_ROWS`` rows of a shard, and the files
