@@ -34,7 +34,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from factatlas.probe.analysis.records import margin_last, predicate_order
+from factatlas.probe.analysis.records import benchmark_facts, margin_last, predicate_order
 from factatlas.records import Fact, Prompt, ScoredPrompt
 
 if TYPE_CHECKING:
@@ -97,7 +97,7 @@ def benchmark_context(bench: Benchmark) -> ErrorContext:
     labels: dict[str, str] = {}
     for (qid, _lang), label in sorted(bench.display_labels.items(), key=lambda kv: (kv[0][1] != "en", kv[0])):
         labels.setdefault(qid, label)
-    return context_from_facts(bench.facts_by_id.values(), classes, labels)
+    return context_from_facts(benchmark_facts(bench).values(), classes, labels)
 
 
 @dataclass(frozen=True, slots=True)

@@ -38,7 +38,9 @@ class Locality:
 
 def localities(facts: Iterable[Fact]) -> dict[str, Locality]:
     """fact_id -> Locality, for the facts whose locality was curated (others: absent)."""
-    return {f.id: Locality(frozenset(f.article_langs), frozenset(f.home_langs)) for f in facts if f.article_langs}
+    shared: dict[Locality, Locality] = {}  # one object per distinct locality: facts repeat a few
+    return {f.id: shared.setdefault(loc, loc) for f in facts if f.article_langs
+            for loc in (Locality(frozenset(f.article_langs), frozenset(f.home_langs)),)}
 
 
 def local_view(scored: Sequence[ScoredPrompt], where: Mapping[str, Locality]) -> Sequence[ScoredPrompt]:

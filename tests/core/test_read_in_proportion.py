@@ -488,6 +488,37 @@ def test_the_probe_s_selection_holds_no_prompt_record_per_selected_row(grouped, 
     assert reads["alive"] <= 2 * GROUP_ROWS
 
 
+def live_facts() -> int:
+    from factatlas.records import Fact
+
+    return sum(type(o) is Fact for o in gc.get_objects())
+
+
+def test_the_analyses_read_the_facts_as_columns_a_batch_of_records_at_a_time(built, monkeypatch):
+    """``FactTable`` (the analyses' facts, ``benchmark_facts``) holds no ``Fact`` per fact: made, it holds none;
+    read whole (``values()``) or by id in fact_id order, at most a batch is alive (seen red, every fact
+    alive, with ``benchmark_facts`` returning 1becc2a's ``facts_by_id``); its records are ``read_facts``'s."""
+    from factatlas import tables as T
+    from factatlas.benchmark import Benchmark
+    from factatlas.probe.analysis.records import benchmark_facts
+
+    monkeypatch.setattr(T, "FACT_BATCH", 2)
+    expected = {f.id: f for f in T.read_facts(built / "build" / "facts.parquet")}
+    assert len(expected) > 2 * 2
+    before = live_facts()
+    facts = benchmark_facts(Benchmark.open(built / "build"))
+    assert live_facts() - before == 0
+    alive = 0
+    for f in facts.values():
+        alive = max(alive, live_facts() - before)
+        assert f == expected[f.id]
+    for fact_id in sorted(expected):
+        alive = max(alive, live_facts() - before)
+        assert facts[fact_id] == expected[fact_id] and facts.get(fact_id) == expected[fact_id]
+    assert alive <= 2 * 2
+    assert list(facts) == list(expected) and len(facts.values()) == len(expected) and "x" not in facts
+
+
 def test_publish_holds_one_row_group_of_a_shard(built, grouped, monkeypatch):
     """A shard is written a row group at a time: the rows held as Arrow columns never reach a shard's (seen
     red with the shard held whole), the row groups are every ``ROW_GROUP_ROWS`` rows of a shard, and the files
