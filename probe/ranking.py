@@ -32,7 +32,8 @@ class RankedRows(Sequence[ProbeResult]):
 
     A record with its ranked QIDs and its scores as a tuple of Python floats is about 1.6 KB at 35
     candidates; here a row is its six key strings (shared with the prompt), its candidate list (shared), its
-    query, its ranking as candidate positions (4 bytes each) and a flag, and each distinct query's scores
+    query, its ranking as candidate positions (1 byte each while the lists have under 256 candidates, widened
+    when one needs more) and a flag, and each distinct query's scores
     are 8 bytes a candidate, once: the rows a probe holds until they are written cost a fraction of their
     records (``write_probe_results`` reads them a batch at a time)."""
 
@@ -41,7 +42,7 @@ class RankedRows(Sequence[ProbeResult]):
         self._keys: tuple[list[str], ...] = tuple([] for _ in range(6))  # prompt, fact, lang, template, culture, predicate
         self._candidates: list[tuple[str, ...]] = []
         self._query = array("q")
-        self._order = array("i")
+        self._order = array("B")  # 1-byte positions until a candidate list needs more (then widened)
         self._start = array("q", [0])
         self._correct = bytearray()
         self._scores = array("d")  # every distinct query's scores, one after the other
@@ -69,7 +70,13 @@ class RankedRows(Sequence[ProbeResult]):
             column.append(value)
         self._candidates.append(candidates)
         self._query.append(query)
-        self._order.extend(order)
+        start = len(self._order)
+        try:
+            self._order.extend(order)
+        except OverflowError:  # a longer candidate list: wider positions from now on
+            del self._order[start:]
+            self._order = array("h" if self._order.typecode == "B" and len(candidates) <= 2**15 else "i", self._order)
+            self._order.extend(order)
         self._start.append(len(self._order))
         self._correct.append(bool(order) and candidates[order[0]] in set(golds))
 

@@ -614,3 +614,29 @@ def test_the_metrics_and_the_analyses_hold_no_scored_record_per_prompt(built, tm
     assert res.returncode == 0, res.stdout + res.stderr
     assert scored_records["made"] >= n  # the sections read records (made on read)
     assert scored_records["peak"] <= 2 * 2, scored_records
+
+
+def test_the_probe_s_rankings_hold_one_byte_positions_widened_when_a_list_needs_more():
+    """``RankedRows`` keeps a ranking as 1-byte candidate positions while the lists have under 256 candidates
+    and widens them (2 bytes, then 4) when one needs more, with every row before and after the same (seen
+    red with the widening dropped: an OverflowError on the 300-candidate list)."""
+    from factatlas.probe.protocol import rank_candidates
+    from factatlas.probe.ranking import RankedRows, ranking_row
+    from factatlas.records import Prompt
+
+    def prompt(n: int, k: int) -> Prompt:
+        cands = tuple(f"Q{i}" for i in range(n))
+        return Prompt(f"F{k}|en|t", f"F{k}", "en", "t", "cloze", "x [Y]", 2, "p", "west", "P17", "test", "Q5", "S",
+                      (f"Q{n // 2}",), ((f"o{n // 2}",),), cands, cands, "reviewed")
+
+    rows, expected = RankedRows("m", "fake"), []
+    for k, n in enumerate((3, 300, 5, 40_000, 2)):
+        p = prompt(n, k)
+        scores = [float((i * 7919) % 101) for i in range(n)]
+        rows.add([getattr(p, f) for f in ("prompt_id", "fact_id", "lang", "template_id", "culture", "predicate",
+                                          "candidate_qids", "gold_qids")], rows.add_scores(scores))
+        ranked, ordered = rank_candidates(p.candidate_qids, scores)
+        expected.append(ranking_row(p, "m", "fake", ranked, ordered, ranked[0] in p.gold_qids))
+        if k == 0:
+            assert rows._order.typecode == "B"
+    assert rows._order.typecode == "i" and list(rows) == expected
