@@ -7,7 +7,7 @@ from __future__ import annotations
 import dataclasses
 from array import array
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
@@ -70,7 +70,9 @@ def model_out_name(slug: str, scoring: str, family: str) -> str:
 
 def _probe(config: ProbeConfig, spec: RuleSpec, lm, merge: bool, benchmark: Benchmark, run_dir: Path
            ) -> ProbeOutcome:
-    selected = select_prompts(benchmark, config.langs, config.shard)
+    # a ranking rule reads only the fields of ``SCORED_FIELDS``; an open-answer rule reads records
+    selected = select_prompts(benchmark, config.langs, config.shard,
+                              fields=None if spec.rule.open_answer else SCORED_FIELDS)
     counts: Counter = Counter({"prompts/benchmark": benchmark.prompt_count, "prompts/selected": len(selected)})
     rule = spec.rule
     work = select_work(selected, rule, counts)
@@ -91,6 +93,12 @@ def _probe(config: ProbeConfig, spec: RuleSpec, lm, merge: bool, benchmark: Benc
         return file_shard(run_dir, slug, config.shard, rankings, template_rows, info, benchmark, merge,
                           config.shard_dir)
     return write_model_folder(run_dir, slug, rankings, template_rows, info, benchmark)
+
+
+# What a ranking rule's probe reads of its prompts (``select_work``, ``template_only_inputs``, ``score`` and
+# ``ranking.ranked_rows``): the selection holds these columns only (``SelectedPrompts``), never a record.
+SCORED_FIELDS = ("prompt_id", "fact_id", "lang", "template_id", "culture", "predicate", "kind", "text",
+                 "subject_label", "gold_qids", "candidate_qids", "candidate_forms")
 
 
 @dataclass(frozen=True)
@@ -139,9 +147,8 @@ def score(job: ProbeJob, work: Sequence[Prompt], counts: Counter
     with progress() as bar:
         task = bar.add_task(f"{job.slug}: {rule.name}", total=len(work))
         with section("probe/score"):
-            texts = [text for (text,) in prompt_fields(work, "text")]
+            texts = (text for (text,) in prompt_fields(work, "text"))  # read once, as the ranking goes
             rankings = _scored(job, work, texts, lambda n: bar.advance(task, n), counts)
-            del texts
     counts["prompts/scored"] = len(rankings)
     if not job.config.template_only:
         return rankings, None
@@ -160,7 +167,7 @@ def score(job: ProbeJob, work: Sequence[Prompt], counts: Counter
     return rankings, template_rows
 
 
-def _scored(job: ProbeJob, prompts: Sequence[Prompt], texts: Sequence[str], tick: Callable[[int], None],
+def _scored(job: ProbeJob, prompts: Sequence[Prompt], texts: Iterable[str], tick: Callable[[int], None],
             counts: Counter, baseline: bool = False) -> Sequence[ProbeResult]:
     """Rows of ``prompts`` read as ``texts``: ranked (closed-set rules) or answered and matched by the rule."""
     rule, scorer, name = job.spec.rule, job.opened.scorer, job.opened.model_name

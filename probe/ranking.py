@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from array import array
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import overload
 
 from factatlas.probe.batching import greedy_batches
@@ -120,11 +120,12 @@ def rank_prompts(scorer, prompts: Sequence[Prompt], texts: Sequence[str], model:
     return list(ranked_rows(scorer, prompts, texts, model, chunk, progress, counts, chunk_candidates, prefetch))
 
 
-def ranked_rows(scorer, prompts: Sequence[Prompt], texts: Sequence[str], model: str,
+def ranked_rows(scorer, prompts: Sequence[Prompt], texts: Iterable[str], model: str,
                 chunk: int = 2048, progress: Callable[[int], None] | None = None,
                 counts: Counter | None = None, chunk_candidates: int = 65536,
                 prefetch: bool | None = None) -> RankedRows:
-    """Closed-set ranking of cloze prompts (``texts[i]`` replaces ``prompts[i].text``), held as ``RankedRows``.
+    """Closed-set ranking of cloze prompts (the i-th of ``texts``, read once, replaces ``prompts[i].text``),
+    held as ``RankedRows``.
 
     The scorer gets the queries in chunks of at most ``chunk`` queries and ``chunk_candidates`` candidates:
     large enough that the in-context tokenization and the pass planning share work across many prompts,
@@ -149,6 +150,7 @@ def ranked_rows(scorer, prompts: Sequence[Prompt], texts: Sequence[str], model: 
             index = first_of[key] = len(unique)
             unique.append(ClozeQuery(t, forms))
         query_of.append(index)
+    del first_of  # the texts are held by their distinct queries alone from here
     if counts is not None:
         counts["scored/queries-shared"] += len(prompts) - len(unique)
     sizes = [(1, len(q.forms)) for q in unique]
@@ -170,6 +172,7 @@ def ranked_rows(scorer, prompts: Sequence[Prompt], texts: Sequence[str], model: 
             progress(sum(represented[i] for i in part))
     if out.queries != len(unique):
         raise ValueError(f"the scorer returned scores for {out.queries} of {len(unique)} queries")
+    del unique, slots, parts, prepare, run  # the queries and their texts, let go before the rows are made
     for values, index in zip(prompt_fields(prompts, *ROW_FIELDS), query_of, strict=True):
         out.add(values, index)
     return out

@@ -71,13 +71,14 @@ def select_rows(prompts: Sequence[Prompt], langs: Sequence[str] | None,
     return [p for p in prompts if keep is None or keep(p.prompt_id, p.lang)]
 
 
-def select_prompts(benchmark: Benchmark, langs: Sequence[str] | None,
-                   shard: tuple[int, int] | None) -> SelectedPrompts:
+def select_prompts(benchmark: Benchmark, langs: Sequence[str] | None, shard: tuple[int, int] | None,
+                   fields: Sequence[str] | None = None) -> SelectedPrompts:
     """``select_rows`` on the benchmark's files, filtering while reading: a shard or a ``--langs`` run
-    reads only its own rows, kept as columns (``SelectedPrompts``). Same rows, same order."""
+    reads only its own rows, kept as columns (``SelectedPrompts``). Same rows, same order. ``fields``: the
+    only fields read and held (``SelectedPrompts.fields`` reads them; no record can be made); None: all."""
     if langs:
         check_langs(langs, benchmark.languages or sorted({p.lang for p in benchmark.prompts}))
-    return SelectedPrompts.read(benchmark, row_filter(langs, shard))
+    return SelectedPrompts.read(benchmark, row_filter(langs, shard), fields)
 
 
 def check_langs(langs: Sequence[str], present: Sequence[str]) -> None:
@@ -129,15 +130,20 @@ class SelectedPrompts(Sequence[Prompt]):
         self._decoded: tuple[int, int, list[Prompt]] | None = None  # the view's rows [a, b) last made records
 
     @classmethod
-    def read(cls, benchmark: Benchmark, keep) -> SelectedPrompts:
+    def read(cls, benchmark: Benchmark, keep, fields: Sequence[str] | None = None) -> SelectedPrompts:
         """The rows of ``benchmark`` that ``keep(prompt_id, lang)`` accepts (every row for None), in prompt_id
-        order: each row group's two key columns are read first and only its kept rows are kept."""
+        order: each row group's two key columns are read first and only its kept rows are kept. ``fields``:
+        only these columns are read and held (the candidate lists always; records then cannot be made)."""
         import pyarrow as pa
 
+        from factatlas.tables import PROMPTS_SCHEMA
+
+        columns = None if fields is None else [n for n in PROMPTS_SCHEMA.names
+                                               if n in fields or n in CANDIDATE_COLUMNS or n == "prompt_id"]
         groups, pair_ids, pairs, interned = [], [], [], {}
         index: dict[tuple[int, int], int] = {}
         for path in benchmark.location.prompt_files:
-            for table in _kept_groups(benchmark, path, keep):
+            for table in _kept_groups(benchmark, path, keep, columns):
                 ids = []
                 for pair in zip(*(_shared_lists(table.column(c), interned) for c in CANDIDATE_COLUMNS), strict=True):
                     key = (id(pair[0]), id(pair[1]))  # interned: one tuple object per distinct list
@@ -150,7 +156,7 @@ class SelectedPrompts(Sequence[Prompt]):
                 pair_ids.append(pa.array(ids, pa.int32()))
         if len(benchmark.location.prompt_files) > 1 and groups:  # a release's shards: merged by prompt_id
             groups, pair_ids = _merged(groups, pair_ids)
-        return cls(groups, pair_ids, pairs, interned)
+        return cls([_coded(t) for t in groups], pair_ids, pairs, interned)
 
     def __len__(self) -> int:
         return len(self._rows)
@@ -264,8 +270,13 @@ class SelectedPrompts(Sequence[Prompt]):
         as the benchmark decodes them (``decode_prompts``)."""
 
         from factatlas import benchmark as B
+        from factatlas.tables import PROMPTS_SCHEMA
 
         g, a, b = part
+        missing = [n for n in PROMPTS_SCHEMA.names if n not in CANDIDATE_COLUMNS and n not in self._groups[g].column_names]
+        if missing:
+            raise ValueError(f"SelectedPrompts: a record needs every field; this selection holds only some "
+                             f"(select_prompts(fields=...)), not {', '.join(missing)}")
         table, ids = self._slice(g, a, b, self._groups[g].column_names), self._ids(g, a, b)
         for name, lists in zip(CANDIDATE_COLUMNS, self._pair_lists, strict=True):
             table = table.append_column(name, lists.take(ids))
@@ -290,7 +301,14 @@ def take_prompts(prompts: Sequence[Prompt], positions: Sequence[int]) -> Sequenc
     return [prompts[i] for i in positions]
 
 
-def _kept_groups(benchmark: Benchmark, path: Path, keep) -> Iterator:
+def _coded(table):
+    """A group's columns of few values (``SHARED_FIELDS``) dictionary-encoded: a code a row, each value once."""
+    for name in SHARED_FIELDS.intersection(table.column_names):
+        table = table.set_column(table.column_names.index(name), name, table.column(name).dictionary_encode())
+    return table
+
+
+def _kept_groups(benchmark: Benchmark, path: Path, keep, columns: list[str] | None = None) -> Iterator:
     """The row groups of one prompts file as Arrow tables (candidate lists dictionary-encoded), only ``keep``'s
     rows; a group with no kept row is skipped. A damaged or foreign file is named (``Benchmark._read``)."""
     import pyarrow as pa
@@ -306,13 +324,13 @@ def _kept_groups(benchmark: Benchmark, path: Path, keep) -> Iterator:
         pf = pq.ParquetFile(path, read_dictionary=[f"{c}.list.element" for c in SHARED_LIST_COLUMNS])
         for g in range(pf.num_row_groups):
             if keep is None:
-                yield pf.read_row_group(g)
+                yield pf.read_row_group(g, columns=columns)
                 continue
             keys = pf.read_row_group(g, columns=["prompt_id", "lang"])
             mask = [keep(pid, lang) for pid, lang in zip(keys.column("prompt_id").to_pylist(),
                                                          keys.column("lang").to_pylist(), strict=True)]
             if any(mask):
-                yield pf.read_row_group(g).filter(pa.array(mask, pa.bool_()))
+                yield pf.read_row_group(g, columns=columns).filter(pa.array(mask, pa.bool_()))
     except pa.ArrowException as e:
         raise unreadable(path, e) from None
 

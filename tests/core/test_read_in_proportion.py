@@ -449,22 +449,23 @@ def test_the_probe_holds_its_rankings_as_columns_and_writes_them_a_batch_of_reco
 
 
 def test_the_probe_s_selection_holds_no_prompt_record_per_selected_row(grouped, reads):
-    """The probe's selection is columns (``SelectedPrompts``): selecting one language, choosing the work,
-    the template-only inputs and ranking both read the columns and make no ``Prompt`` record (seen red,
-    every selected row alive, with the list of records of 1becc2a's ``select_prompts``); the rankings are
-    those of the records; records read from it are made a row group at a time."""
+    """The probe's selection is columns (``SelectedPrompts``, the fields a ranking probe reads): selecting one
+    language, choosing the work, the template-only inputs and ranking both read the columns and make no
+    ``Prompt`` record (seen red, every selected row alive, with the list of records of 1becc2a's
+    ``select_prompts``); the rankings are those of the records; a selection of every field makes its records
+    a row group at a time."""
     from collections import Counter
     from types import SimpleNamespace
 
     from factatlas.benchmark import Benchmark
-    from factatlas.probe.probing import select_work
+    from factatlas.probe.probing import SCORED_FIELDS, select_work
     from factatlas.probe.ranking import ranked_rows
     from factatlas.probe.selection import prompt_fields, select_prompts
     from factatlas.probe.template_only import template_only_inputs
 
     rule = SimpleNamespace(prompts="cloze", name="fake")
     before = live_prompts()
-    selected = select_prompts(Benchmark.open(grouped / "build"), ("en",), None)
+    selected = select_prompts(Benchmark.open(grouped / "build"), ("en",), None, SCORED_FIELDS)  # a ranking probe's
     work = select_work(selected, rule, counts := Counter())
     kept, texts = template_only_inputs(work, Counter())
     rows = ranked_rows(HashScorer(), work, [t for (t,) in prompt_fields(work, "text")], "m", chunk=3)
@@ -472,18 +473,26 @@ def test_the_probe_s_selection_holds_no_prompt_record_per_selected_row(grouped, 
     assert live_prompts() - before == 0 and reads["decoded"] == []
     assert len(selected) == rows_of(grouped, "en") > 4 * GROUP_ROWS and len(kept) > 2 * GROUP_ROWS
 
+    def same(view, prompts):
+        return list(view.fields(*SCORED_FIELDS)) == [tuple(getattr(p, n) for n in SCORED_FIELDS) for p in prompts]
+
     records = [p for p in Benchmark.open(grouped / "build").prompts if p.lang == "en"]
-    assert selected == records
+    assert same(selected, records)
+    with pytest.raises(ValueError, match="a record needs every field"):
+        selected[0]
+    assert select_prompts(Benchmark.open(grouped / "build"), ("en",), None) == records  # every field: records
     work_records = select_work(records, rule, expected_counts := Counter())
-    assert work == work_records and counts == expected_counts and len(work) < len(selected)
+    assert same(work, work_records) and counts == expected_counts and len(work) < len(selected)
     kept_records, expected_texts = template_only_inputs(work_records, Counter())
-    assert kept == kept_records and texts == expected_texts
+    assert same(kept, kept_records) and texts == expected_texts
     assert list(rows) == list(ranked_rows(HashScorer(), work_records, [p.text for p in work_records], "m", chunk=3))
     assert list(baseline) == list(ranked_rows(HashScorer(), kept_records, expected_texts, "m"))
     middle = kept_records[len(kept) // 2]
     del records, work_records, kept_records
     gc.collect()
     reads["before"] = live_prompts() - 1
+    kept = template_only_inputs(select_work(select_prompts(Benchmark.open(grouped / "build"), ("en",), None), rule,
+                                            Counter()), Counter())[0]
     assert sum(1 for _ in kept) == len(kept) and kept[len(kept) // 2] == middle
     assert reads["alive"] <= 2 * GROUP_ROWS
 
