@@ -36,6 +36,7 @@ def write_model_analyses(run: Path, model_dir: Path, rankc_weighting: str = "sof
         country_labels,
         language_texts,
         open_benchmark,
+        ranked_languages,
         read_model_results,
         stream_prompts,
     )
@@ -58,9 +59,14 @@ def write_model_analyses(run: Path, model_dir: Path, rankc_weighting: str = "sof
     out_dir = model_dir / FOLDER if out_dir is None else out_dir
     scope = choice.label
     owners = object_cultures(benchmark_facts(bench).values())  # every fact, whatever split is analysed
+    langs = ranked_languages([model.results])  # the texts of these only (RankC's pairs)
+
+    def ranked(_pid: str, lang: str) -> bool:
+        return lang in langs
+
     sections = [*dlama_sections({model.model: model.results}, owners=owners, country_label=labels,
                                 scope=scope),
-                *crosslingual_sections([model], language_texts(p for batch in bench.iter_prompts() for p in batch),
+                *crosslingual_sections([model], language_texts(p for batch in bench.iter_prompts(ranked) for p in batch),
                                        rankc_weighting,
                                        scope=scope),
                 *xfactr_sections([model], scope=scope),

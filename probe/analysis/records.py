@@ -188,6 +188,13 @@ def stream_prompts(bench: Benchmark, results: Sequence[ScoredPrompt]) -> PromptS
     return PromptStream(bench, {lang for (lang,) in ScoredColumns.of(results).group_rows("lang")})
 
 
+def ranked_languages(results: Iterable[Sequence[ScoredPrompt]]) -> frozenset[str]:
+    """The languages of the scored prompts of every model (read from the columns)."""
+    from factatlas.probe.scored import ScoredColumns
+
+    return frozenset(lang for rs in results for (lang,) in ScoredColumns.of(rs).group_rows("lang"))
+
+
 def language_texts(prompts: Iterable[Prompt]) -> dict[str, list[str]]:
     """lang -> the distinct texts of its prompts (answer marker removed) and slot forms, sorted: the text
     whose subwords make up the language's vocabulary in the overlap measure."""
