@@ -116,16 +116,12 @@ def write_comparison(run: Path, names: list[str] | None, *, out: Path | None, we
     scope = choice.label
     owners = object_cultures(benchmark_facts(bench).values())  # every fact, whatever split is analysed
     langs = ranked_languages(by_model.values())  # the texts of these only (RankC's pairs)
-
-    def ranked(_pid: str, lang: str) -> bool:
-        return lang in langs
-
     # the page, its tables and plots together, or the old ones as they were
     with replace_folder(out_dir) as staging:
         sections = [*compare_sections(by_model, options, scope=scope),
                     *dlama_sections(by_model, owners=owners, country_label=labels, equivalences=table,
                                     equivalences_source=str(equivalences or ""), scope=scope),
-                    *crosslingual_sections(loaded, language_texts(p for batch in bench.iter_prompts(ranked) for p in batch),
+                    *crosslingual_sections(loaded, language_texts(p for batch in bench.iter_prompts(lambda _pid, lang: lang in langs) for p in batch),
                                            rankc_weighting,
                                            scope=scope),
                     *xfactr_sections(loaded, scope=scope),

@@ -60,13 +60,9 @@ def write_model_analyses(run: Path, model_dir: Path, rankc_weighting: str = "sof
     scope = choice.label
     owners = object_cultures(benchmark_facts(bench).values())  # every fact, whatever split is analysed
     langs = ranked_languages([model.results])  # the texts of these only (RankC's pairs)
-
-    def ranked(_pid: str, lang: str) -> bool:
-        return lang in langs
-
     sections = [*dlama_sections({model.model: model.results}, owners=owners, country_label=labels,
                                 scope=scope),
-                *crosslingual_sections([model], language_texts(p for batch in bench.iter_prompts(ranked) for p in batch),
+                *crosslingual_sections([model], language_texts(p for batch in bench.iter_prompts(lambda _pid, lang: lang in langs) for p in batch),
                                        rankc_weighting,
                                        scope=scope),
                 *xfactr_sections([model], scope=scope),
