@@ -253,6 +253,67 @@ def read_facts(path: str | os.PathLike) -> list[Fact]:
     return [fact_from_row(r) for r in read_rows(path, FACTS_SCHEMA)]
 
 
+FACT_BATCH = 4096  # facts made records at a time by ``FactTable``
+
+
+class FactTable(Mapping[str, Fact]):
+    """facts.parquet as a ``Mapping`` fact_id -> ``Fact`` held as Arrow columns, each record made when read.
+
+    A ``Fact`` with its object references and its tuples of language codes is about 1-2 KB in Python; a row
+    here is its Arrow bytes, and reading every fact (``values()``) makes records ``FACT_BATCH`` at a time,
+    their short strings shared (a language code is one object, not one per fact). ``[fact_id]`` makes the
+    records of that fact's batch and keeps them until a fact of another batch is read: readers that go in
+    fact_id order (the analyses' join) make each batch once. Records equal ``read_facts``'s."""
+
+    def __init__(self, path: str | os.PathLike) -> None:
+        table = read_parquet(path)
+        if not table.schema.equals(FACTS_SCHEMA, check_metadata=False):
+            raise schema_mismatch(path, FACTS_SCHEMA, table.schema)
+        self._table = table.combine_chunks()
+        self._row = {fact: i for i, fact in enumerate(self._table.column("fact_id").to_pylist())}
+        self._batch: tuple[int, list[Fact]] = (-1, [])
+
+    def __getitem__(self, fact: str) -> Fact:
+        i = self._row[fact]
+        start = i - i % FACT_BATCH
+        if self._batch[0] != start:
+            self._batch = (start, self._records(start, {}))
+        return self._batch[1][i - start]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._row)
+
+    def __len__(self) -> int:
+        return len(self._row)
+
+    def values(self) -> _FactValues:  # type: ignore[override]
+        return _FactValues(self)
+
+    def _records(self, start: int, shared: dict[str, str]) -> list[Fact]:
+        rows = self._table.slice(start, FACT_BATCH).to_pylist()
+        for r in rows:
+            for key in ("countries", "article_langs", "home_langs", "object_provenance"):
+                r[key] = [shared.setdefault(v, v) for v in r[key] or ()]
+            for key in ("culture", "predicate"):
+                r[key] = shared.setdefault(r[key], r[key])
+        return [fact_from_row(r) for r in rows]
+
+
+class _FactValues:
+    """Every fact of a ``FactTable`` in its order, made ``FACT_BATCH`` at a time on each iteration."""
+
+    def __init__(self, table: FactTable) -> None:
+        self._facts = table
+
+    def __len__(self) -> int:
+        return len(self._facts)
+
+    def __iter__(self) -> Iterator[Fact]:
+        shared: dict[str, str] = {}
+        for start in range(0, len(self._facts), FACT_BATCH):
+            yield from self._facts._records(start, shared)
+
+
 def write_entities(folder: str | os.PathLike, entities: Iterable[Entity]) -> None:
     """Writes ``entities.parquet`` (metadata) and ``labels.parquet`` (labels and aliases, long format)."""
     folder = Path(folder)
@@ -367,29 +428,48 @@ def probe_result_from_row(r: Mapping[str, Any]) -> ProbeResult:
 
 
 PROBE_WRITE_BATCH = 4096  # rankings rows made Arrow arrays at a time by ``write_probe_results``
-
+# Rankings rows per parquet row group. A file of at most this many rows is one row group, byte for byte the
+# file one ``pq.write_table`` of every row makes; a longer one is written a row group at a time, so the
+# writer holds one group's Arrow arrays, not the whole table (a million rows were 700 MB of them).
+PROBE_ROW_GROUP = 65536
 
 
 def write_probe_results(path: str | os.PathLike, results: Iterable[ProbeResult]) -> Path:
-    """Rankings sorted by prompt_id as one contiguous table. The rows are read ``PROBE_WRITE_BATCH`` at a time
-    (by index: a sequence that makes its records when read, the probe's ``RankedRows``, never has them all)
-    into Arrow arrays, never dicts (a dict row with its Python floats is several times the record's Arrow
-    size); each column's arrays are joined and let go in turn, so the table is held about once. The bytes
-    are those of writing every row at once."""
+    """Rankings sorted by prompt_id, written atomically in row groups of ``PROBE_ROW_GROUP`` rows. The rows
+    are read by index (a sequence that makes its records when read, the probe's ``RankedRows``, never has
+    them all), ``PROBE_WRITE_BATCH`` at a time, into Arrow arrays, never dicts (a dict row with its Python
+    floats is several times the record's Arrow size); one row group's arrays are joined, written and let go
+    before the next is made. The order is an int array of row indexes (stable: the records sorted by
+    prompt_id)."""
+    import numpy as np
+
     rows = results if isinstance(results, Sequence) else list(results)
     ids = rows.prompt_ids() if hasattr(rows, "prompt_ids") else [r.prompt_id for r in rows]
-    order = sorted(range(len(rows)), key=ids.__getitem__)  # stable: sorting the records by prompt_id
+    order = np.fromiter(sorted(range(len(rows)), key=ids.__getitem__), dtype=np.int64, count=len(rows))
     del ids
-    if not order:
+    if not len(order):
         return write_arrow_table(path, RANKINGS_SCHEMA.empty_table())
+    path = Path(path)
+    with atomic_path(path) as tmp:
+        # the options of ``write_arrow_table``: a file of one row group has its bytes
+        writer = pq.ParquetWriter(tmp, RANKINGS_SCHEMA, compression="zstd", write_statistics=False, store_schema=True)
+        try:
+            for start in range(0, len(order), PROBE_ROW_GROUP):
+                writer.write_table(_results_table(rows, order[start:start + PROBE_ROW_GROUP]))
+        finally:
+            writer.close()
+    return path
+
+
+def _results_table(rows: Sequence[ProbeResult], indexes: Sequence[int]) -> pa.Table:
+    """The rows at ``indexes`` as one RANKINGS_SCHEMA table (one chunk per column): ``PROBE_WRITE_BATCH``
+    records made at a time."""
     pieces: dict[str, list[pa.Array]] = {name: [] for name in RANKINGS_SCHEMA.names}
-    for start in range(0, len(order), PROBE_WRITE_BATCH):
-        batch = [rows[i] for i in order[start:start + PROBE_WRITE_BATCH]]
+    for start in range(0, len(indexes), PROBE_WRITE_BATCH):
+        batch = [rows[int(i)] for i in indexes[start:start + PROBE_WRITE_BATCH]]
         for f in RANKINGS_SCHEMA:
             pieces[f.name].append(pa.array([RESULT_VALUES[f.name](r) for r in batch], type=f.type))
-    del order, batch
-    columns = [pa.concat_arrays(pieces.pop(name)) for name in RANKINGS_SCHEMA.names]
-    return write_arrow_table(path, pa.table(columns, schema=RANKINGS_SCHEMA))
+    return pa.table([pa.concat_arrays(pieces.pop(name)) for name in RANKINGS_SCHEMA.names], schema=RANKINGS_SCHEMA)
 
 
 PROBE_RESULT_BATCH = 4096  # rankings rows made dicts at a time by ``read_probe_results``

@@ -273,18 +273,15 @@ class ScoreTable:
 
     @classmethod
     def of(cls, scored: Sequence[ScoredPrompt], ks: Sequence[int] = (1,),
-           correct: Callable[[ScoredPrompt], bool] | np.ndarray | None = None) -> ScoreTable:
-        """The metrics of ``metric_names(ks)``; with ``correct`` only "p@1", read from that rule (or that
-        array, one bool per prompt) instead (the analyses' direct-only and equivalence-lenient P@1). Reads the columns (``ScoredColumns``;
-        records are put in columns first), facts and predicates numbered in first-seen order."""
+           correct: np.ndarray | None = None) -> ScoreTable:
+        """The metrics of ``metric_names(ks)``; with ``correct`` (one bool per prompt) only "p@1", read from
+        that array instead (the analyses' direct-only and equivalence-lenient P@1: ``ScoredColumns.holds_each``).
+        Reads the columns (``ScoredColumns``; records are put in columns first), facts and predicates numbered
+        in first-seen order."""
         cols_of = ScoredColumns.of(scored)
-        if isinstance(correct, np.ndarray):
+        if correct is not None:
             names: tuple[str, ...] = ("p@1",)
-            cols = [correct.astype(np.float64)]
-        elif correct is not None:
-            names = ("p@1",)
-            cols = [np.fromiter((1.0 if correct(s) else 0.0 for s in cols_of), dtype=np.float64,
-                                count=len(cols_of))]
+            cols = [np.asarray(correct, dtype=np.float64)]
         else:
             names = metric_names(ks)
             ranks = cols_of.rank().astype(np.int64)
@@ -391,9 +388,9 @@ class Accuracy:
     macro: float  # mean over predicates of the mean over their facts
 
 
-def accuracy(scored: Sequence[ScoredPrompt], correct: Callable[[ScoredPrompt], bool] | None = None
-             ) -> Accuracy | None:
-    """Micro and macro P@1 of the scored prompts (by ``correct`` when given); None when there are none."""
+def accuracy(scored: Sequence[ScoredPrompt], correct: np.ndarray | None = None) -> Accuracy | None:
+    """Micro and macro P@1 of the scored prompts (by ``correct``, one bool per prompt, when given); None when
+    there are none."""
     if not scored:
         return None
     s = ScoreTable.of(scored, correct=correct).summarize()

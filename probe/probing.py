@@ -5,8 +5,9 @@ template-only baseline) -> the model folder. The engines call it (``local`` dire
 from __future__ import annotations
 
 import dataclasses
+from array import array
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,7 +18,7 @@ from factatlas.probe.backends import Opened, OpenRequest
 from factatlas.probe.model_folder import ProbeOutcome, file_shard, write_model_folder
 from factatlas.probe.ranking import ranked_rows
 from factatlas.probe.rule import AnswerJob, RuleSpec, default_rules, rule_for_family
-from factatlas.probe.selection import open_benchmark, select_prompts
+from factatlas.probe.selection import open_benchmark, prompt_fields, select_prompts, take_prompts
 from factatlas.probe.settings import ProbeConfig
 from factatlas.probe.template_only import template_only_inputs
 from factatlas.probe.threads import torch_threads
@@ -69,7 +70,9 @@ def model_out_name(slug: str, scoring: str, family: str) -> str:
 
 def _probe(config: ProbeConfig, spec: RuleSpec, lm, merge: bool, benchmark: Benchmark, run_dir: Path
            ) -> ProbeOutcome:
-    selected = select_prompts(benchmark, config.langs, config.shard)
+    # a ranking rule reads only the fields of ``SCORED_FIELDS``; an open-answer rule reads records
+    selected = select_prompts(benchmark, config.langs, config.shard,
+                              fields=None if spec.rule.open_answer else SCORED_FIELDS)
     counts: Counter = Counter({"prompts/benchmark": benchmark.prompt_count, "prompts/selected": len(selected)})
     rule = spec.rule
     work = select_work(selected, rule, counts)
@@ -92,6 +95,12 @@ def _probe(config: ProbeConfig, spec: RuleSpec, lm, merge: bool, benchmark: Benc
     return write_model_folder(run_dir, slug, rankings, template_rows, info, benchmark)
 
 
+# What a ranking rule's probe reads of its prompts (``select_work``, ``template_only_inputs``, ``score`` and
+# ``ranking.ranked_rows``): the selection holds these columns only (``SelectedPrompts``), never a record.
+SCORED_FIELDS = ("prompt_id", "fact_id", "lang", "template_id", "culture", "predicate", "kind", "text",
+                 "subject_label", "gold_qids", "candidate_qids", "candidate_forms")
+
+
 @dataclass(frozen=True)
 class ProbeJob:
     """What one probe run scores with, and where its results are filed."""
@@ -104,21 +113,29 @@ class ProbeJob:
     run_dir: Path
 
 
-def select_work(selected: Sequence[Prompt], rule, counts: Counter) -> list[Prompt]:
+def select_work(selected: Sequence[Prompt], rule, counts: Counter) -> Sequence[Prompt]:
     """The prompts a rule scores (cloze prompts, or questions — cloze prompts cut at the slot when there are
-    none), counting everything left out."""
+    none), counting everything left out. Read from the selection's columns; the work is a view of it."""
+    cloze, question, without = array("q"), array("q"), set()
+    for i, (kind, candidates) in enumerate(prompt_fields(selected, "kind", "candidate_qids")):
+        if kind == "cloze":
+            cloze.append(i)
+        elif kind == "question":
+            question.append(i)
+        if not candidates:
+            without.add(i)
     if rule.prompts == "cloze":
-        work = [r for r in selected if r.kind == "cloze"]
+        work = cloze
     else:
-        work = [r for r in selected if r.kind == "question"]
+        work = question
         if not work:
-            work = [r for r in selected if r.kind == "cloze"]
+            work = cloze
             counts["generative/cloze-prefix-used"] = len(work)
     counts[f"skipped/kind-not-used-by-{rule.name}"] = len(selected) - len(work)
-    without = sum(1 for r in work if not r.candidate_qids)
-    if without:
-        counts["skipped/no-candidates"] = without
-    return [r for r in work if r.candidate_qids]
+    skipped = sum(1 for i in work if i in without)
+    if skipped:
+        counts["skipped/no-candidates"] = skipped
+    return take_prompts(selected, [i for i in work if i not in without])
 
 
 def score(job: ProbeJob, work: Sequence[Prompt], counts: Counter
@@ -130,7 +147,8 @@ def score(job: ProbeJob, work: Sequence[Prompt], counts: Counter
     with progress() as bar:
         task = bar.add_task(f"{job.slug}: {rule.name}", total=len(work))
         with section("probe/score"):
-            rankings = _scored(job, work, [r.text for r in work], lambda n: bar.advance(task, n), counts)
+            texts = (text for (text,) in prompt_fields(work, "text"))  # read once, as the ranking goes
+            rankings = _scored(job, work, texts, lambda n: bar.advance(task, n), counts)
     counts["prompts/scored"] = len(rankings)
     if not job.config.template_only:
         return rankings, None
@@ -149,7 +167,7 @@ def score(job: ProbeJob, work: Sequence[Prompt], counts: Counter
     return rankings, template_rows
 
 
-def _scored(job: ProbeJob, prompts: Sequence[Prompt], texts: Sequence[str], tick: Callable[[int], None],
+def _scored(job: ProbeJob, prompts: Sequence[Prompt], texts: Iterable[str], tick: Callable[[int], None],
             counts: Counter, baseline: bool = False) -> Sequence[ProbeResult]:
     """Rows of ``prompts`` read as ``texts``: ranked (closed-set rules) or answered and matched by the rule."""
     rule, scorer, name = job.spec.rule, job.opened.scorer, job.opened.model_name

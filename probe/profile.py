@@ -63,7 +63,7 @@ def dataset_profile(bench: Benchmark, max_examples: int = 5) -> dict[str, Any]:
     }
 
 
-@dataclass
+@dataclass(slots=True)
 class _FactState:
     """What the multi-parallel check keeps of a fact: its languages, its first candidate list and gold set,
     and whether a later prompt disagreed."""

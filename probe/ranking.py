@@ -6,12 +6,13 @@ from __future__ import annotations
 
 from array import array
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import overload
 
 from factatlas.probe.batching import greedy_batches
 from factatlas.probe.pipeline import pipelined
 from factatlas.probe.protocol import ClozeQuery, candidate_order
+from factatlas.probe.selection import prompt_fields
 from factatlas.records import ProbeResult, Prompt
 
 
@@ -22,12 +23,17 @@ def ranking_row(prompt: Prompt, model: str, scoring: str, ranked: Sequence[str],
                        bool(correct), prediction)
 
 
+# what a ranking row needs of its prompt (``RankedRows.add``): the six keys, the candidates and the golds
+ROW_FIELDS = ("prompt_id", "fact_id", "lang", "template_id", "culture", "predicate", "candidate_qids", "gold_qids")
+
+
 class RankedRows(Sequence[ProbeResult]):
     """A run's rankings held as columns, each row made a ``ProbeResult`` when read (equal to ``ranking_row``'s).
 
     A record with its ranked QIDs and its scores as a tuple of Python floats is about 1.6 KB at 35
     candidates; here a row is its six key strings (shared with the prompt), its candidate list (shared), its
-    query, its ranking as candidate positions (4 bytes each) and a flag, and each distinct query's scores
+    query, its ranking as candidate positions (1 byte each while the lists have under 256 candidates, widened
+    when one needs more) and a flag, and each distinct query's scores
     are 8 bytes a candidate, once: the rows a probe holds until they are written cost a fraction of their
     records (``write_probe_results`` reads them a batch at a time)."""
 
@@ -36,7 +42,7 @@ class RankedRows(Sequence[ProbeResult]):
         self._keys: tuple[list[str], ...] = tuple([] for _ in range(6))  # prompt, fact, lang, template, culture, predicate
         self._candidates: list[tuple[str, ...]] = []
         self._query = array("q")
-        self._order = array("i")
+        self._order = array("B")  # 1-byte positions until a candidate list needs more (then widened)
         self._start = array("q", [0])
         self._correct = bytearray()
         self._scores = array("d")  # every distinct query's scores, one after the other
@@ -55,17 +61,24 @@ class RankedRows(Sequence[ProbeResult]):
     def query_scores(self, query: int) -> Sequence[float]:
         return self._scores[self._score_start[query]:self._score_start[query + 1]]
 
-    def add(self, prompt: Prompt, query: int) -> None:
-        """The row of ``prompt`` ranked by the scores of ``query`` (``rank_candidates``'s tie policy)."""
-        order = candidate_order(prompt.candidate_qids, self.query_scores(query))
-        for column, value in zip(self._keys, (prompt.prompt_id, prompt.fact_id, prompt.lang, prompt.template_id,
-                                              prompt.culture, prompt.predicate), strict=True):
+    def add(self, values: Sequence, query: int) -> None:
+        """The row of a prompt (its ``ROW_FIELDS`` values) ranked by the scores of ``query``
+        (``rank_candidates``'s tie policy)."""
+        *keys, candidates, golds = values
+        order = candidate_order(candidates, self.query_scores(query))
+        for column, value in zip(self._keys, keys, strict=True):
             column.append(value)
-        self._candidates.append(prompt.candidate_qids)
+        self._candidates.append(candidates)
         self._query.append(query)
-        self._order.extend(order)
+        start = len(self._order)
+        try:
+            self._order.extend(order)
+        except OverflowError:  # a longer candidate list: wider positions from now on
+            del self._order[start:]
+            self._order = array("h" if self._order.typecode == "B" and len(candidates) <= 2**15 else "i", self._order)
+            self._order.extend(order)
         self._start.append(len(self._order))
-        self._correct.append(bool(order) and prompt.candidate_qids[order[0]] in set(prompt.gold_qids))
+        self._correct.append(bool(order) and candidates[order[0]] in set(golds))
 
     def __len__(self) -> int:
         return len(self._candidates)
@@ -107,11 +120,12 @@ def rank_prompts(scorer, prompts: Sequence[Prompt], texts: Sequence[str], model:
     return list(ranked_rows(scorer, prompts, texts, model, chunk, progress, counts, chunk_candidates, prefetch))
 
 
-def ranked_rows(scorer, prompts: Sequence[Prompt], texts: Sequence[str], model: str,
+def ranked_rows(scorer, prompts: Sequence[Prompt], texts: Iterable[str], model: str,
                 chunk: int = 2048, progress: Callable[[int], None] | None = None,
                 counts: Counter | None = None, chunk_candidates: int = 65536,
                 prefetch: bool | None = None) -> RankedRows:
-    """Closed-set ranking of cloze prompts (``texts[i]`` replaces ``prompts[i].text``), held as ``RankedRows``.
+    """Closed-set ranking of cloze prompts (the i-th of ``texts``, read once, replaces ``prompts[i].text``),
+    held as ``RankedRows``.
 
     The scorer gets the queries in chunks of at most ``chunk`` queries and ``chunk_candidates`` candidates:
     large enough that the in-context tokenization and the pass planning share work across many prompts,
@@ -128,13 +142,15 @@ def ranked_rows(scorer, prompts: Sequence[Prompt], texts: Sequence[str], model: 
     first_of: dict[tuple[str, tuple[str, ...]], int] = {}
     unique: list[ClozeQuery] = []
     query_of: list[int] = []
-    for p, t in zip(prompts, texts, strict=True):
-        key = (t, tuple(p.candidate_forms))
+    # the prompts' columns, not their records: a selection (``SelectedPrompts``) makes none
+    for (forms,), t in zip(prompt_fields(prompts, "candidate_forms"), texts, strict=True):
+        key = (t, tuple(forms))
         index = first_of.get(key)
         if index is None:
             index = first_of[key] = len(unique)
-            unique.append(ClozeQuery(t, p.candidate_forms))
+            unique.append(ClozeQuery(t, forms))
         query_of.append(index)
+    del first_of  # the texts are held by their distinct queries alone from here
     if counts is not None:
         counts["scored/queries-shared"] += len(prompts) - len(unique)
     sizes = [(1, len(q.forms)) for q in unique]
@@ -156,8 +172,9 @@ def ranked_rows(scorer, prompts: Sequence[Prompt], texts: Sequence[str], model: 
             progress(sum(represented[i] for i in part))
     if out.queries != len(unique):
         raise ValueError(f"the scorer returned scores for {out.queries} of {len(unique)} queries")
-    for p, index in zip(prompts, query_of, strict=True):
-        out.add(p, index)
+    del unique, slots, parts, prepare, run  # the queries and their texts, let go before the rows are made
+    for values, index in zip(prompt_fields(prompts, *ROW_FIELDS), query_of, strict=True):
+        out.add(values, index)
     return out
 
 

@@ -223,6 +223,44 @@ class ScoredColumns(Sequence[ScoredPrompt]):
         table = self._store.tables[name]
         return np.fromiter(map(keep, table), dtype=bool, count=len(table))[self.codes(name)]
 
+    def holds_each(self, names: Sequence[str], keep: Callable[..., bool]) -> np.ndarray:
+        """Per prompt: ``keep`` of its values of the fields ``names`` (``FIELDS``), called once per distinct
+        combination: the analyses' per-prompt rules (direct-only, equivalence-lenient, local) as arrays."""
+        values, inverse = self.distinct(names)
+        return np.fromiter((bool(keep(*v)) for v in values), dtype=bool, count=len(values))[inverse]
+
+    def distinct(self, names: Sequence[str]) -> tuple[list[tuple], np.ndarray]:
+        """The distinct combinations of the fields ``names`` among the prompts, as values (in no particular
+        order), and each prompt's index into them. A field is a coded one, ``top`` (the first ranked QID, None
+        when none) or ``gold_subwords`` (None when not measured), as the record holds it."""
+        if not len(self):
+            return [], np.zeros(0, dtype=np.int64)
+        parts = []
+        for name in names:
+            if name == "top":
+                parts += [self.codes("ranked_from"), self.top_positions()]
+            elif name == "gold_subwords":
+                parts.append(self.gold_subwords())
+            else:
+                parts.append(self.codes(name))
+        found, inverse = np.unique(np.stack([np.asarray(x, dtype=np.int64) for x in parts], axis=1), axis=0,
+                                   return_inverse=True)
+        tables = self._store.tables
+        values = []
+        for row in found.tolist():
+            at, combination = iter(row), []
+            for name in names:
+                if name == "top":
+                    code, place = next(at), next(at)
+                    combination.append(tables["ranked_from"][code][place] if place >= 0 else None)
+                elif name == "gold_subwords":
+                    count = next(at)
+                    combination.append(None if count < 0 else count)
+                else:
+                    combination.append(tables[name][next(at)])
+            values.append(tuple(combination))
+        return values, inverse.reshape(-1)
+
     def split_by(self, name: str, key: Callable[[Any], Hashable]) -> dict[Hashable, ScoredColumns]:
         """``key`` of field ``name``'s value (called once per distinct value) -> the prompts with that key, in
         their order (a view each; keys in no particular order)."""
@@ -328,25 +366,21 @@ class ScoredColumns(Sequence[ScoredPrompt]):
                                     s.pid_whole), self._rows)
 
 
-def filtered(scored: Sequence[ScoredPrompt], keep: Callable[[ScoredPrompt], bool]) -> ScoredColumns:
-    """The scored prompts ``keep`` accepts, in their order (a view; each record is read and let go)."""
-    cols = ScoredColumns.of(scored)
-    return cols.where(np.fromiter(map(keep, cols), dtype=bool, count=len(cols)))
-
-
-def grouped(scored: Sequence[ScoredPrompt], keys: Callable[[ScoredPrompt], Iterable[Hashable]]
+def grouped(scored: Sequence[ScoredPrompt], names: Sequence[str], keys: Callable[..., Iterable[Hashable]]
             ) -> dict[Hashable, ScoredColumns]:
     """key -> the scored prompts ``keys`` files under it (a prompt may go under several keys, or none), in
-    their order; keys in first-seen order. Positions are collected, never records."""
+    their order; keys in first-seen order. ``keys`` gets a prompt's values of the fields ``names``
+    (``ScoredColumns.distinct``) and is called once per distinct combination; no record is made."""
     cols = ScoredColumns.of(scored)
-    at: dict[Hashable, array] = {}
-    for i, r in enumerate(cols):
-        for key in keys(r):
-            rows = at.get(key)
-            if rows is None:
-                rows = at[key] = array("q")
-            rows.append(i)
-    return {key: cols.take(np.frombuffer(rows, dtype=np.int64)) for key, rows in at.items()}
+    values, inverse = cols.distinct(names)
+    order = np.argsort(inverse, kind="stable")
+    bounds = np.searchsorted(inverse[order], np.arange(len(values) + 1))
+    at: dict[Hashable, list[np.ndarray]] = {}
+    for d, combination in enumerate(values):
+        for key in keys(*combination):
+            at.setdefault(key, []).append(order[bounds[d]:bounds[d + 1]])
+    rows = {key: np.sort(np.concatenate(parts)) for key, parts in at.items()}
+    return {key: cols.take(idx) for key, idx in sorted(rows.items(), key=lambda kv: int(kv[1][0]))}
 
 
 def sort_ranks(table: Sequence[str]) -> np.ndarray:

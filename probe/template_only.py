@@ -3,9 +3,11 @@ prompt's language, so a benchmark whose templates give the answers away shows it
 
 from __future__ import annotations
 
+from array import array
 from collections import Counter
 from collections.abc import Sequence
 
+from factatlas.probe.selection import prompt_fields, take_prompts
 from factatlas.records import ANSWER_MARKER, Prompt
 
 # A word meaning "something" per language: the template-only baseline keeps the template and drops the
@@ -31,19 +33,21 @@ def template_only_text(text: str, subject_label: str, lang: str) -> str | None:
     return text.replace(subject_label, placeholder_for(lang))
 
 
-def template_only_inputs(work: Sequence[Prompt], counts: Counter) -> tuple[list[Prompt], list[str]]:
-    """(prompts, texts with the subject replaced) for the template-only baseline; skips are counted."""
-    kept, texts = [], []
-    for r in work:
-        text = template_only_text(r.text, r.subject_label, r.lang)
-        if text is None:
+def template_only_inputs(work: Sequence[Prompt], counts: Counter) -> tuple[Sequence[Prompt], list[str]]:
+    """(prompts, texts with the subject replaced) for the template-only baseline; skips are counted. The
+    prompts' columns are read, not their records (a selection's kept rows are a view of it), and equal texts
+    share one string (a template's texts are one per language once the subject is gone)."""
+    kept, texts, shared = array("q"), [], {}
+    for i, (text, subject_label, lang) in enumerate(prompt_fields(work, "text", "subject_label", "lang")):
+        replaced = template_only_text(text, subject_label, lang)
+        if replaced is None:
             counts["template_only/skipped:subject-not-in-text"] += 1
             continue
-        if text.count(ANSWER_MARKER) != r.text.count(ANSWER_MARKER) or r.text.count(ANSWER_MARKER) > 1:
+        if replaced.count(ANSWER_MARKER) != text.count(ANSWER_MARKER) or text.count(ANSWER_MARKER) > 1:
             counts["template_only/skipped:marker-lost"] += 1
             continue
-        if placeholder_for(r.lang) == GENERIC_PLACEHOLDER:
+        if placeholder_for(lang) == GENERIC_PLACEHOLDER:
             counts["template_only/generic-placeholder"] += 1
-        kept.append(r)
-        texts.append(text)
-    return kept, texts
+        kept.append(i)
+        texts.append(shared.setdefault(replaced, replaced))
+    return take_prompts(work, kept), texts

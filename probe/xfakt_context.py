@@ -26,6 +26,8 @@ from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
+import numpy as np
+
 from factatlas.probe import aggregate
 from factatlas.probe.metrics import RESOURCE_LEVELS, XFAKT_RESOURCE
 from factatlas.records import ANSWER_MARKER, ProbeResult, Prompt, ScoredPrompt
@@ -143,8 +145,8 @@ def context_cells(scored: Sequence[ScoredPrompt], variants: Sequence[Variant]) -
     out = []
     for (mode, lang, ctx), rs in sorted(groups.items(), key=lambda kv: tuple((x == "all", x) for x in kv[0])):
         right = aggregate.accuracy(rs)
-        followed = aggregate.accuracy(rs, lambda r: r.top == info[r.prompt_id].context_object) \
-            if mode == "counterfactual" else None
+        followed = aggregate.accuracy(rs, np.array([r.top == info[r.prompt_id].context_object for r in rs],
+                                                   dtype=bool)) if mode == "counterfactual" else None
         out.append(ContextCell(mode, lang, ctx, right.n_prompts, right.n_facts, right.micro, right.macro,
                                followed.micro if followed else None, followed.macro if followed else None))
     return out

@@ -161,9 +161,9 @@ def aggregate_mutants() -> list[Mutant]:
         ("join ranks open answers", agg, "rank = 1 if row.correct_at_1 else None", "rank = M.gold_rank(ranked, golds)"),
         ("bootstrap swaps micro and macro", met, 'macro_statistic if average == "macro" else micro_statistic',
          'macro_statistic if average != "macro" else micro_statistic'),
-        ("bootstrap resamples the whole set", met, "draws = rng.integers(0, len(values), size=(n_boot, len(values)),\n"
-         "                             dtype=np.int32 if len(values) < 2**31 else np.int64)",
-         "draws = np.tile(np.arange(len(values)), (n_boot, 1))"),
+        ("bootstrap resamples the whole set", met,
+         "draws = rng.integers(0, len(values), size=(min(step, n_boot - start), len(values)), dtype=kind)",
+         "draws = np.tile(np.arange(len(values)), (min(step, n_boot - start), 1))"),
         ("the interval is one-sided", met, "lo, hi = np.percentile(stats, [tail, 100 - tail])",
          "lo, hi = np.percentile(stats, [2 * tail, 100])"),
         ("the culture gap pools the sides' facts (micro)", cmp, "w, n = accuracy(sides[True]).macro, "
@@ -247,7 +247,7 @@ def analysis_mutants() -> list[Mutant]:
          "*error_sections(by_model, __import__('factatlas.probe.analysis.errors', fromlist=['E'])"
          f".context_from_facts({analysed}, {{}}), prompts=", ("tests/probe/test_analysis_errors.py",)),
         ("compare's DLAMA table owns answers by the analysed prompts' facts", cli,
-         "owners = object_cultures(bench.facts_by_id.values())", f"owners = object_cultures({analysed})",
+         "owners = object_cultures(benchmark_facts(bench).values())", f"owners = object_cultures({analysed})",
          ("tests/probe/test_analysis_errors.py",)),
         ("DLAMA's owners skip augmented objects", dl, "        for q in f.object_qids:\n",
          "        for q in f.direct_objects:\n", ("tests/probe/test_analysis_dlama.py",)),

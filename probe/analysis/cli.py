@@ -71,10 +71,12 @@ def write_comparison(run: Path, names: list[str] | None, *, out: Path | None, we
     from factatlas.probe.analysis.errors import benchmark_context
     from factatlas.probe.analysis.page import write_page
     from factatlas.probe.analysis.records import (
+        benchmark_facts,
         benchmark_meta,
         country_labels,
         language_texts,
         open_benchmark,
+        ranked_languages,
         read_model_results,
         resolve_model_dirs,
         stream_prompts,
@@ -112,21 +114,22 @@ def write_comparison(run: Path, names: list[str] | None, *, out: Path | None, we
         console.print(f"{name}: benchmark.json records no country labels (an import?); countries show as QIDs",
                       highlight=False)
     scope = choice.label
-    owners = object_cultures(bench.facts_by_id.values())  # every fact, whatever split is analysed
+    owners = object_cultures(benchmark_facts(bench).values())  # every fact, whatever split is analysed
+    langs = ranked_languages(by_model.values())  # the texts of these only (RankC's pairs)
     # the page, its tables and plots together, or the old ones as they were
     with replace_folder(out_dir) as staging:
         sections = [*compare_sections(by_model, options, scope=scope),
                     *dlama_sections(by_model, owners=owners, country_label=labels, equivalences=table,
                                     equivalences_source=str(equivalences or ""), scope=scope),
-                    *crosslingual_sections(loaded, language_texts(p for batch in bench.iter_prompts() for p in batch),
+                    *crosslingual_sections(loaded, language_texts(p for batch in bench.iter_prompts(lambda _pid, lang: lang in langs) for p in batch),
                                            rankc_weighting,
                                            scope=scope),
                     *xfactr_sections(loaded, scope=scope),
                     *error_sections(by_model, benchmark_context(bench), prompts=lambda rs: stream_prompts(bench, rs),
                                     scope=scope),
                     *scale_sections(loaded, dirs, rankc_weighting),
-                    *locality_sections(by_model, bench.facts_by_id.values(), n_boot=bootstrap, seed=seed),
-                    *popularity_sections(by_model, bench.facts_by_id.values())]
+                    *locality_sections(by_model, benchmark_facts(bench).values(), n_boot=bootstrap, seed=seed),
+                    *popularity_sections(by_model, benchmark_facts(bench).values())]
         subtitle = (f"run {run.name} · {choice.label} ({choice.why}) · benchmark {meta.get('name')} ({meta.get('pair')}) · models "
                     f"{', '.join(by_model)} · languages {', '.join(meta.get('languages') or [])}")
         staged = write_page(staging, "compare", "factatlas model comparison", subtitle, sections, plots=plots)

@@ -12,11 +12,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
 from factatlas.errors import ConfigError
-from factatlas.probe.aggregate import Accuracy, accuracy, group
+from factatlas.probe.aggregate import Accuracy, accuracy, group_index
 from factatlas.probe.analysis.records import margin_last, predicate_order
-from factatlas.probe.scored import grouped
-from factatlas.records import Fact, ScoredPrompt
+from factatlas.probe.scored import ScoredColumns, grouped
+from factatlas.records import Fact, GoldObject, Provenance, ScoredPrompt
 from factatlas.yamlfile import Located, load_located
 
 # ---- P@1 per country ----------------------------------------------------------------------------
@@ -32,8 +34,9 @@ class CountryAccuracy:
 def accuracy_by_country(results: Sequence[ScoredPrompt]) -> list[CountryAccuracy]:
     """P@1 over the facts of each (culture, country, language); a fact counts for every country it has.
     Facts without a country are not in any row (the caller counts them)."""
-    groups = grouped(results, lambda r: [key for country in dict.fromkeys(r.countries)
-                                         for key in ((r.culture, country, r.lang), (r.culture, country, "all"))])
+    groups = grouped(results, ("culture", "countries", "lang"),
+                     lambda culture, countries, lang: [key for country in dict.fromkeys(countries)
+                                                       for key in ((culture, country, lang), (culture, country, "all"))])
     out = []
     for (culture, country, lang), rs in sorted(groups.items(), key=lambda kv: (kv[0][:2], margin_last(kv[0][2]))):
         acc = accuracy(rs)
@@ -56,19 +59,27 @@ class AugmentationEffect:
 def augmentation_effect(results: Sequence[ScoredPrompt]) -> list[AugmentationEffect]:
     """P@1 (micro over facts per predicate, macro over predicates for "all") counting only the direct
     objects vs every valid object (superclass, containing area); DLAMA's appendix table."""
-    by_pred = {pred: rs for (pred,), rs in group(results, "predicate").items()}
+    cols = ScoredColumns.of(results)
+    direct = cols.holds_each(("top", "golds"), lambda top, golds: top is not None and top in _direct_qids(golds))
+    augmented = cols.holds("golds", lambda golds: len(_direct_qids(golds)) < len({g.qid for g in golds}))
+    facts = cols.codes("fact_id")
     out = []
-    for pred, rs in sorted(by_pred.items(), key=lambda kv: predicate_order(kv[0])):
-        after = accuracy(rs)
-        before = accuracy(rs, lambda r: r.top is not None and r.top in r.direct_qids)
-        augmented = {r.fact_id for r in rs if len(r.direct_qids) < len(r.gold_qids)}
+    for (pred,), idx in sorted(group_index(cols, "predicate").items(), key=lambda kv: predicate_order(kv[0][0])):
+        rs = cols.take(idx)
+        after, before = accuracy(rs), accuracy(rs, direct[idx])
         if after and before:
-            out.append(AugmentationEffect(pred, after.n_facts, len(augmented), before.micro, after.micro))
+            out.append(AugmentationEffect(pred, after.n_facts, len(np.unique(facts[idx][augmented[idx]])),
+                                          before.micro, after.micro))
     if out:  # macro over the predicates: the one aggregation over every result
-        after, before = accuracy(results), accuracy(results, lambda r: r.top is not None and r.top in r.direct_qids)
+        after, before = accuracy(cols), accuracy(cols, direct)
         out.append(AugmentationEffect("all", after.n_facts, sum(e.n_augmented_facts for e in out), before.macro,
                                       after.macro))
     return out
+
+
+def _direct_qids(golds: Sequence[GoldObject]) -> frozenset[str]:
+    """``ScoredPrompt.direct_qids`` of a prompt's golds."""
+    return frozenset(g.qid for g in golds if g.provenance == Provenance.DIRECT.value)
 
 
 # ---- wrong answers that belong to the other culture ---------------------------------------------
@@ -178,18 +189,18 @@ class EquivalenceEffect:
 
 def equivalence_effect(results: Sequence[ScoredPrompt], table: Equivalences) -> list[EquivalenceEffect]:
     """P@1 (micro over facts per predicate, macro for "all") strictly and with the equivalence table."""
-
-    def lenient(r: ScoredPrompt) -> bool:
-        return r.correct or (r.top is not None and any(table.same(r.predicate, r.top, g) for g in r.gold_qids))
-
-    by_pred = {pred: rs for (pred,), rs in group(results, "predicate").items()}
+    cols = ScoredColumns.of(results)
+    strictly = cols.correct()
+    lenient = strictly | cols.holds_each(("top", "golds", "predicate"), lambda top, golds, predicate: (
+        top is not None and any(table.same(predicate, top, g.qid) for g in golds)))
+    rescued = lenient & ~strictly
     out = []
-    for pred, rs in sorted(by_pred.items(), key=lambda kv: predicate_order(kv[0])):
-        strict, eq = accuracy(rs), accuracy(rs, lenient)
+    for (pred,), idx in sorted(group_index(cols, "predicate").items(), key=lambda kv: predicate_order(kv[0][0])):
+        rs = cols.take(idx)
+        strict, eq = accuracy(rs), accuracy(rs, lenient[idx])
         if strict and eq:
-            out.append(EquivalenceEffect(pred, strict.n_facts, strict.micro, eq.micro,
-                                         sum(1 for r in rs if lenient(r) and not r.correct)))
+            out.append(EquivalenceEffect(pred, strict.n_facts, strict.micro, eq.micro, int(rescued[idx].sum())))
     if out:  # macro over the predicates: the one aggregation over every result
-        strict, eq = accuracy(results), accuracy(results, lenient)
+        strict, eq = accuracy(cols), accuracy(cols, lenient)
         out.append(EquivalenceEffect("all", strict.n_facts, strict.macro, eq.macro, sum(e.rescued_prompts for e in out)))
     return out

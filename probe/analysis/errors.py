@@ -34,7 +34,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from factatlas.probe.analysis.records import margin_last, predicate_order
+from factatlas.probe.analysis.records import benchmark_facts, margin_last, predicate_order
 from factatlas.records import Fact, Prompt, ScoredPrompt
 
 if TYPE_CHECKING:
@@ -89,15 +89,25 @@ def context_from_facts(facts: Iterable[Fact], classes: Mapping[str, Iterable[str
                         {s: dict(sorted(fs.items())) for s, fs in subjects.items()}, dict(labels or {}))
 
 
+def entity_classes(bench: Benchmark) -> dict[str, tuple[str, ...]]:
+    """QID -> its classes (``Entity.classes``), read from the two columns of entities.parquet: the entities'
+    labels and aliases in every language (``Benchmark.entities``) are not read for them."""
+    from factatlas.tables import read_parquet
+
+    table = bench._read(lambda: read_parquet(bench.file("entities.parquet"), ["qid", "classes"]), "entities.parquet")
+    return dict(zip(table.column("qid").to_pylist(), (tuple(c) for c in table.column("classes").to_pylist()),
+                    strict=True))
+
+
 def benchmark_context(bench: Benchmark) -> ErrorContext:
     """The context of a benchmark: all its facts, the classes in its entity table (none without one: every
     type is then unknown, and the table says so) and its display labels (English first)."""
     has_entities = all((bench.path / name).is_file() for name in ("entities.parquet", "labels.parquet"))
-    classes = {q: e.classes for q, e in bench.entities.items()} if has_entities else {}
+    classes = entity_classes(bench) if has_entities else {}
     labels: dict[str, str] = {}
     for (qid, _lang), label in sorted(bench.display_labels.items(), key=lambda kv: (kv[0][1] != "en", kv[0])):
         labels.setdefault(qid, label)
-    return context_from_facts(bench.facts_by_id.values(), classes, labels)
+    return context_from_facts(benchmark_facts(bench).values(), classes, labels)
 
 
 @dataclass(frozen=True, slots=True)

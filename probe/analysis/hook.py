@@ -31,10 +31,12 @@ def write_model_analyses(run: Path, model_dir: Path, rankc_weighting: str = "sof
     from factatlas.probe.analysis.errors import benchmark_context
     from factatlas.probe.analysis.page import write_page
     from factatlas.probe.analysis.records import (
+        benchmark_facts,
         benchmark_meta,
         country_labels,
         language_texts,
         open_benchmark,
+        ranked_languages,
         read_model_results,
         stream_prompts,
     )
@@ -56,10 +58,11 @@ def write_model_analyses(run: Path, model_dir: Path, rankc_weighting: str = "sof
     labels, _ = country_labels(meta)
     out_dir = model_dir / FOLDER if out_dir is None else out_dir
     scope = choice.label
-    owners = object_cultures(bench.facts_by_id.values())  # every fact, whatever split is analysed
+    owners = object_cultures(benchmark_facts(bench).values())  # every fact, whatever split is analysed
+    langs = ranked_languages([model.results])  # the texts of these only (RankC's pairs)
     sections = [*dlama_sections({model.model: model.results}, owners=owners, country_label=labels,
                                 scope=scope),
-                *crosslingual_sections([model], language_texts(p for batch in bench.iter_prompts() for p in batch),
+                *crosslingual_sections([model], language_texts(p for batch in bench.iter_prompts(lambda _pid, lang: lang in langs) for p in batch),
                                        rankc_weighting,
                                        scope=scope),
                 *xfactr_sections([model], scope=scope),
@@ -67,8 +70,8 @@ def write_model_analyses(run: Path, model_dir: Path, rankc_weighting: str = "sof
                                 # a wrong answer's text and form, read beside the results (prompt_id order)
                                 prompts=lambda results: stream_prompts(bench, results),
                                 scope=scope),
-                *locality_sections({model.model: model.results}, bench.facts_by_id.values()),
-                *popularity_sections({model.model: model.results}, bench.facts_by_id.values())]
+                *locality_sections({model.model: model.results}, benchmark_facts(bench).values()),
+                *popularity_sections({model.model: model.results}, benchmark_facts(bench).values())]
     subtitle = (f"run {run.name} · model {model.model} · {scope} ({choice.why}) · benchmark {meta.get('name')} "
                 f"({meta.get('pair')})")
     return write_page(out_dir, "analyses", f"factatlas analyses — {model.model}", subtitle, sections, plots=plots)[1]

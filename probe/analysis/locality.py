@@ -18,8 +18,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from factatlas.probe.aggregate import Accuracy, ScoreTable, accuracy, group
-from factatlas.probe.scored import ScoredColumns, filtered
+import numpy as np
+
+from factatlas.probe.aggregate import Accuracy, ScoreTable, accuracy, group, group_index
+from factatlas.probe.scored import ScoredColumns
 from factatlas.records import Fact, ScoredPrompt, wikipedia_site
 
 
@@ -38,12 +40,16 @@ class Locality:
 
 def localities(facts: Iterable[Fact]) -> dict[str, Locality]:
     """fact_id -> Locality, for the facts whose locality was curated (others: absent)."""
-    return {f.id: Locality(frozenset(f.article_langs), frozenset(f.home_langs)) for f in facts if f.article_langs}
+    shared: dict[Locality, Locality] = {}  # one object per distinct locality: facts repeat a few
+    return {f.id: shared.setdefault(loc, loc) for f in facts if f.article_langs
+            for loc in (Locality(frozenset(f.article_langs), frozenset(f.home_langs)),)}
 
 
 def local_view(scored: Sequence[ScoredPrompt], where: Mapping[str, Locality]) -> Sequence[ScoredPrompt]:
     """The prompts whose fact is local knowledge away from the prompt's language (``Locality.local_to``)."""
-    return filtered(scored, lambda s: (loc := where.get(s.fact_id)) is not None and loc.local_to(s.lang))
+    cols = ScoredColumns.of(scored)
+    return cols.where(cols.holds_each(("fact_id", "lang"), lambda fact, lang: (
+        (loc := where.get(fact)) is not None and loc.local_to(lang))))
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,7 +68,8 @@ def local_table(by_model: Mapping[str, Sequence[ScoredPrompt]], where: Mapping[s
         for (lang,), rows in sorted(group(scored, "lang").items()):
             known = rows.where(rows.holds("fact_id", where.__contains__))
             out.append(LocalCell(model, lang, accuracy(local_view(known, where)),
-                                 accuracy(filtered(known, lambda s, lang=lang: where[s.fact_id].has_article(lang))),
+                                 accuracy(known.where(known.holds("fact_id", lambda f, lang=lang:
+                                                                  where[f].has_article(lang)))),
                                  len(rows) - len(known)))
     return out
 
@@ -83,7 +90,9 @@ def transfer_scores(model: str, scored: Sequence[ScoredPrompt], where: Mapping[s
                     n_boot: int = 1000, confidence: float = 0.95, seed: int = 0) -> list[Transfer]:
     """The transfer score of every ordered pair of the model's languages (module docstring)."""
     scored = ScoredColumns.of(scored)
-    by_fact_lang = group(scored.where(scored.holds("fact_id", where.__contains__)), "fact_id", "lang")
+    scored = scored.where(scored.holds("fact_id", where.__contains__))
+    correct = scored.correct()
+    by_fact_lang = group_index(scored, "fact_id", "lang")  # positions, no record made
     langs = sorted({lang for _, lang in by_fact_lang})
     facts = sorted({f for f, _ in by_fact_lang})
     out = []
@@ -93,12 +102,12 @@ def transfer_scores(model: str, scored: Sequence[ScoredPrompt], where: Mapping[s
                 continue
             eligible = [f for f in facts if (f, source) in by_fact_lang and (f, target) in by_fact_lang
                         and where[f].has_article(source) and not where[f].has_article(target)]
-            known = [f for f in eligible if all(s.correct for s in by_fact_lang[(f, source)])]
+            known = [f for f in eligible if correct[by_fact_lang[(f, source)]].all()]
             if not known:
                 out.append(Transfer(model, source, target, len(eligible), 0, None, None, None))
                 continue
-            rows = [s for f in known for s in by_fact_lang[(f, target)]]
-            summary = ScoreTable.of(rows, correct=lambda s: s.correct).summarize(
+            rows = scored.take(np.concatenate([by_fact_lang[(f, target)] for f in known]))
+            summary = ScoreTable.of(rows, correct=rows.correct()).summarize(
                 bootstrap=n_boot, confidence=confidence, seed=seed, averages=("micro",))
             lo, hi = summary.get("ci", {}).get("p@1_micro", (None, None))  # none with --bootstrap 0
             out.append(Transfer(model, source, target, len(eligible), len(known), summary["p@1_micro"], lo, hi))

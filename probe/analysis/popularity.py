@@ -45,8 +45,9 @@ class Correlation:
 
 def fact_values(scored: Sequence[ScoredPrompt]) -> dict[str, float]:
     """fact id -> the mean correctness of its prompts among ``scored`` (a fact's value in every aggregate)."""
-    ids = list(dict.fromkeys(s.fact_id for s in scored))  # ScoreTable codes facts in first-seen order
-    facts, values = ScoreTable.of(scored, correct=lambda s: s.correct).fact_means()
+    scored = ScoredColumns.of(scored)
+    ids = list(dict.fromkeys(scored.values("fact_id")))  # ScoreTable codes facts in first-seen order
+    facts, values = ScoreTable.of(scored, correct=scored.correct()).fact_means()
     return {ids[f]: float(v) for f, v in zip(facts.tolist(), values.tolist(), strict=True)}
 
 

@@ -19,6 +19,7 @@ from factatlas.records import Fact, ProbeResult, Prompt, ScoredPrompt
 
 if TYPE_CHECKING:
     from factatlas.benchmark import Benchmark
+    from factatlas.tables import FactTable
 
 
 class AnalysisError(FactatlasError):
@@ -137,10 +138,23 @@ def open_benchmark(run: Path, bench: Benchmark | None = None) -> Benchmark:
 
     try:
         bench = bench if bench is not None else Benchmark.open(run)
-        _ = (bench.prompt_count, bench.facts_by_id)  # read once, here, where a damaged file is named
+        _ = (bench.prompt_count, benchmark_facts(bench))  # read once, here, where a damaged file is named
     except BenchmarkError as e:
         raise AnalysisError(str(e)) from e
     return bench
+
+
+def benchmark_facts(bench: Benchmark) -> FactTable:
+    """The benchmark's facts as columns (``tables.FactTable``: a ``Mapping`` fact_id -> ``Fact``, each record made
+    when read), read once and kept on the benchmark as its cached properties are: every model's join and
+    every section that reads the facts share it, and none holds a ``Fact`` per fact (``facts_by_id``)."""
+    from factatlas.tables import FactTable
+
+    facts = bench.__dict__.get("_analysis_facts")
+    if facts is None:
+        facts = bench.__dict__["_analysis_facts"] = bench._read(lambda: FactTable(bench.file("facts.parquet")),
+                                                                "facts.parquet")
+    return facts
 
 
 def read_model_results(run: Path, model_dir: Path, bench: Benchmark | None = None, *,
@@ -159,7 +173,7 @@ def read_model_results(run: Path, model_dir: Path, bench: Benchmark | None = Non
     # ranked prompts a row group at a time (one language's run decodes that language's rows)
     rows = ProbeResultsFile(path)
     try:
-        joined = join_results(model_dir.name, rows, ranked_prompts(bench, rows), bench.facts_by_id, tokenize,
+        joined = join_results(model_dir.name, rows, ranked_prompts(bench, rows), benchmark_facts(bench), tokenize,
                               bench.kind_counts)
     except BenchmarkError as e:
         raise AnalysisError(str(e)) from e
@@ -172,6 +186,13 @@ def stream_prompts(bench: Benchmark, results: Sequence[ScoredPrompt]) -> PromptS
     from factatlas.probe.scored import ScoredColumns
 
     return PromptStream(bench, {lang for (lang,) in ScoredColumns.of(results).group_rows("lang")})
+
+
+def ranked_languages(results: Iterable[Sequence[ScoredPrompt]]) -> frozenset[str]:
+    """The languages of the scored prompts of every model (read from the columns)."""
+    from factatlas.probe.scored import ScoredColumns
+
+    return frozenset(lang for rs in results for (lang,) in ScoredColumns.of(rs).group_rows("lang"))
 
 
 def language_texts(prompts: Iterable[Prompt]) -> dict[str, list[str]]:

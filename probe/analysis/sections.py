@@ -192,7 +192,9 @@ def crosslingual_sections(models: Sequence[ModelResults], texts: Mapping[str, Se
         if missing:
             notes.append(f"{m.model}: no family/script in templates/data/languages.yaml for {', '.join(missing)}; "
                          "their pairs are left out of the family and script correlations")
-        overlap = X.vocabulary_overlap(texts, m.tokenize) if m.tokenize else None
+        # the languages of the pairs only: an overlap is read for a pair, and a language in none is not tokenized
+        overlap = X.vocabulary_overlap({lang: texts[lang] for lang in langs if lang in texts}, m.tokenize) \
+            if m.tokenize else None
         if overlap is None:
             notes.append(f"{m.model}: subword overlap not measured: {m.tokenizer_note}")
         from factatlas.probe.analysis.typology import uriel_similarity

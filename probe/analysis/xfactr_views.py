@@ -25,13 +25,13 @@ class TokenSplit:
 def by_gold_length(results: Sequence[ScoredPrompt]) -> tuple[list[TokenSplit], int]:
     """P@1 per language for prompts whose gold form is one subword vs several; also the number of prompts
     left out because their gold was not measured (no tokenizer, or no slot form)."""
-    def kinds(r: ScoredPrompt) -> tuple[tuple[str, str], ...]:
-        if r.gold_subwords is None:
+    def kinds(lang: str, gold_subwords: int | None) -> tuple[tuple[str, str], ...]:
+        if gold_subwords is None:
             return ()
-        kind = SINGLE if r.gold_subwords == 1 else MULTI
-        return (r.lang, kind), ("all", kind)
+        kind = SINGLE if gold_subwords == 1 else MULTI
+        return (lang, kind), ("all", kind)
 
-    groups = grouped(results, kinds)
+    groups = grouped(results, ("lang", "gold_subwords"), kinds)
     unmeasured = int((ScoredColumns.of(results).gold_subwords() < 0).sum())
     out = []
     for (lang, kind), rs in sorted(groups.items(), key=lambda kv: (margin_last(kv[0][0]), kv[0][1] != SINGLE)):

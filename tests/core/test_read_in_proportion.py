@@ -238,6 +238,37 @@ def test_rankings_writer_makes_no_dict_and_no_second_table_with_the_bytes_of_one
     assert [r.prompt_id for r in T.read_probe_results(batched)] == [f"p{i:02d}" for i in range(7)]
 
 
+def test_rankings_longer_than_a_row_group_are_written_a_row_group_at_a_time_and_read_back_equal(monkeypatch,
+                                                                                               tmp_path):
+    """A rankings file of more than ``PROBE_ROW_GROUP`` rows is row groups of that many rows (the last one the
+    rest), each made and written in turn: no table the writer makes holds more than a group (seen red with
+    the writer of 1becc2a, the whole table written once), and it reads back equal, row for row, to the one
+    write of every row sorted by prompt_id."""
+    import pyarrow.parquet as pq
+
+    from factatlas import tables as T
+
+    rows = [ranking(f"p{i:02d}", 30, i) for i in (9, 3, 0, 10, 5, 1, 8, 4, 2, 7, 6)]
+    whole = T.write_table(tmp_path / "whole.parquet", [T.probe_result_to_row(r) for r in rows], T.RANKINGS_SCHEMA,
+                          sort_by=("prompt_id",))
+    monkeypatch.setattr(T, "PROBE_ROW_GROUP", 3)
+    monkeypatch.setattr(T, "PROBE_WRITE_BATCH", 2)
+    tables = []
+    made = T.pa.table
+
+    def watched(*args, **kwargs):
+        tables.append(made(*args, **kwargs))
+        return tables[-1]
+
+    monkeypatch.setattr(T.pa, "table", watched)
+    grouped = T.write_probe_results(tmp_path / "grouped.parquet", rows)
+    meta = pq.ParquetFile(grouped).metadata
+    assert [meta.row_group(g).num_rows for g in range(meta.num_row_groups)] == [3, 3, 3, 2]
+    assert tables and max(t.num_rows for t in tables) <= 3
+    assert pq.read_table(grouped).equals(pq.read_table(whole))
+    assert T.read_probe_results(grouped) == T.read_probe_results(whole) == sorted(rows, key=lambda r: r.prompt_id)
+
+
 def test_metrics_of_a_rankings_file_equal_those_of_its_records(built, tmp_path):
     """The streamed reading (prompt ids, then records a batch at a time) gives exactly the metrics of the
     records in memory, and names its rows in the error when none matches."""
@@ -417,6 +448,86 @@ def test_the_probe_holds_its_rankings_as_columns_and_writes_them_a_batch_of_reco
     assert written.read_bytes() == T.write_probe_results(tmp_path / "records.parquet", expected).read_bytes()
 
 
+def test_the_probe_s_selection_holds_no_prompt_record_per_selected_row(grouped, reads):
+    """The probe's selection is columns (``SelectedPrompts``, the fields a ranking probe reads): selecting one
+    language, choosing the work, the template-only inputs and ranking both read the columns and make no
+    ``Prompt`` record (seen red, every selected row alive, with the list of records of 1becc2a's
+    ``select_prompts``); the rankings are those of the records; a selection of every field makes its records
+    a row group at a time."""
+    from collections import Counter
+    from types import SimpleNamespace
+
+    from factatlas.benchmark import Benchmark
+    from factatlas.probe.probing import SCORED_FIELDS, select_work
+    from factatlas.probe.ranking import ranked_rows
+    from factatlas.probe.selection import prompt_fields, select_prompts
+    from factatlas.probe.template_only import template_only_inputs
+
+    rule = SimpleNamespace(prompts="cloze", name="fake")
+    before = live_prompts()
+    selected = select_prompts(Benchmark.open(grouped / "build"), ("en",), None, SCORED_FIELDS)  # a ranking probe's
+    work = select_work(selected, rule, counts := Counter())
+    kept, texts = template_only_inputs(work, Counter())
+    rows = ranked_rows(HashScorer(), work, [t for (t,) in prompt_fields(work, "text")], "m", chunk=3)
+    baseline = ranked_rows(HashScorer(), kept, texts, "m")
+    assert live_prompts() - before == 0 and reads["decoded"] == []
+    assert len(selected) == rows_of(grouped, "en") > 4 * GROUP_ROWS and len(kept) > 2 * GROUP_ROWS
+
+    def same(view, prompts):
+        return list(view.fields(*SCORED_FIELDS)) == [tuple(getattr(p, n) for n in SCORED_FIELDS) for p in prompts]
+
+    records = [p for p in Benchmark.open(grouped / "build").prompts if p.lang == "en"]
+    assert same(selected, records)
+    with pytest.raises(ValueError, match="a record needs every field"):
+        selected[0]
+    assert select_prompts(Benchmark.open(grouped / "build"), ("en",), None) == records  # every field: records
+    work_records = select_work(records, rule, expected_counts := Counter())
+    assert same(work, work_records) and counts == expected_counts and len(work) < len(selected)
+    kept_records, expected_texts = template_only_inputs(work_records, Counter())
+    assert same(kept, kept_records) and texts == expected_texts
+    assert list(rows) == list(ranked_rows(HashScorer(), work_records, [p.text for p in work_records], "m", chunk=3))
+    assert list(baseline) == list(ranked_rows(HashScorer(), kept_records, expected_texts, "m"))
+    middle = kept_records[len(kept) // 2]
+    del records, work_records, kept_records
+    gc.collect()
+    reads["before"] = live_prompts() - 1
+    kept = template_only_inputs(select_work(select_prompts(Benchmark.open(grouped / "build"), ("en",), None), rule,
+                                            Counter()), Counter())[0]
+    assert sum(1 for _ in kept) == len(kept) and kept[len(kept) // 2] == middle
+    assert reads["alive"] <= 2 * GROUP_ROWS
+
+
+def live_facts() -> int:
+    from factatlas.records import Fact
+
+    return sum(type(o) is Fact for o in gc.get_objects())
+
+
+def test_the_analyses_read_the_facts_as_columns_a_batch_of_records_at_a_time(built, monkeypatch):
+    """``FactTable`` (the analyses' facts, ``benchmark_facts``) holds no ``Fact`` per fact: made, it holds none;
+    read whole (``values()``) or by id in fact_id order, at most a batch is alive (seen red, every fact
+    alive, with ``benchmark_facts`` returning 1becc2a's ``facts_by_id``); its records are ``read_facts``'s."""
+    from factatlas import tables as T
+    from factatlas.benchmark import Benchmark
+    from factatlas.probe.analysis.records import benchmark_facts
+
+    monkeypatch.setattr(T, "FACT_BATCH", 2)
+    expected = {f.id: f for f in T.read_facts(built / "build" / "facts.parquet")}
+    assert len(expected) > 2 * 2
+    before = live_facts()
+    facts = benchmark_facts(Benchmark.open(built / "build"))
+    assert live_facts() - before == 0
+    alive = 0
+    for f in facts.values():
+        alive = max(alive, live_facts() - before)
+        assert f == expected[f.id]
+    for fact_id in sorted(expected):
+        alive = max(alive, live_facts() - before)
+        assert facts[fact_id] == expected[fact_id] and facts.get(fact_id) == expected[fact_id]
+    assert alive <= 2 * 2
+    assert list(facts) == list(expected) and len(facts.values()) == len(expected) and "x" not in facts
+
+
 def test_publish_holds_one_row_group_of_a_shard(built, grouped, monkeypatch):
     """A shard is written a row group at a time: the rows held as Arrow columns never reach a shard's (seen
     red with the shard held whole), the row groups are every ``ROW_GROUP_ROWS`` rows of a shard, and the files
@@ -512,3 +623,29 @@ def test_the_metrics_and_the_analyses_hold_no_scored_record_per_prompt(built, tm
     assert res.returncode == 0, res.stdout + res.stderr
     assert scored_records["made"] >= n  # the sections read records (made on read)
     assert scored_records["peak"] <= 2 * 2, scored_records
+
+
+def test_the_probe_s_rankings_hold_one_byte_positions_widened_when_a_list_needs_more():
+    """``RankedRows`` keeps a ranking as 1-byte candidate positions while the lists have under 256 candidates
+    and widens them (2 bytes, then 4) when one needs more, with every row before and after the same (seen
+    red with the widening dropped: an OverflowError on the 300-candidate list)."""
+    from factatlas.probe.protocol import rank_candidates
+    from factatlas.probe.ranking import RankedRows, ranking_row
+    from factatlas.records import Prompt
+
+    def prompt(n: int, k: int) -> Prompt:
+        cands = tuple(f"Q{i}" for i in range(n))
+        return Prompt(f"F{k}|en|t", f"F{k}", "en", "t", "cloze", "x [Y]", 2, "p", "west", "P17", "test", "Q5", "S",
+                      (f"Q{n // 2}",), ((f"o{n // 2}",),), cands, cands, "reviewed")
+
+    rows, expected = RankedRows("m", "fake"), []
+    for k, n in enumerate((3, 300, 5, 40_000, 2)):
+        p = prompt(n, k)
+        scores = [float((i * 7919) % 101) for i in range(n)]
+        rows.add([getattr(p, f) for f in ("prompt_id", "fact_id", "lang", "template_id", "culture", "predicate",
+                                          "candidate_qids", "gold_qids")], rows.add_scores(scores))
+        ranked, ordered = rank_candidates(p.candidate_qids, scores)
+        expected.append(ranking_row(p, "m", "fake", ranked, ordered, ranked[0] in p.gold_qids))
+        if k == 0:
+            assert rows._order.typecode == "B"
+    assert rows._order.typecode == "i" and list(rows) == expected

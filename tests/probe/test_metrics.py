@@ -341,9 +341,10 @@ def test_xfakt_ttest_is_scipys_welch_test(seed):
 
 
 def test_the_bootstrap_in_blocks_of_4_byte_draws_gives_the_whole_matrix_interval(monkeypatch):
-    """``stratified_bootstrap`` draws 4-byte indexes and sums a block of resamples at a time (its memory is
-    a quarter of the whole int64 draw matrix and its gather): the interval is that of the whole matrix,
-    bit for bit (seen red with each block drawn from a generator of its own)."""
+    """``stratified_bootstrap`` draws 4-byte indexes and draws and sums them a block of resamples at a time
+    (its memory is a block, not the whole int64 draw matrix and its gather): the interval is that of the
+    whole matrix, bit for bit, odd strata included (seen red with each block drawn from a generator of its
+    own)."""
     def whole(strata, statistic, n_boot, seed):
         rng = np.random.default_rng(seed)
         sums = np.array([v[rng.integers(0, len(v), size=(n_boot, len(v)))].sum(axis=1) for v in strata])

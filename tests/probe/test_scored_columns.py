@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from factatlas.probe import scored as S
-from factatlas.probe.scored import ScoredColumns, filtered, grouped
+from factatlas.probe.scored import ScoredColumns, grouped
 from factatlas.records import GoldObject, ScoredPrompt
 
 
@@ -65,9 +65,22 @@ def test_views_give_what_the_records_give(monkeypatch):
     got = cols.group_rows("lang", "culture")
     assert list(got) == list(expected)  # keys in first-seen order
     assert {k: v.tolist() for k, v in got.items()} == expected
-    assert list(filtered(rs, lambda r: r.lang == "en")) == [r for r in rs if r.lang == "en"]
-    by_country = grouped(rs, lambda r: r.countries)
+    # the per-prompt rules over the columns, called once per distinct combination, give the records' values
+    calls: list[tuple] = []
+    rule = ("lang", "top", "golds", "gold_subwords", "predicate")
+    got_rule = cols.holds_each(rule, lambda *v: calls.append(v) or (v[1] is not None and v[1] in {g.qid for g in v[2]}))
+    assert got_rule.tolist() == [r.top is not None and r.top in r.gold_qids for r in rs]
+    assert sorted(calls, key=repr) == sorted({tuple(getattr(r, n) for n in rule) for r in rs}, key=repr)
+    assert list(cols.where(cols.holds_each(("lang",), lambda lang: lang == "en"))) == [r for r in rs if r.lang == "en"]
+    by_country = grouped(rs, ("countries",), lambda countries: countries)
     assert {k: list(v) for k, v in by_country.items()} == {"Q30": [r for r in rs if r.countries]}
+    by_lang_kind = grouped(cols, ("lang", "gold_subwords"), lambda lang, n: [] if n is None else [(lang, n > 1), "any"])
+    expected_kinds: dict = {}
+    for r in rs:
+        for key in ([] if r.gold_subwords is None else [(r.lang, r.gold_subwords > 1), "any"]):
+            expected_kinds.setdefault(key, []).append(r)
+    assert {k: list(v) for k, v in by_lang_kind.items()} == expected_kinds
+    assert list(by_lang_kind) == list(expected_kinds)  # keys in first-seen order
     sub = cols.take(idx)
     assert list(sub.with_rank(np.array([1, 0, 1], dtype=np.int32)).rank()) == [1, 0, 1]
     assert list(cols.take(idx)) == [rs[i] for i in idx]  # the view it came from is unchanged

@@ -41,3 +41,24 @@ def test_filtered_read_equals_filtering_the_full_read(grouped_benchmark, langs, 
 def test_unknown_language_is_named(grouped_benchmark):
     with pytest.raises(ConfigError, match=r"--langs: de not in the benchmark; it has en, fr"):
         select_prompts(Benchmark.open(grouped_benchmark), ("de",), None)
+
+
+def test_a_release_s_shards_are_selected_in_prompt_id_order(tmp_path):
+    """A release's prompt files (one per split, each sorted) are merged by prompt_id into one selection: the
+    records and the fields a ranking probe reads are those of the run's selection (``SelectedPrompts``)."""
+    from factatlas.probe.probing import SCORED_FIELDS
+    from factatlas.publish.render import ReleaseOptions, render_release, write_release
+    from factatlas.publish.source import load_source
+    from factatlas.publish.versions import Version
+    from tests.publish.publish_fixtures import make_benchmark
+
+    run = make_benchmark(tmp_path / "run", splits={"west:P19:Q2": "dev", "west:P36:Q183": "dev"})
+    write_release(render_release(load_source(run), ReleaseOptions("org/atlas", Version(1, 0, 0))), tmp_path / "rel")
+    release = Benchmark.open(tmp_path / "rel")
+    assert len(release.location.prompt_files) == 2
+    for langs, shard in ((None, None), (("en",), None), (None, (1, 2))):
+        expected = select_rows(Benchmark.open(run).prompts, langs, shard)
+        assert [p.prompt_id for p in expected] == sorted(p.prompt_id for p in expected) and expected
+        assert select_prompts(release, langs, shard) == expected
+        fields = select_prompts(release, langs, shard, SCORED_FIELDS).fields(*SCORED_FIELDS)
+        assert list(fields) == [tuple(getattr(p, n) for n in SCORED_FIELDS) for p in expected]
