@@ -98,10 +98,11 @@ def test_publish_dry_run_streams_the_prompts(grouped, reads, tmp_path):
                     f"git:{tmp_path / 'release.git'}", "--dry-run")
     assert res.returncode == 0, res.stdout + res.stderr
     assert reads["whole"] == 0
-    assert reads["alive"] <= 2 * GROUP_ROWS + 1  # a row group or two (and the card's example row)
-    # one pass for the card's digest, then each config's own rows: every row twice (its language and all)
+    # the shards and the digest read Arrow columns (tests/publish/test_publish_in_proportion.py): the only
+    # records made are the first row and the card's example row
+    assert reads["alive"] <= 2
     decoded = [lang for batch in reads["decoded"] for lang in batch]
-    assert len(decoded) == 3 * rows_of(grouped)
+    assert len(decoded) <= 2
 
 
 @pytest.fixture(scope="module")
