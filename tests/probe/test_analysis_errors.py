@@ -211,3 +211,22 @@ def test_compare_on_the_held_out_split_owns_answers_by_every_fact(scripted_run, 
     assert first["evidence"] == "a valid P36 object only in other cultures' facts: arab 1 (arab:P36:Q79)"
     page = (tmp_path / "compare.md").read_text("utf-8")
     assert "48 rows not shown here: `wrong_answers.csv` has them all" in page
+
+
+def test_the_benchmark_context_takes_every_entitys_classes_from_its_entity_table(capitals_benchmark, tmp_path):
+    """The classes decide ``wrong type`` against ``wrong entity``: read from entities.parquet's columns, they
+    are the entity records' own (an entity without classes has an empty set: its type is unknown)."""
+    import dataclasses
+    import shutil
+
+    from factatlas.benchmark import Benchmark
+    from factatlas.tables import write_entities
+
+    folder = tmp_path / "build"
+    shutil.copytree(capitals_benchmark, folder)
+    entities = list(Benchmark.open(folder).entities.values())
+    classes = {e.qid: ("Q5119", "Q515") if i % 2 else () for i, e in enumerate(entities)}
+    write_entities(folder, [dataclasses.replace(e, classes=classes[e.qid]) for e in entities])
+    ctx = E.benchmark_context(Benchmark.open(folder))
+    assert dict(ctx.classes) == {q: frozenset(c) for q, c in classes.items()}
+    assert any(ctx.classes.values()) and not all(ctx.classes.values())
