@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import ipaddress
 import json
 import os
@@ -64,6 +65,23 @@ def wait_for_exit(pid: int, timeout: float) -> None:
     raise AssertionError(f"process {pid} still running after {timeout} s")
 
 
+def wait_for_tracer(traced: subprocess.Popen, timeout: float) -> int:
+    """strace's exit status once every process it traces has ended; past ``timeout`` a failure that names the
+    processes still traced (they outlived the driver), after killing them and strace."""
+    import psutil
+
+    try:
+        return traced.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        alive = psutil.Process(traced.pid).children(recursive=True)
+        names = [f"{p.pid} {' '.join(p.cmdline())[:120]}" for p in alive if p.is_running()]
+        for proc in (*alive, psutil.Process(traced.pid)):
+            with contextlib.suppress(psutil.NoSuchProcess):
+                proc.kill()
+        traced.wait()
+        raise AssertionError(f"{len(names)} traced processes outlived the driver by {timeout:.0f} s: {names}") from None
+
+
 def ray_processes_of(run: Path) -> list[str]:
     """Live processes of a Ray started for ``run`` (its HOME is under the run folder): ``ray::`` workers,
     raylet, gcs. Zombies do not count: they hold no memory and wait for their parent to reap them."""
@@ -119,7 +137,7 @@ def test_ray_engine_equals_single_process_and_stays_on_loopback(tmp_path, capita
             driver = wait_for_child(traced.pid)
             wait_for_exit(driver, timeout=540)
             lingering = ray_processes_of(run)  # the moment the command is over
-            code = traced.wait(timeout=180)  # strace exits with its child's status
+            code = wait_for_tracer(traced, timeout=180)  # strace exits with its child's status
         assert code == 0, out.read_text()[-2000:] + err.read_text()[-3000:]
         # the run took its Ray with it: no worker of its session lives on, its session folder is gone
         assert lingering == [], "Ray processes outlived the run"
