@@ -385,11 +385,9 @@ def read_prompt_groups(path: str | os.PathLike, keep: RowFilter | None = None,
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from factatlas.tables import PROMPTS_SCHEMA, read_parquet_schema, schema_mismatch, unreadable
+    from factatlas.tables import PROMPTS_SCHEMA, require_schema, unreadable
 
-    found = read_parquet_schema(path)
-    if not found.equals(PROMPTS_SCHEMA, check_metadata=False):
-        raise schema_mismatch(path, PROMPTS_SCHEMA, found)
+    require_schema(path, PROMPTS_SCHEMA)
     try:
         pf = pq.ParquetFile(path, read_dictionary=[f"{c}.list.element" for c in SHARED_LIST_COLUMNS])
         for g in range(pf.num_row_groups):
@@ -435,12 +433,10 @@ def read_fact_keys(paths: Sequence[str | os.PathLike]) -> dict[str, FactKey]:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from factatlas.tables import PROMPTS_SCHEMA, read_parquet_schema, schema_mismatch, unreadable
+    from factatlas.tables import PROMPTS_SCHEMA, require_schema, unreadable
 
     def rows(path):
-        found = read_parquet_schema(path)
-        if not found.equals(PROMPTS_SCHEMA, check_metadata=False):
-            raise schema_mismatch(path, PROMPTS_SCHEMA, found)
+        require_schema(path, PROMPTS_SCHEMA)
         try:
             pf = pq.ParquetFile(path)
             for g in range(pf.num_row_groups):

@@ -49,11 +49,9 @@ def _file_tables(path: str | os.PathLike, lang: str | None) -> Iterator[Any]:
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
-    from factatlas.tables import read_parquet_schema, schema_mismatch, unreadable
+    from factatlas.tables import require_schema, unreadable
 
-    found = read_parquet_schema(path)
-    if not found.equals(PROMPTS_SCHEMA, check_metadata=False):
-        raise schema_mismatch(path, PROMPTS_SCHEMA, found)
+    require_schema(path, PROMPTS_SCHEMA)
     try:
         pf = pq.ParquetFile(path)
         for g in range(pf.num_row_groups):

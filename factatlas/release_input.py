@@ -280,11 +280,9 @@ def read_fact_digest(path: str | Path) -> FactDigest:
     import pyarrow.parquet as pq
 
     from factatlas.records import Provenance
-    from factatlas.tables import FACTS_SCHEMA, read_parquet_schema, schema_mismatch, unreadable
+    from factatlas.tables import FACTS_SCHEMA, require_schema, unreadable
 
-    found = read_parquet_schema(path)
-    if not found.equals(FACTS_SCHEMA, check_metadata=False):
-        raise schema_mismatch(path, FACTS_SCHEMA, found)
+    require_schema(path, FACTS_SCHEMA)
     per_culture: Counter[str] = Counter()
     countries: dict[str, Counter[str]] = {}
     golds: dict[tuple[str, str], list[tuple[str, ...]]] = {}

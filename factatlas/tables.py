@@ -209,6 +209,14 @@ def schema_mismatch(path: str | os.PathLike, expected: pa.Schema, found: pa.Sche
                           "(curate, build, probe, import) with this version of factatlas.")
 
 
+def require_schema(path: str | os.PathLike, expected: pa.Schema) -> None:
+    """Refuses a parquet file that is unreadable (``UnreadableTable``) or not of ``expected``'s shape
+    (``SchemaMismatch``), from its footer alone: before any row is read."""
+    found = read_parquet_schema(path)
+    if not found.equals(expected, check_metadata=False):
+        raise schema_mismatch(path, expected, found)
+
+
 def read_rows(path: str | os.PathLike, schema: pa.Schema | None = None) -> list[dict[str, Any]]:
     table = read_parquet(path)
     if schema is not None and not table.schema.equals(schema, check_metadata=False):
@@ -485,9 +493,7 @@ def iter_probe_results(path: str | os.PathLike) -> Iterator[ProbeResult]:
     """A rankings file's records, made ``PROBE_RESULT_BATCH`` rows at a time. Candidate QIDs and the short
     columns share one string object per distinct value: a ranking repeats the prompt's candidates, so a
     million rows of 40 candidates hold each QID once, not 40 million times."""
-    found = read_parquet_schema(path)
-    if not found.equals(RANKINGS_SCHEMA, check_metadata=False):
-        raise schema_mismatch(path, RANKINGS_SCHEMA, found)
+    require_schema(path, RANKINGS_SCHEMA)
     shared: dict[str, str] = {}
     try:
         for batch in pq.ParquetFile(path).iter_batches(batch_size=PROBE_RESULT_BATCH):
@@ -510,9 +516,7 @@ class ProbeResultsFile:
 
     def __init__(self, path: str | os.PathLike) -> None:
         self.path = Path(path)
-        found = read_parquet_schema(self.path)  # a damaged or foreign file is refused here, before any work
-        if not found.equals(RANKINGS_SCHEMA, check_metadata=False):
-            raise schema_mismatch(self.path, RANKINGS_SCHEMA, found)
+        require_schema(self.path, RANKINGS_SCHEMA)  # a damaged or foreign file is refused here, before any work
 
     def __iter__(self) -> Iterator[ProbeResult]:
         return iter_probe_results(self.path)
