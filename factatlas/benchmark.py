@@ -291,12 +291,7 @@ class Benchmark:
                 batch = self.prompts[start:start + BATCH_ROWS]
                 yield batch if keep is None else [p for p in batch if keep(p.prompt_id, p.lang)]
             return
-        batches = self._read(lambda: iter_prompt_batches(self.location.prompt_files, keep), "prompts")
-        while True:
-            batch = self._read(lambda: next(batches, None), "prompts")
-            if batch is None:
-                return
-            yield batch
+        yield from self._read_each(lambda: iter_prompt_batches(self.location.prompt_files, keep), "prompts")
 
     @cached_property
     def splits(self) -> tuple[str, ...]:
@@ -344,6 +339,13 @@ class Benchmark:
 
         return self._read(lambda: sum(pq.ParquetFile(p).metadata.num_rows for p in self.location.prompt_files),
                           "prompts")
+
+    def _read_each(self, start: Callable[[], Iterator], what: str) -> Iterator:
+        """The items of the iterator ``start()`` makes, a failure at any step (opening, or reading one more
+        row group) named as ``_read`` names it."""
+        items = self._read(start, what)
+        while (item := self._read(lambda: next(items, None), what)) is not None:
+            yield item
 
     def _read(self, read, what: str):
         import pyarrow as pa

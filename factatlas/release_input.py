@@ -68,12 +68,7 @@ class PromptStream:
         from factatlas.prompt_tables import iter_prompt_tables
 
         bench = self._bench
-        tables = bench._read(lambda: iter_prompt_tables(bench.location.prompt_files, lang), "prompts")
-        while True:
-            table = bench._read(lambda: next(tables, None), "prompts")
-            if table is None:
-                return
-            yield table
+        yield from bench._read_each(lambda: iter_prompt_tables(bench.location.prompt_files, lang), "prompts")
 
     def __len__(self) -> int:
         return self._bench.prompt_count

@@ -399,3 +399,24 @@ def test_the_shape_rules_find_what_they_forbid(tmp_path, monkeypatch):
         "probe/cli.py:1: probe imports factatlas.app.cli (app, a floor above)",
         "templates/ledger.py:1: templates imports factatlas.builder.sources (builder, a floor above)",
         "templates/ledger.py:1: templates imports factatlas.builder.sources.Source (builder, a floor above)"]
+
+
+def test_a_row_group_damaged_past_the_first_is_named_while_streaming(tmp_path):
+    """The footer is whole, the first row group reads, the second does not: the failure comes mid-stream,
+    from a later ``next``, and still names the file (``Benchmark._read_each``)."""
+    import pyarrow.parquet as pq
+
+    run = make_benchmark(tmp_path / "run")
+    path = run / "build" / "prompts.parquet"
+    table = pq.read_table(path)
+    pq.write_table(table, path, row_group_size=max(1, table.num_rows // 2), compression="zstd", store_schema=True)
+    chunk = pq.ParquetFile(path).metadata.row_group(1).column(0)
+    data = bytearray(path.read_bytes())
+    start = chunk.data_page_offset
+    data[start:start + chunk.total_compressed_size] = b"\xff" * chunk.total_compressed_size
+    path.write_bytes(bytes(data))
+    batches = Benchmark.open(run).iter_prompts()
+    assert next(batches)  # the first row group is whole
+    with pytest.raises(BenchmarkError) as e:
+        list(batches)
+    assert str(e.value).startswith(f"{run / 'build'}: cannot read prompts.parquet: "), e.value
