@@ -154,16 +154,39 @@ def file_order(path: Path = REPO / "tests" / "file_order.txt") -> dict[str, int]
     return {name: rank for rank, name in enumerate(names)}
 
 
-def pytest_collection_modifyitems(items):
-    """A test that starts real servers or engines is slow too: the quick tier is -m "not slow" (README).
+def left_out_by_default(config) -> bool:
+    """The README's test command (`python3 -m pytest`: no -m, no paths) leaves the extended tier out; naming a
+    marker expression (`-m extended`, `-m servers`, `-m "not slow"`) or a test file or folder selects as asked."""
+    return not config.getoption("markexpr") and config.args_source == pytest.Config.ArgsSource.TESTPATHS
+
+
+def pytest_collection_modifyitems(config, items):
+    """A test that starts real servers or engines is slow too (the quick tier is -m "not slow") and in the
+    extended tier, with the docs run as written: the README's test command leaves those out, counted in
+    pytest's "deselected", and CI runs them next (`python3 -m pytest -m extended`, .ci/run).
     The longest files go first (tests/file_order.txt; pyproject's --no-loadscope-reorder keeps xdist from
     putting files of one or two tests, the docs runs and the Ray test among them, last)."""
     for item in items:
         if item.get_closest_marker("servers") is not None:
             item.add_marker(pytest.mark.slow)
+            item.add_marker(pytest.mark.extended)
+        if item.get_closest_marker("extended") is not None:
+            item.add_marker(pytest.mark.slow)
+    if left_out_by_default(config):
+        extended = [item for item in items if item.get_closest_marker("extended") is not None]
+        if extended:
+            config.hook.pytest_deselected(items=extended)
+            items[:] = [item for item in items if item.get_closest_marker("extended") is None]
     rank = file_order()
     place = {id(item): i for i, item in enumerate(items)}
     items.sort(key=lambda item: (rank.get(item.nodeid.split("::")[0], len(rank)), place[id(item)]))
+
+
+def pytest_terminal_summary(terminalreporter, config) -> None:
+    if left_out_by_default(config) and not hasattr(config, "workerinput"):
+        terminalreporter.write_line("the extended tier (real servers and engines, the docs run as written, "
+                                    "cross-process determinism) is left out; CI runs it next: "
+                                    "python3 -m pytest -m extended")
 
 
 # Where the suite's CPU goes: with FACTATLAS_TEST_CPU_LOG=PREFIX each worker appends, per test phase, the

@@ -18,7 +18,7 @@ from tests.children import CommandServer
 REPO = Path(__file__).resolve().parents[2]
 PAGE = REPO / "docs" / "journeys.md"
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.extended]
 
 PRELOAD = ("factatlas.app.cli", "torch", "transformers", "factatlas.probe.runner", "matplotlib.pyplot")
 

@@ -30,7 +30,7 @@ BUILD = "import sys; from pathlib import Path; from tests.probe.test_tiny_determ
         "print(build_digests(Path(sys.argv[1])), end='')"
 
 
-@pytest.mark.slow
+@pytest.mark.extended
 def test_tiny_bert_is_byte_identical_across_processes(tmp_path):
     # hash-map order differs per process; three draws make a lucky pass unlikely: this process and two
     # children, which run side by side (the imports of torch dominate their time)
