@@ -104,3 +104,32 @@ def test_no_person_template_states_a_present_habit(library):
     found = [(t.id, t.text) for p in person_predicates for t in library.templates("ru", p)
              if any(w in t.text for w in PRESENT_HABIT_RU)]
     assert found == []
+
+
+@pytest.mark.parametrize(("label", "forms"), [
+    # rule hyphen-compound: a thing's compound unknown to the dictionary declines in its last part only, and
+    # its masculine accusative is the nominative
+    ("синти-поп", ("синти-попа", "синти-поп", "синти-попом")),
+    ("данс-поп", ("данс-попа", "данс-поп", "данс-попом")),  # not «данса-попа»: «данс» is no animate noun here
+    ("кантри-рок", ("кантри-рока", "кантри-рок", "кантри-роком")),
+    ("нью-эйдж", ("нью-эйджа", "нью-эйдж", "нью-эйджем")),
+    ("хип-хоп", ("хип-хопа", "хип-хоп", "хип-хопом")),  # in the dictionary as a whole
+])
+def test_hyphenated_genres_decline_in_their_last_part(label, forms):
+    from factatlas.templates.backend_ru import inflect_russian
+
+    got = tuple(inflect_russian(label, case, None, None, False, animate=False)[0] for case in ("gen", "acc", "ins"))
+    assert got == forms
+
+
+@pytest.mark.parametrize(("label", "forms"), [
+    # two animate nouns the dictionary does not know as a whole: both parts decline
+    ("автор-исполнитель", ("автора-исполнителя", "автора-исполнителя", "автором-исполнителем")),
+    ("поэт-песенник", ("поэта-песенника", "поэта-песенника", "поэтом-песенником")),
+])
+def test_hyphenated_pairs_of_animate_nouns_decline_in_both_parts(label, forms):
+    from factatlas.templates.backend_ru import inflect_russian
+
+    got = [inflect_russian(label, case, None, None, False, animate=True) for case in ("gen", "acc", "ins")]
+    assert tuple(g[0] for g in got) == forms
+    assert {g[2] for g in got} == {"compound of two nouns, both declined"}
