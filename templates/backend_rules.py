@@ -163,14 +163,17 @@ def _place_kind(label: str, lang: str, req: InflectionRequest, spec: Mapping, en
     return kind if _takes(label, req, spec, entry, lang) else None
 
 
-def _french_place(label: str, prep: str, req: InflectionRequest, spec: Mapping) -> str:
+def _french_place(label: str, prep: str, req: InflectionRequest, spec: Mapping, kind: str = "country") -> str:
     """fr «en», «au», «aux» (prep `a` or `en`) or «de», «du», «des» (prep `de`) before a country or region
     that takes the article: a plural takes aux/des (aux États-Unis), a feminine or vowel-initial singular en/de
-    without article (en France, en Irak, de France, d'Irak), a masculine au/du (au Kenya, du Kenya). An unknown
-    gender is a failure: a name in -s may be a plural as well as a masculine (genders.yaml `type_suffixes`)."""
+    without article (en France, en Irak, de France, d'Irak), a masculine au/du (au Kenya, du Kenya); a plural
+    region is a land one is in, not a destination: dans les Pouilles. An unknown gender is a failure: a name
+    in -s may be a plural as well as a masculine (genders.yaml `type_suffixes`)."""
     ag = req.agreement
     if ag.number == "pl":
-        return join_phrase("des" if prep == "de" else "aux", label)
+        if prep == "de":
+            return join_phrase("des", label)
+        return join_phrase("dans les" if kind == "region" else "aux", label)
     if ag.gender is Gender.UNKNOWN:
         raise Cannot(f"gender unknown ({ag.source or 'no rule'}): cannot choose between "
                      + ("'de', 'du' and 'des'" if prep == "de" else "'en', 'au' and 'aux'"))
@@ -230,8 +233,11 @@ def _french_locative(label: str, f: Features, req: InflectionRequest, spec: Mapp
     if not cls:
         # a country or region without a preposition class of its own takes a country's, from its gender and
         # number (never a city's «à»: «né à Zimbabwe»); one listed without article keeps «à» (à Cuba)
+        exceptions = spec.get("en_exceptions", {})
+        if f.preposition in ("a", "en") and label in exceptions and req.entity_type == "country":
+            return exceptions[label], "rule:country"  # né en Israël, à Oman (a country named bare)
         kind = _place_kind(label, "fr", req, spec, entry) if own_article is None else None
-        return (_french_place(label, f.preposition, req, spec), f"rule:{kind}") if kind else None
+        return (_french_place(label, f.preposition, req, spec, kind), f"rule:{kind}") if kind else None
     if cls == "à":
         if own_article is not None:  # Le Caire -> au Caire, du Caire
             return None
@@ -267,6 +273,9 @@ def _italian_locative(label: str, f: Features, req: InflectionRequest, spec: Map
     if not cls:
         # a country or region without a preposition class of its own takes a country's (never a city's «a»:
         # «nato a Zimbabwe»); one listed without article keeps «a» (a Cuba, di Malta)
+        exceptions = spec.get("in_exceptions", {})
+        if f.preposition in ("a", "in") and label in exceptions and req.entity_type == "country":
+            return exceptions[label], "rule:country"  # nato in Israele (a country named bare, not an island)
         kind = _place_kind(label, "it", req, spec, entry)
         if kind:
             return _italian_place(label, f.preposition, req, spec), f"rule:{kind}"
@@ -404,7 +413,7 @@ def _french_en(label: str, req: InflectionRequest, spec: Mapping, entry: Lexicon
     if not _takes(label, req, spec, entry, "fr"):
         return join_phrase("à", label), EXACT
     ag = req.agreement
-    form = _french_place(label, "en", req, spec)
+    form = _french_place(label, "en", req, spec, "region" if is_region(req.classes, "fr") else "country")
     return form, EXACT if ag.number == "pl" else composed_status(req, ag.gender is Gender.FEMININE or form[:2] == "au")
 
 

@@ -33,6 +33,8 @@ PLACES = {e.qid: e for e in (
     entity("Q424", {"pt": "Camboja"}, (COUNTRY,)),
     entity("Q819", {"fr": "Laos", "it": "Laos"}, (COUNTRY,)),
     entity("Q241", {"fr": "Cuba", "it": "Cuba"}, (COUNTRY,)),
+    entity("Q801", {"fr": "Israël", "it": "Israele"}, (COUNTRY,)),
+    entity("Q790", {"fr": "Haïti"}, (COUNTRY,)),
     entity("Q1210", {"fr": "Lombardie", "it": "Lombardia"}, (REGION_OF_ITALY,)),
     entity("Q1216", {"fr": "Piémont", "it": "Piemonte"}, (REGION_OF_ITALY,)),
     entity("Q1279", {"fr": "Marches", "it": "Marche"}, (REGION_OF_ITALY,)),
@@ -83,7 +85,10 @@ CASES = [
     ("fr", "P19/2", "Q12130", "la Bretagne"),  # a region takes the article
     ("fr", "P19/1", "Q1216", "au Piémont"),
     ("fr", "P19/3", "Q1216", "du Piémont"),
-    ("fr", "P19/1", "Q1279", "aux Marches"),
+    ("fr", "P19/1", "Q1279", "dans les Marches"),  # a plural region: dans les; a plural country: aux
+    ("fr", "P19/3", "Q1279", "des Marches"),
+    ("fr", "P19/1", "Q801", "en Israël"),  # a country named bare: en_exceptions, not a city's «à»
+    ("fr", "P19/1", "Q790", "en Haïti"),
     ("fr", "P19/1", "Q1261", "au Colorado"),
     ("fr", "P19/1", "Q1055", "à Hambourg"),  # a city that is also a state stays a city
     ("fr", "P19/3", "Q1055", "de Hambourg"),
@@ -104,6 +109,8 @@ CASES = [
     ("it", "P19/1", "Q685", "nelle Isole Salomone"),
     ("it", "P19/1", "Q241", "a Cuba"),
     ("it", "P19/3", "Q241", "di Cuba"),
+    ("it", "P19/1", "Q801", "in Israele"),  # in_exceptions: bare, but not an island
+    ("it", "P19/3", "Q801", "di Israele"),
     ("it", "P19/1", "Q1210", "in Lombardia"),
     ("it", "P19/3", "Q1210", "della Lombardia"),
     ("it", "P19/2", "Q1210", "è la Lombardia"),
@@ -128,10 +135,10 @@ def test_country_and_region_fillers_read_right(renderer, library, lang, template
 @pytest.mark.parametrize(("lang", "template_id", "gold", "expected"), [
     ("fr", "P19/1", "Q954", ["au Zimbabwe", "au Kenya", "en Ouganda", "aux États-Unis", "aux Pays-Bas", "en Irak",
                              "au Mozambique", "au Cameroun", "au Royaume-Uni", "en Gambie", "aux Îles Salomon",
-                             "au Laos", "à Cuba"]),
+                             "au Laos", "à Cuba", "en Israël", "en Haïti"]),
     ("it", "P19/3", "Q30", ["dello Zimbabwe", "del Kenya", "dell'Uganda", "degli Stati Uniti d'America",
                             "dei Paesi Bassi", "dell'Iraq", "del Mozambico", "del Camerun", "del Regno Unito",
-                            "del Gambia", "delle Isole Salomone", "del Laos", "di Cuba"]),
+                            "del Gambia", "delle Isole Salomone", "del Laos", "di Cuba", "di Israele"]),
 ])
 def test_the_gold_and_every_candidate_of_the_predicate_read_right(renderer, library, lang, template_id, gold,
                                                                     expected):
