@@ -37,9 +37,9 @@ PLACES = {e.qid: e for e in (
     entity("Q790", {"fr": "Haïti"}, (COUNTRY,)),
     entity("Q1210", {"fr": "Lombardie", "it": "Lombardia"}, (REGION_OF_ITALY,)),
     entity("Q1216", {"fr": "Piémont", "it": "Piemonte"}, (REGION_OF_ITALY,)),
-    entity("Q1279", {"fr": "Marches", "it": "Marche"}, (REGION_OF_ITALY,)),
-    entity("Q12130", {"fr": "Bretagne", "it": "Bretagna"}, (REGION_OF_FRANCE,)),
-    entity("Q1261", {"fr": "Colorado", "it": "Colorado"}, (US_STATE,)),
+    entity("Q1279", {"fr": "Marches", "it": "Marche", "pt": "Marcas"}, (REGION_OF_ITALY,)),
+    entity("Q12130", {"fr": "Bretagne", "it": "Bretagna", "pt": "Bretanha"}, (REGION_OF_FRANCE,)),
+    entity("Q1261", {"fr": "Colorado", "it": "Colorado", "pt": "Colorado"}, (US_STATE,)),
     entity("Q1055", {"fr": "Hambourg", "it": "Amburgo"}, (BIG_CITY, GERMAN_STATE)),
     # undecidable: a French name in -s that no table lists (a plural? a masculine?), an Italian name in -a
     entity("Q763", {"fr": "Saint-Kitts-et-Nevis"}, (COUNTRY,)),
@@ -122,6 +122,10 @@ CASES = [
     ("pt", "P19/1", "Q685", "nas Ilhas Salomão"),
     ("pt", "P19/3", "Q1042", "das Seicheles"),
     ("pt", "P19/1", "Q424", "no Camboja"),
+    # pt regions take the article as countries do (genders.yaml pt `region_classes`), never «em Bretanha»
+    ("pt", "P19/1", "Q12130", "na Bretanha"),
+    ("pt", "P19/3", "Q1279", "das Marcas"),
+    ("pt", "P20/1", "Q1261", "no Colorado"),
 ]
 
 
