@@ -83,7 +83,7 @@ def _head_candidates(head_word: str, head: str) -> tuple[str, ...]:
 
 def is_region(classes: tuple[str, ...] | list[str], lang: str) -> bool:
     """Whether an entity of these P31 classes is a region (a state, province, region of a country) for ``lang``:
-    only languages that list ``region_classes`` in genders.yaml (fr, it) treat one apart, in their gender
+    only languages that list ``region_classes`` in genders.yaml (fr, it, pt) treat one apart, in their gender
     suffixes (``type_suffixes.region``) and their place prepositions (backend_rules.py). A region keeps its
     slot's type everywhere else (classes.yaml knows no region type), and a city-state is a city."""
     listed = _data("genders.yaml").get(lang, {}).get("region_classes", ())
