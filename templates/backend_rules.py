@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from factatlas.records import Gender
+from factatlas.templates.gender import is_region
 from factatlas.templates.lexicon import LexiconEntry
 from factatlas.templates.morphology import (
     EXACT,
@@ -140,10 +141,62 @@ def _romance_form(label: str, lang: str, f: Features, req: InflectionRequest, sp
     return form, status, where
 
 
-def _takes(label: str, req: InflectionRequest, spec: Mapping, entry: LexiconEntry | None) -> bool:
+def _takes(label: str, req: InflectionRequest, spec: Mapping, entry: LexiconEntry | None, lang: str = "") -> bool:
     if entry is not None and entry.article:
         return entry.article == "def"
+    if lang and is_region(req.classes, lang) and label not in spec.get("without_article", ()):
+        return True  # a region takes the article as a country does: la Bretagne, il Piemonte, le Marche
     return takes_article(label, req.entity_type, spec)
+
+
+def _place_kind(label: str, lang: str, req: InflectionRequest, spec: Mapping, entry: LexiconEntry | None
+                ) -> str | None:
+    """"country" or "region" for a name that takes the place prepositions of a country (fr en/au/aux, it
+    in/nel/negli, di + article), None for one that takes a city's (à Cuba, a Malta: the names listed
+    `without_article`, or an entry that says `article: none`)."""
+    if req.entity_type == "country":
+        kind = "country"
+    elif is_region(req.classes, lang):
+        kind = "region"
+    else:
+        return None
+    return kind if _takes(label, req, spec, entry, lang) else None
+
+
+def _french_place(label: str, prep: str, req: InflectionRequest, spec: Mapping, kind: str = "country") -> str:
+    """fr «en», «au», «aux» (prep `a` or `en`) or «de», «du», «des» (prep `de`) before a country or region
+    that takes the article: a plural takes aux/des (aux États-Unis), a feminine or vowel-initial singular en/de
+    without article (en France, en Irak, de France, d'Irak), a masculine au/du (au Kenya, du Kenya); a plural
+    region is a land one is in, not a destination: dans les Pouilles. An unknown gender is a failure: a name
+    in -s may be a plural as well as a masculine (genders.yaml `type_suffixes`)."""
+    ag = req.agreement
+    if ag.number == "pl":
+        if prep == "de":
+            return join_phrase("des", label)
+        return join_phrase("dans les" if kind == "region" else "aux", label)
+    if ag.gender is Gender.UNKNOWN:
+        raise Cannot(f"gender unknown ({ag.source or 'no rule'}): cannot choose between "
+                     + ("'de', 'du' and 'des'" if prep == "de" else "'en', 'au' and 'aux'"))
+    vowel = starts_with_vowel(label, spec)
+    if ag.gender is Gender.FEMININE or vowel:
+        if prep == "de":
+            return join_phrase("d'", label) if vowel else join_phrase("de", label)
+        return join_phrase("en", label)
+    return join_phrase("du" if prep == "de" else "au", label)
+
+
+def _italian_place(label: str, prep: str, req: InflectionRequest, spec: Mapping) -> str:
+    """it «in» or «di» before a country or region that takes the article: a singular proper name takes «in»
+    without article (in Kenya, in Zimbabwe, in Francia, in Lombardia), a plural or a name headed by a common
+    noun (`article_heads`: Regno, Repubblica) «in» with it (negli Stati Uniti, nel Regno Unito, nelle Marche);
+    «di» always fuses the article (del Kenya, dello Zimbabwe, dell'Uganda, della Francia, degli Stati Uniti),
+    which fails when the gender it needs is unknown (a country in -a: genders.yaml `type_suffixes`)."""
+    first = label.split(" ", 1)[0]
+    headed = " " in label and first in spec.get("article_heads", ())
+    if prep in ("a", "in") and req.agreement.number != "pl" and not headed:
+        return join_phrase("in", label)
+    article, body = _definite_phrase(label, "it", req, spec)
+    return _fuse("di" if prep == "di" else "in", article, body, spec)
 
 
 def _definite_phrase(label: str, lang: str, req: InflectionRequest, spec: Mapping) -> tuple[str, str]:
@@ -178,7 +231,13 @@ def _french_locative(label: str, f: Features, req: InflectionRequest, spec: Mapp
     cls = entry.prep if entry is not None and entry.prep else ("dans" if admin is not None else "")
     rule = "" if entry is not None and entry.prep else "rule:admin-head"
     if not cls:
-        return None
+        # a country or region without a preposition class of its own takes a country's, from its gender and
+        # number (never a city's «à»: «né à Zimbabwe»); one listed without article keeps «à» (à Cuba)
+        exceptions = spec.get("en_exceptions", {})
+        if f.preposition in ("a", "en") and label in exceptions and req.entity_type == "country":
+            return exceptions[label], "rule:country"  # né en Israël, à Oman (a country named bare)
+        kind = _place_kind(label, "fr", req, spec, entry) if own_article is None else None
+        return (_french_place(label, f.preposition, req, spec, kind), f"rule:{kind}") if kind else None
     if cls == "à":
         if own_article is not None:  # Le Caire -> au Caire, du Caire
             return None
@@ -211,6 +270,15 @@ def _italian_locative(label: str, f: Features, req: InflectionRequest, spec: Map
     admin = _admin_head_article(label, spec, "it")
     cls = entry.prep if entry is not None and entry.prep else ("in" if admin is not None else "")
     rule = "" if entry is not None and entry.prep else "rule:admin-head"
+    if not cls:
+        # a country or region without a preposition class of its own takes a country's (never a city's «a»:
+        # «nato a Zimbabwe»); one listed without article keeps «a» (a Cuba, di Malta)
+        exceptions = spec.get("in_exceptions", {})
+        if f.preposition in ("a", "in") and label in exceptions and req.entity_type == "country":
+            return exceptions[label], "rule:country"  # nato in Israele (a country named bare, not an island)
+        kind = _place_kind(label, "it", req, spec, entry)
+        if kind:
+            return _italian_place(label, f.preposition, req, spec), f"rule:{kind}"
     with_article = cls == "in" or (cls == "a" and entry is not None and entry.article == "def")
     if not with_article:
         euphonic = _euphonic(f.preposition, label, spec)
@@ -245,7 +313,7 @@ def _romance(label: str, lang: str, f: Features, req: InflectionRequest, spec: M
         own_article, body = head_article
         label = join_phrase(own_article, body)
     article = None
-    if f.article == "def" and own_article is None and _takes(label, req, spec, entry):
+    if f.article == "def" and own_article is None and _takes(label, req, spec, entry, lang):
         vowel = starts_with_vowel(body, spec)
         if "elided" in spec and vowel and ag.number != "pl":
             article = spec["elided"]
@@ -342,16 +410,11 @@ def _french_en(label: str, req: InflectionRequest, spec: Mapping, entry: Lexicon
     if own_article is not None:  # Le Caire -> au Caire
         fused = spec["fusions"]["a"].get(own_article)
         return join_phrase(fused or "à " + own_article, body), EXACT
-    if not _takes(label, req, spec, entry):
+    if not _takes(label, req, spec, entry, "fr"):
         return join_phrase("à", label), EXACT
     ag = req.agreement
-    if ag.number == "pl":
-        return join_phrase("aux", label), EXACT
-    if ag.gender is Gender.FEMININE or starts_with_vowel(label, spec):
-        return join_phrase("en", label), composed_status(req, ag.gender is Gender.FEMININE)
-    if ag.gender is Gender.MASCULINE:
-        return join_phrase("au", label), composed_status(req, True)
-    raise Cannot("gender unknown: cannot choose between 'en' and 'au'")
+    form = _french_place(label, "en", req, spec, "region" if is_region(req.classes, "fr") else "country")
+    return form, EXACT if ag.number == "pl" else composed_status(req, ag.gender is Gender.FEMININE or form[:2] == "au")
 
 
 # ---- Arabic ------------------------------------------------------------------------------------

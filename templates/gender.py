@@ -81,6 +81,19 @@ def _head_candidates(head_word: str, head: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(w for w in out if w))
 
 
+def is_region(classes: tuple[str, ...] | list[str], lang: str) -> bool:
+    """Whether an entity of these P31 classes is a region (a state, province, region of a country) for ``lang``:
+    only languages that list ``region_classes`` in genders.yaml (fr, it, pt) treat one apart, in their gender
+    suffixes (``type_suffixes.region``) and their place prepositions (backend_rules.py). A region keeps its
+    slot's type everywhere else (classes.yaml knows no region type), and a city-state is a city."""
+    listed = _data("genders.yaml").get(lang, {}).get("region_classes", ())
+    if not listed or not any(q in listed for q in classes):
+        return False
+    # a city that is a region of its own (Hamburg, Berlin: a city and a German state) stays a city: à Hambourg
+    types = class_types()
+    return not any(types.get(q) == "settlement" for q in classes)
+
+
 def resolve_agreement(entity: Entity, lang: str, label: str, etype: str = "") -> Agreement:
     """Gender and number of ``label`` (the entity's label in ``lang``) and where that came from."""
     if entity.gender_source == "P21" or etype == "person" or entity.gender is Gender.NON_BINARY:
@@ -96,6 +109,8 @@ def resolve_agreement(entity: Entity, lang: str, label: str, etype: str = "") ->
             if q in kinds:
                 g, n = parse_value(kinds[q])
                 return Agreement(g, n, f"work-class:{q}")
+    if etype in ("settlement", "place", "country") and is_region(entity.classes, lang):
+        etype = "region"  # the gender suffixes of regions, which a settlement's default would get wrong
     return _label_agreement(lang, label, etype)
 
 
@@ -171,10 +186,15 @@ def _label_agreement(lang: str, label: str, etype: str) -> Agreement:
     if etype and etype in classes:
         g, n = parse_value(classes[etype])
         return Agreement(g, n, f"class-default:{etype}")
-    suffixes = spec.get("suffixes", {})
+    # a type may have suffixes of its own (`type_suffixes`: names of countries and regions follow rules of
+    # their own, see genders.yaml); a value `unknown` there says the ending decides nothing: the gender stays
+    # unknown, and a form that needs it fails with a reason instead of a guess
+    typed = spec.get("type_suffixes", {}).get(etype)
+    suffixes = typed if typed is not None else spec.get("suffixes", {})
+    kind = f"{etype}:" if typed is not None else ""
     low = head.lower()
     for suffix in sorted(suffixes, key=len, reverse=True):
         if low.endswith(suffix):
             g, n = parse_value(suffixes[suffix])
-            return Agreement(g, n, f"suffix:-{suffix}" if suffix else "suffix:default")
+            return Agreement(g, n, f"suffix:{kind}-{suffix}" if suffix else f"suffix:{kind}default")
     return Agreement(Gender.UNKNOWN, "sg", "")

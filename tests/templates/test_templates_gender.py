@@ -25,8 +25,9 @@ def resolve(qid: str, lang: str, slot_type: str = "") -> Agreement:
     ("Q30", "ru", Agreement(Gender.UNKNOWN, "pl", "lexicon:pymorphy3")),  # Соединённые Штаты: plural
     ("Q30", "fr", Agreement(Gender.MASCULINE, "pl", "lexicon:table")),
     ("Q96", "fr", Agreement(Gender.MASCULINE, "sg", "lexicon:table")),  # Mexique: -e but masculine
-    ("Q142", "fr", Agreement(Gender.FEMININE, "sg", "suffix:-e")),
-    ("Q16", "fr", Agreement(Gender.MASCULINE, "sg", "suffix:default")),
+    # a country's gender comes from the country suffixes (genders.yaml `type_suffixes`), named in the source
+    ("Q142", "fr", Agreement(Gender.FEMININE, "sg", "suffix:country:-e")),
+    ("Q16", "fr", Agreement(Gender.MASCULINE, "sg", "suffix:country:default")),
     ("Q79", "ar", Agreement(Gender.FEMININE, "sg", "class-default:country")),  # مصر
     ("Q183", "de", Agreement(Gender.NEUTER, "sg", "class-default:country")),
     ("Q39", "de", Agreement(Gender.FEMININE, "sg", "lexicon:table")),  # die Schweiz
