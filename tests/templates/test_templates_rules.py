@@ -79,3 +79,18 @@ def test_gender_from_a_suffix_rule_is_flagged_guessed():
     r = RulesBackend().inflect("guitarra", "es", Features(article="def"), req(F, etype="instrument", source="suffix:-a"))
     assert (r.form, r.status) == ("la guitarra", "guessed")
     assert "suffix:-a" in r.detail
+
+
+@pytest.mark.parametrize(("article", "form"), [
+    (None, "le gouvernorat de Ninive"),  # an entry that says nothing of the article: the head noun takes it
+    ("none", "Gouvernorat de Ninive"),  # an entry that says `article: none` is never given one
+])
+def test_an_entry_decides_whether_an_administrative_head_takes_the_article(article, form):
+    from dataclasses import replace
+
+    from factatlas.templates.lexicon import LexiconEntry
+
+    entry = LexiconEntry("Q1", "fr", "Gouvernorat de Ninive", M, article=article, where="fr.yaml:1")
+    request_ = replace(req(M, etype="admin"), entry=entry)
+    assert RulesBackend().inflect("Gouvernorat de Ninive", "fr", Features(article="def"), request_).form == form
+
