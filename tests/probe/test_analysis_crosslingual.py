@@ -102,3 +102,20 @@ def test_why_the_tokenizer_is_unknown_names_the_run_relative_file(tmp_path):
     (folder / "probe.json").write_text("[1]", "utf-8")
     assert model_tokenizer(folder) == (None, "probe/m/probe.json: unreadable (AttributeError), so the model's "
                                              "tokenizer is unknown")
+
+
+def test_a_pair_with_no_comparable_query_counts_none_and_names_them_foreign():
+    """fr ranks f1 over other candidates than en's: no query of the pair is comparable, so RankC and COverlap
+    are None over 0 queries, and the query counts as foreign."""
+    other = ("Qa", "Qx", "Qy")
+    rows = [result("A", "f1", "en", "west", "P1", True, gold="Qa", candidates=Q1, ranked=("Qa", "Qb", "Qc")),
+            result("A", "f1", "fr", "west", "P1", True, gold="Qa", candidates=other, ranked=other)]
+    (pair,) = X.pair_consistency(rows, "norm1")
+    assert (pair.lang_a, pair.lang_b, pair.n_queries, pair.rankc, pair.coverlap) == ("en", "fr", 0, None, None)
+
+
+def test_pearson_needs_two_values_on_each_side_not_three():
+    got = X.pearson("f", [0.0, 0.0, 1.0], [0.1, 0.2, 0.9])
+    # deviations x (-1/3, -1/3, 2/3), y (-.3, -.2, .5): r = .5 / sqrt(2/3 * .38)
+    assert not got.reason and got.r == pytest.approx(0.5 / (2 / 3 * 0.38) ** 0.5)
+    assert X.pearson("f", [1.0, 1.0, 1.0], [0.1, 0.2, 0.9]).reason == "constant over the language pairs"

@@ -125,8 +125,8 @@ def test_rankc_matrix_equals_rankc_per_pair():
     assert rankc_matrix(qids) == m
     assert rankc_matrix(idx, "norm2") == {(a, b): rankc(idx[a], idx[b], "norm2") for a, b in m}
     assert rankc_matrix({"en": [[0, 1, 2]], "de": [[0, 1, 2]]}) == {("en", "de"): 1.0}
-    with pytest.raises(ValueError, match="differ in length"):
-        rankc_matrix({"en": [[0, 1, 2]], "es": [[0, 1]]})
+    with pytest.raises(ValueError, match=r"^query 1: rankings differ in length \(2 in en vs 3 in es\)"):
+        rankc_matrix({"en": [[0, 1, 2], [0, 1]], "ar": [[0, 1, 2], [0, 1]], "es": [[0, 1, 2], [0, 1, 2]]})
     with pytest.raises(ValueError, match="not a permutation"):
         rankc_matrix({"en": [[0, 1, 2]], "es": [[0, 0, 1]]})
     with pytest.raises(ValueError, match="ranked in es but not in en"):

@@ -6,9 +6,11 @@ from factatlas.errors import ConfigError
 from factatlas.publish.versions import (
     Bump,
     Version,
+    branch_release,
     bump_between,
     check_bump,
     check_new_version,
+    moves_default_branch,
     previous_version,
     versions_from_tags,
 )
@@ -70,3 +72,17 @@ def test_check_bump():
     assert check_bump(v1, Version.parse("2.0.0"), Bump.PATCH) is None
     assert check_bump(None, v1, Bump.MAJOR) is None
     assert check_bump(v1, Version.parse("1.0.1-rc.1"), Bump.MAJOR) is None
+
+
+def test_the_default_branch_holds_the_highest_final_release_and_only_a_higher_one_moves_it():
+    v = Version.parse
+    existing = [v("1.0.0"), v("1.1.0"), v("2.0.0-rc.1")]
+    assert branch_release(existing) == v("1.1.0")  # a pre-release above the finals is tagged only
+    assert branch_release([v("1.0.0-rc.1"), v("1.0.0-rc.2")]) == v("1.0.0-rc.2")  # no final yet
+    assert branch_release([]) is None
+    assert moves_default_branch(v("1.2.0"), existing)
+    assert not moves_default_branch(v("1.1.0"), existing)  # the same version again moves nothing
+    assert not moves_default_branch(v("1.0.1"), existing)  # a backport
+    assert not moves_default_branch(v("2.0.0-rc.2"), existing)  # a pre-release after a final release
+    assert moves_default_branch(v("1.0.0-rc.2"), [v("1.0.0-rc.1")])  # no final yet: the highest pre-release
+    assert not moves_default_branch(v("1.0.0-rc.1"), [v("1.0.0-rc.1")])
