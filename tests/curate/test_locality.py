@@ -29,3 +29,23 @@ def test_locality_query_and_sites():
 
     arab = Culture("arab", "Arab League", (CountryRef("Q79", "Egypt", ("ar", "en")), CountryRef("Q1028", "Morocco", ("fr",))))
     assert locality_sites(["zh-hans", "sw", "en"], {"arab": arab}) == ("ar", "en", "fr", "sw", "zh")
+
+
+def test_article_sites_on_the_store_are_the_fixture_articles_in_the_editions_asked(fixture_files, fixture_store,
+                                                                                    tmp_path):
+    """The editions among those asked with an article on each subject, read from the embedded store in batches
+    of any size (fixture_graph.ARTICLES); a subject without one is absent, and nothing asked gives nothing."""
+    from factatlas.curate.cache import QueryRunner
+    from factatlas.curate.endpoints import EmbeddedEndpoint
+    from factatlas.curate.locality import article_sites
+
+    runner = QueryRunner(EmbeddedEndpoint(fixture_files[0], store=fixture_store), tmp_path / "cache",
+                         tmp_path / "q.jsonl")
+    subjects = ["Q727", "Q79", "Q100005", "Q822", "Q79", "Q100034"]
+    expected = {"Q79": ("ar", "fr"), "Q822": ("ar",), "Q727": ("nl",), "Q100034": ("fr",)}
+    for batch_size in (1, 2, 100):
+        assert article_sites(runner, subjects, ("ar", "fr", "nl"), batch_size) == expected
+    assert article_sites(runner, subjects, ("en",), 100)["Q100005"] == ("en",)
+    sent = runner.stats.sent
+    assert article_sites(runner, [], ("ar",), 100) == {} and article_sites(runner, subjects, (), 100) == {}
+    assert runner.stats.sent == sent  # nothing asked: no request (WDQS counts every one)
