@@ -290,3 +290,16 @@ def test_a_damaged_probe_json_is_refused_before_the_judge_model_loads(tmp_path, 
     monkeypatch.setattr(judge, "make_judge_backend", loads_a_model)
     with pytest.raises(FactatlasError, match=r"probe\.json: expected a JSON object, found list"):
         judge.judge_run(run, "m", judge.JudgeConfig("substr"))
+
+
+def test_judge_backend_options_are_checked_against_the_backend_named():
+    from factatlas.errors import ConfigError
+    from factatlas.probe.judge import JudgeConfig
+
+    with pytest.raises(ConfigError, match=r"^--api-base: not an option of --backend local \(its options: "
+                                          r"--batch-tokens, --device, "):
+        JudgeConfig.from_flags("j", backend="local", api_base="http://127.0.0.1:1/v1", device=None)
+    remote = JudgeConfig.from_flags("j", backend="openai", api_base="http://127.0.0.1:1/v1", concurrency=2)
+    assert (remote.backend.name, remote.backend.options.api_base, remote.backend.options.concurrency) == (
+        "openai", "http://127.0.0.1:1/v1", 2)
+    assert JudgeConfig("j").backend.name == "local"  # no backend named: the local one with its defaults
