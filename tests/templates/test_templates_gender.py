@@ -48,3 +48,19 @@ def test_predicate_slot_type_is_the_fallback_when_p31_is_unknown():
 def test_no_rule_leaves_the_gender_unknown_with_no_source():
     e = entity("Q9000010", {"ja": "東京"}, ())
     assert resolve_agreement(e, "ja", "東京", "") == Agreement(Gender.UNKNOWN, "sg", "")
+
+
+@pytest.mark.parametrize(("lang", "label", "gender"), [
+    # a work agrees with the kind of work it is, not with its title's head noun («Мумия» is a film: «снят»)
+    ("ru", "Мумия", Gender.MASCULINE),
+    ("uk", "Мумія", Gender.MASCULINE),
+    ("el", "Ο Νονός", Gender.FEMININE),  # η ταινία
+])
+def test_a_work_takes_its_languages_work_gender_without_title_articles(lang, label, gender):
+    from factatlas.templates.gender import resolve_agreement
+
+    from .templates_fixtures import entity
+
+    film = entity("Q1", {lang: label}, ("Q11424",))
+    got = resolve_agreement(film, lang, label, "work")
+    assert (got.gender, got.number, got.source) == (gender, "sg", "work-default")
