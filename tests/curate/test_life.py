@@ -43,6 +43,10 @@ def test_birth_dates_read_from_literals():
     assert birth_date("1958-00-00T00:00:00Z") == date(1958, 1, 1)  # a year-precision value written with zeros
     assert birth_date("+1958-02-30T00:00:00Z") == date(1958, 2, 1)
     assert birth_date("not a date") is None
+    # BCE and years outside what a date holds are unknown, not wrapped: -0500 is not the year 500
+    assert birth_date("-0500-01-01T00:00:00Z") is None
+    assert birth_date("9999-12-31T00:00:00Z") == date(9999, 12, 31)
+    assert birth_date("+10000-01-01T00:00:00Z") is None and birth_date("0000-01-01T00:00:00Z") is None
 
 
 def test_the_reference_date_is_resolved_into_the_config_and_checked():
