@@ -118,4 +118,5 @@ def test_pearson_needs_two_values_on_each_side_not_three():
     got = X.pearson("f", [0.0, 0.0, 1.0], [0.1, 0.2, 0.9])
     # deviations x (-1/3, -1/3, 2/3), y (-.3, -.2, .5): r = .5 / sqrt(2/3 * .38)
     assert not got.reason and got.r == pytest.approx(0.5 / (2 / 3 * 0.38) ** 0.5)
+    assert X.pearson("f", [0.1, 0.2, 0.9], [0.0, 0.0, 1.0]).r == pytest.approx(got.r)  # symmetric
     assert X.pearson("f", [1.0, 1.0, 1.0], [0.1, 0.2, 0.9]).reason == "constant over the language pairs"
