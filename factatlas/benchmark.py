@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import os
 import warnings
-from collections.abc import Callable, Collection, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -150,25 +150,37 @@ class Benchmark:
         return tuple(self.meta.get("cultures", ()))
 
     @cached_property
-    def display_labels(self) -> dict[tuple[str, str], str]:
-        """(qid, lang) -> the label reports show: labels.parquet where the benchmark has one (it is optional:
-        labels only decorate), then what the prompts carry (subject label, slot fillers)."""
-        labels = dict(self.labels) if (self.path / "labels.parquet").is_file() else {}
-        # streamed a row group at a time (the whole prompt list is never held): a benchmark's labels grow with
-        # its entities, not with its prompts
-        for batch in self.iter_prompts():
-            for p in batch:
-                labels.setdefault((p.subject_qid, p.lang), p.subject_label)
-                for qid, form in zip(p.candidate_qids, p.candidate_forms, strict=False):
-                    labels.setdefault((qid, p.lang), form)
-        return labels
+    def answer_labels(self) -> dict[tuple[str, str], str]:
+        """(qid, lang) -> the label reports show, for the QIDs a prompt offers or expects (its candidates and
+        golds: what a page, a majority baseline or a wrong answer names): labels.parquet where the benchmark
+        has one (it is optional: labels only decorate), then what the prompts carry (subject label, slot
+        fillers), the first row in prompt_id order. Read as columns a row group at a time, each distinct
+        candidate list of a group once: the subjects' labels, which grow with the facts, are not kept."""
+        stored = self._read(self._stored_labels, "labels.parquet") if (self.path / "labels.parquet").is_file() else None
+        return self._read(lambda: read_answer_labels(self.prompt_tables(ANSWER_LABEL_COLUMNS), stored), "prompts")
+
+    def _stored_labels(self) -> Any:
+        import pyarrow.compute as pc
+        import pyarrow.parquet as pq
+
+        table = pq.read_table(self.file("labels.parquet"), columns=["qid", "lang", "label"])
+        return table.filter(pc.not_equal(pc.fill_null(table.column("label"), ""), ""))
 
     def label(self, qid: str, langs: Sequence[str] = ()) -> str:
-        """A display label: the first language of ``langs`` (then English, then any) that has one."""
+        """A candidate's or gold's display label (``answer_labels``): the first language of ``langs`` (then
+        English, then any) that has one; the QID itself when none has."""
         for lang in (*langs, "en", *self.languages):
-            if (qid, lang) in self.display_labels:
-                return self.display_labels[(qid, lang)]
+            if (qid, lang) in self.answer_labels:
+                return self.answer_labels[(qid, lang)]
         return qid
+
+    def prompt_tables(self, columns: Sequence[str] | None = None, lang: str | None = None) -> Iterator[Any]:
+        """The prompts as Arrow tables in prompt_id order, a row group at a time (``prompt_tables``: the values
+        the records hold), only ``columns`` (and prompt_id) when given, only ``lang``'s rows when given: for a
+        consumer that counts or copies columns and needs no record. A failure at any row group names the file."""
+        from factatlas.prompt_tables import iter_prompt_tables
+
+        yield from self._read_each(lambda: iter_prompt_tables(self.location.prompt_files, lang, columns), "prompts")
 
     def file(self, name: str) -> Path:
         """A side file of the benchmark; BenchmarkError naming it when it is absent."""
@@ -427,6 +439,72 @@ def iter_prompt_batches(paths: Sequence[str | os.PathLike], keep: RowFilter | No
 
 
 FACT_KEY_COLUMNS = ("fact_id", "predicate", "culture", "gold_qids")
+ANSWER_LABEL_COLUMNS = ("lang", "subject_qid", "subject_label", "candidate_qids", "candidate_forms", "gold_qids")
+_SEP = "\x1f"  # joins a list's QIDs (or a QID and a language) into one comparable string; no QID holds it
+
+
+def read_answer_labels(tables: Iterable[Any], stored: Any | None) -> dict[tuple[str, str], str]:
+    """``Benchmark.answer_labels`` from the prompt tables (``ANSWER_LABEL_COLUMNS``, prompt_id order) and the
+    non-empty rows of labels.parquet (``stored``; None without one). The labels are those of filling a dict from
+    labels.parquet (the last row of a key) and then, for the keys it lacks, from each prompt in turn: its subject
+    label, then each candidate's form; only the candidates' and golds' QIDs are kept. Per row group, a row is
+    visited only when it carries a key labels.parquet lacks, and a candidate list once per distinct (language,
+    list, forms)."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    stored_keys = (pc.binary_join_element_wise(stored.column("qid"), stored.column("lang"), _SEP)
+                   if stored is not None else pa.array([], pa.string()))
+    answers: set[str] = set()
+    found: dict[tuple[str, str], str] = {}  # keys labels.parquet lacks, the first prompt's label
+    for table in tables:
+        table = table.combine_chunks()
+        if not table.num_rows:
+            continue
+        lang = table.column("lang")
+        entries: list[tuple[int, int, str, str, str]] = []  # (row, position: -1 the subject), qid, lang, label
+        subjects = table.column("subject_qid")
+        lacking = pc.invert(pc.is_in(pc.binary_join_element_wise(subjects, lang, _SEP), stored_keys))
+        for row in np.flatnonzero(lacking.to_numpy(zero_copy_only=False)):
+            entries.append((int(row), -1, subjects[row].as_py(), lang[row].as_py(),
+                            table.column("subject_label")[row].as_py()))
+        # the first row of each distinct (language, candidates, forms) in the group: the others add nothing
+        codes = [pc.dictionary_encode(pc.fill_null(c, "")).combine_chunks().indices.to_numpy(zero_copy_only=False)
+                 .astype(np.int64)
+                 for c in (lang, pc.binary_join(table.column("candidate_qids"), _SEP),
+                           pc.binary_join(table.column("candidate_forms"), _SEP))]
+        combo = (codes[0] * (codes[1].max() + 1) + codes[1]) * (codes[2].max() + 1) + codes[2]
+        firsts = np.sort(np.unique(combo, return_index=True)[1])
+        lists = table.select(["lang", "candidate_qids", "candidate_forms"]).take(pa.array(firsts))
+        flat = pc.list_flatten(lists.column("candidate_qids"))
+        answers.update(pc.unique(flat).to_pylist())
+        answers.update(pc.unique(pc.list_flatten(table.column("gold_qids"))).to_pylist())
+        parents = pc.list_parent_indices(lists.column("candidate_qids")).to_numpy(zero_copy_only=False)
+        starts = lists.column("candidate_qids").combine_chunks().offsets.to_numpy()[:-1]
+        position = np.arange(len(parents)) - starts[parents]
+        n_forms = pc.list_value_length(lists.column("candidate_forms")).to_numpy(zero_copy_only=False)
+        paired = position < n_forms[parents]  # zip(candidates, forms) stops at the shorter
+        flat_lang = lists.column("lang").take(pa.array(parents))
+        lacking = pc.and_(pa.array(paired), pc.invert(pc.is_in(pc.binary_join_element_wise(flat, flat_lang, _SEP),
+                                                                stored_keys)))
+        for i in np.flatnonzero(lacking.to_numpy(zero_copy_only=False)):
+            combo_row = parents[i]
+            forms = lists.column("candidate_forms")[int(combo_row)].as_py()
+            entries.append((int(firsts[combo_row]), int(position[i]), flat[i].as_py(),
+                            lists.column("lang")[int(combo_row)].as_py(), forms[position[i]]))
+        for _row, _pos, qid, row_lang, label in sorted(entries, key=lambda e: (e[0], e[1])):
+            found.setdefault((qid, row_lang), label)
+    labels: dict[tuple[str, str], str] = {}
+    if stored is not None:
+        kept = stored.filter(pc.is_in(stored.column("qid"), pa.array(sorted(answers), pa.string())))
+        for qid, row_lang, label in zip(*(kept.column(c).to_pylist() for c in ("qid", "lang", "label")), strict=True):
+            labels[(qid, row_lang)] = label
+    for key, label in found.items():
+        if key[0] in answers:
+            labels.setdefault(key, label)
+    return labels
+
 
 
 def read_fact_keys(paths: Sequence[str | os.PathLike]) -> dict[str, FactKey]:

@@ -15,12 +15,16 @@ from factatlas.benchmark import DEFAULTS, SHARED_LIST_COLUMNS, TUPLE_COLUMNS
 from factatlas.tables import PROMPTS_SCHEMA
 
 
-def iter_prompt_tables(paths: Sequence[str | os.PathLike], lang: str | None = None) -> Iterator[Any]:
+def iter_prompt_tables(paths: Sequence[str | os.PathLike], lang: str | None = None,
+                       columns: Sequence[str] | None = None) -> Iterator[Any]:
     """Prompt files as Arrow tables in prompt_id order, a row group at a time, with the values the records
     would write back (``as_written``): one file's row groups as they are; several files (a release's shards,
     each sorted) merged by prompt_id, the rows of all files up to the smallest last id of their current
-    groups at a time. ``lang``: only that language's rows (a group without any is not decoded)."""
-    streams = [_file_tables(path, lang) for path in paths]
+    groups at a time. ``lang``: only that language's rows (a group without any is not decoded). ``columns``:
+    only these (and prompt_id, which orders the merge), in the schema's order; every column when None."""
+    if columns is not None:
+        columns = [name for name in PROMPTS_SCHEMA.names if name in columns or name == "prompt_id"]
+    streams = [_file_tables(path, lang, columns) for path in paths]
     if len(streams) == 1:
         yield from streams[0]
         return
@@ -43,8 +47,9 @@ def iter_prompt_tables(paths: Sequence[str | os.PathLike], lang: str | None = No
         yield merged.take(pc.sort_indices(merged, sort_keys=[("prompt_id", "ascending")]))
 
 
-def _file_tables(path: str | os.PathLike, lang: str | None) -> Iterator[Any]:
-    """One prompts.parquet's row groups (non-empty ones, ``lang``'s rows when given) as ``as_written`` tables."""
+def _file_tables(path: str | os.PathLike, lang: str | None, columns: Sequence[str] | None) -> Iterator[Any]:
+    """One prompts.parquet's row groups (non-empty ones, ``lang``'s rows when given; ``columns`` of them, or
+    every column) as ``as_written`` tables."""
     import pyarrow as pa
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
@@ -56,12 +61,12 @@ def _file_tables(path: str | os.PathLike, lang: str | None) -> Iterator[Any]:
         pf = pq.ParquetFile(path)
         for g in range(pf.num_row_groups):
             if lang is None:
-                table = pf.read_row_group(g, use_threads=False)
+                table = pf.read_row_group(g, columns=columns, use_threads=False)
             else:
                 mask = pc.equal(pf.read_row_group(g, columns=["lang"], use_threads=False).column("lang"), lang)
                 if not pc.any(mask).as_py():
                     continue
-                table = pf.read_row_group(g, use_threads=False).filter(mask)
+                table = pf.read_row_group(g, columns=columns, use_threads=False).filter(mask)
             if table.num_rows:
                 yield as_written(table)
     except pa.ArrowException as e:
@@ -69,14 +74,17 @@ def _file_tables(path: str | os.PathLike, lang: str | None) -> Iterator[Any]:
 
 
 def as_written(table: Any) -> Any:
-    """A PROMPTS_SCHEMA table with the values its records (``decode_prompts``) hold, so that writing it gives
-    the bytes of writing those records (``tables.prompt_to_row``): ``DEFAULTS`` for null numbers, an empty
-    list for a null list; a null candidate list is refused, as the records refuse it."""
+    """A PROMPTS_SCHEMA table (or some of its columns, in its order) with the values its records
+    (``decode_prompts``) hold, so that writing it gives the bytes of writing those records
+    (``tables.prompt_to_row``): ``DEFAULTS`` for null numbers, an empty list for a null list; a null candidate
+    list is refused, as the records refuse it."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
+    schema = PROMPTS_SCHEMA if table.num_columns == len(PROMPTS_SCHEMA) else pa.schema(
+        [PROMPTS_SCHEMA.field(name) for name in table.column_names])
     columns = []
-    for name, kind in zip(PROMPTS_SCHEMA.names, PROMPTS_SCHEMA.types, strict=True):
+    for name, kind in zip(schema.names, schema.types, strict=True):
         column = table.column(name)
         if column.null_count:
             if name in SHARED_LIST_COLUMNS:
@@ -86,4 +94,4 @@ def as_written(table: Any) -> Any:
             elif name in (*TUPLE_COLUMNS, "gold_forms"):
                 column = pc.fill_null(column, pa.scalar([], kind))
         columns.append(column)
-    return pa.Table.from_arrays(columns, schema=PROMPTS_SCHEMA)
+    return pa.Table.from_arrays(columns, schema=schema)
