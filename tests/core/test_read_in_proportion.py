@@ -105,6 +105,18 @@ def test_publish_dry_run_streams_the_prompts(grouped, reads, tmp_path):
     assert len(decoded) <= 2
 
 
+def test_the_dataset_profile_and_the_answer_labels_make_no_prompt_record(grouped, reads):
+    """The metrics' two passes over every row of the benchmark (the dataset profile; the display labels of the
+    answers) count over columns: no prompt is decoded into a record (until session 52 both made every one)."""
+    from factatlas.probe.profile import dataset_profile
+
+    bench = B.Benchmark.open(grouped)
+    profile = dataset_profile(bench)
+    assert reads["whole"] == 0 and reads["decoded"] == []
+    assert profile["n_prompts"] == rows_of(grouped) and profile["parallel"]["groups"] == len(bench.fact_keys)
+    assert bench.answer_labels and reads["decoded"] == []
+
+
 @pytest.fixture(scope="module")
 def tiny_model(built, tmp_path_factory):
     """A tiny BERT trained once (training reads every prompt: its training set), then probed as a folder."""
@@ -123,11 +135,11 @@ def test_probe_of_one_language_decodes_that_language_for_scoring_and_metrics(bui
                     "--no-template-only")
     assert res.returncode == 0, res.stdout + res.stderr
     assert reads["whole"] == 0
-    # whole-table passes (the display labels, the dataset profile) stream one batch at a time; everything
-    # else decodes English rows only
+    # the whole-table passes (the answers' display labels, the dataset profile) read columns; everything
+    # decoded is English
     full = [b for b in reads["decoded"] if set(b) != {"en"}]
     english = [b for b in reads["decoded"] if set(b) == {"en"}]
-    assert sum(map(len, full)) <= 2 * rows_of(built)
+    assert full == []
     assert english and sum(map(len, english)) <= 4 * rows_of(built, "en")
     # the coverage still counts the whole benchmark (its kind column), not the prompts the join decoded
     coverage = json.loads((built / "probe" / "en" / "metrics.json").read_text("utf-8"))["coverage"]
