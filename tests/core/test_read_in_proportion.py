@@ -541,6 +541,34 @@ def test_the_analyses_read_the_facts_as_columns_a_batch_of_records_at_a_time(bui
     assert list(facts) == list(expected) and len(facts.values()) == len(expected) and "x" not in facts
 
 
+def test_the_popularity_buckets_keep_three_fields_of_each_fact_not_its_record(built, monkeypatch):
+    """The popularity section's buckets walk the facts once (``FactTable`` makes them a batch at a time) and
+    keep a fact's id, predicate and popularity: at most a batch of ``Fact`` records is alive (seen red with
+    the facts listed whole, the report's peak at a million prompts); the buckets are those of the records."""
+    from factatlas import tables as T
+    from factatlas.benchmark import Benchmark
+    from factatlas.popbuckets import popularity_buckets
+    from factatlas.probe.analysis import popularity as Pop
+    from factatlas.probe.analysis.records import benchmark_facts
+
+    monkeypatch.setattr(T, "FACT_BATCH", 2)
+    expected = T.read_facts(built / "build" / "facts.parquet")
+    assert len(expected) > 2 * 2
+    facts = benchmark_facts(Benchmark.open(built / "build"))
+    seen = {"alive": 0}
+    before = live_facts()
+    buckets = popularity_buckets
+
+    def counted(rows, *args):
+        seen["alive"] = max(seen["alive"], live_facts() - before)
+        return buckets(rows, *args)
+
+    monkeypatch.setattr(Pop, "popularity_buckets", counted)
+    got, popularity = Pop.fact_buckets(facts.values())
+    assert seen["alive"] <= 2
+    assert got == popularity_buckets(expected) and popularity == {f.id: f.popularity for f in expected}
+
+
 def test_publish_holds_one_row_group_of_a_shard(built, grouped, monkeypatch):
     """A shard is written a row group at a time: the rows held as Arrow columns never reach a shard's (seen
     red with the shard held whole), the row groups are every ``ROW_GROUP_ROWS`` rows of a shard, and the files
