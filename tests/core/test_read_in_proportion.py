@@ -117,6 +117,19 @@ def test_the_dataset_profile_and_the_answer_labels_make_no_prompt_record(grouped
     assert bench.answer_labels and reads["decoded"] == []
 
 
+def test_the_lm_eval_export_streams_the_prompts(grouped, reads, tmp_path):
+    """``export lm-eval`` turns each prompt into its JSON line as it reads it, a row group at a time: the task
+    files are held (written together), the prompts never all as records (seen red with ``bench.prompts``)."""
+    from factatlas.publish.lmeval import export_lmeval
+
+    reads["before"] = live_prompts()
+    done = export_lmeval(grouped, tmp_path / "tasks")
+    assert reads["whole"] == 0
+    assert len(reads["decoded"]) >= 5 and reads["alive"] <= 2 * GROUP_ROWS
+    assert done.counts["mc/docs"] + done.counts["gen/docs"] + sum(
+        n for key, n in done.counts.items() if "skipped" in key) == rows_of(grouped)
+
+
 @pytest.fixture(scope="module")
 def tiny_model(built, tmp_path_factory):
     """A tiny BERT trained once (training reads every prompt: its training set), then probed as a folder."""
