@@ -16,13 +16,21 @@ from __future__ import annotations
 import json
 import os
 import warnings
-from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import Any, NamedTuple
 
 from factatlas.errors import ConfigError
+from factatlas.prompt_tables import (  # noqa: F401  (the constants are the benchmark's too)
+    ANSWER_LABEL_COLUMNS,
+    DEFAULTS,
+    SHARED_LIST_COLUMNS,
+    TUPLE_COLUMNS,
+    iter_prompt_tables,
+    read_answer_labels,
+)
 from factatlas.records import Drop, Entity, Fact, Prompt
 
 SCHEMA_VERSION = 1
@@ -32,9 +40,6 @@ BENCHMARK_FILES = ("prompts.parquet", "facts.parquet", "entities.parquet", "labe
 CORE_FILES = ("benchmark.json", "prompts.parquet")
 RELEASE_PROMPTS = Path("data") / "all"
 
-# Predicate-wide candidate lists repeat the same thousands of QIDs on every row: read them
-# dictionary-encoded and share one tuple per distinct list.
-SHARED_LIST_COLUMNS = ("candidate_qids", "candidate_forms")
 
 
 class BenchmarkError(ConfigError):
@@ -179,8 +184,6 @@ class Benchmark:
         """The prompts as Arrow tables in prompt_id order, a row group at a time (``prompt_tables``: the values
         the records hold), only ``columns`` (and prompt_id) when given, only ``lang``'s rows when given: for a
         consumer that counts or copies columns and needs no record. A failure at any row group names the file."""
-        from factatlas.prompt_tables import iter_prompt_tables
-
         yield from self._read_each(lambda: iter_prompt_tables(self.location.prompt_files, lang, columns), "prompts")
 
     def file(self, name: str) -> Path:
@@ -440,72 +443,6 @@ def iter_prompt_batches(paths: Sequence[str | os.PathLike], keep: RowFilter | No
 
 
 FACT_KEY_COLUMNS = ("fact_id", "predicate", "culture", "gold_qids")
-ANSWER_LABEL_COLUMNS = ("lang", "subject_qid", "subject_label", "candidate_qids", "candidate_forms", "gold_qids")
-_SEP = "\x1f"  # joins a list's QIDs (or a QID and a language) into one comparable string; no QID holds it
-
-
-def read_answer_labels(tables: Iterable[Any], stored: Any | None) -> dict[tuple[str, str], str]:
-    """``Benchmark.answer_labels`` from the prompt tables (``ANSWER_LABEL_COLUMNS``, prompt_id order) and the
-    non-empty rows of labels.parquet (``stored``; None without one). The labels are those of filling a dict from
-    labels.parquet (the last row of a key) and then, for the keys it lacks, from each prompt in turn: its subject
-    label, then each candidate's form; only the candidates' and golds' QIDs are kept. Per row group, a row is
-    visited only when it carries a key labels.parquet lacks, and a candidate list once per distinct (language,
-    list, forms)."""
-    import numpy as np
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    stored_keys = (pc.binary_join_element_wise(stored.column("qid"), stored.column("lang"), _SEP)
-                   if stored is not None else pa.array([], pa.string()))
-    answers: set[str] = set()
-    found: dict[tuple[str, str], str] = {}  # keys labels.parquet lacks, the first prompt's label
-    for table in tables:
-        table = table.combine_chunks()
-        if not table.num_rows:
-            continue
-        lang = table.column("lang")
-        entries: list[tuple[int, int, str, str, str]] = []  # (row, position: -1 the subject), qid, lang, label
-        subjects = table.column("subject_qid")
-        lacking = pc.invert(pc.is_in(pc.binary_join_element_wise(subjects, lang, _SEP), stored_keys))
-        for row in np.flatnonzero(lacking.to_numpy(zero_copy_only=False)):
-            entries.append((int(row), -1, subjects[row].as_py(), lang[row].as_py(),
-                            table.column("subject_label")[row].as_py()))
-        # the first row of each distinct (language, candidates, forms) in the group: the others add nothing
-        codes = [pc.dictionary_encode(pc.fill_null(c, "")).combine_chunks().indices.to_numpy(zero_copy_only=False)
-                 .astype(np.int64)
-                 for c in (lang, pc.binary_join(table.column("candidate_qids"), _SEP),
-                           pc.binary_join(table.column("candidate_forms"), _SEP))]
-        combo = (codes[0] * (codes[1].max() + 1) + codes[1]) * (codes[2].max() + 1) + codes[2]
-        firsts = np.sort(np.unique(combo, return_index=True)[1])
-        lists = table.select(["lang", "candidate_qids", "candidate_forms"]).take(pa.array(firsts))
-        flat = pc.list_flatten(lists.column("candidate_qids"))
-        answers.update(pc.unique(flat).to_pylist())
-        answers.update(pc.unique(pc.list_flatten(table.column("gold_qids"))).to_pylist())
-        parents = pc.list_parent_indices(lists.column("candidate_qids")).to_numpy(zero_copy_only=False)
-        starts = lists.column("candidate_qids").combine_chunks().offsets.to_numpy()[:-1]
-        position = np.arange(len(parents)) - starts[parents]
-        n_forms = pc.list_value_length(lists.column("candidate_forms")).to_numpy(zero_copy_only=False)
-        paired = position < n_forms[parents]  # zip(candidates, forms) stops at the shorter
-        flat_lang = lists.column("lang").take(pa.array(parents))
-        lacking = pc.and_(pa.array(paired), pc.invert(pc.is_in(pc.binary_join_element_wise(flat, flat_lang, _SEP),
-                                                                stored_keys)))
-        for i in np.flatnonzero(lacking.to_numpy(zero_copy_only=False)):
-            combo_row = parents[i]
-            forms = lists.column("candidate_forms")[int(combo_row)].as_py()
-            entries.append((int(firsts[combo_row]), int(position[i]), flat[i].as_py(),
-                            lists.column("lang")[int(combo_row)].as_py(), forms[position[i]]))
-        for _row, _pos, qid, row_lang, label in sorted(entries, key=lambda e: (e[0], e[1])):
-            found.setdefault((qid, row_lang), label)
-    labels: dict[tuple[str, str], str] = {}
-    if stored is not None:
-        kept = stored.filter(pc.is_in(stored.column("qid"), pa.array(sorted(answers), pa.string())))
-        for qid, row_lang, label in zip(*(kept.column(c).to_pylist() for c in ("qid", "lang", "label")), strict=True):
-            labels[(qid, row_lang)] = label
-    for key, label in found.items():
-        if key[0] in answers:
-            labels.setdefault(key, label)
-    return labels
-
 
 
 def read_fact_keys(paths: Sequence[str | os.PathLike]) -> dict[str, FactKey]:
@@ -541,14 +478,11 @@ def read_fact_keys(paths: Sequence[str | os.PathLike]) -> dict[str, FactKey]:
     return out
 
 
-# list<string> columns read as tuples, identical lists of a group sharing one tuple (golds repeat per fact)
-TUPLE_COLUMNS = ("gold_qids", "article_langs", "home_langs")
 # columns whose values repeat from row to row (a fact's prompts are adjacent in prompt_id order; the rest has a
 # handful of values): one string object per distinct value of a batch, not one per row (at 107,520 prompts of
 # one language, about 0.5 KB a record; the records are equal either way)
 SHARED_STRING_COLUMNS = ("fact_id", "lang", "template_id", "kind", "pair", "culture", "predicate", "split",
                          "subject_qid", "subject_label", "template_status")
-DEFAULTS = {"popularity": 0.0, "popularity_quantile": 0, "popularity_log10": -1}
 
 
 def decode_prompts(table, interned: dict[tuple[str, ...], tuple[str, ...]]) -> list[Prompt]:

@@ -196,21 +196,7 @@ class _ProfileScan:
         self.candidates_differ[fact[candidates != self.first_candidates[fact]]] = True
         self.golds_differ[fact[golds != self.first_golds[fact]]] = True
 
-        # golds outside their candidate list, and prompts whose candidates hold no gold
-        pair, pair_rows = _distinct(candidate_local, gold_local)
-        outside, without = [], []
-        for row in pair_rows:
-            cands = set(candidate_lists[candidate_local[row]])
-            gold = gold_lists[gold_local[row]]
-            outside.append([q for q in gold if q not in cands])
-            without.append(not cands & set(gold))
-        counts = np.array([len(o) for o in outside], np.int64)[pair]
-        self.gold_outside += int(counts.sum())
-        self.prompts_without_gold += int(np.array(without, bool)[pair].sum())
-        for row in np.flatnonzero(counts)[: max(0, self.max_examples - len(self.gold_examples))]:
-            self.gold_examples.append(f"{column('prompt_id')[int(row)].as_py()}: {', '.join(outside[pair[row]])} "
-                                      "not among the candidates")
-
+        self._golds_among_candidates(column("prompt_id"), candidate_local, candidate_lists, gold_local, gold_lists)
         # subjects whose label contains the answer, per (fact, language): a unit leaks when any prompt does
         subject_local, subject_values = _codes(column("subject_label"))
         combo, combo_rows = _distinct(subject_local, lang_local, gold_local)
@@ -238,6 +224,24 @@ class _ProfileScan:
                                       f"answer ({', '.join(self.bench.label(q, [row_lang]) for q in gold)})")
         for code in np.unique(lang[leak]):
             self.leaking[code][fact[leak & (lang == code)]] = True
+
+    def _golds_among_candidates(self, prompt_ids: Any, candidate_local: np.ndarray, candidate_lists: list[Any],
+                                gold_local: np.ndarray, gold_lists: list[Any]) -> None:
+        """Golds outside their candidate list, and prompts whose candidates hold no gold: once per distinct
+        (candidate list, gold list) of the group."""
+        pair, pair_rows = _distinct(candidate_local, gold_local)
+        outside, without = [], []
+        for row in pair_rows:
+            cands = set(candidate_lists[candidate_local[row]])
+            gold = gold_lists[gold_local[row]]
+            outside.append([q for q in gold if q not in cands])
+            without.append(not cands & set(gold))
+        counts = np.array([len(o) for o in outside], np.int64)[pair]
+        self.gold_outside += int(counts.sum())
+        self.prompts_without_gold += int(np.array(without, bool)[pair].sum())
+        for row in np.flatnonzero(counts)[: max(0, self.max_examples - len(self.gold_examples))]:
+            self.gold_examples.append(f"{prompt_ids[int(row)].as_py()}: {', '.join(outside[pair[row]])} "
+                                      "not among the candidates")
 
     def parallel(self, langs: Sequence[str]) -> dict[str, Any]:
         seen = np.logical_or.reduce(self.seen) if self.seen else np.zeros(len(self.fact_ids), bool)
