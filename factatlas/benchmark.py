@@ -23,6 +23,14 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from factatlas.errors import ConfigError
+from factatlas.prompt_tables import (  # noqa: F401  (the constants are the benchmark's too)
+    ANSWER_LABEL_COLUMNS,
+    DEFAULTS,
+    SHARED_LIST_COLUMNS,
+    TUPLE_COLUMNS,
+    iter_prompt_tables,
+    read_answer_labels,
+)
 from factatlas.records import Drop, Entity, Fact, Prompt
 
 SCHEMA_VERSION = 1
@@ -32,9 +40,6 @@ BENCHMARK_FILES = ("prompts.parquet", "facts.parquet", "entities.parquet", "labe
 CORE_FILES = ("benchmark.json", "prompts.parquet")
 RELEASE_PROMPTS = Path("data") / "all"
 
-# Predicate-wide candidate lists repeat the same thousands of QIDs on every row: read them
-# dictionary-encoded and share one tuple per distinct list.
-SHARED_LIST_COLUMNS = ("candidate_qids", "candidate_forms")
 
 
 class BenchmarkError(ConfigError):
@@ -150,25 +155,36 @@ class Benchmark:
         return tuple(self.meta.get("cultures", ()))
 
     @cached_property
-    def display_labels(self) -> dict[tuple[str, str], str]:
-        """(qid, lang) -> the label reports show: labels.parquet where the benchmark has one (it is optional:
-        labels only decorate), then what the prompts carry (subject label, slot fillers)."""
-        labels = dict(self.labels) if (self.path / "labels.parquet").is_file() else {}
-        # streamed a row group at a time (the whole prompt list is never held): a benchmark's labels grow with
-        # its entities, not with its prompts
-        for batch in self.iter_prompts():
-            for p in batch:
-                labels.setdefault((p.subject_qid, p.lang), p.subject_label)
-                for qid, form in zip(p.candidate_qids, p.candidate_forms, strict=False):
-                    labels.setdefault((qid, p.lang), form)
-        return labels
+    def answer_labels(self) -> dict[tuple[str, str], str]:
+        """(qid, lang) -> the label reports show, for the QIDs a prompt offers or expects (its candidates and
+        golds: what a page, a majority baseline or a wrong answer names): labels.parquet where the benchmark
+        has one (it is optional: labels only decorate), then what the prompts carry (subject label, slot
+        fillers), the first row in prompt_id order. Read as columns a row group at a time, each distinct
+        candidate list of a group once: the subjects' labels, which grow with the facts, are not kept."""
+        stored = self._read(self._stored_labels, "labels.parquet") if (self.path / "labels.parquet").is_file() else None
+        return self._read(lambda: read_answer_labels(self.prompt_tables(ANSWER_LABEL_COLUMNS), stored), "prompts")
+
+    def _stored_labels(self) -> Any:
+        import pyarrow.compute as pc
+        import pyarrow.parquet as pq
+
+        # ParquetFile, not read_table: the latter imports pyarrow.dataset (and pandas), a second of CPU
+        table = pq.ParquetFile(self.file("labels.parquet")).read(columns=["qid", "lang", "label"], use_threads=False)
+        return table.filter(pc.not_equal(pc.fill_null(table.column("label"), ""), ""))
 
     def label(self, qid: str, langs: Sequence[str] = ()) -> str:
-        """A display label: the first language of ``langs`` (then English, then any) that has one."""
+        """A candidate's or gold's display label (``answer_labels``): the first language of ``langs`` (then
+        English, then any) that has one; the QID itself when none has."""
         for lang in (*langs, "en", *self.languages):
-            if (qid, lang) in self.display_labels:
-                return self.display_labels[(qid, lang)]
+            if (qid, lang) in self.answer_labels:
+                return self.answer_labels[(qid, lang)]
         return qid
+
+    def prompt_tables(self, columns: Sequence[str] | None = None, lang: str | None = None) -> Iterator[Any]:
+        """The prompts as Arrow tables in prompt_id order, a row group at a time (``prompt_tables``: the values
+        the records hold), only ``columns`` (and prompt_id) when given, only ``lang``'s rows when given: for a
+        consumer that counts or copies columns and needs no record. A failure at any row group names the file."""
+        yield from self._read_each(lambda: iter_prompt_tables(self.location.prompt_files, lang, columns), "prompts")
 
     def file(self, name: str) -> Path:
         """A side file of the benchmark; BenchmarkError naming it when it is absent."""
@@ -462,14 +478,11 @@ def read_fact_keys(paths: Sequence[str | os.PathLike]) -> dict[str, FactKey]:
     return out
 
 
-# list<string> columns read as tuples, identical lists of a group sharing one tuple (golds repeat per fact)
-TUPLE_COLUMNS = ("gold_qids", "article_langs", "home_langs")
 # columns whose values repeat from row to row (a fact's prompts are adjacent in prompt_id order; the rest has a
 # handful of values): one string object per distinct value of a batch, not one per row (at 107,520 prompts of
 # one language, about 0.5 KB a record; the records are equal either way)
 SHARED_STRING_COLUMNS = ("fact_id", "lang", "template_id", "kind", "pair", "culture", "predicate", "split",
                          "subject_qid", "subject_label", "template_status")
-DEFAULTS = {"popularity": 0.0, "popularity_quantile": 0, "popularity_log10": -1}
 
 
 def decode_prompts(table, interned: dict[tuple[str, ...], tuple[str, ...]]) -> list[Prompt]:

@@ -2,25 +2,36 @@
 (publish: the release's data shards and its digest). ``iter_prompt_tables`` walks them in prompt_id order a
 row group at a time, as ``factatlas.benchmark.iter_prompt_batches`` walks records; ``as_written`` gives each
 table the values its records would write back, so a shard written from the tables has the bytes of one
-written from the records. ``release_input.PromptStream.tables`` is the door (its errors name the file).
+written from the records. ``Benchmark.prompt_tables`` is the door (its errors name the file); the answers' display
+labels (``read_answer_labels``, ``Benchmark.answer_labels``) are counted from them too.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
-from factatlas.benchmark import DEFAULTS, SHARED_LIST_COLUMNS, TUPLE_COLUMNS
-from factatlas.tables import PROMPTS_SCHEMA
+# Predicate-wide candidate lists repeat the same thousands of QIDs on every row: read them
+# dictionary-encoded and share one tuple per distinct list.
+SHARED_LIST_COLUMNS = ("candidate_qids", "candidate_forms")
+# list<string> columns read as tuples, identical lists of a group sharing one tuple (golds repeat per fact)
+TUPLE_COLUMNS = ("gold_qids", "article_langs", "home_langs")
+DEFAULTS = {"popularity": 0.0, "popularity_quantile": 0, "popularity_log10": -1}
 
 
-def iter_prompt_tables(paths: Sequence[str | os.PathLike], lang: str | None = None) -> Iterator[Any]:
+def iter_prompt_tables(paths: Sequence[str | os.PathLike], lang: str | None = None,
+                       columns: Sequence[str] | None = None) -> Iterator[Any]:
     """Prompt files as Arrow tables in prompt_id order, a row group at a time, with the values the records
     would write back (``as_written``): one file's row groups as they are; several files (a release's shards,
     each sorted) merged by prompt_id, the rows of all files up to the smallest last id of their current
-    groups at a time. ``lang``: only that language's rows (a group without any is not decoded)."""
-    streams = [_file_tables(path, lang) for path in paths]
+    groups at a time. ``lang``: only that language's rows (a group without any is not decoded). ``columns``:
+    only these (and prompt_id, which orders the merge), in the schema's order; every column when None."""
+    from factatlas.tables import PROMPTS_SCHEMA
+
+    if columns is not None:
+        columns = [name for name in PROMPTS_SCHEMA.names if name in columns or name == "prompt_id"]
+    streams = [_file_tables(path, lang, columns) for path in paths]
     if len(streams) == 1:
         yield from streams[0]
         return
@@ -43,25 +54,26 @@ def iter_prompt_tables(paths: Sequence[str | os.PathLike], lang: str | None = No
         yield merged.take(pc.sort_indices(merged, sort_keys=[("prompt_id", "ascending")]))
 
 
-def _file_tables(path: str | os.PathLike, lang: str | None) -> Iterator[Any]:
-    """One prompts.parquet's row groups (non-empty ones, ``lang``'s rows when given) as ``as_written`` tables."""
+def _file_tables(path: str | os.PathLike, lang: str | None, columns: Sequence[str] | None) -> Iterator[Any]:
+    """One prompts.parquet's row groups (non-empty ones, ``lang``'s rows when given; ``columns`` of them, or
+    every column) as ``as_written`` tables."""
     import pyarrow as pa
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
-    from factatlas.tables import require_schema, unreadable
+    from factatlas.tables import PROMPTS_SCHEMA, require_schema, unreadable
 
     require_schema(path, PROMPTS_SCHEMA)
     try:
         pf = pq.ParquetFile(path)
         for g in range(pf.num_row_groups):
             if lang is None:
-                table = pf.read_row_group(g, use_threads=False)
+                table = pf.read_row_group(g, columns=columns, use_threads=False)
             else:
                 mask = pc.equal(pf.read_row_group(g, columns=["lang"], use_threads=False).column("lang"), lang)
                 if not pc.any(mask).as_py():
                     continue
-                table = pf.read_row_group(g, use_threads=False).filter(mask)
+                table = pf.read_row_group(g, columns=columns, use_threads=False).filter(mask)
             if table.num_rows:
                 yield as_written(table)
     except pa.ArrowException as e:
@@ -69,14 +81,19 @@ def _file_tables(path: str | os.PathLike, lang: str | None) -> Iterator[Any]:
 
 
 def as_written(table: Any) -> Any:
-    """A PROMPTS_SCHEMA table with the values its records (``decode_prompts``) hold, so that writing it gives
-    the bytes of writing those records (``tables.prompt_to_row``): ``DEFAULTS`` for null numbers, an empty
-    list for a null list; a null candidate list is refused, as the records refuse it."""
+    """A PROMPTS_SCHEMA table (or some of its columns, in its order) with the values its records
+    (``decode_prompts``) hold, so that writing it gives the bytes of writing those records
+    (``tables.prompt_to_row``): ``DEFAULTS`` for null numbers, an empty list for a null list; a null candidate
+    list is refused, as the records refuse it."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
+    from factatlas.tables import PROMPTS_SCHEMA
+
+    schema = PROMPTS_SCHEMA if table.num_columns == len(PROMPTS_SCHEMA) else pa.schema(
+        [PROMPTS_SCHEMA.field(name) for name in table.column_names])
     columns = []
-    for name, kind in zip(PROMPTS_SCHEMA.names, PROMPTS_SCHEMA.types, strict=True):
+    for name, kind in zip(schema.names, schema.types, strict=True):
         column = table.column(name)
         if column.null_count:
             if name in SHARED_LIST_COLUMNS:
@@ -86,4 +103,71 @@ def as_written(table: Any) -> Any:
             elif name in (*TUPLE_COLUMNS, "gold_forms"):
                 column = pc.fill_null(column, pa.scalar([], kind))
         columns.append(column)
-    return pa.Table.from_arrays(columns, schema=PROMPTS_SCHEMA)
+    return pa.Table.from_arrays(columns, schema=schema)
+
+
+ANSWER_LABEL_COLUMNS = ("lang", "subject_qid", "subject_label", "candidate_qids", "candidate_forms", "gold_qids")
+_SEP = "\x1f"  # joins a list's QIDs (or a QID and a language) into one comparable string; no QID holds it
+
+
+def read_answer_labels(tables: Iterable[Any], stored: Any | None) -> dict[tuple[str, str], str]:
+    """``Benchmark.answer_labels`` from the prompt tables (``ANSWER_LABEL_COLUMNS``, prompt_id order) and the
+    non-empty rows of labels.parquet (``stored``; None without one). The labels are those of filling a dict from
+    labels.parquet (the last row of a key) and then, for the keys it lacks, from each prompt in turn: its subject
+    label, then each candidate's form; only the candidates' and golds' QIDs are kept. Per row group, a row is
+    visited only when it carries a key labels.parquet lacks, and a candidate list once per distinct (language,
+    list, forms)."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    stored_keys = (pc.binary_join_element_wise(stored.column("qid"), stored.column("lang"), _SEP)
+                   if stored is not None else pa.array([], pa.string()))
+    answers: set[str] = set()
+    found: dict[tuple[str, str], str] = {}  # keys labels.parquet lacks, the first prompt's label
+    for table in tables:
+        table = table.combine_chunks()
+        if not table.num_rows:
+            continue
+        lang = table.column("lang")
+        entries: list[tuple[int, int, str, str, str]] = []  # (row, position: -1 the subject), qid, lang, label
+        subjects = table.column("subject_qid")
+        lacking = pc.invert(pc.is_in(pc.binary_join_element_wise(subjects, lang, _SEP), stored_keys))
+        for row in np.flatnonzero(lacking.to_numpy(zero_copy_only=False)):
+            entries.append((int(row), -1, subjects[row].as_py(), lang[row].as_py(),
+                            table.column("subject_label")[row].as_py()))
+        # the first row of each distinct (language, candidates, forms) in the group: the others add nothing
+        codes = [pc.dictionary_encode(pc.fill_null(c, "")).combine_chunks().indices.to_numpy(zero_copy_only=False)
+                 .astype(np.int64)
+                 for c in (lang, pc.binary_join(table.column("candidate_qids"), _SEP),
+                           pc.binary_join(table.column("candidate_forms"), _SEP))]
+        combo = (codes[0] * (codes[1].max() + 1) + codes[1]) * (codes[2].max() + 1) + codes[2]
+        firsts = np.sort(np.unique(combo, return_index=True)[1])
+        lists = table.select(["lang", "candidate_qids", "candidate_forms"]).take(pa.array(firsts))
+        flat = pc.list_flatten(lists.column("candidate_qids"))
+        answers.update(pc.unique(flat).to_pylist())
+        answers.update(pc.unique(pc.list_flatten(table.column("gold_qids"))).to_pylist())
+        parents = pc.list_parent_indices(lists.column("candidate_qids")).to_numpy(zero_copy_only=False)
+        starts = lists.column("candidate_qids").combine_chunks().offsets.to_numpy()[:-1]
+        position = np.arange(len(parents)) - starts[parents]
+        n_forms = pc.list_value_length(lists.column("candidate_forms")).to_numpy(zero_copy_only=False)
+        paired = position < n_forms[parents]  # zip(candidates, forms) stops at the shorter
+        flat_lang = lists.column("lang").take(pa.array(parents))
+        lacking = pc.and_(pa.array(paired), pc.invert(pc.is_in(pc.binary_join_element_wise(flat, flat_lang, _SEP),
+                                                                stored_keys)))
+        for i in np.flatnonzero(lacking.to_numpy(zero_copy_only=False)):
+            combo_row = parents[i]
+            forms = lists.column("candidate_forms")[int(combo_row)].as_py()
+            entries.append((int(firsts[combo_row]), int(position[i]), flat[i].as_py(),
+                            lists.column("lang")[int(combo_row)].as_py(), forms[position[i]]))
+        for _row, _pos, qid, row_lang, label in sorted(entries, key=lambda e: (e[0], e[1])):
+            found.setdefault((qid, row_lang), label)
+    labels: dict[tuple[str, str], str] = {}
+    if stored is not None:
+        kept = stored.filter(pc.is_in(stored.column("qid"), pa.array(sorted(answers), pa.string())))
+        for qid, row_lang, label in zip(*(kept.column(c).to_pylist() for c in ("qid", "lang", "label")), strict=True):
+            labels[(qid, row_lang)] = label
+    for key, label in found.items():
+        if key[0] in answers:
+            labels.setdefault(key, label)
+    return labels

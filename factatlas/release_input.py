@@ -65,10 +65,7 @@ class PromptStream:
     def tables(self, lang: str | None = None) -> Iterator[Any]:
         """Arrow tables (``factatlas.prompt_tables``) of the rows of ``lang`` (all when None); a failure
         names the file, as the benchmark's own readers do."""
-        from factatlas.prompt_tables import iter_prompt_tables
-
-        bench = self._bench
-        yield from bench._read_each(lambda: iter_prompt_tables(bench.location.prompt_files, lang), "prompts")
+        yield from self._bench.prompt_tables(lang=lang)
 
     def __len__(self) -> int:
         return self._bench.prompt_count

@@ -42,11 +42,11 @@ TIE_POLICY = ("stable: candidates sorted by score, descending; equal scores keep
 # ---- the benchmark, as the metrics need it ------------------------------------------------------
 
 def load_benchmark(benchmark: Benchmark | str | os.PathLike) -> Benchmark:
-    """A benchmark (see ``factatlas.benchmark.Benchmark.open`` for the paths it accepts) with its prompts and
+    """A benchmark (see ``factatlas.benchmark.Benchmark.open`` for the paths it accepts) with its answers'
     display labels read, its errors as MetricsError."""
     try:
         bench = benchmark if isinstance(benchmark, Benchmark) else Benchmark.open(benchmark)
-        bench.display_labels  # noqa: B018  (read here, so a damaged file fails as a metrics error)
+        bench.answer_labels  # noqa: B018  (read here, so a damaged file fails as a metrics error)
     except BenchmarkError as e:
         raise MetricsError(str(e)) from e
     return bench

@@ -7,8 +7,9 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+
+import numpy as np
 
 from factatlas.probe import metrics as M
 from factatlas.records import Prompt
@@ -17,9 +18,14 @@ if TYPE_CHECKING:
     from factatlas.benchmark import Benchmark
 
 
+PROFILE_COLUMNS = ("fact_id", "lang", "template_id", "predicate", "subject_label", "gold_qids", "gold_forms",
+                   "candidate_qids")
+_SEP = "\x1f"  # joins a list's QIDs into one comparable string; no QID holds it
+
+
 def _gold_label(bench: Benchmark, prompt: Prompt, i: int, qid: str) -> str:
     """The object's label in the prompt's language; the slot filler when labels.parquet lacks it."""
-    label = bench.display_labels.get((qid, prompt.lang))
+    label = bench.answer_labels.get((qid, prompt.lang))
     if label:
         return label
     forms = prompt.gold_forms
@@ -29,22 +35,37 @@ def _gold_label(bench: Benchmark, prompt: Prompt, i: int, qid: str) -> str:
 def leaks(bench: Benchmark, prompt: Prompt) -> bool:
     """An object label inside the subject label (NFKC + casefold): the prompt gives the answer away.
     Same rule as the build's stats.json leakage rate (factatlas.forms.leaks)."""
+    return _leaks(bench, prompt.subject_label, prompt.lang, prompt.gold_qids, prompt.gold_forms)
+
+
+def _leaks(bench: Benchmark, subject_label: str, lang: str, golds: Sequence[str],
+           gold_forms: Sequence[Sequence[str]] | None) -> bool | None:
+    """``leaks`` of a prompt's fields; None when a gold has no label in ``lang`` and ``gold_forms`` (its slot
+    fillers, the fallback) is None: the caller then asks again with the row's forms."""
     from factatlas.forms import leaks as label_leaks
 
-    labels = [_gold_label(bench, prompt, i, q) for i, q in enumerate(prompt.gold_qids)]
-    return bool(prompt.subject_label) and label_leaks(prompt.subject_label, labels)
+    labels = []
+    for i, qid in enumerate(golds):
+        label = bench.answer_labels.get((qid, lang))
+        if not label:
+            if gold_forms is None:
+                return None
+            label = gold_forms[i][0] if i < len(gold_forms) and gold_forms[i] else ""
+        labels.append(label)
+    return bool(subject_label) and label_leaks(subject_label, labels)
 
 
 def dataset_profile(bench: Benchmark, max_examples: int = 5) -> dict[str, Any]:
     """The checks and statistics of PROBING.md "Validating a dataset" that need no model.
 
-    One pass over the prompts a row group at a time (``Benchmark.iter_prompts``), keeping per-fact and
-    per-language aggregates only, so its memory grows with the facts, not with the prompts."""
+    One pass over a few columns of the prompts a row group at a time (``Benchmark.prompt_tables``), counting
+    with arrays over the facts and the languages: no prompt is made a record, and each check runs once per
+    distinct value of what it reads in a row group (a candidate list, a subject label with its golds)."""
     langs = bench.languages
     facts = bench.fact_keys  # fact_id -> (predicate, culture, golds) of its first prompt, in prompt_id order
-    scan = _ProfileScan(bench, max_examples)
-    for batch in bench.iter_prompts():
-        scan.feed(batch)
+    scan = _ProfileScan(bench, facts, max_examples)
+    for table in bench.prompt_tables(PROFILE_COLUMNS):
+        scan.feed(table)
     per_predicate = _predicate_profile(bench, scan.n_candidates, facts)
     cultures = bench.cultures
     facts_per_culture = {c: sum(1 for _, c_, _ in facts.values() if c_ == c) for c in cultures}
@@ -63,102 +84,203 @@ def dataset_profile(bench: Benchmark, max_examples: int = 5) -> dict[str, Any]:
     }
 
 
-@dataclass(slots=True)
-class _FactState:
-    """What the multi-parallel check keeps of a fact: its languages, its first candidate list and gold set,
-    and whether a later prompt disagreed."""
+def _codes(column: Any) -> tuple[np.ndarray, list[Any]]:
+    """A column's values as int codes per row and the distinct values (first appearance order; a null is None,
+    coded last)."""
+    import pyarrow.compute as pc
 
-    langs: set[str]
-    candidates: tuple[str, ...]
-    golds: tuple[str, ...]
-    candidates_differ: bool = False
-    golds_differ: bool = False
+    encoded = pc.dictionary_encode(column).combine_chunks()
+    values = encoded.dictionary.to_pylist()
+    indices = encoded.indices
+    if indices.null_count:
+        indices = pc.fill_null(indices, len(values))
+        values.append(None)
+    return indices.to_numpy(zero_copy_only=False).astype(np.int64), values
+
+
+def _list_codes(column: Any) -> tuple[np.ndarray, np.ndarray]:
+    """A list column's rows as int codes (equal lists, equal codes) and, per code, a row holding it."""
+    import pyarrow.compute as pc
+
+    codes, _ = _codes(pc.binary_join(column, _SEP))
+    return codes, np.unique(codes, return_index=True)[1]
+
+
+def _distinct(*codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Rows' combinations of several code arrays: per row the combination's number and, per number, its first
+    row (combinations numbered in order of first row)."""
+    combo = np.zeros(len(codes[0]), np.int64)
+    for c in codes:
+        combo = combo * (int(c.max()) + 1) + c
+    _, first, inverse = np.unique(combo, return_index=True, return_inverse=True)
+    order = np.argsort(first, kind="stable")
+    rank = np.empty_like(order)
+    rank[order] = np.arange(len(order))
+    return rank[inverse.reshape(-1)], first[order]
 
 
 class _ProfileScan:
-    """The per-prompt checks of the dataset profile as one streaming pass (``feed`` batches in prompt_id order)."""
+    """The per-prompt checks of the dataset profile as one streaming pass over columns (``feed`` tables in
+    prompt_id order). Per fact an array slot (its first candidate list and sorted golds as codes, whether a
+    later prompt disagreed); per language a boolean array over the facts (a prompt there, a leaking one)."""
 
-    def __init__(self, bench: Benchmark, max_examples: int) -> None:
+    def __init__(self, bench: Benchmark, facts: Mapping[str, Any], max_examples: int) -> None:
         self.bench, self.max_examples = bench, max_examples
+        self.fact_ids = list(facts)
+        self.fact_index = {fact_id: i for i, fact_id in enumerate(self.fact_ids)}
+        n = len(self.fact_ids)
+        self.first_candidates = np.full(n, -1, np.int64)
+        self.first_golds = np.full(n, -1, np.int64)
+        self.candidates_differ = np.zeros(n, bool)
+        self.golds_differ = np.zeros(n, bool)
+        self.lang_codes: dict[str, int] = {}
+        self.seen: list[np.ndarray] = []  # per language code: the facts with a prompt there
+        self.leaking: list[np.ndarray] = []  # per language code: the facts with a prompt there that leaks
+        self.candidate_codes: dict[str, int] = {}  # a candidate list (joined) -> its code
+        self.gold_codes: dict[tuple[str, ...], int] = {}  # a sorted gold list -> its code
         self.n_prompts = 0
         self.templates: dict[str, set[str]] = defaultdict(set)
         self.n_candidates: dict[str, list[int]] = defaultdict(lambda: [0, 0])  # predicate -> [sum, prompts]
-        self.facts: dict[str, _FactState] = {}
         self.gold_outside = self.prompts_without_gold = 0
         self.gold_examples: list[str] = []
-        self.leak_units: dict[tuple[str, str], bool] = {}  # (fact, language): any prompt there leaks
         self.leak_examples: list[str] = []
-        self._names: dict[str, str] = {}  # one string object per fact id and language (dictionary keys)
 
-    def feed(self, prompts: Sequence[Prompt]) -> None:
-        bench, names = self.bench, self._names
-        for p in prompts:
-            self.n_prompts += 1
-            fact_id, lang = names.setdefault(p.fact_id, p.fact_id), names.setdefault(p.lang, p.lang)
-            self.templates[lang].add(p.template_id)
-            counted = self.n_candidates[p.predicate]
-            counted[0] += len(p.candidate_qids)
-            counted[1] += 1
-            # multi-parallel: every fact in every language with the same candidates and golds
-            golds = tuple(sorted(p.gold_qids))
-            state = self.facts.get(fact_id)
-            if state is None:
-                self.facts[fact_id] = _FactState({lang}, tuple(p.candidate_qids), golds)
+    def _lang(self, lang: str) -> int:
+        if lang not in self.lang_codes:
+            self.lang_codes[lang] = len(self.seen)
+            self.seen.append(np.zeros(len(self.fact_ids), bool))
+            self.leaking.append(np.zeros(len(self.fact_ids), bool))
+        return self.lang_codes[lang]
+
+    def feed(self, table: Any) -> None:
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        table = table.combine_chunks()
+        if not table.num_rows:
+            return
+        self.n_prompts += table.num_rows
+        column = table.column
+        fact_local, fact_values = _codes(column("fact_id"))
+        fact = np.array([self.fact_index[f] for f in fact_values], np.int64)[fact_local]
+        lang_local, lang_values = _codes(column("lang"))
+        lang = np.array([self._lang(v) for v in lang_values], np.int64)[lang_local]
+        template_local, template_values = _codes(column("template_id"))
+        for combo_row in _distinct(lang_local, template_local)[1]:
+            self.templates[lang_values[lang_local[combo_row]]].add(template_values[template_local[combo_row]])
+        predicate_local, predicate_values = _codes(column("predicate"))
+        lengths = pc.list_value_length(column("candidate_qids")).to_numpy(zero_copy_only=False).astype(np.int64)
+        sums = np.bincount(predicate_local, weights=lengths, minlength=len(predicate_values))
+        rows = np.bincount(predicate_local, minlength=len(predicate_values))
+        for i, predicate in enumerate(predicate_values):
+            counted = self.n_candidates[predicate]
+            counted[0] += int(sums[i])
+            counted[1] += int(rows[i])
+
+        # multi-parallel: every fact in every language with the same candidates and golds
+        candidate_local, candidate_rows = _list_codes(column("candidate_qids"))
+        candidate_lists = column("candidate_qids").take(pa.array(candidate_rows)).to_pylist()
+        joined = pc.binary_join(column("candidate_qids").take(pa.array(candidate_rows)), _SEP).to_pylist()
+        candidates = np.array([self.candidate_codes.setdefault(j, len(self.candidate_codes)) for j in joined],
+                              np.int64)[candidate_local]
+        gold_local, gold_rows = _list_codes(column("gold_qids"))
+        gold_lists = column("gold_qids").take(pa.array(gold_rows)).to_pylist()
+        golds = np.array([self.gold_codes.setdefault(tuple(sorted(g)), len(self.gold_codes)) for g in gold_lists],
+                         np.int64)[gold_local]
+        for code in np.unique(lang):
+            self.seen[code][fact[lang == code]] = True
+        new = self.first_candidates[fact] < 0
+        firsts = np.unique(fact[new], return_index=True)  # each new fact's first row of this group
+        self.first_candidates[firsts[0]] = candidates[new][firsts[1]]
+        self.first_golds[firsts[0]] = golds[new][firsts[1]]
+        self.candidates_differ[fact[candidates != self.first_candidates[fact]]] = True
+        self.golds_differ[fact[golds != self.first_golds[fact]]] = True
+
+        self._golds_among_candidates(column("prompt_id"), candidate_local, candidate_lists, gold_local, gold_lists)
+        # subjects whose label contains the answer, per (fact, language): a unit leaks when any prompt does
+        subject_local, subject_values = _codes(column("subject_label"))
+        combo, combo_rows = _distinct(subject_local, lang_local, gold_local)
+        leak = np.zeros(table.num_rows, bool)
+        for c, row in enumerate(combo_rows):
+            args = (subject_values[subject_local[row]], lang_values[lang_local[row]], gold_lists[gold_local[row]])
+            verdict = _leaks(self.bench, *args, None)
+            if verdict is None:  # a gold without a label: each row's own slot fillers decide
+                members = np.flatnonzero(combo == c)
+                forms = column("gold_forms").take(pa.array(members)).to_pylist()
+                leak[members] = [bool(_leaks(self.bench, *args, f)) for f in forms]
             else:
-                state.langs.add(lang)
-                state.candidates_differ |= tuple(p.candidate_qids) != state.candidates
-                state.golds_differ |= golds != state.golds
-            # golds outside their candidate list, and prompts whose candidates hold no gold
-            cands = set(p.candidate_qids)
-            outside = [q for q in p.gold_qids if q not in cands]
-            self.gold_outside += len(outside)
-            if outside and len(self.gold_examples) < self.max_examples:
-                self.gold_examples.append(f"{p.prompt_id}: {', '.join(outside)} not among the candidates")
-            if not cands & set(p.gold_qids):
-                self.prompts_without_gold += 1
-            # subjects whose label contains the answer, per (fact, language)
-            key = (fact_id, lang)
-            if self.leak_units.get(key):
-                continue
-            leak = leaks(bench, p)
-            self.leak_units[key] = leak
-            if leak and len(self.leak_examples) < self.max_examples:
-                self.leak_examples.append(f"{p.lang}: subject '{p.subject_label}' contains the answer "
-                                          f"({', '.join(bench.label(q, [p.lang]) for q in p.gold_qids)})")
+                leak[combo == c] = verdict
+        unit = fact * len(self.seen) + lang
+        was = np.zeros(table.num_rows, bool)  # the row's (fact, language) leaked in an earlier group
+        for code in np.unique(lang):
+            mine = lang == code
+            was[mine] = self.leaking[code][fact[mine]]
+        newly = np.flatnonzero(leak & ~was)
+        first_rows = newly[np.unique(unit[newly], return_index=True)[1]]
+        for row in np.sort(first_rows)[: max(0, self.max_examples - len(self.leak_examples))]:
+            row_lang = lang_values[lang_local[row]]
+            gold = gold_lists[gold_local[row]]
+            self.leak_examples.append(f"{row_lang}: subject '{subject_values[subject_local[row]]}' contains the "
+                                      f"answer ({', '.join(self.bench.label(q, [row_lang]) for q in gold)})")
+        for code in np.unique(lang[leak]):
+            self.leaking[code][fact[leak & (lang == code)]] = True
+
+    def _golds_among_candidates(self, prompt_ids: Any, candidate_local: np.ndarray, candidate_lists: list[Any],
+                                gold_local: np.ndarray, gold_lists: list[Any]) -> None:
+        """Golds outside their candidate list, and prompts whose candidates hold no gold: once per distinct
+        (candidate list, gold list) of the group."""
+        pair, pair_rows = _distinct(candidate_local, gold_local)
+        outside, without = [], []
+        for row in pair_rows:
+            cands = set(candidate_lists[candidate_local[row]])
+            gold = gold_lists[gold_local[row]]
+            outside.append([q for q in gold if q not in cands])
+            without.append(not cands & set(gold))
+        counts = np.array([len(o) for o in outside], np.int64)[pair]
+        self.gold_outside += int(counts.sum())
+        self.prompts_without_gold += int(np.array(without, bool)[pair].sum())
+        for row in np.flatnonzero(counts)[: max(0, self.max_examples - len(self.gold_examples))]:
+            self.gold_examples.append(f"{prompt_ids[int(row)].as_py()}: {', '.join(outside[pair[row]])} "
+                                      "not among the candidates")
 
     def parallel(self, langs: Sequence[str]) -> dict[str, Any]:
-        missing_lang, cand_mismatch, gold_mismatch, examples = 0, 0, 0, []
-        for key, state in sorted(self.facts.items()):
+        seen = np.logical_or.reduce(self.seen) if self.seen else np.zeros(len(self.fact_ids), bool)
+        expected = set(langs)
+        missing = np.zeros(len(self.fact_ids), bool)
+        for lang in expected | set(self.lang_codes):
+            there = self.seen[self.lang_codes[lang]] if lang in self.lang_codes else np.zeros(len(self.fact_ids), bool)
+            missing |= ~there if lang in expected else there
+        missing &= seen
+        examples = []
+        for i in sorted(np.flatnonzero(missing | self.candidates_differ | self.golds_differ),
+                        key=lambda i: self.fact_ids[i]):
+            if len(examples) == self.max_examples:
+                break
             problems = []
-            if state.langs != set(langs):
-                missing_lang += 1
-                problems.append(f"languages {sorted(state.langs)} instead of {sorted(langs)}")
-            if state.candidates_differ:
-                cand_mismatch += 1
+            if missing[i]:
+                had = sorted(lang for lang, code in self.lang_codes.items() if self.seen[code][i])
+                problems.append(f"languages {had} instead of {sorted(langs)}")
+            if self.candidates_differ[i]:
                 problems.append("candidate QIDs differ between languages")
-            if state.golds_differ:
-                gold_mismatch += 1
+            if self.golds_differ[i]:
                 problems.append("gold QIDs differ between languages")
-            if problems and len(examples) < self.max_examples:
-                examples.append(f"{key}: {'; '.join(problems)}")
-        return {"groups": len(self.facts), "missing_language": missing_lang, "candidate_mismatch": cand_mismatch,
-                "gold_mismatch": gold_mismatch, "examples": examples}
+            examples.append(f"{self.fact_ids[i]}: {'; '.join(problems)}")
+        return {"groups": int(seen.sum()), "missing_language": int(missing.sum()),
+                "candidate_mismatch": int((self.candidates_differ & seen).sum()),
+                "gold_mismatch": int((self.golds_differ & seen).sum()), "examples": examples}
 
     def gold(self) -> dict[str, Any]:
         return {"gold_outside": self.gold_outside, "prompts_without_gold": self.prompts_without_gold,
                 "examples": self.gold_examples}
 
     def leakage(self, langs: Sequence[str]) -> dict[str, Any]:
-        per_lang: dict[str, list[int]] = defaultdict(lambda: [0, 0])  # language -> [leaking units, units]
-        for (_, lang), leak in self.leak_units.items():
-            per_lang[lang][0] += leak
-            per_lang[lang][1] += 1
         leak_by_lang = {}
         for lang in langs:
-            n, units = per_lang.get(lang, (0, 0))
+            code = self.lang_codes.get(lang)
+            n, units = (0, 0) if code is None else (int(self.leaking[code].sum()), int(self.seen[code].sum()))
             leak_by_lang[lang] = {"n": n, "units": units, "share": n / units if units else 0.0}
-        n_leak = sum(self.leak_units.values())
-        units = len(self.leak_units)
+        n_leak = sum(int(a.sum()) for a in self.leaking)
+        units = sum(int(a.sum()) for a in self.seen)
         return {"n": n_leak, "units": units, "share": n_leak / units if units else 0.0,
                 "by_lang": leak_by_lang, "examples": self.leak_examples}
 

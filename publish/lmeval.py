@@ -119,13 +119,11 @@ def export_lmeval(run: str | Path, out: str | Path, *, splits: Sequence[str] | N
                           "YAMLs and data (created when missing): name a new or an existing folder")
     benchmark = Benchmark.open(run)
     bench = benchmark.path
-    rows = benchmark.prompts
-    present = sorted({r.split for r in rows})
+    present = list(benchmark.splits)  # the split column alone
     if splits:
         missing = [s for s in splits if s not in present]
         if missing:
             raise ConfigError(f"--splits: {', '.join(missing)} not in {bench}; it has {', '.join(present)}")
-        rows = [r for r in rows if r.split in splits]
     if prefix is None:
         prefix = task_name("factatlas", benchmark.meta.get("name") or bench.parent.name)
     out = Path(out).resolve()
@@ -135,34 +133,41 @@ def export_lmeval(run: str | Path, out: str | Path, *, splits: Sequence[str] | N
         files[path] = text.encode("utf-8")
 
     counts: Counter = Counter()
-    mc_tasks: list[str] = []
-    gen_tasks: list[str] = []
-    for pair, lang in sorted({(r.pair, r.lang) for r in rows}):
-        part = sorted((r for r in rows if r.pair == pair and r.lang == lang), key=lambda r: r.prompt_id)
-        mc, gen = [], []
-        for r in part:
+    # the prompts a row group at a time, in prompt_id order: each becomes its JSON line at once, so what is
+    # held is the task files' text (written together at the end), never every prompt as a record
+    lines: dict[tuple[str, str], tuple[list[str], list[str]]] = {}  # (pair, language) -> (mc, gen) lines
+    wanted = set(splits) if splits else None
+    for batch in benchmark.iter_prompts():
+        for r in batch:
+            if wanted is not None and r.split not in wanted:
+                continue
+            mc, gen = lines.setdefault((r.pair, r.lang), ([], []))
             if r.kind == "cloze":
                 doc = mc_doc(r, bos_text)
                 if doc is None:
                     counts["mc/skipped:no-valid-object-among-candidates"] += 1
                 else:
-                    mc.append(doc)
+                    mc.append(_jsonl([doc]))
             elif r.kind == "question":
                 doc = gen_doc(r, bos_text)
                 if doc is None:
                     counts["gen/skipped:no-gold-form"] += 1
                 else:
-                    gen.append(doc)
+                    gen.append(_jsonl([doc]))
+    mc_tasks: list[str] = []
+    gen_tasks: list[str] = []
+    for pair, lang in sorted(lines):
+        mc, gen = lines.pop((pair, lang))
         folder = out / "data" / task_name(pair) / lang
         if mc:
             name = task_name(prefix, pair, lang, "mc")
-            write_text(folder / "mc.jsonl", _jsonl(mc))
+            write_text(folder / "mc.jsonl", "".join(mc))
             write_text(out / f"{name}.yaml", _dump_yaml(_mc_yaml(name, folder / "mc.jsonl")))
             mc_tasks.append(name)
             counts["mc/docs"] += len(mc)
         if gen:
             name = task_name(prefix, pair, lang, "gen")
-            write_text(folder / "gen.jsonl", _jsonl(gen))
+            write_text(folder / "gen.jsonl", "".join(gen))
             write_text(out / f"{name}.yaml", _dump_yaml(_gen_yaml(name, folder / "gen.jsonl", max_gen_toks)))
             gen_tasks.append(name)
             counts["gen/docs"] += len(gen)

@@ -101,11 +101,11 @@ def entity_classes(bench: Benchmark) -> dict[str, tuple[str, ...]]:
 
 def benchmark_context(bench: Benchmark) -> ErrorContext:
     """The context of a benchmark: all its facts, the classes in its entity table (none without one: every
-    type is then unknown, and the table says so) and its display labels (English first)."""
+    type is then unknown, and the table says so) and its answers' display labels (English first)."""
     has_entities = all((bench.path / name).is_file() for name in ("entities.parquet", "labels.parquet"))
     classes = entity_classes(bench) if has_entities else {}
     labels: dict[str, str] = {}
-    for (qid, _lang), label in sorted(bench.display_labels.items(), key=lambda kv: (kv[0][1] != "en", kv[0])):
+    for (qid, _lang), label in sorted(bench.answer_labels.items(), key=lambda kv: (kv[0][1] != "en", kv[0])):
         labels.setdefault(qid, label)
     return context_from_facts(benchmark_facts(bench).values(), classes, labels)
 

@@ -105,6 +105,31 @@ def test_publish_dry_run_streams_the_prompts(grouped, reads, tmp_path):
     assert len(decoded) <= 2
 
 
+def test_the_dataset_profile_and_the_answer_labels_make_no_prompt_record(grouped, reads):
+    """The metrics' two passes over every row of the benchmark (the dataset profile; the display labels of the
+    answers) count over columns: no prompt is decoded into a record (until session 52 both made every one)."""
+    from factatlas.probe.profile import dataset_profile
+
+    bench = B.Benchmark.open(grouped)
+    profile = dataset_profile(bench)
+    assert reads["whole"] == 0 and reads["decoded"] == []
+    assert profile["n_prompts"] == rows_of(grouped) and profile["parallel"]["groups"] == len(bench.fact_keys)
+    assert bench.answer_labels and reads["decoded"] == []
+
+
+def test_the_lm_eval_export_streams_the_prompts(grouped, reads, tmp_path):
+    """``export lm-eval`` turns each prompt into its JSON line as it reads it, a row group at a time: the task
+    files are held (written together), the prompts never all as records (seen red with ``bench.prompts``)."""
+    from factatlas.publish.lmeval import export_lmeval
+
+    reads["before"] = live_prompts()
+    done = export_lmeval(grouped, tmp_path / "tasks")
+    assert reads["whole"] == 0
+    assert len(reads["decoded"]) >= 5 and reads["alive"] <= 2 * GROUP_ROWS
+    assert done.counts["mc/docs"] + done.counts["gen/docs"] + sum(
+        n for key, n in done.counts.items() if "skipped" in key) == rows_of(grouped)
+
+
 @pytest.fixture(scope="module")
 def tiny_model(built, tmp_path_factory):
     """A tiny BERT trained once (training reads every prompt: its training set), then probed as a folder."""
@@ -123,11 +148,11 @@ def test_probe_of_one_language_decodes_that_language_for_scoring_and_metrics(bui
                     "--no-template-only")
     assert res.returncode == 0, res.stdout + res.stderr
     assert reads["whole"] == 0
-    # whole-table passes (the display labels, the dataset profile) stream one batch at a time; everything
-    # else decodes English rows only
+    # the whole-table passes (the answers' display labels, the dataset profile) read columns; everything
+    # decoded is English
     full = [b for b in reads["decoded"] if set(b) != {"en"}]
     english = [b for b in reads["decoded"] if set(b) == {"en"}]
-    assert sum(map(len, full)) <= 2 * rows_of(built)
+    assert full == []
     assert english and sum(map(len, english)) <= 4 * rows_of(built, "en")
     # the coverage still counts the whole benchmark (its kind column), not the prompts the join decoded
     coverage = json.loads((built / "probe" / "en" / "metrics.json").read_text("utf-8"))["coverage"]
@@ -527,6 +552,34 @@ def test_the_analyses_read_the_facts_as_columns_a_batch_of_records_at_a_time(bui
         assert facts[fact_id] == expected[fact_id] and facts.get(fact_id) == expected[fact_id]
     assert alive <= 2 * 2
     assert list(facts) == list(expected) and len(facts.values()) == len(expected) and "x" not in facts
+
+
+def test_the_popularity_buckets_keep_three_fields_of_each_fact_not_its_record(built, monkeypatch):
+    """The popularity section's buckets walk the facts once (``FactTable`` makes them a batch at a time) and
+    keep a fact's id, predicate and popularity: at most a batch of ``Fact`` records is alive (seen red with
+    the facts listed whole, the report's peak at a million prompts); the buckets are those of the records."""
+    from factatlas import tables as T
+    from factatlas.benchmark import Benchmark
+    from factatlas.popbuckets import popularity_buckets
+    from factatlas.probe.analysis import popularity as Pop
+    from factatlas.probe.analysis.records import benchmark_facts
+
+    monkeypatch.setattr(T, "FACT_BATCH", 2)
+    expected = T.read_facts(built / "build" / "facts.parquet")
+    assert len(expected) > 2 * 2
+    facts = benchmark_facts(Benchmark.open(built / "build"))
+    seen = {"alive": 0}
+    before = live_facts()
+    buckets = popularity_buckets
+
+    def counted(rows, *args):
+        seen["alive"] = max(seen["alive"], live_facts() - before)
+        return buckets(rows, *args)
+
+    monkeypatch.setattr(Pop, "popularity_buckets", counted)
+    got, popularity = Pop.fact_buckets(facts.values())
+    assert seen["alive"] <= 2
+    assert got == popularity_buckets(expected) and popularity == {f.id: f.popularity for f in expected}
 
 
 def test_publish_holds_one_row_group_of_a_shard(built, grouped, monkeypatch):

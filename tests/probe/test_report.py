@@ -378,6 +378,6 @@ def test_a_report_given_the_open_benchmark_reads_its_tables_there_and_writes_the
     root = write_run(tmp_path / "arab-west")
     bench = Benchmark.open(root)
     (shared,) = R.write_report(root, None, MetricsConfig(bootstrap=100), benchmark=bench)
-    assert "display_labels" in vars(bench) and "prompts" not in vars(bench)
+    assert "answer_labels" in vars(bench) and "prompts" not in vars(bench)
     assert shared.html.read_text("utf-8") == alone.html.read_text("utf-8")
     assert shared.verdict == alone.verdict
