@@ -305,7 +305,12 @@ class HubPublisher:
         except RepositoryNotFoundError:
             return None
         except Exception as e:
-            raise FactatlasError(redact(f"{self.location}: listing refs failed: {type(e).__name__}: {e}",
+            # every publish, a dry run too, reads the target's versions before anything else (the version must be
+            # new, the previous one is diffed against), so an unreachable Hub stops it here: say so
+            unreachable = isinstance(e, OSError) or "Connect" in type(e).__name__
+            fix = ("; a publish, --dry-run too, first reads the versions at the target: check the network and "
+                   "HF_ENDPOINT, or try the release on a git:PATH target") if unreachable else ""
+            raise FactatlasError(redact(f"{self.location}: listing refs failed: {type(e).__name__}: {e}{fix}",
                                         [self._token])) from None
 
     def existing_tags(self) -> list[str]:

@@ -131,3 +131,19 @@ def test_missing_token_is_a_clear_error(bench_factory, monkeypatch):
         with pytest.raises(ConfigError, match="no Hub token; set HF_TOKEN"):
             pub.publish(release(bench_factory), Version.parse("1.0.0"), "Release v1.0.0")
         assert [r.method for r in hub.requests] == []
+
+
+def test_an_unreachable_hub_is_one_error_that_names_the_target_and_the_fix():
+    import socket
+
+    with socket.socket() as free:  # a loopback port nobody listens on
+        free.bind(("127.0.0.1", 0))
+        port = free.getsockname()[1]
+    pub = HubPublisher("org/atlas", token=TOKEN, endpoint=f"http://127.0.0.1:{port}")
+    with pytest.raises(FactatlasError) as caught:
+        pub.existing_tags()
+    message = str(caught.value)
+    assert message.startswith("hub:org/atlas: listing refs failed: ConnectError: ")
+    assert message.endswith("; a publish, --dry-run too, first reads the versions at the target: check the network "
+                            "and HF_ENDPOINT, or try the release on a git:PATH target")
+    assert TOKEN not in message
