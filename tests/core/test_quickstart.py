@@ -1,4 +1,7 @@
-"""The README's main job, end to end on the embedded sample (the probe step is covered in tests/probe)."""
+"""The README's main job, end to end on the embedded sample (the probe step is covered in tests/probe).
+
+The two checks of a whole quickstart run are in the extended tier (README.md "Run the tests"): the README's first
+command run as written, as the docs pages are; every stage it chains is tested in its own room."""
 
 import re
 from pathlib import Path
@@ -30,6 +33,7 @@ def quickstart(tmp_path_factory):
 
 
 @pytest.mark.slow
+@pytest.mark.extended
 def test_quickstart_publishes_what_it_built_and_reads_it_back(quickstart):
     run, result, _said, _watch = quickstart
     prompts = read_rows(run / "build" / "prompts.parquet")
@@ -58,6 +62,7 @@ def test_quickstart_never_deletes_a_folder_it_did_not_make(tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.extended
 def test_quickstart_says_which_split_each_number_comes_from(quickstart):
     """The tiny model learns the dev split; the numbers are printed per split and the verdict names the
     held-out split it was computed on (issue 13)."""

@@ -1,11 +1,14 @@
 """Fixtures of the templates room: builds of the embedded sample that the filler ledger reads.
 
-``shipped_builds``: the three shipped pairs in full (every shipped language, every predicate; about 40 s of CPU with
-the ledger: the full check of the slow tier uses it). ``place_build`` and ``genre_build``: fixed subsets built
-in-process once per session (a few seconds each) for the fast checks of the suite."""
+``shipped_builds``: the three shipped pairs in full (every shipped language, every predicate), each built when a
+test first asks for it. The README's test command checks the first pair in every language (the ledger, the
+population counters, each language's build); the other two pairs are the extended tier's (``PAIRS``: README.md
+"Run the tests"). ``place_build`` and ``genre_build``: fixed subsets built in-process once per session (a few
+seconds each) for the fast checks of the suite."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 import pytest
@@ -14,6 +17,10 @@ from tests.langs import SHIPPED_LANGS  # every templates/lang/*.yaml
 from tests.worker_cache import shared_build
 
 SHIPPED_PAIRS = ("arab-west", "asia-west", "south-america-west")  # curate/pairs.yaml
+# A test over the shipped pairs is parametrized with PAIRS: the first pair runs in the README's command, the others
+# in the extended tier (each pair's 25-language curation and build is about 10 CPU-s, its ledger about as much).
+PAIRS = tuple(pytest.param(pair, id=pair, marks=() if pair == SHIPPED_PAIRS[0] else pytest.mark.extended)
+              for pair in SHIPPED_PAIRS)
 
 
 def _cli_in_process(*args: str) -> None:
@@ -25,27 +32,47 @@ def _cli_in_process(*args: str) -> None:
     assert done.exit_code == 0, f"factatlas {' '.join(args)} failed:\n{done.output[-3000:]}"
 
 
-def _build_shipped(pair: str, root: Path) -> Path:
-    langs = ",".join(SHIPPED_LANGS)
-    _cli_in_process("curate", str(root / pair), "--pair", pair, "--langs", langs)
-    _cli_in_process("build", str(root / pair), "--langs", langs)
+def _curate_shipped(pair: str, root: Path) -> Path:
+    _cli_in_process("curate", str(root / pair), "--pair", pair, "--langs", ",".join(SHIPPED_LANGS))
     return root / pair
 
 
-@pytest.fixture(scope="session")
-def shipped_builds(tmp_path_factory) -> dict[str, Path]:
-    """pair -> run directory with curate/ and build/ of the embedded sample in every shipped language, built
-    once per test session for every worker (tests only read it: each language's checks, the ledger and the
-    population counters share it; built per worker it cost three builds of 25 languages a session). Each pair
-    is its own shared build and each worker starts at another pair, so workers that ask at once build the
-    three side by side instead of two waiting on one."""
-    import os
+def _build_shipped(curated: Path, root: Path) -> Path:
+    import shutil
 
-    worker = int(os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw") or 0)
-    order = SHIPPED_PAIRS[worker % 3:] + SHIPPED_PAIRS[:worker % 3]
-    built = {pair: shared_build(tmp_path_factory, f"shipped-{pair}", lambda root, pair=pair: _build_shipped(pair, root))
-             for pair in order}
-    return {pair: built[pair] for pair in SHIPPED_PAIRS}
+    shutil.copytree(curated, root / curated.name)  # the curation and the run's manifest entry of it
+    _cli_in_process("build", str(root / curated.name), "--langs", ",".join(SHIPPED_LANGS))
+    return root / curated.name
+
+
+class ShippedBuilds(Mapping[str, Path]):
+    """pair -> run directory with curate/ and build/ of the embedded sample in every shipped language. Each
+    pair is curated, then built, when a test first asks for it, once per test session for every worker
+    (``shared_build``; tests only read it). ``curated(pair)`` is the curation alone, for the checks that render
+    the facts themselves."""
+
+    def __init__(self, tmp_path_factory) -> None:
+        self._factory = tmp_path_factory
+
+    def curated(self, pair: str) -> Path:
+        return shared_build(self._factory, f"shipped-curate-{pair}", lambda root: _curate_shipped(pair, root))
+
+    def __getitem__(self, pair: str) -> Path:
+        if pair not in SHIPPED_PAIRS:
+            raise KeyError(pair)
+        curated = self.curated(pair)
+        return shared_build(self._factory, f"shipped-{pair}", lambda root: _build_shipped(curated, root))
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(SHIPPED_PAIRS)
+
+    def __len__(self) -> int:
+        return len(SHIPPED_PAIRS)
+
+
+@pytest.fixture(scope="session")
+def shipped_builds(tmp_path_factory) -> ShippedBuilds:
+    return ShippedBuilds(tmp_path_factory)
 
 
 # The fast subset: the place contexts, where the Romance, German and Russian prepositions and articles are
@@ -82,7 +109,7 @@ class SampleRenders:
     The facts and entities are read back from the shared build's curate/ folder rather than curated again in
     every worker."""
 
-    def __init__(self, shipped: dict[str, Path]) -> None:
+    def __init__(self, shipped: ShippedBuilds) -> None:
         from factatlas.templates.library import load_library
 
         self.shipped = shipped
@@ -99,7 +126,7 @@ class SampleRenders:
             from factatlas.tables import read_entities, read_facts
             from factatlas.templates.render import Renderer
 
-            run = self.shipped[pair]
+            run = self.shipped.curated(pair)
             entities = read_entities(run / "curate")
             result = SimpleNamespace(facts=read_facts(run / "curate" / "facts.parquet"), entities=entities)
             self._curated[pair] = (run, result, Renderer(entities))

@@ -18,6 +18,7 @@ from factatlas.templates.morphology import Agreement, Features, InflectionReques
 from factatlas.templates.render import Renderer
 
 from .templates_fixtures import COUNTRY, HUMAN, entity, filled
+from tests.templates.conftest import PAIRS
 
 M, F = Gender.MASCULINE, Gender.FEMININE
 CITY, CONTINENT, GOVERNORATE, GENRE, LANGUAGE, MOSQUE, WORK = (
@@ -308,7 +309,7 @@ def test_indonesian_answer_keeps_the_full_label_for_lenient_matching(indonesian)
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("pair", ["arab-west", "asia-west", "south-america-west"])
+@pytest.mark.parametrize("pair", PAIRS)
 def test_a_whole_pair_renders_in_catalan_dutch_and_indonesian_with_no_failure(sample_renders, pair):
     """Every fact of the pair, every template: no prompt and no gold dropped in ca, nl or id (the build would
     drop the fact from every language)."""

@@ -14,6 +14,7 @@ from factatlas.templates.backend_hu import PARTICLES, HungarianBackend, article_
 from factatlas.templates.backend_registry import particle_inventory
 from factatlas.templates.lexicon import LexiconEntry
 from factatlas.templates.morphology import Features, InflectionRequest
+from tests.templates.conftest import PAIRS
 
 BACKEND = HungarianBackend()
 
@@ -143,7 +144,7 @@ def test_an_empty_option_leaves_no_space_before_the_full_stop():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("pair", ("arab-west", "asia-west", "south-america-west"))
+@pytest.mark.parametrize("pair", PAIRS)
 def test_the_shipped_pairs_build_in_hungarian_with_no_failure_and_no_guess(shipped_builds, pair):
     import json
 

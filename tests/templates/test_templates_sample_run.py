@@ -28,7 +28,7 @@ def rendered(tmp_path_factory, shipped_builds):
 
     assert set(LANGS) <= set(available_languages())
     run = tmp_path_factory.mktemp("sample") / "arab-west"
-    shutil.copytree(shipped_builds["arab-west"] / "curate", run / "curate")
+    shutil.copytree(shipped_builds.curated("arab-west") / "curate", run / "curate")
     report = render_run(run, LANGS, load_library(LANGS))
     rows = {r["prompt_id"]: r for r in read_rows(run / "render" / "prompts.parquet", PROMPTS_SCHEMA)}
     return report, rows, read_drops(run / "render" / "dropped.parquet")

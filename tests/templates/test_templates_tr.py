@@ -14,6 +14,7 @@ import pytest
 from factatlas.templates.backend_registry import particle_inventory
 from factatlas.templates.backend_tr import PARTICLES, TurkishBackend, attach, reading, soften, suffix_for
 from factatlas.templates.morphology import Features, InflectionRequest
+from tests.templates.conftest import PAIRS
 
 BACKEND = TurkishBackend()
 
@@ -108,7 +109,7 @@ def test_readings_acronyms_numbers_and_softening():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("pair", ("arab-west", "asia-west", "south-america-west"))
+@pytest.mark.parametrize("pair", PAIRS)
 def test_the_shipped_pairs_build_in_turkish_with_no_failure_and_no_guess(shipped_builds, pair):
     import json
 

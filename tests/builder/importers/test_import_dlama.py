@@ -91,6 +91,7 @@ def test_unknown_pair_suggests_the_right_name(tmp_path):
 
 @needs_dlama
 @pytest.mark.slow
+@pytest.mark.extended  # the whole pair written and checked (49k prompts); the reads are tested above
 @pytest.mark.skipif(not MLAMA_TEMPLATES.is_dir(), reason="mLAMA templates absent")
 def test_import_arab_west_with_mlama_templates_is_a_valid_benchmark(tmp_path):
     res = CliRunner().invoke(app, ["import", "dlama-v1", str(DLAMA), "--pair", "arab-west", "--out",
