@@ -16,9 +16,9 @@ from factatlas.templates.backend_rules import RulesBackend
 from factatlas.templates.library import load_library
 from factatlas.templates.morphology import Agreement, Features, InflectionRequest
 from factatlas.templates.render import Renderer
+from tests.templates.conftest import PAIRS
 
 from .templates_fixtures import COUNTRY, HUMAN, entity, filled
-from tests.templates.conftest import PAIRS
 
 M, F = Gender.MASCULINE, Gender.FEMININE
 CITY, CONTINENT, GOVERNORATE, GENRE, LANGUAGE, MOSQUE, WORK = (

@@ -24,9 +24,9 @@ import pytest
 from factatlas.records import Entity, Gender, Life, frozen_mapping
 from factatlas.templates.library import load_library
 from factatlas.templates.render import RenderedPrompt, Renderer
+from tests.templates.conftest import PAIRS
 
 from .templates_fixtures import filled
-from tests.templates.conftest import PAIRS
 
 HUMAN, COUNTRY, CITY, LANGUAGE, OCCUPATION, GENRE, FILM, SERIES = (
     "Q5", "Q6256", "Q515", "Q1288568", "Q28640", "Q188451", "Q11424", "Q5398426")
