@@ -6,7 +6,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from factatlas.errors import ConfigError
-from factatlas.publish.card import majority_share, size_category, split_card
+from factatlas.publish.card import majority_share, render_card, size_category, split_card
 from factatlas.publish.render import (
     ReleaseOptions,
     read_release_dir,
@@ -100,6 +100,26 @@ def test_card_yaml_is_generated_from_the_data(bench_factory):
     assert "Draft templates: fr: all 2 templates." in body
     assert "@misc{org_atlas_v1_0_0," in body and "version = {1.0.0}" in body
     assert 'load_dataset("org/atlas", "arab-west.en", revision="v1.0.0")' in body
+
+
+def test_the_cards_citation_drop_reasons_and_front_matter_are_exact(bench_factory):
+    """The citation block (with the year of the retrieval), the limitation that names the build's drop reasons,
+    and the card read back into its YAML and its body unchanged."""
+    rel = render(bench_factory(langs=("ar", "en")))
+    meta, body = split_card(rel.card)
+    assert body.startswith("\n# factatlas facts: arab vs west (ar, en)\n") and rel.card.endswith(body)
+    assert "@misc{org_atlas_v1_0_0,\n  title = {{factatlas facts: arab vs west (ar, en)}},\n  version = {1.0.0},\n" \
+           "  howpublished = {\\url{https://huggingface.co/datasets/org/atlas}},\n  year = {2026},\n" \
+           "  note = {Built with factatlas 0.1.0 from Wikidata}\n}" in body
+    assert ("- 1 items were dropped while building (benchmark/dropped.parquet); most frequent reasons: "
+            "no-label:ar: 1. Dropping facts") in body
+    # a culture the benchmark names but holds no fact of is a row of 0 facts, not left out
+    only_arab = render(bench_factory(facts=tuple(f for f in BASE_FACTS if f[0] == "arab")))
+    assert "| west | 0 | — |" in split_card(only_arab.card)[1]
+    text = render_card("a: 1\nb: [x]\n", "# Title\n\n---\nnot front matter\n")
+    assert text == "---\na: 1\nb: [x]\n---\n\n# Title\n\n---\nnot front matter\n"
+    assert split_card(text) == ({"a": 1, "b": ["x"]}, "\n# Title\n\n---\nnot front matter\n")
+    assert split_card("# no front matter\n") == ({}, "# no front matter\n")
 
 
 def test_overrides_and_imported_sources(bench_factory):
