@@ -110,3 +110,37 @@ def test_answer_labels_take_labels_parquet_then_the_first_prompt_s_subject_then_
     assert got[("Q85", "ar")] == "القاهرة"  # labels.parquet first
     assert ("Q79", "en") not in got and ("Q998", "ar") not in got  # a subject only; a gold no one labels
     assert bench.label("Q998", ["ar"]) == "Q998" and bench.label("Q3551", ["ar"]) == "الرباط"
+
+
+def test_the_profile_of_a_whole_benchmark_in_one_row_group_is_exact(tmp_path):
+    """Every leaking (fact, language) named once, several in one row group; each predicate's majority baseline
+    per culture, its imbalance and entropies (hand-checked: P37's majority is Arabic, every arab fact's answer)."""
+    folder = write_benchmark_dir(tmp_path / "build", prompt_rows(COUNTRIES + LEAKY), entities(COUNTRIES + LEAKY))
+    assert pq.ParquetFile(folder / "prompts.parquet").num_row_groups == 1
+    profile = dataset_profile(Benchmark.open(folder), max_examples=10)
+    assert [e.split(" contains")[0] for e in profile["leakage"]["examples"]] == [
+        "ar: subject 'الكويت'", "en: subject 'Kuwait'", "ar: subject 'تونس'", "en: subject 'Tunisia'",
+        "ar: subject 'جيبوتي'", "en: subject 'Djibouti'", "ar: subject 'لوكسمبورغ'", "en: subject 'Luxembourg'"]
+    p37 = profile["predicates"]["P37"]
+    assert p37 == {"facts": {"arab": 8, "west": 7}, "entropy": {"arab": 0.0, "west": pytest.approx(2.5216406363)},
+                   "majority": {"qid": "Q13955", "label": "Arabic", "p@1": 8 / 15, "tied": 1,
+                                "by_culture": {"arab": 1.0, "west": 0.0}},
+                   "mean_candidates": 7.0, "imbalance": 8 / 7}
+    p36 = profile["predicates"]["P36"]
+    assert (p36["majority"]["by_culture"], p36["majority"]["tied"]) == ({"arab": 0.0, "west": 1 / 7}, 15)
+    assert profile["balance"] == {"facts_per_culture": {"arab": 16, "west": 14}, "ratio": 16 / 14}
+    # one west country: a culture with a single fact of a predicate still has an imbalance (3 / 1)
+    few = [c for c in COUNTRIES if c[0] == "arab"][:3] + [c for c in COUNTRIES if c[0] == "west"][:1]
+    small = write_benchmark_dir(tmp_path / "small", prompt_rows(few), entities(few))
+    assert dataset_profile(Benchmark.open(small))["predicates"]["P36"]["imbalance"] == 3.0
+
+
+def test_distinct_numbers_every_combination_of_codes_apart():
+    """Rows are one combination only when every code agrees: (0, 1) and (1, 0) are two (``_distinct``: the
+    leakage and gold checks run once per combination)."""
+    import numpy as np
+
+    from factatlas.probe.profile import _distinct
+
+    combo, first = _distinct(np.array([0, 1, 2, 0, 1]), np.array([2, 0, 1, 1, 0]))
+    assert combo.tolist() == [0, 1, 2, 3, 1] and first.tolist() == [0, 1, 2, 3]
