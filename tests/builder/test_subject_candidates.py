@@ -94,3 +94,25 @@ def test_the_small_world_of_the_other_build_tests_is_unchanged():
     # P36 and P19 subjects (countries, people) are never in their pools: nothing is removed
     assert build().content.stats["candidates_removed"] == {"subject_candidate": "excluded"}
     assert spec().subject_candidate == "excluded"
+
+
+def test_a_fact_s_own_list_never_stands_in_for_the_predicate_wide_one():
+    """``SubjectExclusion.apply``: a list made for one fact (``shared=False``, a sampled list) is not kept for the
+    (predicate, subject), so the predicate-wide list asked next is that pool less the subject, not the sample."""
+    from factatlas.builder.candidates import SubjectExclusion
+    from factatlas.records import Fact, ObjectRef
+
+    fact = Fact(id="arab:P36:Q79", predicate="P36", subject="Q79", objects=(ObjectRef("Q85"),), culture="arab",
+                countries=("Q79",), popularity=1.0, rank=1)
+    exclusion = SubjectExclusion()
+    assert exclusion.apply(fact, ("Q85", "Q79", "Q90"), ["Q85"], shared=False) == ("Q85", "Q90")
+    assert exclusion.apply(fact, ("Q85", "Q3551", "Q79", "Q64"), ["Q85"]) == ("Q85", "Q3551", "Q64")
+    assert {r: dict(c) for r, c in exclusion.counts.items()} == {"subject": {"P36": 2}}
+
+
+def test_pool_collisions_name_forms_shared_by_two_answers_per_language():
+    from factatlas.builder.candidates import SurfaceCollision, pool_collisions
+
+    labels = {"Q1": {"en": "Georgia", "ka": "საქართველო"}, "Q2": {"en": "georgia"}, "Q3": {"en": "Tbilisi"}}
+    found = pool_collisions({"P17": ["Q1", "Q2", "Q3"]}, labels, ("en", "ka"))
+    assert found == {"en": [SurfaceCollision("en", "P17", "Georgia", ("Q1", "Q2"))], "ka": []}
