@@ -61,7 +61,7 @@ def logsumexp_rows_in_place(logits: torch.Tensor) -> torch.Tensor:
 def underflow_floor(dtype, columns: int) -> float | None:
     """One above the log of ``dtype``'s smallest normal number (so that ``exp`` of it is normal) when
     ``columns`` terms of that size add less than half an ulp to a sum of at least 1 (float32, bfloat16,
-    float64 at any vocabulary; never float16)."""
+    float64 at any vocabulary; float16 never from three columns on)."""
     import math
 
     import torch

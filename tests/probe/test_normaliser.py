@@ -58,3 +58,15 @@ def test_terms_that_would_be_subnormal_change_nothing_and_half_precision_keeps_t
     assert underflow_floor(torch.float16, 30000) is None
     half = (torch.randn(8, 4000, generator=gen) * 6).half()
     assert torch.equal(logsumexp_rows_in_place(half.clone()), torch.logsumexp(half, dim=-1))
+
+
+def test_the_floor_is_one_above_the_log_of_the_smallest_normal_and_never_for_half_precision():
+    import math
+
+    from factatlas.probe.normaliser import underflow_floor
+
+    tiny = torch.finfo(torch.float32).tiny
+    floor = underflow_floor(torch.float32, 30522)
+    assert floor == math.log(tiny) + 1 and torch.exp(torch.tensor(floor)).item() >= tiny  # exp of it is normal
+    assert underflow_floor(torch.bfloat16, 250_000) == math.log(torch.finfo(torch.bfloat16).tiny) + 1
+    assert underflow_floor(torch.float16, 8) is None and underflow_floor(torch.float16, 50_000) is None
