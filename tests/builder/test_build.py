@@ -175,6 +175,15 @@ def test_stats_exactly():
                          for lang in ("ar", "en")}}
     cell = stats["cells"]["arab"]["P19"]
     assert (cell["facts"], cell["valid_objects_per_fact"], cell["distinct_objects"]) == ({"ar": 2, "en": 2}, 1.0, 1)
+    assert stats["label_coverage_scope"] == "benchmark facts"
+    # a subject without a label in a language is not a fact of that language's leakage rate (nor its coverage)
+    entities["Q5"] = Entity("Q5", frozen_mapping({"en": "Cairo University"}))
+    partial = compute_stats(result.content.facts, result.content.prompts, entities, ("ar", "en"),
+                            input_facts=result.content.facts)
+    assert partial["label_coverage_scope"] == "input facts"
+    assert partial["leakage_rate"]["ar"] == {"rate": 0.0, "facts": 0, "per_culture": {"arab": 0.0, "west": 0.0}}
+    assert partial["leakage_rate"]["ar"] != partial["leakage_rate"]["en"]
+    assert partial["label_coverage"]["ar"] < 1.0 == partial["label_coverage"]["en"]
     assert leaks("Cairo University", ["cairo"]) and not leaks("Amman", ["Cairo", ""])
 
 
