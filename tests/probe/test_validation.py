@@ -71,7 +71,8 @@ def test_template_only_is_compared_on_the_same_prompts(tmp_path):
     m = compute_metrics(model, path, CONFIG, template_only_rows=baseline)
     t = m["validation"]["template_only"]
     n_en = sum(1 for p in rows if p["lang"] == "en")
-    assert t["n_pairs"] == n_en
+    assert t["n_pairs"] == n_en == t["model"]["n_prompts"] == t["baseline"]["n_prompts"]  # the same prompts
+    assert m["validation"]["bootstrap"] == CONFIG.bootstrap  # the intervals' resamples, as asked
     assert t["excluded"]["prompts"] == len(rows) - n_en and t["excluded"]["by_lang"] == {"ar": len(rows) - n_en}
     assert (t["model"]["macro"], t["baseline"]["macro"]) == (0.0, 0.0)  # the model on the baseline's prompts
     assert m["summary"]["overall"]["p@1"] == 0.5  # unpaired, it would have looked 50 points better
