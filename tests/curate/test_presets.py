@@ -101,6 +101,14 @@ def test_dry_run_counts_a_rule_cultures_queries_without_printing_them(tmp_path):
            "label-languages 1, membership 1, candidates 20" in out.stdout
     assert "candidates for arab: 20 with its checked list of 22 countries; the countries its rule resolves " \
            "to decide" in out.stdout
+    assert "  popularity: MediaWiki API requests (50 titles each) unless --page-lengths or the embedded sample\n" \
+           "  objects: at most 10 per predicate (20 predicates: at most 200), 1 per 200 kept subjects\n" in out.stdout
+    # 2 cultures x 150 subjects in batches of 200: 2 object queries a predicate, 40 for the 20
+    ranked = CliRunner().invoke(app, ["curate", "--pair", "arab-west", "--popularity", "sitelinks", "--max-subjects",
+                                      "150", "--dry-run", str(tmp_path / "r")])
+    assert ranked.exit_code == 0, ranked.output
+    assert "  popularity: 1 sitelinks query per 200 candidates\n  objects: at most 2 per predicate (20 predicates: " \
+           "at most 40), 1 per 200 kept subjects\n" in ranked.stdout
 
 
 def test_the_default_client_timeout_follows_the_preset(fixture_files, tmp_path):
