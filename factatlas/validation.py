@@ -84,9 +84,9 @@ class DiskSide:
     """facts.parquet, entities.parquet and labels.parquet as the scan looks them up."""
 
     def __init__(self, folder: Path):
-        import pyarrow as pa
         import pyarrow.compute as pc
 
+        from factatlas.memory import give_back
         from factatlas.tables import read_parquet
 
         facts = read_parquet(folder / "facts.parquet", ["fact_id", "predicate", "culture", "subject_qid",
@@ -102,7 +102,7 @@ class DiskSide:
                                                                 "\x1f").combine_chunks())
         self.labels = labels.column("label").combine_chunks()
         del facts, labels
-        pa.default_memory_pool().release_unused()  # the decompression buffers of the tables just read
+        give_back()  # the decompression buffers of the tables just read, the keys' Python strings
 
     def fact_row(self, fact_id: str) -> int:
         return self.fact_index.find(fact_id)
