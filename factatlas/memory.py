@@ -9,16 +9,14 @@ C side is left as it is."""
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 from functools import cache
 
 
 @cache
 def _malloc_trim():
     """glibc's ``malloc_trim``, or None where the C library has none (musl, macOS, Windows)."""
-    try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-        trim = libc.malloc_trim
+    try:  # the symbols the process has loaded, libc's among them (no `ldconfig -p` run as find_library would)
+        trim = ctypes.CDLL(None).malloc_trim
     except (OSError, AttributeError):
         return None
     trim.argtypes, trim.restype = [ctypes.c_size_t], ctypes.c_int
