@@ -186,6 +186,14 @@ class Benchmark:
         consumer that counts or copies columns and needs no record. A failure at any row group names the file."""
         yield from self._read_each(lambda: iter_prompt_tables(self.location.prompt_files, lang, columns), "prompts")
 
+    def forget(self, *names: str) -> None:
+        """Let go of these cached reads (``fact_keys``, ...): what one step needed of every fact or prompt is
+        not held through the next steps; a later use reads it again."""
+        for name in names:
+            if not isinstance(type(self).__dict__.get(name), cached_property):
+                raise AttributeError(f"Benchmark.{name} is not a cached read")
+            self.__dict__.pop(name, None)
+
     def file(self, name: str) -> Path:
         """A side file of the benchmark; BenchmarkError naming it when it is absent."""
         p = self.path / name

@@ -20,6 +20,7 @@ are found by a second pass over the id column (``recount``).
 
 from __future__ import annotations
 
+from array import array
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -171,9 +172,12 @@ class InvariantScan:
         self.presence: list[int] = [0] * side.fact_count  # per fact: language bits | any_bit
         self.unknown: dict[str, int] = {}  # prompted facts absent from the facts table: the same bits
         self.used_templates: dict[str, set[str]] = defaultdict(set)
-        # predicate mode: per predicate, each distinct list as (hash as stored, hash with its subject put
-        # back, subject) and the QIDs the lists hold; hashes keep this as small as the distinct lists
-        self.per_pred: dict[str, set[tuple[int, int, str]]] = defaultdict(set)
+        # predicate mode: per predicate, each list as three 64-bit words (hash as stored, hash with its subject
+        # put back, hash of the subject or 0 for none), flat, and the QIDs the lists hold. With the subject
+        # excluded every fact has a list of its own: at 122,858 facts a set of (hash, hash, subject) tuples
+        # held 28 MB until the end (24 bytes each here); a list seen again in a later batch repeats its words,
+        # which the end's set of hashes absorbs
+        self.per_pred: dict[str, array] = defaultdict(lambda: array("q"))
         self.pred_members: dict[str, set[str]] = defaultdict(set)
         self.missing_entities: set[str] = set()
         self.checked_lists: set[tuple[str, ...]] = set()
@@ -306,7 +310,7 @@ class InvariantScan:
             cands = tuple(p.candidate_qids)
             restored = cands if not subject or subject in cands else \
                 tuple(sorted((*cands, subject), key=lambda q: (id_order(q), q)))
-            self.per_pred[p.predicate].add((hash(cands), hash(restored), subject))
+            self.per_pred[p.predicate].extend((hash(cands), hash(restored), hash(subject) if subject else 0))
             self.pred_members[p.predicate].update(cands)
 
     def _against_fact(self, b: _FactBlock, p: Prompt) -> None:
@@ -415,11 +419,12 @@ class InvariantScan:
             if lost:
                 out.append(Violation("facts-differ", lang, f"{len(lost)} facts missing in '{lang}', e.g. "
                                                            f"{lost[:3]}"))
-        for pred, lists in sorted(self.per_pred.items()):
+        for pred, words in sorted(self.per_pred.items()):
             # one list per predicate less the fact's subject: each list with its subject put back, where the
-            # subject is one of the predicate's candidates at all
-            members = self.pred_members[pred]
-            sets = {restored if subject and subject in members else stored for stored, restored, subject in lists}
+            # subject is one of the predicate's candidates at all (compared by hash, as the lists are)
+            members = {hash(q) for q in self.pred_members[pred]}
+            sets = {words[i + 1] if words[i + 2] and words[i + 2] in members else words[i]
+                    for i in range(0, len(words), 3)}
             if len(sets) > 1:
                 out.append(Violation("predicate-candidates-differ", pred,
                                      f"candidate_mode 'predicate' but {len(sets)} different candidate lists"

@@ -387,9 +387,9 @@ def _give_back_arrow_memory() -> None:
     """Return what the Arrow pool holds unused to the system: its allocator keeps the pages of the columns
     just read (30 MB for the qid columns of 37,712 entities and 75,424 labels), which would otherwise add to
     every later peak."""
-    import pyarrow as pa
+    from factatlas.memory import give_back
 
-    pa.default_memory_pool().release_unused()
+    give_back()
 
 
 def _query_hashes(run: Path | None) -> tuple[str, ...]:

@@ -22,8 +22,6 @@ import hashlib
 import json
 import logging
 import os
-from array import array
-from bisect import bisect_left
 from collections import defaultdict
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
@@ -38,6 +36,7 @@ from factatlas.benchmark import (
     meta_type_errors,
 )
 from factatlas.invariants import FactRef, InvariantScan, Violation, format_violations
+from factatlas.keyindex import KeyIndex
 
 log = logging.getLogger(__name__)
 
@@ -48,45 +47,13 @@ CHECKED_FILES = tuple(n for n in BENCHMARK_FILES if n != "stats.json")  # what c
 
 # ---- compact side tables ------------------------------------------------------------------------
 
-class KeyIndex:
-    """Exact lookup of a string column's rows by key without a Python object per row: the keys' 64-bit
-    hashes, sorted, beside the rows they came from; a hit is confirmed against the row's own key."""
-
-    def __init__(self, keys) -> None:  # a pyarrow string Array
-        self.keys = keys
-        hashes = array("q")
-        for start in range(0, len(keys), 65536):
-            hashes.extend(hash(k) for k in keys.slice(start, 65536).to_pylist())
-        order = sorted(range(len(hashes)), key=hashes.__getitem__)
-        self.hashes = array("q", (hashes[i] for i in order))
-        self.rows = array("q", order)
-
-    def __len__(self) -> int:
-        return len(self.rows)
-
-    def find(self, key: str) -> int:
-        """The first row whose key is ``key``, else -1."""
-        h = hash(key)
-        i = bisect_left(self.hashes, h)
-        while i < len(self.hashes) and self.hashes[i] == h:
-            if self.keys[self.rows[i]].as_py() == key:
-                return self.rows[i]
-            i += 1
-        return -1
-
-    def has_duplicates(self) -> bool:
-        hashes = self.hashes
-        return any(hashes[i] == hashes[i - 1] and self.keys[self.rows[i]].as_py() == self.keys[self.rows[i - 1]].as_py()
-                   for i in range(1, len(hashes)))
-
-
 class DiskSide:
     """facts.parquet, entities.parquet and labels.parquet as the scan looks them up."""
 
     def __init__(self, folder: Path):
-        import pyarrow as pa
         import pyarrow.compute as pc
 
+        from factatlas.memory import give_back
         from factatlas.tables import read_parquet
 
         facts = read_parquet(folder / "facts.parquet", ["fact_id", "predicate", "culture", "subject_qid",
@@ -102,7 +69,7 @@ class DiskSide:
                                                                 "\x1f").combine_chunks())
         self.labels = labels.column("label").combine_chunks()
         del facts, labels
-        pa.default_memory_pool().release_unused()  # the decompression buffers of the tables just read
+        give_back()  # the decompression buffers of the tables just read, the keys' Python strings
 
     def fact_row(self, fact_id: str) -> int:
         return self.fact_index.find(fact_id)

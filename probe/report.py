@@ -482,6 +482,7 @@ def write_report(run: str | os.PathLike, model: str | None = None, config: Any =
     run's benchmark (``factatlas.benchmark.Benchmark``), already open. ``plots=False`` (``--no-plots``): the
     same page, verdict and analyses without figures."""
     from factatlas.atomic import write_json, write_text
+    from factatlas.memory import give_back
     from factatlas.probe.analysis.hook import FOLDER as ANALYSES
     from factatlas.probe.analysis.hook import with_analyses
     from factatlas.probe.evaluate import (
@@ -524,6 +525,8 @@ def write_report(run: str | os.PathLike, model: str | None = None, config: Any =
                                               template_only_rows=ProbeResultsFile(t_path) if t_path else None,
                                               trained_on=splits)
                     metrics["inputs"] = inputs
+            bench.forget("fact_keys")  # every fact's key (the profile's, the majority baseline's): not the analyses'
+            give_back()  # the joins' columns are freed, their pages kept (210 MB at a million prompts): given back
             v = verdict(metrics)
             judged = judge_summary_of(folder) if open_answers(metrics) else None
             if judged is not None:

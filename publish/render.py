@@ -30,6 +30,7 @@ import pyarrow.parquet as pq
 
 from factatlas.atomic import dumps_json, write_bytes
 from factatlas.errors import ConfigError
+from factatlas.memory import give_back
 from factatlas.records import PAIR_NAME_RE
 from factatlas.release_input import ReleaseInput
 from factatlas.rundir import PENDING_ENTRY
@@ -179,6 +180,7 @@ class _Shards:
             del column
         self.writer.write_table(pa.Table.from_arrays(group, schema=PROMPTS_SCHEMA), row_group_size=rows)
         del group
+        give_back()  # the group's copy and the writer's buffers, before the next group's rows are read
         self.in_shard += rows
         left = pa.Table.from_arrays(rest, schema=PROMPTS_SCHEMA)
         self.pending, self.held = ([left] if left.num_rows else []), left.num_rows
@@ -186,9 +188,6 @@ class _Shards:
             self._close_shard()
 
     def _close_shard(self) -> None:
-        # the Arrow pool keeps what the shard's row groups freed; given back, the peak is a row group's, not
-        # what the walks so far left behind
-        pa.default_memory_pool().release_unused()
         path = f"{self.prefix}-{len(self.paths):05d}-of-{self.total:05d}.parquet"
         if self.writer is None:  # a split without rows: an empty file of the schema
             self.files[path] = parquet_table_bytes(PROMPTS_SCHEMA.empty_table())
@@ -206,10 +205,12 @@ class _Shards:
 
 
 def render_data(src: ReleaseInput, max_shard_rows: int) -> tuple[dict[str, bytes], tuple[ConfigEntry, ...]]:
-    """The data files, config by config: each walk of the prompts reads that config's rows a row group at a
-    time as Arrow columns (no record, no row: the columns are copied) and holds at most one row group per
-    split before writing it into its shard, so memory follows the row group, not the benchmark. The bytes
-    are those of writing each shard's rows at once."""
+    """The data files, config by config and split by split: each walk of the prompts reads that config's rows
+    a row group at a time as Arrow columns (no record, no row: the columns are copied) and holds at most one
+    row group of its split before writing it into its shard, so memory follows the row group, not the
+    benchmark. A walk per split: one split's rows wait at a time (two splits filled in one walk held both
+    splits' pending rows, up to 2 x 15 MB at a million prompts), for a read of the prompts per split. The
+    bytes are those of writing each shard's rows at once."""
     import pyarrow.compute as pc
 
     files: dict[str, bytes] = {}
@@ -217,13 +218,13 @@ def render_data(src: ReleaseInput, max_shard_rows: int) -> tuple[dict[str, bytes
     for name, (lang, counts) in plan_configs(src).items():
         order = sorted(counts, key=_split_key)
         shards = {split: _Shards(files, name, split, counts[split], max_shard_rows) for split in order}
-        for table in src.prompts.tables(lang):
-            if lang is not None:  # this language's rows of this pair (a config is a pair and a language)
-                table = table.filter(pc.equal(table.column("pair"), name[: -len(lang) - 1]))
-            splits = table.column("split")
-            for split in pc.unique(splits).to_pylist():  # in order of first appearance, as the records went
-                shards[split].add(table.filter(pc.equal(splits, split)))
         for split in order:
+            for table in src.prompts.tables(lang):
+                keep = pc.equal(table.column("split"), split)
+                if lang is not None:  # this language's rows of this pair (a config is a pair and a language)
+                    keep = pc.and_(keep, pc.equal(table.column("pair"), name[: -len(lang) - 1]))
+                if pc.any(keep).as_py():
+                    shards[split].add(table.filter(keep))
             shards[split].flush()
         configs.append(ConfigEntry(name, lang, tuple((split, tuple(shards[split].paths), counts[split])
                                                      for split in order)))

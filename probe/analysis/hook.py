@@ -27,6 +27,7 @@ def write_model_analyses(run: Path, model_dir: Path, rankc_weighting: str = "sof
     page's path. ``trained``: the splits the model was trained on (default: what probe.json records).
     ``bench``: the run's benchmark when the caller has it open already (the report), else it is read.
     ``out_dir``: where the page goes instead of ``model_dir/analyses`` (the report's staging folder)."""
+    from factatlas.memory import give_back
     from factatlas.probe.analysis.dlama import object_cultures
     from factatlas.probe.analysis.errors import benchmark_context
     from factatlas.probe.analysis.page import write_page
@@ -51,6 +52,7 @@ def write_model_analyses(run: Path, model_dir: Path, rankc_weighting: str = "sof
     from factatlas.probe.analysis.splits import HELD_OUT, choose_splits, select, trained_on
 
     bench = open_benchmark(run, bench)
+    give_back()  # what the joins of the metrics freed
     taught = trained_on(model_dir) if trained is RECORDED else trained
     choice = choose_splits(HELD_OUT, list(bench.splits), {model_dir.name: taught})  # the split column alone
     model = select(read_model_results(run, model_dir, bench), choice)
@@ -60,18 +62,21 @@ def write_model_analyses(run: Path, model_dir: Path, rankc_weighting: str = "sof
     scope = choice.label
     owners = object_cultures(benchmark_facts(bench).values())  # every fact, whatever split is analysed
     langs = ranked_languages([model.results])  # the texts of these only (RankC's pairs)
-    sections = [*dlama_sections({model.model: model.results}, owners=owners, country_label=labels,
-                                scope=scope),
-                *crosslingual_sections([model], language_texts(p for batch in bench.iter_prompts(lambda _pid, lang: lang in langs) for p in batch),
-                                       rankc_weighting,
-                                       scope=scope),
-                *xfactr_sections([model], scope=scope),
-                *error_sections({model.model: model.results}, benchmark_context(bench),
-                                # a wrong answer's text and form, read beside the results (prompt_id order)
-                                prompts=lambda results: stream_prompts(bench, results),
-                                scope=scope),
-                *locality_sections({model.model: model.results}, benchmark_facts(bench).values()),
-                *popularity_sections({model.model: model.results}, benchmark_facts(bench).values())]
+    steps = (
+        lambda: dlama_sections({model.model: model.results}, owners=owners, country_label=labels, scope=scope),
+        lambda: crosslingual_sections([model], language_texts(p for batch in bench.iter_prompts(
+            lambda _pid, lang: lang in langs) for p in batch), rankc_weighting, scope=scope),
+        lambda: xfactr_sections([model], scope=scope),
+        # a wrong answer's text and form, read beside the results (prompt_id order)
+        lambda: error_sections({model.model: model.results}, benchmark_context(bench),
+                               prompts=lambda results: stream_prompts(bench, results), scope=scope),
+        lambda: locality_sections({model.model: model.results}, benchmark_facts(bench).values()),
+        lambda: popularity_sections({model.model: model.results}, benchmark_facts(bench).values()),
+    )
+    sections = []
+    for step in steps:  # one after another, what each freed given back before the next one's peak
+        sections += step()
+        give_back()
     subtitle = (f"run {run.name} · model {model.model} · {scope} ({choice.why}) · benchmark {meta.get('name')} "
                 f"({meta.get('pair')})")
     return write_page(out_dir, "analyses", f"factatlas analyses — {model.model}", subtitle, sections, plots=plots)[1]

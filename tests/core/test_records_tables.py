@@ -106,3 +106,42 @@ def test_life_status_round_trips_and_tables_without_it_stay_readable(tmp_path):
     import pyarrow.parquet as pq
 
     assert pq.read_schema(tmp_path / "entities.parquet").names == ENTITIES_SCHEMA_V1.names
+
+
+def test_the_analyses_fact_table_finds_facts_by_id_with_no_python_string_per_fact(tmp_path):
+    """``FactTable`` keeps fact id -> row as 64-bit hashes and row numbers (``KeyIndex``), not a dict of the
+    ids (about 120 bytes a fact in Python; seen red with the dict: over 100 bytes a fact here); its mapping
+    is ``read_facts``'s, and a file that repeats an id keeps the dict's answers (the last row, each id once)."""
+    import tracemalloc
+    from dataclasses import replace
+
+    import pyarrow.parquet as pq
+
+    from factatlas import tables as T
+    from tests.builder.builder_fixtures import build
+
+    one = build().content.facts
+    facts = [replace(f, id=f"{f.id}-{n}") for n in range(2000) for f in one]  # 2,000 copies of each fact
+    path = tmp_path / "facts.parquet"
+    T.write_facts(path, facts)
+    expected = {f.id: f for f in T.read_facts(path)}
+    tracemalloc.start()
+    table = T.FactTable(path)
+    held, _ = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert held / len(facts) < 40
+    assert len(table) == len(expected) and list(table) == list(expected)
+    assert all(table[fact_id] == f for fact_id, f in expected.items())
+    assert "nope" not in table and table.get(7) is None
+
+    rows = pq.read_table(path)
+    twice = pq.read_table(path).slice(0, 3)
+    moved = twice.set_column(twice.schema.get_field_index("predicate"), "predicate",
+                             pq.read_table(path).column("predicate").slice(3, 3))
+    import pyarrow as pa
+
+    pq.write_table(pa.concat_tables([rows, moved]), path)
+    again = T.FactTable(path)
+    first_three = list(expected)[:3]
+    assert len(again) == len(expected) and list(again) == list(expected)
+    assert [again[f].predicate for f in first_three] == moved.column("predicate").to_pylist()

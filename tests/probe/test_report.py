@@ -379,5 +379,13 @@ def test_a_report_given_the_open_benchmark_reads_its_tables_there_and_writes_the
     bench = Benchmark.open(root)
     (shared,) = R.write_report(root, None, MetricsConfig(bootstrap=100), benchmark=bench)
     assert "answer_labels" in vars(bench) and "prompts" not in vars(bench)
+    # every fact's key (the profile's and the majority baseline's) is let go once the metrics are made: the
+    # analyses do not hold it (126,336 keys at a million prompts); asked again, it is read again, the same
+    assert "fact_keys" not in vars(bench)
     assert shared.html.read_text("utf-8") == alone.html.read_text("utf-8")
     assert shared.verdict == alone.verdict
+    keys = bench.fact_keys
+    bench.forget("fact_keys")
+    assert "fact_keys" not in vars(bench) and bench.fact_keys == keys
+    with pytest.raises(AttributeError, match="not a cached read"):
+        bench.forget("meta")

@@ -128,3 +128,64 @@ def test_a_null_candidate_list_is_refused_by_the_tables_as_by_the_records(groupe
     for read in (lambda: list(B.iter_prompt_batches([path])), lambda: list(iter_prompt_tables([path]))):
         with pytest.raises(ValueError, match="a candidate list column holds nulls"):
             read()
+
+
+def test_one_split_of_one_config_waits_for_its_row_group_at_a_time(grouped, monkeypatch, tmp_path):
+    """Each walk of the prompts fills one split's shards: the rows waiting for a row group are one split's
+    (seen red with every split of a config filled in one walk), and the files are those of the walk that
+    fed every split at once (the bytes depend on the rows alone)."""
+    import shutil
+
+    import pyarrow.compute as pc
+
+    from factatlas.publish import render as R
+    from factatlas.release_input import read_release_input
+
+    run = tmp_path / "run"
+    shutil.copytree(grouped, run)
+    path = run / "build" / "prompts.parquet"
+    table = pq.read_table(path)
+    facts = sorted(set(table.column("fact_id").to_pylist()))
+    dev = pc.is_in(table.column("fact_id"), pa.array(facts[::2]))  # every other fact in dev, in every language
+    table = table.set_column(table.schema.get_field_index("split"), "split",
+                             pc.if_else(dev, "dev", table.column("split")))
+    pq.write_table(table, path, row_group_size=GROUP_ROWS, compression="zstd", store_schema=True)
+
+    monkeypatch.setattr(R, "ROW_GROUP_ROWS", 5)
+    open_shards: list = []
+    most = [0]
+    add, init = R._Shards.add, R._Shards.__init__
+
+    def made(self, *args, **kwargs):
+        init(self, *args, **kwargs)
+        open_shards.append(self)
+
+    def watched(self, rows):
+        add(self, rows)
+        most[0] = max(most[0], sum(1 for s in open_shards if s.held))
+
+    monkeypatch.setattr(R._Shards, "__init__", made)
+    monkeypatch.setattr(R._Shards, "add", watched)
+    src = read_release_input(run)
+    files, configs = R.render_data(src, 12)
+    assert most[0] == 1 and all(len(c.splits) >= 2 for c in configs)  # two splits, never both waiting
+
+    def every_split_in_one_walk(src, max_shard_rows):  # the walk up to 70cd3f7
+        import pyarrow.compute as pc
+
+        out, entries = {}, []
+        for name, (lang, counts) in R.plan_configs(src).items():
+            order = sorted(counts, key=R._split_key)
+            shards = {split: R._Shards(out, name, split, counts[split], max_shard_rows) for split in order}
+            for table in src.prompts.tables(lang):
+                if lang is not None:
+                    table = table.filter(pc.equal(table.column("pair"), name[: -len(lang) - 1]))
+                for split in pc.unique(table.column("split")).to_pylist():
+                    shards[split].add(table.filter(pc.equal(table.column("split"), split)))
+            for split in order:
+                shards[split].flush()
+            entries.append(R.ConfigEntry(name, lang, tuple((s, tuple(shards[s].paths), counts[s]) for s in order)))
+        return out, tuple(entries)
+
+    assert every_split_in_one_walk(src, 12) == (files, configs)
+    assert most[0] == 2  # and the old walk held both splits' rows at once
