@@ -288,10 +288,9 @@ def threshold_mutants(path: str = "probe/verdict.py") -> list[Mutant]:
          'e["imbalance"] >= MAX_CULTURE_IMBALANCE]'),
         ("RankC needs one more language", "if len(langs) < MIN_LANGUAGES_FOR_RANKC:",
          "if len(langs) <= MIN_LANGUAGES_FOR_RANKC:"),
-        ("the template-only gap fails at exactly the minimum", "    if gap < MIN_TEMPLATE_ONLY_GAP or not all(won.values()):",
-         "    if gap <= MIN_TEMPLATE_ONLY_GAP or not all(won.values()):"),
-        ("no template-only gap rule", "    if gap < MIN_TEMPLATE_ONLY_GAP or not all(won.values()):",
-         "    if not all(won.values()):"),
+        ("the template-only gap fails at exactly the minimum", "    short = gap < MIN_TEMPLATE_ONLY_GAP - 1e-9",
+         "    short = gap < MIN_TEMPLATE_ONLY_GAP + 1e-9"),
+        ("no template-only gap rule", "    if short or not all(won.values()):", "    if not all(won.values()):"),
         ("the template-only gap is micro", 'gap = model["macro"] - base["macro"]', 'gap = model["micro"] - base["micro"]'),
     ]
     return [Mutant(f"verdict:threshold: {what}", path, replace_text(old, new), VERDICT_TESTS, first=VERDICT_RULE_TESTS)

@@ -78,7 +78,7 @@ def test_answers_survive_a_new_process_and_a_torn_last_line(tmp_path):
     # one compact line, keys sorted, an answer in another script kept as written (the file is read by people too)
     third.put("k4", {"text": "القاهرة"}, URL)
     assert path.read_bytes().split(b"\n")[-2] == (
-        '{"answer":{"text":"القاهرة"},"key":"k4","server":"%s"}' % URL).encode("utf-8")
+        f'{{"answer":{{"text":"القاهرة"}},"key":"k4","server":"{URL}"}}').encode()
 
 
 def test_a_kept_answer_that_fails_the_check_is_asked_again(tmp_path):
