@@ -75,6 +75,20 @@ def shipped_builds(tmp_path_factory) -> ShippedBuilds:
     return ShippedBuilds(tmp_path_factory)
 
 
+def assert_built_whole(run: Path, lang: str) -> None:
+    """Every fact of the build rendered in ``lang`` with every template (as many prompts as in English), and no
+    prompt dropped or template skipped for it (item «fact|lang|template», reason «…:lang»)."""
+    import json
+
+    import pyarrow.parquet as pq
+
+    stats = json.loads((run / "build" / "stats.json").read_text("utf-8"))
+    assert stats["prompts_per_language"][lang] == stats["prompts_per_language"]["en"] > 0, run.name
+    dropped = pq.read_table(run / "build" / "dropped.parquet").to_pylist()
+    mine = [d for d in dropped if f"|{lang}|" in d["item"] or d["reason"].endswith(f":{lang}")]
+    assert mine == [], (run.name, mine[:5])
+
+
 # The fast subset: the place contexts, where the Romance, German and Russian prepositions and articles are
 # decided (augmented admin-unit golds of P19/P20, capitals, twin cities), in every shipped language.
 PLACE_PREDICATES = ("P19", "P20", "P36", "P190")
