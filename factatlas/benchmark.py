@@ -325,13 +325,11 @@ class Benchmark:
 
         def read() -> set[str]:
             import pyarrow.compute as pc
-            import pyarrow.parquet as pq
 
             names: set[str] = set()
             for path in self.location.prompt_files:
-                pf = pq.ParquetFile(path)
-                for group in range(pf.num_row_groups):
-                    names.update(pc.unique(pf.read_row_group(group, columns=["split"]).column(0)).to_pylist())
+                for column in column_groups(path, "split"):
+                    names.update(pc.unique(column).to_pylist())
             return names
 
         return tuple(sorted(self._read(read, "prompts")))
@@ -345,13 +343,10 @@ class Benchmark:
             return dict(Counter(p.kind for p in self.prompts))
 
         def read() -> dict[str, int]:
-            import pyarrow.parquet as pq
-
             counts: Counter = Counter()
             for path in self.location.prompt_files:
-                pf = pq.ParquetFile(path)
-                for group in range(pf.num_row_groups):
-                    counts.update(pf.read_row_group(group, columns=["kind"]).column(0).to_pylist())
+                for column in column_groups(path, "kind"):
+                    counts.update(column.to_pylist())
             return dict(counts)
 
         return self._read(read, "prompts")
@@ -389,6 +384,18 @@ class Benchmark:
 
 
 BATCH_ROWS = 2048  # records per batch of ``iter_prompts`` (the writer's row group)
+
+
+def column_groups(path: str | os.PathLike, column: str) -> Iterator[Any]:
+    """One column of a prompt file, a row group at a time. A file without the column is a ValueError that names
+    it (pyarrow reads an unknown column name as no column at all, and indexing that failed as an IndexError)."""
+    import pyarrow.parquet as pq
+
+    pf = pq.ParquetFile(path)
+    if column not in pf.schema_arrow.names:
+        raise ValueError(f"it has no '{column}' column")
+    for group in range(pf.num_row_groups):
+        yield pf.read_row_group(group, columns=[column]).column(0)
 
 
 def read_prompts(*paths: str | os.PathLike, keep: RowFilter | None = None) -> list[Prompt]:

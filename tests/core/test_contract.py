@@ -69,6 +69,20 @@ def test_missing_artifacts_are_named(tmp_path):
     assert locate(run).benchmark == run / "build"
 
 
+@pytest.mark.parametrize("column, read", [("split", "splits"), ("kind", "kind_counts")])
+def test_a_prompts_file_without_a_column_a_reader_needs_is_named(tmp_path, column, read):
+    """The split and kind readers (what `export lm-eval` and the coverage read first) on a prompts file that lost
+    the column: the file and the column named, not an IndexError (found by the damaged-inputs property test)."""
+    import pyarrow.parquet as pq
+
+    run = make_benchmark(tmp_path / "run")
+    path = run / "build" / "prompts.parquet"
+    table = pq.read_table(path)
+    pq.write_table(table.drop_columns([column]), path)
+    with pytest.raises(BenchmarkError, match=rf"cannot read prompts.parquet: it has no '{column}' column; rebuild"):
+        getattr(Benchmark.open(run), read)
+
+
 def test_a_cut_prompts_file_is_named(tmp_path):
     """Every reader of the prompts names the file it could not read (was the folder and "prompts", which the
     damaged-inputs property test drew for compare)."""
