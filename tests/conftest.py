@@ -139,12 +139,15 @@ def pytest_collection_finish(session) -> None:
 
 
 def pytest_xdist_auto_num_workers(config) -> int:
-    """`-n auto` (pyproject addopts): one worker more than the cores this process may use. Many tests wait
-    on a child process or a server starting, and a third worker fills those waits on a 2-core machine: the
-    whole suite took 296 s with 2 workers and 263 s with 3 there (idle, 26 Nov 2026); `--maxprocesses`
-    caps it."""
+    """`-n auto` (pyproject addopts): one worker per core this process may use, and one more for the extended
+    tier, whose tests wait on servers and engines starting (a third worker filled those waits on a 2-core
+    machine: the whole suite 296 s with 2 workers, 263 s with 3, 26 Nov 2026). Without them the waits are
+    few and a third worker only competes for the cores and builds its own session fixtures: the README's
+    command took 161.9 s with 2 workers and 176.2 s with 3 on the idle 2-core box, and 306 s against 339 s on
+    one core (30 Nov 2026); `--maxprocesses` caps it."""
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    return cores + 1
+    markexpr = config.getoption("markexpr") or ""
+    return cores + 1 if "extended" in markexpr or "servers" in markexpr else cores
 
 
 def file_order(path: Path = REPO / "tests" / "file_order.txt") -> dict[str, int]:

@@ -10,7 +10,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from tests.conftest import left_out_by_default, pytest_collection_modifyitems
+from tests.conftest import left_out_by_default, pytest_collection_modifyitems, pytest_xdist_auto_num_workers
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -60,3 +60,12 @@ def test_the_default_run_deselects_the_extended_tier_and_nothing_else(markexpr, 
     for item in items:
         if item.nodeid.endswith(("server", "docs")):
             assert {"slow", "extended"} <= set(item.marks)  # never in the quick tier either
+
+
+@pytest.mark.parametrize(("markexpr", "extra"), [("", 0), ("not slow", 0), ("extended", 1), ("servers", 1)])
+def test_a_worker_per_core_and_one_more_where_servers_are_waited_on(markexpr, extra):
+    import os
+
+    cores = len(os.sched_getaffinity(0))
+    config, _ = _config(markexpr, pytest.Config.ArgsSource.TESTPATHS)
+    assert pytest_xdist_auto_num_workers(config) == cores + extra
