@@ -107,7 +107,22 @@ def as_written(table: Any) -> Any:
 
 
 ANSWER_LABEL_COLUMNS = ("lang", "subject_qid", "subject_label", "candidate_qids", "candidate_forms", "gold_qids")
-_SEP = "\x1f"  # joins a list's QIDs (or a QID and a language) into one comparable string; no QID holds it
+LIST_SEP = "\x1f"  # joins a list's QIDs (or a QID and a language) into one comparable string; no QID holds it
+
+
+def distinct_rows(*codes: Any) -> tuple[Any, Any]:
+    """Rows' combinations of several int code arrays (numpy): per row the combination's number and, per number,
+    its first row (combinations numbered in order of first row, so the first rows ascend)."""
+    import numpy as np
+
+    combo = np.zeros(len(codes[0]), np.int64)
+    for c in codes:
+        combo = combo * (int(c.max()) + 1) + c
+    _, first, inverse = np.unique(combo, return_index=True, return_inverse=True)
+    order = np.argsort(first, kind="stable")
+    rank = np.empty_like(order)
+    rank[order] = np.arange(len(order))
+    return rank[inverse.reshape(-1)], first[order]
 
 
 def read_answer_labels(tables: Iterable[Any], stored: Any | None) -> dict[tuple[str, str], str]:
@@ -121,7 +136,7 @@ def read_answer_labels(tables: Iterable[Any], stored: Any | None) -> dict[tuple[
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    stored_keys = (pc.binary_join_element_wise(stored.column("qid"), stored.column("lang"), _SEP)
+    stored_keys = (pc.binary_join_element_wise(stored.column("qid"), stored.column("lang"), LIST_SEP)
                    if stored is not None else pa.array([], pa.string()))
     answers: set[str] = set()
     found: dict[tuple[str, str], str] = {}  # keys labels.parquet lacks, the first prompt's label
@@ -132,17 +147,16 @@ def read_answer_labels(tables: Iterable[Any], stored: Any | None) -> dict[tuple[
         lang = table.column("lang")
         entries: list[tuple[int, int, str, str, str]] = []  # (row, position: -1 the subject), qid, lang, label
         subjects = table.column("subject_qid")
-        lacking = pc.invert(pc.is_in(pc.binary_join_element_wise(subjects, lang, _SEP), stored_keys))
+        lacking = pc.invert(pc.is_in(pc.binary_join_element_wise(subjects, lang, LIST_SEP), stored_keys))
         for row in np.flatnonzero(lacking.to_numpy(zero_copy_only=False)):
             entries.append((int(row), -1, subjects[row].as_py(), lang[row].as_py(),
                             table.column("subject_label")[row].as_py()))
         # the first row of each distinct (language, candidates, forms) in the group: the others add nothing
         codes = [pc.dictionary_encode(pc.fill_null(c, "")).combine_chunks().indices.to_numpy(zero_copy_only=False)
                  .astype(np.int64)
-                 for c in (lang, pc.binary_join(table.column("candidate_qids"), _SEP),
-                           pc.binary_join(table.column("candidate_forms"), _SEP))]
-        combo = (codes[0] * (codes[1].max() + 1) + codes[1]) * (codes[2].max() + 1) + codes[2]
-        firsts = np.sort(np.unique(combo, return_index=True)[1])
+                 for c in (lang, pc.binary_join(table.column("candidate_qids"), LIST_SEP),
+                           pc.binary_join(table.column("candidate_forms"), LIST_SEP))]
+        firsts = distinct_rows(*codes)[1]
         lists = table.select(["lang", "candidate_qids", "candidate_forms"]).take(pa.array(firsts))
         flat = pc.list_flatten(lists.column("candidate_qids"))
         answers.update(pc.unique(flat).to_pylist())
@@ -153,7 +167,7 @@ def read_answer_labels(tables: Iterable[Any], stored: Any | None) -> dict[tuple[
         n_forms = pc.list_value_length(lists.column("candidate_forms")).to_numpy(zero_copy_only=False)
         paired = position < n_forms[parents]  # zip(candidates, forms) stops at the shorter
         flat_lang = lists.column("lang").take(pa.array(parents))
-        lacking = pc.and_(pa.array(paired), pc.invert(pc.is_in(pc.binary_join_element_wise(flat, flat_lang, _SEP),
+        lacking = pc.and_(pa.array(paired), pc.invert(pc.is_in(pc.binary_join_element_wise(flat, flat_lang, LIST_SEP),
                                                                 stored_keys)))
         for i in np.flatnonzero(lacking.to_numpy(zero_copy_only=False)):
             combo_row = parents[i]

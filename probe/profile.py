@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from factatlas.probe import metrics as M
+from factatlas.prompt_tables import LIST_SEP, distinct_rows
 from factatlas.records import Prompt
 
 if TYPE_CHECKING:
@@ -20,7 +21,6 @@ if TYPE_CHECKING:
 
 PROFILE_COLUMNS = ("fact_id", "lang", "template_id", "predicate", "subject_label", "gold_qids", "gold_forms",
                    "candidate_qids")
-_SEP = "\x1f"  # joins a list's QIDs into one comparable string; no QID holds it
 
 
 def _gold_label(bench: Benchmark, prompt: Prompt, i: int, qid: str) -> str:
@@ -102,21 +102,8 @@ def _list_codes(column: Any) -> tuple[np.ndarray, np.ndarray]:
     """A list column's rows as int codes (equal lists, equal codes) and, per code, a row holding it."""
     import pyarrow.compute as pc
 
-    codes, _ = _codes(pc.binary_join(column, _SEP))
+    codes, _ = _codes(pc.binary_join(column, LIST_SEP))
     return codes, np.unique(codes, return_index=True)[1]
-
-
-def _distinct(*codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Rows' combinations of several code arrays: per row the combination's number and, per number, its first
-    row (combinations numbered in order of first row)."""
-    combo = np.zeros(len(codes[0]), np.int64)
-    for c in codes:
-        combo = combo * (int(c.max()) + 1) + c
-    _, first, inverse = np.unique(combo, return_index=True, return_inverse=True)
-    order = np.argsort(first, kind="stable")
-    rank = np.empty_like(order)
-    rank[order] = np.arange(len(order))
-    return rank[inverse.reshape(-1)], first[order]
 
 
 class _ProfileScan:
@@ -166,7 +153,7 @@ class _ProfileScan:
         lang_local, lang_values = _codes(column("lang"))
         lang = np.array([self._lang(v) for v in lang_values], np.int64)[lang_local]
         template_local, template_values = _codes(column("template_id"))
-        for combo_row in _distinct(lang_local, template_local)[1]:
+        for combo_row in distinct_rows(lang_local, template_local)[1]:
             self.templates[lang_values[lang_local[combo_row]]].add(template_values[template_local[combo_row]])
         predicate_local, predicate_values = _codes(column("predicate"))
         lengths = pc.list_value_length(column("candidate_qids")).to_numpy(zero_copy_only=False).astype(np.int64)
@@ -180,7 +167,7 @@ class _ProfileScan:
         # multi-parallel: every fact in every language with the same candidates and golds
         candidate_local, candidate_rows = _list_codes(column("candidate_qids"))
         candidate_lists = column("candidate_qids").take(pa.array(candidate_rows)).to_pylist()
-        joined = pc.binary_join(column("candidate_qids").take(pa.array(candidate_rows)), _SEP).to_pylist()
+        joined = pc.binary_join(column("candidate_qids").take(pa.array(candidate_rows)), LIST_SEP).to_pylist()
         candidates = np.array([self.candidate_codes.setdefault(j, len(self.candidate_codes)) for j in joined],
                               np.int64)[candidate_local]
         gold_local, gold_rows = _list_codes(column("gold_qids"))
@@ -199,7 +186,7 @@ class _ProfileScan:
         self._golds_among_candidates(column("prompt_id"), candidate_local, candidate_lists, gold_local, gold_lists)
         # subjects whose label contains the answer, per (fact, language): a unit leaks when any prompt does
         subject_local, subject_values = _codes(column("subject_label"))
-        combo, combo_rows = _distinct(subject_local, lang_local, gold_local)
+        combo, combo_rows = distinct_rows(subject_local, lang_local, gold_local)
         leak = np.zeros(table.num_rows, bool)
         for c, row in enumerate(combo_rows):
             args = (subject_values[subject_local[row]], lang_values[lang_local[row]], gold_lists[gold_local[row]])
@@ -229,7 +216,7 @@ class _ProfileScan:
                                 gold_local: np.ndarray, gold_lists: list[Any]) -> None:
         """Golds outside their candidate list, and prompts whose candidates hold no gold: once per distinct
         (candidate list, gold list) of the group."""
-        pair, pair_rows = _distinct(candidate_local, gold_local)
+        pair, pair_rows = distinct_rows(candidate_local, gold_local)
         outside, without = [], []
         for row in pair_rows:
             cands = set(candidate_lists[candidate_local[row]])

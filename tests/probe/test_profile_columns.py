@@ -136,11 +136,11 @@ def test_the_profile_of_a_whole_benchmark_in_one_row_group_is_exact(tmp_path):
 
 
 def test_distinct_numbers_every_combination_of_codes_apart():
-    """Rows are one combination only when every code agrees: (0, 1) and (1, 0) are two (``_distinct``: the
+    """Rows are one combination only when every code agrees: (0, 1) and (1, 0) are two (``distinct_rows``: the
     leakage and gold checks run once per combination)."""
     import numpy as np
 
-    from factatlas.probe.profile import _distinct
+    from factatlas.prompt_tables import distinct_rows
 
-    combo, first = _distinct(np.array([0, 1, 2, 0, 1]), np.array([2, 0, 1, 1, 0]))
+    combo, first = distinct_rows(np.array([0, 1, 2, 0, 1]), np.array([2, 0, 1, 1, 0]))
     assert combo.tolist() == [0, 1, 2, 3, 1] and first.tolist() == [0, 1, 2, 3]
