@@ -69,3 +69,14 @@ def test_a_worker_per_core_and_one_more_where_servers_are_waited_on(markexpr, ex
     cores = len(os.sched_getaffinity(0))
     config, _ = _config(markexpr, pytest.Config.ArgsSource.TESTPATHS)
     assert pytest_xdist_auto_num_workers(config) == cores + extra
+
+
+def test_the_extended_tier_repeats_checks_whose_first_instance_stays_in_the_readme_command():
+    """The shipped pairs and the BMLAMA variants: the first runs in the README's command, only the others are
+    extended (CONTRIBUTING "Three tiers")."""
+    from tests.builder.importers.test_import_bmlama import VARIANTS
+    from tests.templates.conftest import PAIRS
+
+    for params in (PAIRS, VARIANTS):
+        extended = [any(m.name == "extended" for m in getattr(p, "marks", ())) for p in params]
+        assert extended == [False] + [True] * (len(params) - 1), params
