@@ -15,16 +15,26 @@ from factatlas.templates.validate import meaning_issues
 from tests.langs import SHIPPED_LANGS
 
 LANGS = SHIPPED_LANGS
+AUDITED = ("de", "es", "fr", "ru")  # the languages whose render decisions the audit checks read
 
 pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
-def sentences(sample_renders):
-    run, _result, renderer = sample_renders.curated("arab-west")
+def sentences(shipped_builds, sample_renders):
+    """prompt id -> the sentence as the shipped build wrote it (a cloze with its first gold form), in every
+    shipped language: the build's own prompts, not a second render; the renderer has rendered only the languages whose
+    decisions the checks of the audit read."""
+    import pyarrow.parquet as pq
+
+    prompts = pq.read_table(shipped_builds["arab-west"] / "build" / "prompts.parquet",
+                            columns=["prompt_id", "kind", "text", "gold_forms"])
     out = {}
-    for r in sample_renders.rows("arab-west", LANGS):
-        out[r["prompt_id"]] = r["text"].replace("[Y]", r["gold_forms"][0][0]) if r["kind"] == "cloze" else r["text"]
+    for pid, kind, text, golds in zip(*(prompts[c].to_pylist() for c in prompts.column_names), strict=True):
+        out[pid] = text.replace("[Y]", golds[0][0]) if kind == "cloze" else text
+    assert {pid.split("|")[1] for pid in out} == set(LANGS)
+    run, _result, renderer = sample_renders.curated("arab-west")
+    sample_renders.rows("arab-west", AUDITED)
     return out, renderer, run
 
 
