@@ -205,47 +205,35 @@ class _Tap(Counter):
 def answer_rows(prompts, entities: Mapping[str, Entity],
                 context_of: Callable[[str, str, str], str] | None = None) -> list[dict]:
     """What ``build_instances`` needs of a build's prompts table (pyarrow): its cloze rows in table order,
-    each with the gold list (``gold_qids``, ``gold_forms``) only where it holds the first occurrence of some
-    (lang, template, object, variant) as gold, and likewise the candidate list; rows left with neither are
+    each with the gold list (``gold_qids``, ``gold_forms``) only where it holds an object not yet seen as gold
+    in the same (lang, template, variant, context), and likewise the candidate list; rows left with neither are
     left out. The result of ``build_instances`` is the same as over every row.
 
-    A list left out repeats, for its role, the objects of an earlier row of the same language, template,
-    subject gender (all that a variant depends on: ``subject_key``) and rendered context (``context_of(lang,
-    template, subject)``: what agreement chose around the answer), so it adds nothing. Predicate-wide
-    candidate lists make most of them (a shipped pair: about 1,400 distinct candidate lists in 52,000 cloze
-    rows). The lists are compared joined in Arrow, so those left out are never made Python objects."""
+    A list left out holds, for its role, only objects of earlier rows of the same language, template, subject
+    gender (all that a variant depends on: ``subject_key``) and rendered context (``context_of(lang, template,
+    subject)``: what agreement chose around the answer), so it adds nothing. Predicate-wide candidate lists make
+    most of them (a shipped pair: about 1,400 distinct candidate lists in 52,000 cloze rows; each subject's list
+    lacks only that subject, so two rows of a pool hold all of it). The lists are read as codes, one per
+    distinct list, so those left out are never made Python objects."""
     import pyarrow.compute as pc
 
     cloze = prompts.filter(pc.equal(prompts["kind"], "cloze"))
-    keys = zip(cloze["lang"].to_pylist(), cloze["template_id"].to_pylist(), cloze["subject_qid"].to_pylist(),
-               pc.binary_join(cloze["gold_qids"], "\t").to_pylist(),
-               pc.binary_join(cloze["candidate_qids"], "\t").to_pylist(), strict=True)
-    seen: set[tuple] = set()
-    # A predicate-wide list lacks its own subject (builder/candidates.py): the lists of the subjects in the
-    # pool differ by one QID each. They are compared with the subject put back, and the first two rows of
-    # such a pool are read: together they hold every candidate (each lacks only its own subject).
-    keys = list(keys)
-    members: dict[tuple[str, str], set[str]] = {}  # (lang, template) -> every QID of its candidate lists
-    for lang, tid, candidates in {(k[0], k[1], k[4]) for k in keys}:
-        members.setdefault((lang, tid), set()).update(candidates.split("\t"))
-    lacking: dict[tuple, int] = {}
-    restored: dict[tuple[str, str, str, str], str] = {}
+    gold_codes, gold_lists = _list_codes(cloze["gold_qids"])
+    candidate_codes, candidate_lists = _list_codes(cloze["candidate_qids"])
+    seen: dict[tuple, set[str]] = {}  # (role, lang, template, subject gender, context) -> objects read
     rows: list[tuple[int, bool, bool]] = []
-    for i, (lang, tid, subject, golds, candidates) in enumerate(keys):
-        gender = (subject_key(entities, subject), context_of(lang, tid, subject) if context_of else "")
-        pool = restored.get((lang, tid, candidates, subject))
-        if pool is None:
-            qids = candidates.split("\t")
-            pool = restored[(lang, tid, candidates, subject)] = (
-                "\t".join(sorted({*qids, subject})) if subject in members[(lang, tid)] and subject not in qids
-                else candidates)
-        gold, candidate = ("gold", lang, tid, gender, golds), ("candidate", lang, tid, gender, pool)
-        new_gold = gold not in seen
-        new_candidate = candidate not in seen or (pool != candidates and lacking.get(candidate, 0) < 2)
-        if pool != candidates and new_candidate:
-            lacking[candidate] = lacking.get(candidate, 0) + 1
+    for i, (lang, tid, subject, golds, candidates) in enumerate(zip(
+            cloze["lang"].to_pylist(), cloze["template_id"].to_pylist(), cloze["subject_qid"].to_pylist(),
+            gold_codes, candidate_codes, strict=True)):
+        where = (lang, tid, subject_key(entities, subject), context_of(lang, tid, subject) if context_of else "")
+        gold_seen, candidate_seen = seen.setdefault(("gold", *where), set()), seen.setdefault(("candidate", *where), set())
+        new_gold = not gold_seen.issuperset(gold_lists[golds])
+        new_candidate = not candidate_seen.issuperset(candidate_lists[candidates])
+        if new_gold:
+            gold_seen.update(gold_lists[golds])
+        if new_candidate:
+            candidate_seen.update(candidate_lists[candidates])
         if new_gold or new_candidate:
-            seen.update((gold, candidate))
             rows.append((i, new_gold, new_candidate))
     base = cloze.select(["lang", "template_id", "kind", "subject_qid"]).take([i for i, _, _ in rows]).to_pylist()
     golds = iter(cloze.select(["gold_qids", "gold_forms"]).take([i for i, g, _ in rows if g]).to_pylist())
@@ -254,6 +242,14 @@ def answer_rows(prompts, entities: Mapping[str, Entity],
     no_gold, no_candidate = {"gold_qids": [], "gold_forms": []}, {"candidate_qids": [], "candidate_forms": []}
     return [{**row, **(next(golds) if g else no_gold), **(next(candidates) if c else no_candidate)}
             for row, (_, g, c) in zip(base, rows, strict=True)]
+
+
+def _list_codes(column) -> tuple[list[int], list[tuple[str, ...]]]:
+    """A list column (pyarrow) as a code per row and, per code, the list: equal lists get equal codes."""
+    import pyarrow.compute as pc
+
+    encoded = pc.dictionary_encode(pc.binary_join(column, "\t")).combine_chunks()
+    return encoded.indices.to_pylist(), [tuple(x.split("\t")) if x else () for x in encoded.dictionary.to_pylist()]
 
 
 def build_instances(rows: Iterable[Mapping], variant_of, context_of: Callable[[str, str, str], str] | None = None
