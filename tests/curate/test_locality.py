@@ -49,3 +49,21 @@ def test_article_sites_on_the_store_are_the_fixture_articles_in_the_editions_ask
     sent = runner.stats.sent
     assert article_sites(runner, [], ("ar",), 100) == {} and article_sites(runner, subjects, (), 100) == {}
     assert runner.stats.sent == sent  # nothing asked: no request (WDQS counts every one)
+
+
+def test_a_row_without_an_item_or_a_wikipedia_edition_is_no_article():
+    """What an engine answers beyond the query's FILTER (another wiki's page, a row without an item) adds no
+    edition: only an item's Wikipedia editions count."""
+    from factatlas.curate.locality import article_sites
+
+    def uri(value: str) -> dict:
+        return {"type": "uri", "value": value}
+
+    class Answers:  # the runner's one method article_sites calls, answering with these rows
+        def select_batched(self, name, subjects, query, batch_size):
+            return [{"s": uri("http://www.wikidata.org/entity/Q79"), "site": uri("https://ar.wikipedia.org/")},
+                    {"s": uri("http://www.wikidata.org/entity/Q79"), "site": uri("https://commons.wikimedia.org/")},
+                    {"s": uri("http://example.org/not-an-item"), "site": uri("https://fr.wikipedia.org/")},
+                    {"s": uri("http://www.wikidata.org/entity/Q822"), "site": uri("https://en.wikipedia.org/")}]
+
+    assert article_sites(Answers(), ["Q79", "Q822"], ("ar", "en", "fr"), 10) == {"Q79": ("ar",), "Q822": ("en",)}

@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from factatlas.errors import ConfigError
-from factatlas.probe.batching import greedy_batches, token_budget_batches
+from factatlas.probe.batching import greedy_batches, pad_right, token_budget_batches
 from factatlas.probe.protocol import ClozeQuery, check_scoring_for_family, rank_candidates, scoring_rule
 from factatlas.probe.runner import parse_shard, placeholder_for, shard_of, template_only_text
 
@@ -21,6 +21,17 @@ def test_rank_candidates_ties_keep_candidate_order():
 def test_rank_candidates_rejects_length_mismatch():
     with pytest.raises(ValueError):
         rank_candidates(["Q1"], [0.0, 1.0])
+
+
+def test_a_budget_fills_to_the_token_and_an_empty_row_counts_as_one():
+    assert token_budget_batches([2, 2, 2], budget=6) == [[0, 1, 2]]  # 3 rows x 2 tokens: exactly the budget
+    assert token_budget_batches([2, 2, 2], budget=5) == [[0, 1], [2]]
+    assert token_budget_batches([0, 1, 0, 1], budget=4) == [[1, 3, 0, 2]]  # longest first, ties in input order
+
+
+def test_pad_right_pads_ids_and_marks_only_the_real_tokens():
+    ids, mask = pad_right([[5, 6], [7], []], pad_id=0)
+    assert ids.tolist() == [[5, 6], [7, 0], [0, 0]] and mask.tolist() == [[1, 1], [1, 0], [0, 0]]
 
 
 @given(st.lists(st.integers(1, 60), max_size=80), st.integers(1, 200), st.booleans())

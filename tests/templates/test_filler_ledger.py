@@ -236,6 +236,31 @@ def test_every_filler_of_the_shipped_pairs_is_reviewed_ok(shipped_builds, pair):
     assert not problems, f"{len(problems)} filler(s) not reviewed ok:\n" + "\n".join(problems[:60])
 
 
+def test_a_review_row_needs_four_fields_and_a_verdict_of_ok_or_wrong(tmp_path):
+    """Each bad row is refused naming its file and line: four fields with another verdict, or a verdict
+    of ok with a field missing."""
+    head = "context\tfiller\tverdict\tnote\n"
+    path = tmp_path / "fr.tsv"
+    path.write_text(head + "est [Y]\tle Caire\tok\t\n", "utf-8")
+    assert read_review(path) == {("est [Y]", "le Caire"): ("ok", "")}
+    for bad in ("est [Y]\tle Caire\tmaybe\t\n", "est [Y]\tle Caire\tok\n"):
+        path.write_text(head + "est [Y]\tLe Caire\twrong\tcapital letter\n" + bad, "utf-8")
+        with pytest.raises(ConfigError, match=f"^{path}:3: expected 4 tab-separated fields"):
+            read_review(path)
+
+
+def test_the_listing_shows_limit_fillers_per_language_then_says_more():
+    from factatlas.templates.ledger import Ledger, LedgerLine, format_ledger
+
+    lines = tuple(LedgerLine("fr", "P36/1", f"Q{i}", "", "gold", "est [Y]", f"ville {i}", "guessed", (), UNREVIEWED)
+                  for i in range(3))
+    listed = [x for x in format_ledger(Ledger(lines), limit=2).splitlines() if x.startswith("  ")]
+    assert listed[:2] == ["  [unreviewed] est [Y]  =>  ville 0   (guessed; gold; Q0; P36/1; )",
+                          "  [unreviewed] est [Y]  =>  ville 1   (guessed; gold; Q1; P36/1; )"]
+    assert listed[2:] == ["  ... more (--limit 0 for all)"]
+    assert "more" not in format_ledger(Ledger(lines), limit=3) and "ville 2" in format_ledger(Ledger(lines), limit=3)
+
+
 def test_review_files_are_well_formed_and_cover_the_shipped_languages():
     for lang in SHIPPED_LANGS:
         assert (review_dir() / f"{lang}.tsv").exists(), f"templates/review/{lang}.tsv is missing"
