@@ -64,3 +64,24 @@ def test_a_work_takes_its_languages_work_gender_without_title_articles(lang, lab
     film = entity("Q1", {lang: label}, ("Q11424",))
     got = resolve_agreement(film, lang, label, "work")
     assert (got.gender, got.number, got.source) == (gender, "sg", "work-default")
+
+
+def test_a_gender_from_p21_holds_whatever_the_slot_and_a_person_s_gender_is_p21_s():
+    """A gender Wikidata states (P21) decides agreement in any slot, not only a person's; a gender from any
+    other source does not override the rules; a person's known gender is P21's even from a table that predates
+    the gender's source."""
+    from factatlas.records import Entity, frozen_mapping
+
+    stated = Entity("Q1", frozen_mapping({"es": "Lola"}), gender=Gender.FEMININE, gender_source="P21")
+    assert resolve_agreement(stated, "es", "Lola", "") == Agreement(Gender.FEMININE, "sg", "P21")
+    guessed = Entity("Q2", frozen_mapping({"ja": "東京"}), gender=Gender.FEMININE, gender_source="suffix")
+    assert resolve_agreement(guessed, "ja", "東京", "") == Agreement(Gender.UNKNOWN, "sg", "")
+    older = Entity("Q3", frozen_mapping({"es": "Juan"}), gender=Gender.MASCULINE, gender_source="")
+    assert resolve_agreement(older, "es", "Juan", "person") == Agreement(Gender.MASCULINE, "sg", "P21")
+
+
+def test_a_head_last_compound_is_looked_up_by_its_last_part_as_written_lowered_and_capitalised():
+    from factatlas.templates.gender import _head_candidates
+
+    assert _head_candidates("Dance-pop", "last") == ("Dance-pop", "dance-pop", "pop", "Pop")
+    assert _head_candidates("Dance-pop", "first") == ("Dance-pop", "dance-pop")
