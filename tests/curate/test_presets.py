@@ -22,6 +22,20 @@ from tests.curate.support import Recorder, output_bytes
 AGENT = "factatlas-tests/1.0 (tests@example.org)"
 
 
+@pytest.mark.parametrize("name", sorted(PRESETS))
+def test_a_preset_that_says_it_requires_a_user_agent_is_refused_without_one(name):
+    """The preset's own statement (what `--dry-run` prints) and the check a run applies agree."""
+    from factatlas.curate.endpoints import check_user_agent
+
+    preset = PRESETS[name]
+    if preset.user_agent_required:
+        with pytest.raises(ConfigError, match="without a User-Agent"):
+            check_user_agent(preset.url, None)
+    else:
+        assert check_user_agent(preset.url, None).endswith("(local endpoint)")
+    assert check_user_agent(preset.url, AGENT) == AGENT
+
+
 def test_presets_resolve_to_their_urls_and_limits():
     wdqs = make_endpoint("wdqs", AGENT)
     assert isinstance(wdqs, HttpSparqlEndpoint) and wdqs.url == "https://query.wikidata.org/sparql"

@@ -141,3 +141,24 @@ def test_an_unknown_name_in_an_agreement_group_is_pointed_at_past_its_spaces():
     with pytest.raises(TemplateSyntaxError) as e:
         parse("Er {  Z: masc=a | other=b} kam.")
     assert (e.value.offset, e.value.message) == (6, "unknown slot 'Z'")
+
+
+def test_the_text_before_a_slot_its_last_sound_and_the_punctuation_after_it():
+    """What a slot's preposition or particle may depend on: the letter both forms of an agreeing group end in
+    (none when the subject changes it), and whether sentence punctuation follows the slot."""
+    from factatlas.templates.slot_context import before_punctuation, last_sound, text_before
+
+    nodes = parse("{X: masc=народився | fem=народилася} [Y].").nodes
+    assert text_before(nodes[:2]) == "я "  # «народився» and «народилася» both end in «я»
+    assert before_punctuation(nodes, 2) and not before_punctuation(nodes, 3)  # [Y] then «.»; nothing after «.»
+    nodes = parse("[X] {X: masc=був | fem=була} [Y], так.").nodes
+    assert text_before(nodes[:4]) is None  # «в» or «а»: it changes with the subject
+    assert before_punctuation(nodes, 4) and not before_punctuation(nodes, 0)
+    assert last_sound("народився ") == "я" and last_sound(None) is None
+
+
+def test_a_title_noun_stays_in_the_nominative_only_where_the_language_says_so():
+    from factatlas.templates.labels import title_noun_always
+
+    assert title_noun_always("ru") and title_noun_always("vi")
+    assert not title_noun_always("en") and not title_noun_always("xx")  # no such option; no such language
