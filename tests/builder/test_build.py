@@ -203,3 +203,14 @@ def test_western_share_is_na_for_a_pair_without_the_western_culture():
     assert stats["western_share"] is None
     assert stats_table(stats, ["ar", "en"]).caption.startswith("western share n/a (no 'rhine' culture) · ")
     assert result.content.stats["western_share"] == 0.5
+
+
+def test_only_a_checked_benchmark_gets_its_validation_record(tmp_path):
+    """validated.json says every rule ran on exactly these files: a write without the check leaves none."""
+    from factatlas.builder.benchmark import write_benchmark
+    from factatlas.validation import RECORD_NAME
+
+    content = build().content
+    write_benchmark(tmp_path / "checked", content)
+    write_benchmark(tmp_path / "unchecked", content, check=False)
+    assert (tmp_path / "checked" / RECORD_NAME).is_file() and not (tmp_path / "unchecked" / RECORD_NAME).exists()

@@ -52,8 +52,12 @@ def test_atomic_files_get_the_usual_mode(tmp_path):
     import os
     import stat
 
+    from factatlas.atomic import append_line, write_together
+
     write_json(tmp_path / "m.json", {})
-    mode = stat.S_IMODE((tmp_path / "m.json").stat().st_mode)
+    write_together({tmp_path / "a.txt": b"a", tmp_path / "b.txt": b"b"})
+    append_line(tmp_path / "log.jsonl", "{}\n")
     umask = os.umask(0)
     os.umask(umask)
-    assert mode == 0o666 & ~umask
+    for name in ("m.json", "a.txt", "b.txt", "log.jsonl"):  # each way a file is written
+        assert stat.S_IMODE((tmp_path / name).stat().st_mode) == 0o666 & ~umask, name

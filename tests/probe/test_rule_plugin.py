@@ -139,3 +139,13 @@ def test_a_model_folder_written_by_main_is_judged_and_reported(run_dir):
     reported = factatlas("report", run_dir, "--model", "old-xfactr", "--bootstrap", "20", "--no-plots")
     assert reported.returncode == 0, reported.stderr
     assert (folder / "report.html").is_file()
+
+
+def test_a_rule_needs_a_scorer_factory_and_an_oldest_probe_json_names_its_rule_in_scoring():
+    from factatlas.probe.options import NoOptions
+
+    with pytest.raises(ValueError, match="rule 'nothing': no scorer factory"):
+        Rule("nothing", "any", "rank", "scores nothing", options=NoOptions)
+    # the oldest layout: no rule, no config; "scoring" is the rule, "+..." what ran beside it
+    assert recorded_rule({"scoring": "mlm-independent"}) == RuleSpec("mlm-independent", NoOptions())
+    assert recorded_rule({"scoring": "mlm-independent+template-only"}) == RuleSpec("mlm-independent", NoOptions())

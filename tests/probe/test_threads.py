@@ -109,3 +109,10 @@ def test_a_bad_thread_count_is_refused_before_any_work(value, tmp_path):
     assert done.returncode == 2 and done.stderr.strip() == (
         f"error: {ENV}={value!r}: expected a positive number of threads"), done.stderr
     assert not (tmp_path / "nothing").exists()
+
+
+def test_the_documented_threshold_and_one_thread_asked_for():
+    """docs/benchmarks.md: models under 20M parameters run on one CPU thread; FACTATLAS_TORCH_THREADS=1 is a
+    count like any other."""
+    assert decide_threads(19_999_999, "cpu") == 1 and decide_threads(20_000_000, "cpu") is None
+    assert decide_threads(10**9, "cpu", env="1") == 1
