@@ -23,9 +23,10 @@ PREPARING = "factatlas-prepare"
 # ---- the pipeline alone ----------------------------------------------------------------------------
 
 
-def test_the_next_item_is_prepared_while_this_one_runs_and_results_keep_their_order(monkeypatch):
+@pytest.mark.parametrize("n", [2, 5])  # two items are already a pipeline: the second prepared behind the first
+def test_the_next_item_is_prepared_while_this_one_runs_and_results_keep_their_order(monkeypatch, n):
     """run(k) waits until prepare(k+1) has started on another thread: only a pipeline gets past it."""
-    started = {k: threading.Event() for k in range(5)}
+    started = {k: threading.Event() for k in range(n)}
     threads: dict[int, str] = {}
     intervals: list[float] = []
     before = sys.getswitchinterval()
@@ -43,12 +44,12 @@ def test_the_next_item_is_prepared_while_this_one_runs_and_results_keep_their_or
             assert started[k + 1].wait(timeout=10), f"item {k + 1} was not prepared while item {k} ran"
         return prepared + 1
 
-    assert list(pipelined(range(5), prepare, run)) == [(k, k * 10 + 1) for k in range(5)]
+    assert list(pipelined(range(n), prepare, run)) == [(k, k * 10 + 1) for k in range(n)]
     assert threads[0] == threading.current_thread().name  # nothing to hide the first one behind
-    assert all(threads[k].startswith(PREPARING) for k in range(1, 5))
+    assert all(threads[k].startswith(PREPARING) for k in range(1, n))
     assert not [t for t in threading.enumerate() if t.name.startswith(PREPARING)]
     # a switch interval asked for (pipeline.SWITCH_INTERVAL) holds while the two threads run, the interpreter's after
-    assert intervals == [pytest.approx(before / 10)] * 5 and sys.getswitchinterval() == before
+    assert intervals == [pytest.approx(before / 10)] * n and sys.getswitchinterval() == before
 
 
 def test_without_prefetch_everything_runs_in_order_on_the_callers_thread():

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import pytest
 
+from factatlas.errors import ConfigError
 from factatlas.probe.options import Option, Options
 from factatlas.probe.protocol import ClozeQuery
 from factatlas.probe.rule import RULES, Rule, RuleSpec, recorded_rule, register_rule
@@ -149,3 +150,15 @@ def test_a_rule_needs_a_scorer_factory_and_an_oldest_probe_json_names_its_rule_i
     # the oldest layout: no rule, no config; "scoring" is the rule, "+..." what ran beside it
     assert recorded_rule({"scoring": "mlm-independent"}) == RuleSpec("mlm-independent", NoOptions())
     assert recorded_rule({"scoring": "mlm-independent+template-only"}) == RuleSpec("mlm-independent", NoOptions())
+
+
+def test_an_option_names_a_one_value_list_by_its_value_and_refuses_zero_where_it_must_be_positive():
+    def no_french(value):
+        raise ValueError("not a language this model reads")
+
+    with pytest.raises(ConfigError, match=r"^--langs-read 'fr': not a language this model reads$"):
+        Option("--langs-read", (), "languages", parse=no_french).validate(["fr"])
+    timeout = Option("--request-timeout", 60.0, "seconds", cli_type=float, positive=True)
+    assert timeout.validate(0.5) == 0.5
+    with pytest.raises(ConfigError, match=r"^--request-timeout 0: must be more than 0$"):
+        timeout.validate(0)
