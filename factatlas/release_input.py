@@ -62,10 +62,26 @@ class PromptStream:
     def __init__(self, bench: Benchmark) -> None:
         self._bench = bench
 
-    def tables(self, lang: str | None = None) -> Iterator[Any]:
-        """Arrow tables (``factatlas.prompt_tables``) of the rows of ``lang`` (all when None); a failure
-        names the file, as the benchmark's own readers do."""
-        yield from self._bench.prompt_tables(lang=lang)
+    def tables(self, lang: str | None = None, columns: Sequence[str] | None = None) -> Iterator[Any]:
+        """Arrow tables (``factatlas.prompt_tables``) of the rows of ``lang`` (all when None), only ``columns``
+        (and prompt_id) when given; a failure names the file, as the benchmark's own readers do."""
+        yield from self._bench.prompt_tables(columns=columns, lang=lang)
+
+    def rows(self, keep: Callable[[Any], Any]) -> Iterator[Any]:
+        """The rows ``keep`` selects (a boolean mask of a table of ``prompt_tables.FILTER_COLUMNS``), in prompt_id
+        order, as pieces whose values are read a column at a time when asked (``prompt_tables.RowsOf``); a failure
+        at any row group names the file, as the benchmark's own readers do."""
+        from factatlas.prompt_tables import iter_prompt_rows
+
+        bench = self._bench
+        yield from bench._read_each(lambda: iter_prompt_rows(bench.location.prompt_files, keep), "prompts")
+
+    def first(self, lang: str | None = None) -> Prompt | None:
+        """The first prompt (of ``lang`` when given) in prompt_id order as a record, or None: one row group read."""
+        from factatlas.benchmark import decode_prompts
+
+        table = next(iter(self.tables(lang)), None)
+        return decode_prompts(table.slice(0, 1), {})[0] if table is not None else None
 
     def __len__(self) -> int:
         return self._bench.prompt_count
@@ -152,9 +168,10 @@ def _run_ends(*columns: Any) -> Any:
     return pa.concat_arrays([changes, pa.array([len(key) - 1], pa.uint64())])
 
 
-def digest_prompts(tables: Iterable[Any], all_config: str) -> PromptDigest:
-    """One pass over the prompts (Arrow tables in prompt_id order) -> the release's ``PromptDigest``: the
-    counts from a few string columns, the per-fact aggregates from the last row of each run of a fact's rows
+def digest_prompts(tables: Iterable[Any], all_config: str, example: Prompt | None = None) -> PromptDigest:
+    """One pass over the prompts (Arrow tables in prompt_id order, ``DIGEST_COLUMNS`` of them at least) -> the
+    release's ``PromptDigest`` (``example``: the first English prompt, else the first; read apart, so the pass
+    decodes a few columns, never the candidate lists): the counts from a few string columns, the per-fact aggregates from the last row of each run of a fact's rows
     (in prompt_id order a fact's rows are adjacent, so a run's last row is the one a row-by-row pass would
     keep; a fact that comes back later is overwritten, as a row-by-row pass would)."""
     import re
@@ -162,12 +179,11 @@ def digest_prompts(tables: Iterable[Any], all_config: str) -> PromptDigest:
 
     import pyarrow.compute as pc
 
-    from factatlas.benchmark import decode_prompts
     from factatlas.records import wikipedia_site
 
     split_ok = re.compile(r"^\w+$")
     good_splits: dict[str, bool] = {}
-    n, kinds, bad_split, example, first = 0, set(), None, None, None
+    n, kinds, bad_split = 0, set(), None
     counts: Counter[tuple[str, str, str]] = Counter()  # (pair, lang, split) -> rows, in order of first use
     templates: dict[tuple[str, str], str] = {}
     facts = _PerFact()
@@ -180,10 +196,6 @@ def digest_prompts(tables: Iterable[Any], all_config: str) -> PromptDigest:
         n += rows
         cols = {c: table.column(c).combine_chunks() for c in DIGEST_COLUMNS}
         pairs, langs, splits = (cols[c].to_pylist() for c in ("pair", "lang", "split"))
-        if first is None:
-            first = decode_prompts(table.slice(0, 1), {})[0]
-        if example is None and "en" in langs:
-            example = decode_prompts(table.slice(langs.index("en"), 1), {})[0]
         kinds.update(cols["kind"].unique().to_pylist())
         counts.update(zip(pairs, langs, splits, strict=True))
         templates.update(zip(zip(langs, cols["template_id"].to_pylist(), strict=True),
@@ -226,7 +238,7 @@ def digest_prompts(tables: Iterable[Any], all_config: str) -> PromptDigest:
     locality, popularity = facts.tallies()
     return PromptDigest(n, frozenset(kinds), configs, tuple(sorted({(p, lg) for p, lg, _ in counts})), bad_split,
                         lang_rows, {lang: entry[0] for lang, entry in locality.items()}, lang_templates, templates,
-                        example or first, locality, any_locality, popularity)
+                        example, locality, any_locality, popularity)
 
 
 def _configs(counts: Mapping[tuple[str, str, str], int], all_config: str
@@ -358,8 +370,10 @@ class ReleaseInput:
 
     @cached_property
     def digest(self) -> PromptDigest:
-        """The prompts' counts and aggregates, from one streaming pass (made on first use, then kept)."""
-        return digest_prompts(self.prompts.tables(), ALL_CONFIG)
+        """The prompts' counts and aggregates, from one streaming pass over ``DIGEST_COLUMNS`` (made on first use,
+        then kept); the example row read apart (the first English prompt, else the first)."""
+        example = self.prompts.first("en") or self.prompts.first()
+        return digest_prompts(self.prompts.tables(columns=DIGEST_COLUMNS), ALL_CONFIG, example)
 
 
 def read_release_input(path: str | Path, library_templates: LibraryTemplates | None = None) -> ReleaseInput:

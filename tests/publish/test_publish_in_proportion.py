@@ -189,3 +189,100 @@ def test_one_split_of_one_config_waits_for_its_row_group_at_a_time(grouped, monk
 
     assert every_split_in_one_walk(src, 12) == (files, configs)
     assert most[0] == 2  # and the old walk held both splits' rows at once
+
+
+def test_a_split_waits_as_row_numbers_and_its_values_are_read_when_its_row_group_is_written(grouped, monkeypatch):
+    """One prompts file: the rows waiting for a data shard's row group are row numbers (``RowsOf``), no column
+    value is read before the group is written, and writing it reads each column of each of its pieces once
+    (seen red with the pieces read whole as they came, as up to b41c2e2). The files' bytes and layout:
+    ``test_publish_holds_one_row_group_of_a_shard`` (tests/core/test_read_in_proportion.py)."""
+    from factatlas.prompt_tables import RowsOf
+    from factatlas.publish import render as R
+    from factatlas.release_input import read_release_input
+
+    monkeypatch.setattr(R, "ROW_GROUP_ROWS", 5)
+    state = {"writing": False, "early": 0, "reads": 0, "expected": 0, "waiting": set()}
+    column, write_group, contiguous, add = RowsOf.column, R._Shards._write_group, R._contiguous_group, R._Shards.add
+
+    def read(self, name):
+        state["reads"] += 1
+        state["early"] += not state["writing"]
+        return column(self, name)
+
+    def writing(self, rows):
+        state["writing"] = True
+        try:
+            write_group(self, rows)
+        finally:
+            state["writing"] = False
+
+    def made(pieces):
+        state["expected"] += len(pieces) * len(T.PROMPTS_SCHEMA)
+        return contiguous(pieces)
+
+    def waiting(self, rows):
+        add(self, rows)
+        state["waiting"].update(type(p).__name__ for p in self.pending)
+
+    monkeypatch.setattr(RowsOf, "column", read)
+    monkeypatch.setattr(R._Shards, "_write_group", writing)
+    monkeypatch.setattr(R, "_contiguous_group", made)
+    monkeypatch.setattr(R._Shards, "add", waiting)
+    R.render_data(read_release_input(grouped), 12)
+    assert state["waiting"] == {"RowsOf"}
+    assert state["early"] == 0 and state["reads"] == state["expected"] > 0
+
+
+def test_the_rows_of_one_file_and_of_several_merged_are_the_same_values(grouped, tmp_path):
+    """``iter_prompt_rows``: the rows a mask keeps, read a column at a time from one file (``RowsOf``), equal
+    those of the same prompts dealt into several sorted files and merged by prompt_id (tables), value for value."""
+    import pyarrow.compute as pc
+
+    from factatlas.prompt_tables import iter_prompt_rows
+
+    src = grouped / "build" / "prompts.parquet"
+    paths = _release_shards(src, tmp_path, 3)
+
+    def whole(pieces):
+        pieces = list(pieces)
+        return pa.table({name: pa.chunked_array([c for p in pieces for c in p.column(name).chunks],
+                                                T.PROMPTS_SCHEMA.field(name).type)
+                         for name in T.PROMPTS_SCHEMA.names}), pieces
+
+    for keep in (lambda t: pc.equal(t.column("lang"), "en"), lambda t: pc.equal(t.column("split"), "test")):
+        one, pieces = whole(iter_prompt_rows([src], keep))
+        merged, _ = whole(iter_prompt_rows(paths, keep))
+        assert len(pieces) > 1 and one.num_rows == merged.num_rows > 0
+        assert one.equals(merged)
+        assert one.equals(pa.concat_tables(iter_prompt_tables([src])).filter(keep(pq.read_table(src))))
+
+
+def test_the_digest_walks_a_few_columns_and_reads_the_example_apart(grouped, monkeypatch):
+    """The release's digest walks the prompts' ``DIGEST_COLUMNS`` only (no candidate list decoded), and reads
+    whole rows only for the card's example: one row group per look (seen red with the walk of every column,
+    as up to b41c2e2)."""
+    from factatlas import release_input as RI
+
+    walks: list[tuple[tuple[str, ...] | None, int, set[str]]] = []
+    tables = B.Benchmark.prompt_tables
+
+    def watched(self, columns=None, lang=None):
+        walk = [tuple(columns) if columns else None, 0, set()]
+        walks.append(walk)
+        for table in tables(self, columns=columns, lang=lang):
+            walk[1] += 1
+            walk[2].update(table.column_names)
+            yield table
+
+    monkeypatch.setattr(B.Benchmark, "prompt_tables", watched)
+    digest = RI.read_release_input(grouped).digest
+    groups = pq.ParquetFile(grouped / "build" / "prompts.parquet").num_row_groups
+    full = [w for w in walks if w[0] is None]
+    assert [w[2] for w in walks if w[0] is not None] == [{*RI.DIGEST_COLUMNS}]
+    assert [w[1] for w in walks if w[0] is not None] == [groups]
+    assert 1 <= len(full) <= 2 and all(w[1] == 1 for w in full)
+    assert digest.example is not None and digest.example.lang == "en" and digest.n_prompts == rows_in(grouped)
+
+
+def rows_in(run: Path) -> int:
+    return pq.ParquetFile(run / "build" / "prompts.parquet").metadata.num_rows
