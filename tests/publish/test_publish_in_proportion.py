@@ -286,3 +286,47 @@ def test_the_digest_walks_a_few_columns_and_reads_the_example_apart(grouped, mon
 
 def rows_in(run: Path) -> int:
     return pq.ParquetFile(run / "build" / "prompts.parquet").metadata.num_rows
+
+
+def test_the_digest_keeps_each_facts_last_row_per_language_as_a_row_by_row_pass_would():
+    """The per-fact tallies (``PromptDigest.locality`` and ``popularity``) are those of a row-by-row pass that
+    overwrites a fact's entry with each later row, here with a fact that comes back in a later row group after
+    other facts (seen red with each fact's first row kept instead of its last). The same test passes on the
+    dict-per-fact pass up to b41c2e2."""
+    from factatlas import release_input as RI
+
+    rows = [  # (fact, lang, article_langs, home_langs, quantile, popularity)
+        ("c:P1:Q1", "en", ["en"], [], 1, 5.0), ("c:P1:Q1", "ar", [], [], 0, 0.0),
+        ("c:P1:Q2", "en", ["ar"], ["ar"], 2, 9.0), ("c:P1:Q3", "en", ["de"], [], 2, 7.0),
+        ("c:P1:Q1", "en", ["ar"], ["ar"], 3, 11.0),  # Q1 again, later, in another group: it wins
+        ("c:P1:Q2", "ar", ["ar"], [], 0, 0.0), ("c:P1:Q3", "en", [], [], 1, 2.0)]
+
+    def table(part):
+        cols = {"prompt_id": [f"{f}:{lang}:{i}" for i, (f, lang, *_rest) in enumerate(part)],
+                "fact_id": [r[0] for r in part], "lang": [r[1] for r in part], "template_id": ["t"] * len(part),
+                "kind": ["cloze"] * len(part), "pair": ["p"] * len(part), "split": ["test"] * len(part),
+                "template_status": ["ok"] * len(part), "article_langs": [r[2] for r in part],
+                "home_langs": [r[3] for r in part], "popularity": [r[5] for r in part],
+                "popularity_quantile": [r[4] for r in part]}
+        return pa.table(cols)
+
+    digest = RI.digest_prompts([table(rows[:2]), table(rows[2:4]), table(rows[4:])], "all")
+    last: dict[tuple[str, str], tuple] = {}
+    rated: dict[str, tuple[int, float]] = {}
+    for fact, lang, article, home, quantile, popularity in rows:  # the row-by-row pass
+        site = lang  # records.wikipedia_site: the edition's language code
+        last[(fact, lang)] = (RI.UNRECORDED if not article else RI.IN_EDITION if site in article
+                              else RI.LOCAL if home else RI.ELSEWHERE)
+        if quantile:
+            rated[fact] = (quantile, popularity)
+    for lang in ("en", "ar"):
+        codes = [code for (_f, lg), code in last.items() if lg == lang]
+        assert digest.locality[lang] == (len(codes), codes.count(RI.IN_EDITION), codes.count(RI.LOCAL),
+                                         codes.count(RI.UNRECORDED))
+    assert digest.locality["en"] == (3, 0, 2, 1)  # Q1 and Q2 local by their last en rows; Q3 without a record
+    expected: dict[int, tuple[int, float, float]] = {}
+    for quantile, value in rated.values():
+        n, least, most = expected.get(quantile, (0, value, value))
+        expected[quantile] = (n + 1, min(least, value), max(most, value))
+    assert digest.popularity == expected == {3: (1, 11.0, 11.0), 2: (1, 9.0, 9.0), 1: (1, 2.0, 2.0)}
+    assert digest.lang_facts == {"en": 3, "ar": 2}
