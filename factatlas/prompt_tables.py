@@ -80,6 +80,62 @@ def _file_tables(path: str | os.PathLike, lang: str | None, columns: Sequence[st
         raise unreadable(path, e) from None
 
 
+FILTER_COLUMNS = ("lang", "pair", "split")  # what ``iter_prompt_rows`` selects by: a few short strings a row
+
+
+class RowsOf:
+    """Some rows of one row group of one prompts file, in file order, whose values are read a column at a time
+    when asked (``column``): what waits for a data shard's row group costs a few bytes a row (its row numbers),
+    not the rows' values (up to 4 KB a row with a predicate's whole candidate lists). ``num_rows``, ``slice`` and
+    ``column`` as an Arrow table's, so a writer can hold either."""
+
+    def __init__(self, file: Any, path: str | os.PathLike, group: int, rows: Any) -> None:
+        self.file, self.path, self.group, self.rows = file, path, group, rows  # rows: an Arrow int array
+
+    @property
+    def num_rows(self) -> int:
+        return len(self.rows)
+
+    def slice(self, offset: int, length: int | None = None) -> RowsOf:
+        return RowsOf(self.file, self.path, self.group, self.rows.slice(offset, length))
+
+    def column(self, name: str) -> Any:
+        """This column's values of these rows (``as_written``), read from the file now; a failure names it."""
+        import pyarrow as pa
+
+        from factatlas.tables import unreadable
+
+        try:
+            read = self.file.read_row_group(self.group, columns=[name], use_threads=False)
+        except pa.ArrowException as e:
+            raise unreadable(self.path, e) from None
+        return as_written(read).column(0).take(self.rows)
+
+
+def iter_prompt_rows(paths: Sequence[str | os.PathLike], keep: Any) -> Iterator[Any]:
+    """The rows ``keep`` selects, in prompt_id order: ``keep(table)`` gets a table holding ``FILTER_COLUMNS``
+    and returns a boolean mask. One file: a ``RowsOf`` per row group with such rows (only
+    ``FILTER_COLUMNS`` read here); several files, merged by prompt_id: the selected rows as tables."""
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    from factatlas.tables import PROMPTS_SCHEMA, require_schema
+
+    if len(paths) != 1:
+        for table in iter_prompt_tables(paths):
+            mask = keep(table)
+            if pc.any(mask).as_py():
+                yield table.filter(mask)
+        return
+    path = paths[0]
+    require_schema(path, PROMPTS_SCHEMA)
+    pf = pq.ParquetFile(path)
+    for g in range(pf.num_row_groups):
+        rows = pc.indices_nonzero(keep(pf.read_row_group(g, columns=list(FILTER_COLUMNS), use_threads=False)))
+        if len(rows):
+            yield RowsOf(pf, path, g, rows)
+
+
 def as_written(table: Any) -> Any:
     """A PROMPTS_SCHEMA table (or some of its columns, in its order) with the values its records
     (``decode_prompts``) hold, so that writing it gives the bytes of writing those records

@@ -11,7 +11,6 @@ passes ``library_templates`` (publish passes the installed library's files), the
 from __future__ import annotations
 
 import json
-from array import array
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -62,10 +61,26 @@ class PromptStream:
     def __init__(self, bench: Benchmark) -> None:
         self._bench = bench
 
-    def tables(self, lang: str | None = None) -> Iterator[Any]:
-        """Arrow tables (``factatlas.prompt_tables``) of the rows of ``lang`` (all when None); a failure
-        names the file, as the benchmark's own readers do."""
-        yield from self._bench.prompt_tables(lang=lang)
+    def tables(self, lang: str | None = None, columns: Sequence[str] | None = None) -> Iterator[Any]:
+        """Arrow tables (``factatlas.prompt_tables``) of the rows of ``lang`` (all when None), only ``columns``
+        (and prompt_id) when given; a failure names the file, as the benchmark's own readers do."""
+        yield from self._bench.prompt_tables(columns=columns, lang=lang)
+
+    def rows(self, keep: Callable[[Any], Any]) -> Iterator[Any]:
+        """The rows ``keep`` selects (a boolean mask of a table of ``prompt_tables.FILTER_COLUMNS``), in prompt_id
+        order, as pieces whose values are read a column at a time when asked (``prompt_tables.RowsOf``); a failure
+        at any row group names the file, as the benchmark's own readers do."""
+        from factatlas.prompt_tables import iter_prompt_rows
+
+        bench = self._bench
+        yield from bench._read_each(lambda: iter_prompt_rows(bench.location.prompt_files, keep), "prompts")
+
+    def first(self, lang: str | None = None) -> Prompt | None:
+        """The first prompt (of ``lang`` when given) in prompt_id order as a record, or None: one row group read."""
+        from factatlas.benchmark import decode_prompts
+
+        table = next(iter(self.tables(lang)), None)
+        return decode_prompts(table.slice(0, 1), {})[0] if table is not None else None
 
     def __len__(self) -> int:
         return self._bench.prompt_count
@@ -103,43 +118,66 @@ DIGEST_COLUMNS = ("prompt_id", "fact_id", "lang", "template_id", "kind", "pair",
                   "article_langs", "home_langs", "popularity", "popularity_quantile")
 
 
-class _PerFact:
-    """Per fact, what the digest keeps of its last rows: a slot per fact id, and per slot a byte per language
-    (its locality there, 0: no row) and its last popularity quantile and value; a few bytes a fact."""
+class _LastRows:
+    """Per fact, what the digest keeps of its last rows, as Arrow columns (no Python object per fact): each row
+    group's run ends (fact, language, locality code) and rated run ends (fact, quantile, popularity), reduced at
+    the end to each fact's last row per language and last rated row."""
 
     def __init__(self) -> None:
-        self.slot: dict[str, int] = {}
-        self.locality: dict[str, bytearray] = {}
-        self.quantile = array("q")
-        self.popularity = array("d")
+        self.placed: list[Any] = []
+        self.rated: list[Any] = []
 
-    def of(self, fact_id: str) -> int:
-        slot = self.slot.setdefault(fact_id, len(self.slot))
-        if slot == len(self.quantile):
-            self.quantile.append(0)
-            self.popularity.append(0.0)
-        return slot
+    def place(self, facts: Any, langs: Any, codes: Sequence[int]) -> None:
+        import pyarrow as pa
 
-    def place(self, lang: str, slot: int, code: int) -> None:
-        codes = self.locality.setdefault(lang, bytearray())
-        if len(codes) <= slot:
-            codes.extend(bytes(slot + 1 - len(codes)))
-        codes[slot] = code
+        self.placed.append(pa.table({"fact": facts, "lang": langs, "code": pa.array(codes, pa.int8())}))
+
+    def rate(self, facts: Any, quantiles: Any, popularity: Any) -> None:
+        import pyarrow as pa
+
+        self.rated.append(pa.table({"fact": facts, "quantile": quantiles, "popularity": popularity}))
 
     def tallies(self) -> tuple[dict[str, tuple[int, int, int, int]], dict[int, tuple[int, float, float]]]:
-        """``PromptDigest.locality`` and ``PromptDigest.popularity`` of the facts placed."""
-        from collections import Counter
+        """``PromptDigest.locality`` (language -> facts with a row there and, by their last row there, facts in
+        its edition, local, without a record) and ``PromptDigest.popularity`` (quantile -> facts whose last rated
+        row has it, least and most popularity)."""
+        import numpy as np
+        import pyarrow as pa
 
-        locality = {}
-        for lang, codes in self.locality.items():
-            tally = Counter(codes)
-            locality[lang] = (len(codes) - tally[0], tally[IN_EDITION], tally[LOCAL], tally[UNRECORDED])
+        locality: dict[str, tuple[int, int, int, int]] = {}
+        if self.placed:
+            placed, self.placed = pa.concat_tables(self.placed), []
+            langs = _codes(placed.column("lang"))
+            last = _last_of(_codes(placed.column("fact")).astype(np.int64) * (int(langs.max()) + 1) + langs)
+            names = placed.column("lang").take(pa.array(last)).to_pylist()
+            for lang, code in zip(names, placed.column("code").to_numpy()[last].tolist(), strict=True):
+                facts, in_edition, local, unrecorded = locality.get(lang, (0, 0, 0, 0))
+                locality[lang] = (facts + 1, in_edition + (code == IN_EDITION), local + (code == LOCAL),
+                                  unrecorded + (code == UNRECORDED))
         popularity: dict[int, tuple[int, float, float]] = {}
-        for quantile, value in zip(self.quantile, self.popularity, strict=True):
-            if quantile:
+        if self.rated:
+            rated, self.rated = pa.concat_tables(self.rated), []
+            last = _last_of(_codes(rated.column("fact")).astype(np.int64))
+            for quantile, value in zip(rated.column("quantile").to_numpy()[last].tolist(),
+                                       rated.column("popularity").to_numpy()[last].tolist(), strict=True):
                 facts, least, most = popularity.get(quantile, (0, value, value))
                 popularity[quantile] = (facts + 1, min(least, value), max(most, value))
         return locality, popularity
+
+
+def _codes(column: Any) -> Any:
+    """A string column's values as int codes (numpy), equal strings equal codes."""
+    import pyarrow.compute as pc
+
+    return pc.dictionary_encode(column).combine_chunks().indices.to_numpy(zero_copy_only=False)
+
+
+def _last_of(keys: Any) -> Any:
+    """The row of each key's last occurrence (numpy int keys), in the order of those rows."""
+    import numpy as np
+
+    _, first_from_end = np.unique(keys[::-1], return_index=True)
+    return np.sort(len(keys) - 1 - first_from_end)
 
 
 def _run_ends(*columns: Any) -> Any:
@@ -152,25 +190,27 @@ def _run_ends(*columns: Any) -> Any:
     return pa.concat_arrays([changes, pa.array([len(key) - 1], pa.uint64())])
 
 
-def digest_prompts(tables: Iterable[Any], all_config: str) -> PromptDigest:
-    """One pass over the prompts (Arrow tables in prompt_id order) -> the release's ``PromptDigest``: the
-    counts from a few string columns, the per-fact aggregates from the last row of each run of a fact's rows
+def digest_prompts(tables: Iterable[Any], all_config: str, example: Prompt | None = None) -> PromptDigest:
+    """One pass over the prompts (Arrow tables in prompt_id order, ``DIGEST_COLUMNS`` of them at least) -> the
+    release's ``PromptDigest`` (``example``: the first English prompt, else the first; read apart, so the pass
+    decodes a few columns, never the candidate lists): the counts from a few string columns, the per-fact aggregates from the last row of each run of a fact's rows
     (in prompt_id order a fact's rows are adjacent, so a run's last row is the one a row-by-row pass would
     keep; a fact that comes back later is overwritten, as a row-by-row pass would)."""
     import re
     from collections import Counter
 
+    import pyarrow as pa
     import pyarrow.compute as pc
 
-    from factatlas.benchmark import decode_prompts
     from factatlas.records import wikipedia_site
 
     split_ok = re.compile(r"^\w+$")
     good_splits: dict[str, bool] = {}
-    n, kinds, bad_split, example, first = 0, set(), None, None, None
+    n, kinds, bad_split = 0, set(), None
     counts: Counter[tuple[str, str, str]] = Counter()  # (pair, lang, split) -> rows, in order of first use
     templates: dict[tuple[str, str], str] = {}
-    facts = _PerFact()
+    facts = _LastRows()
+    kept = pa.system_memory_pool()  # the run ends kept: outside the Arrow pool's pages of the groups read
     sites: dict[str, str] = {}
     any_locality = False
     for table in tables:
@@ -180,10 +220,6 @@ def digest_prompts(tables: Iterable[Any], all_config: str) -> PromptDigest:
         n += rows
         cols = {c: table.column(c).combine_chunks() for c in DIGEST_COLUMNS}
         pairs, langs, splits = (cols[c].to_pylist() for c in ("pair", "lang", "split"))
-        if first is None:
-            first = decode_prompts(table.slice(0, 1), {})[0]
-        if example is None and "en" in langs:
-            example = decode_prompts(table.slice(langs.index("en"), 1), {})[0]
         kinds.update(cols["kind"].unique().to_pylist())
         counts.update(zip(pairs, langs, splits, strict=True))
         templates.update(zip(zip(langs, cols["template_id"].to_pylist(), strict=True),
@@ -201,32 +237,29 @@ def digest_prompts(tables: Iterable[Any], all_config: str) -> PromptDigest:
         article_counts = pc.list_value_length(cols["article_langs"])
         any_locality = any_locality or pc.max(article_counts).as_py() > 0
         ends = _run_ends(cols["fact_id"], cols["lang"])
-        for fact_id, lang, article, home in zip(
-                *(cols[c].take(ends).to_pylist() for c in ("fact_id", "lang", "article_langs", "home_langs")),
-                strict=True):
+        codes = []
+        for lang, article, home in zip(*(cols[c].take(ends).to_pylist() for c in ("lang", "article_langs",
+                                                                                  "home_langs")), strict=True):
             site = sites.get(lang) or sites.setdefault(lang, wikipedia_site(lang))
-            code = (UNRECORDED if not article else IN_EDITION if site in article else LOCAL if home
-                    else ELSEWHERE)
-            facts.place(lang, facts.of(fact_id), code)
+            codes.append(UNRECORDED if not article else IN_EDITION if site in article else LOCAL if home
+                         else ELSEWHERE)
+        facts.place(pc.take(cols["fact_id"], ends, memory_pool=kept), pc.take(cols["lang"], ends, memory_pool=kept),
+                    codes)
         rated = pc.not_equal(cols["popularity_quantile"], 0)
         if pc.any(rated).as_py():
             rated_facts = cols["fact_id"].filter(rated)
             ends = _run_ends(rated_facts)
-            for fact_id, quantile, popularity in zip(
-                    rated_facts.take(ends).to_pylist(),
-                    cols["popularity_quantile"].filter(rated).take(ends).to_pylist(),
-                    cols["popularity"].filter(rated).take(ends).to_pylist(), strict=True):
-                slot = facts.of(fact_id)
-                facts.quantile[slot], facts.popularity[slot] = quantile, popularity
+            facts.rate(*(pc.take(c, ends, memory_pool=kept) for c in (
+                rated_facts, cols["popularity_quantile"].filter(rated), cols["popularity"].filter(rated))))
+    locality, popularity = facts.tallies()
     _give_back_arrow_memory()
     configs, lang_rows = _configs(counts, all_config)
     lang_templates: dict[str, dict[str, str]] = {}
     for (lang, template), status in templates.items():
         lang_templates.setdefault(lang, {})[template] = status
-    locality, popularity = facts.tallies()
     return PromptDigest(n, frozenset(kinds), configs, tuple(sorted({(p, lg) for p, lg, _ in counts})), bad_split,
                         lang_rows, {lang: entry[0] for lang, entry in locality.items()}, lang_templates, templates,
-                        example or first, locality, any_locality, popularity)
+                        example, locality, any_locality, popularity)
 
 
 def _configs(counts: Mapping[tuple[str, str, str], int], all_config: str
@@ -358,8 +391,10 @@ class ReleaseInput:
 
     @cached_property
     def digest(self) -> PromptDigest:
-        """The prompts' counts and aggregates, from one streaming pass (made on first use, then kept)."""
-        return digest_prompts(self.prompts.tables(), ALL_CONFIG)
+        """The prompts' counts and aggregates, from one streaming pass over ``DIGEST_COLUMNS`` (made on first use,
+        then kept); the example row read apart (the first English prompt, else the first)."""
+        example = self.prompts.first("en") or self.prompts.first()
+        return digest_prompts(self.prompts.tables(columns=DIGEST_COLUMNS), ALL_CONFIG, example)
 
 
 def read_release_input(path: str | Path, library_templates: LibraryTemplates | None = None) -> ReleaseInput:

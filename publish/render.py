@@ -135,24 +135,26 @@ ROW_GROUP_ROWS = 10_000
 
 class _Shards:
     """One split of one config, written shard by shard and each shard row group by row group: rows come in
-    prompt_id order and at most one row group (``ROW_GROUP_ROWS``, as Arrow columns) is held before it is
-    written into its shard's compressed bytes. Shards and row groups depend on the rows alone (every
-    ``max_rows`` rows a shard, the last one takes the rest; every ``ROW_GROUP_ROWS`` of a shard a row group,
-    its last shorter), never on how the benchmark's row groups batched them."""
+    prompt_id order as pieces (``prompt_tables.RowsOf``, or Arrow tables where several prompt files are merged)
+    and wait as such, a few bytes a row, until a row group's worth has come; then the group's values are read a
+    column at a time, made contiguous and written into its shard's compressed bytes. Shards and row groups depend
+    on the rows alone (every ``max_rows`` rows a shard, the last one takes the rest; every ``ROW_GROUP_ROWS`` of
+    a shard a row group, its last shorter), never on how the benchmark's row groups batched them."""
 
     def __init__(self, files: dict[str, bytes], config: str, split: str, rows: int, max_rows: int) -> None:
         self.files, self.prefix, self.max_rows = files, f"data/{config}/{split}", max_rows
         self.total = max(1, -(-rows // max_rows))
-        self.pending: list[pa.Table] = []
+        self.pending: list[Any] = []  # pieces with num_rows, slice and column (``RowsOf``, pa.Table)
         self.held = 0
         self.paths: list[str] = []
         self.sink: io.BytesIO | None = None
         self.writer: pq.ParquetWriter | None = None
         self.in_shard = 0  # rows written into the open shard
 
-    def add(self, rows: pa.Table) -> None:
+    def add(self, rows: Any) -> None:
         self.pending.append(rows)
         self.held += rows.num_rows
+        del rows  # the caller's piece is in pending alone: a piece that is written is let go
         while self.held >= self._next_group():
             self._write_group(self._next_group())
 
@@ -164,26 +166,15 @@ class _Shards:
         return ROW_GROUP_ROWS if self._last_shard() else min(ROW_GROUP_ROWS, self.max_rows - self.in_shard)
 
     def _write_group(self, rows: int) -> None:
-        columns = pa.concat_tables(self.pending).columns
-        self.pending = []
+        head, self.pending = _split_pieces(self.pending, rows)
+        self.held -= rows
         if self.writer is None:
             self.sink = io.BytesIO()
             self.writer = pq.ParquetWriter(self.sink, PROMPTS_SCHEMA, compression="zstd", store_schema=True)
-        # contiguous: a column whose dictionary overflows is paged by the chunks it is given, and the chunks
-        # are the benchmark's batches; the bytes depend on the rows alone. Made a column at a time, each
-        # column's pending chunks let go once copied: the group is held once, not twice.
-        group, rest = [], []
-        for i, column in enumerate(columns):
-            columns[i] = None
-            group.append(column.slice(0, rows).combine_chunks())
-            rest.append(column.slice(rows))
-            del column
-        self.writer.write_table(pa.Table.from_arrays(group, schema=PROMPTS_SCHEMA), row_group_size=rows)
-        del group
-        give_back()  # the group's copy and the writer's buffers, before the next group's rows are read
+        self.writer.write_table(_contiguous_group(head), row_group_size=rows)
+        del head
+        give_back()  # the group's values and the writer's buffers, before the next group's rows are read
         self.in_shard += rows
-        left = pa.Table.from_arrays(rest, schema=PROMPTS_SCHEMA)
-        self.pending, self.held = ([left] if left.num_rows else []), left.num_rows
         if not self._last_shard() and self.in_shard == self.max_rows:
             self._close_shard()
 
@@ -204,27 +195,67 @@ class _Shards:
         self._close_shard()
 
 
-def render_data(src: ReleaseInput, max_shard_rows: int) -> tuple[dict[str, bytes], tuple[ConfigEntry, ...]]:
-    """The data files, config by config and split by split: each walk of the prompts reads that config's rows
-    a row group at a time as Arrow columns (no record, no row: the columns are copied) and holds at most one
-    row group of its split before writing it into its shard, so memory follows the row group, not the
-    benchmark. A walk per split: one split's rows wait at a time (two splits filled in one walk held both
-    splits' pending rows, up to 2 x 15 MB at a million prompts), for a read of the prompts per split. The
-    bytes are those of writing each shard's rows at once."""
+def _split_pieces(pieces: list[Any], rows: int) -> tuple[list[Any], list[Any]]:
+    """(the first ``rows`` rows of ``pieces``, the rest), a piece cut in two where the boundary falls in it."""
+    head, taken = [], 0
+    for i, piece in enumerate(pieces):
+        if taken + piece.num_rows > rows:
+            cut = rows - taken
+            return ([*head, piece.slice(0, cut)] if cut else head), [piece.slice(cut), *pieces[i + 1:]]
+        head.append(piece)
+        taken += piece.num_rows
+    return head, []
+
+
+# Columns made contiguous first: the candidate lists are most of a row group's bytes (a predicate's whole list
+# on every row), so while each is made from its pieces little else is held yet.
+FIRST_COLUMNS = ("candidate_forms", "candidate_qids")
+
+
+def _contiguous_group(pieces: list[Any]) -> pa.Table:
+    """One row group as a table of contiguous columns, a column at a time (each piece's values of it read,
+    joined, the pieces' copies let go and given back before the next column), so the group is held once plus
+    one column's pieces. Contiguous: a column whose dictionary overflows is paged by the chunks it is given, so
+    the bytes depend on the rows alone, not on the pieces."""
+    names = [*FIRST_COLUMNS, *(n for n in PROMPTS_SCHEMA.names if n not in FIRST_COLUMNS)]
+    made = {}
+    for name in names:
+        chunks = [chunk for piece in pieces for chunk in piece.column(name).chunks]
+        made[name] = pa.chunked_array(chunks, PROMPTS_SCHEMA.field(name).type).combine_chunks()
+        del chunks
+        if name in FIRST_COLUMNS:  # the other columns' pieces are a few MB: given back with the group
+            give_back()
+    return pa.Table.from_arrays([made[n] for n in PROMPTS_SCHEMA.names], schema=PROMPTS_SCHEMA)
+
+
+def _selector(split: str, lang: str | None, pair: str | None):
+    """``keep`` for ``PromptStream.rows``: the rows of this split (of this pair and language when given)."""
     import pyarrow.compute as pc
 
+    def keep(table: pa.Table):
+        mask = pc.equal(table.column("split"), split)
+        if lang is not None:
+            mask = pc.and_(mask, pc.and_(pc.equal(table.column("lang"), lang), pc.equal(table.column("pair"), pair)))
+        return mask
+
+    return keep
+
+
+def render_data(src: ReleaseInput, max_shard_rows: int) -> tuple[dict[str, bytes], tuple[ConfigEntry, ...]]:
+    """The data files, config by config and split by split: each walk reads the filter columns of the prompts a
+    row group at a time and keeps the rows of one split of one config as row numbers (``PromptStream.rows``);
+    a shard's row group is read, a column at a time, only once its rows have all come. So memory follows one
+    row group of the release, not the benchmark, nor the rows waiting for it. The bytes are those of writing
+    each shard's rows at once."""
     files: dict[str, bytes] = {}
     configs = []
     for name, (lang, counts) in plan_configs(src).items():
         order = sorted(counts, key=_split_key)
+        pair = None if lang is None else name[: -len(lang) - 1]  # a config is a pair and a language
         shards = {split: _Shards(files, name, split, counts[split], max_shard_rows) for split in order}
         for split in order:
-            for table in src.prompts.tables(lang):
-                keep = pc.equal(table.column("split"), split)
-                if lang is not None:  # this language's rows of this pair (a config is a pair and a language)
-                    keep = pc.and_(keep, pc.equal(table.column("pair"), name[: -len(lang) - 1]))
-                if pc.any(keep).as_py():
-                    shards[split].add(table.filter(keep))
+            for rows in src.prompts.rows(_selector(split, lang, pair)):
+                shards[split].add(rows)
             shards[split].flush()
         configs.append(ConfigEntry(name, lang, tuple((split, tuple(shards[split].paths), counts[split])
                                                      for split in order)))

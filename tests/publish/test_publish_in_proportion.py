@@ -189,3 +189,144 @@ def test_one_split_of_one_config_waits_for_its_row_group_at_a_time(grouped, monk
 
     assert every_split_in_one_walk(src, 12) == (files, configs)
     assert most[0] == 2  # and the old walk held both splits' rows at once
+
+
+def test_a_split_waits_as_row_numbers_and_its_values_are_read_when_its_row_group_is_written(grouped, monkeypatch):
+    """One prompts file: the rows waiting for a data shard's row group are row numbers (``RowsOf``), no column
+    value is read before the group is written, and writing it reads each column of each of its pieces once
+    (seen red with the pieces read whole as they came, as up to b41c2e2). The files' bytes and layout:
+    ``test_publish_holds_one_row_group_of_a_shard`` (tests/core/test_read_in_proportion.py)."""
+    from factatlas.prompt_tables import RowsOf
+    from factatlas.publish import render as R
+    from factatlas.release_input import read_release_input
+
+    monkeypatch.setattr(R, "ROW_GROUP_ROWS", 5)
+    state = {"writing": False, "early": 0, "reads": 0, "expected": 0, "waiting": set()}
+    column, write_group, contiguous, add = RowsOf.column, R._Shards._write_group, R._contiguous_group, R._Shards.add
+
+    def read(self, name):
+        state["reads"] += 1
+        state["early"] += not state["writing"]
+        return column(self, name)
+
+    def writing(self, rows):
+        state["writing"] = True
+        try:
+            write_group(self, rows)
+        finally:
+            state["writing"] = False
+
+    def made(pieces):
+        state["expected"] += len(pieces) * len(T.PROMPTS_SCHEMA)
+        return contiguous(pieces)
+
+    def waiting(self, rows):
+        add(self, rows)
+        state["waiting"].update(type(p).__name__ for p in self.pending)
+
+    monkeypatch.setattr(RowsOf, "column", read)
+    monkeypatch.setattr(R._Shards, "_write_group", writing)
+    monkeypatch.setattr(R, "_contiguous_group", made)
+    monkeypatch.setattr(R._Shards, "add", waiting)
+    R.render_data(read_release_input(grouped), 12)
+    assert state["waiting"] == {"RowsOf"}
+    assert state["early"] == 0 and state["reads"] == state["expected"] > 0
+
+
+def test_the_rows_of_one_file_and_of_several_merged_are_the_same_values(grouped, tmp_path):
+    """``iter_prompt_rows``: the rows a mask keeps, read a column at a time from one file (``RowsOf``), equal
+    those of the same prompts dealt into several sorted files and merged by prompt_id (tables), value for value."""
+    import pyarrow.compute as pc
+
+    from factatlas.prompt_tables import iter_prompt_rows
+
+    src = grouped / "build" / "prompts.parquet"
+    paths = _release_shards(src, tmp_path, 3)
+
+    def whole(pieces):
+        pieces = list(pieces)
+        return pa.table({name: pa.chunked_array([c for p in pieces for c in p.column(name).chunks],
+                                                T.PROMPTS_SCHEMA.field(name).type)
+                         for name in T.PROMPTS_SCHEMA.names}), pieces
+
+    for keep in (lambda t: pc.equal(t.column("lang"), "en"), lambda t: pc.equal(t.column("split"), "test")):
+        one, pieces = whole(iter_prompt_rows([src], keep))
+        merged, _ = whole(iter_prompt_rows(paths, keep))
+        assert len(pieces) > 1 and one.num_rows == merged.num_rows > 0
+        assert one.equals(merged)
+        assert one.equals(pa.concat_tables(iter_prompt_tables([src])).filter(keep(pq.read_table(src))))
+
+
+def test_the_digest_walks_a_few_columns_and_reads_the_example_apart(grouped, monkeypatch):
+    """The release's digest walks the prompts' ``DIGEST_COLUMNS`` only (no candidate list decoded), and reads
+    whole rows only for the card's example: one row group per look (seen red with the walk of every column,
+    as up to b41c2e2)."""
+    from factatlas import release_input as RI
+
+    walks: list[tuple[tuple[str, ...] | None, int, set[str]]] = []
+    tables = B.Benchmark.prompt_tables
+
+    def watched(self, columns=None, lang=None):
+        walk = [tuple(columns) if columns else None, 0, set()]
+        walks.append(walk)
+        for table in tables(self, columns=columns, lang=lang):
+            walk[1] += 1
+            walk[2].update(table.column_names)
+            yield table
+
+    monkeypatch.setattr(B.Benchmark, "prompt_tables", watched)
+    digest = RI.read_release_input(grouped).digest
+    groups = pq.ParquetFile(grouped / "build" / "prompts.parquet").num_row_groups
+    full = [w for w in walks if w[0] is None]
+    assert [w[2] for w in walks if w[0] is not None] == [{*RI.DIGEST_COLUMNS}]
+    assert [w[1] for w in walks if w[0] is not None] == [groups]
+    assert 1 <= len(full) <= 2 and all(w[1] == 1 for w in full)
+    assert digest.example is not None and digest.example.lang == "en" and digest.n_prompts == rows_in(grouped)
+
+
+def rows_in(run: Path) -> int:
+    return pq.ParquetFile(run / "build" / "prompts.parquet").metadata.num_rows
+
+
+def test_the_digest_keeps_each_facts_last_row_per_language_as_a_row_by_row_pass_would():
+    """The per-fact tallies (``PromptDigest.locality`` and ``popularity``) are those of a row-by-row pass that
+    overwrites a fact's entry with each later row, here with a fact that comes back in a later row group after
+    other facts (seen red with each fact's first row kept instead of its last). The same test passes on the
+    dict-per-fact pass up to b41c2e2."""
+    from factatlas import release_input as RI
+
+    rows = [  # (fact, lang, article_langs, home_langs, quantile, popularity)
+        ("c:P1:Q1", "en", ["en"], [], 1, 5.0), ("c:P1:Q1", "ar", [], [], 0, 0.0),
+        ("c:P1:Q2", "en", ["ar"], ["ar"], 2, 9.0), ("c:P1:Q3", "en", ["de"], [], 2, 7.0),
+        ("c:P1:Q1", "en", ["ar"], ["ar"], 3, 11.0),  # Q1 again, later, in another group: it wins
+        ("c:P1:Q2", "ar", ["ar"], [], 0, 0.0), ("c:P1:Q3", "en", [], [], 1, 2.0)]
+
+    def table(part):
+        cols = {"prompt_id": [f"{f}:{lang}:{i}" for i, (f, lang, *_rest) in enumerate(part)],
+                "fact_id": [r[0] for r in part], "lang": [r[1] for r in part], "template_id": ["t"] * len(part),
+                "kind": ["cloze"] * len(part), "pair": ["p"] * len(part), "split": ["test"] * len(part),
+                "template_status": ["ok"] * len(part), "article_langs": [r[2] for r in part],
+                "home_langs": [r[3] for r in part], "popularity": [r[5] for r in part],
+                "popularity_quantile": [r[4] for r in part]}
+        return pa.table(cols)
+
+    digest = RI.digest_prompts([table(rows[:2]), table(rows[2:4]), table(rows[4:])], "all")
+    last: dict[tuple[str, str], tuple] = {}
+    rated: dict[str, tuple[int, float]] = {}
+    for fact, lang, article, home, quantile, popularity in rows:  # the row-by-row pass
+        site = lang  # records.wikipedia_site: the edition's language code
+        last[(fact, lang)] = (RI.UNRECORDED if not article else RI.IN_EDITION if site in article
+                              else RI.LOCAL if home else RI.ELSEWHERE)
+        if quantile:
+            rated[fact] = (quantile, popularity)
+    for lang in ("en", "ar"):
+        codes = [code for (_f, lg), code in last.items() if lg == lang]
+        assert digest.locality[lang] == (len(codes), codes.count(RI.IN_EDITION), codes.count(RI.LOCAL),
+                                         codes.count(RI.UNRECORDED))
+    assert digest.locality["en"] == (3, 0, 2, 1)  # Q1 and Q2 local by their last en rows; Q3 without a record
+    expected: dict[int, tuple[int, float, float]] = {}
+    for quantile, value in rated.values():
+        n, least, most = expected.get(quantile, (0, value, value))
+        expected[quantile] = (n + 1, min(least, value), max(most, value))
+    assert digest.popularity == expected == {3: (1, 11.0, 11.0), 2: (1, 9.0, 9.0), 1: (1, 2.0, 2.0)}
+    assert digest.lang_facts == {"en": 3, "ar": 2}
