@@ -31,8 +31,8 @@ def only_new_objects_are_listed():
     """The counts below are differences of records alive (now less before the command), so the objects alive
     when a test starts can be left out of ``gc.get_objects()``: frozen into the permanent generation, which it
     does not list. A listing then walks what the test made, not the worker's millions (torch, the other tests'
-    fixtures): this file took 18 CPU-s, most of it in those walks."""
-    gc.collect()
+    fixtures): this file took 18 CPU-s, most of it in those walks. No collection first: garbage frozen with the
+    rest is listed by no test, and a full collection of a worker that holds torch cost 0.3-0.5 s a test."""
     gc.freeze()
     try:
         yield
