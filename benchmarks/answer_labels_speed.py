@@ -84,7 +84,8 @@ def main() -> None:
             if outs["records"] != outs["columns"]:
                 raise SystemExit(f"error: {folder}: the two sides give different labels")
             best = {k: min(v) for k, v in times.items()}
-            print(f"{folder.parent.name if folder.name == 'build' else folder.name}: {len(outs['columns'])} labels, equal; records "
+            name = folder.parent.name if folder.name == "build" else folder.name
+            print(f"{name}: {len(outs['columns'])} labels, equal; records "
                   f"{best['records']:.3f} s, columns {best['columns']:.3f} s CPU (min of {args.repeats}): "
                   f"{best['records'] / best['columns']:.1f}x")
 

@@ -229,17 +229,18 @@ def read_answer_labels(tables: Iterable[Any], stored: Any | None) -> dict[tuple[
         keys = pa.chunked_array([*pc.binary_join_element_wise(table.column("subject_qid"), lang, LIST_SEP).chunks,
                                  *pc.binary_join_element_wise(flat, flat_lang, LIST_SEP).chunks], pa.string())
         stored_too = pc.is_in(keys, stored_keys).to_numpy(zero_copy_only=False)
-        rows = np.flatnonzero(~stored_too[:table.num_rows])
-        kept = np.flatnonzero(paired & ~stored_too[table.num_rows:])
+        subjects_lacking = np.flatnonzero(~stored_too[:table.num_rows])
+        candidates_lacking = np.flatnonzero(paired & ~stored_too[table.num_rows:])
         # Entries (a qid, a language, a label) ordered by (row, position: -1 the subject); the first of each
         # (qid, language) found as codes, so that only those become Python objects. A scalar at a time was most
         # of the CPU (BMLAMA-17 without labels.parquet: 1.2 million entries)
-        order = np.lexsort((np.concatenate([np.full(len(rows), -1), position[kept]]),
-                            np.concatenate([rows, firsts[parents[kept]]])))
+        order = np.lexsort((np.concatenate([np.full(len(subjects_lacking), -1), position[candidates_lacking]]),
+                            np.concatenate([subjects_lacking, firsts[parents[candidates_lacking]]])))
         if not len(order):
             continue
-        subject_rows, candidates = pa.array(rows), pa.array(kept)
-        form_at = pa.array(forms.offsets.to_numpy()[:-1][parents[kept]] + position[kept])
+        subject_rows, candidates = pa.array(subjects_lacking), pa.array(candidates_lacking)
+        form_at = pa.array(forms.offsets.to_numpy()[:-1][parents[candidates_lacking]]
+                           + position[candidates_lacking])
         entry = [_stacked(table.column("subject_qid").take(subject_rows), flat.take(candidates)),
                  _stacked(lang.take(subject_rows), flat_lang.take(candidates)),
                  _stacked(table.column("subject_label").take(subject_rows), forms.values.take(form_at))]

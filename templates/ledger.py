@@ -226,7 +226,8 @@ def answer_rows(prompts, entities: Mapping[str, Entity],
             cloze["lang"].to_pylist(), cloze["template_id"].to_pylist(), cloze["subject_qid"].to_pylist(),
             gold_codes, candidate_codes, strict=True)):
         where = (lang, tid, subject_key(entities, subject), context_of(lang, tid, subject) if context_of else "")
-        gold_seen, candidate_seen = seen.setdefault(("gold", *where), set()), seen.setdefault(("candidate", *where), set())
+        gold_seen = seen.setdefault(("gold", *where), set())
+        candidate_seen = seen.setdefault(("candidate", *where), set())
         new_gold = not gold_seen.issuperset(gold_lists[golds])
         new_candidate = not candidate_seen.issuperset(candidate_lists[candidates])
         if new_gold:

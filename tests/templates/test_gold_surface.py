@@ -23,8 +23,8 @@ pytestmark = pytest.mark.slow
 @pytest.fixture(scope="module")
 def sentences(shipped_builds, sample_renders):
     """prompt id -> the sentence as the shipped build wrote it (a cloze with its first gold form), in every
-    shipped language: the build's own prompts, not a second render; the renderer has rendered only the languages whose
-    decisions the checks of the audit read."""
+    shipped language: the build's own prompts, not a second render. The renderer has rendered only the
+    languages whose decisions the audit's checks read."""
     import pyarrow.parquet as pq
 
     prompts = pq.read_table(shipped_builds["arab-west"] / "build" / "prompts.parquet",
