@@ -193,9 +193,10 @@ def _run_ends(*columns: Any) -> Any:
 def digest_prompts(tables: Iterable[Any], all_config: str, example: Prompt | None = None) -> PromptDigest:
     """One pass over the prompts (Arrow tables in prompt_id order, ``DIGEST_COLUMNS`` of them at least) -> the
     release's ``PromptDigest`` (``example``: the first English prompt, else the first; read apart, so the pass
-    decodes a few columns, never the candidate lists): the counts from a few string columns, the per-fact aggregates from the last row of each run of a fact's rows
-    (in prompt_id order a fact's rows are adjacent, so a run's last row is the one a row-by-row pass would
-    keep; a fact that comes back later is overwritten, as a row-by-row pass would)."""
+    decodes a few columns, never the candidate lists): the counts from a few string columns, the per-fact
+    aggregates from the last row of each run of a fact's rows (in prompt_id order a fact's rows are adjacent, so
+    a run's last row is the one a row-by-row pass would keep; a fact that comes back later is overwritten, as a
+    row-by-row pass would)."""
     import re
     from collections import Counter
 
