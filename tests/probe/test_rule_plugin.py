@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import pytest
 
 from factatlas.errors import ConfigError
+from factatlas.probe.batching import token_budget_batches
 from factatlas.probe.options import Option, Options
 from factatlas.probe.protocol import ClozeQuery
 from factatlas.probe.rule import RULES, Rule, RuleSpec, recorded_rule, register_rule
@@ -162,3 +163,11 @@ def test_an_option_names_a_one_value_list_by_its_value_and_refuses_zero_where_it
     assert timeout.validate(0.5) == 0.5
     with pytest.raises(ConfigError, match=r"^--request-timeout 0: must be more than 0$"):
         timeout.validate(0)
+
+
+def test_any_positive_token_budget_is_taken_a_longer_prompt_gets_a_batch_of_its_own():
+    from factatlas.probe.options import BATCH_TOKENS
+
+    assert BATCH_TOKENS.validate(1) == 1 and token_budget_batches([3, 2], budget=1) == [[0], [1]]
+    with pytest.raises(ConfigError, match=r"^--batch-tokens 0: must be at least 1$"):
+        BATCH_TOKENS.validate(0)
