@@ -166,6 +166,23 @@ ANSWER_LABEL_COLUMNS = ("lang", "subject_qid", "subject_label", "candidate_qids"
 LIST_SEP = "\x1f"  # joins a list's QIDs (or a QID and a language) into one comparable string; no QID holds it
 
 
+def column_codes(column: Any) -> tuple[Any, Any]:
+    """A column's rows as int64 codes (numpy; equal values, equal codes, numbered in order of first appearance,
+    a null after every value) and the distinct values as an Arrow array (a null last where the column has one)."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    encoded = pc.dictionary_encode(column)
+    if isinstance(encoded, pa.ChunkedArray):
+        encoded = encoded.combine_chunks()
+    indices, values = encoded.indices, encoded.dictionary
+    if indices.null_count:
+        indices = pc.fill_null(indices, len(values))
+        values = pa.concat_arrays([values, pa.nulls(1, values.type)])
+    return indices.to_numpy(zero_copy_only=False).astype(np.int64), values
+
+
 def distinct_rows(*codes: Any) -> tuple[Any, Any]:
     """Rows' combinations of several int code arrays (numpy): per row the combination's number and, per number,
     its first row (combinations numbered in order of first row, so the first rows ascend)."""
@@ -209,10 +226,8 @@ def read_answer_labels(tables: Iterable[Any], stored: Any | None) -> dict[tuple[
             continue
         lang = table.column("lang")
         # the first row of each distinct (language, candidates, forms) in the group: the others add nothing
-        codes = [pc.dictionary_encode(pc.fill_null(c, "")).combine_chunks().indices.to_numpy(zero_copy_only=False)
-                 .astype(np.int64)
-                 for c in (lang, pc.binary_join(table.column("candidate_qids"), LIST_SEP),
-                           pc.binary_join(table.column("candidate_forms"), LIST_SEP))]
+        codes = [column_codes(c)[0] for c in (lang, pc.binary_join(table.column("candidate_qids"), LIST_SEP),
+                                              pc.binary_join(table.column("candidate_forms"), LIST_SEP))]
         firsts = distinct_rows(*codes)[1]
         lists = table.select(["lang", "candidate_qids", "candidate_forms"]).take(pa.array(firsts))
         flat = pc.list_flatten(lists.column("candidate_qids"))
@@ -245,9 +260,7 @@ def read_answer_labels(tables: Iterable[Any], stored: Any | None) -> dict[tuple[
                  _stacked(lang.take(subject_rows), flat_lang.take(candidates)),
                  _stacked(table.column("subject_label").take(subject_rows), forms.values.take(form_at))]
         entry = [column.take(pa.array(order)) for column in entry]
-        key_codes = [pc.dictionary_encode(c, null_encoding="encode").indices.to_numpy(zero_copy_only=False)
-                     .astype(np.int64) for c in entry[:2]]
-        pick = pa.array(distinct_rows(*key_codes)[1])
+        pick = pa.array(distinct_rows(*(column_codes(c)[0] for c in entry[:2]))[1])
         for qid, entry_lang, label in zip(*(c.take(pick).to_pylist() for c in entry), strict=True):
             found.setdefault((qid, entry_lang), label)
     labels: dict[tuple[str, str], str] = {}

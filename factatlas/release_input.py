@@ -21,6 +21,7 @@ from factatlas.atomic import read_json
 from factatlas.benchmark import Benchmark
 from factatlas.errors import ConfigError
 from factatlas.http import redact
+from factatlas.prompt_tables import column_codes
 from factatlas.records import Prompt
 
 # What rendering a release reads; the side tables are read whole, so they must be there.
@@ -141,14 +142,13 @@ class _LastRows:
         """``PromptDigest.locality`` (language -> facts with a row there and, by their last row there, facts in
         its edition, local, without a record) and ``PromptDigest.popularity`` (quantile -> facts whose last rated
         row has it, least and most popularity)."""
-        import numpy as np
         import pyarrow as pa
 
         locality: dict[str, tuple[int, int, int, int]] = {}
         if self.placed:
             placed, self.placed = pa.concat_tables(self.placed), []
-            langs = _codes(placed.column("lang"))
-            last = _last_of(_codes(placed.column("fact")).astype(np.int64) * (int(langs.max()) + 1) + langs)
+            langs = column_codes(placed.column("lang"))[0]
+            last = _last_of(column_codes(placed.column("fact"))[0] * (int(langs.max()) + 1) + langs)
             names = placed.column("lang").take(pa.array(last)).to_pylist()
             for lang, code in zip(names, placed.column("code").to_numpy()[last].tolist(), strict=True):
                 facts, in_edition, local, unrecorded = locality.get(lang, (0, 0, 0, 0))
@@ -157,19 +157,12 @@ class _LastRows:
         popularity: dict[int, tuple[int, float, float]] = {}
         if self.rated:
             rated, self.rated = pa.concat_tables(self.rated), []
-            last = _last_of(_codes(rated.column("fact")).astype(np.int64))
+            last = _last_of(column_codes(rated.column("fact"))[0])
             for quantile, value in zip(rated.column("quantile").to_numpy()[last].tolist(),
                                        rated.column("popularity").to_numpy()[last].tolist(), strict=True):
                 facts, least, most = popularity.get(quantile, (0, value, value))
                 popularity[quantile] = (facts + 1, min(least, value), max(most, value))
         return locality, popularity
-
-
-def _codes(column: Any) -> Any:
-    """A string column's values as int codes (numpy), equal strings equal codes."""
-    import pyarrow.compute as pc
-
-    return pc.dictionary_encode(column).combine_chunks().indices.to_numpy(zero_copy_only=False)
 
 
 def _last_of(keys: Any) -> Any:

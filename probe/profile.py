@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from factatlas.probe import metrics as M
-from factatlas.prompt_tables import LIST_SEP, distinct_rows
+from factatlas.prompt_tables import LIST_SEP, column_codes, distinct_rows
 from factatlas.records import Prompt
 
 if TYPE_CHECKING:
@@ -85,17 +85,9 @@ def dataset_profile(bench: Benchmark, max_examples: int = 5) -> dict[str, Any]:
 
 
 def _codes(column: Any) -> tuple[np.ndarray, list[Any]]:
-    """A column's values as int codes per row and the distinct values (first appearance order; a null is None,
-    coded last)."""
-    import pyarrow.compute as pc
-
-    encoded = pc.dictionary_encode(column).combine_chunks()
-    values = encoded.dictionary.to_pylist()
-    indices = encoded.indices
-    if indices.null_count:
-        indices = pc.fill_null(indices, len(values))
-        values.append(None)
-    return indices.to_numpy(zero_copy_only=False).astype(np.int64), values
+    """A column's values as int codes per row and the distinct values (``column_codes``, the values as Python)."""
+    codes, values = column_codes(column)
+    return codes, values.to_pylist()
 
 
 def _list_codes(column: Any) -> tuple[np.ndarray, np.ndarray]:

@@ -249,8 +249,10 @@ def _list_codes(column) -> tuple[list[int], list[tuple[str, ...]]]:
     """A list column (pyarrow) as a code per row and, per code, the list: equal lists get equal codes."""
     import pyarrow.compute as pc
 
-    encoded = pc.dictionary_encode(pc.binary_join(column, "\t")).combine_chunks()
-    return encoded.indices.to_pylist(), [tuple(x.split("\t")) if x else () for x in encoded.dictionary.to_pylist()]
+    from factatlas.prompt_tables import LIST_SEP, column_codes
+
+    codes, joined = column_codes(pc.binary_join(column, LIST_SEP))
+    return codes.tolist(), [tuple(x.split(LIST_SEP)) if x else () for x in joined.to_pylist()]
 
 
 def build_instances(rows: Iterable[Mapping], variant_of, context_of: Callable[[str, str, str], str] | None = None

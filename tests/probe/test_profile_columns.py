@@ -144,3 +144,13 @@ def test_distinct_numbers_every_combination_of_codes_apart():
 
     combo, first = distinct_rows(np.array([0, 1, 2, 0, 1]), np.array([2, 0, 1, 1, 0]))
     assert combo.tolist() == [0, 1, 2, 3, 1] and first.tolist() == [0, 1, 2, 3]
+
+
+def test_column_codes_number_values_by_first_appearance_and_a_null_after_them():
+    from factatlas.prompt_tables import column_codes
+
+    for column in (pa.array(["b", None, "a", "b", None]), pa.chunked_array([["b", None], ["a", "b", None]])):
+        codes, values = column_codes(column)
+        assert codes.tolist() == [0, 2, 1, 0, 2] and values.to_pylist() == ["b", "a", None]
+    codes, values = column_codes(pa.array(["x", "y", "x"]))
+    assert codes.tolist() == [0, 1, 0] and values.to_pylist() == ["x", "y"]
