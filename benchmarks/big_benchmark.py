@@ -12,8 +12,10 @@ the one writer sorts, so making a million prompts never holds them in memory.
 
 Then each command runs as a child process (``python3 -m factatlas ...``, this tree or ``--against REF``
 checked out into a temporary git worktree) on the 1-copy and the N-copy benchmark, each side on its own
-copies of both, and the script prints, per command, peak RSS (``wait4``'s ru_maxrss of the command, measured
-by a small launcher process so that this script's own size is not inherited through fork), CPU (user + system) and wall time, with the ratios big/small beside the ratio of the
+copies of both, and the script prints, per command, its peak memory (the larger of ``wait4``'s ru_maxrss of the
+command and its process tree's summed PSS, sampled every 20 ms: the report's metrics and subword counts run in
+forked children; measured by a small launcher process so that this script's own size is not inherited through
+fork), CPU (user + system) and wall time, with the ratios big/small beside the ratio of the
 rows the command needs (what a shard or a language selects; every row for the rest):
 
     validate-benchmark B
@@ -209,15 +211,43 @@ class Measure:
 
 # Linux keeps the larger of a process's peak RSS before and after exec: a child forked from this script
 # (hundreds of MB after writing the copies) would report at least this script's size. The launcher, a
-# bare Python of a few MB, forks the command and reports the peak of its own child only.
+# bare Python of a few MB, forks the command and reports the peak of its own child only: its largest process
+# (wait4's ru_maxrss) and, since the report forks children of its own (factatlas.forked), the peak of the
+# process tree's summed proportional set size (shared pages counted once), sampled every 20 ms.
 LAUNCHER = """
-import os, sys
+import os, sys, threading
 pid = os.fork()
 if pid == 0:
     os.execv(sys.executable, [sys.executable, "-m", "factatlas", *sys.argv[2:]])
+
+def pss_kb(p):
+    try:
+        with open(f"/proc/{p}/smaps_rollup") as f:
+            return next((int(line.split()[1]) for line in f if line.startswith("Pss:")), 0)
+    except OSError:
+        return 0
+
+def tree(p):
+    out = [p]
+    try:
+        for task in os.listdir(f"/proc/{p}/task"):
+            with open(f"/proc/{p}/task/{task}/children") as f:
+                out += [q for c in f.read().split() for q in tree(int(c))]
+    except OSError:
+        pass
+    return out
+
+tree_peak, done = [0], threading.Event()
+
+def sample():
+    while not done.wait(0.02):
+        tree_peak[0] = max(tree_peak[0], sum(map(pss_kb, tree(pid))))
+
+threading.Thread(target=sample, daemon=True).start()
 _, status, usage = os.wait4(pid, 0)
+done.set()
 with open(sys.argv[1], "w") as f:
-    f.write(f"{usage.ru_maxrss} {usage.ru_utime + usage.ru_stime}")
+    f.write(f"{usage.ru_maxrss} {usage.ru_utime + usage.ru_stime} {tree_peak[0]}")
 sys.exit(os.waitstatus_to_exitcode(status))
 """
 
@@ -229,10 +259,11 @@ def run_child(argv: list[str], tree: Path, cwd: Path) -> Measure:
         proc = subprocess.run([sys.executable, "-c", LAUNCHER, usage_file.name, *argv], cwd=cwd, env=env,
                               stdout=log, stderr=log)
         wall = time.perf_counter() - t0
-        peak_kb, cpu = usage_file.read().split()
+        peak_kb, cpu, tree_kb = usage_file.read().split()
         log.seek(0)
         tail = log.read().decode("utf-8", "replace")[-1500:]
-    return Measure(int(peak_kb) / 1024, float(cpu), wall, proc.returncode, tail)
+    # the larger: a short peak between two samples is in ru_maxrss, children working beside it in the tree's
+    return Measure(max(int(peak_kb), int(tree_kb)) / 1024, float(cpu), wall, proc.returncode, tail)
 
 
 def add_ref_tree(ref: str, tree: Path) -> Path:

@@ -32,7 +32,7 @@ from big_benchmark import LAUNCHER, add_ref_tree, matmul_rate, remove_ref_tree, 
 
 def run_child(argv: list[str], tree: Path) -> tuple[float, float]:
     """(CPU seconds, peak MB) of ``factatlas *argv`` run with ``tree`` first on the path; exits on failure."""
-    peak_kb, cpu = run_launched(LAUNCHER, argv, tree, tree, dict(os.environ, PYTHONPATH=str(tree)))
+    peak_kb, cpu, _tree_kb = run_launched(LAUNCHER, argv, tree, tree, dict(os.environ, PYTHONPATH=str(tree)))
     return float(cpu), int(peak_kb) / 1024
 
 

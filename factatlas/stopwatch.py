@@ -23,6 +23,9 @@ class Stopwatch:
     sections: dict[str, list[float]] = field(default_factory=dict)
     collections: int = 0  # garbage collector runs while recording
     collector_cpu: float = 0.0  # and their process CPU seconds
+    # CPU seconds of forked children that did a section's work (factatlas.forked): this process's clock does not
+    # count them, so every section open while a child ran adds them, and the process total does
+    child_cpu: float = 0.0
 
     def enter(self, name: str) -> None:
         """Give ``name`` its place in the order: a stage is entered before its parts finish."""
@@ -33,8 +36,26 @@ class Stopwatch:
         total[0] += wall
         total[1] += cpu
 
+    def cpu(self) -> float:
+        """This process's CPU seconds and those of the children that worked for it."""
+        return time.process_time() + self.child_cpu
+
+    def add_child(self, cpu: float, sections: dict[str, list[float]] | None = None, collections: int = 0,
+                  collector_cpu: float = 0.0) -> None:
+        """A forked child's work: its CPU seconds, the sections it timed and its garbage collections."""
+        self.child_cpu += cpu
+        for name, (wall, section_cpu) in (sections or {}).items():
+            self.add(name, wall, section_cpu)
+        self.collections += collections
+        self.collector_cpu += collector_cpu
+
 
 _ACTIVE: ContextVar[Stopwatch | None] = ContextVar("factatlas_stopwatch", default=None)
+
+
+def active() -> Stopwatch | None:
+    """The stopwatch ``section`` records into now, if a caller opened a recording."""
+    return _ACTIVE.get()
 
 
 @contextmanager
@@ -66,18 +87,18 @@ def section(name: str) -> Iterator[None]:
         yield
         return
     watch.enter(name)
-    wall, cpu = time.perf_counter(), time.process_time()
+    wall, cpu = time.perf_counter(), watch.cpu()
     try:
         yield
     finally:
-        watch.add(name, time.perf_counter() - wall, time.process_time() - cpu)
+        watch.add(name, time.perf_counter() - wall, watch.cpu() - cpu)
 
 
 def time_table(watch: Stopwatch, process_cpu: float | None = None) -> list[str]:
     """Lines for a terminal: each stage, its parts (sections named ``stage/part``) indented below it with
     what they leave of the stage, then the process's CPU time outside every stage (interpreter and CLI
     start-up), its total, and how much of the recorded time the garbage collector took."""
-    cpu_now = time.process_time() if process_cpu is None else process_cpu
+    cpu_now = watch.cpu() if process_cpu is None else process_cpu
     lines = [f"{'where the time went':<40}{'CPU s':>8}{'wall s':>9}"]
 
     def line(label: str, wall: float, cpu: float) -> None:

@@ -74,9 +74,7 @@ def write_comparison(run: Path, names: list[str] | None, *, out: Path | None, we
         benchmark_facts,
         benchmark_meta,
         country_labels,
-        language_texts,
         open_benchmark,
-        ranked_languages,
         read_model_results,
         resolve_model_dirs,
         stream_prompts,
@@ -115,15 +113,12 @@ def write_comparison(run: Path, names: list[str] | None, *, out: Path | None, we
                       highlight=False)
     scope = choice.label
     owners = object_cultures(benchmark_facts(bench).values())  # every fact, whatever split is analysed
-    langs = ranked_languages(by_model.values())  # the texts of these only (RankC's pairs)
     # the page, its tables and plots together, or the old ones as they were
     with replace_folder(out_dir) as staging:
         sections = [*compare_sections(by_model, options, scope=scope),
                     *dlama_sections(by_model, owners=owners, country_label=labels, equivalences=table,
                                     equivalences_source=str(equivalences or ""), scope=scope),
-                    *crosslingual_sections(loaded, language_texts(p for batch in bench.iter_prompts(lambda _pid, lang: lang in langs) for p in batch),
-                                           rankc_weighting,
-                                           scope=scope),
+                    *crosslingual_sections(loaded, rankc_weighting, scope=scope),
                     *xfactr_sections(loaded, scope=scope),
                     *error_sections(by_model, benchmark_context(bench), prompts=lambda rs: stream_prompts(bench, rs),
                                     scope=scope),

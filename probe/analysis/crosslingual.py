@@ -9,7 +9,7 @@ benchmark's candidate order is translation-aligned, so candidate j is the same Q
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence, Set
 from dataclasses import dataclass
 from itertools import combinations
 
@@ -99,12 +99,16 @@ def vocabulary_overlap(texts: Mapping[str, Iterable[str]], tokenize: Callable[[s
     """Jaccard overlap |V_a ∩ V_b| / |V_a ∪ V_b| of the subword ids the model's tokenizer uses for each
     language's benchmark text (prompts and answer forms), for every pair a < b."""
     many = getattr(tokenize, "many", None)  # a CachedTokenizer tokenizes all texts in one batch
-    vocab = {lang: {i for ids in (many(ts) if many else map(tokenize, ts)) for i in ids}
-             for lang, ts in texts.items()}
+    return vocabulary_overlap_of({lang: {i for ids in (many(ts) if many else map(tokenize, ts)) for i in ids}
+                                  for lang, ts in texts.items()})
+
+
+def vocabulary_overlap_of(vocabularies: Mapping[str, Set[int]]) -> dict[tuple[str, str], float]:
+    """``vocabulary_overlap`` from each language's subword ids (``records.SubwordView.vocabularies``)."""
     out = {}
-    for a, b in combinations(sorted(vocab), 2):
-        union = vocab[a] | vocab[b]
-        out[(a, b)] = len(vocab[a] & vocab[b]) / len(union) if union else 0.0
+    for a, b in combinations(sorted(vocabularies), 2):
+        union = vocabularies[a] | vocabularies[b]
+        out[(a, b)] = len(vocabularies[a] & vocabularies[b]) / len(union) if union else 0.0
     return out
 
 

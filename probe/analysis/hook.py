@@ -35,9 +35,7 @@ def write_model_analyses(run: Path, model_dir: Path, rankc_weighting: str = "sof
         benchmark_facts,
         benchmark_meta,
         country_labels,
-        language_texts,
         open_benchmark,
-        ranked_languages,
         read_model_results,
         stream_prompts,
     )
@@ -56,16 +54,15 @@ def write_model_analyses(run: Path, model_dir: Path, rankc_weighting: str = "sof
     taught = trained_on(model_dir) if trained is RECORDED else trained
     choice = choose_splits(HELD_OUT, list(bench.splits), {model_dir.name: taught})  # the split column alone
     model = select(read_model_results(run, model_dir, bench), choice)
+    give_back()  # what the join freed (its row groups' pages): the sections' peaks stack on what is kept
     meta = benchmark_meta(run)
     labels, _ = country_labels(meta)
     out_dir = model_dir / FOLDER if out_dir is None else out_dir
     scope = choice.label
     owners = object_cultures(benchmark_facts(bench).values())  # every fact, whatever split is analysed
-    langs = ranked_languages([model.results])  # the texts of these only (RankC's pairs)
     steps = (
         lambda: dlama_sections({model.model: model.results}, owners=owners, country_label=labels, scope=scope),
-        lambda: crosslingual_sections([model], language_texts(p for batch in bench.iter_prompts(
-            lambda _pid, lang: lang in langs) for p in batch), rankc_weighting, scope=scope),
+        lambda: crosslingual_sections([model], rankc_weighting, scope=scope),
         lambda: xfactr_sections([model], scope=scope),
         # a wrong answer's text and form, read beside the results (prompt_id order)
         lambda: error_sections({model.model: model.results}, benchmark_context(bench),

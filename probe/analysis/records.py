@@ -8,7 +8,7 @@ layout (rankings.parquet through the typed reader, the benchmark through ``Bench
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -34,7 +34,9 @@ class ModelResults:
     results: Sequence[ScoredPrompt]  # ScoredColumns from the join: records made on read
     skipped: Mapping[str, int] = field(default_factory=dict)
     tokenizer_note: str = ""  # why gold_subwords is missing, when it is
-    tokenize: Callable[[str], Sequence[int]] | None = None  # the model's tokenizer, when it is local
+    # language -> the subword ids of its texts (prompts and answer forms) when the model's tokenizer is local
+    # (empty with one language ranked: no pair has an overlap); None without the tokenizer
+    vocabularies: Mapping[str, frozenset[int]] | None = None
 
 
 # join() counts -> the reasons the analyses print
@@ -51,7 +53,9 @@ def join_results(model: str, rankings: Iterable[ProbeResult], prompts: Mapping[s
     joined = join(rankings, prompts, model=model, facts=facts, tokenize=tokenize,
                   kinds_in_benchmark=kinds_in_benchmark)
     skipped = {reason: joined.counts[key] for key, reason in SKIP_REASONS.items() if joined.counts.get(key)}
-    return ModelResults(model, joined.scored.sorted_by("prompt_id"), dict(sorted(skipped.items())))
+    # the probe writes its rankings in prompt_id order: sorting them again made every prompt id a string
+    scored = joined.scored if joined.ascending else joined.scored.sorted_by("prompt_id")
+    return ModelResults(model, scored, dict(sorted(skipped.items())))
 
 
 # ---- the adapter: a run's files -> ModelResults --------------------------------------------------
@@ -129,6 +133,69 @@ class CachedTokenizer:
             self._seen.update(zip(new, map(tuple, self._batch(new)), strict=True))
         return [self._seen[t] for t in texts]
 
+    def vocabulary(self, texts: Iterable[str], chunk: int = 4096) -> frozenset[int]:
+        """The subword ids of ``texts``, tokenized a chunk at a time and not kept: a language's texts are
+        every prompt's, which no later call asks for again."""
+        texts = list(dict.fromkeys(texts))
+        return frozenset(i for start in range(0, len(texts), chunk)
+                         for ids in self._batch(texts[start:start + chunk]) for i in ids)
+
+
+@dataclass(frozen=True)
+class SubwordView:
+    """What the analyses read of the model's tokenizer: the subword ids of every gold's first (in-prompt)
+    form, as the join measures it (``aggregate._gold_subwords``), and each language's vocabulary."""
+
+    gold_ids: Mapping[str, tuple[int, ...]]  # " " + form -> its ids
+    vocabularies: Mapping[str, frozenset[int]]  # language -> subword ids of its texts (two or more languages)
+
+    def __call__(self, text: str) -> tuple[int, ...]:
+        """The join's ``tokenize``: every text it asks for was tokenized up front (``gold_texts``)."""
+        try:
+            return self.gold_ids[text]
+        except KeyError:
+            raise AnalysisError(f"gold form {text!r} was not among the gold forms tokenized before the join "
+                                "(records.gold_texts): a bug; report it with the benchmark") from None
+
+
+def gold_texts(bench: Benchmark, langs: Iterable[str]) -> list[str]:
+    """" " + the first form of every gold of ``langs``' prompts, stripped, each once, sorted: the texts whose
+    subwords the join counts (one Arrow column read, no prompt record made)."""
+    import pyarrow.compute as pc
+
+    forms: set[str] = set()
+    for lang in sorted(langs):
+        for table in bench.prompt_tables(columns=["gold_forms"], lang=lang):
+            golds = pc.list_flatten(table.column("gold_forms"))  # a gold's forms per row
+            forms.update(pc.unique(pc.list_flatten(pc.list_slice(golds, 0, 1))).to_pylist())
+    return sorted({" " + form.strip() for form in forms})
+
+
+def subword_view(model_dir: Path, bench: Benchmark, langs: Collection[str]) -> tuple[SubwordView | None, str]:
+    """The model's ``SubwordView`` for the prompts of ``langs``, or None and why not (``model_tokenizer``).
+
+    Computed in a forked child (``factatlas.forked``): loading a tokenizer through transformers imports torch,
+    about 240 MB resident, which stayed in the report's process under the join and every later section (the
+    analyses of a million prompts peaked at 765 MB with it, 489 MB without); the child gives it back."""
+    from functools import partial
+
+    from factatlas.forked import run_forked
+
+    return run_forked(partial(_subword_view_here, model_dir, bench, frozenset(langs)),
+                      f"the subword counts of probe/{model_dir.name}").value
+
+
+def _subword_view_here(model_dir: Path, bench: Benchmark, langs: frozenset[str]) -> tuple[SubwordView | None, str]:
+    tokenize, note = model_tokenizer(model_dir)
+    if tokenize is None:
+        return None, note
+    texts = gold_texts(bench, langs)
+    vocabularies: dict[str, frozenset[int]] = {}
+    if len(langs) > 1:  # a vocabulary is read for a language pair only
+        by_lang = language_texts(p for batch in bench.iter_prompts(lambda _pid, lang: lang in langs) for p in batch)
+        vocabularies = {lang: tokenize.vocabulary(ts) for lang, ts in by_lang.items()}
+    return SubwordView(dict(zip(texts, tokenize.many(texts), strict=True)), vocabularies), ""
+
 
 def open_benchmark(run: Path, bench: Benchmark | None = None) -> Benchmark:
     """The benchmark in ``run`` (a run, benchmark or release folder) through the core's one reader, its
@@ -168,16 +235,18 @@ def read_model_results(run: Path, model_dir: Path, bench: Benchmark | None = Non
     if not path.is_file():
         raise AnalysisError(f"{path}: missing; probe the model first (`factatlas probe RUN --model ...`)")
     bench = bench or open_benchmark(run)
-    tokenize, note = model_tokenizer(model_dir) if with_tokenizer else (None, "tokenizer not requested")
     # the rankings stream into the join a batch at a time (their scores are never all held), against the
     # ranked prompts a row group at a time (one language's run decodes that language's rows)
     rows = ProbeResultsFile(path)
     try:
-        joined = join_results(model_dir.name, rows, ranked_prompts(bench, rows), benchmark_facts(bench), tokenize,
+        view, note = subword_view(model_dir, bench, rows.languages()) if with_tokenizer else \
+            (None, "tokenizer not requested")
+        joined = join_results(model_dir.name, rows, ranked_prompts(bench, rows), benchmark_facts(bench), view,
                               bench.kind_counts)
     except BenchmarkError as e:
         raise AnalysisError(str(e)) from e
-    return ModelResults(joined.model, joined.results, joined.skipped, note, tokenize)
+    return ModelResults(joined.model, joined.results, joined.skipped, note,
+                        view.vocabularies if view is not None else None)
 
 
 def stream_prompts(bench: Benchmark, results: Sequence[ScoredPrompt]) -> PromptStream:
@@ -186,13 +255,6 @@ def stream_prompts(bench: Benchmark, results: Sequence[ScoredPrompt]) -> PromptS
     from factatlas.probe.scored import ScoredColumns
 
     return PromptStream(bench, {lang for (lang,) in ScoredColumns.of(results).group_rows("lang")})
-
-
-def ranked_languages(results: Iterable[Sequence[ScoredPrompt]]) -> frozenset[str]:
-    """The languages of the scored prompts of every model (read from the columns)."""
-    from factatlas.probe.scored import ScoredColumns
-
-    return frozenset(lang for rs in results for (lang,) in ScoredColumns.of(rs).group_rows("lang"))
 
 
 def language_texts(prompts: Iterable[Prompt]) -> dict[str, list[str]]:

@@ -178,8 +178,8 @@ def dlama_sections(by_model: Mapping[str, Sequence[ScoredPrompt]], *,
     return sections
 
 
-def crosslingual_sections(models: Sequence[ModelResults], texts: Mapping[str, Sequence[str]],
-                          weighting: str = "softmax", *, scope: str = "") -> list[Section]:
+def crosslingual_sections(models: Sequence[ModelResults], weighting: str = "softmax", *, scope: str = ""
+                          ) -> list[Section]:
     pair_rows, corr_rows, plots, notes = [], [], [], []
     for m in models:
         if not any(r.order for r in m.results):  # open answers carry no ranking (order is empty)
@@ -193,8 +193,9 @@ def crosslingual_sections(models: Sequence[ModelResults], texts: Mapping[str, Se
             notes.append(f"{m.model}: no family/script in templates/data/languages.yaml for {', '.join(missing)}; "
                          "their pairs are left out of the family and script correlations")
         # the languages of the pairs only: an overlap is read for a pair, and a language in none is not tokenized
-        overlap = X.vocabulary_overlap({lang: texts[lang] for lang in langs if lang in texts}, m.tokenize) \
-            if m.tokenize else None
+        vocab = m.vocabularies
+        overlap = X.vocabulary_overlap_of({lang: vocab[lang] for lang in langs if lang in vocab}) \
+            if vocab is not None else None
         if overlap is None:
             notes.append(f"{m.model}: subword overlap not measured: {m.tokenizer_note}")
         from factatlas.probe.analysis.typology import uriel_similarity

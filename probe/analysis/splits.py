@@ -89,4 +89,4 @@ def select(model: ModelResults, choice: SplitChoice) -> ModelResults:
     skipped = dict(model.skipped)
     for split, n in sorted(left.items()):
         skipped[f"split {split} not analysed ({choice.label} chosen)"] = n
-    return ModelResults(model.model, results.where(kept), skipped, model.tokenizer_note, model.tokenize)
+    return ModelResults(model.model, results.where(kept), skipped, model.tokenizer_note, model.vocabularies)

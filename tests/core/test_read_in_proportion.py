@@ -188,10 +188,12 @@ def live_results() -> int:
 def joins(monkeypatch):
     """The rankings records alive while the metrics' join reads them, sampled every few rows (the reader makes
     them ``PROBE_RESULT_BATCH`` = 2 at a time here), less those alive before the command; one entry a join."""
+    from factatlas import forked
     from factatlas import tables as T
     from factatlas.probe import evaluate as E
 
     monkeypatch.setattr(T, "PROBE_RESULT_BATCH", 2)
+    monkeypatch.setattr(forked, "FORK", False)  # the report's metrics in this process, where the join is watched
     seen = {"before": live_results(), "held": [], "rows": []}
     join = E.join
 
@@ -387,6 +389,35 @@ def test_the_join_of_the_ranked_prompts_as_it_reads_them_equals_the_join_of_thei
     assert a.scored == b.scored and a.counts == b.counts
     assert (a.counts["unknown_prompt"], a.counts["duplicate_prompt"], a.counts["foreign_candidates"]) == (1, 1, 1)
     assert any(s.gold_subwords for s in a.scored)
+
+
+def test_the_join_holds_one_fact_s_golds_and_sorts_only_rankings_out_of_order(built, monkeypatch):
+    """Rankings in prompt_id order keep a fact's prompts together: the join's shared golds are those of the
+    fact at hand (seen red, 1 -> every fact's, with a cache of every fact), and its results need no sort
+    (``ascending``); rankings out of order are sorted, to the same results and counts."""
+    from factatlas.benchmark import Benchmark
+    from factatlas.probe import aggregate as A
+    from factatlas.probe.analysis.records import join_results
+
+    bench = Benchmark.open(built / "build")
+    rows = cloze_rankings(bench)
+    assert [r.prompt_id for r in rows] == sorted(r.prompt_id for r in rows)
+    shared, held = A._shared_golds, []
+
+    def watched(cache, prompt, facts):
+        made = shared(cache, prompt, facts)
+        held.append(len({fact for fact, _golds in cache}))
+        return made
+
+    monkeypatch.setattr(A, "_shared_golds", watched)
+    facts = bench.facts_by_id
+    in_order = A.join(rows, bench.prompts_by_id, model="m", facts=facts)
+    assert in_order.ascending and max(held) == 1 and len({r.fact_id for r in rows}) == 6
+    shuffled = A.join(rows[::-1], bench.prompts_by_id, model="m", facts=facts)
+    assert not shuffled.ascending and list(shuffled.scored) == list(in_order.scored)[::-1]
+    a = join_results("m", rows, bench.prompts_by_id, facts)
+    b = join_results("m", rows[::-1], bench.prompts_by_id, facts)
+    assert list(a.results) == list(b.results) == list(in_order.scored) and a.skipped == b.skipped
 
 
 def test_the_analyses_join_the_rankings_a_batch_at_a_time(grouped, tmp_path, monkeypatch):

@@ -120,3 +120,36 @@ def test_pearson_needs_two_values_on_each_side_not_three():
     assert not got.reason and got.r == pytest.approx(0.5 / (2 / 3 * 0.38) ** 0.5)
     assert X.pearson("f", [0.1, 0.2, 0.9], [0.0, 0.0, 1.0]).r == pytest.approx(got.r)  # symmetric
     assert X.pearson("f", [1.0, 1.0, 1.0], [0.1, 0.2, 0.9]).reason == "constant over the language pairs"
+
+
+def test_the_subword_view_made_in_a_child_counts_what_the_tokenizer_counts_here(tiny_bert_dir, tmp_path):
+    """The analyses' subword counts and vocabularies come from a forked child (torch stays out of the report's
+    process): the join's gold subwords and every pair's overlap are those of the tokenizer loaded here (seen
+    red with the second form tokenized instead of the first, and with the candidate forms left out)."""
+    import json
+
+    from factatlas.benchmark import Benchmark
+    from factatlas.probe.aggregate import join
+    from factatlas.probe.analysis import records as R
+    from tests.builder.builder_fixtures import build, write
+    from tests.core.test_read_in_proportion import cloze_rankings
+
+    write(build(), tmp_path / "run" / "build")
+    bench = Benchmark.open(tmp_path / "run" / "build")
+    folder = tmp_path / "run" / "probe" / "m"
+    folder.mkdir(parents=True)
+    (folder / "probe.json").write_text(json.dumps({"model": str(tiny_bert_dir)}), "utf-8")
+    langs = {p.lang for p in bench.prompts}
+    view, note = R.subword_view(folder, bench, langs)
+    tokenize, _ = R.model_tokenizer(folder)
+    assert note == "" and len(langs) >= 2 and view is not None and tokenize is not None
+    rows = cloze_rankings(bench)
+    here = join(rows, bench.prompts_by_id, model="m", facts=bench.facts_by_id, tokenize=tokenize)
+    from_child = join(rows, bench.prompts_by_id, model="m", facts=bench.facts_by_id, tokenize=view)
+    assert list(from_child.scored) == list(here.scored)
+    assert len({s.gold_subwords for s in here.scored}) >= 2 and None not in {s.gold_subwords for s in here.scored}
+    texts = R.language_texts(bench.prompts)
+    assert view.vocabularies.keys() == texts.keys() == langs
+    assert X.vocabulary_overlap_of(view.vocabularies) == X.vocabulary_overlap(texts, tokenize)
+    with pytest.raises(R.AnalysisError, match="' no such form' was not among the gold forms tokenized"):
+        view(" no such form")

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
+from factatlas import forked
 from factatlas.probe import report as R
 from factatlas.probe.evaluate import MetricsConfig, compute_metrics
 from factatlas.tables import RANKINGS_SCHEMA, write_table
@@ -59,6 +61,29 @@ def test_the_report_reads_the_training_split_from_probe_json(split_bench, tmp_pa
     assert "held-out split test" in failing["majority-class baseline"].details[0]
     verdict = json.loads((folder / "verdict.json").read_text("utf-8"))
     assert verdict["verdict"] == "FAIL"
+
+
+def test_the_metrics_computed_in_a_child_make_the_page_the_metrics_computed_here_make(split_bench, tmp_path,
+                                                                                      monkeypatch):
+    """The report's metrics come back from a forked child pickled: the page, the verdict and the analyses are
+    byte for byte those of the metrics computed in the report's own process."""
+    if forked.fork_refused() is not None:
+        pytest.skip("this platform does not fork the metrics")
+    _path, rows = split_bench
+    outputs = []
+    for fork in (True, False):
+        monkeypatch.setattr(forked, "FORK", fork)
+        run, folder = _probed_run(tmp_path / str(fork), rows)
+        (res,) = R.write_report(run, None, CONFIG, plots=False)
+        assert res.metrics_source.endswith(forked.IN_CHILD if fork else "forking turned off (factatlas.forked.FORK)")
+        outputs.append({path.relative_to(folder): path.read_bytes() for path in sorted(folder.rglob("*"))
+                        if path.is_file() and path.suffix in (".html", ".json", ".csv", ".md")})
+    in_child, here = outputs
+    assert len(in_child) >= 5 and in_child.keys() == here.keys()
+    assert {p for p in in_child if in_child[p] != here[p]} <= {Path("analyses/analyses.html"),
+                                                               Path("analyses/analyses.md"), Path("report.html")}
+    for name in in_child:  # the pages name their run folder ("True", "False"): the rest is equal
+        assert in_child[name].replace(b"True", b"RUN") == here[name].replace(b"False", b"RUN"), name
 
 
 def test_template_only_is_compared_on_the_same_prompts(tmp_path):
@@ -134,6 +159,8 @@ def test_the_report_reuses_the_probes_metrics_only_while_their_inputs_hold(split
         (res,) = R.write_report(run, None, kwargs.pop("config", config), **kwargs)
         return res.metrics_source
 
+    where = "; " + (forked.fork_refused() or forked.IN_CHILD)  # computed metrics: where
+
     assert report() == "reused metrics.json: same inputs and configuration"
     assert (folder / "report.html").is_file() and (folder / "analyses" / "analyses.html").is_file()
     # the whole page once; the figures and analyses (90 % of a report's time) are drawn after the metrics and
@@ -143,14 +170,14 @@ def test_the_report_reuses_the_probes_metrics_only_while_their_inputs_hold(split
     reused = (folder / "verdict.json").read_bytes()
     written = (folder / "metrics.json").read_text("utf-8")
     (folder / "metrics.json").unlink()
-    assert report() == "computed: no metrics.json"
+    assert report() == "computed: no metrics.json" + where
     assert (folder / "verdict.json").read_bytes() == reused  # reuse gives the page a fresh computation gives
     older = {k: v for k, v in json.loads(written).items() if k != "inputs"}
     (folder / "metrics.json").write_text(json.dumps(older), "utf-8")
-    assert report() == "computed: metrics.json records no inputs (written before factatlas recorded them)"
+    assert report() == "computed: metrics.json records no inputs (written before factatlas recorded them)" + where
     (folder / "metrics.json").write_text(written, "utf-8")
-    assert report(config=CONFIG) == "computed: metrics.json has another configuration"
-    stale = "computed: metrics.json was computed from other inputs (rankings, benchmark, code or training splits)"
+    assert report(config=CONFIG) == "computed: metrics.json has another configuration" + where
+    stale = "computed: metrics.json was computed from other inputs (rankings, benchmark, code or training splits)" + where
     assert report(trained_on=["test"]) == stale
     assert "held-out split dev" in (folder / "verdict.json").read_text("utf-8")
     (run / "build" / "notes.txt").write_text("one file more in the benchmark directory")
