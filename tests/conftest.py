@@ -93,7 +93,9 @@ os.environ.setdefault("RUFF_CACHE_DIR", str(_CACHES / "factatlas-tests-ruff-cach
 
 def _hypothesis_examples_outside_the_checkout() -> None:
     """Hypothesis keeps failing examples and its Unicode tables in ./.hypothesis by default; here in the
-    temp folder instead."""
+    temp folder instead. The suite draws the same examples on every run (``derandomize``: a red run is red
+    again on the next, on any machine); ``FACTATLAS_HYPOTHESIS=explore`` draws new ones each run and keeps
+    the failing ones for the next (how a property test looks for what no fixed example shows)."""
     try:
         from hypothesis import configuration, settings
         from hypothesis.database import DirectoryBasedExampleDatabase
@@ -101,8 +103,13 @@ def _hypothesis_examples_outside_the_checkout() -> None:
         return
     home = _CACHES / "factatlas-tests-hypothesis"
     configuration.set_hypothesis_home_dir(str(home))
-    settings.register_profile("factatlas", database=DirectoryBasedExampleDatabase(str(home / "examples")))
-    settings.load_profile("factatlas")
+    settings.register_profile("factatlas", derandomize=True, database=None)
+    settings.register_profile("explore", database=DirectoryBasedExampleDatabase(str(home / "examples")))
+    profile = os.environ.get("FACTATLAS_HYPOTHESIS", "factatlas")
+    if profile not in ("factatlas", "explore"):
+        raise pytest.UsageError(f"FACTATLAS_HYPOTHESIS={profile!r}: unknown; expected 'explore' (new examples "
+                                "each run) or unset (the same examples every run)")
+    settings.load_profile(profile)
 
 
 _hypothesis_examples_outside_the_checkout()
