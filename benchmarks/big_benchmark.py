@@ -211,44 +211,17 @@ class Measure:
 
 # Linux keeps the larger of a process's peak RSS before and after exec: a child forked from this script
 # (hundreds of MB after writing the copies) would report at least this script's size. The launcher, a
-# bare Python of a few MB, forks the command and reports the peak of its own child only: its largest process
-# (wait4's ru_maxrss) and, since the report forks children of its own (factatlas.forked), the peak of the
-# process tree's summed proportional set size (shared pages counted once), sampled every 20 ms.
-LAUNCHER = """
-import os, sys, threading
-pid = os.fork()
-if pid == 0:
-    os.execv(sys.executable, [sys.executable, "-m", "factatlas", *sys.argv[2:]])
-
-def pss_kb(p):
-    try:
-        with open(f"/proc/{p}/smaps_rollup") as f:
-            return next((int(line.split()[1]) for line in f if line.startswith("Pss:")), 0)
-    except OSError:
-        return 0
-
-def tree(p):
-    out = [p]
-    try:
-        for task in os.listdir(f"/proc/{p}/task"):
-            with open(f"/proc/{p}/task/{task}/children") as f:
-                out += [q for c in f.read().split() for q in tree(int(c))]
-    except OSError:
-        pass
-    return out
-
-tree_peak, done = [0], threading.Event()
-
-def sample():
-    while not done.wait(0.02):
-        tree_peak[0] = max(tree_peak[0], sum(map(pss_kb, tree(pid))))
-
-threading.Thread(target=sample, daemon=True).start()
-_, status, usage = os.wait4(pid, 0)
-done.set()
+# small Python (tree_peak.py's measure), starts the command and reports the peak of its own child only: its
+# largest process (wait4's ru_maxrss) and, since the report forks children of its own (factatlas.forked), the
+# peak of the process tree's summed proportional set size (shared pages counted once), sampled every 20 ms.
+LAUNCHER = f"""
+import sys
+sys.path.insert(0, {str(Path(__file__).resolve().parent)!r})
+from tree_peak import measure
+tree_mb, largest_mb, cpu, rc = measure([sys.executable, "-m", "factatlas", *sys.argv[2:]], 0.02)
 with open(sys.argv[1], "w") as f:
-    f.write(f"{usage.ru_maxrss} {usage.ru_utime + usage.ru_stime} {tree_peak[0]}")
-sys.exit(os.waitstatus_to_exitcode(status))
+    f.write(f"{{round(largest_mb * 1024)}} {{cpu}} {{round(tree_mb * 1024)}}")
+sys.exit(rc)
 """
 
 
