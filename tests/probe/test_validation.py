@@ -73,7 +73,7 @@ def test_the_metrics_computed_in_a_child_make_the_page_the_metrics_computed_here
     outputs = []
     for fork in (True, False):
         monkeypatch.setattr(forked, "FORK", fork)
-        run, folder = _probed_run(tmp_path / str(fork), rows)
+        run, folder = _probed_run(tmp_path / ("forked" if fork else "inprocess"), rows)
         (res,) = R.write_report(run, None, CONFIG, plots=False)
         assert res.metrics_source.endswith(forked.IN_CHILD if fork else "forking turned off (factatlas.forked.FORK)")
         outputs.append({path.relative_to(folder): path.read_bytes() for path in sorted(folder.rglob("*"))
@@ -82,8 +82,8 @@ def test_the_metrics_computed_in_a_child_make_the_page_the_metrics_computed_here
     assert len(in_child) >= 5 and in_child.keys() == here.keys()
     assert {p for p in in_child if in_child[p] != here[p]} <= {Path("analyses/analyses.html"),
                                                                Path("analyses/analyses.md"), Path("report.html")}
-    for name in in_child:  # the pages name their run folder ("True", "False"): the rest is equal
-        assert in_child[name].replace(b"True", b"RUN") == here[name].replace(b"False", b"RUN"), name
+    for name in in_child:  # the pages name their run's folder: the rest is equal
+        assert in_child[name].replace(b"forked", b"RUN") == here[name].replace(b"inprocess", b"RUN"), name
 
 
 def test_template_only_is_compared_on_the_same_prompts(tmp_path):
