@@ -159,8 +159,8 @@ class SubwordView:
 
 
 def gold_texts(bench: Benchmark, langs: Iterable[str]) -> list[str]:
-    """" " + the first form of every gold of ``langs``' prompts, stripped, each once, sorted: the texts whose
-    subwords the join counts (one Arrow column read, no prompt record made)."""
+    """The texts whose subwords the join counts: a space and the stripped first form of every gold of
+    ``langs``' prompts, each once, sorted (one Arrow column read, no prompt record made)."""
     import pyarrow.compute as pc
 
     forms: set[str] = set()

@@ -192,7 +192,7 @@ def crosslingual_sections(models: Sequence[ModelResults], weighting: str = "soft
         if missing:
             notes.append(f"{m.model}: no family/script in templates/data/languages.yaml for {', '.join(missing)}; "
                          "their pairs are left out of the family and script correlations")
-        # the languages of the pairs only: an overlap is read for a pair, and a language in none is not tokenized
+        # the languages of the pairs only (the vocabularies come from the subword view's child, one per language)
         vocab = m.vocabularies
         overlap = X.vocabulary_overlap_of({lang: vocab[lang] for lang in langs if lang in vocab}) \
             if vocab is not None else None
